@@ -1,0 +1,257 @@
+//! A convenience builder for definitions and function bodies over [`Module`]'s primitive API.
+//!
+//! ```
+//! use irkit_core::{Builder, IntCC, Module, Opcode};
+//!
+//! let mut m = Module::new();
+//! let mut b = Builder::new(&mut m);
+//! let i32t = b.module().ty_i32();
+//! let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+//! let f = b.func("double", sig).unwrap();
+//! let (entry, params) = b.block(f, &[i32t]).unwrap();
+//! b.position_at_end(entry);
+//! let x = params[0];
+//! let y = b.binary(Opcode::IADD, x, x).unwrap();
+//! b.ret(Some(y)).unwrap();
+//! irkit_core::verify::verify(&m).unwrap();
+//! ```
+
+use crate::{CoreError, FloatCC, Inst, IntCC, Module, Opcode, Payload};
+
+/// Builds definitions and appends instructions at a cursor (the end of a block).
+pub struct Builder<'m> {
+    m: &'m mut Module,
+    block: Option<Inst>,
+}
+
+impl<'m> Builder<'m> {
+    /// A builder over `m`, with no cursor.
+    pub fn new(m: &'m mut Module) -> Builder<'m> {
+        Builder { m, block: None }
+    }
+
+    /// The module, for interning types and constants.
+    pub fn module(&mut self) -> &mut Module {
+        self.m
+    }
+
+    /// A new function definition named `name` (a name hint) with signature `sig`, appended to
+    /// the module. It has no body until a block is added.
+    pub fn func(&mut self, name: &str, sig: Inst) -> Result<Inst, CoreError> {
+        self.definition(Opcode::FUNC, name, sig, Vec::new())
+    }
+
+    /// A new global variable of type `ty`, optionally initialized.
+    pub fn global_var(
+        &mut self,
+        name: &str,
+        ty: Inst,
+        init: Option<Inst>,
+    ) -> Result<Inst, CoreError> {
+        self.definition(Opcode::GLOBAL_VAR, name, ty, init.into_iter().collect())
+    }
+
+    /// A new global constant of type `ty` with initializer `init`.
+    pub fn global_const(&mut self, name: &str, ty: Inst, init: Inst) -> Result<Inst, CoreError> {
+        self.definition(Opcode::GLOBAL_CONST, name, ty, vec![init])
+    }
+
+    fn definition(
+        &mut self,
+        op: Opcode,
+        name: &str,
+        ty: Inst,
+        ops: Vec<Inst>,
+    ) -> Result<Inst, CoreError> {
+        let d = self.m.new_inst(op, Some(ty), ops, Payload::None)?;
+        let root = self.m.root();
+        self.m.append_child(root, d)?;
+        if !name.is_empty() {
+            self.m.set_name(d, name)?;
+        }
+        Ok(d)
+    }
+
+    /// Adds a decoration to `owner`.
+    pub fn decorate(
+        &mut self,
+        owner: Inst,
+        op: Opcode,
+        operands: Vec<Inst>,
+        payload: Payload,
+    ) -> Result<Inst, CoreError> {
+        self.m.add_decoration(owner, op, operands, payload)
+    }
+
+    /// Marks `def` exported as `name`.
+    pub fn export(&mut self, def: Inst, name: &str) -> Result<Inst, CoreError> {
+        self.decorate(def, Opcode::EXPORT, Vec::new(), Payload::Str(name.into()))
+    }
+
+    /// Marks `def` imported as `name`.
+    pub fn import(&mut self, def: Inst, name: &str) -> Result<Inst, CoreError> {
+        self.decorate(def, Opcode::IMPORT, Vec::new(), Payload::Str(name.into()))
+    }
+
+    /// Appends a block with parameters of the given types to `func`; returns it and its params.
+    pub fn block(
+        &mut self,
+        func: Inst,
+        param_types: &[Inst],
+    ) -> Result<(Inst, Vec<Inst>), CoreError> {
+        let b = self
+            .m
+            .new_inst(Opcode::BLOCK, None, Vec::new(), Payload::None)?;
+        self.m.append_child(func, b)?;
+        let mut params = Vec::with_capacity(param_types.len());
+        for &t in param_types {
+            let p = self
+                .m
+                .new_inst(Opcode::PARAM, Some(t), Vec::new(), Payload::None)?;
+            self.m.append_child(b, p)?;
+            params.push(p);
+        }
+        Ok((b, params))
+    }
+
+    /// Moves the cursor to the end of `block`.
+    pub fn position_at_end(&mut self, block: Inst) {
+        self.block = Some(block);
+    }
+
+    /// The block the cursor is in.
+    pub fn current_block(&self) -> Option<Inst> {
+        self.block
+    }
+
+    /// Appends any instruction at the cursor.
+    pub fn inst(
+        &mut self,
+        op: Opcode,
+        ty: Option<Inst>,
+        operands: Vec<Inst>,
+        payload: Payload,
+    ) -> Result<Inst, CoreError> {
+        let block = self.block.ok_or(CoreError::WrongKind {
+            opcode: op,
+            what: "needs a cursor block",
+        })?;
+        let i = self.m.new_inst(op, ty, operands, payload)?;
+        self.m.append_child(block, i)?;
+        Ok(i)
+    }
+
+    /// A binary operation whose result has the type of `lhs`.
+    pub fn binary(&mut self, op: Opcode, lhs: Inst, rhs: Inst) -> Result<Inst, CoreError> {
+        let ty = self.m.value_type(lhs);
+        self.inst(op, ty, vec![lhs, rhs], Payload::None)
+    }
+
+    /// `icmp cc lhs, rhs`.
+    pub fn icmp(&mut self, cc: IntCC, lhs: Inst, rhs: Inst) -> Result<Inst, CoreError> {
+        let t = self.m.ty_i1();
+        self.inst(
+            Opcode::ICMP,
+            Some(t),
+            vec![lhs, rhs],
+            Payload::Int(cc.code()),
+        )
+    }
+
+    /// `fcmp cc lhs, rhs`.
+    pub fn fcmp(&mut self, cc: FloatCC, lhs: Inst, rhs: Inst) -> Result<Inst, CoreError> {
+        let t = self.m.ty_i1();
+        self.inst(
+            Opcode::FCMP,
+            Some(t),
+            vec![lhs, rhs],
+            Payload::Int(cc.code()),
+        )
+    }
+
+    /// A conversion of `value` to type `to`.
+    pub fn convert(&mut self, op: Opcode, to: Inst, value: Inst) -> Result<Inst, CoreError> {
+        self.inst(op, Some(to), vec![value], Payload::None)
+    }
+
+    /// A direct call; the result type is the callee's return type (none for `void`).
+    pub fn call(&mut self, callee: Inst, args: &[Inst]) -> Result<Inst, CoreError> {
+        let ret = self
+            .m
+            .ty(callee)
+            .and_then(|sig| self.m.fn_signature(sig))
+            .map(|(r, _)| r);
+        let ty = ret.filter(|&r| self.m.opcode(r) != Opcode::VOID);
+        let mut ops = vec![callee];
+        ops.extend_from_slice(args);
+        self.inst(Opcode::CALL, ty, ops, Payload::None)
+    }
+
+    /// A call through a function pointer with signature `sig`.
+    pub fn call_indirect(
+        &mut self,
+        sig: Inst,
+        callee: Inst,
+        args: &[Inst],
+    ) -> Result<Inst, CoreError> {
+        let ty = self
+            .m
+            .fn_signature(sig)
+            .map(|(r, _)| r)
+            .filter(|&r| self.m.opcode(r) != Opcode::VOID);
+        let mut ops = vec![sig, callee];
+        ops.extend_from_slice(args);
+        self.inst(Opcode::CALL_INDIRECT, ty, ops, Payload::None)
+    }
+
+    /// `ret` (with or without a value).
+    pub fn ret(&mut self, value: Option<Inst>) -> Result<Inst, CoreError> {
+        self.inst(
+            Opcode::RET,
+            None,
+            value.into_iter().collect(),
+            Payload::None,
+        )
+    }
+
+    /// `jump target(args…)`.
+    pub fn jump(&mut self, target: Inst, args: &[Inst]) -> Result<Inst, CoreError> {
+        let mut ops = vec![target];
+        ops.extend_from_slice(args);
+        self.inst(Opcode::JUMP, None, ops, Payload::None)
+    }
+
+    /// `br cond, then(args…), else(args…)`.
+    pub fn br(
+        &mut self,
+        cond: Inst,
+        then: Inst,
+        then_args: &[Inst],
+        els: Inst,
+        else_args: &[Inst],
+    ) -> Result<Inst, CoreError> {
+        let mut ops = vec![cond, then];
+        ops.extend_from_slice(then_args);
+        ops.push(els);
+        ops.extend_from_slice(else_args);
+        self.inst(Opcode::BR, None, ops, Payload::None)
+    }
+
+    /// `switch value, case_values…, default(args…), case(args…)…`.
+    pub fn switch(
+        &mut self,
+        value: Inst,
+        default: (Inst, &[Inst]),
+        cases: &[(Inst, Inst, &[Inst])],
+    ) -> Result<Inst, CoreError> {
+        let mut ops = vec![value];
+        ops.extend(cases.iter().map(|c| c.0));
+        ops.push(default.0);
+        ops.extend_from_slice(default.1);
+        for (_, target, args) in cases {
+            ops.push(*target);
+            ops.extend_from_slice(args);
+        }
+        self.inst(Opcode::SWITCH, None, ops, Payload::None)
+    }
+}

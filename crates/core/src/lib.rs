@@ -1,0 +1,49 @@
+//! # irkit-core: the instruction tree
+//!
+//! This crate owns irkit's in-memory IR and nothing else: no text, no bytes, no linking.
+//!
+//! **Everything is an instruction** (Slang's IR design, `shared/seeds/slang-ir.txt`). A module,
+//! a function, a block, a block parameter, a type, a constant, a global, a decoration: each is
+//! one [`InstData`] with an [`Opcode`], an optional type (itself an instruction), ordered
+//! operands, decorations, children, and an optional literal [`Payload`]. The [`Module`] is the
+//! root of the tree and the arena that owns it; instructions are named by 32-bit [`Inst`]
+//! handles, never by pointers, so copying between modules is a matter of remapping indices.
+//!
+//! **One registry** ([`opcode::REGISTRY`]) defines every opcode: name, stable numeric id,
+//! operand shape, result-type rule, payload kind, flags. An id the registry does not know is an
+//! *opaque* opcode: kept, printed and re-serialized losslessly, refused only by the verifier.
+//!
+//! **Hoistable values** (types, constants) are hash-consed by [`Module::intern`]: one
+//! instruction per distinct (opcode, type, operands, payload), at the outermost scope its
+//! operands allow, kept in the module's pool in dependency order rather than in child lists.
+//! [`Module::replace_all_uses`] and the [`Cloner`] keep that invariant through edits and copies.
+//!
+//! **Control flow** follows Slang and NIR: a function's children are blocks, the first being the
+//! entry; a block's leading children are its parameters (no phi), its last child its terminator;
+//! every branch edge carries arguments for its target's parameters.
+//!
+//! The [`verify`] module checks all of this, plus typing, on any module, however it was built.
+//! The normative description is `spec/ir.md`.
+
+pub mod builder;
+pub mod clone;
+pub mod condcode;
+pub mod entity;
+pub mod equiv;
+pub mod error;
+pub mod intern;
+pub mod module;
+pub mod opcode;
+pub mod payload;
+pub mod rauw;
+pub mod verify;
+
+pub use builder::Builder;
+pub use clone::{CloneError, Cloner};
+pub use condcode::{FloatCC, IntCC};
+pub use entity::Inst;
+pub use error::CoreError;
+pub use module::{InstData, Module};
+pub use opcode::{Arity, Flags, OpInfo, Opcode, PayloadKind, REGISTRY, TypeRule};
+pub use payload::Payload;
+pub use rauw::ReplaceReport;

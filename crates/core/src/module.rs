@@ -1,0 +1,623 @@
+//! The module: an arena of instructions forming one tree rooted at the `module` instruction.
+//!
+//! Instructions are created through the module (never constructed freely) so that the arena
+//! can keep its invariants:
+//!
+//! * every live non-hoistable instruction except the root has exactly one parent and appears
+//!   exactly once in that parent's child list or decoration list;
+//! * every hoistable value (types, constants) is unique for its (opcode, type, operands, payload)
+//!   and lives at the outermost scope its operands allow; hoistables are **not** in any child
+//!   list: they form the module's *pool*, kept in dependency order (operands first);
+//! * instructions are never freed; removing one marks it (and its subtree) dead, and a later
+//!   compaction (clone into a fresh module) drops dead slots.
+
+use std::collections::HashMap;
+
+use crate::{CoreError, Inst, Opcode, Payload};
+
+/// One instruction: opcode, optional type, operands, decorations, children, payload.
+#[derive(Clone, Debug)]
+pub struct InstData {
+    pub(crate) opcode: Opcode,
+    pub(crate) ty: Option<Inst>,
+    pub(crate) parent: Option<Inst>,
+    pub(crate) operands: Vec<Inst>,
+    pub(crate) decorations: Vec<Inst>,
+    pub(crate) children: Vec<Inst>,
+    pub(crate) payload: Payload,
+    pub(crate) dead: bool,
+}
+
+impl InstData {
+    /// The opcode.
+    #[inline]
+    pub fn opcode(&self) -> Opcode {
+        self.opcode
+    }
+    /// The result type, if any.
+    #[inline]
+    pub fn ty(&self) -> Option<Inst> {
+        self.ty
+    }
+    /// The parent (for hoistables: the scope they live in).
+    #[inline]
+    pub fn parent(&self) -> Option<Inst> {
+        self.parent
+    }
+    /// The ordered operands.
+    #[inline]
+    pub fn operands(&self) -> &[Inst] {
+        &self.operands
+    }
+    /// The decorations, in order.
+    #[inline]
+    pub fn decorations(&self) -> &[Inst] {
+        &self.decorations
+    }
+    /// The children, in order.
+    #[inline]
+    pub fn children(&self) -> &[Inst] {
+        &self.children
+    }
+    /// The literal payload.
+    #[inline]
+    pub fn payload(&self) -> &Payload {
+        &self.payload
+    }
+    /// Whether it was removed.
+    #[inline]
+    pub fn is_dead(&self) -> bool {
+        self.dead
+    }
+}
+
+/// The key hoistable values are deduplicated on.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct HoistKey {
+    pub(crate) opcode: Opcode,
+    pub(crate) ty: Option<Inst>,
+    pub(crate) operands: Box<[Inst]>,
+    pub(crate) payload: Payload,
+}
+
+/// A module: the root of one instruction tree and the arena that owns it.
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub(crate) insts: Vec<InstData>,
+    root: Inst,
+    /// Live hoistable values in dependency order.
+    pub(crate) pool: Vec<Inst>,
+    pub(crate) intern: HashMap<HoistKey, Inst>,
+    /// Hoistables that were merged into another by `replace_all_uses`: stale handle -> live one.
+    pub(crate) forward: HashMap<Inst, Inst>,
+}
+
+impl Default for Module {
+    fn default() -> Self {
+        Module::new()
+    }
+}
+
+impl Module {
+    /// An empty module: just the root `module` instruction.
+    pub fn new() -> Module {
+        let mut m = Module {
+            insts: Vec::new(),
+            root: Inst::from_index(0),
+            pool: Vec::new(),
+            intern: HashMap::new(),
+            forward: HashMap::new(),
+        };
+        m.insts.push(InstData::new(
+            Opcode::MODULE,
+            None,
+            Vec::new(),
+            Payload::None,
+        ));
+        m
+    }
+
+    /// The root `module` instruction.
+    #[inline]
+    pub fn root(&self) -> Inst {
+        self.root
+    }
+
+    /// Number of arena slots (live and dead).
+    #[inline]
+    pub fn arena_len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Number of live instructions.
+    pub fn live_count(&self) -> usize {
+        self.insts.iter().filter(|d| !d.dead).count()
+    }
+
+    /// Whether `inst` names a slot of this arena.
+    #[inline]
+    pub fn contains(&self, inst: Inst) -> bool {
+        inst.idx() < self.insts.len()
+    }
+
+    /// Whether `inst` names a live instruction of this module.
+    #[inline]
+    pub fn is_live(&self, inst: Inst) -> bool {
+        self.insts.get(inst.idx()).is_some_and(|d| !d.dead)
+    }
+
+    /// The instruction's data. Panics on a handle from another arena (a programming error);
+    /// use [`Module::get`] for untrusted handles.
+    #[inline]
+    pub fn data(&self, inst: Inst) -> &InstData {
+        &self.insts[inst.idx()]
+    }
+
+    /// The instruction's data, or `None` for a handle outside the arena.
+    #[inline]
+    pub fn get(&self, inst: Inst) -> Option<&InstData> {
+        self.insts.get(inst.idx())
+    }
+
+    /// The opcode.
+    #[inline]
+    pub fn opcode(&self, inst: Inst) -> Opcode {
+        self.data(inst).opcode
+    }
+    /// The result type.
+    #[inline]
+    pub fn ty(&self, inst: Inst) -> Option<Inst> {
+        self.data(inst).ty
+    }
+    /// The parent.
+    #[inline]
+    pub fn parent(&self, inst: Inst) -> Option<Inst> {
+        self.data(inst).parent
+    }
+    /// The operands.
+    #[inline]
+    pub fn operands(&self, inst: Inst) -> &[Inst] {
+        &self.data(inst).operands
+    }
+    /// The decorations.
+    #[inline]
+    pub fn decorations(&self, inst: Inst) -> &[Inst] {
+        &self.data(inst).decorations
+    }
+    /// The children.
+    #[inline]
+    pub fn children(&self, inst: Inst) -> &[Inst] {
+        &self.data(inst).children
+    }
+    /// The payload.
+    #[inline]
+    pub fn payload(&self, inst: Inst) -> &Payload {
+        &self.data(inst).payload
+    }
+
+    /// The live hoistable values, in dependency order (every operand and type before its users).
+    pub fn pool(&self) -> &[Inst] {
+        &self.pool
+    }
+
+    /// The live instruction a possibly stale handle stands for: a hoistable merged away by
+    /// [`Module::replace_all_uses`] forwards to the value that replaced it (Slang's caveat:
+    /// local references may go stale after a replacement).
+    pub fn resolve(&self, mut inst: Inst) -> Inst {
+        while let Some(&next) = self.forward.get(&inst) {
+            inst = next;
+        }
+        inst
+    }
+
+    /// The module-level definitions and other top-level instructions, in order.
+    pub fn top_level(&self) -> &[Inst] {
+        self.children(self.root)
+    }
+
+    pub(crate) fn check_live(&self, inst: Inst) -> Result<(), CoreError> {
+        if self.is_live(inst) {
+            Ok(())
+        } else {
+            Err(CoreError::BadHandle(inst))
+        }
+    }
+
+    pub(crate) fn alloc(&mut self, data: InstData) -> Result<Inst, CoreError> {
+        let index = u32::try_from(self.insts.len()).map_err(|_| CoreError::TooManyInstructions)?;
+        if index > Inst::MAX_INDEX {
+            return Err(CoreError::TooManyInstructions);
+        }
+        self.insts.push(data);
+        Ok(Inst::from_index(index))
+    }
+
+    /// Creates a detached (parentless) non-hoistable instruction. Attach it with
+    /// [`Module::append_child`], [`Module::insert_child`] or [`Module::attach_decoration`].
+    /// Operands may be any live instruction (or, while a tree is being built, any slot).
+    pub fn new_inst(
+        &mut self,
+        opcode: Opcode,
+        ty: Option<Inst>,
+        operands: Vec<Inst>,
+        payload: Payload,
+    ) -> Result<Inst, CoreError> {
+        if opcode.is_hoistable() {
+            return Err(CoreError::WrongKind {
+                opcode,
+                what: "is hoistable: use `intern`",
+            });
+        }
+        if opcode == Opcode::MODULE {
+            return Err(CoreError::WrongKind {
+                opcode,
+                what: "is the root: there is only one",
+            });
+        }
+        if let Some(t) = ty {
+            self.check_slot(t)?;
+        }
+        for &o in &operands {
+            self.check_slot(o)?;
+        }
+        let ty = ty.map(|t| self.resolve(t));
+        let operands = operands.into_iter().map(|o| self.resolve(o)).collect();
+        self.alloc(InstData::new(opcode, ty, operands, payload))
+    }
+
+    fn check_slot(&self, inst: Inst) -> Result<(), CoreError> {
+        if self.contains(inst) {
+            Ok(())
+        } else {
+            Err(CoreError::BadHandle(inst))
+        }
+    }
+
+    fn check_attachable(&self, parent: Inst, child: Inst) -> Result<(), CoreError> {
+        self.check_live(parent)?;
+        self.check_live(child)?;
+        let d = self.data(child);
+        let why = if d.parent.is_some() {
+            Some("it already has a parent")
+        } else if d.opcode.is_hoistable() {
+            Some("hoistable values live in the pool, not in child lists")
+        } else if child == self.root {
+            Some("it is the root")
+        } else if self.is_ancestor(child, parent) {
+            Some("it would become its own ancestor")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => Err(CoreError::BadAttach { parent, child, why }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `a` is `b` or one of its ancestors.
+    pub fn is_ancestor(&self, a: Inst, b: Inst) -> bool {
+        let mut cur = Some(b);
+        // Bounded by the arena size: a corrupted parent chain cannot loop forever.
+        for _ in 0..=self.insts.len() {
+            match cur {
+                Some(c) if c == a => return true,
+                Some(c) => cur = self.get(c).and_then(|d| d.parent),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Appends a detached instruction as the last child of `parent`.
+    pub fn append_child(&mut self, parent: Inst, child: Inst) -> Result<(), CoreError> {
+        let len = self.children(parent).len();
+        self.insert_child(parent, len, child)
+    }
+
+    /// Inserts a detached instruction as child number `index` of `parent`.
+    pub fn insert_child(
+        &mut self,
+        parent: Inst,
+        index: usize,
+        child: Inst,
+    ) -> Result<(), CoreError> {
+        self.check_attachable(parent, child)?;
+        if self.opcode(child).is_decoration() {
+            return Err(CoreError::BadAttach {
+                parent,
+                child,
+                why: "decorations go in the decoration list",
+            });
+        }
+        let len = self.children(parent).len();
+        if index > len {
+            return Err(CoreError::IndexOutOfRange {
+                inst: parent,
+                index,
+                len,
+            });
+        }
+        self.insts[parent.idx()].children.insert(index, child);
+        self.insts[child.idx()].parent = Some(parent);
+        Ok(())
+    }
+
+    /// Attaches a detached decoration instruction to `owner`.
+    pub fn attach_decoration(&mut self, owner: Inst, deco: Inst) -> Result<(), CoreError> {
+        self.check_attachable(owner, deco)?;
+        if !self.opcode(deco).is_decoration() && self.opcode(deco).is_known() {
+            return Err(CoreError::BadAttach {
+                parent: owner,
+                child: deco,
+                why: "not a decoration",
+            });
+        }
+        if self.opcode(owner).is_hoistable() {
+            return Err(CoreError::BadAttach {
+                parent: owner,
+                child: deco,
+                why: "hoistable values carry no decorations",
+            });
+        }
+        self.insts[owner.idx()].decorations.push(deco);
+        self.insts[deco.idx()].parent = Some(owner);
+        Ok(())
+    }
+
+    /// Creates a decoration and attaches it to `owner`.
+    pub fn add_decoration(
+        &mut self,
+        owner: Inst,
+        opcode: Opcode,
+        operands: Vec<Inst>,
+        payload: Payload,
+    ) -> Result<Inst, CoreError> {
+        let deco = self.new_inst(opcode, None, operands, payload)?;
+        self.attach_decoration(owner, deco)?;
+        Ok(deco)
+    }
+
+    /// Detaches `inst` from its parent's child or decoration list (it stays live, parentless).
+    pub fn detach(&mut self, inst: Inst) -> Result<(), CoreError> {
+        self.check_live(inst)?;
+        if self.opcode(inst).is_hoistable() {
+            return Err(CoreError::WrongKind {
+                opcode: self.opcode(inst),
+                what: "is hoistable and cannot be detached",
+            });
+        }
+        if let Some(p) = self.insts[inst.idx()].parent.take() {
+            let pd = &mut self.insts[p.idx()];
+            pd.children.retain(|&c| c != inst);
+            pd.decorations.retain(|&c| c != inst);
+        }
+        Ok(())
+    }
+
+    /// Removes `inst` and its whole subtree (children and decorations): detached and marked dead.
+    /// Uses of removed instructions elsewhere become dangling, which the verifier reports; replace
+    /// them first with [`Module::replace_all_uses`].
+    pub fn remove(&mut self, inst: Inst) -> Result<(), CoreError> {
+        self.detach(inst)?;
+        let mut stack = vec![inst];
+        while let Some(i) = stack.pop() {
+            let d = &mut self.insts[i.idx()];
+            d.dead = true;
+            stack.extend(d.children.iter().copied());
+            stack.extend(d.decorations.iter().copied());
+        }
+        Ok(())
+    }
+
+    /// Replaces operand `index` of a non-hoistable instruction. (Hoistable values are immutable:
+    /// change what uses them instead, or use [`Module::replace_all_uses`].)
+    pub fn set_operand(&mut self, inst: Inst, index: usize, value: Inst) -> Result<(), CoreError> {
+        self.check_mutable(inst)?;
+        self.check_slot(value)?;
+        let value = self.resolve(value);
+        let len = self.operands(inst).len();
+        match self.insts[inst.idx()].operands.get_mut(index) {
+            Some(slot) => {
+                *slot = value;
+                Ok(())
+            }
+            None => Err(CoreError::IndexOutOfRange { inst, index, len }),
+        }
+    }
+
+    /// Replaces all operands of a non-hoistable instruction.
+    pub fn set_operands(&mut self, inst: Inst, operands: Vec<Inst>) -> Result<(), CoreError> {
+        self.check_mutable(inst)?;
+        for &o in &operands {
+            self.check_slot(o)?;
+        }
+        let operands = operands.into_iter().map(|o| self.resolve(o)).collect();
+        self.insts[inst.idx()].operands = operands;
+        Ok(())
+    }
+
+    /// Sets the result type of a non-hoistable instruction.
+    pub fn set_type(&mut self, inst: Inst, ty: Option<Inst>) -> Result<(), CoreError> {
+        self.check_mutable(inst)?;
+        if let Some(t) = ty {
+            self.check_slot(t)?;
+        }
+        self.insts[inst.idx()].ty = ty.map(|t| self.resolve(t));
+        Ok(())
+    }
+
+    /// Sets the payload of a non-hoistable instruction.
+    pub fn set_payload(&mut self, inst: Inst, payload: Payload) -> Result<(), CoreError> {
+        self.check_mutable(inst)?;
+        self.insts[inst.idx()].payload = payload;
+        Ok(())
+    }
+
+    fn check_mutable(&self, inst: Inst) -> Result<(), CoreError> {
+        self.check_live(inst)?;
+        let opcode = self.opcode(inst);
+        if opcode.is_hoistable() {
+            return Err(CoreError::WrongKind {
+                opcode,
+                what: "is hoistable and immutable",
+            });
+        }
+        Ok(())
+    }
+
+    /// The name hint of an instruction (its `name_hint` decoration), if any.
+    pub fn name(&self, inst: Inst) -> Option<&str> {
+        self.decorations(inst)
+            .iter()
+            .find(|&&d| self.opcode(d) == Opcode::NAME_HINT)
+            .and_then(|&d| self.payload(d).as_str())
+    }
+
+    /// Sets (or replaces) the name hint of a non-hoistable instruction.
+    pub fn set_name(&mut self, inst: Inst, name: &str) -> Result<(), CoreError> {
+        let existing = self
+            .decorations(inst)
+            .iter()
+            .copied()
+            .find(|&d| self.opcode(d) == Opcode::NAME_HINT);
+        match existing {
+            Some(d) => {
+                self.insts[d.idx()].payload = Payload::Str(name.into());
+                Ok(())
+            }
+            None => self
+                .add_decoration(
+                    inst,
+                    Opcode::NAME_HINT,
+                    Vec::new(),
+                    Payload::Str(name.into()),
+                )
+                .map(|_| ()),
+        }
+    }
+
+    /// The first decoration of `owner` with this opcode.
+    pub fn find_decoration(&self, owner: Inst, opcode: Opcode) -> Option<Inst> {
+        self.decorations(owner)
+            .iter()
+            .copied()
+            .find(|&d| self.opcode(d) == opcode)
+    }
+
+    /// The string payload of the first decoration of `owner` with this opcode (e.g. `export`).
+    pub fn decoration_str(&self, owner: Inst, opcode: Opcode) -> Option<&str> {
+        self.find_decoration(owner, opcode)
+            .and_then(|d| self.payload(d).as_str())
+    }
+
+    /// The top-level definition exported under `name`, if any.
+    pub fn find_export(&self, name: &str) -> Option<Inst> {
+        self.top_level()
+            .iter()
+            .copied()
+            .find(|&d| self.decoration_str(d, Opcode::EXPORT) == Some(name))
+    }
+
+    /// The top-level instruction whose name hint is `name`, if any.
+    pub fn find_named(&self, name: &str) -> Option<Inst> {
+        self.top_level()
+            .iter()
+            .copied()
+            .find(|&d| self.name(d) == Some(name))
+    }
+
+    /// Every live instruction of the tree (root, definitions, blocks, …, decorations included,
+    /// hoistables excluded) in pre-order: an instruction, its decorations, then its children.
+    pub fn walk(&self) -> Vec<Inst> {
+        self.walk_from(self.root)
+    }
+
+    /// Like [`Module::walk`], below `start` (included).
+    pub fn walk_from(&self, start: Inst) -> Vec<Inst> {
+        let mut out = Vec::new();
+        let mut stack = vec![start];
+        while let Some(i) = stack.pop() {
+            out.push(i);
+            let d = self.data(i);
+            stack.extend(d.children.iter().rev().copied());
+            stack.extend(d.decorations.iter().rev().copied());
+        }
+        out
+    }
+
+    /// The function (a `func` ancestor) containing `inst`, if any.
+    pub fn enclosing_func(&self, inst: Inst) -> Option<Inst> {
+        self.enclosing(inst, Opcode::FUNC)
+    }
+
+    /// The block containing `inst`, if any.
+    pub fn enclosing_block(&self, inst: Inst) -> Option<Inst> {
+        self.enclosing(inst, Opcode::BLOCK)
+    }
+
+    fn enclosing(&self, inst: Inst, opcode: Opcode) -> Option<Inst> {
+        let mut cur = self.parent(inst);
+        for _ in 0..=self.insts.len() {
+            let c = cur?;
+            if self.opcode(c) == opcode {
+                return Some(c);
+            }
+            cur = self.parent(c);
+        }
+        None
+    }
+
+    /// The parameters of a block: its leading `param` children.
+    pub fn block_params(&self, block: Inst) -> &[Inst] {
+        let ch = self.children(block);
+        let n = ch
+            .iter()
+            .take_while(|&&c| self.opcode(c) == Opcode::PARAM)
+            .count();
+        &ch[..n]
+    }
+
+    /// The blocks of a function (its `block` children), in order. The first is the entry.
+    pub fn blocks(&self, func: Inst) -> impl Iterator<Item = Inst> + '_ {
+        self.children(func)
+            .iter()
+            .copied()
+            .filter(|&c| self.opcode(c) == Opcode::BLOCK)
+    }
+
+    /// The entry block of a function; `None` for a declaration (no body).
+    pub fn entry_block(&self, func: Inst) -> Option<Inst> {
+        self.blocks(func).next()
+    }
+
+    /// The type of `v` used as an operand value: a definition (function, global) stands for its
+    /// address, so its value type is `ptr` (looked up, `None` if the module has no `ptr` type
+    /// yet); every other instruction's value type is its result type.
+    pub fn value_type(&self, v: Inst) -> Option<Inst> {
+        if self.opcode(v).is_definition() {
+            self.lookup(Opcode::PTR, None, &[], &Payload::None)
+        } else {
+            self.ty(v)
+        }
+    }
+}
+
+impl InstData {
+    pub(crate) fn new(
+        opcode: Opcode,
+        ty: Option<Inst>,
+        operands: Vec<Inst>,
+        payload: Payload,
+    ) -> InstData {
+        InstData {
+            opcode,
+            ty,
+            parent: None,
+            operands,
+            decorations: Vec::new(),
+            children: Vec::new(),
+            payload,
+            dead: false,
+        }
+    }
+}

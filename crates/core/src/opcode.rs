@@ -1,0 +1,468 @@
+//! The opcode registry: the single source of truth for every instruction kind.
+//!
+//! Each opcode has a text name, a **stable numeric id** (what the binary format stores; never
+//! reused, never renumbered), an operand shape, a result-type rule, a payload kind and flags.
+//! Everything else (parser, printer, verifier, writer, reader) reads this table; nothing else
+//! lists opcodes. An id the table does not know is kept as an *opaque* opcode: it loads, prints
+//! and re-serializes losslessly, and only the verifier and back ends reject it.
+//!
+//! `spec/ir.md` carries the same table; a test checks that the two agree.
+
+use std::fmt;
+
+/// An opcode, named by its stable numeric id. Ids the registry does not know are allowed
+/// ([`Opcode::info`] returns `None` for them) so that newer modules stay readable.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Opcode(pub u16);
+
+/// How many operands an instruction takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly this many.
+    Exact(u8),
+    /// At least `min`, at most `max`.
+    Range(u8, u8),
+    /// At least this many.
+    AtLeast(u8),
+}
+
+impl Arity {
+    /// Whether `n` operands fit this shape.
+    pub fn accepts(self, n: usize) -> bool {
+        match self {
+            Arity::Exact(k) => n == k as usize,
+            Arity::Range(lo, hi) => (lo as usize..=hi as usize).contains(&n),
+            Arity::AtLeast(lo) => n >= lo as usize,
+        }
+    }
+}
+
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arity::Exact(k) => write!(f, "{k}"),
+            Arity::Range(lo, hi) => write!(f, "{lo}..{hi}"),
+            Arity::AtLeast(lo) => write!(f, "{lo}+"),
+        }
+    }
+}
+
+/// Whether an instruction carries a result type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeRule {
+    /// Never has a type (types themselves, decorations, stores, terminators, blocks).
+    None,
+    /// Always has a type.
+    Required,
+    /// May have one (`call`: absent when the callee returns `void`).
+    Optional,
+}
+
+/// The kind of literal payload an opcode carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PayloadKind {
+    /// No payload.
+    None,
+    /// An integer (`const_int` value, `array` length, `extract` index).
+    Int,
+    /// A float, stored as the IEEE bits of the value in its own format.
+    Float,
+    /// A UTF-8 string (symbol names, file names).
+    Str,
+    /// A byte string.
+    Bytes,
+    /// An integer condition code (see [`IntCC`](crate::IntCC)), spelled by name in text.
+    IntCC,
+    /// A float condition code (see [`FloatCC`](crate::FloatCC)), spelled by name in text.
+    FloatCC,
+}
+
+/// Opcode flags, a small bit set.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Flags(u16);
+
+impl Flags {
+    /// No flags.
+    pub const NONE: Flags = Flags(0);
+    /// A deduplicated value (types, constants, `specialize`): one instruction per distinct
+    /// (opcode, type, operands, payload), at the outermost scope its operands allow.
+    pub const HOISTABLE: Flags = Flags(1 << 0);
+    /// Ends a block; only allowed as a block's last child.
+    pub const TERMINATOR: Flags = Flags(1 << 1);
+    /// Has children.
+    pub const PARENT: Flags = Flags(1 << 2);
+    /// Is a decoration: lives in its owner's decoration list, not among children.
+    pub const DECORATION: Flags = Flags(1 << 3);
+    /// Has an effect beyond its result (memory, control, I/O); never removed as dead.
+    pub const SIDE_EFFECTS: Flags = Flags(1 << 4);
+    /// Is a type.
+    pub const TYPE: Flags = Flags(1 << 5);
+    /// Is a constant value.
+    pub const CONSTANT: Flags = Flags(1 << 6);
+    /// Is a module-level definition (function, global); its value as an operand is its address.
+    pub const DEFINITION: Flags = Flags(1 << 7);
+    /// May trap at run time (division, `trap`).
+    pub const MAY_TRAP: Flags = Flags(1 << 8);
+    /// Stable id reserved for a later version; not yet accepted by the verifier.
+    pub const RESERVED: Flags = Flags(1 << 9);
+
+    /// All flags with their spec spelling, in table order.
+    pub const ALL: [(Flags, &'static str); 10] = [
+        (Flags::HOISTABLE, "hoistable"),
+        (Flags::TERMINATOR, "terminator"),
+        (Flags::PARENT, "parent"),
+        (Flags::DECORATION, "decoration"),
+        (Flags::SIDE_EFFECTS, "side-effects"),
+        (Flags::TYPE, "type"),
+        (Flags::CONSTANT, "constant"),
+        (Flags::DEFINITION, "definition"),
+        (Flags::MAY_TRAP, "may-trap"),
+        (Flags::RESERVED, "reserved"),
+    ];
+
+    /// Whether every flag of `other` is set here.
+    #[inline]
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The union of two sets.
+    #[inline]
+    pub const fn union(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// The raw bits.
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        self.union(rhs)
+    }
+}
+
+impl fmt::Debug for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (flag, name) in Flags::ALL {
+            if self.contains(flag) {
+                if !first {
+                    f.write_str(" ")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        if first {
+            f.write_str("-")?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything the registry knows about one opcode.
+#[derive(Clone, Copy, Debug)]
+pub struct OpInfo {
+    /// The opcode.
+    pub opcode: Opcode,
+    /// Its text name.
+    pub name: &'static str,
+    /// Operand count.
+    pub arity: Arity,
+    /// Operand signature as the spec writes it (e.g. `%lhs, %rhs`).
+    pub operands: &'static str,
+    /// Whether it has a result type.
+    pub ty: TypeRule,
+    /// Its payload kind.
+    pub payload: PayloadKind,
+    /// Its flags.
+    pub flags: Flags,
+}
+
+macro_rules! registry {
+    ($( $konst:ident = $id:literal, $name:literal, $arity:expr, $ops:literal, $ty:ident, $payload:ident, [$($flag:ident)*]; )*) => {
+        impl Opcode {
+            $(
+                #[doc = concat!("`", $name, "` (stable id ", stringify!($id), ").")]
+                pub const $konst: Opcode = Opcode($id);
+            )*
+
+            /// Looks an opcode up by its text name.
+            pub fn from_name(name: &str) -> Option<Opcode> {
+                match name {
+                    $( $name => Some(Opcode::$konst), )*
+                    _ => None,
+                }
+            }
+        }
+
+        /// The registry, sorted by stable id.
+        pub static REGISTRY: &[OpInfo] = &[
+            $(
+                OpInfo {
+                    opcode: Opcode($id),
+                    name: $name,
+                    arity: $arity,
+                    operands: $ops,
+                    ty: TypeRule::$ty,
+                    payload: PayloadKind::$payload,
+                    flags: Flags(0 $( | Flags::$flag.0 )*),
+                },
+            )*
+        ];
+    };
+}
+
+use Arity::{AtLeast, Exact, Range};
+
+registry! {
+    // -- the root ---------------------------------------------------------------------------
+    MODULE          = 0x0001, "module",          Exact(0), "", None, None, [PARENT];
+    // -- types --------------------------------------------------------------------------------
+    VOID            = 0x0010, "void",            Exact(0), "", None, None, [HOISTABLE TYPE];
+    I1              = 0x0011, "i1",              Exact(0), "", None, None, [HOISTABLE TYPE];
+    I8              = 0x0012, "i8",              Exact(0), "", None, None, [HOISTABLE TYPE];
+    I16             = 0x0013, "i16",             Exact(0), "", None, None, [HOISTABLE TYPE];
+    I32             = 0x0014, "i32",             Exact(0), "", None, None, [HOISTABLE TYPE];
+    I64             = 0x0015, "i64",             Exact(0), "", None, None, [HOISTABLE TYPE];
+    F32             = 0x0016, "f32",             Exact(0), "", None, None, [HOISTABLE TYPE];
+    F64             = 0x0017, "f64",             Exact(0), "", None, None, [HOISTABLE TYPE];
+    PTR             = 0x0018, "ptr",             Exact(0), "", None, None, [HOISTABLE TYPE];
+    ARRAY           = 0x0019, "array",           Exact(1), "elem", None, Int, [HOISTABLE TYPE];
+    STRUCT          = 0x001A, "struct",          AtLeast(0), "field*", None, None, [HOISTABLE TYPE];
+    NAMED_STRUCT    = 0x001B, "named_struct",    AtLeast(0), "field*", None, Str, [HOISTABLE TYPE];
+    FN              = 0x001C, "fn",              AtLeast(1), "ret, param*", None, None, [HOISTABLE TYPE];
+    // -- constants ----------------------------------------------------------------------------
+    CONST_INT       = 0x0030, "const_int",       Exact(0), "", Required, Int, [HOISTABLE CONSTANT];
+    CONST_FLOAT     = 0x0031, "const_float",     Exact(0), "", Required, Float, [HOISTABLE CONSTANT];
+    CONST_NULL      = 0x0032, "const_null",      Exact(0), "", Required, None, [HOISTABLE CONSTANT];
+    CONST_ZERO      = 0x0033, "const_zero",      Exact(0), "", Required, None, [HOISTABLE CONSTANT];
+    CONST_AGGREGATE = 0x0034, "const_aggregate", AtLeast(0), "elem*", Required, None, [HOISTABLE CONSTANT];
+    CONST_BYTES     = 0x0035, "const_bytes",     Exact(0), "", Required, Bytes, [HOISTABLE CONSTANT];
+    // -- definitions and structure ------------------------------------------------------------
+    FUNC            = 0x0050, "func",            Exact(0), "", Required, None, [PARENT DEFINITION];
+    GLOBAL_VAR      = 0x0051, "global_var",      Range(0, 1), "init?", Required, None, [DEFINITION];
+    GLOBAL_CONST    = 0x0052, "global_const",    Range(0, 1), "init?", Required, None, [DEFINITION];
+    BLOCK           = 0x0058, "block",           Exact(0), "", None, None, [PARENT];
+    PARAM           = 0x0059, "param",           Exact(0), "", Required, None, [];
+    // -- integer and float arithmetic (NIR's `bin`) ---------------------------------------------
+    IADD            = 0x0100, "iadd",            Exact(2), "lhs, rhs", Required, None, [];
+    ISUB            = 0x0101, "isub",            Exact(2), "lhs, rhs", Required, None, [];
+    IMUL            = 0x0102, "imul",            Exact(2), "lhs, rhs", Required, None, [];
+    SDIV            = 0x0103, "sdiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
+    UDIV            = 0x0104, "udiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
+    SREM            = 0x0105, "srem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
+    UREM            = 0x0106, "urem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
+    SHL             = 0x0107, "shl",             Exact(2), "lhs, rhs", Required, None, [];
+    LSHR            = 0x0108, "lshr",            Exact(2), "lhs, rhs", Required, None, [];
+    ASHR            = 0x0109, "ashr",            Exact(2), "lhs, rhs", Required, None, [];
+    AND             = 0x010A, "and",             Exact(2), "lhs, rhs", Required, None, [];
+    OR              = 0x010B, "or",              Exact(2), "lhs, rhs", Required, None, [];
+    XOR             = 0x010C, "xor",             Exact(2), "lhs, rhs", Required, None, [];
+    FADD            = 0x010D, "fadd",            Exact(2), "lhs, rhs", Required, None, [];
+    FSUB            = 0x010E, "fsub",            Exact(2), "lhs, rhs", Required, None, [];
+    FMUL            = 0x010F, "fmul",            Exact(2), "lhs, rhs", Required, None, [];
+    FDIV            = 0x0110, "fdiv",            Exact(2), "lhs, rhs", Required, None, [];
+    FREM            = 0x0111, "frem",            Exact(2), "lhs, rhs", Required, None, [];
+    // -- comparisons (Ark's ICMP/FCMP condition codes) ------------------------------------------
+    ICMP            = 0x0120, "icmp",            Exact(2), "lhs, rhs", Required, IntCC, [];
+    FCMP            = 0x0121, "fcmp",            Exact(2), "lhs, rhs", Required, FloatCC, [];
+    // -- conversions (NIR's `conv`) -------------------------------------------------------------
+    TRUNC           = 0x0130, "trunc",           Exact(1), "value", Required, None, [];
+    ZEXT            = 0x0131, "zext",            Exact(1), "value", Required, None, [];
+    SEXT            = 0x0132, "sext",            Exact(1), "value", Required, None, [];
+    FPTRUNC         = 0x0133, "fptrunc",         Exact(1), "value", Required, None, [];
+    FPEXT           = 0x0134, "fpext",           Exact(1), "value", Required, None, [];
+    FPTOUI          = 0x0135, "fptoui",          Exact(1), "value", Required, None, [];
+    FPTOSI          = 0x0136, "fptosi",          Exact(1), "value", Required, None, [];
+    UITOFP          = 0x0137, "uitofp",          Exact(1), "value", Required, None, [];
+    SITOFP          = 0x0138, "sitofp",          Exact(1), "value", Required, None, [];
+    PTRTOINT        = 0x0139, "ptrtoint",        Exact(1), "value", Required, None, [];
+    INTTOPTR        = 0x013A, "inttoptr",        Exact(1), "value", Required, None, [];
+    BITCAST         = 0x013B, "bitcast",         Exact(1), "value", Required, None, [];
+    SELECT          = 0x0140, "select",          Exact(3), "cond, if_true, if_false", Required, None, [];
+    // -- memory ---------------------------------------------------------------------------------
+    STACKALLOC      = 0x0150, "stackalloc",      Exact(1), "type", Required, None, [SIDE_EFFECTS];
+    LOAD            = 0x0151, "load",            Exact(1), "ptr", Required, None, [SIDE_EFFECTS MAY_TRAP];
+    STORE           = 0x0152, "store",           Exact(2), "ptr, value", None, None, [SIDE_EFFECTS MAY_TRAP];
+    ELEM            = 0x0153, "elem",            AtLeast(3), "type, ptr, index+", Required, None, [];
+    EXTRACT         = 0x0154, "extract",         Exact(1), "aggregate", Required, Int, [];
+    INSERT          = 0x0155, "insert",          Exact(2), "aggregate, value", Required, Int, [];
+    // -- calls ----------------------------------------------------------------------------------
+    CALL            = 0x0160, "call",            AtLeast(1), "callee, arg*", Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    CALL_INDIRECT   = 0x0161, "call_indirect",   AtLeast(2), "signature, callee, arg*", Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    // -- terminators ----------------------------------------------------------------------------
+    RET             = 0x0180, "ret",             Range(0, 1), "value?", None, None, [TERMINATOR SIDE_EFFECTS];
+    JUMP            = 0x0181, "jump",            AtLeast(1), "target, arg*", None, None, [TERMINATOR SIDE_EFFECTS];
+    BR              = 0x0182, "br",              AtLeast(3), "cond, then, arg*, else, arg*", None, None, [TERMINATOR SIDE_EFFECTS];
+    SWITCH          = 0x0183, "switch",          AtLeast(2), "value, case_value*, default, arg*, (case, arg*)*", None, None, [TERMINATOR SIDE_EFFECTS];
+    UNREACHABLE     = 0x0184, "unreachable",     Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS];
+    TRAP            = 0x0185, "trap",            Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    // -- decorations ----------------------------------------------------------------------------
+    EXPORT          = 0x0200, "export",          Exact(0), "", None, Str, [DECORATION];
+    IMPORT          = 0x0201, "import",          Exact(0), "", None, Str, [DECORATION];
+    PIN             = 0x0202, "pin",             Exact(1), "def", None, None, [DECORATION];
+    PIN_IF          = 0x0203, "pin_if",          Exact(2), "def, cond", None, None, [DECORATION];
+    PIN_WEAK        = 0x0204, "pin_weak",        Exact(1), "def", None, None, [DECORATION];
+    STUB            = 0x0205, "stub",            Exact(0), "", None, None, [DECORATION];
+    EXTERN          = 0x0206, "extern",          Exact(0), "", None, Str, [DECORATION];
+    WEAK            = 0x0207, "weak",            Exact(0), "", None, None, [DECORATION];
+    LINKONCE        = 0x0208, "linkonce",        Exact(0), "", None, None, [DECORATION];
+    INLINE_HINT     = 0x0209, "inline_hint",     Exact(0), "", None, None, [DECORATION];
+    INLINE_ALWAYS   = 0x020A, "inline_always",   Exact(0), "", None, None, [DECORATION];
+    INLINE_NEVER    = 0x020B, "inline_never",    Exact(0), "", None, None, [DECORATION];
+    PURE            = 0x020C, "pure",            Exact(0), "", None, None, [DECORATION];
+    NAME_HINT       = 0x020D, "name_hint",       Exact(0), "", None, Str, [DECORATION];
+    LOC             = 0x020E, "loc",             Exact(2), "line, column", None, Str, [DECORATION];
+    // -- generics: ids reserved, implemented by a later version ------------------------------
+    GENERIC         = 0x0300, "generic",         AtLeast(0), "", Optional, None, [PARENT RESERVED];
+    TYPE_PARAM      = 0x0301, "type_param",      Exact(0), "", Optional, None, [RESERVED];
+    WITNESS_PARAM   = 0x0302, "witness_param",   AtLeast(0), "", Optional, None, [RESERVED];
+    SPECIALIZE      = 0x0303, "specialize",      AtLeast(1), "generic, arg*", Optional, None, [HOISTABLE RESERVED];
+    INTERFACE       = 0x0304, "interface",       AtLeast(0), "", Optional, None, [PARENT RESERVED];
+    INTERFACE_REQ   = 0x0305, "interface_req",   AtLeast(0), "", Optional, None, [RESERVED];
+    WITNESS_TABLE   = 0x0306, "witness_table",   AtLeast(0), "", Optional, None, [PARENT RESERVED];
+    WITNESS_ENTRY   = 0x0307, "witness_entry",   AtLeast(0), "", Optional, None, [RESERVED];
+    LOOKUP_WITNESS  = 0x0308, "lookup_witness",  AtLeast(0), "", Optional, None, [RESERVED];
+}
+
+impl Opcode {
+    /// The registry entry, or `None` for an opaque (unknown) opcode.
+    pub fn info(self) -> Option<&'static OpInfo> {
+        REGISTRY
+            .binary_search_by_key(&self.0, |info| info.opcode.0)
+            .ok()
+            .map(|i| &REGISTRY[i])
+    }
+
+    /// Whether the registry knows this opcode.
+    pub fn is_known(self) -> bool {
+        self.info().is_some()
+    }
+
+    /// The text name; `None` for an opaque opcode.
+    pub fn name(self) -> Option<&'static str> {
+        self.info().map(|i| i.name)
+    }
+
+    /// The flags; empty for an opaque opcode.
+    pub fn flags(self) -> Flags {
+        self.info().map_or(Flags::NONE, |i| i.flags)
+    }
+
+    /// The payload kind; `None` for an opaque opcode (its payload is kept as read).
+    pub fn payload_kind(self) -> Option<PayloadKind> {
+        self.info().map(|i| i.payload)
+    }
+
+    /// Whether instructions of this opcode are deduplicated.
+    #[inline]
+    pub fn is_hoistable(self) -> bool {
+        self.flags().contains(Flags::HOISTABLE)
+    }
+
+    /// Whether this opcode is a type.
+    #[inline]
+    pub fn is_type(self) -> bool {
+        self.flags().contains(Flags::TYPE)
+    }
+
+    /// Whether this opcode is a constant.
+    #[inline]
+    pub fn is_constant(self) -> bool {
+        self.flags().contains(Flags::CONSTANT)
+    }
+
+    /// Whether this opcode ends a block.
+    #[inline]
+    pub fn is_terminator(self) -> bool {
+        self.flags().contains(Flags::TERMINATOR)
+    }
+
+    /// Whether this opcode is a decoration.
+    #[inline]
+    pub fn is_decoration(self) -> bool {
+        self.flags().contains(Flags::DECORATION)
+    }
+
+    /// Whether this opcode is a module-level definition.
+    #[inline]
+    pub fn is_definition(self) -> bool {
+        self.flags().contains(Flags::DEFINITION)
+    }
+}
+
+impl fmt::Debug for Opcode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+/// Known opcodes print their name; opaque ones print `#<id>`, the spelling the text format
+/// uses for them.
+impl fmt::Display for Opcode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "#{}", self.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn registry_sorted_and_unique() {
+        let mut names = HashSet::new();
+        for pair in REGISTRY.windows(2) {
+            assert!(
+                pair[0].opcode.0 < pair[1].opcode.0,
+                "{} not sorted",
+                pair[1].name
+            );
+        }
+        for info in REGISTRY {
+            assert!(names.insert(info.name), "duplicate name {}", info.name);
+            assert_eq!(Opcode::from_name(info.name), Some(info.opcode));
+            assert_eq!(info.opcode.info().unwrap().name, info.name);
+        }
+    }
+
+    #[test]
+    fn decorations_and_hoistables_are_exclusive() {
+        for info in REGISTRY {
+            let f = info.flags;
+            assert!(!(f.contains(Flags::DECORATION) && f.contains(Flags::HOISTABLE)));
+            assert!(!(f.contains(Flags::TERMINATOR) && f.contains(Flags::HOISTABLE)));
+            if f.contains(Flags::TYPE) {
+                assert_eq!(
+                    info.ty,
+                    TypeRule::None,
+                    "{} is a type and has a type",
+                    info.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_opcodes_are_opaque() {
+        let op = Opcode(0x7777);
+        assert!(!op.is_known());
+        assert_eq!(op.to_string(), "#30583");
+        assert_eq!(op.flags(), Flags::NONE);
+    }
+}
