@@ -342,8 +342,19 @@ impl Module {
         Ok(())
     }
 
-    /// Attaches a detached decoration instruction to `owner`.
+    /// Attaches a detached decoration instruction to `owner`, last.
     pub fn attach_decoration(&mut self, owner: Inst, deco: Inst) -> Result<(), CoreError> {
+        let len = self.decorations(owner).len();
+        self.insert_decoration(owner, len, deco)
+    }
+
+    /// Attaches a detached decoration instruction to `owner` at position `index`.
+    pub fn insert_decoration(
+        &mut self,
+        owner: Inst,
+        index: usize,
+        deco: Inst,
+    ) -> Result<(), CoreError> {
         self.check_attachable(owner, deco)?;
         if !self.opcode(deco).is_decoration() && self.opcode(deco).is_known() {
             return Err(CoreError::BadAttach {
@@ -359,7 +370,15 @@ impl Module {
                 why: "hoistable values carry no decorations",
             });
         }
-        self.insts[owner.idx()].decorations.push(deco);
+        let len = self.decorations(owner).len();
+        if index > len {
+            return Err(CoreError::IndexOutOfRange {
+                inst: owner,
+                index,
+                len,
+            });
+        }
+        self.insts[owner.idx()].decorations.insert(index, deco);
         self.insts[deco.idx()].parent = Some(owner);
         Ok(())
     }

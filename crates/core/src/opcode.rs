@@ -306,7 +306,7 @@ registry! {
     JUMP            = 0x0181, "jump",            AtLeast(1), "target, arg*", None, None, [TERMINATOR SIDE_EFFECTS];
     BR              = 0x0182, "br",              AtLeast(3), "cond, then, arg*, else, arg*", None, None, [TERMINATOR SIDE_EFFECTS];
     SWITCH          = 0x0183, "switch",          AtLeast(2), "value, case_value*, default, arg*, (case, arg*)*", None, None, [TERMINATOR SIDE_EFFECTS];
-    UNREACHABLE     = 0x0184, "unreachable",     Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS];
+    UNREACHABLE     = 0x0184, "unreachable",     Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     TRAP            = 0x0185, "trap",            Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     // -- decorations ----------------------------------------------------------------------------
     EXPORT          = 0x0200, "export",          Exact(0), "", None, Str, [DECORATION];

@@ -1,0 +1,242 @@
+//! Control flow: dominators by the Cooper–Harvey–Kennedy iterative algorithm ("A Simple, Fast
+//! Dominance Algorithm"), and the SSA rule that every definition dominates its uses.
+//!
+//! Everything here is iterative (depth-first orders with explicit stacks), so a function with
+//! a million blocks in a chain costs no recursion.
+
+use std::collections::HashMap;
+
+use crate::{Inst, Opcode};
+
+use super::{Cx, DomInfo};
+
+/// Sentinel for "no immediate dominator yet".
+const UNDEF: usize = usize::MAX;
+
+impl Cx<'_> {
+    /// Computes the dominator tree of function `f` and stores it.
+    pub(super) fn compute_doms(&mut self, f: Inst) {
+        let Some(fd) = self.live(f) else { return };
+        let blocks: Vec<Inst> = fd
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| {
+                self.opc(c) == Some(Opcode::BLOCK)
+                    && self.tparent.get(c.idx()).copied().flatten() == Some(f)
+            })
+            .collect();
+        let index: HashMap<Inst, usize> = blocks.iter().enumerate().map(|(k, &b)| (b, k)).collect();
+        // Successors: every block operand of a block's terminator that is a block of `f`.
+        let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+        for (k, &b) in blocks.iter().enumerate() {
+            let Some(&last) = self.live(b).and_then(|d| d.children.last()) else {
+                continue;
+            };
+            let Some(ld) = self.live(last) else { continue };
+            if !ld.opcode.is_terminator() {
+                continue;
+            }
+            for o in &ld.operands {
+                if let Some(&t) = index.get(o)
+                    && !succs[k].contains(&t)
+                {
+                    succs[k].push(t);
+                }
+            }
+        }
+        let mut info = DomInfo {
+            num: HashMap::new(),
+        };
+        if blocks.is_empty() {
+            self.doms.insert(f, info);
+            return;
+        }
+        // Reverse post-order from the entry (iterative DFS).
+        let n = blocks.len();
+        let mut visited = vec![false; n];
+        let mut post: Vec<usize> = Vec::with_capacity(n);
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        visited[0] = true;
+        while let Some(top) = stack.last_mut() {
+            let (b, next) = *top;
+            if let Some(&s) = succs[b].get(next) {
+                top.1 += 1;
+                if !visited[s] {
+                    visited[s] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+                stack.pop();
+            }
+        }
+        let rpo: Vec<usize> = post.iter().rev().copied().collect();
+        let mut rpo_num = vec![UNDEF; n];
+        for (k, &b) in rpo.iter().enumerate() {
+            rpo_num[b] = k;
+        }
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (b, ss) in succs.iter().enumerate() {
+            if rpo_num[b] == UNDEF {
+                continue;
+            }
+            for &s in ss {
+                preds[s].push(b);
+            }
+        }
+        // Cooper–Harvey–Kennedy.
+        let mut idom = vec![UNDEF; n];
+        idom[0] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in rpo.iter().skip(1) {
+                let mut new_idom = UNDEF;
+                for &p in &preds[b] {
+                    if idom[p] == UNDEF {
+                        continue;
+                    }
+                    new_idom = if new_idom == UNDEF {
+                        p
+                    } else {
+                        intersect(&idom, &rpo_num, p, new_idom)
+                    };
+                }
+                if new_idom != UNDEF && idom[b] != new_idom {
+                    idom[b] = new_idom;
+                    changed = true;
+                }
+            }
+        }
+        // Dominator tree pre/post numbers (iterative DFS), for O(1) dominance queries.
+        let mut kids: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &b in rpo.iter().skip(1) {
+            if idom[b] != UNDEF {
+                kids[idom[b]].push(b);
+            }
+        }
+        let mut pre = vec![0u32; n];
+        let mut clock = 0u32;
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        pre[0] = clock;
+        clock += 1;
+        while let Some(top) = stack.last_mut() {
+            let (b, next) = *top;
+            if let Some(&c) = kids[b].get(next) {
+                top.1 += 1;
+                pre[c] = clock;
+                clock += 1;
+                stack.push((c, 0));
+            } else {
+                info.num.insert(blocks[b], (pre[b], clock));
+                clock += 1;
+                stack.pop();
+            }
+        }
+        self.doms.insert(f, info);
+    }
+
+    /// Whether block `a` dominates block `b` in function `f` (`None` if `b` is unreachable or
+    /// nothing is known).
+    fn dominates(&self, f: Inst, a: Inst, b: Inst) -> Option<bool> {
+        let info = self.doms.get(&f)?;
+        let &(pb, qb) = info.num.get(&b)?;
+        Some(match info.num.get(&a) {
+            Some(&(pa, qa)) => pa <= pb && qb <= qa,
+            None => false,
+        })
+    }
+
+    /// Every local value `i` uses is defined in its function and dominates the use.
+    pub(super) fn check_dominance(&mut self, i: Inst) {
+        let Some(d) = self.live(i) else { return };
+        if d.opcode.is_decoration() {
+            return;
+        }
+        // Only instructions directly in a block directly in a function.
+        let Some(u) = self.block_of.get(i.idx()).copied().flatten() else {
+            return;
+        };
+        let Some(f) = self.func_of.get(i.idx()).copied().flatten() else {
+            return;
+        };
+        if self.tparent[i.idx()] != Some(u) || self.tparent[u.idx()] != Some(f) {
+            return;
+        }
+        let ops = d.operands.clone();
+        for (k, v) in ops.into_iter().enumerate() {
+            let Some(vd) = self.live(v) else { continue };
+            let op = vd.opcode;
+            if op.is_hoistable()
+                || op.is_definition()
+                || op.is_decoration()
+                || op == Opcode::BLOCK
+                || op == Opcode::MODULE
+                || !self.in_tree.get(v.idx()).copied().unwrap_or(false)
+            {
+                continue;
+            }
+            let vf = self.func_of[v.idx()];
+            if vf != Some(f) {
+                let msg = match vf {
+                    Some(g) => format!(
+                        "operand {k}: value {} is defined in another function ({})",
+                        self.vname(v),
+                        self.vname(g)
+                    ),
+                    None => format!(
+                        "operand {k}: value {} is not defined inside a function",
+                        self.vname(v)
+                    ),
+                };
+                self.err(i, msg);
+                continue;
+            }
+            let Some(db) = self.block_of[v.idx()] else {
+                continue;
+            };
+            if self.tparent[v.idx()] != Some(db) || self.tparent[db.idx()] != Some(f) {
+                continue; // misplaced definition, reported by the structure checks
+            }
+            if v == i {
+                self.err(
+                    i,
+                    format!("operand {k}: the instruction uses its own result"),
+                );
+                continue;
+            }
+            if db == u {
+                if self.pos[v.idx()] > self.pos[i.idx()] {
+                    let msg = format!(
+                        "operand {k}: value {} is used before it is defined",
+                        self.vname(v)
+                    );
+                    self.err(i, msg);
+                }
+                continue;
+            }
+            if self.dominates(f, db, u) == Some(false) {
+                let msg = format!(
+                    "operand {k}: value {} does not dominate this use",
+                    self.vname(v)
+                );
+                self.err(i, msg);
+            }
+        }
+    }
+}
+
+/// The CHK "intersect": walks both fingers up the dominator tree to their common ancestor.
+fn intersect(idom: &[usize], rpo_num: &[usize], mut a: usize, mut b: usize) -> usize {
+    // Each step strictly decreases an rpo number, so this terminates.
+    while a != b {
+        while rpo_num[a] > rpo_num[b] {
+            a = idom[a];
+        }
+        while rpo_num[b] > rpo_num[a] {
+            b = idom[b];
+        }
+    }
+    a
+}

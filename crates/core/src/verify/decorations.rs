@@ -1,0 +1,189 @@
+//! Decorations: well formed (payloads, operands), placed where they mean something, and
+//! consistent per definition and across the module (one definition per export name).
+
+use crate::{Inst, Opcode};
+
+use super::Cx;
+
+/// Decorations only allowed on top-level definitions.
+const TOP_ONLY: [Opcode; 9] = [
+    Opcode::EXPORT,
+    Opcode::IMPORT,
+    Opcode::EXTERN,
+    Opcode::STUB,
+    Opcode::WEAK,
+    Opcode::LINKONCE,
+    Opcode::PIN,
+    Opcode::PIN_IF,
+    Opcode::PIN_WEAK,
+];
+
+/// Decorations only allowed on functions.
+const FUNC_ONLY: [Opcode; 4] = [
+    Opcode::INLINE_HINT,
+    Opcode::INLINE_ALWAYS,
+    Opcode::INLINE_NEVER,
+    Opcode::PURE,
+];
+
+impl Cx<'_> {
+    /// Checks the decoration list of `owner` as a whole: only decorations, and no conflicting
+    /// or repeated ones.
+    pub(super) fn check_owner_decorations(&mut self, owner: Inst) {
+        let Some(d) = self.live(owner) else { return };
+        let mut first: Vec<(Opcode, Inst)> = Vec::new();
+        for &dec in &d.decorations {
+            let Some(op) = self.opc(dec) else { continue };
+            if !op.is_known() {
+                continue;
+            }
+            if !op.is_decoration() {
+                self.err(
+                    dec,
+                    format!("`{op}` is in a decoration list but is not a decoration"),
+                );
+                continue;
+            }
+            let seen = |x: Opcode| first.iter().find(|(o, _)| *o == x).map(|&(_, i)| i);
+            if matches!(
+                op,
+                Opcode::EXPORT | Opcode::IMPORT | Opcode::EXTERN | Opcode::NAME_HINT
+            ) && seen(op).is_some()
+            {
+                self.err(dec, format!("more than one `{op}` on one instruction"));
+                continue;
+            }
+            let conflict = match op {
+                Opcode::EXPORT => {
+                    seen(Opcode::IMPORT).map(|_| "`export` and `import` on one definition")
+                }
+                Opcode::IMPORT => seen(Opcode::EXPORT)
+                    .map(|_| "`export` and `import` on one definition")
+                    .or_else(|| {
+                        (seen(Opcode::WEAK).or(seen(Opcode::LINKONCE)))
+                            .map(|_| "an imported definition cannot be `weak` or `linkonce`")
+                    }),
+                Opcode::WEAK => seen(Opcode::LINKONCE)
+                    .map(|_| "`weak` and `linkonce` are exclusive")
+                    .or_else(|| {
+                        seen(Opcode::IMPORT)
+                            .map(|_| "an imported definition cannot be `weak` or `linkonce`")
+                    }),
+                Opcode::LINKONCE => seen(Opcode::WEAK)
+                    .map(|_| "`weak` and `linkonce` are exclusive")
+                    .or_else(|| {
+                        seen(Opcode::IMPORT)
+                            .map(|_| "an imported definition cannot be `weak` or `linkonce`")
+                    }),
+                _ => None,
+            };
+            if let Some(msg) = conflict {
+                self.err(dec, msg);
+            }
+            if seen(op).is_none() {
+                first.push((op, dec));
+            }
+        }
+    }
+
+    /// One decoration: in a decoration list, on an owner it applies to, with good operands.
+    pub(super) fn check_decoration(&mut self, dec: Inst) {
+        let Some(d) = self.live(dec) else { return };
+        let op = d.opcode;
+        let Some(owner) = self.tparent.get(dec.idx()).copied().flatten() else {
+            return;
+        };
+        let Some(od) = self.live(owner) else { return };
+        if !od.decorations.contains(&dec) {
+            self.err(
+                dec,
+                format!("decoration `{op}` is in a child list: decorations go in decoration lists"),
+            );
+            return;
+        }
+        let owner_op = od.opcode;
+        if TOP_ONLY.contains(&op) && !self.is_top_def(owner) {
+            let msg = format!(
+                "`{op}` is only allowed on top-level definitions, not on {}",
+                self.opname(owner)
+            );
+            self.err(dec, msg);
+            return;
+        }
+        if FUNC_ONLY.contains(&op) && owner_op != Opcode::FUNC {
+            let msg = format!(
+                "`{op}` is only allowed on a `func`, not on {}",
+                self.opname(owner)
+            );
+            self.err(dec, msg);
+            return;
+        }
+        if op == Opcode::EXTERN && !matches!(owner_op, Opcode::FUNC | Opcode::GLOBAL_VAR) {
+            let msg = format!(
+                "`extern` is only allowed on a `func` or a `global_var`, not on {}",
+                self.opname(owner)
+            );
+            self.err(dec, msg);
+            return;
+        }
+        match op {
+            Opcode::PIN | Opcode::PIN_IF | Opcode::PIN_WEAK => {
+                for (k, &o) in d.operands.iter().enumerate() {
+                    if !self.is_top_def(o) {
+                        let msg = format!(
+                            "`{op}` operand {k} must be a top-level definition, found {} ({})",
+                            self.vname(o),
+                            self.opname(o)
+                        );
+                        self.err(dec, msg);
+                    }
+                }
+            }
+            Opcode::LOC => {
+                for (k, &o) in d.operands.iter().enumerate() {
+                    let good = self.live(o).is_some_and(|x| {
+                        x.opcode == Opcode::CONST_INT
+                            && x.ty.and_then(|t| self.opc(t)) == Some(Opcode::I32)
+                    });
+                    if !good {
+                        let what = if k == 0 { "line" } else { "column" };
+                        let msg = format!(
+                            "`loc` operand {k} ({what}) must be an i32 const_int, found {} ({})",
+                            self.vname(o),
+                            self.opname(o)
+                        );
+                        self.err(dec, msg);
+                    }
+                }
+            }
+            Opcode::EXPORT => {
+                // Only the first export of a definition counts (a second is reported above).
+                if self.m.insts[owner.idx()]
+                    .decorations
+                    .iter()
+                    .find(|&&x| self.opc(x) == Some(Opcode::EXPORT))
+                    != Some(&dec)
+                {
+                    return;
+                }
+                let Some(name) = d.payload.as_str() else {
+                    return;
+                };
+                match self.exports.get(name) {
+                    Some(&prev) if prev != owner => {
+                        let msg = format!(
+                            "export name {name:?} is already used by {}",
+                            self.vname(prev)
+                        );
+                        self.err(dec, msg);
+                    }
+                    Some(_) => {}
+                    None => {
+                        self.exports.insert(name.to_owned(), owner);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,896 @@
+//! Per-instruction checks: the registry's shape (opcode known and accepted, arity, type
+//! presence, payload kind) for every instruction, then operand and result typing per opcode.
+
+use crate::opcode::Flags;
+use crate::{FloatCC, Inst, IntCC, Opcode, Payload, PayloadKind, TypeRule};
+
+use super::types::Kind;
+use super::{Cx, VTy, plural};
+
+/// Decorations whose string payload must not be empty.
+const NONEMPTY_STR: [Opcode; 4] = [
+    Opcode::EXPORT,
+    Opcode::IMPORT,
+    Opcode::EXTERN,
+    Opcode::NAME_HINT,
+];
+
+impl Cx<'_> {
+    /// Checks what the registry says about `i`; `false` if typing it further makes no sense.
+    pub(super) fn check_registry(&mut self, i: Inst) -> bool {
+        let Some(d) = self.live(i) else { return false };
+        let op = d.opcode;
+        let Some(info) = op.info() else {
+            self.err(
+                i,
+                format!("unknown opcode #{}: this verifier does not know it", op.0),
+            );
+            return false;
+        };
+        let name = info.name;
+        if info.flags.contains(Flags::RESERVED) {
+            self.err(i, format!("`{name}` is reserved for a later version"));
+            return false;
+        }
+        if op == Opcode::MODULE && i != self.m.root() {
+            self.err(i, "only the root may be a `module`");
+            return false;
+        }
+        let mut good = true;
+        let n = d.operands.len();
+        if !info.arity.accepts(n) {
+            let takes = match info.arity {
+                crate::Arity::Exact(k) => plural(k as usize, "operand"),
+                crate::Arity::Range(lo, hi) => format!("{lo} to {hi} operands"),
+                crate::Arity::AtLeast(lo) => format!("at least {}", plural(lo as usize, "operand")),
+            };
+            self.err(i, format!("`{name}` takes {takes}, found {n}"));
+            good = false;
+        }
+        match (info.ty, d.ty) {
+            (TypeRule::Required, None) => {
+                self.err(i, format!("`{name}` needs a result type"));
+                good = false;
+            }
+            (TypeRule::None, Some(_)) => {
+                self.err(i, format!("`{name}` has no result type, but one is given"));
+                good = false;
+            }
+            _ => {}
+        }
+        let payload_ok = match (info.payload, &d.payload) {
+            (PayloadKind::None, Payload::None)
+            | (PayloadKind::Int, Payload::Int(_))
+            | (PayloadKind::Float, Payload::Float(_))
+            | (PayloadKind::Str, Payload::Str(_))
+            | (PayloadKind::Bytes, Payload::Bytes(_)) => true,
+            (PayloadKind::IntCC, Payload::Int(c)) => {
+                if IntCC::from_code(*c).is_none() {
+                    self.err(
+                        i,
+                        format!("`{name}` has an invalid integer condition code {c}"),
+                    );
+                    good = false;
+                }
+                true
+            }
+            (PayloadKind::FloatCC, Payload::Int(c)) => {
+                if FloatCC::from_code(*c).is_none() {
+                    self.err(
+                        i,
+                        format!("`{name}` has an invalid float condition code {c}"),
+                    );
+                    good = false;
+                }
+                true
+            }
+            _ => false,
+        };
+        if !payload_ok {
+            let want = match info.payload {
+                PayloadKind::None => "no payload".to_owned(),
+                PayloadKind::Int => "an integer payload".to_owned(),
+                PayloadKind::Float => "a float payload".to_owned(),
+                PayloadKind::Str if NONEMPTY_STR.contains(&op) => {
+                    "a non-empty string payload".to_owned()
+                }
+                PayloadKind::Str => "a string payload".to_owned(),
+                PayloadKind::Bytes => "a bytes payload".to_owned(),
+                PayloadKind::IntCC => "an integer condition code payload".to_owned(),
+                PayloadKind::FloatCC => "a float condition code payload".to_owned(),
+            };
+            let found = match &d.payload {
+                Payload::None => "none".to_owned(),
+                p => format!("a {} payload", p.kind_name()),
+            };
+            if info.payload == PayloadKind::None {
+                self.err(i, format!("`{name}` takes no payload, found {found}"));
+            } else {
+                self.err(i, format!("`{name}` needs {want}, found {found}"));
+            }
+            good = false;
+        } else if NONEMPTY_STR.contains(&op) && d.payload.as_str().is_some_and(str::is_empty) {
+            self.err(i, format!("`{name}` needs a non-empty string payload"));
+            good = false;
+        }
+        if !info.flags.contains(Flags::PARENT) && !d.children.is_empty() {
+            self.err(
+                i,
+                format!(
+                    "`{name}` cannot have children (it has {})",
+                    plural(d.children.len(), "child")
+                ),
+            );
+            good = false;
+        }
+        if !d.decorations.is_empty() {
+            if op.is_decoration() {
+                self.err(i, format!("decoration `{name}` cannot carry decorations"));
+                good = false;
+            } else if op.is_hoistable() {
+                self.err(i, format!("hoistable `{name}` cannot carry decorations"));
+                good = false;
+            }
+        }
+        good
+    }
+
+    /// The result type of `i` as a value type; reports a result type that is not one.
+    pub(super) fn result(&mut self, i: Inst) -> Option<VTy> {
+        let d = self.live(i)?;
+        let t = d.ty?;
+        match self.kind(t) {
+            Kind::Value => Some(VTy(Some(t))),
+            Kind::Bad => None,
+            Kind::Void if matches!(d.opcode, Opcode::CALL | Opcode::CALL_INDIRECT) => None,
+            Kind::Void | Kind::Fn => {
+                let msg = format!("result type {} is not a value type", self.ty_str(t));
+                self.err(i, msg);
+                None
+            }
+            Kind::NotType => {
+                let msg = format!(
+                    "result type names {} (inst {}), which is not a type",
+                    self.opname(t),
+                    t.index()
+                );
+                self.err(i, msg);
+                None
+            }
+        }
+    }
+
+    /// The value type of operand `k` of `i`; reports an operand that is not a value.
+    pub(super) fn val(&mut self, i: Inst, k: usize) -> Option<VTy> {
+        let v = *self.live(i)?.operands.get(k)?;
+        let d = self.live(v)?;
+        let op = d.opcode;
+        let not_value = if op.is_type() {
+            Some(format!("the type {}", self.ty_str(v)))
+        } else if op == Opcode::BLOCK {
+            Some(format!("block {}", self.vname(v)))
+        } else if op.is_decoration() || op == Opcode::MODULE {
+            Some(format!(
+                "the {} instruction (inst {})",
+                self.opname(v),
+                v.index()
+            ))
+        } else {
+            None
+        };
+        if let Some(what) = not_value {
+            self.err(i, format!("operand {k} is {what}, not a value"));
+            return None;
+        }
+        if !op.is_known() || op.flags().contains(Flags::RESERVED) {
+            return None;
+        }
+        if op.is_definition() {
+            return Some(VTy(self.ptr));
+        }
+        match d.ty {
+            None => {
+                let msg = format!(
+                    "operand {k} ({}) has no value: {} has no result type",
+                    self.vname(v),
+                    self.opname(v)
+                );
+                self.err(i, msg);
+                None
+            }
+            Some(t) => self.as_value_type(t),
+        }
+    }
+
+    /// Reports operand `k` of type `got` when `want` does not hold; `what` names `want`.
+    fn need(&mut self, i: Inst, k: usize, got: VTy, ok: bool, what: &str) -> bool {
+        if !ok {
+            let msg = format!(
+                "operand {k} has type {}, expected {what}",
+                self.vty_str(got)
+            );
+            self.err(i, msg);
+        }
+        ok
+    }
+
+    /// Reports a result of type `got` when `ok` does not hold; `what` names what is expected.
+    fn need_res(&mut self, i: Inst, got: VTy, ok: bool, what: &str) -> bool {
+        if !ok {
+            let msg = format!("result type is {}, expected {what}", self.vty_str(got));
+            self.err(i, msg);
+        }
+        ok
+    }
+
+    /// Operand `k` must have type `want`.
+    fn need_eq(&mut self, i: Inst, k: usize, got: VTy, want: VTy) -> bool {
+        let w = self.vty_str(want);
+        self.need(i, k, got, got == want, &w)
+    }
+
+    /// The result must have type `want`.
+    fn need_res_eq(&mut self, i: Inst, got: VTy, want: VTy) -> bool {
+        let w = self.vty_str(want);
+        self.need_res(i, got, got == want, &w)
+    }
+
+    /// Typing of an instruction inside a block (or anywhere else a non-definition,
+    /// non-hoistable, non-decoration instruction was found).
+    pub(super) fn check_typed(&mut self, i: Inst) {
+        let Some(d) = self.live(i) else { return };
+        let op = d.opcode;
+        let n = d.operands.len();
+        let r = self.result(i);
+        match op {
+            Opcode::IADD
+            | Opcode::ISUB
+            | Opcode::IMUL
+            | Opcode::SDIV
+            | Opcode::UDIV
+            | Opcode::SREM
+            | Opcode::UREM
+            | Opcode::SHL
+            | Opcode::LSHR
+            | Opcode::ASHR
+            | Opcode::AND
+            | Opcode::OR
+            | Opcode::XOR => {
+                self.same_class(i, r, |cx, v| cx.int_w(v).is_some(), "an integer type");
+            }
+            Opcode::FADD | Opcode::FSUB | Opcode::FMUL | Opcode::FDIV | Opcode::FREM => {
+                self.same_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
+            }
+            Opcode::ICMP => {
+                self.same_class(
+                    i,
+                    None,
+                    |cx, v| cx.int_w(v).is_some() || cx.is_ptr(v),
+                    "an integer or ptr type",
+                );
+                self.res_i1(i, r);
+            }
+            Opcode::FCMP => {
+                self.same_class(i, None, |cx, v| cx.float_w(v).is_some(), "a float type");
+                self.res_i1(i, r);
+            }
+            Opcode::TRUNC
+            | Opcode::ZEXT
+            | Opcode::SEXT
+            | Opcode::FPTRUNC
+            | Opcode::FPEXT
+            | Opcode::FPTOUI
+            | Opcode::FPTOSI
+            | Opcode::UITOFP
+            | Opcode::SITOFP
+            | Opcode::PTRTOINT
+            | Opcode::INTTOPTR
+            | Opcode::BITCAST => self.check_conversion(i, op, r),
+            Opcode::SELECT => {
+                if let Some(c) = self.val(i, 0) {
+                    let ok = self.is_i1(c);
+                    self.need(i, 0, c, ok, "i1");
+                }
+                let a = self.val(i, 1);
+                let b = self.val(i, 2);
+                if let (Some(a), Some(b)) = (a, b) {
+                    self.need_eq(i, 2, b, a);
+                }
+                if let (Some(a), Some(r)) = (a, r) {
+                    self.need_res_eq(i, r, a);
+                }
+            }
+            Opcode::STACKALLOC => {
+                self.type_operand(i, 0);
+                self.res_ptr(i, r);
+            }
+            Opcode::LOAD => {
+                self.ptr_operand(i, 0);
+                if let Some(r) = r {
+                    let ok = self.is_scalar(r);
+                    self.need_res(i, r, ok, "a scalar (int, float or ptr)");
+                }
+            }
+            Opcode::STORE => {
+                self.ptr_operand(i, 0);
+                if let Some(v) = self.val(i, 1) {
+                    let ok = self.is_scalar(v);
+                    self.need(i, 1, v, ok, "a scalar (int, float or ptr)");
+                }
+            }
+            Opcode::ELEM => self.check_elem(i, n, r),
+            Opcode::EXTRACT | Opcode::INSERT => self.check_extract_insert(i, op, r),
+            Opcode::CALL => self.check_call(i, r),
+            Opcode::CALL_INDIRECT => self.check_call_indirect(i, r),
+            Opcode::RET => self.check_ret(i),
+            Opcode::JUMP | Opcode::BR | Opcode::SWITCH => self.check_branch(i, op),
+            _ => {}
+        }
+    }
+
+    /// Operand 0 and 1 of one class and one type; the result (if given) of that type.
+    fn same_class(
+        &mut self,
+        i: Inst,
+        r: Option<VTy>,
+        class: impl Fn(&Self, VTy) -> bool,
+        what: &str,
+    ) {
+        let a = self.val(i, 0);
+        let b = self.val(i, 1);
+        let a = a.filter(|&a| self.need(i, 0, a, class(self, a), what));
+        let b = b.filter(|&b| self.need(i, 1, b, class(self, b), what));
+        let t = match (a, b) {
+            (Some(a), Some(b)) => {
+                self.need_eq(i, 1, b, a);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
+        if let (Some(t), Some(r)) = (t, r) {
+            self.need_res_eq(i, r, t);
+        }
+    }
+
+    fn res_i1(&mut self, i: Inst, r: Option<VTy>) {
+        if let Some(r) = r {
+            let ok = self.is_i1(r);
+            self.need_res(i, r, ok, "i1");
+        }
+    }
+
+    fn res_ptr(&mut self, i: Inst, r: Option<VTy>) {
+        if let Some(r) = r {
+            let ok = self.is_ptr(r);
+            self.need_res(i, r, ok, "ptr");
+        }
+    }
+
+    fn ptr_operand(&mut self, i: Inst, k: usize) {
+        if let Some(p) = self.val(i, k) {
+            let ok = self.is_ptr(p);
+            self.need(i, k, p, ok, "ptr");
+        }
+    }
+
+    /// Operand `k` must be a value type (a type position); returns it.
+    fn type_operand(&mut self, i: Inst, k: usize) -> Option<VTy> {
+        let t = *self.live(i)?.operands.get(k)?;
+        match self.kind(t) {
+            Kind::Value => Some(VTy(Some(t))),
+            Kind::Bad => None,
+            Kind::Void | Kind::Fn => {
+                let msg = format!("operand {k} must be a value type, found {}", self.ty_str(t));
+                self.err(i, msg);
+                None
+            }
+            Kind::NotType => {
+                let msg = format!(
+                    "operand {k} must be a type, found {} ({})",
+                    self.vname(t),
+                    self.opname(t)
+                );
+                self.err(i, msg);
+                None
+            }
+        }
+    }
+
+    fn check_conversion(&mut self, i: Inst, op: Opcode, r: Option<VTy>) {
+        let Some(a) = self.val(i, 0) else { return };
+        let int = |cx: &Self, v| cx.int_w(v);
+        let float = |cx: &Self, v| cx.float_w(v);
+        // (operand class, result class) as (predicate, words).
+        type Class = (fn(&Cx<'_>, VTy) -> bool, &'static str);
+        let is_int: Class = (|cx, v| cx.int_w(v).is_some(), "an integer type");
+        let is_float: Class = (|cx, v| cx.float_w(v).is_some(), "a float type");
+        let is_ptr: Class = (|cx, v| cx.is_ptr(v), "ptr");
+        let is_f32: Class = (|cx, v| cx.float_w(v) == Some(32), "f32");
+        let is_f64: Class = (|cx, v| cx.float_w(v) == Some(64), "f64");
+        let (from, to) = match op {
+            Opcode::TRUNC | Opcode::ZEXT | Opcode::SEXT => (is_int, is_int),
+            Opcode::FPTRUNC => (is_f64, is_f32),
+            Opcode::FPEXT => (is_f32, is_f64),
+            Opcode::FPTOUI | Opcode::FPTOSI => (is_float, is_int),
+            Opcode::UITOFP | Opcode::SITOFP => (is_int, is_float),
+            Opcode::PTRTOINT => (is_ptr, is_int),
+            Opcode::INTTOPTR => (is_int, is_ptr),
+            _ => {
+                // bitcast
+                let Some(r) = r else { return };
+                let bits = |cx: &Self, v| match (int(cx, v), float(cx, v)) {
+                    (Some(w @ (32 | 64)), _) | (_, Some(w)) => Some(w),
+                    _ => None,
+                };
+                let ok = a == r || (bits(self, a).is_some() && bits(self, a) == bits(self, r));
+                if !ok {
+                    let msg = format!(
+                        "`bitcast` from {} to {}: only a type to itself, i32 <-> f32 or i64 <-> f64",
+                        self.vty_str(a),
+                        self.vty_str(r)
+                    );
+                    self.err(i, msg);
+                }
+                return;
+            }
+        };
+        let a_ok = self.need(i, 0, a, (from.0)(self, a), from.1);
+        let Some(r) = r else { return };
+        let r_ok = self.need_res(i, r, (to.0)(self, r), to.1);
+        if a_ok && r_ok && matches!(op, Opcode::TRUNC | Opcode::ZEXT | Opcode::SEXT) {
+            let (wa, wr) = (self.int_w(a).unwrap_or(0), self.int_w(r).unwrap_or(0));
+            let (ok, verb) = if op == Opcode::TRUNC {
+                (wr < wa, "narrow")
+            } else {
+                (wr > wa, "widen")
+            };
+            if !ok {
+                let msg = format!(
+                    "`{op}` from {} to {} does not {verb}",
+                    self.vty_str(a),
+                    self.vty_str(r)
+                );
+                self.err(i, msg);
+            }
+        }
+    }
+
+    fn check_elem(&mut self, i: Inst, n: usize, r: Option<VTy>) {
+        let base = self.type_operand(i, 0);
+        self.ptr_operand(i, 1);
+        let ops: Vec<Inst> = self.live(i).map(|d| d.operands.clone()).unwrap_or_default();
+        let mut cur = base;
+        for (k, &o) in ops.iter().enumerate().take(n).skip(2) {
+            let Some(ix) = self.val(i, k) else {
+                cur = None;
+                continue;
+            };
+            let ok = self.int_w(ix).is_some();
+            if !self.need(i, k, ix, ok, "an integer type") {
+                cur = None;
+                continue;
+            }
+            if k == 2 {
+                continue; // steps over whole objects of the base type
+            }
+            let Some(c) = cur else { continue };
+            let Some(cop) = c.0.and_then(|t| self.opc(t)) else {
+                cur = None;
+                continue;
+            };
+            match cop {
+                Opcode::ARRAY => {
+                    cur = self.field(c, 0).ok().and_then(|e| self.as_value_type(e));
+                    if cur.is_none() {
+                        // A zero-length array still has an element type.
+                        cur =
+                            c.0.and_then(|t| self.live(t))
+                                .and_then(|d| d.operands.first().copied())
+                                .and_then(|e| self.as_value_type(e));
+                    }
+                }
+                Opcode::STRUCT | Opcode::NAMED_STRUCT => {
+                    let field = self
+                        .live(o)
+                        .filter(|d| d.opcode == Opcode::CONST_INT)
+                        .and_then(|d| d.payload.as_int())
+                        .map(|raw| {
+                            let w = self.int_w(ix).unwrap_or(64);
+                            crate::payload::sign_extend(raw, w)
+                        });
+                    match field {
+                        None => {
+                            let msg = format!(
+                                "operand {k} must be a const_int to index into {}",
+                                self.vty_str(c)
+                            );
+                            self.err(i, msg);
+                            cur = None;
+                        }
+                        Some(f) => match u64::try_from(f).map(|f| self.field(c, f)) {
+                            Ok(Ok(t)) => cur = self.as_value_type(t),
+                            _ => {
+                                let count =
+                                    self.live(c.0.unwrap_or(i)).map_or(0, |d| d.operands.len());
+                                let msg = format!(
+                                    "field index {f} is out of range for {} ({})",
+                                    self.vty_str(c),
+                                    plural(count, "field")
+                                );
+                                self.err(i, msg);
+                                cur = None;
+                            }
+                        },
+                    }
+                }
+                _ => {
+                    let msg = format!(
+                        "operand {k} indexes into {}, which has no fields or elements",
+                        self.vty_str(c)
+                    );
+                    self.err(i, msg);
+                    cur = None;
+                }
+            }
+        }
+        self.res_ptr(i, r);
+    }
+
+    fn check_extract_insert(&mut self, i: Inst, op: Opcode, r: Option<VTy>) {
+        let Some(agg) = self.val(i, 0) else { return };
+        let ok = self.is_aggregate(agg);
+        if !self.need(i, 0, agg, ok, "an aggregate (struct or array)") {
+            return;
+        }
+        let k = self
+            .live(i)
+            .and_then(|d| d.payload.as_int())
+            .unwrap_or(u64::MAX);
+        let field = match self.field(agg, k) {
+            Ok(f) => f,
+            Err(count) => {
+                let count = count.unwrap_or(0);
+                let what = if self.vop_is_array(agg) {
+                    "element"
+                } else {
+                    "field"
+                };
+                let msg = format!(
+                    "`{op}` index {k} is out of range for {} ({})",
+                    self.vty_str(agg),
+                    plural(usize::try_from(count).unwrap_or(usize::MAX), what)
+                );
+                self.err(i, msg);
+                return;
+            }
+        };
+        let Some(fv) = self.as_value_type(field) else {
+            return;
+        };
+        if op == Opcode::EXTRACT {
+            if let Some(r) = r {
+                self.need_res_eq(i, r, fv);
+            }
+        } else {
+            if let Some(v) = self.val(i, 1) {
+                self.need_eq(i, 1, v, fv);
+            }
+            if let Some(r) = r {
+                self.need_res_eq(i, r, agg);
+            }
+        }
+    }
+
+    fn vop_is_array(&self, v: VTy) -> bool {
+        v.0.and_then(|t| self.opc(t)) == Some(Opcode::ARRAY)
+    }
+
+    /// `(ret, params)` of a well-formed fn type.
+    fn sig(&self, t: Inst) -> Option<(Inst, Vec<Inst>)> {
+        if self.kind(t) != Kind::Fn {
+            return None;
+        }
+        let d = self.live(t)?;
+        Some((*d.operands.first()?, d.operands[1..].to_vec()))
+    }
+
+    /// Arguments `first..` of `i` against `params`; `callee` names the callee in messages.
+    fn check_args(&mut self, i: Inst, first: usize, params: &[Inst], callee: &str) {
+        let n = self.live(i).map_or(0, |d| d.operands.len());
+        let nargs = n.saturating_sub(first);
+        if nargs != params.len() {
+            self.err(
+                i,
+                format!(
+                    "call passes {}, {callee} takes {}",
+                    plural(nargs, "argument"),
+                    params.len()
+                ),
+            );
+            return;
+        }
+        for (a, &p) in params.iter().enumerate() {
+            let Some(got) = self.val(i, first + a) else {
+                continue;
+            };
+            let Some(want) = self.as_value_type(p) else {
+                continue;
+            };
+            if got != want {
+                let msg = format!(
+                    "argument {a} has type {}, expected {}",
+                    self.vty_str(got),
+                    self.vty_str(want)
+                );
+                self.err(i, msg);
+            }
+        }
+    }
+
+    /// The result of a call against the callee's return type.
+    fn check_call_result(&mut self, i: Inst, ret: Inst, r: Option<VTy>) {
+        let Some(ty) = self.live(i).map(|d| d.ty) else {
+            return;
+        };
+        match self.kind(ret) {
+            Kind::Void if ty.is_some() => {
+                self.err(i, "call of a function returning void has a result type");
+            }
+            Kind::Value => match (ty, r) {
+                (None, _) => {
+                    let msg = format!("call has no result type, expected {}", self.ty_str(ret));
+                    self.err(i, msg);
+                }
+                (Some(_), Some(r)) => {
+                    self.need_res_eq(i, r, VTy(Some(ret)));
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn check_call(&mut self, i: Inst, r: Option<VTy>) {
+        let Some(&callee) = self.live(i).and_then(|d| d.operands.first()) else {
+            return;
+        };
+        let Some(cd) = self.live(callee) else { return };
+        if cd.opcode != Opcode::FUNC {
+            let msg = format!(
+                "operand 0 (the callee) must be a `func`, found {} ({})",
+                self.vname(callee),
+                self.opname(callee)
+            );
+            self.err(i, msg);
+            return;
+        }
+        let Some((ret, params)) = cd.ty.and_then(|t| self.sig(t)) else {
+            return;
+        };
+        let name = self.vname(callee);
+        self.check_args(i, 1, &params, &name);
+        self.check_call_result(i, ret, r);
+    }
+
+    fn check_call_indirect(&mut self, i: Inst, r: Option<VTy>) {
+        let Some(&s) = self.live(i).and_then(|d| d.operands.first()) else {
+            return;
+        };
+        let sig = match self.kind(s) {
+            Kind::Fn => self.sig(s),
+            Kind::Bad => None,
+            _ => {
+                let msg = format!(
+                    "operand 0 (the signature) must be a fn type, found {}",
+                    if self.opc(s).is_some_and(|o| o.is_type()) {
+                        self.ty_str(s)
+                    } else {
+                        format!("{} ({})", self.vname(s), self.opname(s))
+                    }
+                );
+                self.err(i, msg);
+                None
+            }
+        };
+        self.ptr_operand(i, 1);
+        let Some((ret, params)) = sig else { return };
+        self.check_args(i, 2, &params, "the signature");
+        self.check_call_result(i, ret, r);
+    }
+
+    fn check_ret(&mut self, i: Inst) {
+        let Some(f) = self.func_of.get(i.idx()).copied().flatten() else {
+            return;
+        };
+        let Some((ret, _)) = self.live(f).and_then(|d| d.ty).and_then(|t| self.sig(t)) else {
+            return;
+        };
+        let n = self.live(i).map_or(0, |d| d.operands.len());
+        match self.kind(ret) {
+            Kind::Void if n != 0 => {
+                self.err(i, "`ret` with a value in a function returning void");
+            }
+            Kind::Value => {
+                if n == 0 {
+                    let msg = format!(
+                        "`ret` without a value in a function returning {}",
+                        self.ty_str(ret)
+                    );
+                    self.err(i, msg);
+                } else if let Some(v) = self.val(i, 0)
+                    && v != VTy(Some(ret))
+                {
+                    let msg = format!(
+                        "`ret` value has type {}, expected {}",
+                        self.vty_str(v),
+                        self.ty_str(ret)
+                    );
+                    self.err(i, msg);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `jump`, `br` and `switch`: targets, edge arguments, condition and case values.
+    fn check_branch(&mut self, i: Inst, op: Opcode) {
+        let ops: Vec<Inst> = self.live(i).map(|d| d.operands.clone()).unwrap_or_default();
+        let is_block = |cx: &Self, k: usize| cx.opc(ops[k]) == Some(Opcode::BLOCK);
+        match op {
+            Opcode::JUMP => {
+                let end = ops.len();
+                self.check_edge(i, 0, 1..end);
+            }
+            Opcode::BR => {
+                if let Some(c) = self.val(i, 0) {
+                    let ok = self.is_i1(c);
+                    self.need(i, 0, c, ok, "i1");
+                }
+                let blocks: Vec<usize> = (1..ops.len()).filter(|&k| is_block(self, k)).collect();
+                if !is_block(self, 1) {
+                    let msg = format!(
+                        "operand 1 (the `then` target) must be a block, found {}",
+                        self.opname(ops[1])
+                    );
+                    self.err(i, msg);
+                    return;
+                }
+                if blocks.len() != 2 {
+                    self.err(
+                        i,
+                        format!("`br` needs two target blocks, found {}", blocks.len()),
+                    );
+                    return;
+                }
+                self.check_edge(i, blocks[0], blocks[0] + 1..blocks[1]);
+                self.check_edge(i, blocks[1], blocks[1] + 1..ops.len());
+            }
+            _ => {
+                // switch
+                let scrut = self.val(i, 0);
+                let scrut = scrut.filter(|&v| {
+                    let ok = self.int_w(v).is_some();
+                    self.need(i, 0, v, ok, "an integer type")
+                });
+                let blocks: Vec<usize> = (1..ops.len()).filter(|&k| is_block(self, k)).collect();
+                let Some(&first) = blocks.first() else {
+                    self.err(i, "`switch` needs a default target block");
+                    return;
+                };
+                let ncases = first - 1;
+                if blocks.len() - 1 != ncases {
+                    self.err(
+                        i,
+                        format!(
+                            "`switch` has {} but {}",
+                            plural(ncases, "case value"),
+                            plural(blocks.len() - 1, "case target")
+                        ),
+                    );
+                }
+                let mut seen: Vec<(u64, usize)> = Vec::new();
+                for (c, &cv) in ops[1..first].iter().enumerate() {
+                    let Some(cd) = self.live(cv) else { continue };
+                    if cd.opcode != Opcode::CONST_INT {
+                        let msg = format!(
+                            "case value {c} must be a const_int, found {} ({})",
+                            self.vname(cv),
+                            self.opname(cv)
+                        );
+                        self.err(i, msg);
+                        continue;
+                    }
+                    let ct = cd.ty.and_then(|t| self.as_value_type(t));
+                    if let (Some(ct), Some(s)) = (ct, scrut)
+                        && ct != s
+                    {
+                        let msg = format!(
+                            "case value {c} has type {}, expected {}",
+                            self.vty_str(ct),
+                            self.vty_str(s)
+                        );
+                        self.err(i, msg);
+                        continue;
+                    }
+                    let v = cd.payload.as_int().unwrap_or(0);
+                    if let Some(&(_, prev)) = seen.iter().find(|(pv, _)| *pv == v) {
+                        let shown = match ct {
+                            Some(t) => crate::payload::sign_extend(v, self.int_w(t).unwrap_or(64))
+                                .to_string(),
+                            None => v.to_string(),
+                        };
+                        self.err(
+                            i,
+                            format!("case value {c} duplicates case value {prev} ({shown})"),
+                        );
+                    } else {
+                        seen.push((v, c));
+                    }
+                }
+                for (j, &b) in blocks.iter().enumerate() {
+                    let end = blocks.get(j + 1).copied().unwrap_or(ops.len());
+                    self.check_edge(i, b, b + 1..end);
+                }
+            }
+        }
+    }
+
+    /// One edge: operand `t` is the target, operands `args` its arguments.
+    fn check_edge(&mut self, i: Inst, t: usize, args: std::ops::Range<usize>) {
+        let Some(&target) = self.live(i).and_then(|d| d.operands.get(t)) else {
+            return;
+        };
+        let f = self.func_of.get(i.idx()).copied().flatten();
+        let td = self.live(target);
+        let is_block = td.is_some_and(|d| d.opcode == Opcode::BLOCK);
+        if !is_block {
+            let msg = format!(
+                "operand {t} (a branch target) must be a block, found {} ({})",
+                self.vname(target),
+                self.opname(target)
+            );
+            self.err(i, msg);
+            return;
+        }
+        if f.is_none() || self.tparent.get(target.idx()).copied().flatten() != f {
+            let msg = format!(
+                "branch target {} is not a block of this function",
+                self.vname(target)
+            );
+            self.err(i, msg);
+            return;
+        }
+        let name = self.vname(target);
+        if f.and_then(|f| self.entry_of(f)) == Some(target) {
+            self.err(i, format!("branch to the entry block {name}"));
+        }
+        let params = self.params_of(target);
+        if args.len() != params.len() {
+            let msg = format!(
+                "branch to {name} passes {}, the block takes {}",
+                plural(args.len(), "argument"),
+                params.len()
+            );
+            self.err(i, msg);
+            return;
+        }
+        for (a, (k, &p)) in args.zip(params.iter()).enumerate() {
+            let Some(got) = self.val(i, k) else { continue };
+            let Some(want) = self
+                .live(p)
+                .and_then(|d| d.ty)
+                .and_then(|t| self.as_value_type(t))
+            else {
+                continue;
+            };
+            if got != want {
+                let msg = format!(
+                    "argument {a} to {name} has type {}, expected {}",
+                    self.vty_str(got),
+                    self.vty_str(want)
+                );
+                self.err(i, msg);
+            }
+        }
+    }
+}

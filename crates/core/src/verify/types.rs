@@ -1,0 +1,306 @@
+//! Type well-formedness, value types, and how messages spell types.
+//!
+//! Kinds are computed in pool order: the pool pass has already checked that every operand of a
+//! pool entry comes earlier in the pool, so each type's kind is known before its users' and no
+//! recursion is needed, however deep the nest. A malformed type is reported once; types built
+//! on it become `Bad` silently.
+
+use crate::{Inst, Opcode, Payload};
+
+use super::{Cx, VTy};
+
+/// What a slot is, as a type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    /// Not a type at all.
+    NotType,
+    /// A malformed type (already reported), or a type that could not be checked.
+    Bad,
+    /// A value type: int, float, ptr, array, struct, named_struct.
+    Value,
+    /// `void`.
+    Void,
+    /// A `fn` type.
+    Fn,
+}
+
+/// Longest type spelling in a message before it is cut with `…`.
+const RENDER_BUDGET: usize = 120;
+/// Deepest type nesting spelled out in a message.
+const RENDER_DEPTH: usize = 8;
+
+impl Cx<'_> {
+    /// Computes the kind of every pool entry, reporting malformed types.
+    pub(super) fn compute_kinds(&mut self) {
+        // Every live type outside the pool is unusable (reported by the handle pass).
+        for (k, d) in self.m.insts.iter().enumerate() {
+            if !d.dead && d.opcode.is_type() {
+                self.kind[k] = Kind::Bad;
+            }
+        }
+        let pool: Vec<Inst> = self.m.pool.to_vec();
+        for h in pool {
+            if self.pool_pos.get(h.idx()).copied().flatten().is_none() {
+                continue;
+            }
+            let Some(op) = self.opc(h) else { continue };
+            if !op.is_type() {
+                continue;
+            }
+            let k = if self.ok(h) && self.reg_ok[h.idx()] {
+                self.type_kind(h, op)
+            } else {
+                Kind::Bad
+            };
+            self.kind[h.idx()] = k;
+            if op == Opcode::PTR && k == Kind::Value && self.ptr.is_none() {
+                self.ptr = Some(h);
+            }
+        }
+    }
+
+    /// The kind of a well-handled, registry-valid type whose operands' kinds are known.
+    fn type_kind(&mut self, t: Inst, op: Opcode) -> Kind {
+        let ops: &[Inst] = self.live(t).map_or(&[], |d| &d.operands);
+        match op {
+            Opcode::VOID => Kind::Void,
+            Opcode::I1
+            | Opcode::I8
+            | Opcode::I16
+            | Opcode::I32
+            | Opcode::I64
+            | Opcode::F32
+            | Opcode::F64
+            | Opcode::PTR => Kind::Value,
+            Opcode::ARRAY | Opcode::STRUCT | Opcode::NAMED_STRUCT => {
+                let what = if op == Opcode::ARRAY {
+                    "element"
+                } else {
+                    "field"
+                };
+                let mut kind = Kind::Value;
+                for (k, &o) in ops.iter().enumerate() {
+                    match self.kind(o) {
+                        Kind::Value => {}
+                        Kind::Bad => kind = Kind::Bad,
+                        _ => {
+                            let msg = if op == Opcode::ARRAY {
+                                format!("array {what} type {} is not a value type", self.ty_str(o))
+                            } else {
+                                format!(
+                                    "{what} {k} has type {}, which is not a value type",
+                                    self.ty_str(o)
+                                )
+                            };
+                            self.err(t, msg);
+                            kind = Kind::Bad;
+                        }
+                    }
+                    if self.errors.len() >= super::MAX_ERRORS {
+                        break;
+                    }
+                }
+                if op == Opcode::NAMED_STRUCT
+                    && self
+                        .live(t)
+                        .is_some_and(|d| d.payload.as_str().is_some_and(str::is_empty))
+                {
+                    self.err(t, "`named_struct` needs a non-empty name");
+                    kind = Kind::Bad;
+                }
+                kind
+            }
+            Opcode::FN => {
+                let mut kind = Kind::Fn;
+                for (k, &o) in ops.iter().enumerate() {
+                    match (k, self.kind(o)) {
+                        (_, Kind::Value) | (0, Kind::Void) => {}
+                        (_, Kind::Bad) => kind = Kind::Bad,
+                        (0, _) => {
+                            let msg = format!(
+                                "fn return type {} is not a value type or void",
+                                self.ty_str(o)
+                            );
+                            self.err(t, msg);
+                            kind = Kind::Bad;
+                        }
+                        _ => {
+                            let msg = format!(
+                                "fn parameter {} has type {}, which is not a value type",
+                                k - 1,
+                                self.ty_str(o)
+                            );
+                            self.err(t, msg);
+                            kind = Kind::Bad;
+                        }
+                    }
+                    if self.errors.len() >= super::MAX_ERRORS {
+                        break;
+                    }
+                }
+                kind
+            }
+            _ => Kind::Bad,
+        }
+    }
+
+    // ---- value-type queries -------------------------------------------------------------
+
+    /// The opcode of a value type (`ptr` for the un-interned pointer).
+    fn vop(&self, v: VTy) -> Option<Opcode> {
+        match v.0 {
+            None => Some(Opcode::PTR),
+            Some(t) => self.opc(t),
+        }
+    }
+
+    /// The width of an integer value type.
+    pub(super) fn int_w(&self, v: VTy) -> Option<u32> {
+        match self.vop(v)? {
+            Opcode::I1 => Some(1),
+            Opcode::I8 => Some(8),
+            Opcode::I16 => Some(16),
+            Opcode::I32 => Some(32),
+            Opcode::I64 => Some(64),
+            _ => None,
+        }
+    }
+
+    /// The width of a float value type.
+    pub(super) fn float_w(&self, v: VTy) -> Option<u32> {
+        match self.vop(v)? {
+            Opcode::F32 => Some(32),
+            Opcode::F64 => Some(64),
+            _ => None,
+        }
+    }
+
+    /// Whether `v` is `ptr`.
+    pub(super) fn is_ptr(&self, v: VTy) -> bool {
+        self.vop(v) == Some(Opcode::PTR)
+    }
+
+    /// Whether `v` is `i1`.
+    pub(super) fn is_i1(&self, v: VTy) -> bool {
+        self.vop(v) == Some(Opcode::I1)
+    }
+
+    /// Whether `v` is a scalar (int, float, ptr).
+    pub(super) fn is_scalar(&self, v: VTy) -> bool {
+        self.int_w(v).is_some() || self.float_w(v).is_some() || self.is_ptr(v)
+    }
+
+    /// The type of field / element `k` of an aggregate value type, or why there is none:
+    /// `Err(None)` for a non-aggregate, `Err(Some(count))` for an index out of range.
+    pub(super) fn field(&self, v: VTy, k: u64) -> Result<Inst, Option<u64>> {
+        let t = v.0.ok_or(None)?;
+        let d = self.live(t).ok_or(None)?;
+        match d.opcode {
+            Opcode::ARRAY => {
+                let len = d.payload.as_int().unwrap_or(0);
+                if k < len {
+                    d.operands.first().copied().ok_or(Some(len))
+                } else {
+                    Err(Some(len))
+                }
+            }
+            Opcode::STRUCT | Opcode::NAMED_STRUCT => usize::try_from(k)
+                .ok()
+                .and_then(|k| d.operands.get(k).copied())
+                .ok_or(Some(d.operands.len() as u64)),
+            _ => Err(None),
+        }
+    }
+
+    /// Whether `v` is an aggregate (array, struct, named_struct).
+    pub(super) fn is_aggregate(&self, v: VTy) -> bool {
+        matches!(
+            self.vop(v),
+            Some(Opcode::ARRAY | Opcode::STRUCT | Opcode::NAMED_STRUCT)
+        )
+    }
+
+    /// The value type of `t` if it is a well-formed value type.
+    pub(super) fn as_value_type(&self, t: Inst) -> Option<VTy> {
+        (self.kind(t) == Kind::Value).then_some(VTy(Some(t)))
+    }
+
+    // ---- spelling -----------------------------------------------------------------------
+
+    /// A value type as text.
+    pub(super) fn vty_str(&self, v: VTy) -> String {
+        match v.0 {
+            None => "ptr".to_owned(),
+            Some(t) => self.ty_str(t),
+        }
+    }
+
+    /// A type as text (as the text format spells it), cut short when long or deep.
+    pub(super) fn ty_str(&self, t: Inst) -> String {
+        let mut out = String::new();
+        self.render(t, 0, &mut out);
+        out
+    }
+
+    fn render(&self, t: Inst, depth: usize, out: &mut String) {
+        use std::fmt::Write as _;
+        if out.len() > RENDER_BUDGET || depth > RENDER_DEPTH {
+            out.push('…');
+            return;
+        }
+        let Some(d) = self.live(t) else {
+            let _ = write!(out, "<inst {}>", t.index());
+            return;
+        };
+        match d.opcode {
+            Opcode::ARRAY => {
+                let len = match &d.payload {
+                    Payload::Int(n) => n.to_string(),
+                    _ => "?".to_owned(),
+                };
+                let _ = write!(out, "[{len} x ");
+                match d.operands.first() {
+                    Some(&e) => self.render(e, depth + 1, out),
+                    None => out.push('?'),
+                }
+                out.push(']');
+            }
+            Opcode::STRUCT | Opcode::NAMED_STRUCT => {
+                if d.opcode == Opcode::NAMED_STRUCT {
+                    let _ = write!(out, "named_struct {:?} ", d.payload.as_str().unwrap_or(""));
+                }
+                out.push_str("struct {");
+                self.render_list(&d.operands, depth, out);
+                out.push('}');
+            }
+            Opcode::FN => {
+                out.push_str("fn(");
+                self.render_list(d.operands.get(1..).unwrap_or(&[]), depth, out);
+                out.push_str(") -> ");
+                match d.operands.first() {
+                    Some(&r) => self.render(r, depth + 1, out),
+                    None => out.push('?'),
+                }
+            }
+            op if op.is_type() => {
+                let _ = write!(out, "{op}");
+            }
+            op => {
+                let _ = write!(out, "`{op}` (inst {})", t.index());
+            }
+        }
+    }
+
+    fn render_list(&self, items: &[Inst], depth: usize, out: &mut String) {
+        for (k, &f) in items.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            if out.len() > RENDER_BUDGET {
+                out.push('…');
+                return;
+            }
+            self.render(f, depth + 1, out);
+        }
+    }
+}
