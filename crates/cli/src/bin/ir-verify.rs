@@ -1,0 +1,44 @@
+//! `ir-verify FILE…`: checks that each module is well formed; exit 0 if all are, 1 otherwise,
+//! with every problem on its own line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use irkit_cli::input;
+use irkit_cli::report::{Problems, verify_error_line};
+
+/// Verify irkit modules: structure, types, dominance, hoistable invariants, decorations.
+#[derive(Parser)]
+#[command(name = "ir-verify", version)]
+struct Args {
+    /// Modules to verify (`.ir` text; `-` reads stdin).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print nothing for valid modules.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let mut problems = Problems::new();
+    for path in &args.files {
+        let Some(loaded) = input::load(path, &mut problems) else {
+            continue;
+        };
+        match irkit_core::verify::verify(&loaded.module) {
+            Ok(()) => {
+                if !args.quiet {
+                    println!("{}: ok", loaded.name);
+                }
+            }
+            Err(errors) => {
+                for e in &errors {
+                    problems.push(verify_error_line(&loaded.name, &loaded.module, e));
+                }
+            }
+        }
+    }
+    problems.finish()
+}

@@ -1,0 +1,21 @@
+//! # irkit-cli: the command-line tools
+//!
+//! This crate owns the `ir-*` binaries and only what they share: reading inputs (files or
+//! stdin, by format), reporting problems one line each, choosing exit codes, and writing
+//! outputs atomically. Every real job is done by a library crate (`irkit-core`,
+//! `irkit-text`); a binary is argument parsing plus calls into them.
+//!
+//! Exit codes, the same for every tool: `0` success, `1` the input has problems (each reported
+//! on its own line, naming the file and the place), `2` usage errors (clap's own). A tool never
+//! exits by panicking.
+
+pub mod input;
+pub mod output;
+pub mod report;
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the input has problems.
+pub const EXIT_PROBLEMS: u8 = 1;
+/// Exit code: usage error.
+pub const EXIT_USAGE: u8 = 2;

@@ -1,0 +1,408 @@
+//! Reading validated archives in place: a definition's instructions ([`DefView`],
+//! [`InstView`]) and the pool ([`PoolView`]), without allocating per instruction.
+
+use irkit_core::Opcode;
+
+use crate::error::{Location, ReadCause, ReadError};
+use crate::hash::{DefKey, FileStrings, Flat, HashCtx, Rec, Strings};
+use crate::header::SectionKind;
+use crate::schema::{
+    ArchivedBody, ArchivedPoolTable, DEBUG_NAME, REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL,
+    TAG_POOL, payload_kind,
+};
+use crate::view::ModuleView;
+
+/// A reference held by an operand or a type slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ref {
+    /// An instruction of the same archive (definition or root), by local index.
+    Local(u32),
+    /// A pool value, by pool index.
+    Pool(u32),
+    /// A top-level definition (its address, as an operand), by definition index.
+    Def(u32),
+}
+
+impl Ref {
+    /// Decodes a stored reference; `None` for the absent marker or a reserved encoding.
+    /// (Validation has refused reserved encodings before any view hands one out.)
+    pub fn decode(raw: u32) -> Option<Ref> {
+        if raw == REF_NONE {
+            return None;
+        }
+        let index = raw & REF_MAX_INDEX;
+        match raw >> 30 {
+            TAG_LOCAL => Some(Ref::Local(index)),
+            TAG_POOL => Some(Ref::Pool(index)),
+            TAG_DEF => Some(Ref::Def(index)),
+            _ => None,
+        }
+    }
+}
+
+/// A payload read in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PayloadView<'v> {
+    /// No payload.
+    None,
+    /// An integer.
+    Int(u64),
+    /// Float bits.
+    Float(u64),
+    /// A string (from the string table).
+    Str(&'v str),
+    /// Bytes (from the archive's blob).
+    Bytes(&'v [u8]),
+}
+
+impl PayloadView<'_> {
+    /// An owned core payload.
+    pub fn to_payload(&self) -> irkit_core::Payload {
+        use irkit_core::Payload;
+        match *self {
+            PayloadView::None => Payload::None,
+            PayloadView::Int(v) => Payload::Int(v),
+            PayloadView::Float(v) => Payload::Float(v),
+            PayloadView::Str(s) => Payload::Str(s.into()),
+            PayloadView::Bytes(b) => Payload::Bytes(b.into()),
+        }
+    }
+}
+
+fn payload<'v>(r: &Rec, strings: FileStrings<'v>, blob: &'v [u8]) -> PayloadView<'v> {
+    let word = (r.lo as u64) | ((r.hi as u64) << 32);
+    match r.payload_kind {
+        payload_kind::INT => PayloadView::Int(word),
+        payload_kind::FLOAT => PayloadView::Float(word),
+        payload_kind::STR => PayloadView::Str(strings.str_at(r.lo).unwrap_or("")),
+        payload_kind::BYTES => {
+            let start = r.lo as usize;
+            PayloadView::Bytes(blob.get(start..start + r.hi as usize).unwrap_or(&[]))
+        }
+        _ => PayloadView::None,
+    }
+}
+
+/// One validated definition archive (or the root's), read in place.
+#[derive(Clone, Copy)]
+pub struct DefView<'v> {
+    strings: FileStrings<'v>,
+    body: &'v ArchivedBody,
+    index: Option<u32>,
+    hash: [u8; 32],
+}
+
+impl<'v> DefView<'v> {
+    pub(crate) fn new(
+        view: &'v ModuleView,
+        index: Option<u32>,
+        body: &'v ArchivedBody,
+        hash: [u8; 32],
+    ) -> DefView<'v> {
+        let strings = view.file_strings();
+        DefView {
+            strings,
+            body,
+            index,
+            hash,
+        }
+    }
+
+    /// The definition's index (`None` for the root archive).
+    pub fn index(&self) -> Option<u32> {
+        self.index
+    }
+
+    /// Number of instructions (local indices are `0..len`).
+    pub fn len(&self) -> u32 {
+        self.body.insts.len() as u32
+    }
+
+    /// Whether the archive has no instructions (never true for a validated one).
+    pub fn is_empty(&self) -> bool {
+        self.body.insts.is_empty()
+    }
+
+    /// The recorded content hash (zero for the root archive).
+    pub fn content_hash(&self) -> [u8; 32] {
+        self.hash
+    }
+
+    /// The definition's own instruction (local 0).
+    pub fn root(&self) -> InstView<'v> {
+        InstView {
+            def: *self,
+            local: 0,
+        }
+    }
+
+    /// Instruction `local`, if in range.
+    pub fn inst(&self, local: u32) -> Option<InstView<'v>> {
+        (local < self.len()).then_some(InstView { def: *self, local })
+    }
+
+    /// Every instruction in pre-order (an instruction, its decorations, its children).
+    pub fn insts(&self) -> impl ExactSizeIterator<Item = InstView<'v>> + 'v {
+        let def = *self;
+        (0..self.len()).map(move |local| InstView { def, local })
+    }
+}
+
+/// One instruction of a [`DefView`].
+#[derive(Clone, Copy)]
+pub struct InstView<'v> {
+    def: DefView<'v>,
+    local: u32,
+}
+
+impl<'v> InstView<'v> {
+    fn rec(&self) -> Rec {
+        self.def.body.rec(self.local as usize)
+    }
+
+    /// Its local index.
+    pub fn local(&self) -> u32 {
+        self.local
+    }
+
+    /// Its opcode (unknown ids are opaque and print as `#id`).
+    pub fn opcode(&self) -> Opcode {
+        Opcode(self.rec().opcode)
+    }
+
+    /// Its type, if any.
+    pub fn ty(&self) -> Option<Ref> {
+        Ref::decode(self.rec().ty)
+    }
+
+    /// Number of operands.
+    pub fn operand_count(&self) -> usize {
+        let r = self.rec();
+        r.ops_end.saturating_sub(r.ops_start) as usize
+    }
+
+    /// Its operands.
+    pub fn operands(&self) -> impl ExactSizeIterator<Item = Ref> + 'v {
+        let r = self.rec();
+        let ops = &self.def.body.operands;
+        let slice = ops
+            .get(r.ops_start as usize..r.ops_end as usize)
+            .unwrap_or(&[]);
+        slice
+            .iter()
+            .map(|o| Ref::decode(o.to_native()).unwrap_or(Ref::Local(0)))
+    }
+
+    /// Its payload.
+    pub fn payload(&self) -> PayloadView<'v> {
+        payload(&self.rec(), self.def.strings, &self.def.body.bytes)
+    }
+
+    /// Number of decorations (name hints and locations live in the debug section instead).
+    pub fn decoration_count(&self) -> u32 {
+        self.rec().n_decos
+    }
+
+    /// Its decorations, then its children, each with a flag telling whether it is a
+    /// decoration.
+    pub fn subs(&self) -> Subs<'v> {
+        let r = self.rec();
+        Subs {
+            def: self.def,
+            next: self.local + 1,
+            end: r.end,
+            decos_left: r.n_decos,
+        }
+    }
+
+    /// Its decorations.
+    pub fn decorations(&self) -> impl Iterator<Item = InstView<'v>> + 'v {
+        self.subs().filter(|(d, _)| *d).map(|(_, i)| i)
+    }
+
+    /// Its children.
+    pub fn children(&self) -> impl Iterator<Item = InstView<'v>> + 'v {
+        self.subs().filter(|(d, _)| !*d).map(|(_, i)| i)
+    }
+
+    /// One past the last local index of its subtree.
+    pub fn subtree_end(&self) -> u32 {
+        self.rec().end
+    }
+}
+
+/// Iterator over an instruction's direct sub-instructions: `(is_decoration, inst)`.
+pub struct Subs<'v> {
+    def: DefView<'v>,
+    next: u32,
+    end: u32,
+    decos_left: u32,
+}
+
+impl<'v> Iterator for Subs<'v> {
+    type Item = (bool, InstView<'v>);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.end {
+            return None;
+        }
+        let inst = InstView {
+            def: self.def,
+            local: self.next,
+        };
+        let next_end = self.def.body.rec(self.next as usize).end;
+        // Validation guarantees progress; guard anyway so a bad archive cannot loop.
+        self.next = next_end.max(self.next + 1);
+        let is_deco = self.decos_left > 0;
+        self.decos_left = self.decos_left.saturating_sub(1);
+        Some((is_deco, inst))
+    }
+}
+
+/// The validated pool, read in place.
+#[derive(Clone, Copy)]
+pub struct PoolView<'v> {
+    strings: FileStrings<'v>,
+    pool: &'v ArchivedPoolTable,
+}
+
+/// One pool value.
+#[derive(Clone, Copy)]
+pub struct PoolEntryView<'v> {
+    pool: PoolView<'v>,
+    index: u32,
+}
+
+impl<'v> PoolView<'v> {
+    pub(crate) fn new(view: &'v ModuleView, pool: &'v ArchivedPoolTable) -> PoolView<'v> {
+        let strings = view.file_strings();
+        PoolView { strings, pool }
+    }
+
+    /// Number of pool values.
+    pub fn len(&self) -> u32 {
+        self.pool.entries.len() as u32
+    }
+
+    /// Whether the pool is empty.
+    pub fn is_empty(&self) -> bool {
+        self.pool.entries.is_empty()
+    }
+
+    /// Pool value `i`.
+    pub fn get(&self, i: u32) -> Option<PoolEntryView<'v>> {
+        (i < self.len()).then_some(PoolEntryView {
+            pool: *self,
+            index: i,
+        })
+    }
+
+    pub(crate) fn archived(&self) -> &'v ArchivedPoolTable {
+        self.pool
+    }
+}
+
+impl<'v> PoolEntryView<'v> {
+    fn rec(&self) -> Rec {
+        self.pool.pool.rec(self.index as usize)
+    }
+    /// Its pool index.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+    /// Its opcode.
+    pub fn opcode(&self) -> Opcode {
+        Opcode(self.rec().opcode)
+    }
+    /// Its type (constants), if any.
+    pub fn ty(&self) -> Option<Ref> {
+        Ref::decode(self.rec().ty)
+    }
+    /// Its operands (earlier pool values or definitions).
+    pub fn operands(&self) -> impl ExactSizeIterator<Item = Ref> + 'v {
+        let r = self.rec();
+        let slice = self
+            .pool
+            .pool
+            .operands
+            .get(r.ops_start as usize..r.ops_end as usize)
+            .unwrap_or(&[]);
+        slice
+            .iter()
+            .map(|o| Ref::decode(o.to_native()).unwrap_or(Ref::Pool(0)))
+    }
+    /// Its payload.
+    pub fn payload(&self) -> PayloadView<'v> {
+        payload(&self.rec(), self.pool.strings, &self.pool.pool.bytes)
+    }
+}
+
+/// The key each definition is referred to by in content hashes, from the file.
+pub(crate) fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
+    let n = view.def_count();
+    let mut keys = Vec::with_capacity(n as usize);
+    let debug = view.debug_archive()?;
+    for i in 0..n {
+        let d = view.def(i)?;
+        let root = d.root();
+        let first = |op: Opcode| {
+            root.decorations()
+                .find_map(|x| match (x.opcode() == op, x.payload()) {
+                    (true, PayloadView::Str(s)) => Some(s.to_string()),
+                    _ => None,
+                })
+        };
+        let name = || {
+            let dbg = debug?;
+            let entries = dbg.entries.as_slice();
+            let at = entries.partition_point(|e| (e.def.to_native(), e.local.to_native()) < (i, 0));
+            entries[at..]
+                .iter()
+                .take_while(|e| e.def.to_native() == i && e.local.to_native() == 0)
+                .find(|e| e.kind == DEBUG_NAME)
+                .and_then(|e| dbg.strings.get_str(e.text.to_native()))
+                .map(str::to_string)
+        };
+        keys.push(
+            first(Opcode::EXPORT)
+                .map(DefKey::Export)
+                .or_else(|| first(Opcode::IMPORT).map(DefKey::Import))
+                .or_else(|| first(Opcode::EXTERN).map(DefKey::Extern))
+                .or_else(|| name().map(DefKey::Name))
+                .unwrap_or(DefKey::Index(i)),
+        );
+    }
+    Ok(keys)
+}
+
+/// Recomputes every definition's content hash and compares it with the directory and the
+/// symbol table.
+pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
+    let keys = def_keys(view)?;
+    let strings = view.file_strings();
+    let pool = view.pool()?;
+    let pool_hashes = HashCtx::pool_hashes(&strings, pool.archived(), &keys);
+    let ctx = HashCtx {
+        strings: &strings,
+        pool_hashes: &pool_hashes,
+        def_keys: &keys,
+    };
+    for i in 0..view.def_count() {
+        let d = view.def(i)?;
+        if ctx.body_hash(d.body) != d.content_hash() {
+            return Err(ReadError::new(
+                &view.file().into(),
+                Location::Definition(i),
+                ReadCause::Malformed("content hash mismatch".into()),
+            ));
+        }
+    }
+    for s in view.symbols() {
+        if view.def_meta(s.def).map(|d| d.content_hash) != Some(s.hash) {
+            return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
+                "symbol `{}`: hash differs from its definition's",
+                s.name
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,325 @@
+//! Content hashes: blake3 over a canonical byte stream in which pool values appear by their
+//! structural hash (never by pool index) and other definitions by a stable key (export name,
+//! else import name, else extern name, else name hint, else index), so a definition's hash
+//! changes only when the definition itself (or the interface of what it names) changes.
+//! `spec/format.md` gives the stream byte by byte. The functions here work on both the
+//! writer's native records and the reader's archived ones, through small access traits.
+
+use crate::schema::{
+    ArchivedBody, ArchivedPoolTable, ArchivedStringTable, Body, PoolTable, REF_NONE, StringTable,
+    TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
+};
+
+/// A record's fields as native integers.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rec {
+    pub opcode: u16,
+    pub payload_kind: u8,
+    pub ty: u32,
+    pub ops_start: u32,
+    pub ops_end: u32,
+    pub end: u32,
+    pub n_decos: u32,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// Read access to a flattened instruction list (a body or the pool).
+pub(crate) trait Flat {
+    fn count(&self) -> usize;
+    /// Record `i` (callers only pass `i < count()`; out of range gives a default record).
+    fn rec(&self, i: usize) -> Rec;
+    fn operand(&self, j: usize) -> u32;
+    fn operand_len(&self) -> usize;
+    fn blob(&self) -> &[u8];
+}
+
+/// Read access to a string table.
+pub(crate) trait Strings {
+    fn get_str(&self, i: u32) -> Option<&str>;
+}
+
+macro_rules! impl_flat {
+    ($ty:ty, $field:ident, |$r:ident, $i:ident| $tree:expr, $get:ident) => {
+        impl Flat for $ty {
+            fn count(&self) -> usize {
+                self.$field.len()
+            }
+            fn rec(&self, $i: usize) -> Rec {
+                let Some($r) = self.$field.get($i) else {
+                    return Rec::default();
+                };
+                let ops_start = match $i.checked_sub(1).and_then(|p| self.$field.get(p)) {
+                    Some(p) => $get!(p.ops_end),
+                    None => 0,
+                };
+                let (end, n_decos): (u32, u32) = $tree;
+                Rec {
+                    opcode: $get!($r.opcode),
+                    payload_kind: $r.payload_kind,
+                    ty: $get!($r.ty),
+                    ops_start,
+                    ops_end: $get!($r.ops_end),
+                    end,
+                    n_decos,
+                    lo: $get!($r.payload_lo),
+                    hi: $get!($r.payload_hi),
+                }
+            }
+            fn operand(&self, j: usize) -> u32 {
+                self.operands.get(j).map_or(REF_NONE, |o| $get!(*o))
+            }
+            fn operand_len(&self) -> usize {
+                self.operands.len()
+            }
+            fn blob(&self) -> &[u8] {
+                &self.bytes
+            }
+        }
+    };
+}
+
+macro_rules! native {
+    ($e:expr) => {
+        $e
+    };
+}
+macro_rules! archived {
+    ($e:expr) => {
+        $e.to_native()
+    };
+}
+
+impl_flat!(Body, insts, |r, i| (r.end, r.n_decos), native);
+impl_flat!(PoolTable, entries, |r, i| (i as u32 + 1, 0), native);
+impl_flat!(
+    ArchivedBody,
+    insts,
+    |r, i| (r.end.to_native(), r.n_decos.to_native()),
+    archived
+);
+impl_flat!(
+    ArchivedPoolTable,
+    entries,
+    |r, i| (i as u32 + 1, 0),
+    archived
+);
+
+/// The string at `i` of a table: `None` when out of range or not UTF-8.
+fn table_str(ends: impl Fn(usize) -> Option<u32>, data: &[u8], i: u32) -> Option<&str> {
+    let i = i as usize;
+    let end = ends(i)? as usize;
+    let start = match i.checked_sub(1) {
+        Some(p) => ends(p)? as usize,
+        None => 0,
+    };
+    std::str::from_utf8(data.get(start..end)?).ok()
+}
+
+impl Strings for StringTable {
+    fn get_str(&self, i: u32) -> Option<&str> {
+        table_str(|k| self.ends.get(k).copied(), &self.data, i)
+    }
+}
+
+impl Strings for ArchivedStringTable {
+    fn get_str(&self, i: u32) -> Option<&str> {
+        table_str(|k| self.ends.get(k).map(|v| v.to_native()), &self.data, i)
+    }
+}
+
+/// A validated string table read straight from the file bytes: the little-endian `u32`
+/// ends and the UTF-8 data (no rkyv access per lookup).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FileStrings<'v> {
+    pub ends: &'v [u8],
+    pub data: &'v [u8],
+}
+
+impl<'v> FileStrings<'v> {
+    /// String `i`, borrowing the file.
+    pub fn str_at(&self, i: u32) -> Option<&'v str> {
+        let end_at = |k: usize| -> Option<u32> {
+            let b = self.ends.get(k.checked_mul(4)?..k.checked_mul(4)? + 4)?;
+            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        table_str(end_at, self.data, i)
+    }
+}
+
+impl Strings for FileStrings<'_> {
+    fn get_str(&self, i: u32) -> Option<&str> {
+        self.str_at(i)
+    }
+}
+
+/// The key a definition is referred to by in content hashes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum DefKey {
+    Export(String),
+    Import(String),
+    Extern(String),
+    Name(String),
+    Index(u32),
+}
+
+impl DefKey {
+    fn feed(&self, h: &mut blake3::Hasher) {
+        let (tag, s) = match self {
+            DefKey::Export(s) => (0u8, s),
+            DefKey::Import(s) => (1, s),
+            DefKey::Extern(s) => (2, s),
+            DefKey::Name(s) => (3, s),
+            DefKey::Index(i) => {
+                h.update(&[4]);
+                h.update(&i.to_le_bytes());
+                return;
+            }
+        };
+        h.update(&[tag]);
+        feed_bytes(h, s.as_bytes());
+    }
+}
+
+fn feed_bytes(h: &mut blake3::Hasher, b: &[u8]) {
+    h.update(&(b.len() as u64).to_le_bytes());
+    h.update(b);
+}
+
+/// What references resolve to while hashing.
+pub(crate) struct HashCtx<'a, S: Strings + ?Sized> {
+    pub strings: &'a S,
+    pub pool_hashes: &'a [[u8; 32]],
+    pub def_keys: &'a [DefKey],
+}
+
+impl<S: Strings + ?Sized> HashCtx<'_, S> {
+    fn feed_ref(&self, h: &mut blake3::Hasher, r: u32) {
+        if r == REF_NONE {
+            h.update(&[0]);
+            return;
+        }
+        let index = r & crate::schema::REF_MAX_INDEX;
+        match r >> 30 {
+            TAG_LOCAL => {
+                h.update(&[1]);
+                h.update(&index.to_le_bytes());
+            }
+            TAG_POOL => {
+                h.update(&[2]);
+                h.update(self.pool_hashes.get(index as usize).unwrap_or(&[0; 32]));
+            }
+            TAG_DEF => {
+                h.update(&[3]);
+                match self.def_keys.get(index as usize) {
+                    Some(k) => k.feed(h),
+                    None => DefKey::Index(index).feed(h),
+                }
+            }
+            _ => {
+                h.update(&[0xff]);
+                h.update(&r.to_le_bytes());
+            }
+        }
+    }
+
+    fn feed_payload(&self, h: &mut blake3::Hasher, flat: &(impl Flat + ?Sized), r: &Rec) {
+        h.update(&[r.payload_kind]);
+        let word = (r.lo as u64) | ((r.hi as u64) << 32);
+        match r.payload_kind {
+            payload_kind::INT | payload_kind::FLOAT => {
+                h.update(&word.to_le_bytes());
+            }
+            payload_kind::STR => {
+                feed_bytes(h, self.strings.get_str(r.lo).unwrap_or("").as_bytes());
+            }
+            payload_kind::BYTES => {
+                let start = r.lo as usize;
+                let b = flat
+                    .blob()
+                    .get(start..start.saturating_add(r.hi as usize))
+                    .unwrap_or(&[]);
+                feed_bytes(h, b);
+            }
+            _ => {}
+        }
+    }
+
+    fn feed_common(&self, h: &mut blake3::Hasher, flat: &(impl Flat + ?Sized), r: &Rec) {
+        h.update(&r.opcode.to_le_bytes());
+        self.feed_payload(h, flat, r);
+    }
+
+    fn feed_operands(&self, h: &mut blake3::Hasher, flat: &(impl Flat + ?Sized), r: &Rec) {
+        self.feed_ref(h, r.ty);
+        let count = r.ops_end.saturating_sub(r.ops_start);
+        h.update(&count.to_le_bytes());
+        for j in r.ops_start..r.ops_end {
+            self.feed_ref(h, flat.operand(j as usize));
+        }
+    }
+
+    /// The structural hashes of every pool entry, in order (each depends only on earlier
+    /// entries and on definition keys).
+    pub fn pool_hashes(
+        strings: &S,
+        pool: &(impl Flat + ?Sized),
+        def_keys: &[DefKey],
+    ) -> Vec<[u8; 32]> {
+        let mut out: Vec<[u8; 32]> = Vec::with_capacity(pool.count());
+        for i in 0..pool.count() {
+            let ctx = HashCtx {
+                strings,
+                pool_hashes: &out,
+                def_keys,
+            };
+            let r = pool.rec(i);
+            let mut h = blake3::Hasher::new();
+            h.update(b"irkit.pool.v1\0");
+            ctx.feed_common(&mut h, pool, &r);
+            ctx.feed_operands(&mut h, pool, &r);
+            let hash = *h.finalize().as_bytes();
+            out.push(hash);
+        }
+        out
+    }
+
+    /// The content hash of one body.
+    pub fn body_hash(&self, body: &(impl Flat + ?Sized)) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(b"irkit.def.v1\0");
+        h.update(&(body.count() as u64).to_le_bytes());
+        for i in 0..body.count() {
+            let r = body.rec(i);
+            self.feed_common(&mut h, body, &r);
+            h.update(&r.n_decos.to_le_bytes());
+            h.update(&r.end.saturating_sub(i as u32).to_le_bytes());
+            self.feed_operands(&mut h, body, &r);
+        }
+        *h.finalize().as_bytes()
+    }
+}
+
+/// The module content hash: blake3 over `irkit.module.v1\0`, then for every content section
+/// (all known kinds but debug) in kind order: kind (u32 LE) and its directory hash.
+pub(crate) fn module_hash(sections: &[(u32, [u8; 32])]) -> [u8; 32] {
+    let mut sorted: Vec<&(u32, [u8; 32])> = sections.iter().collect();
+    sorted.sort_by_key(|s| s.0);
+    let mut h = blake3::Hasher::new();
+    h.update(b"irkit.module.v1\0");
+    for (kind, hash) in sorted {
+        h.update(&kind.to_le_bytes());
+        h.update(hash);
+    }
+    *h.finalize().as_bytes()
+}
+
+/// Lower-case hex of a hash.
+pub fn hex(hash: &[u8; 32]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(64);
+    for b in hash {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}

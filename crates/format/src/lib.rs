@@ -1,0 +1,49 @@
+//! # irkit-format: the binary module format
+//!
+//! This crate owns irkit's on-disk module format and nothing else: the bytes, their writer
+//! and their reader. `spec/format.md` describes the bytes (well enough for an independent
+//! reader) and `spec/versioning.md` the compatibility promise: a module written today is read
+//! by every later release.
+//!
+//! * [`write()`] / [`write_to_path`] turn a core [`Module`](irkit_core::Module) into bytes,
+//!   deterministically (the same module always gives the same bytes; writing what was read
+//!   gives the same bytes again).
+//! * [`ModuleView`] reads in place, lazily: opening checks the header, the section
+//!   directory, the strings, the symbols and the definitions directory only; each definition
+//!   is validated (its hash, rkyv's bytecheck, then every index in it) the first time it is
+//!   touched, and then read without copying through [`DefView`] / [`InstView`].
+//! * [`ModuleView::materialize`] rebuilds a core module equal to the one written.
+//!
+//! No input, however hostile, makes the reader panic, abort, allocate without bound or hang:
+//! every failure is a [`ReadError`] naming the file, the section and the cause.
+//!
+//! The file is a fixed little-endian header and section directory ([`header`]) followed by
+//! sections, each an rkyv 0.8 archive of plain data (the private `schema` module; the layout is in
+//! the spec): strings, symbols, pool, definition index, definitions (one independent archive
+//! per top-level definition), root, and optional debug info (name hints, source locations).
+
+mod defview;
+mod error;
+mod hash;
+pub mod header;
+mod materialize;
+mod schema;
+mod validate;
+mod view;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
+pub use error::{Location, ReadCause, ReadError, WriteError};
+pub use hash::hex;
+pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
+pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
+pub use write::{write, write_to_path};
+
+/// Reads a module from bytes and materializes it (convenience for `from_bytes` +
+/// `materialize`).
+pub fn read(bytes: &[u8]) -> Result<irkit_core::Module, ReadError> {
+    ModuleView::from_bytes(bytes)?.materialize()
+}

@@ -1,0 +1,269 @@
+//! Semantic checks run after rkyv's structural check (bytecheck): every index inside an
+//! archive is checked in range (naga's `valid/handles.rs` idea), every tree well nested, every
+//! list consistent, so that nothing reading a validated archive can index out of bounds.
+
+use std::sync::Arc;
+
+use crate::error::{Location, ReadCause, ReadError};
+use crate::hash::{Flat, Strings};
+use crate::schema::{
+    ArchivedDebugTable, ArchivedDefIndex, ArchivedStringTable, ArchivedSymbolTable, REF_MAX_INDEX,
+    REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
+};
+
+/// Shorthand for building errors at one location.
+pub(crate) struct Ctx<'a> {
+    pub file: &'a Arc<str>,
+    pub loc: Location,
+}
+
+impl Ctx<'_> {
+    pub fn err(&self, cause: ReadCause) -> ReadError {
+        ReadError::new(self.file, self.loc.clone(), cause)
+    }
+    pub fn bad(&self, msg: String) -> ReadError {
+        self.err(ReadCause::Malformed(msg))
+    }
+    fn range(&self, what: &'static str, index: u64, len: u64) -> Result<(), ReadError> {
+        if index < len {
+            Ok(())
+        } else {
+            Err(self.err(ReadCause::IndexOutOfRange { what, index, len }))
+        }
+    }
+}
+
+/// Checks a string table: ends non-decreasing, within the data, every string UTF-8.
+pub(crate) fn strings(t: &ArchivedStringTable, cx: &Ctx<'_>) -> Result<u32, ReadError> {
+    let mut prev = 0u32;
+    for (i, e) in t.ends.iter().enumerate() {
+        let e = e.to_native();
+        if e < prev || e as usize > t.data.len() {
+            return Err(cx.bad(format!(
+                "string {i} ends at {e}, outside {prev}..={}",
+                t.data.len()
+            )));
+        }
+        if std::str::from_utf8(&t.data[prev as usize..e as usize]).is_err() {
+            return Err(cx.bad(format!("string {i} is not UTF-8")));
+        }
+        prev = e;
+    }
+    u32::try_from(t.ends.len()).map_err(|_| cx.bad("too many strings".into()))
+}
+
+/// Checks the symbol table: names and definitions in range, sorted by (name, role, def).
+pub(crate) fn symbols(
+    t: &ArchivedSymbolTable,
+    strings: &impl Strings,
+    string_count: u32,
+    def_count: u32,
+    cx: &Ctx<'_>,
+) -> Result<(), ReadError> {
+    let string_count = string_count as u64;
+    let mut prev: Option<(&str, u8, u32)> = None;
+    for s in t.symbols.iter() {
+        cx.range("string index", s.name.to_native() as u64, string_count)?;
+        cx.range(
+            "definition index",
+            s.def.to_native() as u64,
+            def_count as u64,
+        )?;
+        let name = strings.get_str(s.name.to_native()).unwrap_or("");
+        let key = (name, s.role, s.def.to_native());
+        if let Some(p) = prev
+            && (p.0.as_bytes(), p.1, p.2) > (key.0.as_bytes(), key.1, key.2)
+        {
+            return Err(cx.bad(format!("symbols are not sorted by name at `{name}`")));
+        }
+        prev = Some(key);
+    }
+    Ok(())
+}
+
+/// Checks the definitions directory against the `definitions` section's length.
+pub(crate) fn def_index(
+    t: &ArchivedDefIndex,
+    section_len: u64,
+    cx: &Ctx<'_>,
+) -> Result<u32, ReadError> {
+    if t.defs.len() > REF_MAX_INDEX as usize + 1 {
+        return Err(cx.bad(format!("{} definitions", t.defs.len())));
+    }
+    let mut prev_end = 0u64;
+    for (i, d) in t.defs.iter().enumerate() {
+        let (off, len) = (d.offset.to_native(), d.length.to_native());
+        let end = off.checked_add(len);
+        if off % crate::header::SECTION_ALIGN != 0 || off < prev_end {
+            return Err(cx.bad(format!(
+                "definition {i}: offset {off} is unaligned or overlaps the previous one"
+            )));
+        }
+        match end {
+            Some(end) if end <= section_len => prev_end = end,
+            _ => {
+                return Err(cx.err(ReadCause::Truncated(format!(
+                    "definition {i}: bytes {off}..+{len} exceed the definitions section \
+                     ({section_len} bytes)"
+                ))));
+            }
+        }
+        if d.inst_count.to_native() == 0 {
+            return Err(cx.bad(format!("definition {i} has no instructions")));
+        }
+    }
+    Ok(t.defs.len() as u32)
+}
+
+/// What references in a flattened list may point to.
+pub(crate) struct Limits {
+    pub pool_len: u32,
+    pub def_count: u32,
+    pub string_count: u32,
+    /// Pool entries: references to the pool must point to earlier entries, locals are refused.
+    pub is_pool: bool,
+}
+
+fn check_ref(r: u32, i: u32, n: u32, lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
+    let index = (r & REF_MAX_INDEX) as u64;
+    match r >> 30 {
+        TAG_LOCAL if !lim.is_pool => cx.range("local reference", index, n as u64),
+        TAG_LOCAL => Err(cx.bad(format!("pool entry {i} refers to a local instruction"))),
+        TAG_POOL if lim.is_pool => {
+            cx.range("pool reference (to an earlier entry)", index, i as u64)
+        }
+        TAG_POOL => cx.range("pool reference", index, lim.pool_len as u64),
+        TAG_DEF => cx.range("definition reference", index, lim.def_count as u64),
+        _ => Err(cx.bad(format!(
+            "instruction {i}: reserved reference encoding {r:#010x}"
+        ))),
+    }
+}
+
+/// Checks a body or the pool: operand lists, references, payloads and (bodies) the tree.
+pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
+    let n = f.count();
+    if n > REF_MAX_INDEX as usize + 1 {
+        return Err(cx.bad(format!("{n} instructions")));
+    }
+    let n32 = n as u32;
+    if !lim.is_pool && n == 0 {
+        return Err(cx.bad("empty body".into()));
+    }
+    let n_operands = operand_count(f);
+    let blob_len = f.blob().len() as u64;
+    let mut prev_ops = 0u32;
+    let mut open: Vec<u32> = Vec::new();
+    for i in 0..n32 {
+        let r = f.rec(i as usize);
+        if !lim.is_pool {
+            while open.last().is_some_and(|&end| end <= i) {
+                open.pop();
+            }
+            if i > 0 && open.is_empty() {
+                return Err(cx.bad(format!("instruction {i} is outside the root's subtree")));
+            }
+            if r.end <= i || r.end > n32 || open.last().is_some_and(|&e| r.end > e) {
+                return Err(cx.bad(format!(
+                    "instruction {i}: subtree end {} is not nested in its parent's",
+                    r.end
+                )));
+            }
+            open.push(r.end);
+        }
+        if r.ops_end < prev_ops || r.ops_end as usize > n_operands {
+            return Err(cx.bad(format!(
+                "instruction {i}: operand list end {} outside {prev_ops}..={n_operands}",
+                r.ops_end
+            )));
+        }
+        prev_ops = r.ops_end;
+        if r.ty != REF_NONE {
+            check_ref(r.ty, i, n32, lim, cx)?;
+        }
+        for j in r.ops_start..r.ops_end {
+            let o = f.operand(j as usize);
+            if o == REF_NONE {
+                return Err(cx.bad(format!("instruction {i}: absent operand")));
+            }
+            check_ref(o, i, n32, lim, cx)?;
+        }
+        match r.payload_kind {
+            payload_kind::NONE | payload_kind::INT | payload_kind::FLOAT => {}
+            payload_kind::STR => cx.range("string index", r.lo as u64, lim.string_count as u64)?,
+            payload_kind::BYTES => {
+                if r.lo as u64 + r.hi as u64 > blob_len {
+                    return Err(cx.bad(format!(
+                        "instruction {i}: bytes {}..+{} outside the {blob_len}-byte blob",
+                        r.lo, r.hi
+                    )));
+                }
+            }
+            k => return Err(cx.bad(format!("instruction {i}: unknown payload kind {k}"))),
+        }
+    }
+    if prev_ops as usize != n_operands {
+        return Err(cx.bad(format!("{} operands stored, {prev_ops} used", n_operands)));
+    }
+    if !lim.is_pool {
+        if f.rec(0).end != n32 {
+            return Err(cx.bad("the root's subtree does not cover the body".into()));
+        }
+        // Decoration counts: at most the number of direct sub-instructions.
+        for i in 0..n32 {
+            let r = f.rec(i as usize);
+            let mut kids = 0u32;
+            let mut j = i + 1;
+            while j < r.end {
+                kids += 1;
+                j = f.rec(j as usize).end;
+            }
+            if r.n_decos > kids {
+                return Err(cx.bad(format!(
+                    "instruction {i}: {} decorations but {kids} sub-instructions",
+                    r.n_decos
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn operand_count(f: &(impl Flat + ?Sized)) -> usize {
+    f.operand_len()
+}
+
+/// Checks the debug section against the definitions directory.
+pub(crate) fn debug(
+    t: &ArchivedDebugTable,
+    index: &[crate::view::DefMeta],
+    cx: &Ctx<'_>,
+) -> Result<(), ReadError> {
+    let string_count = strings(&t.strings, cx)? as u64;
+    let mut prev: Option<(u32, u32, u32)> = None;
+    for (k, e) in t.entries.iter().enumerate() {
+        let key = (
+            e.def.to_native(),
+            e.local.to_native(),
+            e.position.to_native(),
+        );
+        if prev.is_some_and(|p| p >= key) {
+            return Err(cx.bad(format!("entry {k} is out of order")));
+        }
+        prev = Some(key);
+        let Some(def) = index.get(key.0 as usize) else {
+            return Err(cx.err(ReadCause::IndexOutOfRange {
+                what: "definition index",
+                index: key.0 as u64,
+                len: index.len() as u64,
+            }));
+        };
+        cx.range("local index", key.1 as u64, def.inst_count as u64)?;
+        cx.range(
+            "debug string index",
+            e.text.to_native() as u64,
+            string_count,
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,621 @@
+//! The writer: a core [`Module`] to the bytes of a module file, deterministically (the same
+//! module always gives the same bytes).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::Path;
+
+use irkit_core::{Inst, Module, Opcode, Payload};
+
+use crate::error::WriteError;
+use crate::hash::{DefKey, HashCtx, module_hash};
+use crate::header::{
+    self, DirEntry, FORMAT_MAJOR, FORMAT_MINOR, Header, SECTION_ALIGN, SECTION_OPTIONAL,
+    SectionKind,
+};
+use crate::schema::{
+    Body, DEBUG_LOC, DEBUG_NAME, DebugRec, DebugTable, DefEntry, DefIndex, InstRec, PoolRec,
+    PoolTable, REF_MAX_INDEX, REF_NONE, StringTable, SymbolRec, SymbolTable, TAG_DEF, TAG_LOCAL,
+    TAG_POOL, pack_ref, payload_kind,
+};
+
+/// Serializes `module` to the bytes of a module file.
+pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
+    Writer::new(module).run()
+}
+
+/// Serializes `module` and saves it at `path` atomically: the bytes go to a temporary file in
+/// the same directory, which is synced and then renamed over `path`.
+pub fn write_to_path(module: &Module, path: impl AsRef<Path>) -> Result<(), WriteError> {
+    let path = path.as_ref();
+    let bytes = write(module)?;
+    let io = |source| WriteError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "module".into());
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{file_name}.{}.{n}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    Ok(())
+}
+
+/// Slot owner markers (definitions are owners `0..n`).
+const UNMAPPED: u32 = u32::MAX;
+const OWNER_POOL: u32 = u32::MAX - 1;
+const OWNER_ROOT: u32 = u32::MAX - 2;
+const OWNER_DEBUG: u32 = u32::MAX - 3;
+
+#[derive(Default)]
+struct StrTab<'m> {
+    map: HashMap<&'m str, u32>,
+    table: StringTable,
+}
+
+impl<'m> StrTab<'m> {
+    fn intern(&mut self, s: &'m str) -> Result<u32, WriteError> {
+        if let Some(&i) = self.map.get(s) {
+            return Ok(i);
+        }
+        let i = self.table.ends.len() as u32;
+        self.table.data.extend_from_slice(s.as_bytes());
+        let end = u32::try_from(self.table.data.len()).map_err(|_| WriteError::TooLarge {
+            what: "bytes of strings",
+            count: self.table.data.len() as u64,
+            max: u32::MAX as u64,
+        })?;
+        self.table.ends.push(end);
+        self.map.insert(s, i);
+        Ok(i)
+    }
+}
+
+struct Flattened {
+    order: Vec<Inst>,
+    body: Body,
+}
+
+struct Writer<'m> {
+    m: &'m Module,
+    /// Per arena slot: (owner, index).
+    slot: Vec<(u32, u32)>,
+    strings: StrTab<'m>,
+    debug_strings: StrTab<'m>,
+    debug: Vec<DebugRec>,
+}
+
+fn too_large(what: &'static str, count: usize) -> WriteError {
+    WriteError::TooLarge {
+        what,
+        count: count as u64,
+        max: REF_MAX_INDEX as u64 + 1,
+    }
+}
+
+impl<'m> Writer<'m> {
+    fn new(m: &'m Module) -> Writer<'m> {
+        Writer {
+            m,
+            slot: vec![(UNMAPPED, 0); m.arena_len()],
+            strings: StrTab::default(),
+            debug_strings: StrTab::default(),
+            debug: Vec::new(),
+        }
+    }
+
+    fn run(mut self) -> Result<Vec<u8>, WriteError> {
+        let m = self.m;
+        let defs = m.top_level().to_vec();
+        if defs.len() > REF_MAX_INDEX as usize + 1 {
+            return Err(too_large("top-level definitions", defs.len()));
+        }
+        // 1. Number everything: pool entries, then every tree instruction (owner, local).
+        let pool = self.pool_order()?;
+        for (i, &p) in pool.iter().enumerate() {
+            self.slot[p.idx()] = (OWNER_POOL, i as u32);
+        }
+        let mut orders = Vec::with_capacity(defs.len());
+        for (d, &def) in defs.iter().enumerate() {
+            orders.push(self.number(def, d as u32, false)?);
+        }
+        let root_order = self.number(m.root(), OWNER_ROOT, true)?;
+        // 2. Encode (strings are interned in this deterministic order).
+        let pool_table = self.encode_pool(&pool)?;
+        let root_body = self.encode_body(root_order, OWNER_ROOT)?;
+        let mut bodies = Vec::with_capacity(defs.len());
+        for (d, order) in orders.into_iter().enumerate() {
+            bodies.push(self.encode_body(order, d as u32)?);
+        }
+        self.debug
+            .sort_unstable_by_key(|r| (r.def, r.local, r.position));
+        // 3. Keys, hashes, symbols.
+        let keys = self.def_keys(&defs);
+        let pool_hashes = HashCtx::pool_hashes(&self.strings.table, &pool_table, &keys);
+        let ctx = HashCtx {
+            strings: &self.strings.table,
+            pool_hashes: &pool_hashes,
+            def_keys: &keys,
+        };
+        let content: Vec<[u8; 32]> = bodies.iter().map(|b| ctx.body_hash(&b.body)).collect();
+        let symbols = self.symbols(&defs, &content)?;
+        // 4. Archives and layout.
+        let mut def_blob: Vec<u8> = Vec::new();
+        let mut index = DefIndex::default();
+        for (d, b) in bodies.iter().enumerate() {
+            let bytes = archive(&b.body)?;
+            pad_to(&mut def_blob);
+            index.defs.push(DefEntry {
+                offset: def_blob.len() as u64,
+                length: bytes.len() as u64,
+                inst_count: b.order.len() as u32,
+                opcode: m.opcode(defs[d]).0,
+                reserved: 0,
+                body_hash: *blake3::hash(&bytes).as_bytes(),
+                content_hash: content[d],
+            });
+            def_blob.extend_from_slice(&bytes);
+        }
+        let mut sections: Vec<(SectionKind, u32, Vec<u8>)> = vec![
+            (SectionKind::STRINGS, 0, archive(&self.strings.table)?),
+            (SectionKind::SYMBOLS, 0, archive(&symbols)?),
+            (SectionKind::POOL, 0, archive(&pool_table)?),
+            (SectionKind::DEF_INDEX, 0, archive(&index)?),
+            (SectionKind::ROOT, 0, archive(&root_body.body)?),
+        ];
+        if !self.debug.is_empty() {
+            let table = DebugTable {
+                strings: std::mem::take(&mut self.debug_strings.table),
+                entries: std::mem::take(&mut self.debug),
+            };
+            sections.push((SectionKind::DEBUG, SECTION_OPTIONAL, archive(&table)?));
+        }
+        sections.push((SectionKind::DEFINITIONS, 0, def_blob));
+        Ok(assemble(sections))
+    }
+
+    /// The live pool in dependency order (the module's order when it already is one).
+    fn pool_order(&self) -> Result<Vec<Inst>, WriteError> {
+        let m = self.m;
+        let mut state = vec![0u8; m.arena_len()];
+        let mut out = Vec::with_capacity(m.pool().len());
+        for &p in m.pool() {
+            if !m.is_live(p) || state[p.idx()] == 2 {
+                continue;
+            }
+            let mut stack = vec![(p, false)];
+            while let Some((x, ready)) = stack.pop() {
+                if ready {
+                    state[x.idx()] = 2;
+                    out.push(x);
+                    continue;
+                }
+                match state[x.idx()] {
+                    2 => continue,
+                    1 => {
+                        return Err(WriteError::Unrepresentable(format!(
+                            "pool value {x} (`{}`): it depends on itself",
+                            m.opcode(x)
+                        )));
+                    }
+                    _ => {}
+                }
+                state[x.idx()] = 1;
+                stack.push((x, true));
+                let d = m.data(x);
+                for &o in d.operands().iter().rev().chain(d.ty().iter()) {
+                    let o = m.resolve(o);
+                    if m.contains(o) && m.opcode(o).is_hoistable() && state[o.idx()] != 2 {
+                        if !m.is_live(o) {
+                            return Err(WriteError::Unrepresentable(format!(
+                                "pool value {x} refers to removed value {o}"
+                            )));
+                        }
+                        stack.push((o, false));
+                    }
+                }
+            }
+        }
+        if out.len() > REF_MAX_INDEX as usize + 1 {
+            return Err(too_large("pool values", out.len()));
+        }
+        Ok(out)
+    }
+
+    /// Whether decoration `d` moves to the debug section; records it if so.
+    fn take_debug(&mut self, d: Inst, owner: u32, local: u32, position: usize) -> bool {
+        let m = self.m;
+        let data = m.data(d);
+        if data.ty().is_some() || !data.decorations().is_empty() || !data.children().is_empty() {
+            return false;
+        }
+        let Payload::Str(text) = data.payload() else {
+            return false;
+        };
+        let (kind, line, col) = match data.opcode() {
+            Opcode::NAME_HINT if data.operands().is_empty() => (DEBUG_NAME, 0, 0),
+            Opcode::LOC => match data.operands() {
+                [l, c] => match (self.i32_value(*l), self.i32_value(*c)) {
+                    (Some(l), Some(c)) => (DEBUG_LOC, l, c),
+                    _ => return false,
+                },
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let Ok(text) = self.debug_strings.intern(text) else {
+            return false;
+        };
+        self.debug.push(DebugRec {
+            def: owner,
+            local,
+            position: position as u32,
+            kind,
+            reserved: [0; 3],
+            text,
+            line,
+            col,
+        });
+        true
+    }
+
+    /// The value of a live `const_int` of type `i32` that fits 32 bits.
+    fn i32_value(&self, c: Inst) -> Option<u32> {
+        let m = self.m;
+        let c = m.resolve(c);
+        let d = m.get(c)?;
+        if d.is_dead() || d.opcode() != Opcode::CONST_INT {
+            return None;
+        }
+        let t = d.ty()?;
+        if m.get(t)?.opcode() != Opcode::I32 {
+            return None;
+        }
+        u32::try_from(d.payload().as_int()?).ok()
+    }
+
+    /// Pre-order numbering of a tree (instruction, its decorations, its children). For the
+    /// root only its decorations are numbered (its children are the definitions).
+    fn number(&mut self, top: Inst, owner: u32, is_root: bool) -> Result<Vec<Inst>, WriteError> {
+        let m = self.m;
+        let mut order = Vec::new();
+        let mut stack = vec![top];
+        while let Some(i) = stack.pop() {
+            if !m.is_live(i) || self.slot[i.idx()].0 != UNMAPPED {
+                return Err(WriteError::Unrepresentable(format!(
+                    "{i} (`{}`): removed, or reachable twice in the tree",
+                    m.opcode(i)
+                )));
+            }
+            if order.len() > REF_MAX_INDEX as usize {
+                return Err(too_large("instructions in one definition", order.len() + 1));
+            }
+            let local = order.len() as u32;
+            self.slot[i.idx()] = (owner, local);
+            order.push(i);
+            let data = m.data(i);
+            if !(is_root && i == top) {
+                stack.extend(data.children().iter().rev());
+            }
+            for (pos, &d) in data.decorations().iter().enumerate().rev() {
+                let debuggable = !is_root && m.is_live(d) && self.slot[d.idx()].0 == UNMAPPED;
+                if debuggable && self.take_debug(d, owner, local, pos) {
+                    self.slot[d.idx()] = (OWNER_DEBUG, 0);
+                } else {
+                    stack.push(d);
+                }
+            }
+        }
+        Ok(order)
+    }
+
+    fn encode_payload(
+        &mut self,
+        p: &'m Payload,
+        blob: &mut Vec<u8>,
+    ) -> Result<(u8, u32, u32), WriteError> {
+        Ok(match p {
+            Payload::None => (payload_kind::NONE, 0, 0),
+            Payload::Int(v) => (payload_kind::INT, *v as u32, (*v >> 32) as u32),
+            Payload::Float(v) => (payload_kind::FLOAT, *v as u32, (*v >> 32) as u32),
+            Payload::Str(s) => (payload_kind::STR, self.strings.intern(s)?, 0),
+            Payload::Bytes(b) => {
+                let off = blob.len();
+                let total = off + b.len();
+                if total > u32::MAX as usize {
+                    return Err(WriteError::TooLarge {
+                        what: "payload bytes in one archive",
+                        count: total as u64,
+                        max: u32::MAX as u64,
+                    });
+                }
+                blob.extend_from_slice(b);
+                (payload_kind::BYTES, off as u32, b.len() as u32)
+            }
+        })
+    }
+
+    /// Encodes a reference from `user` (in archive `owner`) to `target`.
+    fn encode_ref(&self, owner: u32, user: Inst, target: Inst) -> Result<u32, WriteError> {
+        let m = self.m;
+        let mut t = target;
+        if !m.contains(t) {
+            return Err(WriteError::Unrepresentable(format!(
+                "{user} refers to {t}, which is not an instruction of this module"
+            )));
+        }
+        if self.slot[t.idx()].0 == UNMAPPED {
+            t = m.resolve(t);
+        }
+        let (o, index) = self.slot[t.idx()];
+        if o == owner && owner != OWNER_POOL {
+            return Ok(pack_ref(TAG_LOCAL, index));
+        }
+        match o {
+            OWNER_POOL => Ok(pack_ref(TAG_POOL, index)),
+            d if d < OWNER_DEBUG && index == 0 => Ok(pack_ref(TAG_DEF, d)),
+            _ => {
+                let why = match o {
+                    UNMAPPED => "a removed or detached instruction",
+                    OWNER_ROOT => "the module root or one of its decorations",
+                    OWNER_DEBUG => "a name_hint or loc decoration",
+                    OWNER_POOL => "a pool value", // unreachable: handled above
+                    _ => "an instruction inside another definition",
+                };
+                Err(WriteError::Unrepresentable(format!(
+                    "the reference from {user} (`{}`) to {t} (`{}`): {why}",
+                    m.opcode(user),
+                    m.opcode(t)
+                )))
+            }
+        }
+    }
+
+    fn encode_pool(&mut self, pool: &[Inst]) -> Result<PoolTable, WriteError> {
+        let m = self.m;
+        let mut table = PoolTable::default();
+        for (i, &p) in pool.iter().enumerate() {
+            let d = m.data(p);
+            let ty = match d.ty() {
+                Some(t) => self.encode_ref(OWNER_POOL, p, t)?,
+                None => REF_NONE,
+            };
+            for &o in d.operands() {
+                table.operands.push(self.encode_ref(OWNER_POOL, p, o)?);
+            }
+            // Pool references must point backwards (guaranteed by `pool_order`).
+            debug_assert!(
+                table
+                    .operands
+                    .iter()
+                    .all(|&r| r >> 30 != TAG_POOL || (r & REF_MAX_INDEX) < i as u32 + 1)
+            );
+            let (kind, lo, hi) = self.encode_payload(d.payload(), &mut table.bytes)?;
+            table.entries.push(PoolRec {
+                opcode: d.opcode().0,
+                payload_kind: kind,
+                reserved: 0,
+                ty,
+                ops_end: ops_len(table.operands.len())?,
+                payload_lo: lo,
+                payload_hi: hi,
+            });
+        }
+        Ok(table)
+    }
+
+    fn encode_body(&mut self, order: Vec<Inst>, owner: u32) -> Result<Flattened, WriteError> {
+        let m = self.m;
+        let n = order.len();
+        let mut body = Body::default();
+        // Subtree sizes, from the parents (pre-order: a parent precedes its subtree).
+        let mut size = vec![1u32; n];
+        let mut n_decos = vec![0u32; n];
+        for l in (1..n).rev() {
+            let parent = m.parent(order[l]).map(|p| self.slot[p.idx()]);
+            if let Some((po, pl)) = parent
+                && po == owner
+                && (pl as usize) < l
+            {
+                size[pl as usize] += size[l];
+                // Whether it sits in the decoration list is what counts, not its opcode.
+                if m.decorations(order[pl as usize]).contains(&order[l]) {
+                    n_decos[pl as usize] += 1;
+                }
+            }
+        }
+        body.insts.reserve(n);
+        for (l, &i) in order.iter().enumerate() {
+            let d = m.data(i);
+            let ty = match d.ty() {
+                Some(t) => self.encode_ref(owner, i, t)?,
+                None => REF_NONE,
+            };
+            for &o in d.operands() {
+                body.operands.push(self.encode_ref(owner, i, o)?);
+            }
+            let (kind, lo, hi) = self.encode_payload(d.payload(), &mut body.bytes)?;
+            body.insts.push(InstRec {
+                opcode: d.opcode().0,
+                payload_kind: kind,
+                reserved: 0,
+                ty,
+                ops_end: ops_len(body.operands.len())?,
+                end: l as u32 + size[l],
+                n_decos: n_decos[l],
+                payload_lo: lo,
+                payload_hi: hi,
+            });
+        }
+        Ok(Flattened { order, body })
+    }
+
+    fn def_keys(&self, defs: &[Inst]) -> Vec<DefKey> {
+        let m = self.m;
+        let names: HashMap<u32, &str> = self
+            .debug
+            .iter()
+            .rev()
+            .filter(|r| r.kind == DEBUG_NAME && r.local == 0)
+            .filter_map(|r| Some((r.def, str_of(&self.debug_strings.table, r.text)?)))
+            .collect();
+        defs.iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let first = |op| {
+                    m.decorations(d)
+                        .iter()
+                        .filter(|&&x| m.opcode(x) == op && self.slot[x.idx()].0 == i as u32)
+                        .find_map(|&x| m.payload(x).as_str())
+                        .map(str::to_string)
+                };
+                first(Opcode::EXPORT)
+                    .map(DefKey::Export)
+                    .or_else(|| first(Opcode::IMPORT).map(DefKey::Import))
+                    .or_else(|| first(Opcode::EXTERN).map(DefKey::Extern))
+                    .or_else(|| names.get(&(i as u32)).map(|s| DefKey::Name(s.to_string())))
+                    .unwrap_or(DefKey::Index(i as u32))
+            })
+            .collect()
+    }
+
+    fn symbols(&mut self, defs: &[Inst], content: &[[u8; 32]]) -> Result<SymbolTable, WriteError> {
+        let m = self.m;
+        let mut out = Vec::new();
+        for (i, &d) in defs.iter().enumerate() {
+            let signature = match m.ty(d) {
+                Some(t) => match self.slot[m.resolve(t).idx()] {
+                    (OWNER_POOL, p) => p,
+                    _ => REF_NONE,
+                },
+                None => REF_NONE,
+            };
+            for &x in m.decorations(d) {
+                let role = match m.opcode(x) {
+                    Opcode::EXPORT => 0,
+                    Opcode::IMPORT => 1,
+                    Opcode::EXTERN => 2,
+                    _ => continue,
+                };
+                let Payload::Str(name) = m.payload(x) else {
+                    continue;
+                };
+                out.push((
+                    &**name,
+                    SymbolRec {
+                        name: self.strings.intern(name)?,
+                        role,
+                        reserved: 0,
+                        def_opcode: m.opcode(d).0,
+                        def: i as u32,
+                        signature,
+                        hash: content[i],
+                    },
+                ));
+            }
+        }
+        out.sort_by(|a, b| {
+            (a.0.as_bytes(), a.1.role, a.1.def).cmp(&(b.0.as_bytes(), b.1.role, b.1.def))
+        });
+        Ok(SymbolTable {
+            symbols: out.into_iter().map(|(_, s)| s).collect(),
+        })
+    }
+}
+
+fn str_of(t: &StringTable, i: u32) -> Option<&str> {
+    crate::hash::Strings::get_str(t, i)
+}
+
+fn ops_len(n: usize) -> Result<u32, WriteError> {
+    u32::try_from(n).map_err(|_| WriteError::TooLarge {
+        what: "operands in one archive",
+        count: n as u64,
+        max: u32::MAX as u64,
+    })
+}
+
+fn archive<T>(value: &T) -> Result<Vec<u8>, WriteError>
+where
+    T: for<'a> rkyv::Serialize<
+            rkyv::api::high::HighSerializer<
+                rkyv::util::AlignedVec,
+                rkyv::ser::allocator::ArenaHandle<'a>,
+                rkyv::rancor::BoxedError,
+            >,
+        >,
+{
+    rkyv::to_bytes::<rkyv::rancor::BoxedError>(value)
+        .map(|v| v.to_vec())
+        .map_err(|e| WriteError::Archive(e.to_string()))
+}
+
+fn pad_to(buf: &mut Vec<u8>) {
+    let rem = buf.len() % SECTION_ALIGN as usize;
+    if rem != 0 {
+        buf.resize(buf.len() + SECTION_ALIGN as usize - rem, 0);
+    }
+}
+
+/// Lays out header, directory and sections (each 16-byte aligned, zero padding).
+pub(crate) fn assemble(sections: Vec<(SectionKind, u32, Vec<u8>)>) -> Vec<u8> {
+    let dir_end = header::directory_end(sections.len());
+    let mut offset = dir_end as u64;
+    let mut entries = Vec::with_capacity(sections.len());
+    for (kind, flags, bytes) in &sections {
+        offset = offset.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+        entries.push(DirEntry {
+            kind: *kind,
+            flags: *flags,
+            offset,
+            length: bytes.len() as u64,
+            hash: *blake3::hash(bytes).as_bytes(),
+        });
+        offset += bytes.len() as u64;
+    }
+    let head = Header {
+        major: FORMAT_MAJOR,
+        minor: FORMAT_MINOR,
+        flags: 0,
+        section_count: sections.len() as u32,
+        entry_size: header::DIR_ENTRY_SIZE as u32,
+        file_length: offset,
+    };
+    let mut out = header::encode(&head, &entries);
+    out.reserve(offset as usize - out.len());
+    for ((_, _, bytes), e) in sections.iter().zip(&entries) {
+        out.resize(e.offset as usize, 0);
+        out.extend_from_slice(bytes);
+    }
+    out
+}
+
+/// The module content hash of a file's directory (content sections only).
+pub(crate) fn content_hash_of(entries: &[DirEntry]) -> [u8; 32] {
+    let list: Vec<(u32, [u8; 32])> = entries
+        .iter()
+        .filter(|e| e.kind.is_content())
+        .map(|e| (e.kind.0, e.hash))
+        .collect();
+    module_hash(&list)
+}

@@ -1,0 +1,132 @@
+//! The syntax tree the parser builds and the lowering turns into a [`Module`](irkit_core::Module).
+//!
+//! It is close to the text: readable forms are already expanded (labels became `block`
+//! statements with `param` children, grouped arguments became plain operands), but names are
+//! still names, so forward references are resolved later, by the lowering.
+
+use irkit_core::Opcode;
+
+use crate::error::Pos;
+
+/// A name as written: sigil, text, and whether it is anonymous (bare digits).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Name {
+    pub(crate) sigil: char,
+    pub(crate) text: String,
+    pub(crate) anon: bool,
+}
+
+impl Name {
+    /// The name as written in messages (`%x`, `%"a b"`, `%3`).
+    pub(crate) fn display(&self) -> String {
+        if self.anon {
+            format!("{}{}", self.sigil, self.text)
+        } else {
+            let mut s = String::new();
+            crate::literal::write_name(&mut s, self.sigil, &self.text);
+            s
+        }
+    }
+}
+
+/// A payload literal as written; the lowering turns it into a [`Payload`](irkit_core::Payload).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PayloadLit {
+    Int(i128),
+    /// A decimal float or `inf`/`-inf`, read in the result type's format.
+    Float(String),
+    /// `nan` or `nan:0x…`.
+    Nan(Option<u64>),
+    /// `fbits:0x…`.
+    FBits(u64),
+    Str(String),
+    Bytes(Vec<u8>),
+    /// A condition code, already numbered.
+    Cc(u64),
+}
+
+/// The value part of an inline constant (`i32 42`, `T zero`, `T [a, b]`, …).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ConstValue {
+    Int(i128),
+    Bool(bool),
+    Float(String),
+    Nan(Option<u64>),
+    Null,
+    Zero,
+    Aggregate(Vec<Operand>),
+    Bytes(Vec<u8>),
+}
+
+/// One operand.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Operand {
+    /// A reference by name.
+    Ref(Name, Pos),
+    /// `void`, `i32`, … (a primitive type).
+    Prim(Opcode, Pos),
+    /// `[N x T]`.
+    Array(u64, Box<Operand>, Pos),
+    /// `struct {T, …}`.
+    Struct(Vec<Operand>, Pos),
+    /// `fn(T, …) -> R`: return first, then parameters.
+    Fn(Vec<Operand>, Pos),
+    /// `T value`.
+    Const(Box<Operand>, ConstValue, Pos),
+}
+
+impl Operand {
+    pub(crate) fn pos(&self) -> Pos {
+        match self {
+            Operand::Ref(_, p)
+            | Operand::Prim(_, p)
+            | Operand::Array(_, _, p)
+            | Operand::Struct(_, p)
+            | Operand::Fn(_, p)
+            | Operand::Const(_, _, p) => *p,
+        }
+    }
+}
+
+/// The result part of a statement: `%name[: T] =`.
+#[derive(Clone, Debug)]
+pub(crate) struct ResultDef {
+    pub(crate) name: Name,
+    pub(crate) pos: Pos,
+    pub(crate) ty: Option<Operand>,
+}
+
+/// What a statement defines.
+#[derive(Clone, Debug)]
+pub(crate) enum StmtKind {
+    /// The generic form: opcode, payload, operands, body.
+    Inst {
+        op: Opcode,
+        /// Spelled by name (payload kinds are checked) rather than `#id`.
+        by_name: bool,
+        op_pos: Pos,
+        payload: Option<(PayloadLit, Pos)>,
+        operands: Vec<Operand>,
+        body: Option<Vec<Stmt>>,
+    },
+    /// `%t = <inline type or constant>`: names a hoistable value.
+    Alias(Operand),
+}
+
+/// One statement (an instruction, a decoration entry, a block from a label, a parameter).
+#[derive(Clone, Debug)]
+pub(crate) struct Stmt {
+    pub(crate) pos: Pos,
+    pub(crate) decos: Vec<Stmt>,
+    pub(crate) result: Option<ResultDef>,
+    pub(crate) kind: StmtKind,
+}
+
+/// A whole file.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct File {
+    /// `#![…]` entries.
+    pub(crate) root_decos: Vec<Stmt>,
+    /// Top-level statements.
+    pub(crate) items: Vec<Stmt>,
+}

@@ -1,0 +1,807 @@
+//! The parser: tokens to the syntax tree of [`ast`](crate::ast).
+//!
+//! Recursive descent with a nesting bound ([`MAX_DEPTH`]), so no input can overflow the
+//! stack. On an error it reports, skips to the next line (keeping braces balanced) and goes
+//! on, so one run reports every independent error.
+
+use irkit_core::{FloatCC, IntCC, Opcode, PayloadKind};
+
+use crate::ast::{ConstValue, File, Name, Operand, PayloadLit, ResultDef, Stmt, StmtKind};
+use crate::error::{Diags, Pos};
+use crate::lexer::{Tok, Token};
+
+/// How deeply bodies, decorations and inline types/constants may nest.
+pub const MAX_DEPTH: u32 = 256;
+
+/// An error already reported to the diagnostics.
+struct Reported;
+
+type PResult<T> = Result<T, Reported>;
+
+/// The primitive type keywords.
+pub(crate) const PRIM_TYPES: [(&str, Opcode); 9] = [
+    ("void", Opcode::VOID),
+    ("i1", Opcode::I1),
+    ("i8", Opcode::I8),
+    ("i16", Opcode::I16),
+    ("i32", Opcode::I32),
+    ("i64", Opcode::I64),
+    ("f32", Opcode::F32),
+    ("f64", Opcode::F64),
+    ("ptr", Opcode::PTR),
+];
+
+fn prim_type(word: &str) -> Option<Opcode> {
+    PRIM_TYPES
+        .iter()
+        .find(|(w, _)| *w == word)
+        .map(|(_, op)| *op)
+}
+
+struct Parser<'t, 'd> {
+    toks: &'t [Token],
+    i: usize,
+    diags: &'d mut Diags,
+    depth: u32,
+}
+
+/// Parses a token stream (ending with `Eof`) into a file; errors go to `diags`.
+pub(crate) fn parse_tokens(toks: &[Token], diags: &mut Diags) -> File {
+    let mut p = Parser {
+        toks,
+        i: 0,
+        diags,
+        depth: 0,
+    };
+    p.file()
+}
+
+impl Parser<'_, '_> {
+    // ---- token access -----------------------------------------------------------------------
+
+    fn peek(&self) -> &Token {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&self, k: usize) -> &Token {
+        let last = self.toks.len() - 1;
+        &self.toks[(self.i + k).min(last)]
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.i < self.toks.len() - 1 {
+            self.i += 1;
+        }
+        t
+    }
+
+    fn is(&self, tok: &Tok) -> bool {
+        &self.peek().tok == tok
+    }
+
+    /// Whether the next token is on the same line as the previous one.
+    fn same_line(&self) -> bool {
+        let t = self.peek();
+        !t.line_start && t.tok != Tok::Eof
+    }
+
+    fn error<T>(&mut self, pos: Pos, msg: impl Into<String>) -> PResult<T> {
+        self.diags.push(pos, msg);
+        Err(Reported)
+    }
+
+    fn expected<T>(&mut self, what: &str) -> PResult<T> {
+        let t = self.peek();
+        let (pos, found) = (t.pos, t.describe());
+        self.error(pos, format!("expected {what}, found {found}"))
+    }
+
+    fn expect(&mut self, tok: Tok, what: &str) -> PResult<Token> {
+        if self.is(&tok) {
+            Ok(self.bump())
+        } else {
+            self.expected(what)
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        if self.depth >= MAX_DEPTH {
+            let pos = self.peek().pos;
+            return self.error(pos, format!("nesting deeper than {MAX_DEPTH} levels"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Skips the rest of a failed statement: up to the next line start outside any braces
+    /// opened meanwhile, or a `}` closing the current body.
+    fn recover(&mut self, start: usize, in_body: bool) {
+        let mut depth = 0u32;
+        loop {
+            let t = self.peek();
+            match t.tok {
+                Tok::Eof => return,
+                Tok::RBrace if depth == 0 && in_body => return,
+                _ => {}
+            }
+            if self.i > start && t.line_start && depth == 0 {
+                return;
+            }
+            match t.tok {
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    fn end_of_stmt(&mut self, in_body: bool) -> PResult<()> {
+        let t = self.peek();
+        if t.line_start || t.tok == Tok::Eof || (in_body && t.tok == Tok::RBrace) {
+            Ok(())
+        } else {
+            self.expected("end of line")
+        }
+    }
+
+    // ---- file and bodies ----------------------------------------------------------------------
+
+    fn file(&mut self) -> File {
+        let mut file = File::default();
+        while !self.is(&Tok::Eof) && !self.diags.full() {
+            let start = self.i;
+            let r = if self.is(&Tok::HashBang) {
+                self.bump();
+                self.deco_entries(&mut file.root_decos)
+                    .and_then(|()| self.end_of_stmt(false))
+            } else if self.is(&Tok::RBrace) {
+                self.expected("a statement")
+            } else {
+                self.stmt().and_then(|s| {
+                    file.items.push(s);
+                    self.end_of_stmt(false)
+                })
+            };
+            if r.is_err() {
+                self.recover(start, false);
+            }
+        }
+        file
+    }
+
+    /// The statements of a body, after its `{`, through its `}`. In a `func` body, block
+    /// labels open blocks that collect the statements after them.
+    fn body(&mut self, open: Pos, is_func: bool) -> PResult<Vec<Stmt>> {
+        self.enter()?;
+        let mut items = Vec::new();
+        let mut block: Option<Stmt> = None;
+        loop {
+            if self.diags.full() {
+                self.leave();
+                return Err(Reported);
+            }
+            match self.peek().tok {
+                Tok::RBrace => {
+                    self.bump();
+                    break;
+                }
+                Tok::Eof => {
+                    self.leave();
+                    return self.expected(&format!(
+                        "`}}` closing the `{{` at {}:{}",
+                        open.line, open.col
+                    ));
+                }
+                _ => {}
+            }
+            let start = self.i;
+            let r = self.body_stmt(is_func, &mut items, &mut block);
+            if r.is_err() {
+                self.recover(start, true);
+            }
+        }
+        if let Some(b) = block.take() {
+            items.push(b);
+        }
+        self.leave();
+        Ok(items)
+    }
+
+    fn body_stmt(
+        &mut self,
+        is_func: bool,
+        items: &mut Vec<Stmt>,
+        block: &mut Option<Stmt>,
+    ) -> PResult<()> {
+        let pos = self.peek().pos;
+        let decos = self.deco_groups()?;
+        if is_func && self.at_label() {
+            let b = self.label(pos, decos)?;
+            if let Some(prev) = block.replace(b) {
+                items.push(prev);
+            }
+            return Ok(());
+        }
+        let s = self.stmt_rest(pos, decos)?;
+        match block {
+            Some(Stmt {
+                kind:
+                    StmtKind::Inst {
+                        body: Some(children),
+                        ..
+                    },
+                ..
+            }) => children.push(s),
+            _ => items.push(s),
+        }
+        self.end_of_stmt(true)
+    }
+
+    // ---- labels -------------------------------------------------------------------------------
+
+    fn at_label(&self) -> bool {
+        if !matches!(self.peek().tok, Tok::Name { sigil: '^', .. }) {
+            return false;
+        }
+        match self.peek_at(1).tok {
+            Tok::LParen => true,
+            // `^b: T = …` is a typed result; anything else after the colon is a label (and
+            // the label reports what follows it on its line).
+            Tok::Colon => {
+                let after = self.peek_at(2);
+                after.line_start || !is_operand_start(&after.tok)
+            }
+            _ => false,
+        }
+    }
+
+    fn label(&mut self, pos: Pos, decos: Vec<Stmt>) -> PResult<Stmt> {
+        let t = self.bump();
+        let Tok::Name { sigil, text, anon } = t.tok else {
+            return self.error(t.pos, "expected a block label");
+        };
+        let mut children = Vec::new();
+        if self.is(&Tok::LParen) {
+            self.bump();
+            while !self.is(&Tok::RParen) {
+                let ppos = self.peek().pos;
+                let pdecos = self.deco_groups()?;
+                let nt = self.peek().clone();
+                let Tok::Name { sigil, text, anon } = nt.tok else {
+                    return self.expected("a parameter name or `)`");
+                };
+                self.bump();
+                self.expect(Tok::Colon, "`:` and the parameter's type")?;
+                let ty = self.single_operand(true)?;
+                children.push(Stmt {
+                    pos: ppos,
+                    decos: pdecos,
+                    result: Some(ResultDef {
+                        name: Name { sigil, text, anon },
+                        pos: nt.pos,
+                        ty: Some(ty),
+                    }),
+                    kind: StmtKind::Inst {
+                        op: Opcode::PARAM,
+                        by_name: true,
+                        op_pos: nt.pos,
+                        payload: None,
+                        operands: Vec::new(),
+                        body: None,
+                    },
+                });
+                if self.is(&Tok::Comma) {
+                    self.bump();
+                } else if !self.is(&Tok::RParen) {
+                    return self.expected("`,` or `)`");
+                }
+            }
+            self.bump();
+        }
+        self.expect(Tok::Colon, "`:` ending the block label")?;
+        let next = self.peek();
+        if !(next.line_start || matches!(next.tok, Tok::Eof | Tok::RBrace)) {
+            return self.expected("end of line after the block label");
+        }
+        Ok(Stmt {
+            pos,
+            decos,
+            result: Some(ResultDef {
+                name: Name { sigil, text, anon },
+                pos: t.pos,
+                ty: None,
+            }),
+            kind: StmtKind::Inst {
+                op: Opcode::BLOCK,
+                by_name: true,
+                op_pos: t.pos,
+                payload: None,
+                operands: Vec::new(),
+                body: Some(children),
+            },
+        })
+    }
+
+    // ---- statements ---------------------------------------------------------------------------
+
+    fn stmt(&mut self) -> PResult<Stmt> {
+        let pos = self.peek().pos;
+        let decos = self.deco_groups()?;
+        self.stmt_rest(pos, decos)
+    }
+
+    fn result(&mut self) -> PResult<Option<ResultDef>> {
+        let t = self.peek().clone();
+        let Tok::Name { sigil, text, anon } = t.tok else {
+            return Ok(None);
+        };
+        self.bump();
+        let ty = if self.is(&Tok::Colon) {
+            self.bump();
+            Some(self.single_operand(true)?)
+        } else {
+            None
+        };
+        if !self.is(&Tok::Eq) {
+            let what = if ty.is_some() { "`=`" } else { "`:` or `=`" };
+            return self.expected(what);
+        }
+        self.bump();
+        Ok(Some(ResultDef {
+            name: Name { sigil, text, anon },
+            pos: t.pos,
+            ty,
+        }))
+    }
+
+    /// Whether the right-hand side of `%x = …` is an inline type or constant.
+    fn at_alias(&self) -> bool {
+        let next = self.peek_at(1);
+        let next_same_line = !next.line_start;
+        match &self.peek().tok {
+            Tok::LBracket => true,
+            Tok::Ident(w) if w == "struct" => next.tok == Tok::LBrace,
+            Tok::Ident(w) if w == "fn" => next.tok == Tok::LParen,
+            Tok::Ident(w) if prim_type(w).is_some() => {
+                next_same_line && is_const_value_start(&next.tok)
+            }
+            _ => false,
+        }
+    }
+
+    fn stmt_rest(&mut self, pos: Pos, decos: Vec<Stmt>) -> PResult<Stmt> {
+        let result = self.result()?;
+        if let Some(r) = &result
+            && self.at_alias()
+        {
+            if r.ty.is_some() {
+                return self.error(r.pos, "an inline type or constant takes no type annotation");
+            }
+            let operand = self.single_operand(true)?;
+            if !decos.is_empty() {
+                return self.error(pos, "types and constants carry no decorations");
+            }
+            return Ok(Stmt {
+                pos,
+                decos,
+                result,
+                kind: StmtKind::Alias(operand),
+            });
+        }
+        let (op, by_name, op_pos) = self.opname(result.is_some() || !decos.is_empty())?;
+        let payload = if self.same_line() && self.at_payload(op, by_name) {
+            Some(self.payload(op, by_name)?)
+        } else {
+            self.check_missing_payload(op, by_name, op_pos)?;
+            None
+        };
+        let mut operands = Vec::new();
+        if self.same_line() && is_operand_start(&self.peek().tok) {
+            self.operand_into(&mut operands, true, true)?;
+            while self.is(&Tok::Comma) {
+                self.bump();
+                self.operand_into(&mut operands, true, true)?;
+            }
+            if self.same_line() && !self.is(&Tok::LBrace) && !self.is(&Tok::RBrace) {
+                return self.expected("`,` or end of line");
+            }
+        } else if self.same_line() && !self.is(&Tok::LBrace) && !self.is(&Tok::RBrace) {
+            return self.expected("an operand or end of line");
+        }
+        let body = if self.is(&Tok::LBrace) {
+            let open = self.bump().pos;
+            Some(self.body(open, op == Opcode::FUNC)?)
+        } else {
+            None
+        };
+        Ok(Stmt {
+            pos,
+            decos,
+            result,
+            kind: StmtKind::Inst {
+                op,
+                by_name,
+                op_pos,
+                payload,
+                operands,
+                body,
+            },
+        })
+    }
+
+    fn opname(&mut self, after_something: bool) -> PResult<(Opcode, bool, Pos)> {
+        let t = self.peek().clone();
+        match &t.tok {
+            Tok::Ident(w) => match Opcode::from_name(w) {
+                Some(op) => {
+                    self.bump();
+                    Ok((op, true, t.pos))
+                }
+                None => self.error(t.pos, format!("unknown opcode `{w}`")),
+            },
+            Tok::Opaque(id) => {
+                self.bump();
+                Ok((Opcode(*id), false, t.pos))
+            }
+            _ if after_something => self.expected("an opcode name or `#id`"),
+            _ => self.expected("a statement"),
+        }
+    }
+
+    // ---- decorations --------------------------------------------------------------------------
+
+    fn deco_groups(&mut self) -> PResult<Vec<Stmt>> {
+        let mut out = Vec::new();
+        while self.is(&Tok::HashBracket) {
+            self.bump();
+            self.deco_entries(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// The entries of a group after its `#[` or `#![`, through its `]`.
+    fn deco_entries(&mut self, out: &mut Vec<Stmt>) -> PResult<()> {
+        while !self.is(&Tok::RBracket) {
+            out.push(self.deco_entry()?);
+            if self.is(&Tok::Comma) {
+                self.bump();
+            } else if !self.is(&Tok::RBracket) {
+                return self.expected("`,` or `]`");
+            }
+        }
+        self.bump();
+        Ok(())
+    }
+
+    fn deco_entry(&mut self) -> PResult<Stmt> {
+        self.enter()?;
+        let r = self.deco_entry_inner();
+        self.leave();
+        r
+    }
+
+    fn deco_entry_inner(&mut self) -> PResult<Stmt> {
+        let pos = self.peek().pos;
+        let decos = self.deco_groups()?;
+        let result = self.result()?;
+        let (op, by_name, op_pos) = self.opname(true)?;
+        let mut payload = None;
+        let mut operands = Vec::new();
+        if self.is(&Tok::LParen) {
+            self.bump();
+            if self.at_payload(op, by_name) {
+                payload = Some(self.payload(op, by_name)?);
+                if self.is(&Tok::Comma) {
+                    self.bump();
+                }
+            }
+            self.operand_list(&mut operands, Tok::RParen, "`,` or `)`")?;
+        }
+        if payload.is_none() {
+            self.check_missing_payload(op, by_name, op_pos)?;
+        }
+        let body = if self.is(&Tok::LBrace) {
+            let open = self.bump().pos;
+            Some(self.body(open, op == Opcode::FUNC)?)
+        } else {
+            None
+        };
+        Ok(Stmt {
+            pos,
+            decos,
+            result,
+            kind: StmtKind::Inst {
+                op,
+                by_name,
+                op_pos,
+                payload,
+                operands,
+                body,
+            },
+        })
+    }
+
+    // ---- payloads -----------------------------------------------------------------------------
+
+    fn at_payload(&self, op: Opcode, by_name: bool) -> bool {
+        match self.peek().tok {
+            Tok::Int(_)
+            | Tok::Float(_)
+            | Tok::Nan(_)
+            | Tok::FBits(_)
+            | Tok::Str(_)
+            | Tok::Bytes(_) => true,
+            Tok::Ident(_) => {
+                by_name
+                    && matches!(
+                        op.payload_kind(),
+                        Some(PayloadKind::IntCC | PayloadKind::FloatCC)
+                    )
+            }
+            _ => false,
+        }
+    }
+
+    fn check_missing_payload(&mut self, op: Opcode, by_name: bool, op_pos: Pos) -> PResult<()> {
+        if !by_name {
+            return Ok(());
+        }
+        match op.payload_kind() {
+            Some(PayloadKind::None) | None => Ok(()),
+            Some(kind) => self.error(
+                op_pos,
+                format!(
+                    "`{op}` needs {} payload (or write it `#{}`)",
+                    kind_name(kind),
+                    op.0
+                ),
+            ),
+        }
+    }
+
+    fn payload(&mut self, op: Opcode, by_name: bool) -> PResult<(PayloadLit, Pos)> {
+        let t = self.bump();
+        let lit = match t.tok.clone() {
+            Tok::Int(v) => PayloadLit::Int(v),
+            Tok::Float(s) => PayloadLit::Float(s),
+            Tok::Nan(b) => PayloadLit::Nan(b),
+            Tok::FBits(b) => PayloadLit::FBits(b),
+            Tok::Str(s) => PayloadLit::Str(s),
+            Tok::Bytes(b) => PayloadLit::Bytes(b),
+            Tok::Ident(w) => {
+                let code = match op.payload_kind() {
+                    Some(PayloadKind::IntCC) => IntCC::from_name(&w).map(IntCC::code),
+                    _ => FloatCC::from_name(&w).map(FloatCC::code),
+                };
+                match code {
+                    Some(c) => PayloadLit::Cc(c),
+                    None => {
+                        return self
+                            .error(t.pos, format!("unknown condition code `{w}` for `{op}`"));
+                    }
+                }
+            }
+            _ => return self.error(t.pos, format!("expected a payload, found {}", t.describe())),
+        };
+        if !by_name {
+            if matches!(lit, PayloadLit::Float(_) | PayloadLit::Nan(_)) {
+                return self.error(
+                    t.pos,
+                    format!("a float payload of `{op}` must be written `fbits:0x…`"),
+                );
+            }
+            return Ok((lit, t.pos));
+        }
+        let kind = op.payload_kind().unwrap_or(PayloadKind::None);
+        let ok = match kind {
+            PayloadKind::None => false,
+            PayloadKind::Int => matches!(lit, PayloadLit::Int(_)),
+            PayloadKind::Float => matches!(
+                lit,
+                PayloadLit::Int(_)
+                    | PayloadLit::Float(_)
+                    | PayloadLit::Nan(_)
+                    | PayloadLit::FBits(_)
+            ),
+            PayloadKind::Str => matches!(lit, PayloadLit::Str(_)),
+            PayloadKind::Bytes => matches!(lit, PayloadLit::Bytes(_)),
+            PayloadKind::IntCC | PayloadKind::FloatCC => matches!(lit, PayloadLit::Cc(_)),
+        };
+        if ok {
+            Ok((lit, t.pos))
+        } else if kind == PayloadKind::None {
+            self.error(
+                t.pos,
+                format!("`{op}` takes no payload, found {}", t.describe()),
+            )
+        } else {
+            self.error(
+                t.pos,
+                format!(
+                    "expected {} payload for `{op}`, found {}",
+                    kind_name(kind),
+                    t.describe()
+                ),
+            )
+        }
+    }
+
+    // ---- operands -----------------------------------------------------------------------------
+
+    /// Operands separated by commas up to `close` (consumed); a trailing comma is allowed.
+    fn operand_list(&mut self, out: &mut Vec<Operand>, close: Tok, what: &str) -> PResult<()> {
+        while !self.is(&close) {
+            self.operand_into(out, true, true)?;
+            if self.is(&Tok::Comma) {
+                self.bump();
+            } else if !self.is(&close) {
+                return self.expected(what);
+            }
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// Exactly one operand (no grouping).
+    fn single_operand(&mut self, allow_value: bool) -> PResult<Operand> {
+        let mut v = Vec::with_capacity(1);
+        self.operand_into(&mut v, allow_value, false)?;
+        match v.pop() {
+            Some(o) => Ok(o),
+            None => self.expected("an operand"),
+        }
+    }
+
+    /// One operand, or a grouped reference `name(args)` as several.
+    fn operand_into(
+        &mut self,
+        out: &mut Vec<Operand>,
+        allow_value: bool,
+        allow_group: bool,
+    ) -> PResult<()> {
+        self.enter()?;
+        let r = self.operand_inner(out, allow_value, allow_group);
+        self.leave();
+        r
+    }
+
+    fn operand_inner(
+        &mut self,
+        out: &mut Vec<Operand>,
+        allow_value: bool,
+        allow_group: bool,
+    ) -> PResult<()> {
+        let t = self.peek().clone();
+        let pos = t.pos;
+        let base = match &t.tok {
+            Tok::Name { sigil, text, anon } => {
+                self.bump();
+                let r = Operand::Ref(
+                    Name {
+                        sigil: *sigil,
+                        text: text.clone(),
+                        anon: *anon,
+                    },
+                    pos,
+                );
+                if allow_group && self.is(&Tok::LParen) && self.same_line() {
+                    self.bump();
+                    out.push(r);
+                    return self.operand_list(out, Tok::RParen, "`,` or `)`");
+                }
+                r
+            }
+            Tok::Ident(w) if prim_type(w).is_some() => {
+                self.bump();
+                Operand::Prim(prim_type(w).unwrap_or(Opcode::VOID), pos)
+            }
+            Tok::Ident(w) if w == "struct" => {
+                self.bump();
+                self.expect(Tok::LBrace, "`{` after `struct`")?;
+                let mut fields = Vec::new();
+                self.operand_list(&mut fields, Tok::RBrace, "`,` or `}`")?;
+                Operand::Struct(fields, pos)
+            }
+            Tok::Ident(w) if w == "fn" => {
+                self.bump();
+                self.expect(Tok::LParen, "`(` after `fn`")?;
+                let mut params = Vec::new();
+                self.operand_list(&mut params, Tok::RParen, "`,` or `)`")?;
+                self.expect(Tok::Arrow, "`->` and the return type")?;
+                let ret = self.single_operand(false)?;
+                let mut ops = vec![ret];
+                ops.extend(params);
+                Operand::Fn(ops, pos)
+            }
+            Tok::LBracket => {
+                self.bump();
+                let nt = self.bump();
+                let n = match nt.tok {
+                    Tok::Int(n) if (0..=i128::from(u64::MAX)).contains(&n) => n as u64,
+                    Tok::Int(_) => return self.error(nt.pos, "array length must not be negative"),
+                    _ => {
+                        return self.error(
+                            nt.pos,
+                            format!("expected the array length, found {}", nt.describe()),
+                        );
+                    }
+                };
+                if !matches!(&self.peek().tok, Tok::Ident(w) if w == "x") {
+                    return self.expected("`x` in `[N x T]`");
+                }
+                self.bump();
+                let elem = self.single_operand(true)?;
+                self.expect(Tok::RBracket, "`]` closing the array type")?;
+                Operand::Array(n, Box::new(elem), pos)
+            }
+            _ => return self.expected("an operand"),
+        };
+        if allow_value && self.same_line() && is_const_value_start(&self.peek().tok) {
+            let value = self.const_value()?;
+            out.push(Operand::Const(Box::new(base), value, pos));
+        } else {
+            out.push(base);
+        }
+        Ok(())
+    }
+
+    fn const_value(&mut self) -> PResult<ConstValue> {
+        let t = self.bump();
+        Ok(match t.tok {
+            Tok::Int(v) => ConstValue::Int(v),
+            Tok::Float(s) => ConstValue::Float(s),
+            Tok::Nan(b) => ConstValue::Nan(b),
+            Tok::Bytes(b) => ConstValue::Bytes(b),
+            Tok::Ident(w) if w == "true" => ConstValue::Bool(true),
+            Tok::Ident(w) if w == "false" => ConstValue::Bool(false),
+            Tok::Ident(w) if w == "null" => ConstValue::Null,
+            Tok::Ident(w) if w == "zero" => ConstValue::Zero,
+            Tok::LBracket => {
+                let mut elems = Vec::new();
+                self.operand_list(&mut elems, Tok::RBracket, "`,` or `]`")?;
+                ConstValue::Aggregate(elems)
+            }
+            _ => {
+                return self.error(
+                    t.pos,
+                    format!("expected a constant value, found {}", t.describe()),
+                );
+            }
+        })
+    }
+}
+
+fn is_const_value_start(tok: &Tok) -> bool {
+    match tok {
+        Tok::Int(_) | Tok::Float(_) | Tok::Nan(_) | Tok::Bytes(_) | Tok::LBracket => true,
+        Tok::Ident(w) => matches!(w.as_str(), "true" | "false" | "null" | "zero"),
+        _ => false,
+    }
+}
+
+fn is_operand_start(tok: &Tok) -> bool {
+    match tok {
+        Tok::Name { .. } | Tok::LBracket => true,
+        Tok::Ident(w) => prim_type(w).is_some() || w == "struct" || w == "fn",
+        _ => false,
+    }
+}
+
+/// "an integer", "a string", … for messages.
+pub(crate) fn kind_name(kind: PayloadKind) -> &'static str {
+    match kind {
+        PayloadKind::None => "no",
+        PayloadKind::Int => "an integer",
+        PayloadKind::Float => "a float",
+        PayloadKind::Str => "a string",
+        PayloadKind::Bytes => "a byte-string",
+        PayloadKind::IntCC => "an integer condition code",
+        PayloadKind::FloatCC => "a float condition code",
+    }
+}

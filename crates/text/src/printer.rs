@@ -1,0 +1,629 @@
+//! The printer: a [`Module`] to canonical text.
+//!
+//! Readable forms are used wherever they express the instruction exactly (inline types and
+//! constants, block labels, grouped arguments, names from `name_hint`); anything else falls
+//! back to the generic form, and an opcode whose payload does not match its registry kind is
+//! spelled `#id`, the form that reads any payload. So `parse(print(m))` rebuilds `m` for any
+//! module, and printing a parsed canonical text gives the same text.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode, Payload, PayloadKind};
+
+use crate::literal::{write_bytes_lit, write_f32, write_f64, write_str_lit};
+use crate::names::Names;
+use crate::parser::PRIM_TYPES;
+
+/// Deeper inline nests than this print `…` (only reachable without a plan, in messages).
+const MAX_PRINT_DEPTH: u32 = 64;
+
+/// Prints the whole module in canonical form.
+pub fn print(module: &Module) -> String {
+    let names = Names::new(module);
+    let mut p = Printer::new(module, &names, false);
+    p.module();
+    p.out
+}
+
+/// Prints one instruction as it appears in [`print()`]'s output, on one line and with the same
+/// names: a statement's line (a body shown as `{ … }`), a block's label, a decoration as
+/// `#[…]`, a type or constant inline (or its statement, if it needs one).
+pub fn print_inst(module: &Module, inst: Inst) -> String {
+    print_inst_with(module, &Names::new(module), inst)
+}
+
+/// Like [`print_inst`] with a naming table computed beforehand (cheaper for many calls).
+pub fn print_inst_with(module: &Module, names: &Names, inst: Inst) -> String {
+    let mut p = Printer::new(module, names, true);
+    let m = module;
+    let Some(d) = m.get(inst) else {
+        return format!("<{inst}: not in this module>");
+    };
+    if inst == m.root() {
+        return "module".to_string();
+    }
+    if d.opcode().is_hoistable() {
+        if names.is_stmt_hoist(inst) {
+            p.head(inst);
+        } else {
+            p.inline(inst, 0);
+        }
+    } else if d.opcode().is_decoration()
+        || d.parent().is_some_and(|o| m.decorations(o).contains(&inst))
+    {
+        p.out.push_str("#[");
+        p.deco_entry(inst, 0);
+        p.out.push(']');
+    } else if p.is_label(inst) {
+        p.label_line(inst, 0);
+    } else {
+        p.stmt(inst, 0, false);
+    }
+    p.out.trim_end().to_string()
+}
+
+/// Prints the module with `; error: <msg>` comment lines after the line of each noted
+/// instruction (a decoration's or inline value's note follows the line it is printed on;
+/// notes for instructions not in the printout come first). The result still parses.
+pub fn print_annotated(module: &Module, notes: &[(Inst, String)]) -> String {
+    let names = Names::new(module);
+    let mut p = Printer::new(module, &names, false);
+    p.module();
+    let lines: Vec<&str> = p.out.lines().collect();
+    let mut after: HashMap<usize, Vec<&str>> = HashMap::new();
+    let mut out = String::new();
+    for (inst, msg) in notes {
+        match p.line_of.get(inst) {
+            Some(&l) if l < lines.len() => after.entry(l).or_default().push(msg),
+            _ => push_note(&mut out, "", msg),
+        }
+    }
+    for (i, line) in lines.iter().enumerate() {
+        out.push_str(line);
+        out.push('\n');
+        if let Some(msgs) = after.get(&i) {
+            let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
+            for msg in msgs {
+                push_note(&mut out, &indent, msg);
+            }
+        }
+    }
+    out
+}
+
+fn push_note(out: &mut String, indent: &str, msg: &str) {
+    for (k, part) in msg.lines().enumerate() {
+        out.push_str(indent);
+        out.push_str(if k == 0 { "; error: " } else { ";        " });
+        out.push_str(part);
+        out.push('\n');
+    }
+    if msg.is_empty() {
+        out.push_str(indent);
+        out.push_str("; error:\n");
+    }
+}
+
+/// An operand as printed without a naming table (references unnamed), for messages.
+pub(crate) fn operand_text(module: &Module, inst: Inst) -> String {
+    let names = Names::default();
+    let mut p = Printer::new(module, &names, true);
+    p.operand(inst, MAX_PRINT_DEPTH - 8);
+    p.out
+}
+
+struct Printer<'m> {
+    m: &'m Module,
+    n: &'m Names,
+    out: String,
+    line: usize,
+    line_of: HashMap<Inst, usize>,
+    one_line: bool,
+}
+
+impl<'m> Printer<'m> {
+    fn new(m: &'m Module, n: &'m Names, one_line: bool) -> Self {
+        Printer {
+            m,
+            n,
+            out: String::new(),
+            line: 0,
+            line_of: HashMap::new(),
+            one_line,
+        }
+    }
+
+    fn nl(&mut self) {
+        self.out.push('\n');
+        self.line += 1;
+    }
+
+    fn indent(&mut self, n: usize) {
+        for _ in 0..n {
+            self.out.push(' ');
+        }
+    }
+
+    fn mark(&mut self, inst: Inst) {
+        self.line_of.entry(inst).or_insert(self.line);
+    }
+
+    // ---- module layout ------------------------------------------------------------------------
+
+    fn module(&mut self) {
+        let m = self.m;
+        let root = m.root();
+        let mut header = false;
+        let decos = m.decorations(root);
+        if !decos.is_empty() {
+            self.out.push_str("#![");
+            for (k, &d) in decos.iter().enumerate() {
+                if k > 0 {
+                    self.out.push_str(", ");
+                }
+                self.deco_entry(d, 0);
+            }
+            self.out.push(']');
+            self.nl();
+            header = true;
+        }
+        for &h in self.n.module_hoists() {
+            self.mark(h);
+            self.head(h);
+            self.nl();
+            header = true;
+        }
+        let mut prev_multi = header;
+        for (k, &c) in m.children(root).iter().enumerate() {
+            let multi = self.has_body(c);
+            if k > 0 && (multi || prev_multi) || (k == 0 && header) {
+                self.nl();
+            }
+            self.stmt(c, 0, true);
+            prev_multi = multi;
+        }
+    }
+
+    fn has_body(&self, i: Inst) -> bool {
+        !self.m.children(i).is_empty() || !self.n.local_hoists(i).is_empty()
+    }
+
+    // ---- statements ---------------------------------------------------------------------------
+
+    /// The decorations that are printed (all but the one the name comes from).
+    fn shown_decos(&self, i: Inst) -> &'m [Inst] {
+        let d = self.m.decorations(i);
+        if self.n.is_hinted(i) { &d[1..] } else { d }
+    }
+
+    fn deco_group(&mut self, decos: &[Inst], indent: usize) {
+        self.out.push_str("#[");
+        for (k, &d) in decos.iter().enumerate() {
+            if k > 0 {
+                self.out.push_str(", ");
+            }
+            self.deco_entry(d, indent);
+        }
+        self.out.push(']');
+    }
+
+    /// A statement with its decorations and body; `own_lines` puts decorations on the line
+    /// above (top-level statements) rather than before the result on the same line.
+    fn stmt(&mut self, i: Inst, indent: usize, own_lines: bool) {
+        let decos = self.shown_decos(i);
+        self.indent(indent);
+        if !decos.is_empty() {
+            if own_lines && !self.one_line {
+                for &d in decos {
+                    self.mark(d);
+                }
+                self.deco_group(decos, indent);
+                self.nl();
+                self.indent(indent);
+            } else {
+                self.mark(i);
+                self.deco_group(decos, indent);
+                self.out.push(' ');
+            }
+        }
+        self.mark(i);
+        self.head(i);
+        self.body(i, indent);
+        if !self.one_line {
+            self.nl();
+        }
+    }
+
+    /// ` {`, the children, `}` (nothing without children).
+    fn body(&mut self, i: Inst, indent: usize) {
+        let m = self.m;
+        let is_top = m.parent(i) == Some(m.root());
+        let hoists: &[Inst] = if is_top { self.n.local_hoists(i) } else { &[] };
+        let children = m.children(i);
+        if children.is_empty() && hoists.is_empty() {
+            return;
+        }
+        if self.one_line {
+            self.out.push_str(" { … }");
+            return;
+        }
+        self.out.push_str(" {");
+        self.nl();
+        for &h in hoists {
+            self.indent(indent + 2);
+            self.mark(h);
+            self.head(h);
+            self.nl();
+        }
+        if self.sugar(i) {
+            for &b in children {
+                let header = self.header_params(b);
+                let bdecos = self.shown_decos(b);
+                if !bdecos.is_empty() {
+                    self.indent(indent);
+                    for &d in bdecos {
+                        self.mark(d);
+                    }
+                    self.deco_group(bdecos, indent);
+                    self.nl();
+                }
+                self.indent(indent);
+                self.label_line(b, indent);
+                self.nl();
+                for &c in &m.children(b)[header..] {
+                    self.stmt(c, indent + 2, false);
+                }
+            }
+        } else {
+            for &c in children {
+                self.stmt(c, indent + 2, false);
+            }
+        }
+        self.indent(indent);
+        self.out.push('}');
+    }
+
+    /// Whether a function body prints with block labels: all its children are plain blocks.
+    fn sugar(&self, f: Inst) -> bool {
+        let m = self.m;
+        m.opcode(f) == Opcode::FUNC
+            && m.children(f).iter().all(|&b| {
+                let d = m.data(b);
+                d.opcode() == Opcode::BLOCK
+                    && d.ty().is_none()
+                    && d.operands().is_empty()
+                    && d.payload().is_none()
+                    && self.n.get(b).is_some()
+            })
+    }
+
+    fn is_label(&self, b: Inst) -> bool {
+        self.m
+            .parent(b)
+            .is_some_and(|f| self.sugar(f) && self.m.children(f).contains(&b))
+    }
+
+    /// How many leading children of a block print in its label's parameter list.
+    fn header_params(&self, b: Inst) -> usize {
+        let m = self.m;
+        m.children(b)
+            .iter()
+            .take_while(|&&p| {
+                let d = m.data(p);
+                d.opcode() == Opcode::PARAM
+                    && d.ty().is_some()
+                    && d.operands().is_empty()
+                    && d.payload().is_none()
+                    && d.children().is_empty()
+                    && self.n.get(p).is_some()
+            })
+            .count()
+    }
+
+    /// `^name(%p: T, …):`
+    fn label_line(&mut self, b: Inst, indent: usize) {
+        self.mark(b);
+        self.name(b);
+        let n = self.header_params(b);
+        if n > 0 {
+            self.out.push('(');
+            for (k, &p) in self.m.children(b)[..n].iter().enumerate() {
+                if k > 0 {
+                    self.out.push_str(", ");
+                }
+                self.mark(p);
+                let decos = self.shown_decos(p);
+                if !decos.is_empty() {
+                    self.deco_group(decos, indent);
+                    self.out.push(' ');
+                }
+                self.name(p);
+                self.out.push_str(": ");
+                if let Some(t) = self.m.ty(p) {
+                    self.operand(t, 0);
+                }
+            }
+            self.out.push(')');
+        }
+        self.out.push(':');
+    }
+
+    /// `[result [: T] =] opname [payload] [operands]`.
+    fn head(&mut self, i: Inst) {
+        let m = self.m;
+        let d = m.data(i);
+        if self.n.get(i).is_some() {
+            self.name(i);
+            if let Some(t) = d.ty() {
+                self.out.push_str(": ");
+                self.operand(t, 0);
+            }
+            self.out.push_str(" = ");
+        }
+        let by_name = self.opname(i);
+        if !d.payload().is_none() {
+            self.out.push(' ');
+            self.payload(i, by_name);
+        }
+        let ops = d.operands();
+        if ops.is_empty() {
+            return;
+        }
+        self.out.push(' ');
+        match d.opcode() {
+            Opcode::CALL if self.is_ref(ops[0]) => {
+                self.name(ops[0]);
+                self.group(&ops[1..]);
+            }
+            Opcode::CALL_INDIRECT if ops.len() >= 2 && self.is_ref(ops[1]) => {
+                self.operand(ops[0], 0);
+                self.out.push_str(", ");
+                self.name(ops[1]);
+                self.group(&ops[2..]);
+            }
+            _ => self.list(ops, 0),
+        }
+    }
+
+    fn group(&mut self, args: &[Inst]) {
+        self.out.push('(');
+        self.list(args, 0);
+        self.out.push(')');
+    }
+
+    /// Writes the opcode; returns whether it was spelled by name (payload matches its kind).
+    fn opname(&mut self, i: Inst) -> bool {
+        let d = self.m.data(i);
+        let op = d.opcode();
+        let by_name = match op.info() {
+            Some(info) => {
+                payload_fits(info.payload, d.payload())
+                    && !(op.is_type() && PRIM_TYPES.iter().any(|(_, p)| *p == op))
+            }
+            None => false,
+        };
+        if by_name {
+            self.out.push_str(op.name().unwrap_or_default());
+        } else {
+            let _ = write!(self.out, "#{}", op.0);
+        }
+        by_name
+    }
+
+    fn payload(&mut self, i: Inst, by_name: bool) {
+        let d = self.m.data(i);
+        let kind = if by_name {
+            d.opcode().payload_kind()
+        } else {
+            None
+        };
+        match (d.payload(), kind) {
+            (Payload::Int(v), Some(PayloadKind::IntCC)) => {
+                self.out
+                    .push_str(IntCC::from_code(*v).map_or("?", IntCC::name));
+            }
+            (Payload::Int(v), Some(PayloadKind::FloatCC)) => {
+                self.out
+                    .push_str(FloatCC::from_code(*v).map_or("?", FloatCC::name));
+            }
+            (Payload::Int(v), _) => {
+                let _ = write!(self.out, "{v}");
+            }
+            (Payload::Float(b), _) => {
+                let _ = write!(self.out, "fbits:{b:#x}");
+            }
+            (Payload::Str(s), _) => write_str_lit(&mut self.out, s),
+            (Payload::Bytes(b), _) => write_bytes_lit(&mut self.out, b),
+            (Payload::None, _) => {}
+        }
+    }
+
+    /// One decoration entry (inside `#[…]`): `[result =] opname[(payload, operands)] [body]`.
+    fn deco_entry(&mut self, d: Inst, indent: usize) {
+        self.mark(d);
+        let m = self.m;
+        let decos = self.shown_decos(d);
+        if !decos.is_empty() {
+            self.deco_group(decos, indent);
+            self.out.push(' ');
+        }
+        let data = m.data(d);
+        if self.n.get(d).is_some() {
+            self.name(d);
+            if let Some(t) = data.ty() {
+                self.out.push_str(": ");
+                self.operand(t, 0);
+            }
+            self.out.push_str(" = ");
+        }
+        let by_name = self.opname(d);
+        let has_payload = !data.payload().is_none();
+        if has_payload || !data.operands().is_empty() {
+            self.out.push('(');
+            if has_payload {
+                self.payload(d, by_name);
+                if !data.operands().is_empty() {
+                    self.out.push_str(", ");
+                }
+            }
+            self.list(data.operands(), 0);
+            self.out.push(')');
+        }
+        self.body(d, indent);
+    }
+
+    // ---- operands -----------------------------------------------------------------------------
+
+    /// Whether an operand prints as a reference (so it can be grouped with arguments).
+    fn is_ref(&self, o: Inst) -> bool {
+        match self.m.get(o) {
+            Some(d) => !d.opcode().is_hoistable() || self.n.is_stmt_hoist(o),
+            None => true,
+        }
+    }
+
+    fn is_block_ref(&self, o: Inst) -> bool {
+        self.m.get(o).is_some_and(|d| d.opcode() == Opcode::BLOCK)
+    }
+
+    /// A comma-separated operand list; a block operand is grouped with the operands after it
+    /// up to the next block operand: `^b(%x, %y)`.
+    fn list(&mut self, ops: &[Inst], depth: u32) {
+        let mut k = 0;
+        while k < ops.len() {
+            if k > 0 {
+                self.out.push_str(", ");
+            }
+            let o = ops[k];
+            if self.is_block_ref(o) {
+                let mut j = k + 1;
+                while j < ops.len() && !self.is_block_ref(ops[j]) {
+                    j += 1;
+                }
+                self.name(o);
+                if j > k + 1 {
+                    self.out.push('(');
+                    self.list(&ops[k + 1..j], depth);
+                    self.out.push(')');
+                }
+                k = j;
+            } else {
+                self.operand(o, depth);
+                k += 1;
+            }
+        }
+    }
+
+    fn name(&mut self, i: Inst) {
+        match self.n.get(i) {
+            Some(s) => self.out.push_str(s),
+            None => {
+                let _ = write!(self.out, "%\"<unnamed {i}>\"");
+            }
+        }
+    }
+
+    fn operand(&mut self, o: Inst, depth: u32) {
+        if self.m.get(o).is_some_and(|d| d.opcode().is_hoistable()) && !self.n.is_stmt_hoist(o) {
+            self.inline(o, depth);
+        } else {
+            self.name(o);
+        }
+    }
+
+    /// A type or constant in its inline form.
+    fn inline(&mut self, h: Inst, depth: u32) {
+        if depth >= MAX_PRINT_DEPTH {
+            self.out.push('…');
+            return;
+        }
+        self.mark(h);
+        let m = self.m;
+        let d = m.data(h);
+        let ops = d.operands();
+        let op = d.opcode();
+        if let Some((w, _)) = PRIM_TYPES.iter().find(|(_, p)| *p == op) {
+            self.out.push_str(w);
+            return;
+        }
+        match op {
+            Opcode::ARRAY => {
+                let n = d.payload().as_int().unwrap_or(0);
+                let _ = write!(self.out, "[{n} x ");
+                if let Some(&e) = ops.first() {
+                    self.operand(e, depth + 1);
+                }
+                self.out.push(']');
+                return;
+            }
+            Opcode::STRUCT => {
+                self.out.push_str("struct {");
+                self.list(ops, depth + 1);
+                self.out.push('}');
+                return;
+            }
+            Opcode::FN => {
+                self.out.push_str("fn(");
+                self.list(ops.get(1..).unwrap_or(&[]), depth + 1);
+                self.out.push_str(") -> ");
+                if let Some(&r) = ops.first() {
+                    self.operand(r, depth + 1);
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Some(t) = d.ty() else {
+            let _ = write!(self.out, "<{op}>");
+            return;
+        };
+        self.operand(t, depth + 1);
+        self.out.push(' ');
+        match (op, d.payload()) {
+            (Opcode::CONST_INT, Payload::Int(v)) => match m.int_width(t) {
+                Some(1) => self
+                    .out
+                    .push_str(if *v & 1 == 1 { "true" } else { "false" }),
+                Some(w) => {
+                    let _ = write!(self.out, "{}", irkit_core::payload::sign_extend(*v, w));
+                }
+                None => {
+                    let _ = write!(self.out, "{v}");
+                }
+            },
+            (Opcode::CONST_FLOAT, Payload::Float(b)) => {
+                if m.float_width(t) == Some(32) {
+                    write_f32(&mut self.out, *b as u32);
+                } else {
+                    write_f64(&mut self.out, *b);
+                }
+            }
+            (Opcode::CONST_NULL, _) => self.out.push_str("null"),
+            (Opcode::CONST_ZERO, _) => self.out.push_str("zero"),
+            (Opcode::CONST_BYTES, Payload::Bytes(b)) => write_bytes_lit(&mut self.out, b),
+            (Opcode::CONST_AGGREGATE, _) => {
+                self.out.push('[');
+                self.list(ops, depth + 1);
+                self.out.push(']');
+            }
+            _ => {
+                let _ = write!(self.out, "<{op}>");
+            }
+        }
+    }
+}
+
+/// Whether a payload has the kind the registry gives (so the opcode can be spelled by name).
+fn payload_fits(kind: PayloadKind, p: &Payload) -> bool {
+    match (kind, p) {
+        (PayloadKind::None, Payload::None) => true,
+        (PayloadKind::Int, Payload::Int(_)) => true,
+        (PayloadKind::Float, Payload::Float(_)) => true,
+        (PayloadKind::Str, Payload::Str(_)) => true,
+        (PayloadKind::Bytes, Payload::Bytes(_)) => true,
+        (PayloadKind::IntCC, Payload::Int(c)) => IntCC::from_code(*c).is_some(),
+        (PayloadKind::FloatCC, Payload::Int(c)) => FloatCC::from_code(*c).is_some(),
+        _ => false,
+    }
+}

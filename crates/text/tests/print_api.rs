@@ -1,0 +1,88 @@
+//! `print_inst`, `print_annotated` and `Names`.
+
+use irkit_core::{Inst, Module, Opcode};
+use irkit_text::{Names, parse, print_annotated, print_inst};
+
+const SRC: &str = r#"#[export("f")]
+@f: fn(i32) -> i32 = func {
+^entry(%n: i32):
+  #[loc("a.c", i32 1, i32 2)] %s: i32 = iadd %n, i32 1
+  br i1 true, ^next(%s), ^next(%n)
+^next(%v: i32):
+  ret %v
+}
+"#;
+
+fn find(m: &Module, op: Opcode) -> Inst {
+    m.walk().into_iter().find(|&i| m.opcode(i) == op).unwrap()
+}
+
+#[test]
+fn single_instructions() {
+    let m = parse(SRC, "t.ir").unwrap();
+    let f = find(&m, Opcode::FUNC);
+    assert_eq!(
+        print_inst(&m, f),
+        "#[export(\"f\")] @f: fn(i32) -> i32 = func { … }"
+    );
+    let add = find(&m, Opcode::IADD);
+    assert_eq!(
+        print_inst(&m, add),
+        "#[loc(\"a.c\", i32 1, i32 2)] %s: i32 = iadd %n, i32 1"
+    );
+    assert_eq!(
+        print_inst(&m, find(&m, Opcode::BR)),
+        "br i1 true, ^next(%s), ^next(%n)"
+    );
+    let entry = m.entry_block(f).unwrap();
+    assert_eq!(print_inst(&m, entry), "^entry(%n: i32):");
+    assert_eq!(print_inst(&m, find(&m, Opcode::EXPORT)), "#[export(\"f\")]");
+    let one = m.operands(add)[1];
+    assert_eq!(print_inst(&m, one), "i32 1");
+    let names = Names::new(&m);
+    assert_eq!(names.get(add), Some("%s"));
+    assert_eq!(names.get(entry), Some("^entry"));
+    assert_eq!(names.get(f), Some("@f"));
+}
+
+#[test]
+fn annotations_follow_their_lines() {
+    let m = parse(SRC, "t.ir").unwrap();
+    let add = find(&m, Opcode::IADD);
+    let ret = find(&m, Opcode::RET);
+    let export = find(&m, Opcode::EXPORT);
+    let f = find(&m, Opcode::FUNC);
+    let one = m.operands(add)[1];
+    let out = print_annotated(
+        &m,
+        &[
+            (ret, "bad return".into()),
+            (add, "bad add".into()),
+            (export, "bad export".into()),
+            (f, "bad function".into()),
+            (m.root(), "bad module".into()),
+            (one, "bad constant".into()),
+        ],
+    );
+    assert_eq!(
+        out,
+        r#"; error: bad module
+#[export("f")]
+; error: bad export
+@f: fn(i32) -> i32 = func {
+; error: bad function
+^entry(%n: i32):
+  #[loc("a.c", i32 1, i32 2)] %s: i32 = iadd %n, i32 1
+  ; error: bad add
+  ; error: bad constant
+  br i1 true, ^next(%s), ^next(%n)
+^next(%v: i32):
+  ret %v
+  ; error: bad return
+}
+"#
+    );
+    // Annotated text still parses to the same module.
+    let m2 = parse(&out, "t.ir").unwrap();
+    irkit_core::equiv::modules_equal(&m, &m2).unwrap();
+}
