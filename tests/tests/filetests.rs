@@ -40,7 +40,8 @@ fn case_trial(root: &Path, path: PathBuf) -> Trial {
     )
 }
 
-/// Every example must parse, verify, be a fixed point of the printer, and round-trip.
+/// Every example must parse, verify, be a fixed point of `ir-fmt` (comments kept), and
+/// round-trip.
 fn example_trial(root: &Path, path: PathBuf) -> Trial {
     let name = path
         .strip_prefix(root)
@@ -53,6 +54,15 @@ fn example_trial(root: &Path, path: PathBuf) -> Trial {
         if let Err(errors) = irkit_core::verify::verify(&m) {
             let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
             return Err(format!("does not verify:\n{}", lines.join("\n")).into());
+        }
+        let (_, trivia) = irkit_text::parse_with_trivia(&text, &name).map_err(|e| e.to_string())?;
+        let formatted = irkit_text::print_with_trivia(&m, &trivia);
+        if formatted != text {
+            return Err(format!(
+                "not a fixed point of ir-fmt:\n{}",
+                irkit_tests::diff(&text, &formatted)
+            )
+            .into());
         }
         let printed = irkit_text::print(&m);
         let again = irkit_text::parse(&printed, &name).map_err(|e| e.to_string())?;

@@ -1,18 +1,35 @@
-//! Reading inputs: a path or `-` for stdin, in the `.ir` text format.
+//! Reading inputs: a path or `-` for stdin, in either format. A binary module is recognized by
+//! its magic bytes, whatever its file name; anything else is read as `.ir` text.
 
 use std::io::Read;
 use std::path::Path;
 
 use irkit_core::Module;
+use irkit_format::{MAGIC, ModuleView};
 
 use crate::report::Problems;
 
-/// One loaded input: its display name, its source text and the parsed module.
+/// The format an input was read in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `.ir` text.
+    Text,
+    /// A binary `.irm` module.
+    Binary,
+}
+
+/// One loaded input.
 pub struct Loaded {
     /// The name used in messages (the path, or `<stdin>`).
     pub name: String,
-    /// The source text.
+    /// The format it was read in.
+    pub format: Format,
+    /// The source text (empty for a binary input).
     pub source: String,
+    /// The bytes of a binary input (empty for text).
+    pub raw: Vec<u8>,
+    /// The comments and blank lines of a text input, for re-printing it without losing them.
+    pub trivia: irkit_text::Trivia,
     /// The module.
     pub module: Module,
 }
@@ -39,30 +56,75 @@ pub fn read_bytes(path: &Path, problems: &mut Problems) -> Option<(String, Vec<u
     }
 }
 
-/// Reads and parses a text module. Parse errors are reported into `problems` (each with its
-/// `file:line:col`, the source line and a caret).
+/// Whether `bytes` start like a binary module.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC)
+}
+
+/// Reads a module in either format. Problems (each naming the file and the place: line and
+/// column with the source line for text, the section for binary) go into `problems`.
 pub fn load(path: &Path, problems: &mut Problems) -> Option<Loaded> {
     let (name, bytes) = read_bytes(path, problems)?;
-    let source = match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => {
-            let (line, col) = line_col_of_byte(e.as_bytes(), e.utf8_error().valid_up_to());
-            problems.push(format!(
-                "{name}:{line}:{col}: error: the file is not valid UTF-8"
-            ));
-            return None;
-        }
-    };
-    match irkit_text::parse(&source, &name) {
-        Ok(module) => Some(Loaded {
+    if is_binary(&bytes) {
+        let module = load_binary(&name, &bytes, problems)?;
+        return Some(Loaded {
             name,
+            format: Format::Binary,
+            source: String::new(),
+            raw: bytes,
+            trivia: irkit_text::Trivia::default(),
+            module,
+        });
+    }
+    let source = text_of(&name, bytes, problems)?;
+    match irkit_text::parse_with_trivia(&source, &name) {
+        Ok((module, trivia)) => Some(Loaded {
+            name,
+            format: Format::Text,
             source,
+            raw: Vec::new(),
+            trivia,
             module,
         }),
         Err(errors) => {
             for e in errors.errors() {
                 problems.push(e.render());
             }
+            None
+        }
+    }
+}
+
+/// Opens a binary module from bytes and materializes it, validating every definition.
+pub fn load_binary(name: &str, bytes: &[u8], problems: &mut Problems) -> Option<Module> {
+    let view = open_view(name, bytes, problems)?;
+    match view.materialize() {
+        Ok(m) => Some(m),
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    }
+}
+
+/// Opens a binary module from bytes (header, directory and symbol table checked).
+pub fn open_view(name: &str, bytes: &[u8], problems: &mut Problems) -> Option<ModuleView> {
+    match ModuleView::from_bytes_named(bytes, name) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.push(e.to_string());
+            None
+        }
+    }
+}
+
+/// The bytes as UTF-8 text, or a located problem.
+pub fn text_of(name: &str, bytes: Vec<u8>, problems: &mut Problems) -> Option<String> {
+    match String::from_utf8(bytes) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let (line, col) = line_col_of_byte(e.as_bytes(), e.utf8_error().valid_up_to());
+            problems.push(format!("{name}:{line}:{col}: error: the file is neither valid UTF-8 text nor a binary module"));
             None
         }
     }

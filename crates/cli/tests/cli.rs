@@ -13,6 +13,9 @@ fn run(bin: &str, args: &[&str], stdin: Option<&str>) -> Output {
     let exe = match bin {
         "ir-verify" => env!("CARGO_BIN_EXE_ir-verify"),
         "ir-fmt" => env!("CARGO_BIN_EXE_ir-fmt"),
+        "ir-as" => env!("CARGO_BIN_EXE_ir-as"),
+        "ir-dis" => env!("CARGO_BIN_EXE_ir-dis"),
+        "ir-info" => env!("CARGO_BIN_EXE_ir-info"),
         other => panic!("unknown tool {other}"),
     };
     let mut cmd = Command::new(exe);
@@ -161,5 +164,130 @@ fn failed_fmt_leaves_existing_output_untouched() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "precious");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn as_dis_round_trip_through_files_and_pipes() {
+    let dir = temp_dir("as-dis");
+    let irm = dir.join("fib.irm");
+    let out = run(
+        "ir-as",
+        &["examples/fib_recursive.ir", "-o", irm.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bytes = std::fs::read(&irm).unwrap();
+    assert!(bytes.starts_with(b"IRKMOD\0\x1a"));
+
+    // ir-dis prints the same canonical text ir-fmt prints for the source.
+    let dis = run("ir-dis", &[irm.to_str().unwrap()], None);
+    assert_eq!(dis.status.code(), Some(0), "{}", stderr(&dis));
+    let fmt = run("ir-fmt", &["examples/fib_recursive.ir"], None);
+    let canonical_no_comments = {
+        let src = std::fs::read_to_string(repo().join("examples/fib_recursive.ir")).unwrap();
+        let m = irkit_text::parse(&src, "x").unwrap();
+        irkit_text::print(&m)
+    };
+    assert_eq!(String::from_utf8_lossy(&dis.stdout), canonical_no_comments);
+    assert_eq!(fmt.status.code(), Some(0));
+
+    // Binary inputs are accepted by ir-verify and ir-fmt; `-` is stdin and stdout.
+    assert_eq!(
+        run("ir-verify", &[irm.to_str().unwrap()], None)
+            .status
+            .code(),
+        Some(0)
+    );
+    let piped = run("ir-as", &["-"], Some(&canonical_no_comments));
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    assert_eq!(
+        piped.stdout, bytes,
+        "writing is deterministic, whatever the path"
+    );
+    let check = run("ir-fmt", &["--check", irm.to_str().unwrap()], None);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn as_refuses_invalid_modules_unless_told() {
+    let dir = temp_dir("as-invalid");
+    let out_path = dir.join("bad.irm");
+    let bad = "@f: fn() -> i32 = func {\n^entry:\n  ret i64 1\n}\n";
+    let out = run("ir-as", &["-", "-o", out_path.to_str().unwrap()], Some(bad));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("in @f"), "{}", stderr(&out));
+    assert!(
+        !out_path.exists(),
+        "nothing is written for an invalid module"
+    );
+    let out = run(
+        "ir-as",
+        &["--no-verify", "-", "-o", out_path.to_str().unwrap()],
+        Some(bad),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out_path.exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn info_reports_sections_symbols_and_definitions() {
+    let golden = "tests/golden/v1.0/two_module_lib.irm";
+    let out = run("ir-info", &[golden], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "format: 1.0",
+        "sections:",
+        "strings",
+        "definitions",
+        "symbols:",
+        "export",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    let out = run("ir-info", &["--json", "--validate", golden], None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(doc["format"]["major"], 1);
+    assert!(doc["sections"].as_array().unwrap().len() >= 6);
+    assert!(!doc["symbols"].as_array().unwrap().is_empty());
+    for d in doc["definitions"].as_array().unwrap() {
+        assert_eq!(d["hash"].as_str().unwrap().len(), 64);
+    }
+}
+
+#[test]
+fn corrupt_binaries_exit_1_naming_file_and_section() {
+    let dir = temp_dir("corrupt");
+    let golden = std::fs::read(repo().join("tests/golden/v1.0/fib_recursive.irm")).unwrap();
+    // A flipped bit in the last section, and a truncated file.
+    let mut flipped = golden.clone();
+    let n = flipped.len();
+    flipped[n - 20] ^= 0x10;
+    let f = dir.join("flipped.irm");
+    std::fs::write(&f, &flipped).unwrap();
+    let t = dir.join("truncated.irm");
+    std::fs::write(&t, &golden[..golden.len() / 2]).unwrap();
+    for (path, want) in [(&f, "hash"), (&t, "")] {
+        for tool in ["ir-verify", "ir-dis", "ir-fmt"] {
+            let out = run(tool, &[path.to_str().unwrap()], None);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{tool} {}: {}",
+                path.display(),
+                stderr(&out)
+            );
+            let err = stderr(&out);
+            assert!(err.contains(path.to_str().unwrap()), "{tool}: {err}");
+            assert!(err.contains(want), "{tool}: {err}");
+            assert_eq!(err.lines().count(), 1, "one line per problem: {err}");
+        }
+    }
+    let out = run("ir-info", &["--validate", f.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -116,7 +116,17 @@ pub(crate) enum StmtKind {
 /// One statement (an instruction, a decoration entry, a block from a label, a parameter).
 #[derive(Clone, Debug)]
 pub(crate) struct Stmt {
+    /// The position of its first token (its first decoration group's, if any).
     pub(crate) pos: Pos,
+    /// Unique per parse; the lowering maps it to the instruction it creates (for trivia).
+    pub(crate) id: usize,
+    /// The position of its last token (the `}` of its body, the `:` of a label).
+    pub(crate) end: Pos,
+    /// The positions of its body's `{` and `}`, if it was written with one.
+    pub(crate) braces: Option<(Pos, Pos)>,
+    /// For a block written as a label: how many of its children are the label's parameters
+    /// (the children after them are the statements that followed the label).
+    pub(crate) label_params: Option<usize>,
     pub(crate) decos: Vec<Stmt>,
     pub(crate) result: Option<ResultDef>,
     pub(crate) kind: StmtKind,
@@ -129,4 +139,6 @@ pub(crate) struct File {
     pub(crate) root_decos: Vec<Stmt>,
     /// Top-level statements.
     pub(crate) items: Vec<Stmt>,
+    /// The first and last token positions of each `#![…]` line, in source order.
+    pub(crate) root_spans: Vec<(Pos, Pos)>,
 }

@@ -1,8 +1,9 @@
 //! The lexer: source text to tokens with positions.
 //!
-//! Comments (`;` to end of line) and whitespace are dropped; each token records whether it is
-//! the first on its line, which the parser needs for the few places where line ends matter
-//! (the end of a statement and of a block label).
+//! Whitespace is dropped and comments (`;` to end of line) are set apart (the formatter keeps
+//! them, see [`crate::trivia`]); each token records whether it is the first on its line, which
+//! the parser needs for the few places where line ends matter (the end of a statement and of a
+//! block label).
 
 use crate::error::{Diags, Pos};
 use crate::literal::{is_ident_char, is_ident_start, is_name_char, is_numeric_name};
@@ -60,6 +61,17 @@ pub(crate) enum Tok {
     Eof,
 }
 
+/// A comment: `;` to the end of its line.
+#[derive(Clone, Debug)]
+pub(crate) struct Comment {
+    /// The position of its `;`.
+    pub(crate) pos: Pos,
+    /// The text after the `;`, verbatim but for trailing whitespace.
+    pub(crate) text: String,
+    /// Whether only whitespace precedes it on its line.
+    pub(crate) own_line: bool,
+}
+
 /// A token with its position and source spelling.
 #[derive(Clone, Debug)]
 pub(crate) struct Token {
@@ -89,10 +101,18 @@ struct Lexer<'d> {
     line_start: bool,
     diags: &'d mut Diags,
     out: Vec<Token>,
+    comments: Vec<Comment>,
 }
 
 /// Splits `source` into tokens (always ending with [`Tok::Eof`]); lexical errors go to `diags`.
+#[cfg(test)]
 pub(crate) fn lex(source: &str, diags: &mut Diags) -> Vec<Token> {
+    lex_with_comments(source, diags).0
+}
+
+/// Splits `source` into tokens (always ending with [`Tok::Eof`]) and comments, each in source
+/// order; lexical errors go to `diags`.
+pub(crate) fn lex_with_comments(source: &str, diags: &mut Diags) -> (Vec<Token>, Vec<Comment>) {
     let mut lx = Lexer {
         chars: source.chars().collect(),
         i: 0,
@@ -101,9 +121,10 @@ pub(crate) fn lex(source: &str, diags: &mut Diags) -> Vec<Token> {
         line_start: true,
         diags,
         out: Vec::new(),
+        comments: Vec::new(),
     };
     lx.run();
-    lx.out
+    (lx.out, lx.comments)
 }
 
 impl Lexer<'_> {
@@ -173,9 +194,19 @@ impl Lexer<'_> {
                     self.bump();
                 }
                 ';' => {
-                    while self.peek().is_some_and(|c| c != '\n') {
+                    let pos = self.pos();
+                    self.bump();
+                    let mut text = String::new();
+                    while let Some(c) = self.peek().filter(|&c| c != '\n') {
+                        text.push(c);
                         self.bump();
                     }
+                    text.truncate(text.trim_end().len());
+                    self.comments.push(Comment {
+                        pos,
+                        text,
+                        own_line: self.line_start,
+                    });
                 }
                 _ => self.token(),
             }
@@ -665,6 +696,25 @@ mod tests {
                 Tok::Str("a\n\"é".into()),
                 Tok::Bytes(vec![0, 0xff, b'z']),
                 Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_are_collected() {
+        let mut d = Diags::default();
+        let (t, c) = lex_with_comments("  ;  own \t\na \"x;y\" ;trail\r\n;\n", &mut d);
+        assert_eq!(t.len(), 3);
+        let got: Vec<(u32, u32, &str, bool)> = c
+            .iter()
+            .map(|c| (c.pos.line, c.pos.col, c.text.as_str(), c.own_line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, 3, "  own", true),
+                (2, 9, "trail", false),
+                (3, 1, "", true)
             ]
         );
     }

@@ -9,6 +9,8 @@
 //! * [`print()`] writes the canonical text. `parse(print(m))` is structurally equal to `m` for
 //!   any module (see [`irkit_core::equiv::modules_equal`]), and printing a parsed canonical
 //!   text gives the same text back.
+//! * [`parse_with_trivia`] and [`print_with_trivia`] do the same keeping the comments and
+//!   blank lines of the source ([`Trivia`]): a formatter that loses no comment.
 //! * [`print_inst`] and [`print_annotated`] render single instructions and annotated modules,
 //!   for verifier messages, with the names [`print()`] uses ([`Names`]).
 //!
@@ -25,21 +27,35 @@ mod lower;
 mod names;
 mod parser;
 mod printer;
+mod trivia;
 
 pub use error::{MAX_ERRORS, ParseError, ParseErrors, Pos};
 pub use names::{MAX_INLINE_DEPTH, Names};
 pub use parser::MAX_DEPTH;
-pub use printer::{print, print_annotated, print_inst, print_inst_with};
+pub use printer::{print, print_annotated, print_inst, print_inst_with, print_with_trivia};
+pub use trivia::Trivia;
 
 use irkit_core::Module;
 
 /// Parses a whole `.ir` file. `file_name` is only used in error messages.
 pub fn parse(source: &str, file_name: &str) -> Result<Module, ParseErrors> {
+    parse_with_trivia(source, file_name).map(|(m, _)| m)
+}
+
+/// Parses a whole `.ir` file like [`parse`], also returning its comments and blank lines
+/// attached to the module's instructions, for [`print_with_trivia`] (a formatter that keeps
+/// comments: `print_with_trivia(&m, &t)` for `(m, t) = parse_with_trivia(src)`). The module is
+/// the one [`parse`] returns; comments are not part of it. The attachment rules are in
+/// `spec/text.md`, "Comments and formatting".
+pub fn parse_with_trivia(source: &str, file_name: &str) -> Result<(Module, Trivia), ParseErrors> {
     let mut diags = error::Diags::default();
-    let tokens = lexer::lex(source, &mut diags);
+    let (tokens, comments) = lexer::lex_with_comments(source, &mut diags);
     let file = parser::parse_tokens(&tokens, &mut diags);
     if !diags.is_empty() {
         return Err(diags.finish(file_name, source));
     }
-    lower::lower(&file, diags).map_err(|d| d.finish(file_name, source))
+    let (module, created) = lower::lower(&file, diags).map_err(|d| d.finish(file_name, source))?;
+    let eof = tokens.last().map_or(Pos::default(), |t| t.pos);
+    let trivia = trivia::collect(&file, &comments, source, &created, eof);
+    Ok((module, trivia))
 }

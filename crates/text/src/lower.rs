@@ -48,16 +48,21 @@ struct Lower<'a> {
     scopes: Vec<HashMap<&'a Name, (Binding, Pos)>>,
     hoists: Vec<HoistDef<'a>>,
     pending: Vec<(Inst, &'a Stmt, ScopeId)>,
+    /// The instruction created for each statement ([`Stmt::id`]) that created one.
+    created: HashMap<usize, Inst>,
 }
 
-/// Builds the module for `file`; on any error, returns the diagnostics instead.
-pub(crate) fn lower(file: &File, diags: Diags) -> Result<Module, Diags> {
+/// Builds the module for `file`, with the instruction created for each statement (by
+/// [`Stmt::id`]; types, constants and `#![…]` entries create none); on any error, returns
+/// the diagnostics instead.
+pub(crate) fn lower(file: &File, diags: Diags) -> Result<(Module, HashMap<usize, Inst>), Diags> {
     let mut lw = Lower {
         m: Module::new(),
         diags,
         scopes: vec![HashMap::new()],
         hoists: Vec::new(),
         pending: Vec::new(),
+        created: HashMap::new(),
     };
     let root = lw.m.root();
     for d in &file.root_decos {
@@ -71,7 +76,7 @@ pub(crate) fn lower(file: &File, diags: Diags) -> Result<Module, Diags> {
     lw.intern_hoists();
     lw.resolve_pending();
     if lw.diags.is_empty() {
-        Ok(lw.m)
+        Ok((lw.m, lw.created))
     } else {
         Err(lw.diags)
     }
@@ -159,6 +164,7 @@ impl<'a> Lower<'a> {
         if let Err(e) = attached {
             return self.error(op_pos, format!("cannot build `{op}`: {e}"));
         }
+        self.created.insert(s.id, inst);
         if let Some(r) = &s.result {
             if !r.name.anon {
                 let hint = self.m.new_inst(

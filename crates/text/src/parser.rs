@@ -43,6 +43,8 @@ struct Parser<'t, 'd> {
     i: usize,
     diags: &'d mut Diags,
     depth: u32,
+    /// The next [`Stmt::id`].
+    next_id: usize,
 }
 
 /// Parses a token stream (ending with `Eof`) into a file; errors go to `diags`.
@@ -52,6 +54,7 @@ pub(crate) fn parse_tokens(toks: &[Token], diags: &mut Diags) -> File {
         i: 0,
         diags,
         depth: 0,
+        next_id: 0,
     };
     p.file()
 }
@@ -74,6 +77,17 @@ impl Parser<'_, '_> {
             self.i += 1;
         }
         t
+    }
+
+    /// The position of the last token consumed.
+    fn prev_pos(&self) -> Pos {
+        self.toks[self.i.saturating_sub(1)].pos
+    }
+
+    /// A fresh statement id.
+    fn new_id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id - 1
     }
 
     fn is(&self, tok: &Tok) -> bool {
@@ -157,9 +171,11 @@ impl Parser<'_, '_> {
         while !self.is(&Tok::Eof) && !self.diags.full() {
             let start = self.i;
             let r = if self.is(&Tok::HashBang) {
-                self.bump();
-                self.deco_entries(&mut file.root_decos)
-                    .and_then(|()| self.end_of_stmt(false))
+                let first = self.bump().pos;
+                self.deco_entries(&mut file.root_decos).and_then(|()| {
+                    file.root_spans.push((first, self.prev_pos()));
+                    self.end_of_stmt(false)
+                })
             } else if self.is(&Tok::RBrace) {
                 self.expected("a statement")
             } else {
@@ -279,8 +295,13 @@ impl Parser<'_, '_> {
                 self.bump();
                 self.expect(Tok::Colon, "`:` and the parameter's type")?;
                 let ty = self.single_operand(true)?;
+                let id = self.new_id();
                 children.push(Stmt {
                     pos: ppos,
+                    id,
+                    end: self.prev_pos(),
+                    braces: None,
+                    label_params: None,
                     decos: pdecos,
                     result: Some(ResultDef {
                         name: Name { sigil, text, anon },
@@ -309,8 +330,13 @@ impl Parser<'_, '_> {
         if !(next.line_start || matches!(next.tok, Tok::Eof | Tok::RBrace)) {
             return self.expected("end of line after the block label");
         }
+        let label_params = Some(children.len());
         Ok(Stmt {
             pos,
+            id: self.new_id(),
+            end: self.prev_pos(),
+            braces: None,
+            label_params,
             decos,
             result: Some(ResultDef {
                 name: Name { sigil, text, anon },
@@ -389,6 +415,10 @@ impl Parser<'_, '_> {
             }
             return Ok(Stmt {
                 pos,
+                id: self.new_id(),
+                end: self.prev_pos(),
+                braces: None,
+                label_params: None,
                 decos,
                 result,
                 kind: StmtKind::Alias(operand),
@@ -414,14 +444,19 @@ impl Parser<'_, '_> {
         } else if self.same_line() && !self.is(&Tok::LBrace) && !self.is(&Tok::RBrace) {
             return self.expected("an operand or end of line");
         }
-        let body = if self.is(&Tok::LBrace) {
+        let (body, braces) = if self.is(&Tok::LBrace) {
             let open = self.bump().pos;
-            Some(self.body(open, op == Opcode::FUNC)?)
+            let body = self.body(open, op == Opcode::FUNC)?;
+            (Some(body), Some((open, self.prev_pos())))
         } else {
-            None
+            (None, None)
         };
         Ok(Stmt {
             pos,
+            id: self.new_id(),
+            end: self.prev_pos(),
+            braces,
+            label_params: None,
             decos,
             result,
             kind: StmtKind::Inst {
@@ -506,14 +541,19 @@ impl Parser<'_, '_> {
         if payload.is_none() {
             self.check_missing_payload(op, by_name, op_pos)?;
         }
-        let body = if self.is(&Tok::LBrace) {
+        let (body, braces) = if self.is(&Tok::LBrace) {
             let open = self.bump().pos;
-            Some(self.body(open, op == Opcode::FUNC)?)
+            let body = self.body(open, op == Opcode::FUNC)?;
+            (Some(body), Some((open, self.prev_pos())))
         } else {
-            None
+            (None, None)
         };
         Ok(Stmt {
             pos,
+            id: self.new_id(),
+            end: self.prev_pos(),
+            braces,
+            label_params: None,
             decos,
             result,
             kind: StmtKind::Inst {

@@ -14,6 +14,7 @@ use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode, Payload, PayloadKind};
 use crate::literal::{write_bytes_lit, write_f32, write_f64, write_str_lit};
 use crate::names::Names;
 use crate::parser::PRIM_TYPES;
+use crate::trivia::{Piece, Trivia, push_piece, trim_blank_end};
 
 /// Deeper inline nests than this print `…` (only reachable without a plan, in messages).
 const MAX_PRINT_DEPTH: u32 = 64;
@@ -22,6 +23,17 @@ const MAX_PRINT_DEPTH: u32 = 64;
 pub fn print(module: &Module) -> String {
     let names = Names::new(module);
     let mut p = Printer::new(module, &names, false);
+    p.module();
+    p.out
+}
+
+/// Prints the whole module in canonical form with the comments and blank lines of `trivia`
+/// (from [`parse_with_trivia`](crate::parse_with_trivia)) in their canonical places; see
+/// `spec/text.md`, "Comments and formatting". With [`Trivia::default()`] this is [`print()`].
+pub fn print_with_trivia(module: &Module, trivia: &Trivia) -> String {
+    let names = Names::new(module);
+    let mut p = Printer::new(module, &names, false);
+    p.tv = Some(trivia.clone());
     p.module();
     p.out
 }
@@ -120,6 +132,12 @@ struct Printer<'m> {
     line: usize,
     line_of: HashMap<Inst, usize>,
     one_line: bool,
+    /// The trivia still to print (entries are removed as they are printed).
+    tv: Option<Trivia>,
+    /// Trailing comments for the end of the current line (written by [`Printer::nl`]).
+    trailing: String,
+    /// `out.len()` right after the last `{` line (no blank line goes there).
+    open_at: usize,
 }
 
 impl<'m> Printer<'m> {
@@ -131,12 +149,136 @@ impl<'m> Printer<'m> {
             line: 0,
             line_of: HashMap::new(),
             one_line,
+            tv: None,
+            trailing: String::new(),
+            open_at: usize::MAX,
         }
     }
 
     fn nl(&mut self) {
+        if !self.trailing.is_empty() {
+            let t = std::mem::take(&mut self.trailing);
+            self.out.push_str(&t);
+        }
         self.out.push('\n');
         self.line += 1;
+    }
+
+    // ---- trivia -------------------------------------------------------------------------------
+
+    /// A blank line, unless at the start of the file, after a blank line or after a `{` line.
+    fn blank_line(&mut self) {
+        if self.out.is_empty() || self.out.ends_with("\n\n") || self.out.len() == self.open_at {
+            return;
+        }
+        self.nl();
+    }
+
+    /// Blank lines and own-line comments (at `indent`).
+    fn pieces(&mut self, pieces: Vec<Piece>, indent: usize) {
+        for p in pieces {
+            match p {
+                Piece::Blank => self.blank_line(),
+                Piece::Comment(text) => {
+                    self.indent(indent);
+                    self.out.push(';');
+                    self.out.push_str(&text);
+                    self.nl();
+                }
+            }
+        }
+    }
+
+    /// Adds comments to the end of the current line: `  ;a ;b`.
+    fn add_trailing(&mut self, comments: Vec<String>) {
+        for c in comments {
+            self.trailing.push_str(if self.trailing.is_empty() {
+                "  ;"
+            } else {
+                " ;"
+            });
+            self.trailing.push_str(&c);
+        }
+    }
+
+    fn take_leading(&mut self, i: Inst) -> Vec<Piece> {
+        self.tv
+            .as_mut()
+            .and_then(|t| t.leading.remove(&i))
+            .unwrap_or_default()
+    }
+
+    fn take_trailing(&mut self, i: Inst) -> Vec<String> {
+        self.tv
+            .as_mut()
+            .and_then(|t| t.trailing.remove(&i))
+            .unwrap_or_default()
+    }
+
+    fn take_closing(&mut self, i: Inst) -> Vec<Piece> {
+        let mut v = self
+            .tv
+            .as_mut()
+            .and_then(|t| t.closing.remove(&i))
+            .unwrap_or_default();
+        trim_blank_end(&mut v);
+        v
+    }
+
+    fn take_after_close(&mut self, i: Inst) -> Vec<String> {
+        self.tv
+            .as_mut()
+            .and_then(|t| t.after_close.remove(&i))
+            .unwrap_or_default()
+    }
+
+    /// Every comment of `i`, in order (for an instruction not printed as a statement).
+    fn take_all_comments(&mut self, i: Inst) -> Vec<String> {
+        let mut out = comments_of(self.take_leading(i));
+        out.extend(self.take_trailing(i));
+        out.extend(comments_of(self.take_closing(i)));
+        out.extend(self.take_after_close(i));
+        out
+    }
+
+    /// The leading trivia of a statement or label and its trailing comments (for the end of
+    /// its first line); with `whole`, also those of its body if it prints none.
+    fn stmt_trivia(&mut self, i: Inst, indent: usize, whole: bool) {
+        if self.tv.is_none() || self.one_line {
+            return;
+        }
+        let leading = self.take_leading(i);
+        self.pieces(leading, indent);
+        let mut t = self.take_trailing(i);
+        if whole {
+            t.extend(comments_of(self.take_closing(i)));
+            t.extend(self.take_after_close(i));
+        }
+        self.add_trailing(t);
+    }
+
+    /// The end of the file: its trailing trivia, then the comments of instructions that were
+    /// not printed as statements (only with trivia that does not belong to this module).
+    fn end_trivia(&mut self) {
+        let Some(tv) = self.tv.take() else { return };
+        let mut end = tv.end;
+        let mut rest: Vec<(Inst, usize, Vec<String>)> = Vec::new();
+        rest.extend(tv.leading.into_iter().map(|(i, v)| (i, 0, comments_of(v))));
+        rest.extend(tv.trailing.into_iter().map(|(i, v)| (i, 1, v)));
+        rest.extend(tv.closing.into_iter().map(|(i, v)| (i, 2, comments_of(v))));
+        rest.extend(tv.after_close.into_iter().map(|(i, v)| (i, 3, v)));
+        rest.sort_by_key(|(i, k, _)| (*i, *k));
+        for (_, _, v) in rest {
+            for c in v {
+                push_piece(&mut end, Piece::Comment(c));
+            }
+        }
+        trim_blank_end(&mut end);
+        self.pieces(end, 0);
+        // A header followed by nothing printed (e.g. only a type statement) ends with a blank.
+        while self.out.ends_with("\n\n") {
+            self.out.pop();
+        }
     }
 
     fn indent(&mut self, n: usize) {
@@ -154,6 +296,10 @@ impl<'m> Printer<'m> {
     fn module(&mut self) {
         let m = self.m;
         let root = m.root();
+        if let Some(t) = self.tv.as_mut() {
+            let h = std::mem::take(&mut t.header);
+            self.pieces(h, 0);
+        }
         let mut header = false;
         let decos = m.decorations(root);
         if !decos.is_empty() {
@@ -178,11 +324,12 @@ impl<'m> Printer<'m> {
         for (k, &c) in m.children(root).iter().enumerate() {
             let multi = self.has_body(c);
             if k > 0 && (multi || prev_multi) || (k == 0 && header) {
-                self.nl();
+                self.blank_line();
             }
             self.stmt(c, 0, true);
             prev_multi = multi;
         }
+        self.end_trivia();
     }
 
     fn has_body(&self, i: Inst) -> bool {
@@ -211,6 +358,8 @@ impl<'m> Printer<'m> {
     /// A statement with its decorations and body; `own_lines` puts decorations on the line
     /// above (top-level statements) rather than before the result on the same line.
     fn stmt(&mut self, i: Inst, indent: usize, own_lines: bool) {
+        let bodiless = !self.has_body(i);
+        self.stmt_trivia(i, indent, bodiless);
         let decos = self.shown_decos(i);
         self.indent(indent);
         if !decos.is_empty() {
@@ -229,14 +378,15 @@ impl<'m> Printer<'m> {
         }
         self.mark(i);
         self.head(i);
-        self.body(i, indent);
+        self.body(i, indent, true);
         if !self.one_line {
             self.nl();
         }
     }
 
-    /// ` {`, the children, `}` (nothing without children).
-    fn body(&mut self, i: Inst, indent: usize) {
+    /// ` {`, the children, `}` (nothing without children); `stmt`: the body of a statement
+    /// (not of a decoration), which has trivia.
+    fn body(&mut self, i: Inst, indent: usize, stmt: bool) {
         let m = self.m;
         let is_top = m.parent(i) == Some(m.root());
         let hoists: &[Inst] = if is_top { self.n.local_hoists(i) } else { &[] };
@@ -250,6 +400,7 @@ impl<'m> Printer<'m> {
         }
         self.out.push_str(" {");
         self.nl();
+        self.open_at = self.out.len();
         for &h in hoists {
             self.indent(indent + 2);
             self.mark(h);
@@ -257,8 +408,17 @@ impl<'m> Printer<'m> {
             self.nl();
         }
         if self.sugar(i) {
-            for &b in children {
+            for (k, &b) in children.iter().enumerate() {
                 let header = self.header_params(b);
+                if self.tv.is_some() {
+                    let leading = self.take_leading(b);
+                    self.pieces(leading, indent);
+                    let mut t = self.take_trailing(b);
+                    for &p in &m.children(b)[..header] {
+                        t.extend(self.take_all_comments(p));
+                    }
+                    self.add_trailing(t);
+                }
                 let bdecos = self.shown_decos(b);
                 if !bdecos.is_empty() {
                     self.indent(indent);
@@ -274,14 +434,30 @@ impl<'m> Printer<'m> {
                 for &c in &m.children(b)[header..] {
                     self.stmt(c, indent + 2, false);
                 }
+                if self.tv.is_some() {
+                    // What closed a block written `^b = block {…}`: before the next label (at
+                    // its indentation) or the function's `}` (at the statements').
+                    let mut end = self.take_closing(b);
+                    end.extend(self.take_after_close(b).into_iter().map(Piece::Comment));
+                    let last = k + 1 == children.len();
+                    self.pieces(end, if last { indent + 2 } else { indent });
+                }
             }
         } else {
             for &c in children {
                 self.stmt(c, indent + 2, false);
             }
         }
+        if stmt && self.tv.is_some() {
+            let closing = self.take_closing(i);
+            self.pieces(closing, indent + 2);
+        }
         self.indent(indent);
         self.out.push('}');
+        if stmt && self.tv.is_some() {
+            let after = self.take_after_close(i);
+            self.add_trailing(after);
+        }
     }
 
     /// Whether a function body prints with block labels: all its children are plain blocks.
@@ -470,7 +646,7 @@ impl<'m> Printer<'m> {
             self.list(data.operands(), 0);
             self.out.push(')');
         }
-        self.body(d, indent);
+        self.body(d, indent, false);
     }
 
     // ---- operands -----------------------------------------------------------------------------
@@ -612,6 +788,17 @@ impl<'m> Printer<'m> {
             }
         }
     }
+}
+
+/// The comments among trivia pieces.
+fn comments_of(pieces: Vec<Piece>) -> Vec<String> {
+    pieces
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Comment(c) => Some(c),
+            Piece::Blank => None,
+        })
+        .collect()
 }
 
 /// Whether a payload has the kind the registry gives (so the opcode can be spelled by name).

@@ -4,7 +4,7 @@
 
 use irkit_core::equiv::modules_equal;
 use irkit_core::{Inst, Module, Opcode, Payload};
-use irkit_text::{parse, print};
+use irkit_text::{parse, parse_with_trivia, print, print_with_trivia};
 use proptest::prelude::*;
 
 /// A small deterministic generator, so one proptest `u64` drives a whole module.
@@ -508,8 +508,181 @@ fn check_round_trip(m: &Module) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Comment texts for [`sprinkle`]: empty, spaced, `;`s, braces, quotes, non-ASCII.
+const COMMENT_TEXTS: &[&str] = &[
+    "",
+    " c",
+    ";",
+    " }",
+    "{",
+    " \"q",
+    "  two  spaces",
+    " é ü",
+    "#[x]",
+    " ^b:",
+    "\t tab",
+];
+
+/// The comment texts of a text (`;` outside string literals, to the end of the line, trailing
+/// whitespace trimmed), in order.
+fn comment_texts(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in src.lines() {
+        let (mut in_str, mut esc) = (false, false);
+        for (k, c) in line.char_indices() {
+            if in_str {
+                match c {
+                    _ if esc => esc = false,
+                    '\\' => esc = true,
+                    '"' => in_str = false,
+                    _ => {}
+                }
+            } else if c == '"' {
+                in_str = true;
+            } else if c == ';' {
+                out.push(line[k + 1..].trim_end().to_string());
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The byte offsets just after the `, ` separators of a line outside string literals (where
+/// the line may be broken).
+fn break_points(line: &str) -> Vec<usize> {
+    let (mut in_str, mut esc) = (false, false);
+    let mut out = Vec::new();
+    for (k, c) in line.char_indices() {
+        if in_str {
+            match c {
+                _ if esc => esc = false,
+                '\\' => esc = true,
+                '"' => in_str = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_str = true;
+        } else if c == ',' && line[k + 1..].starts_with(' ') {
+            out.push(k + 2);
+        }
+    }
+    out
+}
+
+/// Adds, at random places of a printed text, own-line comments (indented at random), trailing
+/// comments, blank lines, and line breaks after commas (continuation lines); each comment text
+/// is unique (it ends with its number), so that its order can be checked.
+fn sprinkle(text: &str, r: &mut Rng) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    let mut comment = |r: &mut Rng| {
+        n += 1;
+        format!(";{}#{n}", r.pick(COMMENT_TEXTS))
+    };
+    for line in text.lines() {
+        for _ in 0..r.below(3) {
+            match r.below(3) {
+                0 => out.push('\n'),
+                _ => {
+                    out.push_str(&" ".repeat(r.below(5)));
+                    out.push_str(&comment(r));
+                    out.push('\n');
+                }
+            }
+        }
+        let breaks = break_points(line);
+        let mut rest = line;
+        if !breaks.is_empty() && r.chance(30) {
+            let at = breaks[r.below(breaks.len())];
+            out.push_str(&line[..at]);
+            if r.chance(50) {
+                out.push_str(&comment(r));
+            }
+            out.push_str("\n    ");
+            rest = &line[at..];
+        }
+        out.push_str(rest);
+        if r.chance(30) {
+            out.push_str(&" ".repeat(r.below(3)));
+            out.push_str(&comment(r));
+        }
+        out.push('\n');
+    }
+    for _ in 0..r.below(3) {
+        out.push_str(&comment(r));
+        out.push('\n');
+    }
+    out
+}
+
+/// The formatter's contract on `src` (which parses to `m`): formatting keeps the module and
+/// every comment in order, and gives a fixed point.
+fn check_format(m: &Module, src: &str) -> Result<(), TestCaseError> {
+    let fmt = |s: &str| -> Result<String, TestCaseError> {
+        let (m, t) = parse_with_trivia(s, "gen.ir")
+            .map_err(|e| TestCaseError::fail(format!("{}\n--- text:\n{s}", e.render())))?;
+        Ok(print_with_trivia(&m, &t))
+    };
+    let out = fmt(src)?;
+    let m2 = parse(&out, "fmt.ir")
+        .map_err(|e| TestCaseError::fail(format!("{}\n--- formatted:\n{out}", e.render())))?;
+    if let Err(e) = modules_equal(m, &m2) {
+        return Err(TestCaseError::fail(format!("{e}\n--- formatted:\n{out}")));
+    }
+    let have = comment_texts(&out).join("\n");
+    let mut at = 0;
+    for c in comment_texts(src) {
+        match have[at..].find(&c) {
+            Some(k) => at += k + c.len(),
+            None => {
+                return Err(TestCaseError::fail(format!(
+                    "comment `;{c}` lost or moved\n--- source:\n{src}\n--- formatted:\n{out}"
+                )));
+            }
+        }
+    }
+    let again = fmt(&out)?;
+    prop_assert_eq!(&again, &out, "not a fixed point\n--- source:\n{}", src);
+    Ok(())
+}
+
+fn check_sprinkled(seed: u64) -> Result<(), TestCaseError> {
+    let m = random_module(seed);
+    let mut r = Rng(seed.rotate_left(17) | 1);
+    let src = sprinkle(&print(&m), &mut r);
+    check_format(&m, &src)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn comments_survive_formatting(seed in any::<u64>()) {
+        check_sprinkled(seed)?;
+    }
+
+    #[test]
+    fn commented_token_soup_formats(words in proptest::collection::vec(
+        prop_oneof![
+            3 => proptest::sample::select(SOUP).prop_map(str::to_string),
+            1 => (0..1000u32).prop_map(|k| format!("; c{k}\n")),
+            1 => Just("\n\n".to_string()),
+        ],
+        0..60,
+    )) {
+        let s = words.join(" ");
+        if let Ok(m) = parse(&s, "soup.ir") {
+            check_format(&m, &s)?;
+        }
+    }
+
+    #[test]
+    fn format_never_panics(s in "\\PC{0,200}") {
+        if let Ok((m, t)) = parse_with_trivia(&s, "fuzz.ir") {
+            let _ = print_with_trivia(&m, &t);
+        }
+    }
 
     #[test]
     fn random_modules_round_trip(seed in any::<u64>()) {
@@ -602,6 +775,15 @@ fn many_seeds_round_trip() {
     for seed in 0..300u64 {
         let m = random_module(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         if let Err(e) = check_round_trip(&m) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+}
+
+#[test]
+fn many_seeds_format() {
+    for seed in 0..300u64 {
+        if let Err(e) = check_sprinkled(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
             panic!("seed {seed}: {e}");
         }
     }

@@ -1,5 +1,6 @@
 //! `ir-fmt FILE`: prints a module in canonical form (`-o OUT` writes it atomically; `--check`
-//! only reports whether the file already is canonical).
+//! only reports whether the file already is canonical). Comments and blank lines are kept
+//! (spec/text.md, "Comments and formatting").
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use irkit_cli::{input, output};
 #[derive(Parser)]
 #[command(name = "ir-fmt", version)]
 struct Args {
-    /// The module (`.ir` text; `-` reads stdin).
+    /// The module (`.ir` text or `.irm` binary; `-` reads stdin).
     file: PathBuf,
     /// Where to write the canonical text (`-` is stdout, the default).
     #[arg(short, long, default_value = "-")]
@@ -28,7 +29,10 @@ fn main() -> ExitCode {
     let Some(loaded) = input::load(&args.file, &mut problems) else {
         return problems.finish();
     };
-    let text = irkit_text::print(&loaded.module);
+    if loaded.format == input::Format::Binary {
+        return format_binary(&args, &loaded, problems);
+    }
+    let text = irkit_text::print_with_trivia(&loaded.module, &loaded.trivia);
     if args.check {
         if let Some(line) = first_difference(&loaded.source, &text) {
             problems.push(format!(
@@ -38,6 +42,27 @@ fn main() -> ExitCode {
         }
         return problems.finish();
     }
+    if let Err(e) = output::write_output(&args.output, text.as_bytes()) {
+        problems.push(format!("{}: cannot write: {e}", args.output.display()));
+    }
+    problems.finish()
+}
+
+/// A binary input: `--check` asks whether its bytes are those the writer produces (the
+/// canonical encoding); otherwise the module is printed as canonical text.
+fn format_binary(args: &Args, loaded: &input::Loaded, mut problems: Problems) -> ExitCode {
+    if args.check {
+        match irkit_format::write(&loaded.module) {
+            Ok(bytes) if bytes == loaded.raw => {}
+            Ok(_) => problems.push(format!(
+                "{}: not in canonical binary form (run `ir-as {0} -o {0}`)",
+                loaded.name
+            )),
+            Err(e) => problems.push(format!("{}: cannot re-encode: {e}", loaded.name)),
+        }
+        return problems.finish();
+    }
+    let text = irkit_text::print(&loaded.module);
     if let Err(e) = output::write_output(&args.output, text.as_bytes()) {
         problems.push(format!("{}: cannot write: {e}", args.output.display()));
     }

@@ -12,7 +12,7 @@ use irkit_cli::report::{Problems, verify_error_line};
 #[derive(Parser)]
 #[command(name = "ir-verify", version)]
 struct Args {
-    /// Modules to verify (`.ir` text; `-` reads stdin).
+    /// Modules to verify (`.ir` text or `.irm` binary; `-` reads stdin).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print nothing for valid modules.
