@@ -108,19 +108,13 @@ pub fn run_case(path: &Path) -> Result<Option<String>, String> {
         }
         Kind::Parse => {
             let mut out = format!("{}{}", case.header, case.body);
-            match irkit_text::parse(&case.body, &name) {
+            // The whole file is parsed (its comments are ignored), so that lines and columns,
+            // in the expectations and inside messages alike, are those of the file.
+            match irkit_text::parse(&text, &name) {
                 Ok(_) => return Err("expected parse errors, but the module parsed".into()),
                 Err(errors) => {
-                    // Lines are counted in the whole file, so that they point at the source.
-                    let offset = case.header.lines().count();
                     for e in errors.errors() {
-                        let _ = writeln!(
-                            out,
-                            "; expect: {}:{}: {}",
-                            e.line as usize + offset,
-                            e.column,
-                            e.message
-                        );
+                        let _ = writeln!(out, "; expect: {}:{}: {}", e.line, e.column, e.message);
                     }
                 }
             }

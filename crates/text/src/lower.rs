@@ -50,6 +50,8 @@ struct Lower<'a> {
     pending: Vec<(Inst, &'a Stmt, ScopeId)>,
     /// The instruction created for each statement ([`Stmt::id`]) that created one.
     created: HashMap<usize, Inst>,
+    /// Names by how they print: (scope, is a block label, text) -> (as written, where).
+    printed: HashMap<(ScopeId, bool, String), (String, Pos)>,
 }
 
 /// Builds the module for `file`, with the instruction created for each statement (by
@@ -63,6 +65,7 @@ pub(crate) fn lower(file: &File, diags: Diags) -> Result<(Module, HashMap<usize,
         hoists: Vec::new(),
         pending: Vec::new(),
         created: HashMap::new(),
+        printed: HashMap::new(),
     };
     let root = lw.m.root();
     for d in &file.root_decos {
@@ -102,6 +105,28 @@ impl<'a> Lower<'a> {
             );
             self.error(pos, msg);
             return;
+        }
+        // The printer gives every named instruction of a scope one sigil by kind: `@` at module
+        // level, `^` for blocks and `%` for everything else inside a definition. Two names that
+        // would print alike (`@x` and `%x` in one body, say) could not print back faithfully,
+        // so they are one name here. (Lookup stays exact: `@f` in a body still finds the
+        // module's `@f`.)
+        if let Binding::Inst(inst) = b
+            && !name.anon
+        {
+            let block = scope != MODULE_SCOPE && self.m.opcode(inst) == Opcode::BLOCK;
+            let key = (scope, block, name.text.clone());
+            if let Some((shown, first)) = self.printed.get(&key) {
+                let msg = format!(
+                    "`{}` is already defined as `{shown}` at {}:{} (they would print alike)",
+                    name.display(),
+                    first.line,
+                    first.col
+                );
+                self.error(pos, msg);
+                return;
+            }
+            self.printed.insert(key, (name.display(), pos));
         }
         self.scopes[scope].insert(name, (b, pos));
     }
