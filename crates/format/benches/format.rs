@@ -1,8 +1,10 @@
 //! Throughput figures for the binary format (a plain bench binary: `cargo bench -p
 //! irkit-format`; `IRKIT_BENCH_MB=1,100` picks the module sizes, default both).
 //!
-//! For each size: write throughput, open + symbol lookup, validated access of one definition,
-//! full validation throughput, materialize throughput, bytes per instruction.
+//! For each size: write throughput, open alone, open + `find_export` (header, directory and
+//! O(log n) symbol-index records: should be flat from 1 MB to 100 MB), validated access of one
+//! definition, full validation throughput, materialize throughput, bytes per instruction. The
+//! last line compares the open + find_export figures of the sizes run.
 
 use std::time::{Duration, Instant};
 
@@ -53,7 +55,8 @@ fn mbps(bytes: usize, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }
 
-fn run(target_mb: f64) {
+/// Returns (module size in MB, open + find_export time).
+fn run(target_mb: f64) -> (f64, Duration) {
     const BODY: usize = 100;
     // Calibrate bytes per function on a small module.
     let probe = write(&build(50, BODY)).unwrap().len() as f64 / 50.0;
@@ -84,12 +87,20 @@ fn run(target_mb: f64) {
         mbps(bytes.len(), wt)
     );
     let probe_name = format!("fn_{}", funcs / 2);
-    let (ot, _) = best(runs, || {
+    let lookups = 200;
+    let (open_t, _) = best(lookups, || ModuleView::open(&path).unwrap().def_count());
+    println!("  open                     {open_t:.2?}");
+    let (ot, _) = best(lookups, || {
         let v = ModuleView::open(&path).unwrap();
         let s = v.find_export(&probe_name).unwrap();
         s.def
     });
-    println!("  open + symbol lookup     {ot:.2?}");
+    println!("  open + find_export       {ot:.2?}");
+    let (st, _) = best(runs, || {
+        let v = ModuleView::open(&path).unwrap();
+        v.symbols().len()
+    });
+    println!("  open + all symbols       {st:.2?}  (validates strings, symbols, pool)");
     let view = ModuleView::open(&path).unwrap();
     let def = view.find_export(&probe_name).unwrap().def;
     let t = Instant::now();
@@ -118,6 +129,7 @@ fn run(target_mb: f64) {
     );
     assert_eq!(back.live_count(), insts);
     std::fs::remove_dir_all(&dir).unwrap();
+    (bytes.len() as f64 / 1e6, ot)
 }
 
 fn main() {
@@ -126,10 +138,20 @@ fn main() {
         return;
     }
     let sizes = std::env::var("IRKIT_BENCH_MB").unwrap_or_else(|_| "1,100".into());
+    let mut figures = Vec::new();
     for s in sizes.split(',') {
         match s.trim().parse::<f64>() {
-            Ok(mb) if mb > 0.0 => run(mb),
+            Ok(mb) if mb > 0.0 => figures.push(run(mb)),
             _ => eprintln!("IRKIT_BENCH_MB: cannot parse `{s}`"),
         }
+    }
+    if let (Some(&(small_mb, small)), Some(&(big_mb, big))) = (figures.first(), figures.last())
+        && figures.len() > 1
+    {
+        println!(
+            "== open + find_export: {small:.2?} at {small_mb:.1} MB, {big:.2?} at {big_mb:.1} MB \
+             (ratio {:.2}; flat means about 1)",
+            big.as_secs_f64() / small.as_secs_f64()
+        );
     }
 }

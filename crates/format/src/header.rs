@@ -57,11 +57,15 @@ impl SectionKind {
     pub const ROOT: SectionKind = SectionKind(6);
     /// Name hints and source locations (optional).
     pub const DEBUG: SectionKind = SectionKind(7);
+    /// A fixed-layout name index of the symbols, for O(log n) lookups without validating the
+    /// symbol table (derived data; written by every writer, not required of a file).
+    pub const SYMBOL_INDEX: SectionKind = SectionKind(8);
 
     /// Every kind this version knows, in the order the writer emits them.
-    pub const KNOWN: [SectionKind; 7] = [
+    pub const KNOWN: [SectionKind; 8] = [
         SectionKind::STRINGS,
         SectionKind::SYMBOLS,
+        SectionKind::SYMBOL_INDEX,
         SectionKind::POOL,
         SectionKind::DEF_INDEX,
         SectionKind::DEFINITIONS,
@@ -87,6 +91,7 @@ impl SectionKind {
             SectionKind::DEFINITIONS => "definitions",
             SectionKind::ROOT => "root",
             SectionKind::DEBUG => "debug",
+            SectionKind::SYMBOL_INDEX => "symbol-index",
             _ => return None,
         })
     }
@@ -96,9 +101,15 @@ impl SectionKind {
         self.known_name().is_some()
     }
 
-    /// Whether the section is part of the module's content (everything but debug info).
+    /// Whether the section is part of the module's content (everything but debug info and
+    /// the symbol index, which is derived from the symbol table).
     pub fn is_content(self) -> bool {
-        self.is_known() && self != SectionKind::DEBUG
+        self.is_known() && self != SectionKind::DEBUG && self != SectionKind::SYMBOL_INDEX
+    }
+
+    /// Whether a file must have the section (a reader falls back without the symbol index).
+    pub fn is_mandatory(self) -> bool {
+        self.is_known() && self != SectionKind::DEBUG && self != SectionKind::SYMBOL_INDEX
     }
 }
 
@@ -313,7 +324,7 @@ fn check_entries(
         }
     }
     for kind in SectionKind::KNOWN {
-        if kind != SectionKind::DEBUG && !entries.iter().any(|e| e.kind == kind) {
+        if kind.is_mandatory() && !entries.iter().any(|e| e.kind == kind) {
             return Err(derr(ReadCause::Malformed(format!(
                 "required section {} is missing",
                 kind.name()

@@ -8,10 +8,12 @@
 //! * [`write()`] / [`write_to_path`] turn a core [`Module`](irkit_core::Module) into bytes,
 //!   deterministically (the same module always gives the same bytes; writing what was read
 //!   gives the same bytes again).
-//! * [`ModuleView`] reads in place, lazily: opening checks the header, the section
-//!   directory, the strings, the symbols and the definitions directory only; each definition
-//!   is validated (its hash, rkyv's bytecheck, then every index in it) the first time it is
-//!   touched, and then read without copying through [`DefView`] / [`InstView`].
+//! * [`ModuleView`] reads in place, lazily: opening checks the header and the section directory
+//!   only, so it costs the same for any module size; a symbol lookup binary-searches the
+//!   fixed-layout symbol index, checking only the bytes it touches; every other table, and
+//!   each definition, is validated (its hash, rkyv's bytecheck, then every index in it) the
+//!   first time it is used, and then read without copying through [`DefView`] / [`InstView`].
+//!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
 //! * [`ModuleView::materialize`] rebuilds a core module equal to the one written.
 //!
 //! No input, however hostile, makes the reader panic, abort, allocate without bound or hang:

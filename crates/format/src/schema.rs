@@ -36,6 +36,13 @@ pub mod payload_kind {
     pub const BYTES: u8 = 4;
 }
 
+/// Size of the symbol-index section's header (count u32, record size u32, 8 zero bytes).
+pub const SYMIX_HEADER: usize = 16;
+/// Size of a symbol-index record as written by 1.0 (readers accept longer records and read
+/// the first 52 bytes): name offset u32, name length u32, def u32, signature u32, opcode u16,
+/// role u8, reserved u8, content hash [u8; 32].
+pub const SYMIX_RECORD: usize = 52;
+
 /// A string table: string `i` is `data[ends[i-1]..ends[i]]` (with `ends[-1] = 0`), UTF-8.
 #[derive(Archive, Serialize, Default)]
 pub(crate) struct StringTable {

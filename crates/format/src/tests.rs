@@ -248,23 +248,154 @@ fn hoistable_in_body_or_module_opcode_cannot_materialize() {
 }
 
 #[test]
-fn bad_strings_are_refused_at_open() {
+fn bad_strings_are_refused_at_first_use() {
     let strings = StringTable {
         ends: vec![2],
         data: vec![0xff, 0xfe],
     };
     let bytes = craft(strings, sig_pool(), vec![]);
-    let e = ModuleView::from_bytes(&bytes).err().unwrap();
+    // Opening checks the header and the directory only.
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let e = view.try_string_count().unwrap_err();
     assert!(
         e.to_string()
             .contains("section strings: string 0 is not UTF-8"),
         "{e}"
     );
+    assert_eq!(view.string_count(), 0);
+    assert!(view.pool().is_err(), "the pool needs valid strings");
+    assert!(view.validate_all().is_err());
     let strings = StringTable {
         ends: vec![5],
         data: vec![b'a'],
     };
-    assert!(ModuleView::from_bytes(&craft(strings, sig_pool(), vec![])).is_err());
+    let view = ModuleView::from_bytes(&craft(strings, sig_pool(), vec![])).unwrap();
+    assert!(view.try_string_count().is_err());
+}
+
+/// The sections of a written file, as `assemble` takes them.
+fn sections_of(bytes: &[u8]) -> Vec<(SectionKind, u32, Vec<u8>)> {
+    ModuleView::from_bytes(bytes)
+        .unwrap()
+        .sections()
+        .into_iter()
+        .map(|s| {
+            (
+                s.kind,
+                if s.optional { SECTION_OPTIONAL } else { 0 },
+                bytes[s.offset as usize..(s.offset + s.size) as usize].to_vec(),
+            )
+        })
+        .collect()
+}
+
+fn exporting(n: usize) -> irkit_core::Module {
+    let mut m = irkit_core::Module::new();
+    let mut b = irkit_core::Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+    for k in 0..n {
+        let f = b.func(&format!("f{k}"), sig).unwrap();
+        b.export(f, &format!("f{k}")).unwrap();
+        if k % 3 == 0 {
+            b.import(f, &format!("f{k}")).unwrap();
+        }
+        let (entry, p) = b.block(f, &[i32t]).unwrap();
+        b.position_at_end(entry);
+        b.ret(Some(p[0])).unwrap();
+    }
+    m
+}
+
+#[test]
+fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
+    let m = exporting(20);
+    let bytes = write(&m).unwrap();
+    let with = ModuleView::from_bytes(&bytes).unwrap();
+    assert!(with.has_symbol_index());
+    let sections: Vec<_> = sections_of(&bytes)
+        .into_iter()
+        .filter(|s| s.0 != SectionKind::SYMBOL_INDEX)
+        .collect();
+    let old = assemble(sections);
+    let view = ModuleView::from_bytes(&old).unwrap();
+    assert!(!view.has_symbol_index());
+    view.validate_all().unwrap();
+    assert_eq!(view.content_hash(), with.content_hash());
+    for k in 0..20 {
+        let name = format!("f{k}");
+        assert_eq!(view.find_symbols(&name), with.find_symbols(&name), "{name}");
+        assert_eq!(
+            view.find_symbols(&name).len(),
+            if k % 3 == 0 { 2 } else { 1 }
+        );
+        assert_eq!(view.find_export(&name).unwrap().def, k as u32);
+    }
+    assert!(view.find_symbols("nope").is_empty() && with.find_symbols("nope").is_empty());
+    assert!(with.find_symbols("f").is_empty() && with.find_symbols("f99").is_empty());
+    assert_eq!(view.symbols(), with.symbols());
+    // Re-writing an old file gives a file with the index.
+    assert_eq!(write(&view.materialize().unwrap()).unwrap(), bytes);
+}
+
+#[test]
+fn lookups_read_the_symbol_index_only() {
+    let bytes = write(&exporting(10)).unwrap();
+    let mut sections = sections_of(&bytes);
+    // A symbol table that is not even an archive (its hash fixed up by `assemble`).
+    for s in &mut sections {
+        if s.0 == SectionKind::SYMBOLS {
+            s.2 = vec![0xAB; s.2.len()];
+        }
+    }
+    let view = ModuleView::from_bytes(&assemble(sections)).unwrap();
+    assert_eq!(view.find_export("f7").unwrap().def, 7);
+    let e = view.try_symbols().unwrap_err();
+    assert!(e.to_string().contains("section symbols"), "{e}");
+    assert!(view.symbols().is_empty());
+    assert!(view.validate_all().is_err());
+}
+
+#[test]
+fn a_symbol_index_disagreeing_with_the_table_is_caught() {
+    let bytes = write(&exporting(10)).unwrap();
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut sections = sections_of(&bytes);
+        for s in &mut sections {
+            if s.0 == SectionKind::SYMBOL_INDEX {
+                f(&mut s.2);
+            }
+        }
+        ModuleView::from_bytes(&assemble(sections)).unwrap()
+    };
+    let rec = |k: usize| SYMIX_HEADER + k * SYMIX_RECORD;
+    // A definition out of range: refused at lookup, naming the section.
+    let view = edit(&|b| b[rec(0) + 8..rec(0) + 12].copy_from_slice(&999u32.to_le_bytes()));
+    let e = view.try_find_symbols("f0").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "<memory>: section symbol-index: definition index 999 out of range (10 entries)"
+    );
+    assert!(view.validate_all().is_err());
+    // A name outside the blob.
+    let view = edit(&|b| b[rec(3)..rec(3) + 4].copy_from_slice(&u32::MAX.to_le_bytes()));
+    assert!(view.try_find_symbols("f3").is_err());
+    assert!(view.find_symbols("f3").is_empty());
+    // A plausible but wrong definition: lookups believe it, validate_all does not.
+    let view = edit(&|b| b[rec(1) + 8..rec(1) + 12].copy_from_slice(&2u32.to_le_bytes()));
+    let e = view.validate_all().unwrap_err();
+    assert!(
+        e.to_string().contains("section symbol-index: record 1"),
+        "{e}"
+    );
+    // Absurd header values.
+    for (at, v) in [(0, u32::MAX), (4, 0), (4, u32::MAX), (4, 53), (0, 11)] {
+        let view = edit(&|b| b[at..at + 4].copy_from_slice(&v.to_le_bytes()));
+        let _ = view.try_find_symbols("f5");
+        assert!(view.validate_all().is_err(), "{at} {v}");
+    }
+    let view = edit(&|b| b.truncate(7));
+    assert!(view.try_find_symbols("f5").is_err());
 }
 
 #[test]
@@ -344,7 +475,7 @@ fn header_of_the_empty_module_is_stable() {
     let b = write(&irkit_core::Module::new()).unwrap();
     assert_eq!(&b[..8], b"IRKMOD\0\x1a");
     assert_eq!(&b[8..12], &[1, 0, 0, 0]);
-    assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 6);
+    assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 7);
     assert_eq!(
         u64::from_le_bytes(b[24..32].try_into().unwrap()),
         b.len() as u64

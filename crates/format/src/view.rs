@@ -1,12 +1,17 @@
-//! The lazy, zero-copy reader: [`ModuleView`] maps (or holds) the bytes, checks the header,
-//! the directory, the strings, the symbols and the definitions directory when opened, and
-//! validates the pool, each definition, the root and the debug info the first time they are
-//! used (the result is cached).
+//! The lazy, zero-copy reader: [`ModuleView`] maps (or holds) the bytes and checks only the
+//! header and the section directory when opened (O(number of sections), whatever the module's
+//! size). Every section is validated the first time it is used (the result is cached): the
+//! strings, the symbols, the definition index, the pool, the root and the debug info in full
+//! (section hash, bytecheck, every index), each definition on its own (body hash, bytecheck,
+//! every index). A symbol lookup by name reads the fixed-layout symbol index in place and
+//! checks only the O(log n) records it touches; that section's hash and its agreement with
+//! the symbol table are checked by `validate_all`.
 
 use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::Opcode;
 use rkyv::bytecheck::CheckBytes;
 use rkyv::rancor::BoxedError;
@@ -15,10 +20,10 @@ use rkyv::util::AlignedVec;
 use crate::defview::{DefView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::{FileStrings, Strings, hex};
-use crate::header::{self, DirEntry, Header, SectionKind};
+use crate::header::{self, DirEntry, Header, MAX_DIR_ENTRY_SIZE, SectionKind};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
-    ArchivedSymbolRec, ArchivedSymbolTable, DEBUG_NAME, REF_NONE,
+    ArchivedSymbolRec, ArchivedSymbolTable, DEBUG_NAME, REF_NONE, SYMIX_HEADER, SYMIX_RECORD,
 };
 use crate::validate::{self, Ctx, Limits};
 
@@ -49,6 +54,23 @@ pub(crate) struct DefMeta {
     pub content_hash: [u8; 32],
 }
 
+/// The validated string table: its count and where rkyv put its two arrays in the file.
+#[derive(Clone, Debug, Default)]
+struct StrState {
+    count: u32,
+    ends: Range<usize>,
+    data: Range<usize>,
+}
+
+/// The validated definitions directory, copied out on first use (88 bytes per definition),
+/// with one validation cache per definition.
+struct DefTable {
+    meta: Vec<DefMeta>,
+    ok: Vec<Cache>,
+}
+
+type Lazy<T> = OnceLock<Result<T, Box<ReadError>>>;
+
 /// A module file opened for reading in place.
 pub struct ModuleView {
     file: Arc<str>,
@@ -62,16 +84,16 @@ pub struct ModuleView {
     defs: Range<usize>,
     root: Range<usize>,
     debug: Option<Range<usize>>,
-    string_count: u32,
+    symbol_index: Option<Range<usize>>,
+    /// The definition count recorded in the definition index's root (read at open, not
+    /// validated; bounded by the section's length).
     def_count: u32,
-    /// File byte ranges of the validated string table's ends and data.
-    string_ends: Range<usize>,
-    string_data: Range<usize>,
-    defs_meta: Vec<DefMeta>,
+    strings_st: Lazy<StrState>,
+    symbols_ok: Cache,
+    defs_st: Lazy<DefTable>,
     pool_ok: Cache,
     root_ok: Cache,
     debug_ok: Cache,
-    def_ok: Vec<Cache>,
 }
 
 /// The role of a symbol.
@@ -165,9 +187,126 @@ fn cached(cache: &Cache, f: impl FnOnce() -> Result<(), ReadError>) -> Result<()
     }
 }
 
+fn lazy<T>(cell: &Lazy<T>, f: impl FnOnce() -> Result<T, ReadError>) -> Result<&T, ReadError> {
+    match cell.get_or_init(|| f().map_err(Box::new)) {
+        Ok(v) => Ok(v),
+        Err(e) => Err((**e).clone()),
+    }
+}
+
+/// Size of an archived `DefEntry`.
+const DEF_ENTRY_SIZE: u64 = 88;
+
+/// The element count of the `Vec` at the start of an rkyv root that is `root_size` bytes
+/// long and sits at the end of `section` (unvalidated; `None` when the section is too short).
+fn raw_root_vec_len(section: &[u8], root_size: usize) -> Option<u32> {
+    let at = section.len().checked_sub(root_size)?;
+    let b = section.get(at + 4..at + 8)?;
+    Some(LE::read_u32(b))
+}
+
+/// The symbol-index section (kind 8), read in place with bounds-checked little-endian reads.
+#[derive(Clone, Copy)]
+struct SymIndex<'v> {
+    records: &'v [u8],
+    record_size: usize,
+    count: usize,
+    blob: &'v [u8],
+}
+
+/// One symbol-index record, its name not yet checked as UTF-8.
+struct IxRec<'v> {
+    name: &'v [u8],
+    def: u32,
+    signature: u32,
+    opcode: u16,
+    role: u8,
+    hash: [u8; 32],
+}
+
+impl<'v> SymIndex<'v> {
+    /// Checks the section's 16-byte header and splits it (O(1)).
+    fn parse(bytes: &'v [u8], cx: &Ctx<'_>) -> Result<SymIndex<'v>, ReadError> {
+        let head = bytes.get(..SYMIX_HEADER).ok_or_else(|| {
+            cx.err(ReadCause::Truncated(format!(
+                "{} bytes, shorter than the {SYMIX_HEADER}-byte header",
+                bytes.len()
+            )))
+        })?;
+        let count = LE::read_u32(&head[0..4]) as u64;
+        let record_size = LE::read_u32(&head[4..8]) as u64;
+        if record_size < SYMIX_RECORD as u64 || record_size > MAX_DIR_ENTRY_SIZE as u64 {
+            return Err(cx.bad(format!(
+                "record size {record_size} (expected {SYMIX_RECORD}..={MAX_DIR_ENTRY_SIZE})"
+            )));
+        }
+        // Both factors fit in 32 bits: no overflow in u64.
+        let records_end = SYMIX_HEADER as u64 + count * record_size;
+        if records_end > bytes.len() as u64 {
+            return Err(cx.err(ReadCause::Truncated(format!(
+                "{count} records of {record_size} bytes end at {records_end}, past the \
+                 section's {} bytes",
+                bytes.len()
+            ))));
+        }
+        let records_end = records_end as usize;
+        Ok(SymIndex {
+            records: &bytes[SYMIX_HEADER..records_end],
+            record_size: record_size as usize,
+            count: count as usize,
+            blob: &bytes[records_end..],
+        })
+    }
+
+    /// The name bytes of record `k` (`k < count`).
+    fn name(&self, k: usize, cx: &Ctx<'_>) -> Result<&'v [u8], ReadError> {
+        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        let (off, len) = (LE::read_u32(&r[0..4]), LE::read_u32(&r[4..8]));
+        let end = off as u64 + len as u64;
+        if end > self.blob.len() as u64 {
+            return Err(cx.bad(format!(
+                "record {k}: name bytes {off}..+{len} outside the {}-byte name blob",
+                self.blob.len()
+            )));
+        }
+        Ok(&self.blob[off as usize..end as usize])
+    }
+
+    /// Record `k` (`k < count`).
+    fn rec(&self, k: usize, cx: &Ctx<'_>) -> Result<IxRec<'v>, ReadError> {
+        let name = self.name(k, cx)?;
+        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        let mut hash = [0u8; 32];
+        hash.copy_from_slice(&r[20..52]);
+        Ok(IxRec {
+            name,
+            def: LE::read_u32(&r[8..12]),
+            signature: LE::read_u32(&r[12..16]),
+            opcode: LE::read_u16(&r[16..18]),
+            role: r[18],
+            hash,
+        })
+    }
+
+    /// The first record whose name is not less than `name` (binary search, O(log n) records
+    /// touched).
+    fn lower_bound(&self, name: &[u8], cx: &Ctx<'_>) -> Result<usize, ReadError> {
+        let (mut lo, mut hi) = (0usize, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.name(mid, cx)? < name {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+}
+
 impl ModuleView {
-    /// Maps the file at `path` and checks its header, directory, strings, symbols and
-    /// definitions directory.
+    /// Maps the file at `path` and checks its header and section directory (nothing else:
+    /// every section is validated the first time it is used).
     pub fn open(path: impl AsRef<Path>) -> Result<ModuleView, ReadError> {
         let path = path.as_ref();
         let file: Arc<str> = path.display().to_string().into();
@@ -192,6 +331,7 @@ impl ModuleView {
         ModuleView::new(name.into(), Backing::Aligned(v))
     }
 
+    /// Header and directory only: O(number of sections), whatever the module's size.
     fn new(file: Arc<str>, data: Backing) -> Result<ModuleView, ReadError> {
         let bytes = data.bytes();
         let (header, entries) = header::parse(bytes, &file)?;
@@ -203,76 +343,31 @@ impl ModuleView {
         };
         // `header::parse` guarantees every required known kind is present.
         let req = |kind| range_of(kind).unwrap_or(0..0);
-        let mut view = ModuleView {
+        let def_index = req(SectionKind::DEF_INDEX);
+        let def_count = raw_root_vec_len(&bytes[def_index.clone()], 8)
+            .filter(|&n| n as u64 * DEF_ENTRY_SIZE <= def_index.len() as u64)
+            .unwrap_or(0);
+        Ok(ModuleView {
             strings: req(SectionKind::STRINGS),
             symbols: req(SectionKind::SYMBOLS),
             pool: req(SectionKind::POOL),
-            def_index: req(SectionKind::DEF_INDEX),
+            def_index,
             defs: req(SectionKind::DEFINITIONS),
             root: req(SectionKind::ROOT),
             debug: range_of(SectionKind::DEBUG),
+            symbol_index: range_of(SectionKind::SYMBOL_INDEX),
+            def_count,
             file,
             data,
             header,
             entries,
-            string_count: 0,
-            def_count: 0,
-            string_ends: 0..0,
-            string_data: 0..0,
-            defs_meta: Vec::new(),
+            strings_st: OnceLock::new(),
+            symbols_ok: OnceLock::new(),
+            defs_st: OnceLock::new(),
             pool_ok: OnceLock::new(),
             root_ok: OnceLock::new(),
             debug_ok: OnceLock::new(),
-            def_ok: Vec::new(),
-        };
-        view.check_section_hash(SectionKind::STRINGS)?;
-        view.check_section_hash(SectionKind::SYMBOLS)?;
-        view.check_section_hash(SectionKind::DEF_INDEX)?;
-        let cx = view.cx(SectionKind::STRINGS);
-        let (count, ends, data) = {
-            let table = view.strings_archive()?;
-            let count = validate::strings(table, &cx)?;
-            // Where rkyv put the two arrays, as offsets into the file.
-            let base = view.bytes().as_ptr() as usize;
-            let ends = table.ends.as_slice();
-            let ends_at = ends.as_ptr() as usize - base;
-            let data_at = table.data.as_ptr() as usize - base;
-            (
-                count,
-                ends_at..ends_at + ends.len() * 4,
-                data_at..data_at + table.data.len(),
-            )
-        };
-        view.string_count = count;
-        view.string_ends = ends;
-        view.string_data = data;
-        let cx = view.cx(SectionKind::DEF_INDEX);
-        let index = view.def_index_archive()?;
-        let def_count = validate::def_index(index, view.defs.len() as u64, &cx)?;
-        let defs_meta = index
-            .defs
-            .iter()
-            .map(|d| DefMeta {
-                offset: d.offset.to_native(),
-                length: d.length.to_native(),
-                inst_count: d.inst_count.to_native(),
-                opcode: d.opcode.to_native(),
-                body_hash: d.body_hash,
-                content_hash: d.content_hash,
-            })
-            .collect();
-        view.def_count = def_count;
-        view.defs_meta = defs_meta;
-        let cx = view.cx(SectionKind::SYMBOLS);
-        validate::symbols(
-            view.symbols_archive()?,
-            &view.file_strings(),
-            view.string_count,
-            view.def_count,
-            &cx,
-        )?;
-        view.def_ok = (0..view.def_count).map(|_| OnceLock::new()).collect();
-        Ok(view)
+        })
     }
 
     pub(crate) fn cx(&self, kind: SectionKind) -> Ctx<'_> {
@@ -333,9 +428,16 @@ impl ModuleView {
     }
 
     /// The module content hash: blake3 over the directory hashes of every content section
-    /// (all known sections but debug), so name hints and locations do not change it.
+    /// (all known sections but debug and the derived symbol index), so name hints and
+    /// locations do not change it.
     pub fn content_hash(&self) -> [u8; 32] {
         crate::write::content_hash_of(&self.entries)
+    }
+
+    /// Whether the file has a symbol-index section (every file written by this version has
+    /// one; lookups in files without it validate the whole symbol table once).
+    pub fn has_symbol_index(&self) -> bool {
+        self.symbol_index.is_some()
     }
 
     pub(crate) fn strings_archive(&self) -> Result<&ArchivedStringTable, ReadError> {
@@ -359,31 +461,118 @@ impl ModuleView {
         )
     }
 
-    /// Number of strings in the string table.
-    pub fn string_count(&self) -> u32 {
-        self.string_count
+    /// The string table, validated on first use (section hash, bytecheck, ends, UTF-8).
+    fn strings_state(&self) -> Result<&StrState, ReadError> {
+        lazy(&self.strings_st, || {
+            self.check_section_hash(SectionKind::STRINGS)?;
+            let cx = self.cx(SectionKind::STRINGS);
+            let table = self.strings_archive()?;
+            let count = validate::strings(table, &cx)?;
+            // Where rkyv put the two arrays, as offsets into the file.
+            let base = self.bytes().as_ptr() as usize;
+            let ends = table.ends.as_slice();
+            let ends_at = ends.as_ptr() as usize - base;
+            let data_at = table.data.as_ptr() as usize - base;
+            Ok(StrState {
+                count,
+                ends: ends_at..ends_at + ends.len() * 4,
+                data: data_at..data_at + table.data.len(),
+            })
+        })
     }
 
-    /// String `i` of the string table.
+    /// Number of strings in the string table (validates it on first use; 0 when it is
+    /// invalid, see [`ModuleView::try_string_count`]).
+    pub fn string_count(&self) -> u32 {
+        self.strings_state().map_or(0, |s| s.count)
+    }
+
+    /// Number of strings in the string table, or why the table is invalid.
+    pub fn try_string_count(&self) -> Result<u32, ReadError> {
+        self.strings_state().map(|s| s.count)
+    }
+
+    /// String `i` of the string table (validates the table on first use).
     pub fn string(&self, i: u32) -> Option<&str> {
         self.file_strings().str_at(i)
     }
 
+    /// The validated string table (empty when it is invalid: everything that reads strings
+    /// validated it first and reports its error).
     pub(crate) fn file_strings(&self) -> FileStrings<'_> {
+        let Ok(st) = self.strings_state() else {
+            return FileStrings::default();
+        };
         let b = self.bytes();
         FileStrings {
-            ends: b.get(self.string_ends.clone()).unwrap_or(&[]),
-            data: b.get(self.string_data.clone()).unwrap_or(&[]),
+            ends: b.get(st.ends.clone()).unwrap_or(&[]),
+            data: b.get(st.data.clone()).unwrap_or(&[]),
         }
     }
 
-    pub(crate) fn def_meta(&self, i: u32) -> Option<&DefMeta> {
-        self.defs_meta.get(i as usize)
+    /// The definitions directory, validated on first use (section hash, bytecheck, every
+    /// archive's bounds within the definitions section).
+    fn def_table(&self) -> Result<&DefTable, ReadError> {
+        lazy(&self.defs_st, || {
+            self.check_section_hash(SectionKind::DEF_INDEX)?;
+            let cx = self.cx(SectionKind::DEF_INDEX);
+            let index = self.def_index_archive()?;
+            let n = validate::def_index(index, self.defs.len() as u64, &cx)?;
+            if n != self.def_count {
+                return Err(cx.bad(format!("{n} definitions, its root says {}", self.def_count)));
+            }
+            let meta = index
+                .defs
+                .iter()
+                .map(|d| DefMeta {
+                    offset: d.offset.to_native(),
+                    length: d.length.to_native(),
+                    inst_count: d.inst_count.to_native(),
+                    opcode: d.opcode.to_native(),
+                    body_hash: d.body_hash,
+                    content_hash: d.content_hash,
+                })
+                .collect();
+            Ok(DefTable {
+                meta,
+                ok: (0..n).map(|_| OnceLock::new()).collect(),
+            })
+        })
     }
 
-    /// Number of top-level definitions.
+    pub(crate) fn def_meta(&self, i: u32) -> Option<&DefMeta> {
+        self.def_table().ok()?.meta.get(i as usize)
+    }
+
+    /// Number of top-level definitions, as recorded in the definition index (read at open
+    /// without validating the index; [`ModuleView::def`] reports a corrupt index).
     pub fn def_count(&self) -> u32 {
         self.def_count
+    }
+
+    /// The symbol table, validated on first use (section hash, bytecheck, name, definition
+    /// and signature indices in range, order). Validates the strings and the pool.
+    fn checked_symbols(&self) -> Result<&ArchivedSymbolTable, ReadError> {
+        cached(&self.symbols_ok, || {
+            self.check_section_hash(SectionKind::SYMBOLS)?;
+            let strings = self.strings_state()?.count;
+            let cx = self.cx(SectionKind::SYMBOLS);
+            let t = self.symbols_archive()?;
+            validate::symbols(t, &self.file_strings(), strings, self.def_count, &cx)?;
+            let pool_len = self.pool()?.len();
+            for s in t.symbols.iter() {
+                let sig = s.signature.to_native();
+                if sig != REF_NONE && sig >= pool_len {
+                    return Err(cx.err(ReadCause::IndexOutOfRange {
+                        what: "signature pool index",
+                        index: sig as u64,
+                        len: pool_len as u64,
+                    }));
+                }
+            }
+            Ok(())
+        })?;
+        self.symbols_archive()
     }
 
     fn symbol_of<'v>(&'v self, strings: FileStrings<'v>, s: &ArchivedSymbolRec) -> Symbol<'v> {
@@ -398,42 +587,128 @@ impl ModuleView {
         }
     }
 
-    /// The symbol table, sorted by name.
+    /// The symbol table, sorted by name (validates it, the strings and the pool on first use;
+    /// empty when one of them is invalid, see [`ModuleView::try_symbols`]).
     pub fn symbols(&self) -> Vec<Symbol<'_>> {
-        let strings = self.file_strings();
-        let Ok(t) = self.symbols_archive() else {
-            return Vec::new();
-        };
-        t.symbols
-            .iter()
-            .map(|s| self.symbol_of(strings, s))
-            .collect()
+        self.try_symbols().unwrap_or_default()
     }
 
-    /// Every symbol named `name` (binary search; usually one).
+    /// The symbol table, sorted by name, or why it cannot be read.
+    pub fn try_symbols(&self) -> Result<Vec<Symbol<'_>>, ReadError> {
+        let t = self.checked_symbols()?;
+        let strings = self.file_strings();
+        Ok(t.symbols
+            .iter()
+            .map(|s| self.symbol_of(strings, s))
+            .collect())
+    }
+
+    /// Every symbol named `name` (binary search; usually one). Empty when the lookup meets
+    /// corrupt bytes, see [`ModuleView::try_find_symbols`].
     pub fn find_symbols(&self, name: &str) -> Vec<Symbol<'_>> {
-        let strings = self.file_strings();
-        let Ok(t) = self.symbols_archive() else {
-            return Vec::new();
-        };
-        let syms = t.symbols.as_slice();
-        let name_of = |s: &ArchivedSymbolRec| strings.str_at(s.name.to_native()).unwrap_or("");
-        let start = syms.partition_point(|s| name_of(s).as_bytes() < name.as_bytes());
-        syms[start..]
-            .iter()
-            .take_while(|s| name_of(s) == name)
-            .map(|s| self.symbol_of(strings, s))
-            .collect()
+        self.try_find_symbols(name).unwrap_or_default()
     }
 
-    /// The definition exported as `name`, if any.
+    /// Every symbol named `name`, or why the lookup failed. With a symbol index (every file
+    /// written by this version) this touches O(log n) records of it and checks only those;
+    /// without one, the symbol table is validated in full on first use.
+    pub fn try_find_symbols(&self, name: &str) -> Result<Vec<Symbol<'_>>, ReadError> {
+        let Some(range) = self.symbol_index.clone() else {
+            let t = self.checked_symbols()?;
+            let strings = self.file_strings();
+            let syms = t.symbols.as_slice();
+            let name_of = |s: &ArchivedSymbolRec| strings.str_at(s.name.to_native()).unwrap_or("");
+            let start = syms.partition_point(|s| name_of(s).as_bytes() < name.as_bytes());
+            return Ok(syms[start..]
+                .iter()
+                .take_while(|s| name_of(s) == name)
+                .map(|s| self.symbol_of(strings, s))
+                .collect());
+        };
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let ix = SymIndex::parse(&self.bytes()[range], &cx)?;
+        let mut out = Vec::new();
+        let mut k = ix.lower_bound(name.as_bytes(), &cx)?;
+        while k < ix.count {
+            let r = ix.rec(k, &cx)?;
+            if r.name != name.as_bytes() {
+                break;
+            }
+            let name = std::str::from_utf8(r.name)
+                .map_err(|_| cx.bad(format!("record {k}: name is not UTF-8")))?;
+            if r.def >= self.def_count {
+                return Err(cx.err(ReadCause::IndexOutOfRange {
+                    what: "definition index",
+                    index: r.def as u64,
+                    len: self.def_count as u64,
+                }));
+            }
+            out.push(Symbol {
+                name,
+                role: SymbolRole::from_code(r.role),
+                kind: Opcode(r.opcode),
+                def: r.def,
+                signature: (r.signature != REF_NONE).then_some(r.signature),
+                hash: r.hash,
+            });
+            k += 1;
+        }
+        Ok(out)
+    }
+
+    /// The definition exported as `name`, if any (see [`ModuleView::find_symbols`]).
     pub fn find_export(&self, name: &str) -> Option<Symbol<'_>> {
         self.find_symbols(name)
             .into_iter()
             .find(|s| s.role == SymbolRole::Export)
     }
 
-    /// Size, hash and kind of definition `i` (no validation of its archive).
+    /// The definition exported as `name`, if any, or why the lookup failed.
+    pub fn try_find_export(&self, name: &str) -> Result<Option<Symbol<'_>>, ReadError> {
+        Ok(self
+            .try_find_symbols(name)?
+            .into_iter()
+            .find(|s| s.role == SymbolRole::Export))
+    }
+
+    /// Checks the symbol index record by record against the (validated) symbol table: same
+    /// count, names, roles, kinds, definitions, signatures and hashes, in the same order.
+    fn check_symbol_index(&self) -> Result<(), ReadError> {
+        let Some(range) = self.symbol_index.clone() else {
+            return Ok(());
+        };
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let ix = SymIndex::parse(&self.bytes()[range], &cx)?;
+        let t = self.checked_symbols()?;
+        let strings = self.file_strings();
+        if ix.count != t.symbols.len() {
+            return Err(cx.bad(format!(
+                "{} records, the symbol table has {} symbols",
+                ix.count,
+                t.symbols.len()
+            )));
+        }
+        for (k, s) in t.symbols.iter().enumerate() {
+            let r = ix.rec(k, &cx)?;
+            let sym = self.symbol_of(strings, s);
+            let same = r.name == sym.name.as_bytes()
+                && r.def == sym.def
+                && r.opcode == sym.kind.0
+                && r.role == s.role
+                && r.signature == s.signature.to_native()
+                && r.hash == sym.hash;
+            if !same {
+                return Err(cx.bad(format!(
+                    "record {k} differs from symbol `{}` of the symbol table",
+                    sym.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Size, hash and kind of definition `i` (validates the definition index on first use,
+    /// not the definition's archive; `None` when out of range or the index is invalid).
     pub fn def_info(&self, i: u32) -> Option<DefInfo> {
         let d = self.def_meta(i)?;
         Some(DefInfo {
@@ -459,31 +734,20 @@ impl ModuleView {
             .and_then(|e| dbg.strings.get_str(e.text.to_native()))
     }
 
-    /// The pool, validated on first use (hash, structure, every index, symbol signatures).
+    /// The pool, validated on first use (hash, structure, every index). Validates the strings.
     pub fn pool(&self) -> Result<PoolView<'_>, ReadError> {
         let cx = self.cx(SectionKind::POOL);
         cached(&self.pool_ok, || {
+            let string_count = self.strings_state()?.count;
             self.check_section_hash(SectionKind::POOL)?;
             let pool: &ArchivedPoolTable = access(&self.bytes()[self.pool.clone()], &cx)?;
             let lim = Limits {
                 pool_len: pool.entries.len() as u32,
                 def_count: self.def_count,
-                string_count: self.string_count,
+                string_count,
                 is_pool: true,
             };
-            validate::flat(pool, &lim, &cx)?;
-            let scx = self.cx(SectionKind::SYMBOLS);
-            for s in self.symbols_archive()?.symbols.iter() {
-                let sig = s.signature.to_native();
-                if sig != REF_NONE && sig as usize >= pool.entries.len() {
-                    return Err(scx.err(ReadCause::IndexOutOfRange {
-                        what: "signature pool index",
-                        index: sig as u64,
-                        len: pool.entries.len() as u64,
-                    }));
-                }
-            }
-            Ok(())
+            validate::flat(pool, &lim, &cx)
         })?;
         let pool = access(&self.bytes()[self.pool.clone()], &cx)?;
         Ok(PoolView::new(self, pool))
@@ -493,26 +757,28 @@ impl ModuleView {
         Limits {
             pool_len,
             def_count: self.def_count,
-            string_count: self.string_count,
+            string_count: self.string_count(),
             is_pool: false,
         }
     }
 
     /// Definition `i`, validated the first time it is touched (its archive's hash, rkyv's
-    /// check, then every index in it), then read in place.
+    /// check, then every index in it), then read in place. The first touch of any definition
+    /// also validates the definition index, the strings and the pool.
     pub fn def(&self, i: u32) -> Result<DefView<'_>, ReadError> {
         let cx = Ctx {
             file: &self.file,
             loc: Location::Definition(i),
         };
-        let Some(cache) = self.def_ok.get(i as usize) else {
+        let table = self.def_table()?;
+        let (Some(cache), Some(&entry)) = (table.ok.get(i as usize), table.meta.get(i as usize))
+        else {
             return Err(cx.err(ReadCause::IndexOutOfRange {
                 what: "definition index",
                 index: i as u64,
-                len: self.def_count as u64,
+                len: table.meta.len() as u64,
             }));
         };
-        let entry = self.defs_meta[i as usize];
         let start = self.defs.start + entry.offset as usize;
         let bytes = &self.bytes()[start..start + entry.length as usize];
         cached(cache, || {
@@ -555,9 +821,10 @@ impl ModuleView {
         let cx = self.cx(SectionKind::DEBUG);
         let bytes = &self.bytes()[range];
         cached(&self.debug_ok, || {
+            let defs = &self.def_table()?.meta;
             self.check_section_hash(SectionKind::DEBUG)?;
             let t: &ArchivedDebugTable = access(bytes, &cx)?;
-            validate::debug(t, &self.defs_meta, &cx)
+            validate::debug(t, defs, &cx)
         })?;
         access(bytes, &cx).map(Some)
     }
@@ -568,13 +835,19 @@ impl ModuleView {
     }
 
     /// Validates everything: every section hash (unknown optional sections included), the
-    /// pool, the root, the debug info, every definition, and recomputes every definition's
-    /// content hash and every symbol's hash against the recorded ones.
+    /// strings, the definition index, the symbols and the symbol index (record by record
+    /// against the symbol table), the pool, the root, the debug info, every definition, and
+    /// recomputes every definition's content hash and every symbol's hash against the
+    /// recorded ones.
     pub fn validate_all(&self) -> Result<(), ReadError> {
         for e in &self.entries {
             self.check_section_hash(e.kind)?;
         }
+        self.strings_state()?;
+        self.def_table()?;
         self.pool()?;
+        self.checked_symbols()?;
+        self.check_symbol_index()?;
         self.root()?;
         self.debug_archive()?;
         for i in 0..self.def_count {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::Path;
 
+use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use crate::error::WriteError;
@@ -15,8 +16,8 @@ use crate::header::{
 };
 use crate::schema::{
     Body, DEBUG_LOC, DEBUG_NAME, DebugRec, DebugTable, DefEntry, DefIndex, InstRec, PoolRec,
-    PoolTable, REF_MAX_INDEX, REF_NONE, StringTable, SymbolRec, SymbolTable, TAG_DEF, TAG_LOCAL,
-    TAG_POOL, pack_ref, payload_kind,
+    PoolTable, REF_MAX_INDEX, REF_NONE, SYMIX_HEADER, SYMIX_RECORD, StringTable, SymbolRec,
+    SymbolTable, TAG_DEF, TAG_LOCAL, TAG_POOL, pack_ref, payload_kind,
 };
 
 /// Serializes `module` to the bytes of a module file.
@@ -176,9 +177,11 @@ impl<'m> Writer<'m> {
             });
             def_blob.extend_from_slice(&bytes);
         }
+        let symbol_index = symbol_index(&symbols, &self.strings.table)?;
         let mut sections: Vec<(SectionKind, u32, Vec<u8>)> = vec![
             (SectionKind::STRINGS, 0, archive(&self.strings.table)?),
             (SectionKind::SYMBOLS, 0, archive(&symbols)?),
+            (SectionKind::SYMBOL_INDEX, 0, symbol_index),
             (SectionKind::POOL, 0, archive(&pool_table)?),
             (SectionKind::DEF_INDEX, 0, archive(&index)?),
             (SectionKind::ROOT, 0, archive(&root_body.body)?),
@@ -541,6 +544,51 @@ impl<'m> Writer<'m> {
             symbols: out.into_iter().map(|(_, s)| s).collect(),
         })
     }
+}
+
+/// The symbol-index section (`spec/format.md` §1.4): a 16-byte header, one fixed-size record
+/// per symbol in the symbol table's order (sorted by name bytes, role, definition), then the
+/// name blob (each distinct name once, in record order).
+fn symbol_index(symbols: &SymbolTable, strings: &StringTable) -> Result<Vec<u8>, WriteError> {
+    let n = symbols.symbols.len();
+    let count = u32::try_from(n).map_err(|_| WriteError::TooLarge {
+        what: "symbols",
+        count: n as u64,
+        max: u32::MAX as u64,
+    })?;
+    let mut out = vec![0u8; SYMIX_HEADER + n * SYMIX_RECORD];
+    LE::write_u32(&mut out[0..4], count);
+    LE::write_u32(&mut out[4..8], SYMIX_RECORD as u32);
+    let mut blob: Vec<u8> = Vec::new();
+    let mut prev: Option<(&str, u32)> = None;
+    for (k, s) in symbols.symbols.iter().enumerate() {
+        let name = str_of(strings, s.name).unwrap_or("");
+        let off = match prev {
+            Some((p, off)) if p == name => off,
+            _ => {
+                let off = blob.len();
+                blob.extend_from_slice(name.as_bytes());
+                u32::try_from(blob.len()).map_err(|_| WriteError::TooLarge {
+                    what: "bytes of symbol names",
+                    count: blob.len() as u64,
+                    max: u32::MAX as u64,
+                })?;
+                off as u32
+            }
+        };
+        prev = Some((name, off));
+        let r = &mut out[SYMIX_HEADER + k * SYMIX_RECORD..][..SYMIX_RECORD];
+        LE::write_u32(&mut r[0..4], off);
+        LE::write_u32(&mut r[4..8], name.len() as u32);
+        LE::write_u32(&mut r[8..12], s.def);
+        LE::write_u32(&mut r[12..16], s.signature);
+        LE::write_u16(&mut r[16..18], s.def_opcode);
+        r[18] = s.role;
+        r[19] = 0;
+        r[20..52].copy_from_slice(&s.hash);
+    }
+    out.extend_from_slice(&blob);
+    Ok(out)
 }
 
 fn str_of(t: &StringTable, i: u32) -> Option<&str> {

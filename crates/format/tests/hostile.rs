@@ -62,6 +62,10 @@ fn bit_flip_at_every_position() {
             b[pos] ^= 1 << bit;
             let r = full_read(&b);
             if let Some((name, _, _)) = spans.iter().find(|(_, s, e)| (*s..*e).contains(&pos)) {
+                assert!(
+                    ModuleView::from_bytes(&b).is_ok(),
+                    "open must not look inside sections (flip at {pos} in {name})"
+                );
                 let e = r.expect_err("a flipped bit inside a section must be caught");
                 assert!(
                     matches!(e.cause, ReadCause::HashMismatch),
@@ -188,4 +192,67 @@ fn random_multi_byte_corruption_never_panics() {
         }
         let _ = full_read(&b);
     }
+}
+
+/// Opening checks the header and the directory only: a corrupt table is reported, naming its
+/// section, by the first use that needs it (and always by `validate_all`).
+#[test]
+fn open_does_not_touch_the_tables() {
+    let bytes = write(&common::chain(40, 3)).unwrap();
+    let spans = section_spans(&bytes);
+    let span = |name: &str| {
+        let (_, s, e) = spans.iter().find(|(n, _, _)| n == name).unwrap();
+        (*s, *e)
+    };
+    let flipped = |name: &str| {
+        let (s, e) = span(name);
+        let mut b = bytes.clone();
+        b[(s + e) / 2] ^= 0x10;
+        let view = ModuleView::from_bytes(&b).expect("open reads the header and directory only");
+        let e = view.validate_all().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("<memory>: section {name}: hash mismatch")
+        );
+        b
+    };
+    let first_use = |b: &[u8], name: &str, f: &dyn Fn(&ModuleView) -> Result<(), ReadError>| {
+        let view = ModuleView::from_bytes(b).unwrap();
+        let e = f(&view).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("<memory>: section {name}: hash mismatch")
+        );
+    };
+    let b = flipped("strings");
+    first_use(&b, "strings", &|v| v.try_string_count().map(|_| ()));
+    first_use(&b, "strings", &|v| v.def(0).map(|_| ()));
+    first_use(&b, "strings", &|v| v.try_symbols().map(|_| ()));
+    // The symbol index does not need the strings.
+    assert_eq!(
+        ModuleView::from_bytes(&b)
+            .unwrap()
+            .find_export("f4")
+            .unwrap()
+            .def,
+        4
+    );
+    let b = flipped("symbols");
+    first_use(&b, "symbols", &|v| v.try_symbols().map(|_| ()));
+    let view = ModuleView::from_bytes(&b).unwrap();
+    assert_eq!(view.find_export("f8").unwrap().def, 8);
+    view.def(3).unwrap();
+    let b = flipped("definition-index");
+    first_use(&b, "definition-index", &|v| v.def(0).map(|_| ()));
+    let view = ModuleView::from_bytes(&b).unwrap();
+    assert_eq!(view.def_info(0), None);
+    assert_eq!(view.find_export("f2").unwrap().def, 2);
+    let b = flipped("pool");
+    first_use(&b, "pool", &|v| v.def(1).map(|_| ()));
+    let b = flipped("symbol-index");
+    let view = ModuleView::from_bytes(&b).unwrap();
+    let _ = view.try_find_symbols("f6");
+    view.try_symbols().unwrap();
+    let _ = flipped("root");
+    let _ = flipped("definitions");
 }
