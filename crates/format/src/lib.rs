@@ -15,6 +15,9 @@
 //!   first time it is used, and then read without copying through [`DefView`] / [`InstView`].
 //!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
 //! * [`ModuleView::materialize`] rebuilds a core module equal to the one written.
+//! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
+//!   caller-supplied [`CopyMapper`] for its references to the pool and to other definitions
+//!   (what the linker uses to copy only what it reaches).
 //!
 //! No input, however hostile, makes the reader panic, abort, allocate without bound or hang:
 //! every failure is a [`ReadError`] naming the file, the section and the cause.
@@ -24,6 +27,7 @@
 //! the spec): strings, symbols, pool, definition index, definitions (one independent archive
 //! per top-level definition), root, and optional debug info (name hints, source locations).
 
+mod copy;
 mod defview;
 mod error;
 mod hash;
@@ -37,6 +41,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+pub use copy::{CopyMapper, CopySummary, DefCopier};
 pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
 pub use error::{Location, ReadCause, ReadError, WriteError};
 pub use hash::hex;

@@ -1,0 +1,329 @@
+//! `irkit-bench`: the linker's workload generator and benchmark driver.
+//!
+//! * `irkit-bench gen --modules N --functions M --insts K --reach FRACTION --out DIR
+//!   [--seed S] [--text]` writes the program as `.irm` (and `.ir`) and `.ll` files (see
+//!   the `workload` module).
+//! * `irkit-bench bench --ir-link PATH [--dir DIR] [--modules 50 --functions 200 --insts 100]
+//!   [--runs 3]` generates the same-sized program at 1 % and at 100 % reachability, links each
+//!   with `ir-link` and with `llvm-link --only-needed` (on the `.ll` files and on bitcode made
+//!   from them by `llvm-as`), measuring wall time and peak RSS (`/usr/bin/time -v`), and prints
+//!   the figures and their ratios. `crates/bench/run.sh` builds and runs it.
+
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+
+/// The linker workload generator and benchmark.
+#[derive(Parser)]
+#[command(name = "irkit-bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Generate a workload.
+    Gen {
+        /// Number of modules (m0 holds only `main`).
+        #[arg(long, default_value_t = 50)]
+        modules: usize,
+        /// Functions per module.
+        #[arg(long, default_value_t = 200)]
+        functions: usize,
+        /// Instructions per function.
+        #[arg(long, default_value_t = 100)]
+        insts: usize,
+        /// Fraction of the functions reachable from `main`.
+        #[arg(long, default_value_t = 0.01)]
+        reach: f64,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also write `.ir` text.
+        #[arg(long)]
+        text: bool,
+    },
+    /// Generate at 1 % and 100 % reach and compare ir-link with llvm-link.
+    Bench {
+        /// The `ir-link` binary (a release build).
+        #[arg(long)]
+        ir_link: PathBuf,
+        /// The `llvm-link` binary.
+        #[arg(long, default_value = "llvm-link")]
+        llvm_link: PathBuf,
+        /// The `llvm-as` binary (to make bitcode).
+        #[arg(long, default_value = "llvm-as")]
+        llvm_as: PathBuf,
+        /// The `llvm-dis` binary (to count what llvm-link kept).
+        #[arg(long, default_value = "llvm-dis")]
+        llvm_dis: PathBuf,
+        /// Work directory.
+        #[arg(long, default_value = "target/irkit-bench")]
+        dir: PathBuf,
+        /// Number of modules.
+        #[arg(long, default_value_t = 50)]
+        modules: usize,
+        /// Functions per module.
+        #[arg(long, default_value_t = 200)]
+        functions: usize,
+        /// Instructions per function.
+        #[arg(long, default_value_t = 100)]
+        insts: usize,
+        /// Runs per measurement (the fastest is reported).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().cmd {
+        Cmd::Gen {
+            modules,
+            functions,
+            insts,
+            reach,
+            out,
+            seed,
+            text,
+        } => {
+            let shape = workload::Shape {
+                modules,
+                functions,
+                insts,
+                reach,
+                seed,
+            };
+            workload::generate(&shape, &out, text).map(|g| {
+                println!(
+                    "{} modules, {} functions ({} reachable), {} instructions, {} bytes of .irm in {}",
+                    modules,
+                    g.functions,
+                    g.reachable,
+                    g.insts,
+                    g.irm_bytes,
+                    out.display()
+                );
+            })
+        }
+        Cmd::Bench {
+            ir_link,
+            llvm_link,
+            llvm_as,
+            llvm_dis,
+            dir,
+            modules,
+            functions,
+            insts,
+            runs,
+        } => bench(&Bench {
+            ir_link,
+            llvm_link,
+            llvm_as,
+            llvm_dis,
+            dir,
+            modules,
+            functions,
+            insts,
+            runs: runs.max(1),
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct Bench {
+    ir_link: PathBuf,
+    llvm_link: PathBuf,
+    llvm_as: PathBuf,
+    llvm_dis: PathBuf,
+    dir: PathBuf,
+    modules: usize,
+    functions: usize,
+    insts: usize,
+    runs: usize,
+}
+
+/// One measurement: the fastest wall time and the largest peak RSS over the runs.
+#[derive(Clone, Copy, Debug)]
+struct Measure {
+    wall: Duration,
+    rss_kb: Option<u64>,
+}
+
+fn files(dir: &Path, ext: &str, modules: usize) -> Vec<String> {
+    (0..modules)
+        .map(|m| dir.join(format!("m{m}.{ext}")).display().to_string())
+        .collect()
+}
+
+/// Runs `cmd args` `runs` times under `/usr/bin/time -v` (when present).
+fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measure, String> {
+    let time = Path::new("/usr/bin/time");
+    let mut best: Option<Measure> = None;
+    for _ in 0..runs {
+        let mut c = if time.exists() {
+            let mut c = Command::new(time);
+            c.arg("-v").arg(cmd);
+            c
+        } else {
+            Command::new(cmd)
+        };
+        c.args(args);
+        let t = Instant::now();
+        let out = c
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", cmd.display()))?;
+        let wall = t.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            return Err(format!("{} failed:\n{err}", cmd.display()));
+        }
+        let rss_kb = err
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
+            .and_then(|v| v.trim().parse().ok());
+        let m = Measure { wall, rss_kb };
+        best = Some(match best {
+            None => m,
+            Some(b) => Measure {
+                wall: b.wall.min(m.wall),
+                rss_kb: b.rss_kb.max(m.rss_kb),
+            },
+        });
+    }
+    best.ok_or_else(|| "no run".into())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn row(name: &str, m: &Measure) {
+    let rss = m
+        .rss_kb
+        .map(|k| format!("{:>9.1} MB", k as f64 / 1024.0))
+        .unwrap_or_else(|| "        n/a".into());
+    println!("{name:<44} {:>10.1} ms {rss}", ms(m.wall));
+}
+
+fn ratio(a: &Measure, b: &Measure) -> String {
+    let t = a.wall.as_secs_f64() / b.wall.as_secs_f64().max(1e-9);
+    let r = match (a.rss_kb, b.rss_kb) {
+        (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
+        _ => "n/a".into(),
+    };
+    format!("time {t:.3}, peak RSS {r}")
+}
+
+fn bench(b: &Bench) -> Result<(), String> {
+    let mut results = Vec::new();
+    for (tag, reach) in [("1%", 0.01), ("100%", 1.0)] {
+        let dir = b.dir.join(format!("reach-{}", (reach * 100.0) as u32));
+        let shape = workload::Shape {
+            modules: b.modules,
+            functions: b.functions,
+            insts: b.insts,
+            reach,
+            seed: 1,
+        };
+        let g = workload::generate(&shape, &dir, false)?;
+        println!(
+            "workload {tag}: {} modules, {} functions, {} reachable, {} instructions, {:.1} MB of .irm",
+            b.modules,
+            g.functions,
+            g.reachable,
+            g.insts,
+            g.irm_bytes as f64 / 1e6
+        );
+        // Bitcode for llvm-link's lazy loading (not timed).
+        for ll in files(&dir, "ll", b.modules) {
+            let bc = ll.trim_end_matches(".ll").to_string() + ".bc";
+            let st = Command::new(&b.llvm_as)
+                .args([&ll, "-o", &bc])
+                .status()
+                .map_err(|e| format!("cannot run {}: {e}", b.llvm_as.display()))?;
+            if !st.success() {
+                return Err(format!("llvm-as failed on {ll}"));
+            }
+        }
+        let needed = g.reachable + 1;
+        let mut args = files(&dir, "irm", b.modules);
+        let out = dir.join("linked.irm");
+        args.extend(["-o".into(), out.display().to_string()]);
+        let ir = measure(&b.ir_link, &args, b.runs)?;
+        let kept = irkit_format::ModuleView::open(&out)
+            .map(|v| v.def_count() as usize)
+            .map_err(|e| e.to_string())?;
+        println!("  ir-link kept {kept} of the {needed} needed functions");
+        let mut runs = vec![("ir-link".to_string(), ir)];
+        for (what, ext, only) in [
+            ("llvm-link --only-needed .ll", "ll", true),
+            ("llvm-link --only-needed .bc", "bc", true),
+            ("llvm-link (full) .bc", "bc", false),
+        ] {
+            let mut args = Vec::new();
+            if only {
+                args.push("--only-needed".to_string());
+            }
+            args.extend(files(&dir, ext, b.modules));
+            let out = dir.join(format!("linked-{ext}-{only}.bc"));
+            args.extend(["-o".into(), out.display().to_string()]);
+            let m = measure(&b.llvm_link, &args, b.runs)?;
+            let kept = count_defines(&b.llvm_dis, &out)?;
+            println!("  {what} kept {kept} of the {needed} needed functions");
+            runs.push((what.to_string(), m));
+        }
+        results.push((tag, runs));
+    }
+    println!();
+    println!("{:<44} {:>13} {:>12}", "", "wall (best)", "peak RSS");
+    for (tag, runs) in &results {
+        for (what, m) in runs {
+            row(&format!("{what}, reach {tag}"), m);
+        }
+    }
+    if let [(_, r1), (_, r100)] = results.as_slice() {
+        println!();
+        println!(
+            "ir-link reach 1% / reach 100%:             {}",
+            ratio(&r1[0].1, &r100[0].1)
+        );
+        for (i, (what, _)) in r1.iter().enumerate().skip(1) {
+            println!(
+                "ir-link / {what}, reach 1%:   {}",
+                ratio(&r1[0].1, &r1[i].1)
+            );
+            println!(
+                "ir-link / {what}, reach 100%: {}",
+                ratio(&r100[0].1, &r100[i].1)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The number of function definitions in a bitcode file (via `llvm-dis`).
+fn count_defines(llvm_dis: &Path, bc: &Path) -> Result<usize, String> {
+    let out = Command::new(llvm_dis)
+        .arg(bc)
+        .args(["-o", "-"])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", llvm_dis.display()))?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("define "))
+        .count())
+}

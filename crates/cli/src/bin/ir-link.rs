@@ -1,0 +1,133 @@
+//! `ir-link IN... -o OUT`: links modules (`.irm`, or `.ir` text) into one, lazily (only what
+//! the roots reach is read and copied) and independently of the order of the inputs. The
+//! output is verified and written atomically; on any problem nothing is written. See
+//! `spec/linking.md`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, ValueEnum};
+use irkit_cli::output;
+use irkit_cli::report::Problems;
+use irkit_link::{LinkOptions, Stats, link_files};
+
+/// The output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    /// A binary module.
+    Irm,
+    /// The canonical text form.
+    Ir,
+}
+
+/// Link irkit modules (.irm or .ir) into one module.
+#[derive(Parser)]
+#[command(name = "ir-link", version)]
+struct Args {
+    /// The input modules, binary or text, in any order.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// The output file (`-` is stdout).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The output format.
+    #[arg(long, value_enum, default_value_t = Emit::Irm)]
+    emit: Emit,
+    /// The entry point's export name.
+    #[arg(long, default_value = "main", value_name = "NAME")]
+    entry: String,
+    /// Also keep (and reach) the definition exported as NAME (repeatable).
+    #[arg(long = "export", value_name = "NAME")]
+    exports: Vec<String>,
+    /// Partial link: keep every export, allow unresolved imports, no entry point needed.
+    #[arg(long)]
+    library: bool,
+    /// Drop the export names not given with --export or --entry.
+    #[arg(long)]
+    internalize: bool,
+    /// Link reached `stub` definitions instead of refusing them.
+    #[arg(long)]
+    link_stubs: bool,
+    /// Do not copy name hints and source locations.
+    #[arg(long)]
+    strip_debug: bool,
+    /// Print counts and per-phase times to stderr.
+    #[arg(long)]
+    stats: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let opts = LinkOptions {
+        entry: args.entry.clone(),
+        exports: args.exports.clone(),
+        library: args.library,
+        internalize: args.internalize,
+        link_stubs: args.link_stubs,
+        debug_info: !args.strip_debug,
+        verify: true,
+    };
+    let mut problems = Problems::new();
+    let linked = match link_files(&args.inputs, &opts) {
+        Ok(l) => l,
+        Err(errors) => {
+            for e in errors.errors() {
+                problems.push(format!("error: {e}"));
+            }
+            return problems.finish();
+        }
+    };
+    let t = Instant::now();
+    let bytes = match args.emit {
+        Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
+        Emit::Irm => irkit_format::write(&linked.module),
+    };
+    match bytes {
+        Ok(bytes) => {
+            if let Err(e) = output::write_output(&args.output, &bytes) {
+                problems.push(format!(
+                    "error: {}: cannot write: {e}",
+                    args.output.display()
+                ));
+            }
+        }
+        Err(e) => problems.push(format!(
+            "error: internal error: cannot encode the linked module: {e}"
+        )),
+    }
+    if args.stats {
+        print_stats(&linked.stats, t.elapsed());
+    }
+    problems.finish()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn print_stats(s: &Stats, write: Duration) {
+    eprintln!("inputs:              {}", s.inputs);
+    eprintln!(
+        "definitions:         {} available, {} reached, {} copied",
+        s.defs_available, s.defs_reached, s.defs_copied
+    );
+    eprintln!("instructions copied: {}", s.insts_copied);
+    eprintln!("time open:           {}", ms(s.open));
+    eprintln!("time resolve:        {}", ms(s.resolve));
+    eprintln!("time reach+copy:     {}", ms(s.reach_copy));
+    eprintln!("time verify:         {}", ms(s.verify));
+    eprintln!("time write:          {}", ms(write));
+    let total = s.open + s.resolve + s.reach_copy + s.verify + write;
+    eprintln!("time total:          {}", ms(total));
+    if let Some(kb) = peak_rss_kb() {
+        eprintln!("peak rss:            {kb} kB");
+    }
+}
+
+/// Peak resident set size from `/proc/self/status` (`VmHWM`), where available.
+fn peak_rss_kb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

@@ -1,0 +1,221 @@
+//! `ir-link`'s contract: exit codes (0 linked, 1 link problems, 2 usage), one `error:` line
+//! per problem, atomic output (a failed link writes nothing and leaves an existing file
+//! untouched), the same bytes whatever the order of the inputs, `--stats` on stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ir_link(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ir-link"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("ir-link runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("irkit-link-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const MAIN: &str = "#[import(\"f\")]\n@f: fn() -> i32 = func\n\n#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f()\n  ret %r\n}\n";
+const LIB: &str = "#[export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i32 7\n}\n";
+
+fn setup(tag: &str) -> PathBuf {
+    let d = temp_dir(tag);
+    std::fs::write(d.join("main.ir"), MAIN).unwrap();
+    std::fs::write(d.join("lib.ir"), LIB).unwrap();
+    d
+}
+
+#[test]
+fn links_text_and_binary_inputs_and_exits_0() {
+    let d = setup("ok");
+    // Assemble lib.ir to lib.irm through the linker itself (library link), then mix formats.
+    let o = ir_link(&["--library", "lib.ir", "-o", "lib.irm"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = ir_link(&["main.ir", "lib.irm", "-o", "out.irm"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = irkit_format::read(&std::fs::read(d.join("out.irm")).unwrap()).unwrap();
+    irkit_core::verify::verify(&m).unwrap();
+    assert!(m.find_export("main").is_some());
+    let o = ir_link(&["lib.irm", "main.ir", "-o", "out.ir", "--emit", "ir"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.join("out.ir")).unwrap();
+    assert!(text.contains("ret i32 7"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn output_is_independent_of_input_order() {
+    let d = setup("order");
+    std::fs::write(
+        d.join("extra.ir"),
+        "#[export(\"g\")]\n@g: fn() -> void = func {\n^entry:\n  ret\n}\n",
+    )
+    .unwrap();
+    let orders: [[&str; 3]; 3] = [
+        ["main.ir", "lib.ir", "extra.ir"],
+        ["extra.ir", "main.ir", "lib.ir"],
+        ["lib.ir", "extra.ir", "main.ir"],
+    ];
+    let mut outputs = Vec::new();
+    for (i, order) in orders.iter().enumerate() {
+        let out = format!("o{i}.irm");
+        let mut args: Vec<&str> = order.to_vec();
+        args.extend(["-o", &out, "--export", "g"]);
+        let o = ir_link(&args, &d);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        outputs.push(std::fs::read(d.join(&out)).unwrap());
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn link_errors_exit_1_and_leave_the_output_untouched() {
+    let d = setup("fail");
+    std::fs::write(d.join("out.irm"), b"previous contents").unwrap();
+    // lib.ir missing: @f is undefined.
+    let o = ir_link(&["main.ir", "-o", "out.irm"], &d);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(
+        err.trim_end(),
+        "error: undefined symbol @f, needed by @main (main.ir)"
+    );
+    assert_eq!(
+        std::fs::read(d.join("out.irm")).unwrap(),
+        b"previous contents"
+    );
+    // A failed link with a fresh output path creates nothing (no temporary file either).
+    let o = ir_link(&["main.ir", "-o", "new.irm"], &d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!d.join("new.irm").exists());
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn every_problem_is_reported_one_line_each() {
+    let d = setup("many");
+    std::fs::write(d.join("dup.ir"), LIB).unwrap();
+    std::fs::write(d.join("bad.irm"), b"IRKMOD\0\x1a\x09\0").unwrap();
+    std::fs::write(d.join("broken.ir"), "@x: i32 = global_var i32 1 2\n").unwrap();
+    let o = ir_link(
+        &[
+            "main.ir",
+            "lib.ir",
+            "dup.ir",
+            "bad.irm",
+            "broken.ir",
+            "-o",
+            "o.irm",
+        ],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(lines.iter().all(|l| l.starts_with("error: ")), "{err}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("error: bad.irm: ")),
+        "{err}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("error: broken.ir:1:")),
+        "{err}"
+    );
+    // The inputs that open are linked only once every input opens.
+    let o = ir_link(&["main.ir", "lib.ir", "dup.ir", "-o", "o.irm"], &d);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "error: duplicate definition of @f: in dup.ir and in lib.ir"
+    );
+    assert!(!d.join("o.irm").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = setup("usage");
+    for args in [
+        &["main.ir"][..],
+        &["-o", "x.irm"][..],
+        &["main.ir", "-o", "x", "--emit", "exe"][..],
+        &["main.ir", "-o", "x", "--bogus"][..],
+    ] {
+        let o = ir_link(args, &d);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn missing_input_file_is_a_link_error() {
+    let d = setup("missing");
+    let o = ir_link(&["main.ir", "nope.irm", "-o", "x.irm"], &d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: nope.irm: cannot read: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn stats_go_to_stderr() {
+    let d = setup("stats");
+    let o = ir_link(
+        &["main.ir", "lib.ir", "-o", "-", "--emit", "ir", "--stats"],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    for key in [
+        "definitions:",
+        "instructions copied:",
+        "time open:",
+        "time resolve:",
+        "time reach+copy:",
+        "time verify:",
+        "time write:",
+    ] {
+        assert!(err.contains(key), "{key} missing from\n{err}");
+    }
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("@main"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn two_module_example_links() {
+    let o = ir_link(
+        &[
+            "examples/two_module/main.ir",
+            "examples/two_module/lib.ir",
+            "-o",
+            "-",
+            "--emit",
+            "ir",
+        ],
+        &repo(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

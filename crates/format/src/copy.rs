@@ -1,0 +1,307 @@
+//! Copying single definitions out of a [`ModuleView`] into an existing core [`Module`], with
+//! the caller deciding what pool values and other definitions map to (the linker's lazy
+//! copy: only the definitions it reaches are validated and copied, and their references to
+//! other definitions and to the pool are remapped on the fly).
+//!
+//! Unlike [`ModuleView::materialize`], nothing outside the copied definition is decoded except
+//! the debug section (for name hints and source locations, when asked for) and whatever the
+//! caller's [`CopyMapper`] touches.
+
+use irkit_core::{Inst, Module, Opcode, Payload};
+
+use crate::defview::{DefView, InstView, Ref};
+use crate::error::{Location, ReadCause, ReadError};
+use crate::schema::{ArchivedDebugRec, ArchivedDebugTable, DEBUG_LOC, DEBUG_NAME};
+use crate::view::ModuleView;
+
+/// Decides what the outside references of a copied definition become in the destination
+/// module, and which decorations are copied.
+pub trait CopyMapper {
+    /// The caller's error type; read and build failures of the copy convert into it.
+    type Error: From<ReadError>;
+
+    /// The destination value for pool entry `index` of the source file.
+    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, Self::Error>;
+
+    /// The destination instruction standing for top-level definition `index` of the source
+    /// file (used as an operand: its address).
+    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, Self::Error>;
+
+    /// Whether to copy decoration `deco` of the instruction with local index `owner` (called
+    /// before any of its operands is mapped, so a skipped decoration's references are never
+    /// passed to [`CopyMapper::def`] or [`CopyMapper::pool`]). The default keeps everything.
+    fn keep_decoration(
+        &mut self,
+        dst: &mut Module,
+        owner: u32,
+        deco: InstView<'_>,
+    ) -> Result<bool, Self::Error> {
+        let _ = (dst, owner, deco);
+        Ok(true)
+    }
+}
+
+/// What [`ModuleView::copy_def`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopySummary {
+    /// Instructions created in the destination (the definition's own included, name hints and
+    /// locations from the debug section included, pool values not counted).
+    pub insts: u64,
+}
+
+impl ModuleView {
+    /// The opcode of definition `i`, from the definitions directory (nothing is validated).
+    pub fn def_opcode(&self, i: u32) -> Option<Opcode> {
+        self.def_meta(i).map(|d| Opcode(d.opcode))
+    }
+
+    /// A copier for this file's definitions; with `debug`, it re-creates name hints and
+    /// source locations from the debug section (validated here, once).
+    pub fn copier(&self, debug: bool) -> Result<DefCopier<'_>, ReadError> {
+        let debug = if debug { self.debug_archive()? } else { None };
+        Ok(DefCopier { view: self, debug })
+    }
+
+    /// Copies definition `index` into `dst` (see [`DefCopier::copy`]; this convenience
+    /// makes a copier each time).
+    pub fn copy_def<M: CopyMapper>(
+        &self,
+        index: u32,
+        dst: &mut Module,
+        target: Inst,
+        debug: bool,
+        map: &mut M,
+    ) -> Result<CopySummary, M::Error> {
+        let d = self.def(index)?;
+        self.copier(debug)?.copy(d, dst, target, map)
+    }
+}
+
+/// Copies definitions of one file into core modules (made by [`ModuleView::copier`]; cheap
+/// to keep: it holds the file's validated debug section, if any).
+#[derive(Clone, Copy)]
+pub struct DefCopier<'v> {
+    view: &'v ModuleView,
+    debug: Option<&'v ArchivedDebugTable>,
+}
+
+impl<'v> DefCopier<'v> {
+    /// Copies definition `d` (from [`ModuleView::def`], so already validated) into `dst`, as
+    /// the already created instruction `target` (which must have the definition's opcode;
+    /// where it sits in `dst`'s tree is up to the caller). Sets `target`'s payload, type and
+    /// operands, and creates its decorations and children (recursively). References to the
+    /// pool and to other definitions go through `map`; name hints and source locations are
+    /// re-created from the debug section at their recorded positions when the copier was made
+    /// with debug info. Errors name the file and the definition.
+    pub fn copy<M: CopyMapper>(
+        &self,
+        d: DefView<'v>,
+        dst: &mut Module,
+        target: Inst,
+        map: &mut M,
+    ) -> Result<CopySummary, M::Error> {
+        let file: std::sync::Arc<str> = self.view.file().into();
+        let Some(index) = d.index() else {
+            return Err(ReadError::new(
+                &file,
+                Location::Section("root".into()),
+                ReadCause::Malformed("the root archive is not a definition".into()),
+            )
+            .into());
+        };
+        let bad = |msg: String| {
+            ReadError::new(
+                &file,
+                Location::Definition(index),
+                ReadCause::Malformed(msg),
+            )
+        };
+        if dst.get(target).map(|t| t.opcode()) != Some(d.root().opcode()) {
+            return Err(bad(format!(
+                "copy target {target} is not a `{}` instruction",
+                d.root().opcode()
+            ))
+            .into());
+        }
+        let n = d.len() as usize;
+        // Local index -> destination instruction (`None`: a skipped decoration's subtree).
+        let mut locals: Vec<Option<Inst>> = vec![None; n];
+        // Decorations in pre-order: (owner local, the copy or `None` when skipped).
+        let mut decos: Vec<(u32, Option<Inst>)> = Vec::new();
+        // Open subtrees: (local, end, decorations left).
+        let mut stack: Vec<(u32, u32, u32)> = Vec::new();
+        let mut skip_until = 0u32;
+        let mut summary = CopySummary::default();
+        for iv in d.insts() {
+            let l = iv.local();
+            while stack.last().is_some_and(|&(_, end, _)| end <= l) {
+                stack.pop();
+            }
+            let mut is_deco = false;
+            let mut owner = 0;
+            if let Some(top) = stack.last_mut() {
+                owner = top.0;
+                if top.2 > 0 {
+                    top.2 -= 1;
+                    is_deco = true;
+                }
+            }
+            stack.push((l, iv.subtree_end(), iv.decoration_count()));
+            if l < skip_until {
+                continue;
+            }
+            let payload = iv.payload().to_payload();
+            let inst = if l == 0 {
+                if !payload.is_none() {
+                    dst.set_payload(target, payload)
+                        .map_err(|e| bad(format!("instruction 0: {e}")))?;
+                }
+                target
+            } else {
+                if is_deco && !map.keep_decoration(dst, owner, iv)? {
+                    decos.push((owner, None));
+                    skip_until = iv.subtree_end();
+                    continue;
+                }
+                let inst = dst
+                    .new_inst(iv.opcode(), None, Vec::new(), payload)
+                    .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+                if is_deco {
+                    decos.push((owner, Some(inst)));
+                } else {
+                    let parent = locals[owner as usize].unwrap_or(target);
+                    dst.append_child(parent, inst)
+                        .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+                }
+                inst
+            };
+            locals[l as usize] = Some(inst);
+            summary.insts += 1;
+        }
+        // Decorations of decorations (refused by the verifier, but representable) would
+        // interleave owners: group by owner, keeping each owner's order.
+        decos.sort_by_key(|&(owner, _)| owner);
+        let dbg: &[ArchivedDebugRec] = match self.debug {
+            Some(t) => {
+                let e = t.entries.as_slice();
+                let lo = e.partition_point(|r| r.def.to_native() < index);
+                let hi = e.partition_point(|r| r.def.to_native() <= index);
+                &e[lo..hi]
+            }
+            None => &[],
+        };
+        summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, &bad)?;
+        // Types and operands, now that every local exists.
+        for iv in d.insts() {
+            let l = iv.local();
+            let Some(inst) = locals[l as usize] else {
+                continue;
+            };
+            let mut resolve = |r: Ref, dst: &mut Module| -> Result<Inst, M::Error> {
+                match r {
+                    Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
+                        bad(format!(
+                            "instruction {l}: reference to local {x}, which is not copied"
+                        ))
+                        .into()
+                    }),
+                    Ref::Pool(p) => map.pool(dst, p),
+                    Ref::Def(x) => map.def(dst, x),
+                }
+            };
+            if let Some(t) = iv.ty() {
+                let t = resolve(t, dst)?;
+                dst.set_type(inst, Some(t))
+                    .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+            }
+            if iv.operand_count() > 0 {
+                let mut ops = Vec::with_capacity(iv.operand_count());
+                for o in iv.operands() {
+                    ops.push(resolve(o, dst)?);
+                }
+                dst.set_operands(inst, ops)
+                    .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+            }
+        }
+        Ok(summary)
+    }
+
+    /// Attaches the copied body decorations and the debug ones, merged by position: a debug
+    /// record holds a position in its owner's full decoration list, body decorations fill the
+    /// other positions in order. Returns how many debug decorations were created.
+    fn attach_decorations(
+        &self,
+        dst: &mut Module,
+        locals: &[Option<Inst>],
+        decos: &[(u32, Option<Inst>)],
+        dbg: &[ArchivedDebugRec],
+        bad: &dyn Fn(String) -> ReadError,
+    ) -> Result<u64, ReadError> {
+        let debug_strings = self.debug.map(|t| &t.strings);
+        let mut created = 0;
+        let (mut bi, mut di) = (0usize, 0usize);
+        while bi < decos.len() || di < dbg.len() {
+            // The next owner in pre-order (local index order) with anything to attach.
+            let owner = match (decos.get(bi), dbg.get(di)) {
+                (Some(&(a, _)), Some(r)) => a.min(r.local.to_native()),
+                (Some(&(a, _)), None) => a,
+                (None, Some(r)) => r.local.to_native(),
+                (None, None) => break,
+            };
+            let owner_inst = locals.get(owner as usize).copied().flatten();
+            let mut pos = 0u32;
+            loop {
+                let debug_here = dbg
+                    .get(di)
+                    .filter(|r| r.local.to_native() == owner && r.position.to_native() <= pos);
+                if let Some(r) = debug_here {
+                    di += 1;
+                    pos += 1;
+                    let opcode = match r.kind {
+                        DEBUG_NAME => Opcode::NAME_HINT,
+                        DEBUG_LOC => Opcode::LOC,
+                        // A debug kind from a newer minor version: skipped.
+                        _ => continue,
+                    };
+                    let Some(o) = owner_inst else { continue };
+                    let text = debug_strings
+                        .and_then(|s| crate::hash::Strings::get_str(s, r.text.to_native()))
+                        .unwrap_or("");
+                    let ops = if r.kind == DEBUG_LOC {
+                        let i32t = dst.ty_i32();
+                        [r.line.to_native(), r.col.to_native()]
+                            .into_iter()
+                            .map(|v| dst.const_int(i32t, v as u64))
+                            .collect::<Result<Vec<_>, _>>()
+                            .map_err(|e| bad(e.to_string()))?
+                    } else {
+                        Vec::new()
+                    };
+                    dst.add_decoration(o, opcode, ops, Payload::Str(text.into()))
+                        .map_err(|e| bad(format!("instruction {owner}: {e}")))?;
+                    created += 1;
+                    continue;
+                }
+                match decos.get(bi) {
+                    Some(&(a, copy)) if a == owner => {
+                        bi += 1;
+                        pos += 1;
+                        if let (Some(o), Some(c)) = (owner_inst, copy) {
+                            dst.attach_decoration(o, c)
+                                .map_err(|e| bad(format!("instruction {owner}: {e}")))?;
+                        }
+                    }
+                    _ => {
+                        // Debug records past the end of the list: attach them in order.
+                        if dbg.get(di).is_some_and(|r| r.local.to_native() == owner) {
+                            pos = dbg[di].position.to_native();
+                            continue;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(created)
+    }
+}

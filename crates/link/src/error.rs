@@ -1,0 +1,196 @@
+//! The linker's errors: one variant per kind of problem, each displayed on one line.
+
+use std::fmt;
+
+use irkit_format::ReadError;
+
+/// The chain of reached definitions that needs something: the definition whose body refers to
+/// it first, then the one that reached that definition, and so on up to a root. Displayed as
+/// `@f (b.irm) <- @g (a.irm) <- @main (main.irm)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chain(pub Vec<ChainLink>);
+
+/// One definition of a [`Chain`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainLink {
+    /// Its name: export name, else import or extern name, else name hint, else `#index`.
+    pub name: String,
+    /// The input file it comes from.
+    pub file: String,
+}
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("the command line");
+        }
+        for (i, l) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" <- ")?;
+            }
+            write!(f, "@{} ({})", l.name, l.file)?;
+        }
+        Ok(())
+    }
+}
+
+/// One link problem. `Display` is one line, without a leading `error: `.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// An input that cannot be read, or a binary module that is malformed or of an
+    /// incompatible version (the message names the file and the section or definition).
+    #[error("{0}")]
+    Read(#[from] ReadError),
+    /// An input file that cannot be read from disk.
+    #[error("{file}: cannot read: {message}")]
+    Io {
+        /// The input.
+        file: String,
+        /// The I/O error.
+        message: String,
+    },
+    /// A `.ir` text input that does not parse (one error of possibly several).
+    #[error("{0}")]
+    Parse(String),
+    /// A `.ir` input that parses but has no binary encoding.
+    #[error("{file}: cannot encode: {message}")]
+    Encode {
+        /// The input.
+        file: String,
+        /// Why.
+        message: String,
+    },
+    /// The entry point is exported by no input.
+    #[error("undefined entry point @{name}: no input exports it")]
+    MissingEntry {
+        /// The entry point's name.
+        name: String,
+    },
+    /// A name given with `--export` is exported by no input.
+    #[error("undefined symbol @{name}, requested by --export")]
+    MissingExport {
+        /// The requested name.
+        name: String,
+    },
+    /// A reached import that no input exports (in an executable link).
+    #[error("undefined symbol @{name}, needed by {chain}")]
+    Undefined {
+        /// The imported name.
+        name: String,
+        /// Who needs it.
+        chain: Chain,
+    },
+    /// An import whose declared type differs from the type of the export it resolves to.
+    #[error(
+        "type mismatch for @{name}: {import_file} imports it as `{import_ty}`, {export_file} \
+         exports `{export_ty}`"
+    )]
+    TypeMismatch {
+        /// The symbol.
+        name: String,
+        /// The importing input.
+        import_file: String,
+        /// The import's declared type, in the text syntax.
+        import_ty: String,
+        /// The exporting input.
+        export_file: String,
+        /// The export's type, in the text syntax.
+        export_ty: String,
+    },
+    /// An import whose kind (function, variable, constant) differs from the export's.
+    #[error(
+        "kind mismatch for @{name}: {import_file} imports a `{import_kind}`, {export_file} \
+         exports a `{export_kind}`"
+    )]
+    KindMismatch {
+        /// The symbol.
+        name: String,
+        /// The importing input.
+        import_file: String,
+        /// The import's opcode.
+        import_kind: String,
+        /// The exporting input.
+        export_file: String,
+        /// The export's opcode.
+        export_kind: String,
+    },
+    /// Two declarations of one unresolved import or C symbol with different types.
+    #[error(
+        "conflicting declarations of @{name}: `{first_ty}` in {first_file}, `{second_ty}` in \
+         {second_file}"
+    )]
+    DeclarationMismatch {
+        /// The symbol.
+        name: String,
+        /// The first declaring input.
+        first_file: String,
+        /// Its type.
+        first_ty: String,
+        /// The other declaring input.
+        second_file: String,
+        /// Its type.
+        second_ty: String,
+    },
+    /// Two strong (neither `weak` nor `linkonce`) definitions exported under one name.
+    #[error("duplicate definition of @{name}: in {first} and in {second}")]
+    Duplicate {
+        /// The symbol.
+        name: String,
+        /// The first defining input.
+        first: String,
+        /// The other defining input.
+        second: String,
+    },
+    /// `linkonce` copies of one name whose contents differ.
+    #[error("linkonce @{name} differs between {first} and {second} (content hashes differ)")]
+    LinkonceMismatch {
+        /// The symbol.
+        name: String,
+        /// The first defining input.
+        first: String,
+        /// The other defining input.
+        second: String,
+    },
+    /// A reached `stub` definition without `--link-stubs`.
+    #[error("@{name} ({file}) is a stub, needed by {chain}; use --link-stubs to link stubs")]
+    Stub {
+        /// The stub's name.
+        name: String,
+        /// Its input.
+        file: String,
+        /// Who needs it.
+        chain: Chain,
+    },
+    /// The linked module fails verification: a bug in the linker or in the inputs' contents
+    /// that only shows once linked (one verifier message).
+    #[error("internal error: the linked module does not verify: {0}")]
+    Verify(String),
+    /// The linked module cannot be encoded or built (a linker bug).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Every problem of a failed link, in a deterministic order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkErrors(pub Vec<LinkError>);
+
+impl LinkErrors {
+    /// The problems.
+    pub fn errors(&self) -> &[LinkError] {
+        &self.0
+    }
+}
+
+impl fmt::Display for LinkErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "error: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LinkErrors {}

@@ -1,0 +1,114 @@
+//! Link inputs: binary modules opened in place, or `.ir` text parsed and encoded in memory so
+//! that both go through the same lazy reader.
+
+use std::path::Path;
+
+use irkit_format::{MAGIC, ModuleView};
+
+use crate::error::{LinkError, LinkErrors};
+
+/// One opened input module.
+pub struct Input {
+    pub(crate) name: String,
+    pub(crate) view: ModuleView,
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input").field("name", &self.name).finish()
+    }
+}
+
+impl Input {
+    /// Opens the file at `path`: a binary module (recognized by its magic bytes) is mapped and
+    /// its header, directory and symbol table checked; anything else is read as `.ir` text.
+    /// Errors name the file as given.
+    pub fn open(path: impl AsRef<Path>) -> Result<Input, LinkErrors> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let mut head = [0u8; 8];
+        let is_binary = {
+            use std::io::Read;
+            let mut f = std::fs::File::open(path).map_err(|e| {
+                LinkErrors(vec![LinkError::Io {
+                    file: name.clone(),
+                    message: e.to_string(),
+                }])
+            })?;
+            let n = f.read(&mut head).unwrap_or(0);
+            head[..n] == MAGIC[..n.min(MAGIC.len())] && n == MAGIC.len()
+        };
+        if is_binary {
+            let view = ModuleView::open(path).map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
+            return Ok(Input { name, view });
+        }
+        let bytes = std::fs::read(path).map_err(|e| {
+            LinkErrors(vec![LinkError::Io {
+                file: name.clone(),
+                message: e.to_string(),
+            }])
+        })?;
+        Input::from_bytes(&name, &bytes)
+    }
+
+    /// An input held in memory, named `name` in messages: a binary module, or `.ir` text.
+    pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Input, LinkErrors> {
+        if bytes.starts_with(&MAGIC) {
+            let view = ModuleView::from_bytes_named(bytes, name)
+                .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
+            return Ok(Input {
+                name: name.to_string(),
+                view,
+            });
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Input::from_text(name, text),
+            Err(e) => Err(LinkErrors(vec![LinkError::Parse(format!(
+                "{name}: error: neither a binary module nor UTF-8 text (invalid byte at offset {})",
+                e.valid_up_to()
+            ))])),
+        }
+    }
+
+    /// A `.ir` text input: parsed, encoded in memory, then read like any binary module.
+    pub fn from_text(name: &str, text: &str) -> Result<Input, LinkErrors> {
+        let module = irkit_text::parse(text, name).map_err(|errs| {
+            LinkErrors(
+                errs.errors()
+                    .iter()
+                    .map(|e| LinkError::Parse(e.to_string()))
+                    .collect(),
+            )
+        })?;
+        let bytes = irkit_format::write(&module).map_err(|e| {
+            LinkErrors(vec![LinkError::Encode {
+                file: name.to_string(),
+                message: e.to_string(),
+            }])
+        })?;
+        let view = ModuleView::from_bytes_named(&bytes, name)
+            .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
+        Ok(Input {
+            name: name.to_string(),
+            view,
+        })
+    }
+
+    /// An already opened module, named `name` in messages.
+    pub fn from_view(name: &str, view: ModuleView) -> Input {
+        Input {
+            name: name.to_string(),
+            view,
+        }
+    }
+
+    /// The name used in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The opened module.
+    pub fn view(&self) -> &ModuleView {
+        &self.view
+    }
+}

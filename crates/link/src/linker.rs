@@ -1,0 +1,860 @@
+//! The link itself: resolution by name, the reachability work list, and the lazy copy of
+//! reached definitions into the output module.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::path::Path;
+use std::time::Instant;
+
+use irkit_core::{Inst, Module, Opcode, Payload};
+use irkit_format::{
+    CopyMapper, DefCopier, DefView, InstView, ModuleView, PayloadView, PoolView, Ref, SymbolRole,
+};
+
+use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
+use crate::input::Input;
+use crate::{LinkOptions, Linked, Stats};
+
+/// Opens every file of `paths` (sorted first, so errors come in a fixed order), then links
+/// them. Every unreadable input is reported, not only the first.
+pub fn link_files<P: AsRef<Path>>(paths: &[P], opts: &LinkOptions) -> Result<Linked, LinkErrors> {
+    let t = Instant::now();
+    let mut sorted: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
+    sorted.sort();
+    let mut inputs = Vec::with_capacity(sorted.len());
+    let mut errors = Vec::new();
+    for p in sorted {
+        match Input::open(p) {
+            Ok(i) => inputs.push(i),
+            Err(e) => errors.extend(e.0),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(LinkErrors(errors));
+    }
+    let open = t.elapsed();
+    let mut linked = link(inputs, opts)?;
+    linked.stats.open += open;
+    Ok(linked)
+}
+
+/// Links `inputs` (in any order: they are sorted by name first) into one module.
+///
+/// Returns every problem found (each one line, see [`LinkError`]) or the linked module, which
+/// has passed the verifier when [`LinkOptions::verify`] is on.
+pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkErrors> {
+    inputs.sort_by(|a, b| {
+        a.name
+            .cmp(&b.name)
+            .then_with(|| a.view.content_hash().cmp(&b.view.content_hash()))
+    });
+    let start = Instant::now();
+    let mut out = Module::new();
+    let mut st = State::new(&inputs, opts);
+    st.stats.inputs = inputs.len();
+    st.stats.defs_available = inputs.iter().map(|i| i.view.def_count() as u64).sum();
+    st.run(&mut out);
+    st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
+    if !st.errors.is_empty() {
+        return Err(LinkErrors(st.errors));
+    }
+    let mut stats = st.stats;
+    if opts.verify {
+        let t = Instant::now();
+        if let Err(errs) = irkit_core::verify::verify(&out) {
+            return Err(LinkErrors(
+                errs.iter()
+                    .map(|e| LinkError::Verify(e.to_string()))
+                    .collect(),
+            ));
+        }
+        stats.verify = t.elapsed();
+    }
+    Ok(Linked { module: out, stats })
+}
+
+/// What a reference to a definition stands for after resolution.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    /// A definition with a body (or an initial value), by (input, definition).
+    Def(u32, u32),
+    /// An import no input exports (kept as a declaration in a library link).
+    Import(Box<str>),
+    /// A C function provided by the runtime (an `extern` declaration without body).
+    Extern(Box<str>),
+}
+
+/// A definition of the output: what it stands for, what is copied into it, who reached it.
+struct Node {
+    /// The (input, definition) copied: the definition itself, or the first declaration reached.
+    src: (u32, u32),
+    /// Its instruction in the output.
+    out: Inst,
+    /// The node whose copy reached it first (`None` for roots).
+    parent: Option<u32>,
+}
+
+/// A `pin_if(@d, @c)` decoration of a copied definition, re-attached at the end when `c` was
+/// reached.
+struct PinIf {
+    owner: u32,
+    module: u32,
+    def: u32,
+    cond: u32,
+}
+
+struct State<'a> {
+    srcs: &'a [Input],
+    opts: &'a LinkOptions,
+    nodes: Vec<Node>,
+    node_of: HashMap<Key, u32>,
+    queue: VecDeque<u32>,
+    /// `pin_if` targets whose owner and condition are both reached: (owner, input, def).
+    triggered: VecDeque<(u32, u32, u32)>,
+    /// `pin_if` targets waiting for their condition (by the condition's key).
+    pending: HashMap<Key, Vec<(u32, u32, u32)>>,
+    pin_ifs: Vec<PinIf>,
+    ref_memo: HashMap<(u32, u32), Key>,
+    name_memo: HashMap<Box<str>, Option<(u32, u32)>>,
+    /// The first declaration of each unresolved import / C symbol: (input, def, its type).
+    decls: HashMap<Key, (u32, u32, Option<Inst>)>,
+    pool_memo: Vec<Vec<Option<Inst>>>,
+    /// Per input: its validated pool (fetched on first use).
+    pools: Vec<Option<PoolView<'a>>>,
+    /// Per input: its definition copier (fetched on first use).
+    copiers: Vec<Option<DefCopier<'a>>>,
+    /// Every export of every input, by name, in input order: (input, definition, content
+    /// hash). Built from the whole symbol tables only once lookups in each input's symbol
+    /// index have cost about as much (see [`State::export_candidates`]).
+    exports: Option<ExportIndex<'a>>,
+    /// Names looked up one input at a time so far.
+    lookups: u64,
+    /// Inputs whose symbol table could not be read (reported once).
+    bad_symbols: HashSet<u32>,
+    validated: HashSet<(u32, u32)>,
+    undefined_reported: HashSet<Box<str>>,
+    keep_exports: HashSet<&'a str>,
+    errors: Vec<LinkError>,
+    stats: Stats,
+}
+
+/// Linkage decorations of a definition, read from its validated archive.
+#[derive(Default)]
+struct Linkage {
+    export: Option<String>,
+    import: Option<String>,
+    external: Option<String>,
+    weak: bool,
+    linkonce: bool,
+    stub: bool,
+    bodyless: bool,
+}
+
+fn linkage_of(view: &ModuleView, def: u32) -> Result<Linkage, irkit_format::ReadError> {
+    Ok(linkage(&view.def(def)?))
+}
+
+fn linkage(d: &DefView<'_>) -> Linkage {
+    let root = d.root();
+    let mut l = Linkage {
+        bodyless: root.children().next().is_none(),
+        ..Linkage::default()
+    };
+    for deco in root.decorations() {
+        let s = match deco.payload() {
+            PayloadView::Str(s) => Some(s.to_string()),
+            _ => None,
+        };
+        match deco.opcode() {
+            Opcode::EXPORT if l.export.is_none() => l.export = s,
+            Opcode::IMPORT if l.import.is_none() => l.import = s,
+            Opcode::EXTERN if l.external.is_none() => l.external = s,
+            Opcode::WEAK => l.weak = true,
+            Opcode::LINKONCE => l.linkonce = true,
+            Opcode::STUB => l.stub = true,
+            _ => {}
+        }
+    }
+    l
+}
+
+/// Export name -> (input, definition, content hash) of every export of that name.
+type ExportIndex<'a> = HashMap<&'a str, Vec<(u32, u32, [u8; 32])>>;
+
+/// One export candidate: (input, definition, content hash).
+type Candidate = (u32, u32, [u8; 32]);
+
+fn def_ref(r: Option<Ref>) -> Option<u32> {
+    match r {
+        Some(Ref::Def(d)) => Some(d),
+        _ => None,
+    }
+}
+
+impl<'a> State<'a> {
+    fn new(srcs: &'a [Input], opts: &'a LinkOptions) -> State<'a> {
+        let mut keep_exports: HashSet<&str> = opts.exports.iter().map(String::as_str).collect();
+        keep_exports.insert(opts.entry.as_str());
+        State {
+            srcs,
+            opts,
+            nodes: Vec::new(),
+            node_of: HashMap::new(),
+            queue: VecDeque::new(),
+            triggered: VecDeque::new(),
+            pending: HashMap::new(),
+            pin_ifs: Vec::new(),
+            ref_memo: HashMap::new(),
+            name_memo: HashMap::new(),
+            decls: HashMap::new(),
+            pool_memo: vec![Vec::new(); srcs.len()],
+            pools: vec![None; srcs.len()],
+            copiers: vec![None; srcs.len()],
+            exports: None,
+            lookups: 0,
+            bad_symbols: HashSet::new(),
+            validated: HashSet::new(),
+            undefined_reported: HashSet::new(),
+            keep_exports,
+            errors: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    fn file(&self, m: u32) -> &'a str {
+        self.srcs
+            .get(m as usize)
+            .map(|s| s.name.as_str())
+            .unwrap_or("?")
+    }
+
+    fn view(&self, m: u32) -> &'a ModuleView {
+        &self.srcs[m as usize].view
+    }
+
+    fn run(&mut self, out: &mut Module) {
+        for (name, role) in self.roots() {
+            match self.resolve_name(&name) {
+                Some(w) => {
+                    self.reach(out, Key::Def(w.0, w.1), w, None);
+                }
+                None => match role {
+                    Root::Entry => self.errors.push(LinkError::MissingEntry { name }),
+                    Root::Export => self.errors.push(LinkError::MissingExport { name }),
+                    Root::Optional => {}
+                },
+            }
+        }
+        loop {
+            if let Some((owner, m, d)) = self.triggered.pop_front() {
+                self.need(out, m, d, Some(owner), false);
+            } else if let Some(n) = self.queue.pop_front() {
+                self.copy(out, n);
+            } else {
+                break;
+            }
+        }
+        self.attach_pin_ifs(out);
+        self.stats.defs_reached = self.validated.len() as u64;
+        self.stats.defs_copied = self.nodes.len() as u64;
+    }
+
+    /// The root names, in order: entry, `--export` names (sorted), then (library link) every
+    /// exported name (sorted).
+    fn roots(&mut self) -> Vec<(String, Root)> {
+        let o = self.opts;
+        let mut roots = Vec::new();
+        roots.push((
+            o.entry.clone(),
+            if o.library {
+                Root::Optional
+            } else {
+                Root::Entry
+            },
+        ));
+        let exports: BTreeSet<&String> = o.exports.iter().collect();
+        roots.extend(exports.into_iter().map(|n| (n.clone(), Root::Export)));
+        if o.library && !o.internalize {
+            if self.exports.is_none() {
+                self.build_export_index();
+            }
+            let all: BTreeSet<&str> = self
+                .exports
+                .iter()
+                .flat_map(|ix| ix.keys().copied())
+                .collect();
+            roots.extend(all.into_iter().map(|n| (n.to_string(), Root::Optional)));
+        }
+        roots
+    }
+
+    /// The winning export of `name` across all inputs: the single strong one, else the
+    /// (collapsed) `linkonce` one, else the first `weak` one in input order. Conflicts are
+    /// reported here, once per name.
+    fn resolve_name(&mut self, name: &str) -> Option<(u32, u32)> {
+        if let Some(r) = self.name_memo.get(name) {
+            return *r;
+        }
+        let t = Instant::now();
+        let cands = self.export_candidates(name);
+        let winner = if cands.len() <= 1 {
+            cands.first().map(|&(m, d, _)| (m, d))
+        } else {
+            self.arbitrate(name, &cands)
+        };
+        self.name_memo.insert(name.into(), winner);
+        self.stats.resolve += t.elapsed();
+        winner
+    }
+
+    /// Every export of `name`, in input order. The first lookups binary-search each input's
+    /// symbol index (touching O(log n) records of it); once they have cost about as much as
+    /// reading every symbol table would, the whole index is built and used instead, so a link
+    /// that reaches little reads little, and one that reaches much pays at most twice.
+    fn export_candidates(&mut self, name: &str) -> Vec<Candidate> {
+        // One binary search in one input's symbol index, counted like reading one symbol.
+        // (Reading whole tables also validates them and the pools; this keeps a small link
+        // from doing that, and bounds a big one at about twice the cost of the index.)
+        const SEARCH_COST: u64 = 1;
+        let n = self.srcs.len() as u64;
+        let searched = self.lookups.saturating_mul(n).saturating_mul(SEARCH_COST);
+        if self.exports.is_none() && searched > self.stats.defs_available {
+            self.build_export_index();
+        }
+        if let Some(ix) = &self.exports {
+            return ix.get(name).cloned().unwrap_or_default();
+        }
+        self.lookups += 1;
+        let mut out = Vec::new();
+        for (m, s) in self.srcs.iter().enumerate() {
+            match s.view.try_find_symbols(name) {
+                Ok(syms) => out.extend(
+                    syms.iter()
+                        .filter(|sym| sym.role == SymbolRole::Export)
+                        .map(|sym| (m as u32, sym.def, sym.hash)),
+                ),
+                Err(e) => {
+                    if self.bad_symbols.insert(m as u32) {
+                        self.errors.push(e.into());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn build_export_index(&mut self) {
+        let mut index = ExportIndex::new();
+        for (m, s) in self.srcs.iter().enumerate() {
+            match s.view.try_symbols() {
+                Ok(syms) => {
+                    for sym in syms {
+                        if sym.role == SymbolRole::Export {
+                            index
+                                .entry(sym.name)
+                                .or_default()
+                                .push((m as u32, sym.def, sym.hash));
+                        }
+                    }
+                }
+                Err(e) => {
+                    if self.bad_symbols.insert(m as u32) {
+                        self.errors.push(e.into());
+                    }
+                }
+            }
+        }
+        self.exports = Some(index);
+    }
+
+    fn arbitrate(&mut self, name: &str, cands: &[Candidate]) -> Option<(u32, u32)> {
+        let mut strong = Vec::new();
+        let mut once = Vec::new();
+        let mut weak = Vec::new();
+        for &(m, d, h) in cands {
+            self.validated.insert((m, d));
+            match linkage_of(self.view(m), d) {
+                Ok(l) if l.weak => weak.push((m, d, h)),
+                Ok(l) if l.linkonce => once.push((m, d, h)),
+                Ok(_) => strong.push((m, d, h)),
+                Err(e) => self.errors.push(e.into()),
+            }
+        }
+        if let Some(&(m0, d0, _)) = strong.first() {
+            for &(m, _, _) in &strong[1..] {
+                self.errors.push(LinkError::Duplicate {
+                    name: name.to_string(),
+                    first: self.file(m0).to_string(),
+                    second: self.file(m).to_string(),
+                });
+            }
+            return Some((m0, d0));
+        }
+        if let Some(&(m0, d0, h0)) = once.first() {
+            for &(m, _, h) in &once[1..] {
+                if h != h0 {
+                    self.errors.push(LinkError::LinkonceMismatch {
+                        name: name.to_string(),
+                        first: self.file(m0).to_string(),
+                        second: self.file(m).to_string(),
+                    });
+                }
+            }
+            return Some((m0, d0));
+        }
+        weak.first().map(|&(m, d, _)| (m, d))
+    }
+
+    /// What definition `d` of input `m` stands for in the output (memoized). Validates it.
+    fn resolve_ref(&mut self, out: &mut Module, m: u32, d: u32) -> Key {
+        if let Some(k) = self.ref_memo.get(&(m, d)) {
+            return k.clone();
+        }
+        self.validated.insert((m, d));
+        let key = match linkage_of(self.view(m), d) {
+            // The copy reports the error (once).
+            Err(_) => Key::Def(m, d),
+            Ok(l) => {
+                if let Some(n) = l.import {
+                    match self.resolve_name(&n) {
+                        Some(w) => {
+                            let t = Instant::now();
+                            self.check_import(out, &n, (m, d), w);
+                            self.stats.resolve += t.elapsed();
+                            Key::Def(w.0, w.1)
+                        }
+                        None => {
+                            let k = Key::Import(n.into());
+                            self.check_decl(out, &k, m, d);
+                            k
+                        }
+                    }
+                } else if let Some(n) = l.export {
+                    match self.resolve_name(&n) {
+                        Some(w) => Key::Def(w.0, w.1),
+                        None => Key::Def(m, d),
+                    }
+                } else if let Some(s) = l.external.filter(|_| l.bodyless) {
+                    let k = Key::Extern(s.into());
+                    self.check_decl(out, &k, m, d);
+                    k
+                } else {
+                    Key::Def(m, d)
+                }
+            }
+        };
+        self.ref_memo.insert((m, d), key.clone());
+        key
+    }
+
+    /// The output type of definition `d` of input `m` (its root instruction's type).
+    fn def_type(&mut self, out: &mut Module, m: u32, d: u32) -> Result<Option<Inst>, LinkError> {
+        let ty = self.view(m).def(d)?.root().ty();
+        match ty {
+            None => Ok(None),
+            Some(Ref::Pool(p)) => self.pool_value(out, m, p, None).map(Some),
+            Some(other) => Err(LinkError::Read(irkit_format::ReadError {
+                file: self.file(m).into(),
+                location: irkit_format::Location::Definition(d),
+                cause: irkit_format::ReadCause::Malformed(format!(
+                    "the definition's type is not a pool value ({other:?})"
+                )),
+            })),
+        }
+    }
+
+    fn type_text(out: &Module, ty: Option<Inst>) -> String {
+        match ty {
+            Some(t) => irkit_text::print_inst(out, t),
+            None => "(no type)".to_string(),
+        }
+    }
+
+    fn check_import(&mut self, out: &mut Module, name: &str, imp: (u32, u32), exp: (u32, u32)) {
+        let ik = self.view(imp.0).def_opcode(imp.1);
+        let ek = self.view(exp.0).def_opcode(exp.1);
+        if ik != ek {
+            self.errors.push(LinkError::KindMismatch {
+                name: name.to_string(),
+                import_file: self.file(imp.0).to_string(),
+                import_kind: ik.map(|k| k.to_string()).unwrap_or_default(),
+                export_file: self.file(exp.0).to_string(),
+                export_kind: ek.map(|k| k.to_string()).unwrap_or_default(),
+            });
+            return;
+        }
+        self.validated.insert(exp);
+        let types = self
+            .def_type(out, imp.0, imp.1)
+            .and_then(|a| Ok((a, self.def_type(out, exp.0, exp.1)?)));
+        match types {
+            Err(e) => self.errors.push(e),
+            Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
+                name: name.to_string(),
+                import_file: self.file(imp.0).to_string(),
+                import_ty: Self::type_text(out, a),
+                export_file: self.file(exp.0).to_string(),
+                export_ty: Self::type_text(out, b),
+            }),
+            Ok(_) => {}
+        }
+    }
+
+    /// Checks a declaration of an unresolved import or C symbol against the first one seen.
+    fn check_decl(&mut self, out: &mut Module, key: &Key, m: u32, d: u32) {
+        let ty = match self.def_type(out, m, d) {
+            Ok(t) => t,
+            Err(e) => {
+                self.errors.push(e);
+                return;
+            }
+        };
+        let Some(&(m0, _, t0)) = self.decls.get(key) else {
+            self.decls.insert(key.clone(), (m, d, ty));
+            return;
+        };
+        if t0 != ty {
+            let name = match key {
+                Key::Import(n) | Key::Extern(n) => n.to_string(),
+                Key::Def(..) => String::new(),
+            };
+            self.errors.push(LinkError::DeclarationMismatch {
+                name,
+                first_file: self.file(m0).to_string(),
+                first_ty: Self::type_text(out, t0),
+                second_file: self.file(m).to_string(),
+                second_ty: Self::type_text(out, ty),
+            });
+        }
+    }
+
+    /// Pool entry `p` of input `m`, re-interned in the output (memoized, iterative).
+    /// `needer` is the node whose copy needs it; without one (types of declarations), a pool
+    /// value naming a definition is refused.
+    fn pool_value(
+        &mut self,
+        out: &mut Module,
+        m: u32,
+        p: u32,
+        needer: Option<u32>,
+    ) -> Result<Inst, LinkError> {
+        let view = self.view(m);
+        let mi = m as usize;
+        let pool = match self.pools[mi] {
+            Some(p) => p,
+            None => {
+                let p = view.pool()?;
+                self.pools[mi] = Some(p);
+                p
+            }
+        };
+        if self.pool_memo[mi].is_empty() {
+            self.pool_memo[mi] = vec![None; pool.len() as usize];
+        }
+        if let Some(Some(i)) = self.pool_memo[mi].get(p as usize) {
+            return Ok(*i);
+        }
+        let bad = |what: String| {
+            LinkError::Read(irkit_format::ReadError {
+                file: view.file().into(),
+                location: irkit_format::Location::Section("pool".into()),
+                cause: irkit_format::ReadCause::Malformed(what),
+            })
+        };
+        let mut stack = vec![(p, false)];
+        while let Some(&(top, expanded)) = stack.last() {
+            let Some(e) = pool.get(top) else {
+                return Err(bad(format!("pool index {top} out of range")));
+            };
+            if self.pool_memo[mi][top as usize].is_some() {
+                stack.pop();
+                continue;
+            }
+            if !expanded {
+                if let Some(last) = stack.last_mut() {
+                    last.1 = true;
+                }
+                for r in e.ty().into_iter().chain(e.operands()) {
+                    if let Ref::Pool(q) = r
+                        && self.pool_memo[mi].get(q as usize) == Some(&None)
+                    {
+                        if q >= top {
+                            return Err(bad(format!("entry {top} refers to later entry {q}")));
+                        }
+                        stack.push((q, false));
+                    }
+                }
+                continue;
+            }
+            let map = |r: Ref, st: &mut Self, out: &mut Module| -> Result<Inst, LinkError> {
+                match r {
+                    Ref::Pool(q) => st.pool_memo[mi]
+                        .get(q as usize)
+                        .copied()
+                        .flatten()
+                        .ok_or_else(|| bad(format!("entry {top}: unresolved entry {q}"))),
+                    Ref::Def(d) => match needer {
+                        Some(n) => Ok(st.need(out, m, d, Some(n), false).unwrap_or(out.root())),
+                        None => Err(bad(format!("entry {top}: a type refers to definition {d}"))),
+                    },
+                    Ref::Local(_) => Err(bad(format!("entry {top}: local reference"))),
+                }
+            };
+            let ty = match e.ty() {
+                Some(t) => Some(map(t, self, out)?),
+                None => None,
+            };
+            let mut ops = Vec::with_capacity(e.operands().len());
+            for o in e.operands() {
+                ops.push(map(o, self, out)?);
+            }
+            let inst = out
+                .intern(e.opcode(), ty, &ops, e.payload().to_payload())
+                .map_err(|err| bad(format!("entry {top} (`{}`): {err}", e.opcode())))?;
+            self.pool_memo[mi][top as usize] = Some(inst);
+            stack.pop();
+        }
+        self.pool_memo[mi]
+            .get(p as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| bad(format!("pool index {p} out of range")))
+    }
+
+    /// The output instruction for a reference from input `m` to its definition `d`, needed by
+    /// node `needer`: resolves it, reports an undefined import (executable link), and reaches
+    /// the result. With `optional` (a `pin_weak`), an unresolved import gives `None` silently.
+    fn need(
+        &mut self,
+        out: &mut Module,
+        m: u32,
+        d: u32,
+        needer: Option<u32>,
+        optional: bool,
+    ) -> Option<Inst> {
+        let key = self.resolve_ref(out, m, d);
+        if let Key::Import(name) = &key
+            && !self.opts.library
+        {
+            if optional {
+                return None;
+            }
+            if self.undefined_reported.insert(name.clone()) {
+                let chain = self.chain(needer);
+                self.errors.push(LinkError::Undefined {
+                    name: name.to_string(),
+                    chain,
+                });
+            }
+        }
+        let src = match key {
+            Key::Def(a, b) => (a, b),
+            _ => (m, d),
+        };
+        Some(self.reach(out, key, src, needer))
+    }
+
+    /// The output instruction of `key`, created (and queued for copying) on first reach.
+    fn reach(&mut self, out: &mut Module, key: Key, src: (u32, u32), parent: Option<u32>) -> Inst {
+        if let Some(&n) = self.node_of.get(&key) {
+            return self.nodes[n as usize].out;
+        }
+        let opcode = self.view(src.0).def_opcode(src.1).unwrap_or(Opcode::FUNC);
+        let root = out.root();
+        let inst = match out.new_inst(opcode, None, Vec::new(), Payload::None) {
+            Ok(i) => i,
+            Err(_) => out
+                .new_inst(Opcode::FUNC, None, Vec::new(), Payload::None)
+                .unwrap_or(root),
+        };
+        if let Err(e) = out.append_child(root, inst) {
+            self.errors.push(LinkError::Internal(e.to_string()));
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            src,
+            out: inst,
+            parent,
+        });
+        if let Some(waiting) = self.pending.remove(&key) {
+            self.triggered.extend(waiting);
+        }
+        self.node_of.insert(key, id);
+        self.queue.push_back(id);
+        inst
+    }
+
+    fn copy(&mut self, out: &mut Module, n: u32) {
+        let Node {
+            src: (m, d),
+            out: target,
+            parent,
+        } = self.nodes[n as usize];
+        let view = self.view(m);
+        self.validated.insert((m, d));
+        let def = match view.def(d) {
+            Ok(def) => def,
+            Err(e) => {
+                self.errors.push(e.into());
+                return;
+            }
+        };
+        if linkage(&def).stub && !self.opts.link_stubs {
+            let chain = self.chain(parent);
+            self.errors.push(LinkError::Stub {
+                name: self.display_name(m, d),
+                file: self.file(m).to_string(),
+                chain,
+            });
+        }
+        let copier = match self.copiers[m as usize] {
+            Some(c) => c,
+            None => match view.copier(self.opts.debug_info) {
+                Ok(c) => {
+                    self.copiers[m as usize] = Some(c);
+                    c
+                }
+                Err(e) => {
+                    self.errors.push(e.into());
+                    return;
+                }
+            },
+        };
+        let mut mapper = Mapper {
+            st: self,
+            m,
+            node: n,
+        };
+        match copier.copy(def, out, target, &mut mapper) {
+            Ok(s) => self.stats.insts_copied += s.insts,
+            Err(e) => self.errors.push(e),
+        }
+    }
+
+    /// Re-attaches the `pin_if` decorations whose condition was reached.
+    fn attach_pin_ifs(&mut self, out: &mut Module) {
+        for p in std::mem::take(&mut self.pin_ifs) {
+            let (Some(ck), Some(dk)) = (
+                self.ref_memo.get(&(p.module, p.cond)),
+                self.ref_memo.get(&(p.module, p.def)),
+            ) else {
+                continue;
+            };
+            let (Some(&c), Some(&d)) = (self.node_of.get(ck), self.node_of.get(dk)) else {
+                continue;
+            };
+            let owner = self.nodes[p.owner as usize].out;
+            let ops = vec![self.nodes[d as usize].out, self.nodes[c as usize].out];
+            if let Err(e) = out.add_decoration(owner, Opcode::PIN_IF, ops, Payload::None) {
+                self.errors.push(LinkError::Internal(e.to_string()));
+            }
+        }
+    }
+
+    /// The chain of nodes from `from` up to its root.
+    fn chain(&self, from: Option<u32>) -> Chain {
+        let mut links = Vec::new();
+        let mut cur = from;
+        while let Some(n) = cur {
+            let Some(node) = self.nodes.get(n as usize) else {
+                break;
+            };
+            links.push(ChainLink {
+                name: self.display_name(node.src.0, node.src.1),
+                file: self.file(node.src.0).to_string(),
+            });
+            // Parents are created before their children: the walk ends.
+            cur = node.parent.filter(|&p| p < n);
+        }
+        Chain(links)
+    }
+
+    /// A definition's name for messages: export, import or extern name, else its name hint,
+    /// else `#index`.
+    fn display_name(&self, m: u32, d: u32) -> String {
+        let view = self.view(m);
+        if let Ok(l) = linkage_of(view, d)
+            && let Some(n) = l.export.or(l.import).or(l.external)
+        {
+            return n;
+        }
+        view.def_name(d)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("#{d}"))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Root {
+    Entry,
+    Export,
+    Optional,
+}
+
+/// Maps the references of one definition being copied (input `m`, node `node`).
+struct Mapper<'s, 'a> {
+    st: &'s mut State<'a>,
+    m: u32,
+    node: u32,
+}
+
+impl CopyMapper for Mapper<'_, '_> {
+    type Error = LinkError;
+
+    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
+        self.st.pool_value(dst, self.m, index, Some(self.node))
+    }
+
+    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
+        Ok(self
+            .st
+            .need(dst, self.m, index, Some(self.node), false)
+            .unwrap_or(dst.root()))
+    }
+
+    fn keep_decoration(
+        &mut self,
+        dst: &mut Module,
+        owner: u32,
+        deco: InstView<'_>,
+    ) -> Result<bool, LinkError> {
+        if owner != 0 {
+            return Ok(true);
+        }
+        let st = &mut *self.st;
+        match deco.opcode() {
+            Opcode::EXPORT if st.opts.internalize => Ok(match deco.payload() {
+                PayloadView::Str(s) => st.keep_exports.contains(s),
+                _ => true,
+            }),
+            Opcode::PIN_IF => {
+                let mut ops = deco.operands();
+                let (Some(d), Some(c)) = (def_ref(ops.next()), def_ref(ops.next())) else {
+                    return Ok(true);
+                };
+                let ck = st.resolve_ref(dst, self.m, c);
+                if st.node_of.contains_key(&ck) {
+                    st.triggered.push_back((self.node, self.m, d));
+                } else {
+                    st.pending
+                        .entry(ck)
+                        .or_default()
+                        .push((self.node, self.m, d));
+                }
+                st.pin_ifs.push(PinIf {
+                    owner: self.node,
+                    module: self.m,
+                    def: d,
+                    cond: c,
+                });
+                Ok(false)
+            }
+            Opcode::PIN_WEAK => {
+                let Some(d) = def_ref(deco.operands().next()) else {
+                    return Ok(true);
+                };
+                Ok(st.need(dst, self.m, d, Some(self.node), true).is_some())
+            }
+            _ => Ok(true),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Linking is independent of the order of the inputs: random multi-module programs (cross-module
+//! calls, cycles, `weak` and `linkonce` definitions, pins, unreached code) link to the same
+//! bytes for every permutation of their inputs.
+
+use irkit_link::{Input, LinkOptions, link};
+use proptest::prelude::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A random program of `n` modules as `.ir` texts (names `a.ir`, `b.ir`, ...).
+fn program(seed: u64, n: usize) -> Vec<(String, String)> {
+    let mut rng = Rng(seed);
+    let per = 3;
+    let name = |m: usize, f: usize| format!("m{m}_f{f}");
+    let strong_hook = rng.below(n as u64 + 1) as usize; // == n: no strong hook
+    let mut out = Vec::new();
+    for m in 0..n {
+        let mut text = String::new();
+        let mut calls: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut imports = std::collections::BTreeSet::new();
+        for _ in 0..per {
+            let mut c = Vec::new();
+            for _ in 0..rng.below(3) {
+                let callee = (rng.below(n as u64) as usize, rng.below(per as u64) as usize);
+                if callee.0 != m {
+                    imports.insert(callee);
+                }
+                c.push(callee);
+            }
+            calls.push(c);
+        }
+        for &(cm, cf) in &imports {
+            text += &format!(
+                "#[import(\"{0}\")]\n@{0}: fn(i32) -> i32 = func\n\n",
+                name(cm, cf)
+            );
+        }
+        text += "#[import(\"hook\")]\n@hook_import: fn() -> void = func\n\n";
+        for (f, c) in calls.iter().enumerate() {
+            let pin = if rng.below(4) == 0 {
+                format!(", pin(@{})", name(m, (f + 1) % per))
+            } else {
+                String::new()
+            };
+            text += &format!(
+                "#[export(\"{}\"){pin}]\n@{}: fn(i32) -> i32 = func {{\n^entry(%x: i32):\n",
+                name(m, f),
+                name(m, f)
+            );
+            let mut v = "%x".to_string();
+            for (k, &(cm, cf)) in c.iter().enumerate() {
+                text += &format!("  %c{k}: i32 = call @{}({v})\n", name(cm, cf));
+                v = format!("%c{k}");
+            }
+            text +=
+                &format!("  call @hook_import()\n  %r: i32 = call @shared({v})\n  ret %r\n}}\n\n");
+        }
+        text += "#[export(\"shared\"), linkonce]\n@shared: fn(i32) -> i32 = func {\n^entry(%x: i32):\n  %r: i32 = imul %x, i32 3\n  ret %r\n}\n\n";
+        if m == strong_hook {
+            text += &format!(
+                "#[export(\"hook\")]\n@hook: fn() -> void = func {{\n^entry:\n  store @state, i32 {m}\n  ret\n}}\n\n"
+            );
+        } else {
+            text += &format!(
+                "#[export(\"hook\"), weak]\n@hook: fn() -> void = func {{\n^entry:\n  store @state, i32 {}\n  ret\n}}\n\n",
+                100 + m
+            );
+        }
+        text += &format!("@state: i32 = global_var i32 {m}\n\n");
+        text +=
+            "@dead: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @shared(i32 1)\n  ret %r\n}\n";
+        if m == 0 {
+            text += &format!(
+                "\n#[export(\"main\")]\n@main: fn() -> i32 = func {{\n^entry:\n  %r: i32 = call @{}(i32 1)\n  ret %r\n}}\n",
+                name(0, 0)
+            );
+        }
+        let file = format!("{}.ir", (b'a' + m as u8) as char);
+        out.push((file, text));
+    }
+    out
+}
+
+fn link_bytes(inputs: &[(String, String)], opts: &LinkOptions) -> Result<Vec<u8>, String> {
+    let opened = inputs
+        .iter()
+        .map(|(n, t)| Input::from_text(n, t).map_err(|e| format!("{e:?}\n{t}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let linked = link(opened, opts).map_err(|e| e.to_string())?;
+    irkit_format::write(&linked.module).map_err(|e| e.to_string())
+}
+
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn any_input_order_gives_the_same_bytes(seed in any::<u64>(), n in 2usize..=4, library in any::<bool>()) {
+        let inputs = program(seed, n);
+        let opts = LinkOptions { library, ..LinkOptions::default() };
+        let first = link_bytes(&inputs, &opts);
+        prop_assert!(first.is_ok(), "{:?}", first);
+        for perm in permutations(n) {
+            let shuffled: Vec<_> = perm.iter().map(|&i| inputs[i].clone()).collect();
+            let again = link_bytes(&shuffled, &opts);
+            prop_assert_eq!(&first, &again, "order {:?}", perm);
+        }
+    }
+}
+
+#[test]
+fn unreached_definitions_are_not_copied() {
+    let inputs = program(7, 3);
+    let opened: Vec<Input> = inputs
+        .iter()
+        .map(|(n, t)| Input::from_text(n, t).unwrap())
+        .collect();
+    let linked = link(opened, &LinkOptions::default()).unwrap();
+    let m = &linked.module;
+    assert!(m.find_named("dead").is_none());
+    assert!(linked.stats.defs_copied < linked.stats.defs_available);
+    // One `shared` (linkonce collapsed) and one `hook`.
+    let shared = m
+        .top_level()
+        .iter()
+        .filter(|&&d| m.decoration_str(d, irkit_core::Opcode::EXPORT) == Some("shared"))
+        .count();
+    assert_eq!(shared, 1);
+}

@@ -1,0 +1,98 @@
+//! No input makes the linker panic: every single-byte corruption of a small module (at many
+//! positions, with several values) either still links or is reported as errors.
+
+use irkit_link::{Input, LinkOptions, link};
+
+const LIB: &str = r#"
+#[export("counter"), pin(@reset)]
+@counter: i32 = global_var i32 40
+
+#[export("reset")]
+@reset: fn() -> void = func {
+^entry:
+  store @counter, i32 0
+  ret
+}
+
+#[export("add"), pin_if(@reset, @counter), pin_weak(@maybe)]
+@add: fn(i32, i32) -> i32 = func {
+^entry(%a: i32, %b: i32):
+  %s: i32 = iadd %a, %b
+  %c: i1 = icmp slt %s, i32 0
+  br %c, ^neg(%s), ^pos
+^neg(%x: i32):
+  %n: i32 = isub i32 0, %x
+  ret %n
+^pos:
+  ret %s
+}
+
+#[import("maybe")]
+@maybe: fn() -> void = func
+
+#[export("square"), linkonce]
+@square: fn(i32) -> i32 = func {
+^entry(%x: i32):
+  %r: i32 = imul %x, %x
+  ret %r
+}
+"#;
+
+const MAIN: &str = r#"
+#[import("add")]
+@add: fn(i32, i32) -> i32 = func
+
+#[import("counter")]
+@counter: i32 = global_var
+
+#[export("main")]
+@main: fn() -> i32 = func {
+^entry:
+  %c: i32 = load @counter
+  %r: i32 = call @add(%c, i32 2)
+  ret %r
+}
+"#;
+
+#[test]
+fn corrupted_inputs_never_panic() {
+    let lib = irkit_text::parse(LIB, "lib.ir").expect("lib parses");
+    let bytes = irkit_format::write(&lib).expect("lib encodes");
+    let step = (bytes.len() / 600).max(1);
+    let mut outcomes = [0usize; 3];
+    for at in (0..bytes.len()).step_by(step) {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes.clone();
+            b[at] ^= flip;
+            if Input::from_bytes("lib.irm", &b).is_err() {
+                outcomes[0] += 1;
+                continue;
+            }
+            for library in [false, true] {
+                let opts = LinkOptions {
+                    library,
+                    exports: vec!["square".into()],
+                    ..LinkOptions::default()
+                };
+                let lib = Input::from_bytes("lib.irm", &b).expect("opened before");
+                let main = Input::from_text("main.ir", MAIN).expect("main parses");
+                match link(vec![lib, main], &opts) {
+                    Ok(l) => {
+                        outcomes[1] += 1;
+                        // A successful link verified: it must also encode.
+                        irkit_format::write(&l.module).expect("linked module encodes");
+                    }
+                    Err(e) => {
+                        outcomes[2] += 1;
+                        assert!(!e.errors().is_empty());
+                        for line in e.to_string().lines() {
+                            assert!(line.starts_with("error: "), "{line}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Both outcomes happen: the corruption is not always fatal, nor always harmless.
+    assert!(outcomes[1] > 0 && outcomes[2] > 0, "{outcomes:?}");
+}
