@@ -225,6 +225,30 @@ macro_rules! registry {
 
 use Arity::{AtLeast, Exact, Range};
 
+/// Ids below this bound are looked up in [`SLOTS`]; every registry id must be below it.
+const SLOT_IDS: usize = 0x400;
+
+/// Marks an id of [`SLOTS`] that the registry does not know.
+const NO_SLOT: u8 = u8::MAX;
+
+/// Id -> position in [`REGISTRY`] (or [`NO_SLOT`]), so that [`Opcode::info`] is one load
+/// instead of a binary search; built from the registry at compile time.
+static SLOTS: [u8; SLOT_IDS] = {
+    assert!(
+        REGISTRY.len() < NO_SLOT as usize,
+        "registry too large for SLOTS"
+    );
+    let mut slots = [NO_SLOT; SLOT_IDS];
+    let mut k = 0;
+    while k < REGISTRY.len() {
+        let id = REGISTRY[k].opcode.0 as usize;
+        assert!(id < SLOT_IDS, "opcode id too large for SLOTS");
+        slots[id] = k as u8;
+        k += 1;
+    }
+    slots
+};
+
 registry! {
     // -- the root ---------------------------------------------------------------------------
     MODULE          = 0x0001, "module",          Exact(0), "", None, None, [PARENT];
@@ -338,29 +362,32 @@ registry! {
 
 impl Opcode {
     /// The registry entry, or `None` for an opaque (unknown) opcode.
+    #[inline]
     pub fn info(self) -> Option<&'static OpInfo> {
-        REGISTRY
-            .binary_search_by_key(&self.0, |info| info.opcode.0)
-            .ok()
-            .map(|i| &REGISTRY[i])
+        let slot = *SLOTS.get(usize::from(self.0))?;
+        REGISTRY.get(usize::from(slot))
     }
 
     /// Whether the registry knows this opcode.
+    #[inline]
     pub fn is_known(self) -> bool {
         self.info().is_some()
     }
 
     /// The text name; `None` for an opaque opcode.
+    #[inline]
     pub fn name(self) -> Option<&'static str> {
         self.info().map(|i| i.name)
     }
 
     /// The flags; empty for an opaque opcode.
+    #[inline]
     pub fn flags(self) -> Flags {
         self.info().map_or(Flags::NONE, |i| i.flags)
     }
 
     /// The payload kind; `None` for an opaque opcode (its payload is kept as read).
+    #[inline]
     pub fn payload_kind(self) -> Option<PayloadKind> {
         self.info().map(|i| i.payload)
     }
@@ -423,6 +450,19 @@ impl fmt::Display for Opcode {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    /// The dense id table answers exactly what a search of the registry would.
+    #[test]
+    fn slots_agree_with_registry() {
+        for id in 0..=u16::MAX {
+            let searched = REGISTRY.iter().find(|info| info.opcode.0 == id);
+            assert_eq!(
+                Opcode(id).info().map(|i| i.opcode),
+                searched.map(|i| i.opcode),
+                "id {id:#x}"
+            );
+        }
+    }
 
     #[test]
     fn registry_sorted_and_unique() {

@@ -5,6 +5,7 @@
 //! `spec/format.md` gives the stream byte by byte. The functions here work on both the
 //! writer's native records and the reader's archived ones, through small access traits.
 
+use crate::feed::Feed;
 use crate::schema::{
     ArchivedBody, ArchivedPoolTable, ArchivedStringTable, Body, PoolTable, REF_NONE, StringTable,
     TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
@@ -164,7 +165,7 @@ pub(crate) enum DefKey {
 }
 
 impl DefKey {
-    fn feed(&self, h: &mut blake3::Hasher) {
+    fn feed(&self, h: &mut Feed) {
         let (tag, s) = match self {
             DefKey::Export(s) => (0u8, s),
             DefKey::Import(s) => (1, s),
@@ -181,7 +182,7 @@ impl DefKey {
     }
 }
 
-fn feed_bytes(h: &mut blake3::Hasher, b: &[u8]) {
+fn feed_bytes(h: &mut Feed, b: &[u8]) {
     h.update(&(b.len() as u64).to_le_bytes());
     h.update(b);
 }
@@ -194,7 +195,7 @@ pub(crate) struct HashCtx<'a, S: Strings + ?Sized> {
 }
 
 impl<S: Strings + ?Sized> HashCtx<'_, S> {
-    fn feed_ref(&self, h: &mut blake3::Hasher, r: u32) {
+    fn feed_ref(&self, h: &mut Feed, r: u32) {
         if r == REF_NONE {
             h.update(&[0]);
             return;
@@ -223,7 +224,7 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
         }
     }
 
-    fn feed_payload(&self, h: &mut blake3::Hasher, flat: &(impl Flat + ?Sized), r: &Rec) {
+    fn feed_payload(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {
         h.update(&[r.payload_kind]);
         let word = (r.lo as u64) | ((r.hi as u64) << 32);
         match r.payload_kind {
@@ -245,12 +246,12 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
         }
     }
 
-    fn feed_common(&self, h: &mut blake3::Hasher, flat: &(impl Flat + ?Sized), r: &Rec) {
+    fn feed_common(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {
         h.update(&r.opcode.to_le_bytes());
         self.feed_payload(h, flat, r);
     }
 
-    fn feed_operands(&self, h: &mut blake3::Hasher, flat: &(impl Flat + ?Sized), r: &Rec) {
+    fn feed_operands(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {
         self.feed_ref(h, r.ty);
         let count = r.ops_end.saturating_sub(r.ops_start);
         h.update(&count.to_le_bytes());
@@ -267,6 +268,7 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
         def_keys: &[DefKey],
     ) -> Vec<[u8; 32]> {
         let mut out: Vec<[u8; 32]> = Vec::with_capacity(pool.count());
+        let mut h = Feed::new();
         for i in 0..pool.count() {
             let ctx = HashCtx {
                 strings,
@@ -274,11 +276,10 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
                 def_keys,
             };
             let r = pool.rec(i);
-            let mut h = blake3::Hasher::new();
             h.update(b"irkit.pool.v1\0");
             ctx.feed_common(&mut h, pool, &r);
             ctx.feed_operands(&mut h, pool, &r);
-            let hash = *h.finalize().as_bytes();
+            let hash = h.finish();
             out.push(hash);
         }
         out
@@ -286,7 +287,7 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
 
     /// The content hash of one body.
     pub fn body_hash(&self, body: &(impl Flat + ?Sized)) -> [u8; 32] {
-        let mut h = blake3::Hasher::new();
+        let mut h = Feed::new();
         h.update(b"irkit.def.v1\0");
         h.update(&(body.count() as u64).to_le_bytes());
         for i in 0..body.count() {
@@ -296,7 +297,7 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
             h.update(&r.end.saturating_sub(i as u32).to_le_bytes());
             self.feed_operands(&mut h, body, &r);
         }
-        *h.finalize().as_bytes()
+        h.finish()
     }
 }
 

@@ -30,6 +30,7 @@
 mod copy;
 mod defview;
 mod error;
+mod feed;
 mod hash;
 pub mod header;
 mod materialize;

@@ -4,16 +4,17 @@
 //! Everything here is iterative (depth-first orders with explicit stacks), so a function with
 //! a million blocks in a chain costs no recursion.
 
-use std::collections::HashMap;
-
 use crate::{Inst, Opcode};
 
-use super::{Cx, DomInfo};
+use super::Cx;
 
 /// Sentinel for "no immediate dominator yet".
 const UNDEF: usize = usize::MAX;
 
-impl Cx<'_> {
+/// Dominator-tree numbers of a slot that has none.
+pub(super) const NO_DOM: (u32, u32) = (u32::MAX, 0);
+
+impl<'m> Cx<'m> {
     /// Computes the dominator tree of function `f` and stores it.
     pub(super) fn compute_doms(&mut self, f: Inst) {
         let Some(fd) = self.live(f) else { return };
@@ -26,7 +27,15 @@ impl Cx<'_> {
                     && self.tparent.get(c.idx()).copied().flatten() == Some(f)
             })
             .collect();
-        let index: HashMap<Inst, usize> = blocks.iter().enumerate().map(|(k, &b)| (b, k)).collect();
+        // Each block has one walk parent, so it is in one function's list: its slot in
+        // `block_ix` is written here only; an entry is trusted only if `blocks` agrees.
+        for (k, &b) in blocks.iter().enumerate() {
+            self.block_ix[b.idx()] = k as u32;
+        }
+        let index = |o: Inst| -> Option<usize> {
+            let k = *self.block_ix.get(o.idx())? as usize;
+            (blocks.get(k) == Some(&o)).then_some(k)
+        };
         // Successors: every block operand of a block's terminator that is a block of `f`.
         let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
         for (k, &b) in blocks.iter().enumerate() {
@@ -38,18 +47,14 @@ impl Cx<'_> {
                 continue;
             }
             for o in &ld.operands {
-                if let Some(&t) = index.get(o)
+                if let Some(t) = index(*o)
                     && !succs[k].contains(&t)
                 {
                     succs[k].push(t);
                 }
             }
         }
-        let mut info = DomInfo {
-            num: HashMap::new(),
-        };
         if blocks.is_empty() {
-            self.doms.insert(f, info);
             return;
         }
         // Reverse post-order from the entry (iterative DFS).
@@ -129,23 +134,27 @@ impl Cx<'_> {
                 clock += 1;
                 stack.push((c, 0));
             } else {
-                info.num.insert(blocks[b], (pre[b], clock));
+                self.dom_num[blocks[b].idx()] = (pre[b], clock);
                 clock += 1;
                 stack.pop();
             }
         }
-        self.doms.insert(f, info);
     }
 
-    /// Whether block `a` dominates block `b` in function `f` (`None` if `b` is unreachable or
-    /// nothing is known).
-    fn dominates(&self, f: Inst, a: Inst, b: Inst) -> Option<bool> {
-        let info = self.doms.get(&f)?;
-        let &(pb, qb) = info.num.get(&b)?;
-        Some(match info.num.get(&a) {
-            Some(&(pa, qa)) => pa <= pb && qb <= qa,
-            None => false,
-        })
+    /// Whether block `a` dominates block `b`, two blocks of one function (`None` if `b` is
+    /// unreachable or nothing is known).
+    fn dominates(&self, a: Inst, b: Inst) -> Option<bool> {
+        let (pb, qb) = self
+            .dom_num
+            .get(b.idx())
+            .copied()
+            .filter(|&n| n != NO_DOM)?;
+        Some(
+            match self.dom_num.get(a.idx()).copied().filter(|&n| n != NO_DOM) {
+                Some((pa, qa)) => pa <= pb && qb <= qa,
+                None => false,
+            },
+        )
     }
 
     /// Every local value `i` uses is defined in its function and dominates the use.
@@ -164,8 +173,7 @@ impl Cx<'_> {
         if self.tparent[i.idx()] != Some(u) || self.tparent[u.idx()] != Some(f) {
             return;
         }
-        let ops = d.operands.clone();
-        for (k, v) in ops.into_iter().enumerate() {
+        for (k, &v) in d.operands.iter().enumerate() {
             let Some(vd) = self.live(v) else { continue };
             let op = vd.opcode;
             if op.is_hoistable()
@@ -216,7 +224,7 @@ impl Cx<'_> {
                 }
                 continue;
             }
-            if self.dominates(f, db, u) == Some(false) {
+            if self.dominates(db, u) == Some(false) {
                 let msg = format!(
                     "operand {k}: value {} does not dominate this use",
                     self.vname(v)

@@ -32,15 +32,19 @@ impl Cx<'_> {
             }
             // Dependency order.
             let mut ordered = true;
-            for (what, o) in d.ty.iter().map(|&t| ("its type".to_owned(), t)).chain(
-                d.operands
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &o)| (format!("operand {k}"), o)),
-            ) {
+            // (operand index, or `None` for the type; spelled only for a message)
+            for (k, o) in
+                d.ty.iter()
+                    .map(|&t| (None, t))
+                    .chain(d.operands.iter().enumerate().map(|(k, &o)| (Some(k), o)))
+            {
                 if let Some(p) = self.pool_pos[o.idx()]
                     && p >= pos
                 {
+                    let what = match k {
+                        None => "its type".to_owned(),
+                        Some(k) => format!("operand {k}"),
+                    };
                     self.err(
                         h,
                         format!(

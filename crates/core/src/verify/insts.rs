@@ -15,7 +15,7 @@ const NONEMPTY_STR: [Opcode; 4] = [
     Opcode::NAME_HINT,
 ];
 
-impl Cx<'_> {
+impl<'m> Cx<'m> {
     /// Checks what the registry says about `i`; `false` if typing it further makes no sense.
     pub(super) fn check_registry(&mut self, i: Inst) -> bool {
         let Some(d) = self.live(i) else { return false };
@@ -225,14 +225,20 @@ impl Cx<'_> {
 
     /// Operand `k` must have type `want`.
     fn need_eq(&mut self, i: Inst, k: usize, got: VTy, want: VTy) -> bool {
+        if got == want {
+            return true;
+        }
         let w = self.vty_str(want);
-        self.need(i, k, got, got == want, &w)
+        self.need(i, k, got, false, &w)
     }
 
     /// The result must have type `want`.
     fn need_res_eq(&mut self, i: Inst, got: VTy, want: VTy) -> bool {
+        if got == want {
+            return true;
+        }
         let w = self.vty_str(want);
-        self.need_res(i, got, got == want, &w)
+        self.need_res(i, got, false, &w)
     }
 
     /// Typing of an instruction inside a block (or anywhere else a non-definition,
@@ -458,7 +464,7 @@ impl Cx<'_> {
     fn check_elem(&mut self, i: Inst, n: usize, r: Option<VTy>) {
         let base = self.type_operand(i, 0);
         self.ptr_operand(i, 1);
-        let ops: Vec<Inst> = self.live(i).map(|d| d.operands.clone()).unwrap_or_default();
+        let ops: &[Inst] = self.live(i).map_or(&[], |d| &d.operands);
         let mut cur = base;
         for (k, &o) in ops.iter().enumerate().take(n).skip(2) {
             let Some(ix) = self.val(i, k) else {
@@ -586,19 +592,24 @@ impl Cx<'_> {
     }
 
     /// `(ret, params)` of a well-formed fn type.
-    fn sig(&self, t: Inst) -> Option<(Inst, Vec<Inst>)> {
+    fn sig(&self, t: Inst) -> Option<(Inst, &'m [Inst])> {
         if self.kind(t) != Kind::Fn {
             return None;
         }
         let d = self.live(t)?;
-        Some((*d.operands.first()?, d.operands[1..].to_vec()))
+        Some((*d.operands.first()?, &d.operands[1..]))
     }
 
-    /// Arguments `first..` of `i` against `params`; `callee` names the callee in messages.
-    fn check_args(&mut self, i: Inst, first: usize, params: &[Inst], callee: &str) {
+    /// Arguments `first..` of `i` against `params`; `callee` is the called `func` (named in
+    /// messages), or `None` for a call through a signature.
+    fn check_args(&mut self, i: Inst, first: usize, params: &[Inst], callee: Option<Inst>) {
         let n = self.live(i).map_or(0, |d| d.operands.len());
         let nargs = n.saturating_sub(first);
         if nargs != params.len() {
+            let callee = match callee {
+                Some(c) => self.vname(c),
+                None => "the signature".to_owned(),
+            };
             self.err(
                 i,
                 format!(
@@ -667,8 +678,7 @@ impl Cx<'_> {
         let Some((ret, params)) = cd.ty.and_then(|t| self.sig(t)) else {
             return;
         };
-        let name = self.vname(callee);
-        self.check_args(i, 1, &params, &name);
+        self.check_args(i, 1, params, Some(callee));
         self.check_call_result(i, ret, r);
     }
 
@@ -694,7 +704,7 @@ impl Cx<'_> {
         };
         self.ptr_operand(i, 1);
         let Some((ret, params)) = sig else { return };
-        self.check_args(i, 2, &params, "the signature");
+        self.check_args(i, 2, params, None);
         self.check_call_result(i, ret, r);
     }
 
@@ -734,7 +744,7 @@ impl Cx<'_> {
 
     /// `jump`, `br` and `switch`: targets, edge arguments, condition and case values.
     fn check_branch(&mut self, i: Inst, op: Opcode) {
-        let ops: Vec<Inst> = self.live(i).map(|d| d.operands.clone()).unwrap_or_default();
+        let ops: &[Inst] = self.live(i).map_or(&[], |d| &d.operands);
         let is_block = |cx: &Self, k: usize| cx.opc(ops[k]) == Some(Opcode::BLOCK);
         match op {
             Opcode::JUMP => {
@@ -860,12 +870,13 @@ impl Cx<'_> {
             self.err(i, msg);
             return;
         }
-        let name = self.vname(target);
         if f.and_then(|f| self.entry_of(f)) == Some(target) {
-            self.err(i, format!("branch to the entry block {name}"));
+            let msg = format!("branch to the entry block {}", self.vname(target));
+            self.err(i, msg);
         }
         let params = self.params_of(target);
         if args.len() != params.len() {
+            let name = self.vname(target);
             let msg = format!(
                 "branch to {name} passes {}, the block takes {}",
                 plural(args.len(), "argument"),
@@ -885,7 +896,8 @@ impl Cx<'_> {
             };
             if got != want {
                 let msg = format!(
-                    "argument {a} to {name} has type {}, expected {}",
+                    "argument {a} to {} has type {}, expected {}",
+                    self.vname(target),
                     self.vty_str(got),
                     self.vty_str(want)
                 );

@@ -124,12 +124,6 @@ pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct VTy(Option<Inst>);
 
-/// Dominator information of one function (see `cfg.rs`).
-pub(crate) struct DomInfo {
-    /// Block -> (pre, post) numbers in the dominator tree; absent for unreachable blocks.
-    num: HashMap<Inst, (u32, u32)>,
-}
-
 /// The verifier's state: the module, the errors so far, and per-slot tables.
 pub(crate) struct Cx<'m> {
     m: &'m Module,
@@ -158,8 +152,11 @@ pub(crate) struct Cx<'m> {
     tree: Vec<Inst>,
     /// The module's `ptr` type, if interned.
     ptr: Option<Inst>,
-    /// Dominators per function.
-    doms: HashMap<Inst, DomInfo>,
+    /// Per block slot: its (pre, post) numbers in its function's dominator tree, or
+    /// `cfg::NO_DOM` (not a block of a function whose dominators were computed, or unreachable).
+    dom_num: Vec<(u32, u32)>,
+    /// Scratch for `compute_doms`: a block's position in its function's block list.
+    block_ix: Vec<u32>,
     /// Export names seen so far, with their definition.
     exports: HashMap<String, Inst>,
 }
@@ -182,7 +179,8 @@ impl<'m> Cx<'m> {
             kind: vec![Kind::NotType; n],
             tree: Vec::new(),
             ptr: None,
-            doms: HashMap::new(),
+            dom_num: vec![cfg::NO_DOM; n],
+            block_ix: vec![u32::MAX; n],
             exports: HashMap::new(),
         }
     }
@@ -331,15 +329,17 @@ impl<'m> Cx<'m> {
     }
 
     /// The leading `param` children of a block.
-    fn params_of(&self, b: Inst) -> Vec<Inst> {
+    fn params_of(&self, b: Inst) -> &'m [Inst] {
         match self.live(b) {
-            Some(d) => d
-                .children
-                .iter()
-                .copied()
-                .take_while(|&c| self.opc(c) == Some(Opcode::PARAM))
-                .collect(),
-            None => Vec::new(),
+            Some(d) => {
+                let n = d
+                    .children
+                    .iter()
+                    .take_while(|&&c| self.opc(c) == Some(Opcode::PARAM))
+                    .count();
+                &d.children[..n]
+            }
+            None => &[],
         }
     }
 
