@@ -197,45 +197,37 @@ impl<'m> Writer<'m> {
         Ok(assemble(sections))
     }
 
-    /// The live pool in dependency order (the module's order when it already is one).
+    /// The pool values the tree uses, in a canonical dependency order: the order in which a
+    /// walk of the tree (each top-level definition in order, then the root; each instruction
+    /// before its decorations and children; its type before its operands) first reaches them,
+    /// every value after its type and operands. The order is therefore a function of the
+    /// module's structure alone, not of how its pool happened to be built: equal modules
+    /// (`irkit_core::equiv::modules_equal`) write equal bytes. Values nothing uses are not
+    /// written.
     fn pool_order(&self) -> Result<Vec<Inst>, WriteError> {
         let m = self.m;
         let mut state = vec![0u8; m.arena_len()];
-        let mut out = Vec::with_capacity(m.pool().len());
-        for &p in m.pool() {
-            if !m.is_live(p) || state[p.idx()] == 2 {
-                continue;
-            }
-            let mut stack = vec![(p, false)];
-            while let Some((x, ready)) = stack.pop() {
-                if ready {
-                    state[x.idx()] = 2;
-                    out.push(x);
-                    continue;
-                }
-                match state[x.idx()] {
-                    2 => continue,
-                    1 => {
+        let mut out = Vec::new();
+        let tops = m
+            .top_level()
+            .iter()
+            .copied()
+            .chain(std::iter::once(m.root()));
+        for top in tops {
+            for i in m.walk_from(top) {
+                let d = m.data(i);
+                for &p in d.ty().iter().chain(d.operands()) {
+                    let p = m.resolve(p);
+                    if !m.contains(p) || !m.opcode(p).is_hoistable() || state[p.idx()] == 2 {
+                        continue;
+                    }
+                    if !m.is_live(p) {
                         return Err(WriteError::Unrepresentable(format!(
-                            "pool value {x} (`{}`): it depends on itself",
-                            m.opcode(x)
+                            "{i} (`{}`) refers to removed value {p}",
+                            m.opcode(i)
                         )));
                     }
-                    _ => {}
-                }
-                state[x.idx()] = 1;
-                stack.push((x, true));
-                let d = m.data(x);
-                for &o in d.operands().iter().rev().chain(d.ty().iter()) {
-                    let o = m.resolve(o);
-                    if m.contains(o) && m.opcode(o).is_hoistable() && state[o.idx()] != 2 {
-                        if !m.is_live(o) {
-                            return Err(WriteError::Unrepresentable(format!(
-                                "pool value {x} refers to removed value {o}"
-                            )));
-                        }
-                        stack.push((o, false));
-                    }
+                    self.visit_pool_value(p, &mut state, &mut out)?;
                 }
             }
         }
@@ -243,6 +235,49 @@ impl<'m> Writer<'m> {
             return Err(too_large("pool values", out.len()));
         }
         Ok(out)
+    }
+
+    /// Appends `p` and, first, every pool value it depends on, in post-order.
+    fn visit_pool_value(
+        &self,
+        p: Inst,
+        state: &mut [u8],
+        out: &mut Vec<Inst>,
+    ) -> Result<(), WriteError> {
+        let m = self.m;
+        let mut stack = vec![(p, false)];
+        while let Some((x, ready)) = stack.pop() {
+            if ready {
+                state[x.idx()] = 2;
+                out.push(x);
+                continue;
+            }
+            match state[x.idx()] {
+                2 => continue,
+                1 => {
+                    return Err(WriteError::Unrepresentable(format!(
+                        "pool value {x} (`{}`): it depends on itself",
+                        m.opcode(x)
+                    )));
+                }
+                _ => {}
+            }
+            state[x.idx()] = 1;
+            stack.push((x, true));
+            let d = m.data(x);
+            for &o in d.operands().iter().rev().chain(d.ty().iter()) {
+                let o = m.resolve(o);
+                if m.contains(o) && m.opcode(o).is_hoistable() && state[o.idx()] != 2 {
+                    if !m.is_live(o) {
+                        return Err(WriteError::Unrepresentable(format!(
+                            "pool value {x} refers to removed value {o}"
+                        )));
+                    }
+                    stack.push((o, false));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether decoration `d` moves to the debug section; records it if so.

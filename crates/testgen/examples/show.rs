@@ -1,0 +1,33 @@
+//! Prints a generated module (or module set) as text, for looking at what the generator makes
+//! or at a failing seed:
+//!
+//! ```text
+//! cargo run -p irkit-testgen --example show -- 42        # the module of seed 42
+//! cargo run -p irkit-testgen --example show -- 42 set    # the module set of seed 42
+//! cargo run -p irkit-testgen --example show -- file.bin  # the module a fuzz input makes
+//! ```
+
+use irkit_testgen::{Config, Entropy, module, module_set};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = args.first().map(String::as_str).unwrap_or("0");
+    let set = args.get(1).is_some_and(|a| a == "set");
+    let bytes;
+    let mut e = match arg.parse::<u64>() {
+        Ok(seed) => Entropy::from_seed(seed),
+        Err(_) => {
+            bytes = std::fs::read(arg).unwrap_or_else(|err| panic!("{arg}: {err}"));
+            Entropy::new(&bytes)
+        }
+    };
+    if set {
+        let cfg = Config {
+            dangling_imports: false,
+            ..Config::default()
+        };
+        print!("{:?}", module_set(&mut e, &cfg));
+    } else {
+        print!("{}", irkit_text::print(&module(&mut e, &Config::default())));
+    }
+}

@@ -1,0 +1,327 @@
+//! # irkit-testgen: random valid modules for tests, benches and fuzz targets
+//!
+//! This crate builds random irkit modules that **the verifier accepts**
+//! ([`irkit_core::verify::verify`] returns `Ok` for every one, whatever drives the generator;
+//! the crate's tests check it for many inputs), and random *sets* of modules that link.
+//!
+//! ## What a generated module holds
+//!
+//! * **Types**: every scalar (`i1` … `i64`, `f32`, `f64`, `ptr`), arrays (including empty
+//!   ones), anonymous structs (including the empty struct) and named structs, nested.
+//! * **Constants** of every kind: `const_int` (small values, all-ones, sign bit, random),
+//!   `const_float` (NaN, infinity, `-0.0`, random bit patterns, `f32` and `f64`),
+//!   `const_null`, `const_zero`, `const_aggregate` (with definition addresses among its
+//!   elements) and `const_bytes`.
+//! * **Globals**: `global_var` with and without initializer, `global_const`, constant function
+//!   tables (a `ptr` initialized with a function's address).
+//! * **Functions** whose bodies have structured but arbitrarily nested control flow:
+//!   `br` if/else diamonds, `switch` with distinct case values, counted loops (a header whose
+//!   block parameters carry the counter and a loop state; bounded trip counts), early `ret`,
+//!   `unreachable` and `trap`; arguments on every edge; block parameters of every value type.
+//!   Instructions: integer and float arithmetic, `icmp`/`fcmp` with every condition code, every
+//!   conversion, `select`, `stackalloc`, `elem` (pointer arithmetic and typed paths), `load` and
+//!   `store` on correctly typed memory that stays in bounds, `extract`/`insert`, direct calls,
+//!   indirect calls through `select` of two function addresses and through function pointers
+//!   loaded from a table. Calls only go to declarations and to functions defined earlier, so
+//!   the call graph is acyclic: every generated program terminates (or traps).
+//! * **Declarations**: imports nobody provides (functions and globals) and C `extern`
+//!   functions (only when [`Config::dangling_imports`] is set).
+//! * **Decorations**: `export` (with `weak` or `linkonce` sometimes), `pin`, `pin_weak`,
+//!   `pin_if`, `inline_hint`/`inline_always`/`inline_never`, `pure`, `loc` (on definitions and
+//!   instructions), `stub` (on a definition nothing reaches), name hints on definitions, blocks, parameters and values (some of them
+//!   names the printer must quote). Every definition has a unique name hint.
+//!
+//! [`module_set`] builds 2–4 modules (`m0.irm` …) where later modules export functions and
+//! globals that earlier ones import with structurally equal types (so imports form no cycle),
+//! every module exports a `hook` (`weak` in all but at most one) and possibly an identical
+//! `linkonce` `shared` helper, and `m0` exports a `main` that calls every import. A set links
+//! (in an executable link with `main` as entry, or as a library) without errors.
+//!
+//! ## Driving it
+//!
+//! Every random choice comes from an [`Entropy`]: either a byte slice (a fuzzer's input;
+//! choices past its end are all "the smallest option", so short inputs give small modules) or a
+//! 64-bit seed. The same input always gives the same module.
+//!
+//! ```
+//! use irkit_testgen::{Config, Entropy, module};
+//!
+//! let m = module(&mut Entropy::from_seed(42), &Config::default());
+//! irkit_core::verify::verify(&m).unwrap();
+//! let from_bytes = module(&mut Entropy::new(b"any bytes at all"), &Config::default());
+//! irkit_core::verify::verify(&from_bytes).unwrap();
+//! ```
+//!
+//! * With `proptest` (feature `proptest`, on by default), `strategy::modules` and
+//!   `strategy::module_sets` are strategies over byte strings, so shrinking a failing case
+//!   shrinks the module.
+//! * With `arbitrary` (feature `arbitrary`, for cargo-fuzz), `ArbitraryModule` and
+//!   `ArbitraryModuleSet` implement `arbitrary::Arbitrary` (they use all the fuzzer's bytes);
+//!   a fuzz target can equally pass its input to [`Entropy::new`], as `fuzz/fuzz_targets/link.rs`
+//!   does to draw link options from the same bytes.
+//! * `cargo run -p irkit-testgen --example show -- SEED [set]` prints what a seed generates.
+
+mod entropy;
+mod generator;
+mod ty;
+
+#[cfg(feature = "proptest")]
+pub mod strategy;
+
+use std::fmt;
+
+use irkit_core::Module;
+
+pub use entropy::Entropy;
+
+use generator::Gen;
+
+/// Size limits of generated modules. Bigger values give bigger modules; the defaults keep a
+/// module to a few hundred instructions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Most functions with a body per module (at least one is generated).
+    pub max_functions: usize,
+    /// Most global variables and constants per module (function tables aside).
+    pub max_globals: usize,
+    /// Most aggregate types (arrays, structs, named structs) per module.
+    pub max_aggregate_types: usize,
+    /// Most parameters per function.
+    pub max_params: usize,
+    /// Most straight-line instructions generated in one go.
+    pub max_insts_per_block: usize,
+    /// Deepest nesting of control-flow constructs.
+    pub max_depth: usize,
+    /// Most blocks per function (a soft limit: constructs start only with room for theirs).
+    pub max_blocks: usize,
+    /// Most iterations of a generated loop.
+    pub max_loop_trips: usize,
+    /// Whether single modules may declare imports no module provides, and C externs.
+    pub dangling_imports: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_functions: 5,
+            max_globals: 4,
+            max_aggregate_types: 4,
+            max_params: 3,
+            max_insts_per_block: 6,
+            max_depth: 3,
+            max_blocks: 24,
+            max_loop_trips: 4,
+            dangling_imports: true,
+        }
+    }
+}
+
+/// A random module that the verifier accepts, its choices read from `e`.
+pub fn module(e: &mut Entropy<'_>, cfg: &Config) -> Module {
+    let mut g = Gen::new(e, cfg, "");
+    g.gen_types();
+    if cfg.dangling_imports {
+        g.gen_dangling_decls();
+    }
+    g.gen_defs();
+    g.finish()
+}
+
+/// Modules meant to be linked together; see the [crate documentation](crate).
+#[derive(Clone)]
+pub struct ModuleSet {
+    /// `(input name, module)`, in dependency order: `m0.irm` (which exports `main`) first.
+    pub modules: Vec<(String, Module)>,
+}
+
+/// Shows each module as text.
+impl fmt::Debug for ModuleSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (name, m) in &self.modules {
+            writeln!(f, "; ---- {name}\n{}", irkit_text::print(m))?;
+        }
+        Ok(())
+    }
+}
+
+/// A random set of 2–4 modules linked through imports and exports, with `main` exported by
+/// the first; every module passes the verifier and the set links. A set never declares
+/// imports that no module provides (`cfg.dangling_imports` is not used).
+pub fn module_set(e: &mut Entropy<'_>, cfg: &Config) -> ModuleSet {
+    let n = e.range(2, 4);
+    let shared = e.chance(50);
+    let strong_hook = e.below(n + 1); // n: every hook is weak
+    let mut iface = Vec::new();
+    let mut modules = Vec::with_capacity(n);
+    for k in (0..n).rev() {
+        let mut g = Gen::new(e, cfg, &format!("m{k}_"));
+        g.gen_types();
+        for item in &iface {
+            if k == 0 || g.coin(50) {
+                g.declare_import(item);
+            }
+        }
+        if shared {
+            g.add_shared();
+        }
+        g.add_hook(strong_hook == k);
+        g.gen_defs();
+        if k == 0 {
+            g.add_main(true);
+        }
+        iface.extend(g.exports.iter().cloned());
+        modules.push((format!("m{k}.irm"), g.finish()));
+    }
+    modules.reverse();
+    ModuleSet { modules }
+}
+
+/// A generated module that shows as its text (handy in failure messages).
+#[derive(Clone)]
+pub struct Generated(pub Module);
+
+impl fmt::Debug for Generated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&irkit_text::print(&self.0))
+    }
+}
+
+/// A module generated from a fuzzer's input (`arbitrary` feature).
+#[cfg(feature = "arbitrary")]
+#[derive(Clone, Debug)]
+pub struct ArbitraryModule(pub Generated);
+
+/// A module set generated from a fuzzer's input (`arbitrary` feature).
+#[cfg(feature = "arbitrary")]
+#[derive(Clone, Debug)]
+pub struct ArbitraryModuleSet(pub ModuleSet);
+
+#[cfg(feature = "arbitrary")]
+impl<'a> arbitrary::Arbitrary<'a> for ArbitraryModule {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        let bytes = u.bytes(u.len())?;
+        let m = module(&mut Entropy::new(bytes), &Config::default());
+        Ok(ArbitraryModule(Generated(m)))
+    }
+}
+
+#[cfg(feature = "arbitrary")]
+impl<'a> arbitrary::Arbitrary<'a> for ArbitraryModuleSet {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        let bytes = u.bytes(u.len())?;
+        let cfg = Config {
+            dangling_imports: false,
+            ..Config::default()
+        };
+        Ok(ArbitraryModuleSet(module_set(
+            &mut Entropy::new(bytes),
+            &cfg,
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(m: &Module) {
+        if let Err(errs) = irkit_core::verify::verify(m) {
+            let msgs: Vec<String> = errs.iter().take(10).map(|e| e.to_string()).collect();
+            panic!(
+                "generated module does not verify:\n{}\n{}",
+                msgs.join("\n"),
+                irkit_text::print(m)
+            );
+        }
+    }
+
+    #[test]
+    fn seeded_modules_verify() {
+        for seed in 0..400 {
+            check(&module(&mut Entropy::from_seed(seed), &Config::default()));
+        }
+    }
+
+    #[test]
+    fn byte_driven_modules_verify() {
+        let mut e = Entropy::from_seed(1);
+        for len in 0..300 {
+            let bytes: Vec<u8> = (0..len * 4).map(|_| e.byte()).collect();
+            check(&module(&mut Entropy::new(&bytes), &Config::default()));
+        }
+    }
+
+    #[test]
+    fn bigger_configs_verify() {
+        let cfg = Config {
+            max_functions: 12,
+            max_globals: 8,
+            max_aggregate_types: 8,
+            max_depth: 5,
+            max_blocks: 64,
+            ..Config::default()
+        };
+        for seed in 0..40 {
+            check(&module(&mut Entropy::from_seed(seed), &cfg));
+        }
+    }
+
+    #[test]
+    fn module_sets_verify() {
+        let cfg = Config {
+            dangling_imports: false,
+            ..Config::default()
+        };
+        for seed in 0..150 {
+            let set = module_set(&mut Entropy::from_seed(seed), &cfg);
+            assert!((2..=4).contains(&set.modules.len()));
+            for (_, m) in &set.modules {
+                check(m);
+            }
+            assert!(set.modules[0].1.find_export("main").is_some());
+        }
+    }
+
+    #[test]
+    fn generation_is_deterministic() {
+        for seed in 0..20 {
+            let a = module(&mut Entropy::from_seed(seed), &Config::default());
+            let b = module(&mut Entropy::from_seed(seed), &Config::default());
+            irkit_core::equiv::modules_equal(&a, &b).unwrap();
+            assert_eq!(irkit_text::print(&a), irkit_text::print(&b));
+        }
+    }
+
+    /// Every opcode the verifier accepts shows up in a few hundred modules.
+    #[test]
+    fn generated_modules_cover_every_opcode() {
+        let mut seen = std::collections::HashSet::new();
+        let mut record = |m: &Module| {
+            for i in m.walk().into_iter().chain(m.pool().iter().copied()) {
+                seen.insert(m.opcode(i));
+            }
+        };
+        for seed in 0..300 {
+            record(&module(&mut Entropy::from_seed(seed), &Config::default()));
+        }
+        for seed in 0..20 {
+            for (_, m) in module_set(&mut Entropy::from_seed(seed), &Config::default()).modules {
+                record(&m);
+            }
+        }
+        let missing: Vec<String> = irkit_core::REGISTRY
+            .iter()
+            .filter(|info| !info.flags.contains(irkit_core::Flags::RESERVED))
+            .filter(|info| !seen.contains(&info.opcode))
+            .map(|info| info.name.to_string())
+            .collect();
+        assert!(missing.is_empty(), "never generated: {missing:?}");
+    }
+
+    #[test]
+    fn empty_input_gives_a_small_module() {
+        let m = module(&mut Entropy::new(&[]), &Config::default());
+        check(&m);
+        assert!(m.top_level().len() <= 2, "{}", irkit_text::print(&m));
+    }
+}
