@@ -834,6 +834,13 @@ impl CopyMapper for Mapper<'_, '_> {
                 let ck = st.resolve_ref(dst, self.m, c);
                 if st.node_of.contains_key(&ck) {
                     st.triggered.push_back((self.node, self.m, d));
+                } else if st.opts.library && matches!(ck, Key::Import(_)) {
+                    // The condition is an import this partial link leaves unresolved: a later
+                    // link may provide (and reach) it, so the pin must survive. Keep both ends,
+                    // the condition as an import declaration and the target copied, and with
+                    // them the decoration (spec/linking.md, "Pins").
+                    st.need(dst, self.m, c, Some(self.node), false);
+                    st.triggered.push_back((self.node, self.m, d));
                 } else {
                     st.pending
                         .entry(ck)
