@@ -360,6 +360,37 @@ registry! {
     LOOKUP_WITNESS  = 0x0308, "lookup_witness",  AtLeast(0), "", Optional, None, [RESERVED];
 }
 
+/// Defines an opcode group: a constant array and a predicate that matches the same list (a
+/// `matches!`, so the test costs what a `match` arm costs).
+macro_rules! opcode_groups {
+    ($( $(#[$doc:meta])* $konst:ident, $pred:ident, [$($op:ident),* $(,)?]; )*) => {
+        impl Opcode {
+            $(
+                $(#[$doc])*
+                pub const $konst: [Opcode; [$(Opcode::$op),*].len()] = [$(Opcode::$op),*];
+
+                #[doc = concat!("Whether this is one of [`Opcode::", stringify!($konst), "`].")]
+                #[inline]
+                pub fn $pred(self) -> bool {
+                    matches!(self, $(Opcode::$op)|*)
+                }
+            )*
+        }
+    };
+}
+
+opcode_groups! {
+    /// The integer binary operations (NIR's `bin` on integers): both operands and the result
+    /// have one integer type.
+    INT_BINARY, is_int_binary,
+        [IADD, ISUB, IMUL, SDIV, UDIV, SREM, UREM, SHL, LSHR, ASHR, AND, OR, XOR];
+    /// The float binary operations: both operands and the result have one float type.
+    FLOAT_BINARY, is_float_binary, [FADD, FSUB, FMUL, FDIV, FREM];
+    /// The conversions (NIR's `conv`): one operand, the result type is the target.
+    CONVERSIONS, is_conversion,
+        [TRUNC, ZEXT, SEXT, FPTRUNC, FPEXT, FPTOUI, FPTOSI, UITOFP, SITOFP, PTRTOINT, INTTOPTR, BITCAST];
+}
+
 impl Opcode {
     /// The registry entry, or `None` for an opaque (unknown) opcode.
     #[inline]
@@ -496,6 +527,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn groups_agree_with_the_registry() {
+        for op in Opcode::INT_BINARY.iter().chain(&Opcode::FLOAT_BINARY) {
+            assert_eq!(op.info().unwrap().arity, Arity::Exact(2), "{op}");
+            assert!(op.is_int_binary() != op.is_float_binary(), "{op}");
+        }
+        for op in Opcode::CONVERSIONS {
+            assert_eq!(op.info().unwrap().arity, Arity::Exact(1), "{op}");
+            assert!(op.is_conversion() && !op.is_int_binary() && !op.is_float_binary());
+        }
+        let members = REGISTRY.iter().filter(|i| {
+            let op = i.opcode;
+            op.is_int_binary() || op.is_float_binary() || op.is_conversion()
+        });
+        assert_eq!(members.count(), 13 + 5 + 12);
     }
 
     #[test]

@@ -281,19 +281,7 @@ impl Interpreter<'_> {
         let op = m.opcode(inst);
         let ops = m.operands(inst);
         let v = match op {
-            Opcode::IADD
-            | Opcode::ISUB
-            | Opcode::IMUL
-            | Opcode::SDIV
-            | Opcode::UDIV
-            | Opcode::SREM
-            | Opcode::UREM
-            | Opcode::SHL
-            | Opcode::LSHR
-            | Opcode::ASHR
-            | Opcode::AND
-            | Opcode::OR
-            | Opcode::XOR => {
+            _ if op.is_int_binary() => {
                 let (w, a) = self.int_operand(frame, ops, 0)?;
                 let (wb, b) = self.int_operand(frame, ops, 1)?;
                 if w != wb {
@@ -302,7 +290,7 @@ impl Interpreter<'_> {
                 let r = ops::int_binop(op, w, a, b)?;
                 Value::int(w, r)
             }
-            Opcode::FADD | Opcode::FSUB | Opcode::FMUL | Opcode::FDIV | Opcode::FREM => {
+            _ if op.is_float_binary() => {
                 match (self.operand(frame, ops, 0)?, self.operand(frame, ops, 1)?) {
                     (Value::F32(a), Value::F32(b)) => Some(Value::F32(ops::f32_binop(op, a, b)?)),
                     (Value::F64(a), Value::F64(b)) => Some(Value::F64(ops::f64_binop(op, a, b)?)),
@@ -332,18 +320,7 @@ impl Interpreter<'_> {
                     _ => None,
                 }
             }
-            Opcode::TRUNC
-            | Opcode::ZEXT
-            | Opcode::SEXT
-            | Opcode::FPTRUNC
-            | Opcode::FPEXT
-            | Opcode::FPTOUI
-            | Opcode::FPTOSI
-            | Opcode::UITOFP
-            | Opcode::SITOFP
-            | Opcode::PTRTOINT
-            | Opcode::INTTOPTR
-            | Opcode::BITCAST => {
+            _ if op.is_conversion() => {
                 let x = self.operand(frame, ops, 0)?;
                 if op == Opcode::BITCAST && matches!(x, Value::Aggregate(_)) {
                     Some(x)

@@ -13,29 +13,9 @@ const INT_CCS: [u64; 10] = [1, 2, 3, 4, 5, 6, 10, 11, 12, 13];
 /// `slt`.
 const CC_SLT: u64 = 12;
 
-const INT_BINOPS: [Opcode; 13] = [
-    Opcode::IADD,
-    Opcode::ISUB,
-    Opcode::IMUL,
-    Opcode::SDIV,
-    Opcode::UDIV,
-    Opcode::SREM,
-    Opcode::UREM,
-    Opcode::SHL,
-    Opcode::LSHR,
-    Opcode::ASHR,
-    Opcode::AND,
-    Opcode::OR,
-    Opcode::XOR,
-];
+const INT_BINOPS: [Opcode; 13] = Opcode::INT_BINARY;
 
-const FLOAT_BINOPS: [Opcode; 5] = [
-    Opcode::FADD,
-    Opcode::FSUB,
-    Opcode::FMUL,
-    Opcode::FDIV,
-    Opcode::FREM,
-];
+const FLOAT_BINOPS: [Opcode; 5] = Opcode::FLOAT_BINARY;
 
 /// Local name hints: identifiers and names the printer has to quote.
 const LOCAL_NAMES: [&str; 6] = ["v", "tmp.", "x y", "é", "q\"", "7"];

@@ -249,22 +249,10 @@ impl<'m> Cx<'m> {
         let n = d.operands.len();
         let r = self.result(i);
         match op {
-            Opcode::IADD
-            | Opcode::ISUB
-            | Opcode::IMUL
-            | Opcode::SDIV
-            | Opcode::UDIV
-            | Opcode::SREM
-            | Opcode::UREM
-            | Opcode::SHL
-            | Opcode::LSHR
-            | Opcode::ASHR
-            | Opcode::AND
-            | Opcode::OR
-            | Opcode::XOR => {
+            _ if op.is_int_binary() => {
                 self.same_class(i, r, |cx, v| cx.int_w(v).is_some(), "an integer type");
             }
-            Opcode::FADD | Opcode::FSUB | Opcode::FMUL | Opcode::FDIV | Opcode::FREM => {
+            _ if op.is_float_binary() => {
                 self.same_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
             }
             Opcode::ICMP => {
@@ -280,18 +268,7 @@ impl<'m> Cx<'m> {
                 self.same_class(i, None, |cx, v| cx.float_w(v).is_some(), "a float type");
                 self.res_i1(i, r);
             }
-            Opcode::TRUNC
-            | Opcode::ZEXT
-            | Opcode::SEXT
-            | Opcode::FPTRUNC
-            | Opcode::FPEXT
-            | Opcode::FPTOUI
-            | Opcode::FPTOSI
-            | Opcode::UITOFP
-            | Opcode::SITOFP
-            | Opcode::PTRTOINT
-            | Opcode::INTTOPTR
-            | Opcode::BITCAST => self.check_conversion(i, op, r),
+            _ if op.is_conversion() => self.check_conversion(i, op, r),
             Opcode::SELECT => {
                 if let Some(c) = self.val(i, 0) {
                     let ok = self.is_i1(c);
