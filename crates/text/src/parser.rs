@@ -444,29 +444,15 @@ impl Parser<'_, '_> {
         } else if self.same_line() && !self.is(&Tok::LBrace) && !self.is(&Tok::RBrace) {
             return self.expected("an operand or end of line");
         }
-        let (body, braces) = if self.is(&Tok::LBrace) {
-            let open = self.bump().pos;
-            let body = self.body(open, op == Opcode::FUNC)?;
-            (Some(body), Some((open, self.prev_pos())))
-        } else {
-            (None, None)
-        };
-        Ok(Stmt {
+        self.finish_inst(InstHead {
             pos,
-            id: self.new_id(),
-            end: self.prev_pos(),
-            braces,
-            label_params: None,
             decos,
             result,
-            kind: StmtKind::Inst {
-                op,
-                by_name,
-                op_pos,
-                payload,
-                operands,
-                body,
-            },
+            op,
+            by_name,
+            op_pos,
+            payload,
+            operands,
         })
     }
 
@@ -521,6 +507,34 @@ impl Parser<'_, '_> {
         r
     }
 
+    /// The optional `{ body }` after an instruction's head, and the statement they make.
+    fn finish_inst(&mut self, h: InstHead) -> PResult<Stmt> {
+        let (body, braces) = if self.is(&Tok::LBrace) {
+            let open = self.bump().pos;
+            let body = self.body(open, h.op == Opcode::FUNC)?;
+            (Some(body), Some((open, self.prev_pos())))
+        } else {
+            (None, None)
+        };
+        Ok(Stmt {
+            pos: h.pos,
+            id: self.new_id(),
+            end: self.prev_pos(),
+            braces,
+            label_params: None,
+            decos: h.decos,
+            result: h.result,
+            kind: StmtKind::Inst {
+                op: h.op,
+                by_name: h.by_name,
+                op_pos: h.op_pos,
+                payload: h.payload,
+                operands: h.operands,
+                body,
+            },
+        })
+    }
+
     fn deco_entry_inner(&mut self) -> PResult<Stmt> {
         let pos = self.peek().pos;
         let decos = self.deco_groups()?;
@@ -541,29 +555,15 @@ impl Parser<'_, '_> {
         if payload.is_none() {
             self.check_missing_payload(op, by_name, op_pos)?;
         }
-        let (body, braces) = if self.is(&Tok::LBrace) {
-            let open = self.bump().pos;
-            let body = self.body(open, op == Opcode::FUNC)?;
-            (Some(body), Some((open, self.prev_pos())))
-        } else {
-            (None, None)
-        };
-        Ok(Stmt {
+        self.finish_inst(InstHead {
             pos,
-            id: self.new_id(),
-            end: self.prev_pos(),
-            braces,
-            label_params: None,
             decos,
             result,
-            kind: StmtKind::Inst {
-                op,
-                by_name,
-                op_pos,
-                payload,
-                operands,
-                body,
-            },
+            op,
+            by_name,
+            op_pos,
+            payload,
+            operands,
         })
     }
 
@@ -844,4 +844,16 @@ pub(crate) fn kind_name(kind: PayloadKind) -> &'static str {
         PayloadKind::IntCC => "an integer condition code",
         PayloadKind::FloatCC => "a float condition code",
     }
+}
+
+/// What an instruction statement has before its optional body.
+struct InstHead {
+    pos: Pos,
+    decos: Vec<Stmt>,
+    result: Option<ResultDef>,
+    op: Opcode,
+    by_name: bool,
+    op_pos: Pos,
+    payload: Option<(PayloadLit, Pos)>,
+    operands: Vec<Operand>,
 }
