@@ -26,28 +26,23 @@ impl Input {
     pub fn open(path: impl AsRef<Path>) -> Result<Input, LinkErrors> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let mut head = [0u8; 8];
+        let io = |e: std::io::Error| {
+            LinkErrors(vec![LinkError::Io {
+                file: name.clone(),
+                message: e.to_string(),
+            }])
+        };
+        let mut head = [0u8; MAGIC.len()];
         let is_binary = {
             use std::io::Read;
-            let mut f = std::fs::File::open(path).map_err(|e| {
-                LinkErrors(vec![LinkError::Io {
-                    file: name.clone(),
-                    message: e.to_string(),
-                }])
-            })?;
-            let n = f.read(&mut head).unwrap_or(0);
-            head[..n] == MAGIC[..n.min(MAGIC.len())] && n == MAGIC.len()
+            let mut f = std::fs::File::open(path).map_err(io)?;
+            f.read_exact(&mut head).is_ok() && head == MAGIC
         };
         if is_binary {
             let view = ModuleView::open(path).map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
             return Ok(Input { name, view });
         }
-        let bytes = std::fs::read(path).map_err(|e| {
-            LinkErrors(vec![LinkError::Io {
-                file: name.clone(),
-                message: e.to_string(),
-            }])
-        })?;
+        let bytes = std::fs::read(path).map_err(io)?;
         Input::from_bytes(&name, &bytes)
     }
 
