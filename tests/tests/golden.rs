@@ -99,6 +99,28 @@ fn writer_bytes_change_only_with_the_version() {
     }
 }
 
+#[test]
+fn older_minor_golden_bytes_differ_from_the_writer_only_in_the_version_field() {
+    // Minors are additive (spec/versioning.md): a module that uses nothing newer than 1.0 is
+    // written with 1.0's bytes except the minor at header offset 10.
+    for (major, minor, dir) in golden_dirs() {
+        if major != FORMAT_MAJOR || minor >= FORMAT_MINOR {
+            continue;
+        }
+        for src in sources(&dir) {
+            let mut golden = std::fs::read(src.with_extension("irm")).unwrap();
+            golden[10..12].copy_from_slice(&FORMAT_MINOR.to_le_bytes());
+            let written = irkit_format::write(&parse_file(&src)).unwrap();
+            assert!(
+                written == golden,
+                "{}: the {FORMAT_MAJOR}.{FORMAT_MINOR} writer changed bytes of a \
+                 {major}.{minor} module beyond the version field",
+                src.display()
+            );
+        }
+    }
+}
+
 // ---- an independent writer for the container, from spec/format.md §1 ----------------------
 
 struct Section {

@@ -32,7 +32,10 @@ fn sample_module() {
     let bytes = roundtrip(&m);
     assert_eq!(write(&m).unwrap(), bytes, "deterministic");
     let view = ModuleView::from_bytes(&bytes).unwrap();
-    assert_eq!(view.version(), (1, 0));
+    assert_eq!(
+        view.version(),
+        (irkit_format::FORMAT_MAJOR, irkit_format::FORMAT_MINOR)
+    );
     assert!(view.has_debug());
     let abs = view.find_export("abs").unwrap();
     assert_eq!(abs.kind, Opcode::FUNC);
