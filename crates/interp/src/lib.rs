@@ -25,6 +25,8 @@
 //!   memory by default, see [`Interpreter::output`]), `malloc`, `free`, `memcpy`, `memmove`,
 //!   `memset`, `exit`, `abort`; any other is [`TrapKind::UnknownExtern`].
 //!
+//! [`InterpBackend`] is the interpreter as an `irkit_backend::Backend` (name `interp`).
+//!
 //! ```
 //! let src = "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  ret i32 7\n}\n";
 //! let m = irkit_text::parse(src, "t.ir").unwrap();
@@ -33,6 +35,7 @@
 //! assert_eq!(it.run_main(), Ok(7));
 //! ```
 
+mod backend;
 mod exec;
 pub mod externs;
 mod layout;
@@ -42,6 +45,7 @@ mod program;
 mod trap;
 mod value;
 
+pub use backend::InterpBackend;
 pub use trap::{InterpError, Location, Trap, TrapKind};
 pub use value::Value;
 

@@ -1,9 +1,10 @@
 //! `ir-link IN... -o OUT`: links modules (`.irm`, or `.ir` text) into one, lazily (only what
 //! the roots reach is read and copied) and independently of the order of the inputs. The
 //! output is verified and written atomically; on any problem nothing is written. See
-//! `spec/linking.md`.
+//! `spec/linking.md`. `--emit obj` and `--emit exe` compile the linked module to native code
+//! (spec/backends.md).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -19,6 +20,10 @@ enum Emit {
     Irm,
     /// The canonical text form.
     Ir,
+    /// A native object file (Cranelift), whose C `main` runs the entry.
+    Obj,
+    /// A native executable: the object file linked by the system C compiler (`cc`, or `$CC`).
+    Exe,
 }
 
 /// Link irkit modules (.irm or .ir) into one module.
@@ -81,7 +86,19 @@ fn main() -> ExitCode {
     let t = Instant::now();
     let bytes = match args.emit {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
-        Emit::Irm => irkit_format::write(&linked.module),
+        Emit::Irm => irkit_format::write(&linked.module).map_err(|e| {
+            format!("error: internal error: cannot encode the linked module: {e}")
+        }),
+        Emit::Obj => irkit_cranelift::emit_object(&linked.module).map_err(|e| format!("error: {e}")),
+        Emit::Exe => {
+            if let Err(e) = write_executable(&linked.module, &args.output) {
+                problems.push(e);
+            }
+            if args.stats {
+                print_stats(&linked.stats, t.elapsed());
+            }
+            return problems.finish();
+        }
     };
     match bytes {
         Ok(bytes) => {
@@ -92,14 +109,33 @@ fn main() -> ExitCode {
                 ));
             }
         }
-        Err(e) => problems.push(format!(
-            "error: internal error: cannot encode the linked module: {e}"
-        )),
+        Err(e) => problems.push(e),
     }
     if args.stats {
         print_stats(&linked.stats, t.elapsed());
     }
     problems.finish()
+}
+
+/// Builds the executable next to `out` under a temporary name, then renames it into place, so
+/// that an existing `out` is never left half-written.
+fn write_executable(m: &irkit_core::Module, out: &Path) -> Result<(), String> {
+    if out.as_os_str() == "-" {
+        return Err("error: --emit exe needs an output file, not stdout".into());
+    }
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = out
+        .file_name()
+        .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    irkit_cranelift::build_executable(m, &tmp).map_err(|e| format!("error: {e}"))?;
+    std::fs::rename(&tmp, out).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("error: {}: cannot write: {e}", out.display())
+    })
 }
 
 fn ms(d: Duration) -> String {

@@ -1,0 +1,171 @@
+//! # irkit-backend: the back-end contract
+//!
+//! This crate owns the interface between a **linked, verified** [`Module`] and whatever turns it
+//! into behaviour: the two traits every back end implements, the outcome of a run, the one
+//! error type, and the process exit codes the command-line tools use. It owns no back end: the
+//! reference interpreter (`irkit-interp`) and the Cranelift native back end (`irkit-cranelift`)
+//! each implement the traits in their own crate, and the CLI picks one by [`Backend::name`].
+//! Adding a back end is one new crate implementing these traits; no other crate changes.
+//!
+//! * [`Backend`] runs a module's entry function and reports how it ended ([`Outcome`]).
+//! * [`CodeGen`] compiles a module to a relocatable object file.
+//!
+//! The contract (normative text in `spec/backends.md`):
+//!
+//! * the module is linked (no unresolved `import` is used) and verified; a back end never
+//!   panics on such a module, and reports anything it cannot handle as a [`BackendError`]
+//!   naming the function, block and instruction;
+//! * the entry's result is the exit code: an integer result truncated or extended to `i32`
+//!   (`i1` zero-extended, `i8`/`i16` sign-extended, `i64` truncated), 0 for `void`, `n` when
+//!   the program calls `exit(n)`;
+//! * a trap is reported as one line, `trap: <kind> in @func ^block, instruction N (opcode)`,
+//!   whose `<kind>` spelling is shared by every back end (see [`trap_kinds`]).
+
+use irkit_core::Module;
+use thiserror::Error;
+
+/// The process exit code of a program that trapped (`ir-run`, and executables built by a
+/// native back end). Chosen outside 0–2 (success, bad input, usage) and below 126 (shells).
+pub const EXIT_TRAP: i32 = 70;
+
+/// The trap kind spellings shared by the back ends: the `<kind>` of a trap line.
+pub mod trap_kinds {
+    /// `sdiv`, `udiv`, `srem` or `urem` with a zero divisor.
+    pub const DIVISION_BY_ZERO: &str = "integer division by zero";
+    /// `sdiv` or `srem` of `MIN` by `-1`.
+    pub const INTEGER_OVERFLOW: &str = "integer overflow (MIN / -1)";
+    /// `unreachable` executed.
+    pub const UNREACHABLE: &str = "unreachable executed";
+    /// `trap` executed.
+    pub const TRAP: &str = "trap executed";
+    /// C's `abort()` called.
+    pub const ABORT: &str = "abort called";
+
+    /// A call of an `extern` function the back end cannot provide.
+    pub fn unknown_extern(name: &str) -> String {
+        format!("unknown extern function \"{name}\"")
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The entry function returned (or the program called `exit`): the exit code.
+    Exited(i32),
+    /// The program trapped.
+    Trapped {
+        /// The trap kind, as spelled in [`trap_kinds`] (or a back end's own resource kinds,
+        /// such as the interpreter's "fuel exhausted").
+        kind: String,
+        /// The whole one-line report: `trap: <kind> in @f ^b, instruction N (op)`.
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// The process exit code for this outcome: the program's own, or [`EXIT_TRAP`].
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Outcome::Exited(c) => *c,
+            Outcome::Trapped { .. } => EXIT_TRAP,
+        }
+    }
+}
+
+/// Options of a run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The entry function: an export name (`main` by default).
+    pub entry: String,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            entry: "main".into(),
+        }
+    }
+}
+
+/// An error of a back end: the module cannot be compiled or run (as opposed to a program that
+/// runs and traps, which is an [`Outcome`]). Renders in one line.
+#[derive(Debug, Error)]
+pub enum BackendError {
+    /// The module uses something this back end does not handle.
+    #[error("{place}: unsupported by the {backend} back end: {what}")]
+    Unsupported {
+        /// The back end's name.
+        backend: &'static str,
+        /// Where: `@func ^block, instruction N (opcode)`, or a definition, or `module`.
+        place: String,
+        /// What is not supported.
+        what: String,
+    },
+    /// The entry function is missing or has a signature the back end cannot call.
+    #[error("entry function: {0}")]
+    Entry(String),
+    /// The module is not one the verifier accepts (the back end noticed).
+    #[error("malformed module: {0}")]
+    Malformed(String),
+    /// The code generator failed (its message, with the place when known).
+    #[error("code generation failed: {0}")]
+    Codegen(String),
+    /// No system linker could be run.
+    #[error("no C compiler to link with: {0}")]
+    NoLinker(String),
+    /// The system linker ran and failed.
+    #[error("linking the executable failed: {0}")]
+    Link(String),
+    /// An I/O error (temporary files, the linker's output).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A back end that runs a module.
+pub trait Backend {
+    /// The back end's name, as the CLI spells it (`interp`, `jit`).
+    fn name(&self) -> &'static str;
+
+    /// Runs the entry function of `module` (linked, verified) and reports how it ended.
+    ///
+    /// Output of the program (`putchar`) goes to the process's standard output. A back end
+    /// that runs native code in the calling process may end that process on a trap (after
+    /// printing the trap line to standard error, with exit code [`EXIT_TRAP`]) or on
+    /// `exit(n)`; see its documentation.
+    fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError>;
+}
+
+/// A back end that compiles a module to a relocatable object file.
+pub trait CodeGen {
+    /// The back end's name.
+    fn name(&self) -> &'static str;
+
+    /// Compiles `module` (linked, verified) to the bytes of an object file for the host, whose
+    /// C-callable `main` runs the entry function exported as `main` and returns its exit code.
+    fn emit_object(&self, module: &Module) -> Result<Vec<u8>, BackendError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Outcome::Exited(3).exit_code(), 3);
+        let t = Outcome::Trapped {
+            kind: trap_kinds::TRAP.into(),
+            message: "trap: trap executed".into(),
+        };
+        assert_eq!(t.exit_code(), EXIT_TRAP);
+    }
+
+    #[test]
+    fn errors_render_in_one_line() {
+        let e = BackendError::Unsupported {
+            backend: "jit",
+            place: "@f ^entry, instruction 0 (frem)".into(),
+            what: "x".into(),
+        };
+        assert!(!e.to_string().contains('\n'));
+    }
+}

@@ -1,0 +1,75 @@
+//! `ir-run FILES...`: links the modules (`.irm` or `.ir`), then runs the function exported as
+//! `main`, natively through the Cranelift JIT, or with `--interp` in the reference interpreter.
+//!
+//! Exit code: `main`'s return value (as the OS truncates it, to 8 bits), or `n` if the program
+//! calls `exit(n)`; 70 if it traps, after one line on stderr naming the trap kind, function,
+//! block and instruction; 1 if the inputs do not link or the back end cannot compile them; 2 for
+//! usage errors. See spec/backends.md.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use irkit_backend::{Backend, Outcome, RunOptions};
+use irkit_cli::report::Problems;
+use irkit_link::{LinkOptions, link_files};
+
+/// Link irkit modules and run their `main`.
+#[derive(Parser)]
+#[command(name = "ir-run", version)]
+struct Args {
+    /// The input modules, binary or text, in any order.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Run in the reference interpreter instead of native code (JIT).
+    #[arg(long)]
+    interp: bool,
+    /// The entry point's export name.
+    #[arg(long, default_value = "main", value_name = "NAME")]
+    entry: String,
+    /// Link reached `stub` definitions instead of refusing them.
+    #[arg(long)]
+    link_stubs: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let opts = LinkOptions {
+        entry: args.entry.clone(),
+        link_stubs: args.link_stubs,
+        verify: true,
+        ..LinkOptions::default()
+    };
+    let mut problems = Problems::new();
+    let linked = match link_files(&args.inputs, &opts) {
+        Ok(l) => l,
+        Err(errors) => {
+            for e in errors.errors() {
+                problems.push(format!("error: {e}"));
+            }
+            return problems.finish();
+        }
+    };
+    let backend: &dyn Backend = if args.interp {
+        &irkit_interp::InterpBackend
+    } else {
+        &irkit_cranelift::Jit
+    };
+    let run = RunOptions { entry: args.entry };
+    let outcome = backend.run(&linked.module, &run);
+    let _ = std::io::stdout().flush();
+    match outcome {
+        Ok(Outcome::Exited(code)) => std::process::exit(code),
+        Ok(t @ Outcome::Trapped { .. }) => {
+            if let Outcome::Trapped { message, .. } = &t {
+                eprintln!("{message}");
+            }
+            std::process::exit(t.exit_code())
+        }
+        Err(e) => {
+            problems.push(format!("error: {} back end: {e}", backend.name()));
+            problems.finish()
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Global data: one data object per `global_var` (writable) and `global_const` (read-only),
+//! aligned to its type, holding the bytes of its initial value (spec/ir.md, "Layout":
+//! little-endian scalars, zero padding) with relocations where a definition's address is
+//! stored.
+
+use cranelift_module::{DataDescription, Module as ClModule};
+use irkit_backend::BackendError;
+use irkit_core::{Inst, Opcode};
+
+use crate::error::{cl_err, unsupported};
+use crate::lower::types::Shape;
+use crate::lower::{Callee, Ctx, def_name};
+
+/// A definition's address stored in data: at `offset`, the address of `target`.
+struct Reloc {
+    offset: u64,
+    target: Inst,
+}
+
+/// Defines the data object of every global of the module.
+pub(crate) fn define_all<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
+    let m = ctx.m;
+    for &d in m.top_level() {
+        let Some(&id) = ctx.globals.get(&d) else {
+            continue;
+        };
+        let place = def_name(m, d);
+        let ty = m
+            .ty(d)
+            .ok_or_else(|| BackendError::Malformed(format!("{place} has no type")))?;
+        let layout = ctx
+            .layouts
+            .get(ty)
+            .ok_or_else(|| unsupported(&place, "the global's type is not a value type"))?;
+        let (size, align) = (layout.size, layout.align);
+        // Every object gets its own address, even an empty one.
+        let len = usize::try_from(size.max(1))
+            .map_err(|_| unsupported(&place, format!("a global of {size} bytes")))?;
+        let mut desc = DataDescription::new();
+        desc.set_align(align);
+        match m.operands(d).first() {
+            None => desc.define_zeroinit(len),
+            Some(&init) => {
+                let mut bytes = vec![0u8; len];
+                let mut relocs = Vec::new();
+                encode(ctx, init, ty, 0, &mut bytes, &mut relocs)
+                    .map_err(|what| unsupported(&place, what))?;
+                desc.define(bytes.into_boxed_slice());
+                for r in relocs {
+                    let offset = u32::try_from(r.offset)
+                        .map_err(|_| unsupported(&place, "a relocation beyond 4 GiB"))?;
+                    if let Some(&gid) = ctx.globals.get(&r.target) {
+                        let gv = ctx.cl.declare_data_in_data(gid, &mut desc);
+                        desc.write_data_addr(offset, gv, 0);
+                    } else {
+                        match ctx.funcs.get(&r.target) {
+                            Some(Callee::Func(fid) | Callee::Abort(fid)) => {
+                                let fr = ctx.cl.declare_func_in_data(*fid, &mut desc);
+                                desc.write_function_addr(offset, fr);
+                            }
+                            _ => {
+                                return Err(unsupported(
+                                    &place,
+                                    format!(
+                                        "the address of {} (not available to this back end)",
+                                        def_name(m, r.target)
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        ctx.cl
+            .define_data(id, &desc)
+            .map_err(|e| cl_err(&place, e))?;
+    }
+    Ok(())
+}
+
+/// Writes the bytes of constant (or definition) `v` of type `ty` at `at` in `out`.
+fn encode<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    v: Inst,
+    ty: Inst,
+    at: u64,
+    out: &mut [u8],
+    relocs: &mut Vec<Reloc>,
+) -> Result<(), String> {
+    let m = ctx.m;
+    // Work list of (value, type, offset): no recursion, however deep the aggregate.
+    let mut work = vec![(v, ty, at)];
+    while let Some((v, ty, at)) = work.pop() {
+        let op = m.opcode(v);
+        if op.is_definition() {
+            relocs.push(Reloc {
+                offset: at,
+                target: v,
+            });
+            continue;
+        }
+        let layout = ctx
+            .layouts
+            .get(ty)
+            .ok_or_else(|| "an initializer of a type that is not a value type".to_string())?;
+        let start = usize::try_from(at).map_err(|e| e.to_string())?;
+        let size = usize::try_from(layout.size).map_err(|e| e.to_string())?;
+        let slot = out
+            .get_mut(start..start + size)
+            .ok_or_else(|| "an initializer larger than its global".to_string())?;
+        match op {
+            Opcode::CONST_INT | Opcode::CONST_FLOAT => {
+                let bits = match m.payload(v) {
+                    irkit_core::Payload::Int(b) | irkit_core::Payload::Float(b) => *b,
+                    _ => return Err(format!("{op} without its payload")),
+                };
+                let le = bits.to_le_bytes();
+                slot.copy_from_slice(&le[..size]);
+            }
+            Opcode::CONST_NULL | Opcode::CONST_ZERO => {}
+            Opcode::CONST_BYTES => {
+                let b = m.payload(v).as_bytes().unwrap_or(&[]);
+                if b.len() != size {
+                    return Err("const_bytes of the wrong length".into());
+                }
+                slot.copy_from_slice(b);
+            }
+            Opcode::CONST_AGGREGATE => match &layout.shape {
+                Shape::Array { elem, .. } => {
+                    let es = ctx.layouts.get(*elem).map_or(0, |l| l.size);
+                    for (i, &e) in m.operands(v).iter().enumerate() {
+                        work.push((e, *elem, at + i as u64 * es));
+                    }
+                }
+                Shape::Struct { fields, offsets } => {
+                    for ((&e, &f), &o) in m.operands(v).iter().zip(fields).zip(offsets) {
+                        work.push((e, f, at + o));
+                    }
+                }
+                Shape::Scalar(_) => return Err("an aggregate constant of a scalar type".into()),
+            },
+            _ => return Err(format!("{op} is not a constant initializer")),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! Executables: the object file linked by the system C compiler (`cc`, or `$CC`), which also
+//! brings the C runtime (`putchar`, `malloc`, …) and `libm` (`fmod`).
+
+use std::path::Path;
+use std::process::Command;
+
+use irkit_backend::BackendError;
+
+/// The C compiler used as linker: `$CC` if set and non-empty, else `cc`.
+pub fn linker() -> String {
+    std::env::var("CC")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "cc".to_string())
+}
+
+/// Links object file `obj` into executable `out` with [`linker`]. A linker that cannot be run
+/// is [`BackendError::NoLinker`]; one that fails is [`BackendError::Link`] with its message.
+pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
+    let cc = linker();
+    let output = Command::new(&cc)
+        .arg(obj)
+        .arg("-o")
+        .arg(out)
+        .arg("-lm")
+        .output()
+        .map_err(|e| {
+            BackendError::NoLinker(format!(
+                "cannot run `{cc}` ({e}); install a C compiler or set CC"
+            ))
+        })?;
+    if !output.status.success() {
+        let msg = String::from_utf8_lossy(&output.stderr);
+        let first: Vec<&str> = msg.lines().filter(|l| !l.trim().is_empty()).take(3).collect();
+        return Err(BackendError::Link(format!(
+            "`{cc}` exited with {}: {}",
+            output.status,
+            first.join("; ")
+        )));
+    }
+    Ok(())
+}
+
+/// Compiles `m` and links it into the executable `out` (the object goes to a temporary file
+/// beside `out`, removed afterwards).
+pub fn build_executable(m: &irkit_core::Module, out: &Path) -> Result<(), BackendError> {
+    let bytes = crate::object::emit_object(m)?;
+    let dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = out
+        .file_name()
+        .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
+    let obj = dir.join(format!(".{name}.{}.o", std::process::id()));
+    std::fs::write(&obj, bytes)?;
+    let r = link_executable(&obj, out);
+    let _ = std::fs::remove_file(&obj);
+    r
+}

@@ -1,0 +1,71 @@
+//! # irkit-cranelift: the native back end
+//!
+//! This crate owns native code generation with Cranelift for a **linked, verified** irkit
+//! module: lowering every core opcode to Cranelift IR ([`lower`](crate) module: blocks with
+//! parameters, `switch`, direct and indirect calls, stack slots, aggregates split into scalar
+//! values), global data with initializers and relocations, and `extern` calls into C. From the
+//! same lowering it produces
+//!
+//! * object files ([`emit_object`], through `cranelift-object`),
+//! * executables ([`build_executable`]: the object linked by the system `cc`),
+//! * in-process runs ([`jit::compile`], through `cranelift-jit`), behind the
+//!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`).
+//!
+//! Semantics are spec/ir.md's, bit for bit with the interpreter (`irkit-interp`, the oracle):
+//! wrapping integers, masked shifts, canonical NaNs, saturating float-to-integer conversions.
+//! Traps are explicit checks that branch to a generated routine printing the interpreter's trap
+//! line (`trap: <kind> in @f ^b, instruction N (op)`) to standard error and exiting with code
+//! 70. What native code does **not** check (spec/backends.md): memory errors (bounds, null,
+//! use after free, stores into `global_const`), indirect calls through a pointer that is not a
+//! function of the call's signature, and call depth (the OS stack limit applies).
+//!
+//! It does not parse, link or verify: use `irkit-text`/`irkit-format`, `irkit-link` and
+//! `irkit_core::verify` first.
+
+mod data;
+mod error;
+pub mod exe;
+mod isa;
+pub mod jit;
+mod lower;
+mod object;
+mod runtime;
+
+pub use exe::{build_executable, link_executable};
+pub use object::emit_object;
+
+use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions};
+use irkit_core::Module;
+
+/// The JIT back end (name `jit`): compiles the module into this process and runs it.
+///
+/// [`Backend::run`] returns only [`Outcome::Exited`]: a trap prints its line to standard error
+/// and ends the calling process with exit code [`irkit_backend::EXIT_TRAP`] (there is no
+/// unwinding through native code), and `exit(n)` ends it with `n`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Jit;
+
+impl Backend for Jit {
+    fn name(&self) -> &'static str {
+        "jit"
+    }
+
+    fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError> {
+        let compiled = jit::compile(module, &opts.entry)?;
+        Ok(Outcome::Exited(compiled.run()))
+    }
+}
+
+/// The object-file code generator (name `cranelift`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ObjectGen;
+
+impl CodeGen for ObjectGen {
+    fn name(&self) -> &'static str {
+        "cranelift"
+    }
+
+    fn emit_object(&self, module: &Module) -> Result<Vec<u8>, BackendError> {
+        emit_object(module)
+    }
+}

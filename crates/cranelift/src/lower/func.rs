@@ -1,0 +1,681 @@
+//! Lowering one function body: blocks and their parameters, control flow (`jump`, `br`,
+//! `switch`, `ret`, `unreachable`, `trap`), calls, memory (`stackalloc`, `load`, `store`,
+//! `elem`), aggregates (`extract`, `insert`, `select`) and constants. Arithmetic, comparisons
+//! and conversions are in [`super::arith`].
+//!
+//! Blocks are lowered in reverse post-order from the entry, so every value is defined before it
+//! is used; blocks unreachable from the entry are not lowered. A trap is a branch to a cold
+//! block that calls the trap routine with the trap line, located as the interpreter locates it.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    self, BlockArg, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types as clt,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
+use cranelift_module::Module as ClModule;
+use irkit_backend::{BackendError, trap_kinds};
+use irkit_core::{Inst, Module, Opcode};
+
+use super::types::Scalar;
+use super::{Callee, Ctx, PTR, def_name};
+use crate::error::{cl_err, unsupported};
+use crate::runtime::UNREACHABLE_AFTER_EXIT;
+
+/// Where an instruction is, spelled as the interpreter spells a trap location.
+#[derive(Clone, Debug)]
+pub(crate) struct Place {
+    func: String,
+    block: String,
+    index: usize,
+    inst: Inst,
+}
+
+impl Place {
+    /// `@f ^b, instruction N (op %name)`.
+    pub(crate) fn render(&self, m: &Module) -> String {
+        let mut s = format!(
+            "{} {}, instruction {} ({}",
+            self.func,
+            self.block,
+            self.index,
+            m.opcode(self.inst)
+        );
+        if let Some(n) = m.name(self.inst) {
+            s.push_str(" %");
+            s.push_str(n);
+        }
+        s.push(')');
+        s
+    }
+}
+
+/// Lowers function definition `f` and defines it in the Cranelift module.
+pub(crate) fn lower_function<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    fctx: &mut FunctionBuilderContext,
+    f: Inst,
+) -> Result<(), BackendError> {
+    let m = ctx.m;
+    let Some(Callee::Func(id)) = ctx.funcs.get(&f).cloned() else {
+        return Ok(());
+    };
+    let mut c = ctx.cl.make_context();
+    c.func.signature = ctx
+        .cl
+        .declarations()
+        .get_function_decl(id)
+        .signature
+        .clone();
+    {
+        let b = FunctionBuilder::new(&mut c.func, fctx);
+        let mut fl = FnLower {
+            ctx,
+            b,
+            fname: def_name(m, f),
+            values: HashMap::new(),
+            blocks: HashMap::new(),
+            block_names: HashMap::new(),
+        };
+        fl.body(f)?;
+        fl.b.seal_all_blocks();
+        let cfg = fl.ctx.cl.target_config();
+        fl.b.finalize(cfg);
+    }
+    let place = def_name(m, f);
+    ctx.cl
+        .define_function(id, &mut c)
+        .map_err(|e| match e {
+            cranelift_module::ModuleError::Compilation(
+                cranelift_codegen::CodegenError::Verifier(errs),
+            ) => BackendError::Codegen(format!(
+                "{place}: Cranelift verifier: {}",
+                errs.to_string().replace('\n', "; ")
+            )),
+            e => cl_err(&place, e),
+        })
+}
+
+/// The state of one function's lowering.
+pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
+    pub(crate) ctx: &'c mut Ctx<'m, M>,
+    pub(crate) b: FunctionBuilder<'f>,
+    fname: String,
+    /// The leaves of each local value (parameters and instruction results).
+    values: HashMap<Inst, Vec<Value>>,
+    /// The Cranelift block of each reachable IR block.
+    blocks: HashMap<Inst, ir::Block>,
+    /// `^name` of each block.
+    block_names: HashMap<Inst, String>,
+}
+
+impl<M: ClModule> FnLower<'_, '_, '_, M> {
+    fn body(&mut self, f: Inst) -> Result<(), BackendError> {
+        let m = self.ctx.m;
+        for (i, blk) in m.blocks(f).enumerate() {
+            let name = m
+                .name(blk)
+                .map_or_else(|| format!("^bb{i}"), |n| format!("^{n}"));
+            self.block_names.insert(blk, name);
+        }
+        let order = rpo(m, f);
+        for (i, &blk) in order.iter().enumerate() {
+            let cb = self.b.create_block();
+            if i == 0 {
+                self.b.append_block_params_for_function_params(cb);
+            } else {
+                for &p in m.block_params(blk) {
+                    let ty = m.ty(p).ok_or_else(|| self.malformed("param without type"))?;
+                    for s in self.leaves(ty, p)? {
+                        self.b.append_block_param(cb, s.clif());
+                    }
+                }
+            }
+            self.blocks.insert(blk, cb);
+        }
+        for &blk in &order {
+            let cb = self.blocks[&blk];
+            self.b.switch_to_block(cb);
+            let params = self.b.block_params(cb).to_vec();
+            let mut at = 0;
+            for &p in m.block_params(blk) {
+                let ty = m.ty(p).ok_or_else(|| self.malformed("param without type"))?;
+                let n = self.leaves(ty, p)?.len();
+                let vs = params
+                    .get(at..at + n)
+                    .ok_or_else(|| self.malformed("entry block parameters do not match"))?;
+                self.values.insert(p, vs.to_vec());
+                at += n;
+            }
+            let body = &m.children(blk)[m.block_params(blk).len()..];
+            for (index, &inst) in body.iter().enumerate() {
+                let place = Place {
+                    func: self.fname.clone(),
+                    block: self.block_names[&blk].clone(),
+                    index,
+                    inst,
+                };
+                self.inst(inst, &place)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn malformed(&self, what: &str) -> BackendError {
+        BackendError::Malformed(format!("{}: {what}", self.fname))
+    }
+
+    /// The scalar leaves of value type `ty`; `at` names the place in errors.
+    pub(crate) fn leaves(&self, ty: Inst, at: Inst) -> Result<Vec<Scalar>, BackendError> {
+        self.ctx
+            .leaves(ty)
+            .map_err(|what| unsupported(format!("{} ({at})", self.fname), what))
+    }
+
+    /// The leaves of operand `v` in the current block.
+    pub(crate) fn val(&mut self, v: Inst) -> Result<Vec<Value>, BackendError> {
+        if let Some(vs) = self.values.get(&v) {
+            return Ok(vs.clone());
+        }
+        let m = self.ctx.m;
+        let op = m.opcode(v);
+        if op.is_definition() {
+            return Ok(vec![self.address_of(v)?]);
+        }
+        if op.is_constant() {
+            let mut out = Vec::new();
+            let mut work = vec![v];
+            while let Some(c) = work.pop() {
+                if m.opcode(c).is_definition() {
+                    out.push(self.address_of(c)?);
+                    continue;
+                }
+                let ty = m.ty(c).ok_or_else(|| self.malformed("constant without type"))?;
+                match m.opcode(c) {
+                    Opcode::CONST_INT => {
+                        let bits = m.payload(c).as_int().unwrap_or(0);
+                        let s = self.scalar(ty)?;
+                        out.push(self.b.ins().iconst(s.clif(), bits as i64));
+                    }
+                    Opcode::CONST_FLOAT => {
+                        let bits = m.payload(c).as_float_bits().unwrap_or(0);
+                        let v = match self.scalar(ty)? {
+                            Scalar::F32 => self
+                                .b
+                                .ins()
+                                .f32const(ir::immediates::Ieee32::with_bits(bits as u32)),
+                            _ => self.b.ins().f64const(ir::immediates::Ieee64::with_bits(bits)),
+                        };
+                        out.push(v);
+                    }
+                    Opcode::CONST_NULL | Opcode::CONST_ZERO => {
+                        for s in self.leaves(ty, c)? {
+                            out.push(self.zero(s));
+                        }
+                    }
+                    Opcode::CONST_BYTES => {
+                        let bytes = m.payload(c).as_bytes().unwrap_or(&[]);
+                        if bytes.len() > super::types::MAX_LEAVES {
+                            return Err(unsupported(
+                                self.fname.clone(),
+                                "a const_bytes value too large for registers",
+                            ));
+                        }
+                        for &byte in bytes {
+                            out.push(self.b.ins().iconst(clt::I8, i64::from(byte)));
+                        }
+                    }
+                    // Operands pushed in reverse so that they pop in order.
+                    Opcode::CONST_AGGREGATE => work.extend(m.operands(c).iter().rev()),
+                    other => return Err(self.malformed(&format!("{other} is not a constant"))),
+                }
+            }
+            return Ok(out);
+        }
+        Err(self.malformed(&format!("{v} ({op}) used before it is defined")))
+    }
+
+    /// The single scalar of operand `v`.
+    pub(crate) fn val1(&mut self, v: Inst) -> Result<Value, BackendError> {
+        let vs = self.val(v)?;
+        match vs.as_slice() {
+            [x] => Ok(*x),
+            _ => Err(self.malformed(&format!("{v} is not a scalar"))),
+        }
+    }
+
+    pub(crate) fn zero(&mut self, s: Scalar) -> Value {
+        match s {
+            Scalar::F32 => self.b.ins().f32const(0.0),
+            Scalar::F64 => self.b.ins().f64const(0.0),
+            s => self.b.ins().iconst(s.clif(), 0),
+        }
+    }
+
+    /// The scalar kind of type `ty`.
+    pub(crate) fn scalar(&self, ty: Inst) -> Result<Scalar, BackendError> {
+        self.ctx
+            .layouts
+            .scalar(ty)
+            .ok_or_else(|| self.malformed("a scalar type was expected"))
+    }
+
+    /// The address of a definition.
+    fn address_of(&mut self, d: Inst) -> Result<Value, BackendError> {
+        if let Some(&gid) = self.ctx.globals.get(&d) {
+            let gv = self.ctx.cl.declare_data_in_func(gid, self.b.func);
+            return Ok(self.b.ins().symbol_value(PTR, gv));
+        }
+        match self.ctx.funcs.get(&d).cloned() {
+            Some(Callee::Func(fid) | Callee::Abort(fid)) => {
+                let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                Ok(self.b.ins().func_addr(PTR, fr))
+            }
+            Some(Callee::Unavailable(name)) => Err(unsupported(
+                self.fname.clone(),
+                format!("the address of extern \"{name}\", which this back end cannot call"),
+            )),
+            None => Err(self.malformed(&format!("{d} is not a definition"))),
+        }
+    }
+
+    fn set(&mut self, inst: Inst, vs: Vec<Value>) {
+        self.values.insert(inst, vs);
+    }
+
+    /// Emits, in the current block, the call of the trap routine for `kind` at `place`; the
+    /// block is then terminated.
+    pub(crate) fn trap_here(&mut self, kind: &str, place: &Place) -> Result<(), BackendError> {
+        let text = format!("trap: {kind} in {}\n", place.render(self.ctx.m));
+        let len = text.len() as i64;
+        let msg = self.ctx.message(&text)?;
+        let gv = self.ctx.cl.declare_data_in_func(msg, self.b.func);
+        let p = self.b.ins().symbol_value(PTR, gv);
+        let n = self.b.ins().iconst(clt::I64, len);
+        let tr = self.ctx.cl.declare_func_in_func(self.ctx.rt.trap, self.b.func);
+        self.b.ins().call(tr, &[p, n]);
+        self.b.ins().trap(UNREACHABLE_AFTER_EXIT);
+        Ok(())
+    }
+
+    /// Traps with `kind` at `place` when `cond` (an `I8` 0/1) is nonzero; continues in a new
+    /// block otherwise.
+    pub(crate) fn trap_if(
+        &mut self,
+        cond: Value,
+        kind: &str,
+        place: &Place,
+    ) -> Result<(), BackendError> {
+        let cold = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(cond, cold, &[], cont, &[]);
+        self.b.switch_to_block(cold);
+        self.trap_here(kind, place)?;
+        self.b.switch_to_block(cont);
+        Ok(())
+    }
+
+    /// After an unconditional trap in the middle of a block: continue in a fresh (unreachable)
+    /// block so that the rest of the IR block still has somewhere to go.
+    fn continue_unreachable(&mut self) {
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
+    }
+
+    fn inst(&mut self, inst: Inst, place: &Place) -> Result<(), BackendError> {
+        let m = self.ctx.m;
+        let op = m.opcode(inst);
+        let ops = m.operands(inst);
+        if op.is_int_binary() || op.is_float_binary() || op.is_conversion() {
+            let r = self.arith(inst, op, place)?;
+            self.set(inst, vec![r]);
+            return Ok(());
+        }
+        match op {
+            Opcode::ICMP | Opcode::FCMP => {
+                let r = self.compare(inst, op)?;
+                self.set(inst, vec![r]);
+            }
+            Opcode::SELECT => {
+                let c = self.val1(ops[0])?;
+                let a = self.val(ops[1])?;
+                let bv = self.val(ops[2])?;
+                let r = a
+                    .iter()
+                    .zip(&bv)
+                    .map(|(&x, &y)| self.b.ins().select(c, x, y))
+                    .collect();
+                self.set(inst, r);
+            }
+            Opcode::STACKALLOC => {
+                let l = self
+                    .ctx
+                    .layouts
+                    .get(ops[0])
+                    .ok_or_else(|| self.malformed("stackalloc of a non-value type"))?;
+                let (size, align) = (l.size.max(1), l.align);
+                let size32 = u32::try_from(size).map_err(|_| {
+                    unsupported(place.render(m), format!("a stack object of {size} bytes"))
+                })?;
+                let shift = align.trailing_zeros() as u8;
+                let ss = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    size32,
+                    shift,
+                ));
+                let p = self.b.ins().stack_addr(PTR, ss, 0);
+                // Every execution gives a zeroed object.
+                let cfg = self.ctx.cl.target_config();
+                if size <= 256 {
+                    let a = u8::try_from(align.min(8)).unwrap_or(8);
+                    let a = a.min(1u8 << size.trailing_zeros().min(3));
+                    self.b
+                        .emit_small_memset(cfg, p, 0, size, a, MemFlagsData::new());
+                } else {
+                    let zero = self.b.ins().iconst(clt::I8, 0);
+                    let n = self.b.ins().iconst(PTR, size as i64);
+                    self.b.call_memset(cfg, p, zero, n);
+                }
+                self.set(inst, vec![p]);
+            }
+            Opcode::LOAD => {
+                let p = self.val1(ops[0])?;
+                let ty = m.ty(inst).ok_or_else(|| self.malformed("load without type"))?;
+                let s = self.scalar(ty)?;
+                let mut v = self.b.ins().load(s.clif(), MemFlagsData::new(), p, 0);
+                if s == Scalar::Int(1) {
+                    v = self.b.ins().band_imm_u(v, 1);
+                }
+                self.set(inst, vec![v]);
+            }
+            Opcode::STORE => {
+                let p = self.val1(ops[0])?;
+                let v = self.val1(ops[1])?;
+                self.b.ins().store(MemFlagsData::new(), v, p, 0);
+            }
+            Opcode::ELEM => {
+                let r = self.elem(inst, ops)?;
+                self.set(inst, vec![r]);
+            }
+            Opcode::EXTRACT | Opcode::INSERT => {
+                let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
+                let aty = m
+                    .value_type(ops[0])
+                    .ok_or_else(|| self.malformed("aggregate without type"))?;
+                let (range, _) = self
+                    .ctx
+                    .layouts
+                    .field_leaves(aty, k)
+                    .ok_or_else(|| unsupported(place.render(m), "field of a huge aggregate"))?;
+                let agg = self.val(ops[0])?;
+                if op == Opcode::EXTRACT {
+                    let r = agg
+                        .get(range)
+                        .ok_or_else(|| self.malformed("extract out of range"))?
+                        .to_vec();
+                    self.set(inst, r);
+                } else {
+                    let v = self.val(ops[1])?;
+                    let mut r = agg;
+                    if r.len() < range.end || v.len() != range.len() {
+                        return Err(self.malformed("insert out of range"));
+                    }
+                    r.splice(range, v);
+                    self.set(inst, r);
+                }
+            }
+            Opcode::CALL | Opcode::CALL_INDIRECT => self.call(inst, op, ops, place)?,
+            Opcode::RET => {
+                let vs = match ops.first() {
+                    Some(&v) => self.val(v)?,
+                    None => Vec::new(),
+                };
+                self.b.ins().return_(&vs);
+            }
+            Opcode::JUMP => {
+                let (target, args) = self.edge(ops, 0)?;
+                self.b.ins().jump(target, &args);
+            }
+            Opcode::BR => {
+                let c = self.val1(ops[0])?;
+                let else_at = 2 + ops[2..]
+                    .iter()
+                    .position(|&o| m.opcode(o) == Opcode::BLOCK)
+                    .ok_or_else(|| self.malformed("br without an else edge"))?;
+                let (t, targs) = self.edge(&ops[..else_at], 1)?;
+                let (e, eargs) = self.edge(ops, else_at)?;
+                self.b.ins().brif(c, t, &targs, e, &eargs);
+            }
+            Opcode::SWITCH => self.switch(ops)?,
+            Opcode::UNREACHABLE => self.trap_here(trap_kinds::UNREACHABLE, place)?,
+            Opcode::TRAP => self.trap_here(trap_kinds::TRAP, place)?,
+            _ => {
+                return Err(unsupported(
+                    place.render(m),
+                    format!("unsupported opcode {op}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The edge starting at block operand `ops[at]`: its Cranelift block and arguments (up to
+    /// the next block operand).
+    fn edge(
+        &mut self,
+        ops: &[Inst],
+        at: usize,
+    ) -> Result<(ir::Block, Vec<BlockArg>), BackendError> {
+        let m = self.ctx.m;
+        let target = *ops
+            .get(at)
+            .ok_or_else(|| self.malformed("edge without target"))?;
+        let cb = *self
+            .blocks
+            .get(&target)
+            .ok_or_else(|| self.malformed("branch to an unknown block"))?;
+        let mut args = Vec::new();
+        for &a in ops[at + 1..]
+            .iter()
+            .take_while(|&&o| m.opcode(o) != Opcode::BLOCK)
+        {
+            args.extend(self.val(a)?.into_iter().map(BlockArg::Value));
+        }
+        Ok((cb, args))
+    }
+
+    fn switch(&mut self, ops: &[Inst]) -> Result<(), BackendError> {
+        let m = self.ctx.m;
+        let v = self.val1(ops[0])?;
+        let first_block = ops
+            .iter()
+            .position(|&o| m.opcode(o) == Opcode::BLOCK)
+            .ok_or_else(|| self.malformed("switch without default"))?;
+        let cases = &ops[1..first_block];
+        let edge_starts: Vec<usize> = (first_block..ops.len())
+            .filter(|&i| m.opcode(ops[i]) == Opcode::BLOCK)
+            .collect();
+        if edge_starts.len() != cases.len() + 1 {
+            return Err(self.malformed("switch edges do not match its cases"));
+        }
+        // One small block per edge, which passes the edge's arguments.
+        let mut edge_blocks = Vec::with_capacity(edge_starts.len());
+        let mut edges = Vec::with_capacity(edge_starts.len());
+        for &at in &edge_starts {
+            edges.push(self.edge(ops, at)?);
+            edge_blocks.push(self.b.create_block());
+        }
+        let mut sw = Switch::new();
+        for (i, &c) in cases.iter().enumerate() {
+            let bits = m.payload(c).as_int().unwrap_or(0);
+            sw.set_entry(u128::from(bits), edge_blocks[i + 1]);
+        }
+        sw.emit(&mut self.b, v, edge_blocks[0]);
+        for (eb, (target, args)) in edge_blocks.into_iter().zip(edges) {
+            self.b.switch_to_block(eb);
+            self.b.ins().jump(target, &args);
+        }
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        inst: Inst,
+        op: Opcode,
+        ops: &[Inst],
+        place: &Place,
+    ) -> Result<(), BackendError> {
+        let m = self.ctx.m;
+        let (args_from, result) = if op == Opcode::CALL { (1, ()) } else { (2, ()) };
+        let _ = result;
+        let mut args = Vec::new();
+        for &a in &ops[args_from..] {
+            args.extend(self.val(a)?);
+        }
+        let call = if op == Opcode::CALL {
+            match self.ctx.funcs.get(&ops[0]).cloned() {
+                Some(Callee::Func(fid)) => {
+                    let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                    self.b.ins().call(fr, &args)
+                }
+                Some(Callee::Abort(_)) => {
+                    self.trap_here(trap_kinds::ABORT, place)?;
+                    return self.after_trap(inst);
+                }
+                Some(Callee::Unavailable(name)) => {
+                    self.trap_here(&trap_kinds::unknown_extern(&name), place)?;
+                    return self.after_trap(inst);
+                }
+                None => return Err(self.malformed("call of something that is not a func")),
+            }
+        } else {
+            let sig = self
+                .ctx
+                .signature(ops[0], false)
+                .map_err(|what| unsupported(place.render(m), what))?;
+            let sr = self.b.import_signature(sig);
+            let callee = self.val1(ops[1])?;
+            self.b.ins().call_indirect(sr, callee, &args)
+        };
+        let rs = self.b.inst_results(call).to_vec();
+        if m.ty(inst).is_some() {
+            self.set(inst, rs);
+        }
+        Ok(())
+    }
+
+    /// After a call that always traps: its result (if any) is a placeholder in an unreachable
+    /// block.
+    fn after_trap(&mut self, inst: Inst) -> Result<(), BackendError> {
+        self.continue_unreachable();
+        if let Some(ty) = self.ctx.m.ty(inst) {
+            let vs = self
+                .leaves(ty, inst)?
+                .into_iter()
+                .map(|s| self.zero(s))
+                .collect();
+            self.set(inst, vs);
+        }
+        Ok(())
+    }
+
+    /// `elem T, p, i0, i1, ...`: `p + sext(i0) * size(T) + offset(T; i1, ...)`.
+    fn elem(&mut self, inst: Inst, ops: &[Inst]) -> Result<Value, BackendError> {
+        let m = self.ctx.m;
+        let mut addr = self.val1(ops[1])?;
+        let mut ty = ops[0];
+        let mut scale = self
+            .ctx
+            .layouts
+            .get(ty)
+            .ok_or_else(|| self.malformed("elem of a non-value type"))?
+            .size;
+        let mut konst: i64 = 0;
+        for (k, &idx) in ops[2..].iter().enumerate() {
+            if k > 0 {
+                let l = self
+                    .ctx
+                    .layouts
+                    .get(ty)
+                    .ok_or_else(|| self.malformed("elem steps into a non-value type"))?;
+                match &l.shape {
+                    super::types::Shape::Struct { fields, offsets } => {
+                        let f = m.payload(idx).as_int().unwrap_or(u64::MAX) as usize;
+                        let (Some(&fty), Some(&off)) = (fields.get(f), offsets.get(f)) else {
+                            return Err(self.malformed("elem field index out of range"));
+                        };
+                        konst = konst.wrapping_add(off as i64);
+                        ty = fty;
+                        continue;
+                    }
+                    super::types::Shape::Array { elem, .. } => {
+                        ty = *elem;
+                        scale = self.ctx.layouts.get(ty).map_or(0, |l| l.size);
+                    }
+                    super::types::Shape::Scalar(_) => {
+                        return Err(self.malformed(&format!("elem {inst} steps into a scalar")));
+                    }
+                }
+            }
+            // An array step (or the first index): sext(i) * scale.
+            let ity = m
+                .value_type(idx)
+                .ok_or_else(|| self.malformed("index without type"))?;
+            if let (Opcode::CONST_INT, Some(w)) =
+                (m.opcode(idx), self.scalar(ity)?.width())
+            {
+                let bits = m.payload(idx).as_int().unwrap_or(0);
+                let i = irkit_core::payload::sign_extend(bits, w);
+                konst = konst.wrapping_add(i.wrapping_mul(scale as i64));
+                continue;
+            }
+            let s = self.scalar(ity)?;
+            let v = self.val1(idx)?;
+            let i64v = self.sext_to(v, s, clt::I64);
+            let off = self.b.ins().imul_imm_s(i64v, scale as i64);
+            addr = self.b.ins().iadd(addr, off);
+        }
+        if konst != 0 {
+            addr = self.b.ins().iadd_imm_s(addr, konst);
+        }
+        Ok(addr)
+    }
+}
+
+/// The blocks of `f` reachable from its entry, in reverse post-order (entry first).
+fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
+    let Some(entry) = m.entry_block(f) else {
+        return Vec::new();
+    };
+    let succs = |b: Inst| -> Vec<Inst> {
+        let ch = m.children(b);
+        ch.last()
+            .map(|&t| {
+                m.operands(t)
+                    .iter()
+                    .copied()
+                    .filter(|&o| m.opcode(o) == Opcode::BLOCK)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut post = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(entry);
+    let mut stack = vec![(entry, succs(entry), 0usize)];
+    while let Some((b, ss, i)) = stack.last_mut() {
+        if let Some(&s) = ss.get(*i) {
+            *i += 1;
+            if seen.insert(s) {
+                let next = succs(s);
+                stack.push((s, next, 0));
+            }
+        } else {
+            post.push(*b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}

@@ -1,0 +1,261 @@
+//! Lowering a linked irkit module into a Cranelift [`cranelift_module::Module`] (a JIT or an
+//! object file, the same code for both): declarations first (every function and global gets a
+//! symbol), then global data ([`crate::data`]), the trap routine ([`crate::runtime`]), every
+//! function body ([`func`]), and last the C-callable entry wrapper.
+
+mod arith;
+mod func;
+pub(crate) mod types;
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{self, AbiParam, ArgumentExtension, Signature, types as clt};
+use cranelift_module::{DataId, FuncId, Linkage, Module as ClModule};
+use irkit_backend::BackendError;
+use irkit_core::{Inst, Module, Opcode};
+
+use crate::error::{cl_err, unsupported};
+use crate::runtime::Runtime;
+use types::{Layouts, Scalar};
+
+/// How a module is lowered: what differs between the JIT and an object file.
+pub(crate) struct LowerOptions<'a> {
+    /// The symbol of the C-callable entry wrapper (`main` for an object file).
+    pub(crate) entry_symbol: &'a str,
+    /// Linkage of the entry wrapper.
+    pub(crate) entry_linkage: Linkage,
+    /// The export name of the IR entry function.
+    pub(crate) entry_export: &'a str,
+    /// Whether the wrapper calls `fflush(NULL)` before returning (the JIT: the process goes on).
+    pub(crate) flush_on_return: bool,
+    /// Whether an `extern` C function of this name can be called; a call of one that cannot is
+    /// lowered to the "unknown extern function" trap, as the interpreter reports it.
+    pub(crate) extern_available: &'a dyn Fn(&str) -> bool,
+}
+
+/// What a function definition or declaration lowers to.
+#[derive(Clone, Debug)]
+pub(crate) enum Callee {
+    /// A symbol that can be called.
+    Func(FuncId),
+    /// An `extern` the back end cannot call (its C name): calling it traps.
+    Unavailable(String),
+    /// C's `abort`: calling it is the "abort called" trap.
+    Abort(FuncId),
+}
+
+/// Module-wide state shared by every function's lowering.
+pub(crate) struct Ctx<'m, M: ClModule> {
+    /// The IR module.
+    pub(crate) m: &'m Module,
+    /// The Cranelift module being filled.
+    pub(crate) cl: M,
+    /// Type layouts.
+    pub(crate) layouts: Layouts,
+    /// Each `func` definition or declaration.
+    pub(crate) funcs: HashMap<Inst, Callee>,
+    /// Each global.
+    pub(crate) globals: HashMap<Inst, DataId>,
+    /// The runtime routines and C imports the generated code calls.
+    pub(crate) rt: Runtime,
+    /// Trap messages already emitted, by text.
+    pub(crate) messages: HashMap<String, DataId>,
+}
+
+/// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id.
+pub(crate) fn lower_module<M: ClModule>(
+    m: &Module,
+    cl: M,
+    opts: &LowerOptions<'_>,
+) -> Result<(M, FuncId), BackendError> {
+    let layouts = Layouts::new(m);
+    let mut cl = cl;
+    let rt = Runtime::declare(&mut cl)?;
+    let mut ctx = Ctx {
+        m,
+        cl,
+        layouts,
+        funcs: HashMap::new(),
+        globals: HashMap::new(),
+        rt,
+        messages: HashMap::new(),
+    };
+    ctx.declare_all(opts)?;
+    crate::data::define_all(&mut ctx)?;
+    crate::runtime::define_trap_routine(&mut ctx)?;
+    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    for &d in m.top_level() {
+        if m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some() {
+            func::lower_function(&mut ctx, &mut fctx, d)?;
+        }
+    }
+    let entry = crate::runtime::define_entry_wrapper(&mut ctx, &mut fctx, opts)?;
+    Ok((ctx.cl, entry))
+}
+
+impl<M: ClModule> Ctx<'_, M> {
+    /// Declares every function and global of the module.
+    fn declare_all(&mut self, opts: &LowerOptions<'_>) -> Result<(), BackendError> {
+        let m = self.m;
+        for &d in m.top_level() {
+            let op = m.opcode(d);
+            let ext = m.decoration_str(d, Opcode::EXTERN);
+            let local = || {
+                let hint = m.name(d).unwrap_or("");
+                format!("irkit.{}.{hint}", d.index())
+            };
+            if op == Opcode::FUNC {
+                let has_body = m.entry_block(d).is_some();
+                let sig = self.signature_of_func(d, ext.is_some())?;
+                let callee = match (ext, has_body) {
+                    (Some("abort"), false) => Callee::Abort(
+                        self.cl
+                            .declare_function("abort", Linkage::Import, &sig)
+                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                    ),
+                    (Some(name), false) if !(opts.extern_available)(name) => {
+                        Callee::Unavailable(name.to_string())
+                    }
+                    (Some(name), false) => Callee::Func(
+                        self.cl
+                            .declare_function(name, Linkage::Import, &sig)
+                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                    ),
+                    (Some(name), true) => Callee::Func(
+                        self.cl
+                            .declare_function(name, Linkage::Export, &sig)
+                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                    ),
+                    (None, true) => Callee::Func(
+                        self.cl
+                            .declare_function(&local(), Linkage::Local, &sig)
+                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                    ),
+                    (None, false) => {
+                        let name = m.decoration_str(d, Opcode::IMPORT).unwrap_or("?");
+                        return Err(unsupported(
+                            def_place(m, d),
+                            format!("unresolved import \"{name}\" (link the module first)"),
+                        ));
+                    }
+                };
+                self.funcs.insert(d, callee);
+            } else if op == Opcode::GLOBAL_VAR || op == Opcode::GLOBAL_CONST {
+                if m.find_decoration(d, Opcode::IMPORT).is_some() {
+                    let name = m.decoration_str(d, Opcode::IMPORT).unwrap_or("?");
+                    return Err(unsupported(
+                        def_place(m, d),
+                        format!("unresolved import \"{name}\" (link the module first)"),
+                    ));
+                }
+                let (name, linkage) = match ext {
+                    Some(n) => (n.to_string(), Linkage::Export),
+                    None => (local(), Linkage::Local),
+                };
+                let id = self
+                    .cl
+                    .declare_data(&name, linkage, op == Opcode::GLOBAL_VAR, false)
+                    .map_err(|e| cl_err(&def_place(m, d), e))?;
+                self.globals.insert(d, id);
+            } else {
+                return Err(unsupported(
+                    def_place(m, d),
+                    format!("top-level {} is not a definition", m.opcode(d)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The Cranelift signature of a `func` definition or declaration.
+    fn signature_of_func(&self, f: Inst, c_abi: bool) -> Result<Signature, BackendError> {
+        let m = self.m;
+        let ty = m
+            .ty(f)
+            .filter(|&t| m.opcode(t) == Opcode::FN)
+            .ok_or_else(|| BackendError::Malformed(format!("{} has no fn type", def_place(m, f))))?;
+        self.signature(ty, c_abi)
+            .map_err(|what| unsupported(def_place(m, f), what))
+    }
+
+    /// The Cranelift signature of `fn` type `ty`: aggregates are passed as their leaves.
+    /// For C functions, narrow integers are extended as the C ABI expects.
+    pub(crate) fn signature(&self, ty: Inst, c_abi: bool) -> Result<Signature, String> {
+        let m = self.m;
+        let mut sig = self.cl.make_signature();
+        let ops = m.operands(ty);
+        let Some((&ret, params)) = ops.split_first() else {
+            return Err("fn type without a return type".into());
+        };
+        for &p in params {
+            self.push_leaves(&mut sig.params, p, c_abi)?;
+        }
+        if m.opcode(ret) != Opcode::VOID {
+            self.push_leaves(&mut sig.returns, ret, c_abi)?;
+        }
+        Ok(sig)
+    }
+
+    fn push_leaves(&self, out: &mut Vec<AbiParam>, t: Inst, c_abi: bool) -> Result<(), String> {
+        for s in self.leaves(t)? {
+            let mut p = AbiParam::new(s.clif());
+            if c_abi {
+                p.extension = match s {
+                    Scalar::Int(1) => ArgumentExtension::Uext,
+                    Scalar::Int(8 | 16) => ArgumentExtension::Sext,
+                    _ => ArgumentExtension::None,
+                };
+            }
+            out.push(p);
+        }
+        Ok(())
+    }
+
+    /// The scalar leaves of value type `t`.
+    pub(crate) fn leaves(&self, t: Inst) -> Result<Vec<Scalar>, String> {
+        let l = self
+            .layouts
+            .get(t)
+            .ok_or_else(|| format!("{} is not a value type", self.m.opcode(t)))?;
+        let leaves = l.leaves.as_ref().ok_or_else(|| {
+            format!(
+                "a value of this type has more than {} scalars (keep it in memory)",
+                types::MAX_LEAVES
+            )
+        })?;
+        Ok(leaves.iter().map(|&(s, _)| s).collect())
+    }
+
+    /// The read-only data object holding `text`, defined once.
+    pub(crate) fn message(&mut self, text: &str) -> Result<DataId, BackendError> {
+        if let Some(&id) = self.messages.get(text) {
+            return Ok(id);
+        }
+        let id = self
+            .cl
+            .declare_anonymous_data(false, false)
+            .map_err(|e| cl_err("trap message", e))?;
+        let mut d = cranelift_module::DataDescription::new();
+        d.define(text.as_bytes().to_vec().into_boxed_slice());
+        self.cl
+            .define_data(id, &d)
+            .map_err(|e| cl_err("trap message", e))?;
+        self.messages.insert(text.to_string(), id);
+        Ok(id)
+    }
+}
+
+/// `@name` of a definition as the interpreter spells it: its name hint or export name, else
+/// `@#<index>`.
+pub(crate) fn def_name(m: &Module, d: Inst) -> String {
+    m.name(d)
+        .or_else(|| m.decoration_str(d, Opcode::EXPORT))
+        .map_or_else(|| format!("@#{}", d.index()), |n| format!("@{n}"))
+}
+
+fn def_place(m: &Module, d: Inst) -> String {
+    def_name(m, d)
+}
+
+/// The pointer type.
+pub(crate) const PTR: ir::Type = clt::I64;

@@ -1,0 +1,245 @@
+//! IR types as Cranelift sees them: the memory layout of every value type (spec/ir.md,
+//! "Layout") and its *leaves*, the scalar Cranelift values an SSA value of that type is split
+//! into. An aggregate value lives in registers as its leaves, in field order; `i1` is an `I8`
+//! holding 0 or 1; `ptr` is an `I64`.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::types;
+use cranelift_codegen::ir::Type;
+use irkit_core::{Inst, Module, Opcode};
+
+/// The largest number of leaves an aggregate value may have in registers.
+pub(crate) const MAX_LEAVES: usize = 1024;
+
+/// A scalar IR type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scalar {
+    /// `iN`.
+    Int(u32),
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+    /// `ptr`.
+    Ptr,
+}
+
+impl Scalar {
+    /// The Cranelift type holding it.
+    pub(crate) fn clif(self) -> Type {
+        match self {
+            Scalar::Int(1 | 8) => types::I8,
+            Scalar::Int(16) => types::I16,
+            Scalar::Int(32) => types::I32,
+            Scalar::Int(_) | Scalar::Ptr => types::I64,
+            Scalar::F32 => types::F32,
+            Scalar::F64 => types::F64,
+        }
+    }
+
+    /// Size in memory, in bytes.
+    pub(crate) fn size(self) -> u64 {
+        match self {
+            Scalar::Int(w) => u64::from(w.div_ceil(8)),
+            Scalar::F32 => 4,
+            Scalar::F64 | Scalar::Ptr => 8,
+        }
+    }
+
+    /// The integer width, for integers.
+    pub(crate) fn width(self) -> Option<u32> {
+        match self {
+            Scalar::Int(w) => Some(w),
+            _ => None,
+        }
+    }
+}
+
+/// The layout of one value type.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    /// Size in bytes.
+    pub(crate) size: u64,
+    /// Alignment in bytes.
+    pub(crate) align: u64,
+    /// The scalar leaves with their byte offsets, in order (empty for an empty aggregate).
+    /// `None` when there are more than [`MAX_LEAVES`]: the type can live in memory only.
+    pub(crate) leaves: Option<Vec<(Scalar, u64)>>,
+    /// What it is made of.
+    pub(crate) shape: Shape,
+}
+
+/// The shape of a value type.
+#[derive(Clone, Debug)]
+pub(crate) enum Shape {
+    /// A scalar.
+    Scalar(Scalar),
+    /// `[len x elem]`.
+    Array {
+        /// Element type.
+        elem: Inst,
+        /// Length.
+        len: u64,
+    },
+    /// A structure: field types and offsets.
+    Struct {
+        /// Field types.
+        fields: Vec<Inst>,
+        /// Field offsets.
+        offsets: Vec<u64>,
+    },
+}
+
+/// The layouts of every value type of a module, computed once in pool order.
+#[derive(Debug, Default)]
+pub(crate) struct Layouts {
+    map: HashMap<Inst, Layout>,
+}
+
+impl Layouts {
+    /// Lays out every value type in `m`'s pool (types come after their operands there).
+    pub(crate) fn new(m: &Module) -> Layouts {
+        let mut map: HashMap<Inst, Layout> = HashMap::new();
+        for &t in m.pool() {
+            let op = m.opcode(t);
+            let scalar = |s: Scalar| Layout {
+                size: s.size(),
+                align: s.size(),
+                leaves: Some(vec![(s, 0)]),
+                shape: Shape::Scalar(s),
+            };
+            let l = match op {
+                Opcode::I1 => scalar(Scalar::Int(1)),
+                Opcode::I8 => scalar(Scalar::Int(8)),
+                Opcode::I16 => scalar(Scalar::Int(16)),
+                Opcode::I32 => scalar(Scalar::Int(32)),
+                Opcode::I64 => scalar(Scalar::Int(64)),
+                Opcode::F32 => scalar(Scalar::F32),
+                Opcode::F64 => scalar(Scalar::F64),
+                Opcode::PTR => scalar(Scalar::Ptr),
+                Opcode::ARRAY => {
+                    let (Some(&elem), Some(len)) =
+                        (m.operands(t).first(), m.payload(t).as_int())
+                    else {
+                        continue;
+                    };
+                    let Some(e) = map.get(&elem) else { continue };
+                    let leaves = e.leaves.as_ref().and_then(|el| {
+                        let n = (el.len() as u64).checked_mul(len)?;
+                        if n > MAX_LEAVES as u64 {
+                            return None;
+                        }
+                        let mut v = Vec::with_capacity(n as usize);
+                        for i in 0..len {
+                            v.extend(el.iter().map(|&(s, o)| (s, o + i * e.size)));
+                        }
+                        Some(v)
+                    });
+                    Layout {
+                        size: e.size.saturating_mul(len),
+                        align: e.align,
+                        leaves,
+                        shape: Shape::Array { elem, len },
+                    }
+                }
+                Opcode::STRUCT | Opcode::NAMED_STRUCT => {
+                    let fields = m.operands(t).to_vec();
+                    let (mut off, mut align) = (0u64, 1u64);
+                    let mut offsets = Vec::with_capacity(fields.len());
+                    let mut leaves = Some(Vec::new());
+                    let mut ok = true;
+                    for f in &fields {
+                        let Some(fl) = map.get(f) else {
+                            ok = false;
+                            break;
+                        };
+                        off = off.next_multiple_of(fl.align);
+                        offsets.push(off);
+                        leaves = match (leaves, &fl.leaves) {
+                            (Some(mut v), Some(fv)) if v.len() + fv.len() <= MAX_LEAVES => {
+                                v.extend(fv.iter().map(|&(s, o)| (s, o + off)));
+                                Some(v)
+                            }
+                            _ => None,
+                        };
+                        off = off.saturating_add(fl.size);
+                        align = align.max(fl.align);
+                    }
+                    if !ok {
+                        continue;
+                    }
+                    Layout {
+                        size: off.next_multiple_of(align),
+                        align,
+                        leaves,
+                        shape: Shape::Struct { fields, offsets },
+                    }
+                }
+                _ => continue,
+            };
+            map.insert(t, l);
+        }
+        Layouts { map }
+    }
+
+    /// The layout of value type `t`.
+    pub(crate) fn get(&self, t: Inst) -> Option<&Layout> {
+        self.map.get(&t)
+    }
+
+    /// The scalar kind of `t`, if it is a scalar type.
+    pub(crate) fn scalar(&self, t: Inst) -> Option<Scalar> {
+        match self.get(t)?.shape {
+            Shape::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The range of leaves of field or element `k` of aggregate type `t`, and its type.
+    pub(crate) fn field_leaves(&self, t: Inst, k: u64) -> Option<(std::ops::Range<usize>, Inst)> {
+        let l = self.get(t)?;
+        let (before, fty): (usize, Inst) = match &l.shape {
+            Shape::Array { elem, len } if k < *len => {
+                let n = self.get(*elem)?.leaves.as_ref()?.len();
+                (n.checked_mul(usize::try_from(k).ok()?)?, *elem)
+            }
+            Shape::Struct { fields, .. } => {
+                let k = usize::try_from(k).ok()?;
+                let fty = *fields.get(k)?;
+                let mut n = 0;
+                for f in &fields[..k] {
+                    n += self.get(*f)?.leaves.as_ref()?.len();
+                }
+                (n, fty)
+            }
+            _ => return None,
+        };
+        let n = self.get(fty)?.leaves.as_ref()?.len();
+        Some((before..before + n, fty))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_layout_follows_the_spec() {
+        let src = "@g: struct {i32, i64} = global_var\n@h: struct {i64, i8} = global_var\n@a: [3 x struct {i8, i16}] = global_var\n";
+        let m = irkit_text::parse(src, "t.ir").unwrap();
+        let ls = Layouts::new(&m);
+        let ty = |n: &str| m.ty(m.find_named(n).unwrap()).unwrap();
+        let g = ls.get(ty("g")).unwrap();
+        assert_eq!((g.size, g.align), (16, 8));
+        assert_eq!(
+            g.leaves.as_deref(),
+            Some(&[(Scalar::Int(32), 0), (Scalar::Int(64), 8)][..])
+        );
+        assert_eq!(ls.get(ty("h")).unwrap().size, 16);
+        let a = ls.get(ty("a")).unwrap();
+        assert_eq!((a.size, a.align), (12, 2));
+        assert_eq!(a.leaves.as_ref().unwrap()[5], (Scalar::Int(16), 10));
+        assert_eq!(ls.field_leaves(ty("a"), 2).unwrap().0, 4..6);
+    }
+}

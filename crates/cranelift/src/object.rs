@@ -1,0 +1,29 @@
+//! Object files through `cranelift-object`: the whole module, plus the runtime and a C `main`.
+
+use cranelift_module::Linkage;
+use cranelift_object::{ObjectBuilder, ObjectModule};
+use irkit_backend::BackendError;
+use irkit_core::Module;
+
+use crate::error::cl_err;
+use crate::lower::{LowerOptions, lower_module};
+
+/// Compiles `m` to the bytes of a relocatable object file for the host. Its global symbol
+/// `main` (C's `int main(void)`) runs the function exported as `main` and returns its exit code;
+/// `extern` functions are undefined symbols for the system linker to resolve.
+pub fn emit_object(m: &Module) -> Result<Vec<u8>, BackendError> {
+    let isa = crate::isa::host(true)?;
+    let builder = ObjectBuilder::new(isa, "irkit", cranelift_module::default_libcall_names())
+        .map_err(|e| cl_err("object", e))?;
+    let opts = LowerOptions {
+        entry_symbol: "main",
+        entry_linkage: Linkage::Export,
+        entry_export: "main",
+        flush_on_return: false,
+        extern_available: &|_| true,
+    };
+    let (obj, _) = lower_module(m, ObjectModule::new(builder), &opts)?;
+    obj.finish()
+        .emit()
+        .map_err(|e| cl_err("writing the object file", e))
+}
