@@ -31,7 +31,11 @@ pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
         })?;
     if !output.status.success() {
         let msg = String::from_utf8_lossy(&output.stderr);
-        let first: Vec<&str> = msg.lines().filter(|l| !l.trim().is_empty()).take(3).collect();
+        let first: Vec<&str> = msg
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(3)
+            .collect();
         return Err(BackendError::Link(format!(
             "`{cc}` exited with {}: {}",
             output.status,

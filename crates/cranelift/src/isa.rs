@@ -18,7 +18,11 @@ pub(crate) fn host(pic: bool) -> Result<OwnedTargetIsa, BackendError> {
     set(
         &mut flags,
         "enable_verifier",
-        if cfg!(debug_assertions) { "true" } else { "false" },
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
     )?;
     if !pic {
         // The JIT places code anywhere in the address space: no short-range libcalls.

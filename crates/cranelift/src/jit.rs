@@ -49,7 +49,9 @@ pub struct Compiled {
 
 impl std::fmt::Debug for Compiled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Compiled").field("entry", &self.entry).finish()
+        f.debug_struct("Compiled")
+            .field("entry", &self.entry)
+            .finish()
     }
 }
 

@@ -110,12 +110,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
     let f = m
         .find_export(opts.entry_export)
         .filter(|&f| m.opcode(f) == Opcode::FUNC)
-        .ok_or_else(|| {
-            entry_err(format!(
-                "no function is exported as {}",
-                opts.entry_export
-            ))
-        })?;
+        .ok_or_else(|| entry_err(format!("no function is exported as {}", opts.entry_export)))?;
     let Some(Callee::Func(fid)) = ctx.funcs.get(&f).cloned() else {
         return Err(entry_err(format!(
             "{} has no body the back end can call",

@@ -23,10 +23,8 @@ impl Backend for InterpBackend {
         let result = if opts.entry == "main" {
             it.run_main()
         } else {
-            it.run(opts.entry.as_str(), &[]).map(|v| {
-                v.and_then(|v| v.as_signed())
-                    .map_or(0, |s| s as i32)
-            })
+            it.run(opts.entry.as_str(), &[])
+                .map(|v| v.and_then(|v| v.as_signed()).map_or(0, |s| s as i32))
         };
         match result {
             Ok(code) => Ok(Outcome::Exited(code)),
@@ -54,8 +52,14 @@ mod tests {
 
     #[test]
     fn shared_trap_kind_spellings() {
-        assert_eq!(TrapKind::DivisionByZero.to_string(), trap_kinds::DIVISION_BY_ZERO);
-        assert_eq!(TrapKind::IntegerOverflow.to_string(), trap_kinds::INTEGER_OVERFLOW);
+        assert_eq!(
+            TrapKind::DivisionByZero.to_string(),
+            trap_kinds::DIVISION_BY_ZERO
+        );
+        assert_eq!(
+            TrapKind::IntegerOverflow.to_string(),
+            trap_kinds::INTEGER_OVERFLOW
+        );
         assert_eq!(TrapKind::Unreachable.to_string(), trap_kinds::UNREACHABLE);
         assert_eq!(TrapKind::Trap.to_string(), trap_kinds::TRAP);
         assert_eq!(TrapKind::Abort.to_string(), trap_kinds::ABORT);

@@ -86,10 +86,11 @@ fn main() -> ExitCode {
     let t = Instant::now();
     let bytes = match args.emit {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
-        Emit::Irm => irkit_format::write(&linked.module).map_err(|e| {
-            format!("error: internal error: cannot encode the linked module: {e}")
-        }),
-        Emit::Obj => irkit_cranelift::emit_object(&linked.module).map_err(|e| format!("error: {e}")),
+        Emit::Irm => irkit_format::write(&linked.module)
+            .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
+        Emit::Obj => {
+            irkit_cranelift::emit_object(&linked.module).map_err(|e| format!("error: {e}"))
+        }
         Emit::Exe => {
             if let Err(e) = write_executable(&linked.module, &args.output) {
                 problems.push(e);

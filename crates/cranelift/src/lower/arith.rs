@@ -106,7 +106,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         };
         if signed {
             let ty = Scalar::Int(w).clif();
-            let min: i64 = if w == 1 { -1 } else { i64::MIN >> (64 - ty.bits()) };
+            let min: i64 = if w == 1 {
+                -1
+            } else {
+                i64::MIN >> (64 - ty.bits())
+            };
             let is_min = self.b.ins().icmp_imm_s(CIntCC::Equal, a, min);
             let is_m1 = self.b.ins().icmp_imm_s(CIntCC::Equal, b, -1);
             let both = self.b.ins().band(is_min, is_m1);
@@ -119,7 +123,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             Opcode::SREM => i.srem(a, b),
             _ => i.urem(a, b),
         };
-        Ok(if w == 1 { self.b.ins().band_imm_u(r, 1) } else { r })
+        Ok(if w == 1 {
+            self.b.ins().band_imm_u(r, 1)
+        } else {
+            r
+        })
     }
 
     fn float_binop(&mut self, op: Opcode, s: Scalar, a: Value, b: Value) -> Value {

@@ -83,17 +83,15 @@ pub(crate) fn lower_function<M: ClModule>(
         fl.b.finalize(cfg);
     }
     let place = def_name(m, f);
-    ctx.cl
-        .define_function(id, &mut c)
-        .map_err(|e| match e {
-            cranelift_module::ModuleError::Compilation(
-                cranelift_codegen::CodegenError::Verifier(errs),
-            ) => BackendError::Codegen(format!(
-                "{place}: Cranelift verifier: {}",
-                errs.to_string().replace('\n', "; ")
-            )),
-            e => cl_err(&place, e),
-        })
+    ctx.cl.define_function(id, &mut c).map_err(|e| match e {
+        cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(
+            errs,
+        )) => BackendError::Codegen(format!(
+            "{place}: Cranelift verifier: {}",
+            errs.to_string().replace('\n', "; ")
+        )),
+        e => cl_err(&place, e),
+    })
 }
 
 /// The state of one function's lowering.
@@ -125,7 +123,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.b.append_block_params_for_function_params(cb);
             } else {
                 for &p in m.block_params(blk) {
-                    let ty = m.ty(p).ok_or_else(|| self.malformed("param without type"))?;
+                    let ty = m
+                        .ty(p)
+                        .ok_or_else(|| self.malformed("param without type"))?;
                     for s in self.leaves(ty, p)? {
                         self.b.append_block_param(cb, s.clif());
                     }
@@ -139,7 +139,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let params = self.b.block_params(cb).to_vec();
             let mut at = 0;
             for &p in m.block_params(blk) {
-                let ty = m.ty(p).ok_or_else(|| self.malformed("param without type"))?;
+                let ty = m
+                    .ty(p)
+                    .ok_or_else(|| self.malformed("param without type"))?;
                 let n = self.leaves(ty, p)?.len();
                 let vs = params
                     .get(at..at + n)
@@ -190,7 +192,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     out.push(self.address_of(c)?);
                     continue;
                 }
-                let ty = m.ty(c).ok_or_else(|| self.malformed("constant without type"))?;
+                let ty = m
+                    .ty(c)
+                    .ok_or_else(|| self.malformed("constant without type"))?;
                 match m.opcode(c) {
                     Opcode::CONST_INT => {
                         let bits = m.payload(c).as_int().unwrap_or(0);
@@ -204,7 +208,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                                 .b
                                 .ins()
                                 .f32const(ir::immediates::Ieee32::with_bits(bits as u32)),
-                            _ => self.b.ins().f64const(ir::immediates::Ieee64::with_bits(bits)),
+                            _ => self
+                                .b
+                                .ins()
+                                .f64const(ir::immediates::Ieee64::with_bits(bits)),
                         };
                         out.push(v);
                     }
@@ -292,7 +299,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let gv = self.ctx.cl.declare_data_in_func(msg, self.b.func);
         let p = self.b.ins().symbol_value(PTR, gv);
         let n = self.b.ins().iconst(clt::I64, len);
-        let tr = self.ctx.cl.declare_func_in_func(self.ctx.rt.trap, self.b.func);
+        let tr = self
+            .ctx
+            .cl
+            .declare_func_in_func(self.ctx.rt.trap, self.b.func);
         self.b.ins().call(tr, &[p, n]);
         self.b.ins().trap(UNREACHABLE_AFTER_EXIT);
         Ok(())
@@ -381,7 +391,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             }
             Opcode::LOAD => {
                 let p = self.val1(ops[0])?;
-                let ty = m.ty(inst).ok_or_else(|| self.malformed("load without type"))?;
+                let ty = m
+                    .ty(inst)
+                    .ok_or_else(|| self.malformed("load without type"))?;
                 let s = self.scalar(ty)?;
                 let mut v = self.b.ins().load(s.clif(), MemFlagsData::new(), p, 0);
                 if s == Scalar::Int(1) {
@@ -527,8 +539,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         place: &Place,
     ) -> Result<(), BackendError> {
         let m = self.ctx.m;
-        let (args_from, result) = if op == Opcode::CALL { (1, ()) } else { (2, ()) };
-        let _ = result;
+        let args_from = if op == Opcode::CALL { 1 } else { 2 };
         let mut args = Vec::new();
         for &a in &ops[args_from..] {
             args.extend(self.val(a)?);
@@ -622,9 +633,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let ity = m
                 .value_type(idx)
                 .ok_or_else(|| self.malformed("index without type"))?;
-            if let (Opcode::CONST_INT, Some(w)) =
-                (m.opcode(idx), self.scalar(ity)?.width())
-            {
+            if let (Opcode::CONST_INT, Some(w)) = (m.opcode(idx), self.scalar(ity)?.width()) {
                 let bits = m.payload(idx).as_int().unwrap_or(0);
                 let i = irkit_core::payload::sign_extend(bits, w);
                 konst = konst.wrapping_add(i.wrapping_mul(scale as i64));

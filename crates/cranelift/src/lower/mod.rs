@@ -173,7 +173,9 @@ impl<M: ClModule> Ctx<'_, M> {
         let ty = m
             .ty(f)
             .filter(|&t| m.opcode(t) == Opcode::FN)
-            .ok_or_else(|| BackendError::Malformed(format!("{} has no fn type", def_place(m, f))))?;
+            .ok_or_else(|| {
+                BackendError::Malformed(format!("{} has no fn type", def_place(m, f)))
+            })?;
         self.signature(ty, c_abi)
             .map_err(|what| unsupported(def_place(m, f), what))
     }

@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::types;
 use cranelift_codegen::ir::Type;
+use cranelift_codegen::ir::types;
 use irkit_core::{Inst, Module, Opcode};
 
 /// The largest number of leaves an aggregate value may have in registers.
@@ -119,8 +119,7 @@ impl Layouts {
                 Opcode::F64 => scalar(Scalar::F64),
                 Opcode::PTR => scalar(Scalar::Ptr),
                 Opcode::ARRAY => {
-                    let (Some(&elem), Some(len)) =
-                        (m.operands(t).first(), m.payload(t).as_int())
+                    let (Some(&elem), Some(len)) = (m.operands(t).first(), m.payload(t).as_int())
                     else {
                         continue;
                     };
