@@ -1,0 +1,345 @@
+//! Differential tests of the back ends: every runnable program runs three ways, through the
+//! interpreter (`ir-run --interp`), the Cranelift JIT (`ir-run`) and a native executable
+//! (`ir-link --emit exe`, then the program), and the three must agree exactly: standard output,
+//! exit code and standard error (the trap line, when there is one).
+//!
+//! The programs: the examples (`examples/*.ir`, the two-module example linked from both files),
+//! the runnable cases of `tests/run/*.ir`, whose expectations are comments beside the input:
+//!
+//! ```text
+//! ; expect: exit 7                 the exit code (0 if not given, 70 with `trap`)
+//! ; expect: stdout "bye\n"         standard output, exactly (empty if not given)
+//! ; expect: trap <kind>            the program traps with this kind (exit code 70)
+//! ; expect: stderr "<line>"        standard error, exactly this one line
+//! ```
+//!
+//! and every linker case of `tests/link/*/expected.ir` that exports `main` (no expectation
+//! beyond agreement). Also: the exe path reports a missing C compiler clearly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// How a run ended, as compared across back ends.
+#[derive(Debug, PartialEq, Eq)]
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// What a case expects.
+#[derive(Debug, Default)]
+struct Expect {
+    code: Option<i32>,
+    stdout: Option<String>,
+    trap: Option<String>,
+    stderr: Option<String>,
+}
+
+fn unescape(s: &str) -> Result<String, String> {
+    let s = s
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .ok_or_else(|| format!("not a quoted string: {s}"))?;
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some('"') => out.push('"'),
+            other => return Err(format!("bad escape \\{other:?}")),
+        }
+    }
+    Ok(out)
+}
+
+fn parse_expect(text: &str) -> Result<Expect, String> {
+    let mut e = Expect::default();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("; expect:") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let (key, val) = rest.split_once(' ').unwrap_or((rest, ""));
+        match key {
+            "exit" => e.code = Some(val.parse().map_err(|_| format!("bad exit code {val}"))?),
+            "stdout" => e.stdout = Some(unescape(val)?),
+            "trap" => e.trap = Some(val.to_string()),
+            "stderr" => e.stderr = Some(unescape(val)?),
+            _ => return Err(format!("unknown expectation `{key}`")),
+        }
+    }
+    Ok(e)
+}
+
+/// Extra options for every tool (`--link-stubs` for the linker cases that link stubs).
+type Extra<'a> = &'a [&'a str];
+
+fn run_interp(files: &[PathBuf], extra: Extra<'_>) -> Run {
+    Command::new(env!("CARGO_BIN_EXE_ir-run"))
+        .args(extra)
+        .arg("--interp")
+        .args(files)
+        .output()
+        .expect("ir-run runs")
+        .into()
+}
+
+fn run_jit(files: &[PathBuf], extra: Extra<'_>) -> Run {
+    Command::new(env!("CARGO_BIN_EXE_ir-run"))
+        .args(extra)
+        .args(files)
+        .output()
+        .expect("ir-run runs")
+        .into()
+}
+
+fn run_exe(name: &str, files: &[PathBuf], extra: Extra<'_>) -> Result<Run, Failed> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("backends");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let exe = dir.join(name.replace('/', "_"));
+    let link = Command::new(env!("CARGO_BIN_EXE_ir-link"))
+        .args(extra)
+        .args(files)
+        .arg("--emit")
+        .arg("exe")
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !link.status.success() {
+        return Err(format!(
+            "ir-link --emit exe failed: {}",
+            String::from_utf8_lossy(&link.stderr)
+        )
+        .into());
+    }
+    let out = Command::new(&exe).output().map_err(|e| e.to_string())?;
+    Ok(out.into())
+}
+
+/// Runs `files` three ways; checks agreement and the expectation.
+fn check(
+    name: &str,
+    files: &[PathBuf],
+    extra: Extra<'_>,
+    expect: Option<&Expect>,
+) -> Result<(), Failed> {
+    let interp = run_interp(files, extra);
+    let jit = run_jit(files, extra);
+    let exe = run_exe(name, files, extra)?;
+    if let Some(e) = expect {
+        let code = if e.trap.is_some() {
+            70
+        } else {
+            e.code.unwrap_or(0)
+        };
+        if interp.code != Some(code) {
+            return Err(format!(
+                "interpreter: exit code {:?}, expected {code}: {interp:?}",
+                interp.code
+            )
+            .into());
+        }
+        let stdout = e.stdout.clone().unwrap_or_default();
+        if interp.stdout != stdout {
+            return Err(format!(
+                "interpreter: stdout {:?}, expected {stdout:?}",
+                interp.stdout
+            )
+            .into());
+        }
+        if let Some(kind) = &e.trap
+            && !interp.stderr.starts_with(&format!("trap: {kind} in "))
+        {
+            return Err(format!(
+                "interpreter: stderr {:?}, expected trap {kind}",
+                interp.stderr
+            )
+            .into());
+        }
+        if let Some(line) = &e.stderr
+            && interp.stderr.trim_end() != line
+        {
+            return Err(
+                format!("interpreter: stderr {:?}, expected {line:?}", interp.stderr).into(),
+            );
+        }
+        if e.trap.is_none() && e.stderr.is_none() && !interp.stderr.is_empty() {
+            return Err(format!("interpreter: unexpected stderr {:?}", interp.stderr).into());
+        }
+    }
+    if jit != interp {
+        return Err(format!(
+            "JIT and interpreter differ:\n  jit:    {jit:?}\n  interp: {interp:?}"
+        )
+        .into());
+    }
+    if exe != interp {
+        return Err(format!(
+            "executable and interpreter differ:\n  exe:    {exe:?}\n  interp: {interp:?}"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The examples and what each computes (examples/README.md). Exit codes are 8 bits:
+/// fib_iterative's 832040 is 40.
+const EXAMPLES: &[(&str, &[&str], i32, &str)] = &[
+    ("fib_recursive", &["fib_recursive.ir"], 55, ""),
+    ("fib_iterative", &["fib_iterative.ir"], 832040 & 0xff, ""),
+    ("fcn_pointer", &["fcn_pointer.ir"], 69, ""),
+    ("memory", &["memory.ir"], 144, ""),
+    ("switch", &["switch.ir"], 122, ""),
+    ("printing", &["printing.ir"], 0, "n = 6170\n"),
+    (
+        "two_module",
+        &["two_module/lib.ir", "two_module/main.ir"],
+        42,
+        "",
+    ),
+];
+
+fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == ext))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    let examples = repo().join("examples");
+    // Every example is in the table (a new one must be added with its expected result).
+    for f in sorted_files(&examples, "ir") {
+        let n = f
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        trials.push(Trial::test(format!("examples_listed::{n}"), move || {
+            if EXAMPLES.iter().any(|(name, ..)| *name == n) {
+                Ok(())
+            } else {
+                Err(format!("examples/{n}.ir is not in the EXAMPLES table of this test").into())
+            }
+        }));
+    }
+    for &(name, files, code, stdout) in EXAMPLES {
+        let files: Vec<PathBuf> = files.iter().map(|f| examples.join(f)).collect();
+        let e = Expect {
+            code: Some(code),
+            stdout: Some(stdout.to_string()),
+            ..Expect::default()
+        };
+        trials.push(Trial::test(format!("examples::{name}"), move || {
+            check(&format!("example_{name}"), &files, &[], Some(&e))
+        }));
+    }
+    for f in sorted_files(&repo().join("tests/run"), "ir") {
+        let n = f
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        trials.push(Trial::test(format!("run::{n}"), move || {
+            let text = std::fs::read_to_string(&f).map_err(|e| e.to_string())?;
+            let e = parse_expect(&text)?;
+            check(&format!("run_{n}"), &[f.clone()], &[], Some(&e))
+        }));
+    }
+    let mut link_cases: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/link"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path().join("expected.ir")))
+                .collect()
+        })
+        .unwrap_or_default();
+    link_cases.sort();
+    for f in link_cases {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        if !text.contains("#[export(\"main\")]") {
+            continue;
+        }
+        let n = f
+            .parent()
+            .and_then(Path::file_name)
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        trials.push(Trial::test(format!("link_cases::{n}"), move || {
+            check(&format!("link_{n}"), &[f.clone()], &["--link-stubs"], None)
+        }));
+    }
+    trials.push(Trial::test("exe_without_c_compiler", || {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("backends-nocc");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let out = dir.join("prog");
+        let _ = std::fs::remove_file(&out);
+        let o = Command::new(env!("CARGO_BIN_EXE_ir-link"))
+            .arg(repo().join("examples/fib_recursive.ir"))
+            .args(["--emit", "exe", "-o"])
+            .arg(&out)
+            .env("CC", "/nonexistent/irkit-cc")
+            .output()
+            .map_err(|e| e.to_string())?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(1)
+            || !err.starts_with(
+                "error: no C compiler to link with: cannot run `/nonexistent/irkit-cc`",
+            )
+            || err.lines().count() != 1
+        {
+            return Err(format!(
+                "expected exit 1 and one clear line, got {:?}: {err}",
+                o.status
+            )
+            .into());
+        }
+        if out.exists() || std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0) != 0 {
+            return Err("a failed exe link left files behind".into());
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test("run_without_main_is_bad_input", || {
+        let o = Command::new(env!("CARGO_BIN_EXE_ir-run"))
+            .arg(repo().join("examples/two_module/lib.ir"))
+            .output()
+            .map_err(|e| e.to_string())?;
+        if o.status.code() != Some(1) {
+            return Err(format!("expected exit 1, got {:?}", o.status).into());
+        }
+        Ok(())
+    }));
+    libtest_mimic::run(&args, trials).exit();
+}
