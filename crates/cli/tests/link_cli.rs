@@ -158,7 +158,7 @@ fn usage_errors_exit_2() {
     for args in [
         &["main.ir"][..],
         &["-o", "x.irm"][..],
-        &["main.ir", "-o", "x", "--emit", "exe"][..],
+        &["main.ir", "-o", "x", "--emit", "wasm"][..],
         &["main.ir", "-o", "x", "--bogus"][..],
     ] {
         let o = ir_link(args, &d);
