@@ -64,11 +64,12 @@ pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
     let opts = LowerOptions {
         entry_symbol: "irkit.entry",
         entry_linkage: Linkage::Local,
-        entry_export: entry,
+        entry_export: Some(entry),
         flush_on_return: true,
         extern_available: &in_process,
     };
     let (mut module, id) = lower_module(m, JITModule::new(builder), &opts)?;
+    let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
     module
         .finalize_definitions()
         .map_err(|e| cl_err("JIT", e))?;

@@ -8,9 +8,11 @@ use irkit_core::Module;
 use crate::error::cl_err;
 use crate::lower::{LowerOptions, lower_module};
 
-/// Compiles `m` to the bytes of a relocatable object file for the host. Its global symbol
-/// `main` (C's `int main(void)`) runs the function exported as `main` and returns its exit code;
-/// `extern` functions are undefined symbols for the system linker to resolve.
+/// Compiles `m` to the bytes of a relocatable object file for the host. If `m` exports a `main`
+/// function, the object's global symbol `main` (C's `int main(void)`) runs it and returns its
+/// exit code; without one (a library) there is no `main` symbol. `extern` functions without a
+/// body are undefined symbols for the system linker to resolve; those with a body are global
+/// symbols under their C names; everything else is local.
 pub fn emit_object(m: &Module) -> Result<Vec<u8>, BackendError> {
     let isa = crate::isa::host(true)?;
     let builder = ObjectBuilder::new(isa, "irkit", cranelift_module::default_libcall_names())
@@ -18,7 +20,7 @@ pub fn emit_object(m: &Module) -> Result<Vec<u8>, BackendError> {
     let opts = LowerOptions {
         entry_symbol: "main",
         entry_linkage: Linkage::Export,
-        entry_export: "main",
+        entry_export: m.find_export("main").map(|_| "main"),
         flush_on_return: false,
         extern_available: &|_| true,
     };

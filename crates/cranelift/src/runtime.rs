@@ -98,23 +98,24 @@ pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(
 }
 
 /// Defines the entry wrapper `int <entry_symbol>(void)`: calls the IR function exported as
-/// `opts.entry_export`, converts its result to the exit code (as the interpreter's
+/// `export`, converts its result to the exit code (as the interpreter's
 /// `run_main` does), optionally flushes C's `stdout`, and returns it.
 pub(crate) fn define_entry_wrapper<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
     opts: &LowerOptions<'_>,
+    export: &str,
 ) -> Result<FuncId, BackendError> {
     let m = ctx.m;
     let entry_err = |why: String| BackendError::Entry(why);
     let f = m
-        .find_export(opts.entry_export)
+        .find_export(export)
         .filter(|&f| m.opcode(f) == Opcode::FUNC)
-        .ok_or_else(|| entry_err(format!("no function is exported as {}", opts.entry_export)))?;
+        .ok_or_else(|| entry_err(format!("no function is exported as {}", export)))?;
     let Some(Callee::Func(fid)) = ctx.funcs.get(&f).cloned() else {
         return Err(entry_err(format!(
             "{} has no body the back end can call",
-            opts.entry_export
+            export
         )));
     };
     let fty = m
@@ -124,7 +125,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
     if ops.len() != 1 {
         return Err(entry_err(format!(
             "{} takes {} parameters; an entry takes none",
-            opts.entry_export,
+            export,
             ops.len().saturating_sub(1)
         )));
     }
@@ -137,7 +138,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
             _ => {
                 return Err(entry_err(format!(
                     "{} must return an integer or void",
-                    opts.entry_export
+                    export
                 )));
             }
         }

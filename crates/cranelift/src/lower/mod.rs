@@ -24,8 +24,8 @@ pub(crate) struct LowerOptions<'a> {
     pub(crate) entry_symbol: &'a str,
     /// Linkage of the entry wrapper.
     pub(crate) entry_linkage: Linkage,
-    /// The export name of the IR entry function.
-    pub(crate) entry_export: &'a str,
+    /// The export name of the IR entry function; `None` for no entry wrapper (a library).
+    pub(crate) entry_export: Option<&'a str>,
     /// Whether the wrapper calls `fflush(NULL)` before returning (the JIT: the process goes on).
     pub(crate) flush_on_return: bool,
     /// Whether an `extern` C function of this name can be called; a call of one that cannot is
@@ -62,12 +62,13 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) messages: HashMap<String, DataId>,
 }
 
-/// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id.
+/// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
+/// asked for).
 pub(crate) fn lower_module<M: ClModule>(
     m: &Module,
     cl: M,
     opts: &LowerOptions<'_>,
-) -> Result<(M, FuncId), BackendError> {
+) -> Result<(M, Option<FuncId>), BackendError> {
     let layouts = Layouts::new(m);
     let mut cl = cl;
     let rt = Runtime::declare(&mut cl)?;
@@ -89,7 +90,12 @@ pub(crate) fn lower_module<M: ClModule>(
             func::lower_function(&mut ctx, &mut fctx, d)?;
         }
     }
-    let entry = crate::runtime::define_entry_wrapper(&mut ctx, &mut fctx, opts)?;
+    let entry = match opts.entry_export {
+        Some(export) => Some(crate::runtime::define_entry_wrapper(
+            &mut ctx, &mut fctx, opts, export,
+        )?),
+        None => None,
+    };
     Ok((ctx.cl, entry))
 }
 
