@@ -131,6 +131,13 @@ fn write_executable(m: &irkit_core::Module, out: &Path) -> Result<(), String> {
     let name = out
         .file_name()
         .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
+    if !dir.is_dir() {
+        return Err(format!(
+            "error: {}: cannot write: directory {} does not exist",
+            out.display(),
+            dir.display()
+        ));
+    }
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     irkit_cranelift::build_executable(m, &tmp).map_err(|e| format!("error: {e}"))?;
     std::fs::rename(&tmp, out).map_err(|e| {
