@@ -9,6 +9,7 @@
 //! on its own line, naming the file and the place), `2` usage errors (clap's own). A tool never
 //! exits by panicking.
 
+pub mod backends;
 pub mod input;
 pub mod output;
 pub mod report;

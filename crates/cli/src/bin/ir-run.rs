@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use irkit_backend::{Backend, Outcome, RunOptions};
+use irkit_backend::{Outcome, RunOptions};
+use irkit_cli::backends::{self, BACKENDS};
 use irkit_cli::report::Problems;
 use irkit_link::{LinkOptions, link_files};
 
@@ -22,9 +23,12 @@ struct Args {
     /// The input modules, binary or text, in any order.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Run in the reference interpreter instead of native code (JIT).
-    #[arg(long)]
+    /// Run in the reference interpreter instead of native code (`--backend interp`).
+    #[arg(long, conflicts_with = "backend")]
     interp: bool,
+    /// The back end: `jit` (native code, the default) or `interp`.
+    #[arg(long, default_value = "jit", value_parser = clap::builder::PossibleValuesParser::new(BACKENDS))]
+    backend: String,
     /// The entry point's export name.
     #[arg(long, default_value = "main", value_name = "NAME")]
     entry: String,
@@ -51,10 +55,10 @@ fn main() -> ExitCode {
             return problems.finish();
         }
     };
-    let backend: &dyn Backend = if args.interp {
-        &irkit_interp::InterpBackend
-    } else {
-        &irkit_cranelift::Jit
+    let name = if args.interp { "interp" } else { &args.backend };
+    let Some(backend) = backends::backend(name) else {
+        problems.push(format!("error: no back end called {name}"));
+        return problems.finish();
     };
     let run = RunOptions { entry: args.entry };
     let outcome = backend.run(&linked.module, &run);
