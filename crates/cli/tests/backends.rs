@@ -385,6 +385,28 @@ fn main() {
         }
         Ok(())
     }));
+    trials.push(Trial::test("unknown_extern_traps_alike_in_interp_and_jit", || {
+        // An executable cannot be linked with a C function that does not exist, but the
+        // interpreter and the JIT both report the call as the same trap.
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("backends-extern");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let f = dir.join("unknown_extern.ir");
+        std::fs::write(
+            &f,
+            "#[extern(\"irkit_no_such_c_function\")]\n@nope: fn(i32) -> i32 = func\n\n\
+             #[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  \
+             %r: i32 = call @nope(i32 1)\n  ret %r\n}\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let files = [f];
+        let (interp, jit) = (run_interp(&files, &[]), run_jit(&files, &[]));
+        let line = "trap: unknown extern function \"irkit_no_such_c_function\" in @main ^entry, \
+                    instruction 0 (call %r)\n";
+        if interp.code != Some(70) || interp.stderr != line || jit != interp {
+            return Err(format!("interp: {interp:?}\njit: {jit:?}").into());
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("run_without_main_is_bad_input", || {
         let o = Command::new(env!("CARGO_BIN_EXE_ir-run"))
             .arg(repo().join("examples/two_module/lib.ir"))
