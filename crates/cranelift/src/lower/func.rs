@@ -1,7 +1,7 @@
-//! Lowering one function body: blocks and their parameters, control flow (`jump`, `br`,
-//! `switch`, `ret`, `unreachable`, `trap`), calls, memory (`stackalloc`, `load`, `store`,
-//! `elem`), aggregates (`extract`, `insert`, `select`) and constants. Arithmetic, comparisons
-//! and conversions are in [`super::arith`].
+//! Lowering one function body: blocks and their parameters, terminators, calls, aggregates
+//! (`extract`, `insert`, `select`), constants and definition addresses, and trap paths. The
+//! other opcodes are in their own files: arithmetic, comparisons and conversions in
+//! [`super::arith`], memory in [`super::memory`], edges and `switch` in [`super::control`].
 //!
 //! Blocks are lowered in reverse post-order from the entry, so every value is defined before it
 //! is used; blocks unreachable from the entry are not lowered. A trap is a branch to a cold
@@ -9,10 +9,8 @@
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::{
-    self, BlockArg, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types as clt,
-};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
+use cranelift_codegen::ir::{self, InstBuilder, Value, types as clt};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Module, Opcode};
@@ -102,7 +100,7 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     /// The leaves of each local value (parameters and instruction results).
     values: HashMap<Inst, Vec<Value>>,
     /// The Cranelift block of each reachable IR block.
-    blocks: HashMap<Inst, ir::Block>,
+    pub(crate) blocks: HashMap<Inst, ir::Block>,
     /// `^name` of each block.
     block_names: HashMap<Inst, String>,
 }
@@ -116,7 +114,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 .map_or_else(|| format!("^bb{i}"), |n| format!("^{n}"));
             self.block_names.insert(blk, name);
         }
-        let order = rpo(m, f);
+        let order = super::control::rpo(m, f);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {
@@ -163,7 +161,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         Ok(())
     }
 
-    fn malformed(&self, what: &str) -> BackendError {
+    pub(crate) fn malformed(&self, what: &str) -> BackendError {
         BackendError::Malformed(format!("{}: {what}", self.fname))
     }
 
@@ -286,7 +284,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
-    fn set(&mut self, inst: Inst, vs: Vec<Value>) {
+    pub(crate) fn set(&mut self, inst: Inst, vs: Vec<Value>) {
         self.values.insert(inst, vs);
     }
 
@@ -359,53 +357,14 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.set(inst, r);
             }
             Opcode::STACKALLOC => {
-                let l = self
-                    .ctx
-                    .layouts
-                    .get(ops[0])
-                    .ok_or_else(|| self.malformed("stackalloc of a non-value type"))?;
-                let (size, align) = (l.size.max(1), l.align);
-                let size32 = u32::try_from(size).map_err(|_| {
-                    unsupported(place.render(m), format!("a stack object of {size} bytes"))
-                })?;
-                let shift = align.trailing_zeros() as u8;
-                let ss = self.b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    size32,
-                    shift,
-                ));
-                let p = self.b.ins().stack_addr(PTR, ss, 0);
-                // Every execution gives a zeroed object.
-                let cfg = self.ctx.cl.target_config();
-                if size <= 256 {
-                    let a = u8::try_from(align.min(8)).unwrap_or(8);
-                    let a = a.min(1u8 << size.trailing_zeros().min(3));
-                    self.b
-                        .emit_small_memset(cfg, p, 0, size, a, MemFlagsData::new());
-                } else {
-                    let zero = self.b.ins().iconst(clt::I8, 0);
-                    let n = self.b.ins().iconst(PTR, size as i64);
-                    self.b.call_memset(cfg, p, zero, n);
-                }
+                let p = self.stackalloc(ops[0], place)?;
                 self.set(inst, vec![p]);
             }
             Opcode::LOAD => {
-                let p = self.val1(ops[0])?;
-                let ty = m
-                    .ty(inst)
-                    .ok_or_else(|| self.malformed("load without type"))?;
-                let s = self.scalar(ty)?;
-                let mut v = self.b.ins().load(s.clif(), MemFlagsData::new(), p, 0);
-                if s == Scalar::Int(1) {
-                    v = self.b.ins().band_imm_u(v, 1);
-                }
+                let v = self.load(inst, ops[0])?;
                 self.set(inst, vec![v]);
             }
-            Opcode::STORE => {
-                let p = self.val1(ops[0])?;
-                let v = self.val1(ops[1])?;
-                self.b.ins().store(MemFlagsData::new(), v, p, 0);
-            }
+            Opcode::STORE => self.store(ops[0], ops[1])?,
             Opcode::ELEM => {
                 let r = self.elem(inst, ops)?;
                 self.set(inst, vec![r]);
@@ -472,65 +431,6 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         Ok(())
     }
 
-    /// The edge starting at block operand `ops[at]`: its Cranelift block and arguments (up to
-    /// the next block operand).
-    fn edge(
-        &mut self,
-        ops: &[Inst],
-        at: usize,
-    ) -> Result<(ir::Block, Vec<BlockArg>), BackendError> {
-        let m = self.ctx.m;
-        let target = *ops
-            .get(at)
-            .ok_or_else(|| self.malformed("edge without target"))?;
-        let cb = *self
-            .blocks
-            .get(&target)
-            .ok_or_else(|| self.malformed("branch to an unknown block"))?;
-        let mut args = Vec::new();
-        for &a in ops[at + 1..]
-            .iter()
-            .take_while(|&&o| m.opcode(o) != Opcode::BLOCK)
-        {
-            args.extend(self.val(a)?.into_iter().map(BlockArg::Value));
-        }
-        Ok((cb, args))
-    }
-
-    fn switch(&mut self, ops: &[Inst]) -> Result<(), BackendError> {
-        let m = self.ctx.m;
-        let v = self.val1(ops[0])?;
-        let first_block = ops
-            .iter()
-            .position(|&o| m.opcode(o) == Opcode::BLOCK)
-            .ok_or_else(|| self.malformed("switch without default"))?;
-        let cases = &ops[1..first_block];
-        let edge_starts: Vec<usize> = (first_block..ops.len())
-            .filter(|&i| m.opcode(ops[i]) == Opcode::BLOCK)
-            .collect();
-        if edge_starts.len() != cases.len() + 1 {
-            return Err(self.malformed("switch edges do not match its cases"));
-        }
-        // One small block per edge, which passes the edge's arguments.
-        let mut edge_blocks = Vec::with_capacity(edge_starts.len());
-        let mut edges = Vec::with_capacity(edge_starts.len());
-        for &at in &edge_starts {
-            edges.push(self.edge(ops, at)?);
-            edge_blocks.push(self.b.create_block());
-        }
-        let mut sw = Switch::new();
-        for (i, &c) in cases.iter().enumerate() {
-            let bits = m.payload(c).as_int().unwrap_or(0);
-            sw.set_entry(u128::from(bits), edge_blocks[i + 1]);
-        }
-        sw.emit(&mut self.b, v, edge_blocks[0]);
-        for (eb, (target, args)) in edge_blocks.into_iter().zip(edges) {
-            self.b.switch_to_block(eb);
-            self.b.ins().jump(target, &args);
-        }
-        Ok(())
-    }
-
     fn call(
         &mut self,
         inst: Inst,
@@ -590,101 +490,4 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         Ok(())
     }
-
-    /// `elem T, p, i0, i1, ...`: `p + sext(i0) * size(T) + offset(T; i1, ...)`.
-    fn elem(&mut self, inst: Inst, ops: &[Inst]) -> Result<Value, BackendError> {
-        let m = self.ctx.m;
-        let mut addr = self.val1(ops[1])?;
-        let mut ty = ops[0];
-        let mut scale = self
-            .ctx
-            .layouts
-            .get(ty)
-            .ok_or_else(|| self.malformed("elem of a non-value type"))?
-            .size;
-        let mut konst: i64 = 0;
-        for (k, &idx) in ops[2..].iter().enumerate() {
-            if k > 0 {
-                let l = self
-                    .ctx
-                    .layouts
-                    .get(ty)
-                    .ok_or_else(|| self.malformed("elem steps into a non-value type"))?;
-                match &l.shape {
-                    super::types::Shape::Struct { fields, offsets } => {
-                        let f = m.payload(idx).as_int().unwrap_or(u64::MAX) as usize;
-                        let (Some(&fty), Some(&off)) = (fields.get(f), offsets.get(f)) else {
-                            return Err(self.malformed("elem field index out of range"));
-                        };
-                        konst = konst.wrapping_add(off as i64);
-                        ty = fty;
-                        continue;
-                    }
-                    super::types::Shape::Array { elem, .. } => {
-                        ty = *elem;
-                        scale = self.ctx.layouts.get(ty).map_or(0, |l| l.size);
-                    }
-                    super::types::Shape::Scalar(_) => {
-                        return Err(self.malformed(&format!("elem {inst} steps into a scalar")));
-                    }
-                }
-            }
-            // An array step (or the first index): sext(i) * scale.
-            let ity = m
-                .value_type(idx)
-                .ok_or_else(|| self.malformed("index without type"))?;
-            if let (Opcode::CONST_INT, Some(w)) = (m.opcode(idx), self.scalar(ity)?.width()) {
-                let bits = m.payload(idx).as_int().unwrap_or(0);
-                let i = irkit_core::payload::sign_extend(bits, w);
-                konst = konst.wrapping_add(i.wrapping_mul(scale as i64));
-                continue;
-            }
-            let s = self.scalar(ity)?;
-            let v = self.val1(idx)?;
-            let i64v = self.sext_to(v, s, clt::I64);
-            let off = self.b.ins().imul_imm_s(i64v, scale as i64);
-            addr = self.b.ins().iadd(addr, off);
-        }
-        if konst != 0 {
-            addr = self.b.ins().iadd_imm_s(addr, konst);
-        }
-        Ok(addr)
-    }
-}
-
-/// The blocks of `f` reachable from its entry, in reverse post-order (entry first).
-fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
-    let Some(entry) = m.entry_block(f) else {
-        return Vec::new();
-    };
-    let succs = |b: Inst| -> Vec<Inst> {
-        let ch = m.children(b);
-        ch.last()
-            .map(|&t| {
-                m.operands(t)
-                    .iter()
-                    .copied()
-                    .filter(|&o| m.opcode(o) == Opcode::BLOCK)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut post = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    seen.insert(entry);
-    let mut stack = vec![(entry, succs(entry), 0usize)];
-    while let Some((b, ss, i)) = stack.last_mut() {
-        if let Some(&s) = ss.get(*i) {
-            *i += 1;
-            if seen.insert(s) {
-                let next = succs(s);
-                stack.push((s, next, 0));
-            }
-        } else {
-            post.push(*b);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
 }

@@ -4,7 +4,9 @@
 //! function body ([`func`]), and last the C-callable entry wrapper.
 
 mod arith;
+mod control;
 mod func;
+mod memory;
 pub(crate) mod types;
 
 use std::collections::HashMap;
