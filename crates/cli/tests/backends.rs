@@ -407,6 +407,36 @@ fn main() {
         }
         Ok(())
     }));
+    trials.push(Trial::test("object_file_links_with_cc", || {
+        // `--emit obj` is a plain object file: any C toolchain links it into a program.
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("backends-obj");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let (obj, exe) = (dir.join("two.o"), dir.join("two"));
+        let ex = repo().join("examples/two_module");
+        let o = Command::new(env!("CARGO_BIN_EXE_ir-link"))
+            .args([ex.join("main.ir"), ex.join("lib.ir")])
+            .args(["--emit", "obj", "-o"])
+            .arg(&obj)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !o.status.success() {
+            return Err(String::from_utf8_lossy(&o.stderr).into_owned().into());
+        }
+        let cc = Command::new("cc")
+            .arg(&obj)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !cc.status.success() {
+            return Err(String::from_utf8_lossy(&cc.stderr).into_owned().into());
+        }
+        let run = Command::new(&exe).output().map_err(|e| e.to_string())?;
+        if run.status.code() != Some(42) {
+            return Err(format!("expected exit 42, got {:?}", run.status).into());
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("run_without_main_is_bad_input", || {
         let o = Command::new(env!("CARGO_BIN_EXE_ir-run"))
             .arg(repo().join("examples/two_module/lib.ir"))

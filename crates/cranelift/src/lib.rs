@@ -1,10 +1,10 @@
 //! # irkit-cranelift: the native back end
 //!
 //! This crate owns native code generation with Cranelift for a **linked, verified** irkit
-//! module: lowering every core opcode to Cranelift IR ([`lower`](crate) module: blocks with
+//! module: lowering every core opcode to Cranelift IR (the private `lower` module: blocks with
 //! parameters, `switch`, direct and indirect calls, stack slots, aggregates split into scalar
-//! values), global data with initializers and relocations, and `extern` calls into C. From the
-//! same lowering it produces
+//! values), global data with initializers and relocations (`data`), the generated trap routine
+//! and C `main` (`runtime`), and `extern` calls into C. From the same lowering it produces
 //!
 //! * object files ([`emit_object`], through `cranelift-object`),
 //! * executables ([`build_executable`]: the object linked by the system `cc`),
