@@ -41,6 +41,12 @@ pub mod trap_kinds {
     /// C's `abort()` called.
     pub const ABORT: &str = "abort called";
 
+    /// An indirect call through a value that is not a function of the call's signature
+    /// (native code checks only null).
+    pub fn bad_function_pointer(addr: u64) -> String {
+        format!("bad function pointer 0x{addr:x}")
+    }
+
     /// A call of an `extern` function the back end cannot provide.
     pub fn unknown_extern(name: &str) -> String {
         format!("unknown extern function \"{name}\"")

@@ -64,6 +64,10 @@ mod tests {
         assert_eq!(TrapKind::Trap.to_string(), trap_kinds::TRAP);
         assert_eq!(TrapKind::Abort.to_string(), trap_kinds::ABORT);
         assert_eq!(
+            TrapKind::BadFunctionPointer { addr: 0 }.to_string(),
+            trap_kinds::bad_function_pointer(0)
+        );
+        assert_eq!(
             TrapKind::UnknownExtern("puts".into()).to_string(),
             trap_kinds::unknown_extern("puts")
         );

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, InstBuilder, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
@@ -467,6 +468,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 .map_err(|what| unsupported(place.render(m), what))?;
             let sr = self.b.import_signature(sig);
             let callee = self.val1(ops[1])?;
+            // Null is the one bad function pointer native code checks (cheaply, and with the
+            // interpreter's message: null is address 0 in both).
+            let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
+            self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
             self.b.ins().call_indirect(sr, callee, &args)
         };
         let rs = self.b.inst_results(call).to_vec();
