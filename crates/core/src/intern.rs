@@ -3,7 +3,10 @@
 //! A hoistable value is created only through [`Module::intern`], which returns the existing
 //! instruction when one with the same (opcode, type, operands, payload) is live, and otherwise
 //! creates one at the *outermost scope its operands allow*: the innermost of the scopes its
-//! type and operands live in. With no generics, that is always the module root.
+//! type and operands live in. With no generics, that is always the module root. A generic's
+//! parameters (`type_param`, `witness_param`) name their generic as operand 0 and live *in* it,
+//! so every value built on a parameter (`fn(%T) -> %T`, `specialize @g, %T`) lives in the
+//! generic too, as in Slang.
 
 use crate::module::{HoistKey, InstData};
 use crate::payload::mask_to_width;
@@ -90,8 +93,12 @@ impl Module {
     ) -> Result<Inst, CoreError> {
         let root = self.root();
         let mut best = root;
-        for &o in ty.iter().chain(operands) {
-            let s = self.scope_of(o);
+        for (k, &o) in ty.iter().chain(operands).enumerate() {
+            let s = if k == usize::from(ty.is_some()) && is_param(opcode) {
+                o
+            } else {
+                self.scope_of(o)
+            };
             if s == best || s == root {
                 continue;
             }
@@ -107,7 +114,14 @@ impl Module {
         }
         Ok(best)
     }
+}
 
+/// Whether `opcode` is a generic parameter, which lives in the generic named by its operand 0.
+pub fn is_param(opcode: Opcode) -> bool {
+    matches!(opcode, Opcode::TYPE_PARAM | Opcode::WITNESS_PARAM)
+}
+
+impl Module {
     // ---- typed constructors --------------------------------------------------------------
 
     /// A primitive type with no operands (`void`, `i1` … `i64`, `f32`, `f64`, `ptr`).
