@@ -58,6 +58,16 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         return Err(LinkErrors(st.errors));
     }
     let mut stats = st.stats;
+    let t = Instant::now();
+    let keep = |m: &Module, d: Inst| match m.decoration_str(d, Opcode::EXPORT) {
+        Some(name) => opts.library || opts.exports.iter().any(|e| e == name),
+        None => false,
+    };
+    match crate::specialize::specialize(&mut out, opts.max_instantiation_depth, &keep) {
+        Ok(r) => stats.instantiations = r.instantiations,
+        Err(e) => return Err(LinkErrors(vec![e])),
+    }
+    stats.specialize = t.elapsed();
     if opts.verify {
         let t = Instant::now();
         if let Err(errs) = irkit_core::verify::verify(&out) {
@@ -417,6 +427,9 @@ impl<'a> State<'a> {
                 if let Some(n) = l.import {
                     match self.resolve_name(&n) {
                         Some(w) => {
+                            // Memoized first: the import's type may name it (a generic's
+                            // parameters name their generic).
+                            self.ref_memo.insert((m, d), Key::Def(w.0, w.1));
                             let t = Instant::now();
                             self.check_import(out, &n, (m, d), w);
                             self.stats.resolve += t.elapsed();
@@ -424,6 +437,7 @@ impl<'a> State<'a> {
                         }
                         None => {
                             let k = Key::Import(n.into());
+                            self.ref_memo.insert((m, d), k.clone());
                             self.check_decl(out, &k, m, d);
                             k
                         }
@@ -452,6 +466,10 @@ impl<'a> State<'a> {
         match ty {
             None => Ok(None),
             Some(Ref::Pool(p)) => self.pool_value(out, m, p, None).map(Some),
+            // A witness table or requirement typed by its interface (a definition).
+            Some(Ref::Def(i)) if self.view(m).def_opcode(i) == Some(Opcode::INTERFACE) => {
+                Ok(self.need(out, m, i, None, false))
+            }
             Some(other) => Err(LinkError::Read(irkit_format::ReadError {
                 file: self.file(m).into(),
                 location: irkit_format::Location::Definition(d),
@@ -594,6 +612,15 @@ impl<'a> State<'a> {
                         .ok_or_else(|| bad(format!("entry {top}: unresolved entry {q}"))),
                     Ref::Def(d) => match needer {
                         Some(n) => Ok(st.need(out, m, d, Some(n), false).unwrap_or(out.root())),
+                        // An interface standing for `Self` in a requirement's type, or the
+                        // generic a type parameter belongs to.
+                        None if matches!(
+                            st.view(m).def_opcode(d),
+                            Some(Opcode::INTERFACE | Opcode::GENERIC)
+                        ) =>
+                        {
+                            Ok(st.need(out, m, d, None, false).unwrap_or(out.root()))
+                        }
                         None => Err(bad(format!("entry {top}: a type refers to definition {d}"))),
                     },
                     Ref::Local(_) => Err(bad(format!("entry {top}: local reference"))),
