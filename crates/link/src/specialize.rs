@@ -349,7 +349,7 @@ impl Pass<'_> {
 
     fn spell(&self, x: Inst, depth: usize, out: &mut String) {
         let m = &*self.m;
-        if depth > 6 || out.len() > 200 {
+        if depth > 3 || out.len() > 80 {
             out.push('…');
             return;
         }
