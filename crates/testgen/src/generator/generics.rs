@@ -7,8 +7,9 @@ use irkit_core::{Inst, Opcode, Payload};
 use super::Gen;
 
 impl Gen<'_, '_> {
-    /// Adds the generics fragment (with probability about `percent`/100).
-    pub(crate) fn gen_generics(&mut self, percent: usize) {
+    /// Adds the generics fragment (with probability about `percent`/100); with `export`, the
+    /// function using the specializations is exported (a root of a library link).
+    pub(crate) fn gen_generics(&mut self, percent: usize, export: bool) {
         if !self.coin(percent) {
             return;
         }
@@ -90,6 +91,9 @@ impl Gen<'_, '_> {
             .expect("specialize interns");
         let user_name = self.fresh("use_max");
         let user = self.new_def(Opcode::FUNC, Some(spec_ty), &user_name);
+        if export {
+            self.export(user, &user_name);
+        }
         let (b, ps) = self.raw_block(user, &[i32t, i32t]);
         let zero = self.m.const_zero(pair_i32).expect("constants intern");
         let p = self.emit_payload(
