@@ -103,6 +103,14 @@ struct Node {
     parent: Option<u32>,
 }
 
+/// What a generic looks like from outside (see [`State::generic_sig`]).
+#[derive(PartialEq, Eq)]
+struct GenericSig {
+    params: Vec<Option<Inst>>,
+    ty: Option<Inst>,
+    child: Option<(Opcode, Option<Inst>)>,
+}
+
 /// A `pin_if(@d, @c)` decoration of a copied definition, re-attached at the end when `c` was
 /// reached.
 struct PinIf {
@@ -480,6 +488,45 @@ impl<'a> State<'a> {
         }
     }
 
+    /// A generic's signature in the output: its parameters, its own type, and what it
+    /// defines (the child's opcode and type). An import's parameters name the generic it
+    /// resolved to, so equal signatures are equal instructions.
+    fn generic_sig(&mut self, out: &mut Module, m: u32, d: u32) -> Result<GenericSig, LinkError> {
+        let def = self.view(m).def(d)?;
+        let root = def.root();
+        let pool_ref = |r: Ref, st: &mut Self, out: &mut Module| match r {
+            Ref::Pool(p) => st.pool_value(out, m, p, None).map(Some),
+            _ => Ok(None),
+        };
+        let mut params = Vec::new();
+        for r in root.operands() {
+            params.push(pool_ref(r, self, out)?);
+        }
+        let ty = match root.ty() {
+            Some(r) => pool_ref(r, self, out)?,
+            None => None,
+        };
+        let child = match root.children().next() {
+            Some(c) => {
+                let t = match c.ty() {
+                    Some(r) => pool_ref(r, self, out)?,
+                    None => None,
+                };
+                Some((c.opcode(), t))
+            }
+            None => None,
+        };
+        Ok(GenericSig { params, ty, child })
+    }
+
+    fn sig_text(out: &Module, s: &GenericSig) -> String {
+        let what = match (&s.child, s.ty) {
+            (Some((op, t)), _) => format!("{op} {}", Self::type_text(out, *t)),
+            (None, t) => format!("type {}", Self::type_text(out, t)),
+        };
+        format!("generic of {} parameters defining {what}", s.params.len())
+    }
+
     fn type_text(out: &Module, ty: Option<Inst>) -> String {
         match ty {
             Some(t) => irkit_text::print_inst(out, t),
@@ -501,6 +548,23 @@ impl<'a> State<'a> {
             return;
         }
         self.validated.insert(exp);
+        if ik == Some(Opcode::GENERIC) {
+            let sigs = self
+                .generic_sig(out, imp.0, imp.1)
+                .and_then(|a| Ok((a, self.generic_sig(out, exp.0, exp.1)?)));
+            match sigs {
+                Err(e) => self.errors.push(e),
+                Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
+                    name: name.to_string(),
+                    import_file: self.file(imp.0).to_string(),
+                    import_ty: Self::sig_text(out, &a),
+                    export_file: self.file(exp.0).to_string(),
+                    export_ty: Self::sig_text(out, &b),
+                }),
+                Ok(_) => {}
+            }
+            return;
+        }
         let types = self
             .def_type(out, imp.0, imp.1)
             .and_then(|a| Ok((a, self.def_type(out, exp.0, exp.1)?)));

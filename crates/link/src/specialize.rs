@@ -31,6 +31,9 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::error::LinkError;
 
+/// The most distinct instantiations one link makes (a bound on work, whatever the input).
+const MAX_INSTANTIATIONS: usize = 100_000;
+
 /// What the pass did.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Report {
@@ -116,6 +119,12 @@ impl Pass<'_> {
                 if let Some(&r) = self.memo.get(&s) {
                     rauw.insert(s, r);
                     continue;
+                }
+                if self.records.len() >= MAX_INSTANTIATIONS {
+                    return Err(LinkError::Specialize(format!(
+                        "more than {MAX_INSTANTIATIONS} distinct instantiations (the last: {})",
+                        self.label(s)
+                    )));
                 }
                 let Some(r) = self.instantiate(s, from)? else {
                     continue;

@@ -197,6 +197,13 @@ impl<'m> Cx<'m> {
         if op.is_definition() {
             return Some(VTy(self.ptr));
         }
+        // A specialized generic function and a witness lookup stand for a function (after
+        // specialization, a `func`): used as a value, they are its address.
+        if matches!(op, Opcode::SPECIALIZE | Opcode::LOOKUP_WITNESS)
+            && d.ty.is_some_and(|t| self.kind(t) == Kind::Fn)
+        {
+            return Some(VTy(self.ptr));
+        }
         match d.ty {
             None => {
                 let msg = format!(
