@@ -94,7 +94,10 @@ impl Module {
         let root = self.root();
         let mut best = root;
         for (k, &o) in ty.iter().chain(operands).enumerate() {
-            let s = if k == usize::from(ty.is_some()) && is_param(opcode) {
+            let s = if k == usize::from(ty.is_some())
+                && is_param(opcode)
+                && self.get(o).is_some_and(|d| !d.opcode().is_hoistable())
+            {
                 o
             } else {
                 self.scope_of(o)
@@ -352,6 +355,36 @@ mod tests {
             m.new_inst(Opcode::I32, None, vec![], Payload::None),
             Err(CoreError::WrongKind { .. })
         ));
+    }
+
+    #[test]
+    fn generic_parameters_and_their_users_live_in_the_generic() {
+        let mut m = Module::new();
+        let root = m.root();
+        let g = m
+            .new_inst(Opcode::GENERIC, None, vec![], Payload::None)
+            .unwrap();
+        m.append_child(root, g).unwrap();
+        let t = m
+            .intern(Opcode::TYPE_PARAM, None, &[g], Payload::Int(0))
+            .unwrap();
+        assert_eq!(m.parent(t), Some(g));
+        let f = m.ty_fn(t, &[t]).unwrap();
+        assert_eq!(m.parent(f), Some(g));
+        let i32t = m.ty_i32();
+        let s = m
+            .intern(Opcode::SPECIALIZE, None, &[g, i32t], Payload::None)
+            .unwrap();
+        assert_eq!(m.parent(s), Some(root), "concrete arguments: module scope");
+        let s2 = m
+            .intern(Opcode::SPECIALIZE, None, &[g, t], Payload::None)
+            .unwrap();
+        assert_eq!(m.parent(s2), Some(g));
+        // A malformed parameter naming a hoistable is not scoped in it.
+        let bad = m
+            .intern(Opcode::TYPE_PARAM, None, &[i32t], Payload::Int(0))
+            .unwrap();
+        assert_eq!(m.parent(bad), Some(root));
     }
 
     #[test]

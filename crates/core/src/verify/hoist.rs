@@ -92,7 +92,10 @@ impl Cx<'_> {
             let mut conflict = false;
             let first_op = usize::from(d.ty.is_some());
             for (k, &o) in d.ty.iter().chain(&d.operands).enumerate() {
-                let s = if k == first_op && crate::intern::is_param(d.opcode) {
+                let s = if k == first_op
+                    && crate::intern::is_param(d.opcode)
+                    && !m.insts[o.idx()].opcode.is_hoistable()
+                {
                     o
                 } else {
                     m.insts[o.idx()].parent.unwrap_or(root)
