@@ -103,6 +103,14 @@ struct Node {
     parent: Option<u32>,
 }
 
+/// An operand of a declaration, as compared between an import and its export.
+#[derive(PartialEq, Eq)]
+enum DeclOperand {
+    Value(Inst),
+    Def(Key),
+    Local,
+}
+
 /// What a generic looks like from outside (see [`State::generic_sig`]).
 #[derive(PartialEq, Eq)]
 struct GenericSig {
@@ -519,6 +527,41 @@ impl<'a> State<'a> {
         Ok(GenericSig { params, ty, child })
     }
 
+    /// The operands of definition `d` of input `m`: pool values in the output, definitions as
+    /// what they resolve to.
+    fn decl_operands(
+        &mut self,
+        out: &mut Module,
+        m: u32,
+        d: u32,
+    ) -> Result<Vec<DeclOperand>, LinkError> {
+        let def = self.view(m).def(d)?;
+        let refs: Vec<Ref> = def.root().operands().collect();
+        let mut ops = Vec::with_capacity(refs.len());
+        for r in refs {
+            ops.push(match r {
+                Ref::Pool(p) => DeclOperand::Value(self.pool_value(out, m, p, None)?),
+                Ref::Def(x) => DeclOperand::Def(self.resolve_ref(out, m, x)),
+                Ref::Local(_) => DeclOperand::Local,
+            });
+        }
+        Ok(ops)
+    }
+
+    fn operands_text(out: &Module, op: Option<Opcode>, ops: &[DeclOperand]) -> String {
+        let parts: Vec<String> = ops
+            .iter()
+            .map(|o| match o {
+                DeclOperand::Value(v) => irkit_text::print_inst(out, *v),
+                DeclOperand::Def(Key::Def(_, d)) => format!("definition {d}"),
+                DeclOperand::Def(Key::Import(n) | Key::Extern(n)) => format!("@{n}"),
+                DeclOperand::Local => "a local value".to_string(),
+            })
+            .collect();
+        let op = op.map(|o| o.to_string()).unwrap_or_default();
+        format!("{op} {}", parts.join(", "))
+    }
+
     fn sig_text(out: &Module, s: &GenericSig) -> String {
         let what = match (&s.child, s.ty) {
             (Some((op, t)), _) => format!("{op} {}", Self::type_text(out, *t)),
@@ -548,6 +591,23 @@ impl<'a> State<'a> {
             return;
         }
         self.validated.insert(exp);
+        if matches!(ik, Some(Opcode::WITNESS_TABLE | Opcode::INTERFACE)) {
+            // A witness table's conforming type, an interface's requirements.
+            let ops = self
+                .decl_operands(out, imp.0, imp.1)
+                .and_then(|a| Ok((a, self.decl_operands(out, exp.0, exp.1)?)));
+            match ops {
+                Err(e) => self.errors.push(e),
+                Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
+                    name: name.to_string(),
+                    import_file: self.file(imp.0).to_string(),
+                    import_ty: Self::operands_text(out, ik, &a),
+                    export_file: self.file(exp.0).to_string(),
+                    export_ty: Self::operands_text(out, ek, &b),
+                }),
+                Ok(_) => {}
+            }
+        }
         if ik == Some(Opcode::GENERIC) {
             let sigs = self
                 .generic_sig(out, imp.0, imp.1)
