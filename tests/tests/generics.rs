@@ -107,3 +107,17 @@ fn memoized_one_clone_per_distinct_instantiation() {
     let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 49);
 }
+
+#[test]
+fn generic_witness_table_specializes_and_runs() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/generic_witness_table/main.ir");
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let input = Input::from_text("main.ir", &src).unwrap_or_else(|e| panic!("{e}"));
+    let linked = link(vec![input], &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    // Pair<i32>, ord_pair<i32, ord_i32>, pair_less<i32, ord_i32>, max<Pair<i32>, …>.
+    assert_eq!(linked.stats.instantiations, 4);
+    let m = &linked.module;
+    assert_eq!(generics_opcodes(m), 0);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 5);
+}
