@@ -192,29 +192,51 @@ impl Cx<'_> {
     /// The existing value `t` becomes with `sub` applied, if the module has it (the verifier
     /// builds nothing: a type the module lacks is a type no value of it has).
     pub(super) fn subst_lookup(&self, t: Inst, sub: &HashMap<Inst, Inst>) -> Option<Inst> {
-        self.subst_lookup_at(t, sub, 0)
+        let mut memo: HashMap<Inst, Option<Inst>> = HashMap::new();
+        self.subst_lookup_at(t, sub, 0, &mut memo)
     }
 
-    fn subst_lookup_at(&self, t: Inst, sub: &HashMap<Inst, Inst>, depth: u32) -> Option<Inst> {
+    fn subst_lookup_at(
+        &self,
+        t: Inst,
+        sub: &HashMap<Inst, Inst>,
+        depth: u32,
+        memo: &mut HashMap<Inst, Option<Inst>>,
+    ) -> Option<Inst> {
         if let Some(&a) = sub.get(&t) {
             return Some(a);
         }
+        if let Some(&r) = memo.get(&t) {
+            return r;
+        }
         let d = self.live(t)?;
-        if !d.opcode.is_hoistable() || depth > 64 {
+        if !d.opcode.is_hoistable() || depth > 64 || memo.len() > MATCH_BUDGET {
             return Some(t);
         }
-        let ty = match d.ty {
-            Some(x) => Some(self.subst_lookup_at(x, sub, depth + 1)?),
-            None => None,
-        };
-        let mut ops = Vec::with_capacity(d.operands.len());
-        for &o in &d.operands {
-            ops.push(self.subst_lookup_at(o, sub, depth + 1)?);
+        let mut r = None;
+        'build: {
+            let ty = match d.ty {
+                Some(x) => match self.subst_lookup_at(x, sub, depth + 1, memo) {
+                    Some(y) => Some(y),
+                    None => break 'build,
+                },
+                None => None,
+            };
+            let mut ops = Vec::with_capacity(d.operands.len());
+            for &o in &d.operands {
+                match self.subst_lookup_at(o, sub, depth + 1, memo) {
+                    Some(y) => ops.push(y),
+                    None => break 'build,
+                }
+            }
+            r = if ty == d.ty && ops == d.operands {
+                Some(t)
+            } else {
+                self.m.lookup(d.opcode, ty, &ops, &d.payload)
+            };
         }
-        if ty == d.ty && ops == d.operands {
-            return Some(t);
-        }
-        self.m.lookup(d.opcode, ty, &ops, &d.payload)
+        memo.insert(t, r);
+        r
     }
 
     /// A short spelling of a value for messages.
