@@ -475,18 +475,34 @@ impl<'m> Cx<'m> {
                 continue; // steps over whole objects of the base type
             }
             let Some(c) = cur else { continue };
+            // A specialized generic type: its shape with the arguments substituted (when the
+            // module has that type; otherwise the path is not checked further before link).
+            let (c, sub) = match self.unfold_specialized(c) {
+                Some((shape, sub)) => (shape, Some(sub)),
+                None => (c, None),
+            };
+            // A field type of the shape, with the arguments substituted.
+            let concrete = |cx: &Self, t: Inst| match &sub {
+                Some(sub) => cx.subst_lookup(t, sub),
+                None => Some(t),
+            };
             let Some(cop) = c.0.and_then(|t| self.opc(t)) else {
                 cur = None;
                 continue;
             };
             match cop {
                 Opcode::ARRAY => {
-                    cur = self.field(c, 0).ok().and_then(|e| self.as_value_type(e));
+                    cur = self
+                        .field(c, 0)
+                        .ok()
+                        .and_then(|e| concrete(self, e))
+                        .and_then(|e| self.as_value_type(e));
                     if cur.is_none() {
                         // A zero-length array still has an element type.
                         cur =
                             c.0.and_then(|t| self.live(t))
                                 .and_then(|d| d.operands.first().copied())
+                                .and_then(|e| concrete(self, e))
                                 .and_then(|e| self.as_value_type(e));
                     }
                 }
@@ -509,7 +525,9 @@ impl<'m> Cx<'m> {
                             cur = None;
                         }
                         Some(f) => match u64::try_from(f).map(|f| self.field(c, f)) {
-                            Ok(Ok(t)) => cur = self.as_value_type(t),
+                            Ok(Ok(t)) => {
+                                cur = concrete(self, t).and_then(|t| self.as_value_type(t))
+                            }
                             _ => {
                                 let count =
                                     self.live(c.0.unwrap_or(i)).map_or(0, |d| d.operands.len());
