@@ -121,3 +121,22 @@ fn generic_witness_table_specializes_and_runs() {
     let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 5);
 }
+
+#[test]
+fn generic_calling_generic_with_a_generic_struct_runs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/generics_nested");
+    let inputs: Vec<Input> = ["lib.ir", "main.ir"]
+        .iter()
+        .map(|n| {
+            let src = std::fs::read_to_string(dir.join(n)).unwrap_or_else(|e| panic!("{e}"));
+            Input::from_text(n, &src).unwrap_or_else(|e| panic!("{n}: {e}"))
+        })
+        .collect();
+    let linked = link(inputs, &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    // Pair<i64>, make_pair<i64>, max_of<i64, ord_i64>, max<i64, ord_i64>.
+    assert_eq!(linked.stats.instantiations, 4);
+    let m = &linked.module;
+    assert_eq!(generics_opcodes(m), 0);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 9);
+}
