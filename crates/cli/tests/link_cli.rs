@@ -219,3 +219,49 @@ fn two_module_example_links() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn generics_example_links_and_counts_instantiations() {
+    let o = ir_link(
+        &[
+            "examples/generics/main.ir",
+            "examples/generics/ord.ir",
+            "examples/generics/lib.ir",
+            "-o",
+            "-",
+            "--emit",
+            "ir",
+            "--stats",
+        ],
+        &repo(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("instantiations:      3"), "{err}");
+    assert!(err.contains("time specialize:"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    for gone in ["generic", "specialize", "witness", "interface"] {
+        assert!(!out.contains(gone), "{gone} left in\n{out}");
+    }
+}
+
+#[test]
+fn polymorphic_recursion_stops_at_the_limit_naming_the_chain() {
+    let o = ir_link(
+        &[
+            "tests/link/polymorphic_recursion/main.ir",
+            "-o",
+            "-",
+            "--max-instantiation-depth",
+            "5",
+        ],
+        &repo(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("specialization deeper than 5 instantiations")
+            && err.contains("<- @f<Pair<i32>> <- @f<i32>"),
+        "{err}"
+    );
+}

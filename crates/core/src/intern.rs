@@ -3,7 +3,10 @@
 //! A hoistable value is created only through [`Module::intern`], which returns the existing
 //! instruction when one with the same (opcode, type, operands, payload) is live, and otherwise
 //! creates one at the *outermost scope its operands allow*: the innermost of the scopes its
-//! type and operands live in. With no generics, that is always the module root.
+//! type and operands live in. With no generics, that is always the module root. A generic's
+//! parameters (`type_param`, `witness_param`) name their generic as operand 0 and live *in* it,
+//! so every value built on a parameter (`fn(%T) -> %T`, `specialize @g, %T`) lives in the
+//! generic too, as in Slang.
 
 use crate::module::{HoistKey, InstData};
 use crate::payload::mask_to_width;
@@ -90,8 +93,15 @@ impl Module {
     ) -> Result<Inst, CoreError> {
         let root = self.root();
         let mut best = root;
-        for &o in ty.iter().chain(operands) {
-            let s = self.scope_of(o);
+        for (k, &o) in ty.iter().chain(operands).enumerate() {
+            let s = if k == usize::from(ty.is_some())
+                && is_param(opcode)
+                && self.get(o).is_some_and(|d| !d.opcode().is_hoistable())
+            {
+                o
+            } else {
+                self.scope_of(o)
+            };
             if s == best || s == root {
                 continue;
             }
@@ -107,7 +117,14 @@ impl Module {
         }
         Ok(best)
     }
+}
 
+/// Whether `opcode` is a generic parameter, which lives in the generic named by its operand 0.
+pub fn is_param(opcode: Opcode) -> bool {
+    matches!(opcode, Opcode::TYPE_PARAM | Opcode::WITNESS_PARAM)
+}
+
+impl Module {
     // ---- typed constructors --------------------------------------------------------------
 
     /// A primitive type with no operands (`void`, `i1` … `i64`, `f32`, `f64`, `ptr`).
@@ -338,6 +355,36 @@ mod tests {
             m.new_inst(Opcode::I32, None, vec![], Payload::None),
             Err(CoreError::WrongKind { .. })
         ));
+    }
+
+    #[test]
+    fn generic_parameters_and_their_users_live_in_the_generic() {
+        let mut m = Module::new();
+        let root = m.root();
+        let g = m
+            .new_inst(Opcode::GENERIC, None, vec![], Payload::None)
+            .unwrap();
+        m.append_child(root, g).unwrap();
+        let t = m
+            .intern(Opcode::TYPE_PARAM, None, &[g], Payload::Int(0))
+            .unwrap();
+        assert_eq!(m.parent(t), Some(g));
+        let f = m.ty_fn(t, &[t]).unwrap();
+        assert_eq!(m.parent(f), Some(g));
+        let i32t = m.ty_i32();
+        let s = m
+            .intern(Opcode::SPECIALIZE, None, &[g, i32t], Payload::None)
+            .unwrap();
+        assert_eq!(m.parent(s), Some(root), "concrete arguments: module scope");
+        let s2 = m
+            .intern(Opcode::SPECIALIZE, None, &[g, t], Payload::None)
+            .unwrap();
+        assert_eq!(m.parent(s2), Some(g));
+        // A malformed parameter naming a hoistable is not scoped in it.
+        let bad = m
+            .intern(Opcode::TYPE_PARAM, None, &[i32t], Payload::Int(0))
+            .unwrap();
+        assert_eq!(m.parent(bad), Some(root));
     }
 
     #[test]

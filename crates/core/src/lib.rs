@@ -13,14 +13,20 @@
 //! operand shape, result-type rule, payload kind, flags. An id the registry does not know is an
 //! *opaque* opcode: kept, printed and re-serialized losslessly, refused only by the verifier.
 //!
-//! **Hoistable values** (types, constants) are hash-consed by [`Module::intern`]: one
-//! instruction per distinct (opcode, type, operands, payload), at the outermost scope its
-//! operands allow, kept in the module's pool in dependency order rather than in child lists.
+//! **Hoistable values** (types, constants, generic parameters, `specialize`) are hash-consed
+//! by [`Module::intern`]: one instruction per distinct (opcode, type, operands, payload), at
+//! the outermost scope its operands allow (inside a generic when it mentions one of its
+//! parameters), kept in the module's pool in dependency order rather than in child lists.
 //! [`Module::replace_all_uses`] and the [`Cloner`] keep that invariant through edits and copies.
 //!
 //! **Control flow** follows Slang and NIR: a function's children are blocks, the first being the
 //! entry; a block's leading children are its parameters (no phi), its last child its terminator;
 //! every branch edge carries arguments for its target's parameters.
+//!
+//! **Generics** (Slang's model) are ordinary instructions: a `generic` lists its parameters and
+//! defines a function, a witness table or a type; `specialize` names an instantiation;
+//! interfaces, witness tables and `lookup_witness` express constraints. The verifier checks
+//! every use against a generic's signature alone; instantiation is the linker's job.
 //!
 //! The [`verify`] module checks all of this, plus typing, on any module, however it was built.
 //! The normative description is `spec/ir.md`.

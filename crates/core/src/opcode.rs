@@ -348,16 +348,16 @@ registry! {
     PURE            = 0x020C, "pure",            Exact(0), "", None, None, [DECORATION];
     NAME_HINT       = 0x020D, "name_hint",       Exact(0), "", None, Str, [DECORATION];
     LOC             = 0x020E, "loc",             Exact(2), "line, column", None, Str, [DECORATION];
-    // -- generics: ids reserved, implemented by a later version ------------------------------
-    GENERIC         = 0x0300, "generic",         AtLeast(0), "", Optional, None, [PARENT RESERVED];
-    TYPE_PARAM      = 0x0301, "type_param",      Exact(0), "", Optional, None, [RESERVED];
-    WITNESS_PARAM   = 0x0302, "witness_param",   AtLeast(0), "", Optional, None, [RESERVED];
-    SPECIALIZE      = 0x0303, "specialize",      AtLeast(1), "generic, arg*", Optional, None, [HOISTABLE RESERVED];
-    INTERFACE       = 0x0304, "interface",       AtLeast(0), "", Optional, None, [PARENT RESERVED];
-    INTERFACE_REQ   = 0x0305, "interface_req",   AtLeast(0), "", Optional, None, [RESERVED];
-    WITNESS_TABLE   = 0x0306, "witness_table",   AtLeast(0), "", Optional, None, [PARENT RESERVED];
-    WITNESS_ENTRY   = 0x0307, "witness_entry",   AtLeast(0), "", Optional, None, [RESERVED];
-    LOOKUP_WITNESS  = 0x0308, "lookup_witness",  AtLeast(0), "", Optional, None, [RESERVED];
+    // -- generics (format 1.1): validated before link, specialized after ---------------------
+    GENERIC         = 0x0300, "generic",         AtLeast(0), "param*", Optional, None, [PARENT DEFINITION];
+    TYPE_PARAM      = 0x0301, "type_param",      Exact(1), "generic", None, Int, [HOISTABLE TYPE];
+    WITNESS_PARAM   = 0x0302, "witness_param",   Exact(2), "generic, type_param", Required, Int, [HOISTABLE];
+    SPECIALIZE      = 0x0303, "specialize",      AtLeast(1), "generic, arg*", Optional, None, [HOISTABLE];
+    INTERFACE       = 0x0304, "interface",       AtLeast(0), "requirement*", None, None, [DEFINITION];
+    INTERFACE_REQ   = 0x0305, "interface_req",   Exact(0), "", Required, None, [DEFINITION];
+    WITNESS_TABLE   = 0x0306, "witness_table",   Exact(1), "type", Required, None, [PARENT DEFINITION];
+    WITNESS_ENTRY   = 0x0307, "witness_entry",   Exact(2), "requirement, impl", None, None, [];
+    LOOKUP_WITNESS  = 0x0308, "lookup_witness",  Exact(2), "witness, requirement", Required, None, [];
 }
 
 /// Defines an opcode group: a constant array and a predicate that matches the same list (a

@@ -161,6 +161,18 @@ pub enum LinkError {
         /// Who needs it.
         chain: Chain,
     },
+    /// Specialization went deeper than the limit (polymorphic recursion): the chain of
+    /// instantiations, innermost first.
+    #[error("specialization deeper than {limit} instantiations (polymorphic recursion?): {chain}")]
+    InstantiationLimit {
+        /// The limit ([`LinkOptions::max_instantiation_depth`](crate::LinkOptions)).
+        limit: usize,
+        /// The chain, innermost first.
+        chain: String,
+    },
+    /// A `specialize` that cannot be instantiated.
+    #[error("cannot specialize: {0}")]
+    Specialize(String),
     /// The linked module fails verification: a bug in the linker or in the inputs' contents
     /// that only shows once linked (one verifier message).
     #[error("internal error: the linked module does not verify: {0}")]

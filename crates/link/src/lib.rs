@@ -19,6 +19,9 @@
 //! * **Determinism**: inputs are sorted by name first; roots are sorted; output definitions
 //!   are in first-reached order of a breadth-first work list. The same inputs in any order
 //!   give the same module, hence the same bytes.
+//! * **Specialization** (after the copy, before verification): every `specialize` of a
+//!   generic the link found is instantiated once, its witness lookups resolved, until none
+//!   is left; unused generic definitions are removed (see `specialize.rs`).
 //! * **Diagnostics**: every problem is collected ([`LinkErrors`]), each one line; a missing
 //!   symbol names the chain that needs it.
 //!
@@ -34,6 +37,7 @@
 mod error;
 mod input;
 mod linker;
+mod specialize;
 
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use input::Input;
@@ -63,6 +67,10 @@ pub struct LinkOptions {
     pub debug_info: bool,
     /// Run the verifier on the result (a failure is reported as an internal error).
     pub verify: bool,
+    /// How deep specialization may nest: an instantiation made while instantiating another
+    /// counts one level more; beyond this (polymorphic recursion) the link fails naming the
+    /// chain.
+    pub max_instantiation_depth: usize,
 }
 
 impl Default for LinkOptions {
@@ -75,6 +83,7 @@ impl Default for LinkOptions {
             link_stubs: false,
             debug_info: true,
             verify: true,
+            max_instantiation_depth: 64,
         }
     }
 }
@@ -93,6 +102,8 @@ pub struct Stats {
     pub defs_copied: u64,
     /// Instructions copied (pool values excluded).
     pub insts_copied: u64,
+    /// Distinct generic instantiations (each `specialize` value is instantiated once).
+    pub instantiations: u64,
     /// Opening the inputs (header, directory, strings, symbols, definition index; text
     /// inputs are parsed and encoded here).
     pub open: Duration,
@@ -100,6 +111,8 @@ pub struct Stats {
     pub resolve: Duration,
     /// Following references and copying (validation of reached definitions included).
     pub reach_copy: Duration,
+    /// Specializing generics.
+    pub specialize: Duration,
     /// Verifying the result.
     pub verify: Duration,
 }

@@ -14,6 +14,8 @@ use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
 use crate::input::Input;
 use crate::{LinkOptions, Linked, Stats};
 
+mod imports;
+
 /// Opens every file of `paths` (sorted first, so errors come in a fixed order), then links
 /// them. Every unreadable input is reported, not only the first.
 pub fn link_files<P: AsRef<Path>>(paths: &[P], opts: &LinkOptions) -> Result<Linked, LinkErrors> {
@@ -58,6 +60,16 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         return Err(LinkErrors(st.errors));
     }
     let mut stats = st.stats;
+    let t = Instant::now();
+    let keep = |m: &Module, d: Inst| match m.decoration_str(d, Opcode::EXPORT) {
+        Some(name) => opts.library || opts.exports.iter().any(|e| e == name),
+        None => false,
+    };
+    match crate::specialize::specialize(&mut out, opts.max_instantiation_depth, &keep) {
+        Ok(r) => stats.instantiations = r.instantiations,
+        Err(e) => return Err(LinkErrors(vec![e])),
+    }
+    stats.specialize = t.elapsed();
     if opts.verify {
         let t = Instant::now();
         if let Err(errs) = irkit_core::verify::verify(&out) {
@@ -417,6 +429,9 @@ impl<'a> State<'a> {
                 if let Some(n) = l.import {
                     match self.resolve_name(&n) {
                         Some(w) => {
+                            // Memoized first: the import's type may name it (a generic's
+                            // parameters name their generic).
+                            self.ref_memo.insert((m, d), Key::Def(w.0, w.1));
                             let t = Instant::now();
                             self.check_import(out, &n, (m, d), w);
                             self.stats.resolve += t.elapsed();
@@ -424,6 +439,7 @@ impl<'a> State<'a> {
                         }
                         None => {
                             let k = Key::Import(n.into());
+                            self.ref_memo.insert((m, d), k.clone());
                             self.check_decl(out, &k, m, d);
                             k
                         }
@@ -444,87 +460,6 @@ impl<'a> State<'a> {
         };
         self.ref_memo.insert((m, d), key.clone());
         key
-    }
-
-    /// The output type of definition `d` of input `m` (its root instruction's type).
-    fn def_type(&mut self, out: &mut Module, m: u32, d: u32) -> Result<Option<Inst>, LinkError> {
-        let ty = self.view(m).def(d)?.root().ty();
-        match ty {
-            None => Ok(None),
-            Some(Ref::Pool(p)) => self.pool_value(out, m, p, None).map(Some),
-            Some(other) => Err(LinkError::Read(irkit_format::ReadError {
-                file: self.file(m).into(),
-                location: irkit_format::Location::Definition(d),
-                cause: irkit_format::ReadCause::Malformed(format!(
-                    "the definition's type is not a pool value ({other:?})"
-                )),
-            })),
-        }
-    }
-
-    fn type_text(out: &Module, ty: Option<Inst>) -> String {
-        match ty {
-            Some(t) => irkit_text::print_inst(out, t),
-            None => "(no type)".to_string(),
-        }
-    }
-
-    fn check_import(&mut self, out: &mut Module, name: &str, imp: (u32, u32), exp: (u32, u32)) {
-        let ik = self.view(imp.0).def_opcode(imp.1);
-        let ek = self.view(exp.0).def_opcode(exp.1);
-        if ik != ek {
-            self.errors.push(LinkError::KindMismatch {
-                name: name.to_string(),
-                import_file: self.file(imp.0).to_string(),
-                import_kind: ik.map(|k| k.to_string()).unwrap_or_default(),
-                export_file: self.file(exp.0).to_string(),
-                export_kind: ek.map(|k| k.to_string()).unwrap_or_default(),
-            });
-            return;
-        }
-        self.validated.insert(exp);
-        let types = self
-            .def_type(out, imp.0, imp.1)
-            .and_then(|a| Ok((a, self.def_type(out, exp.0, exp.1)?)));
-        match types {
-            Err(e) => self.errors.push(e),
-            Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
-                name: name.to_string(),
-                import_file: self.file(imp.0).to_string(),
-                import_ty: Self::type_text(out, a),
-                export_file: self.file(exp.0).to_string(),
-                export_ty: Self::type_text(out, b),
-            }),
-            Ok(_) => {}
-        }
-    }
-
-    /// Checks a declaration of an unresolved import or C symbol against the first one seen.
-    fn check_decl(&mut self, out: &mut Module, key: &Key, m: u32, d: u32) {
-        let ty = match self.def_type(out, m, d) {
-            Ok(t) => t,
-            Err(e) => {
-                self.errors.push(e);
-                return;
-            }
-        };
-        let Some(&(m0, _, t0)) = self.decls.get(key) else {
-            self.decls.insert(key.clone(), (m, d, ty));
-            return;
-        };
-        if t0 != ty {
-            let name = match key {
-                Key::Import(n) | Key::Extern(n) => n.to_string(),
-                Key::Def(..) => String::new(),
-            };
-            self.errors.push(LinkError::DeclarationMismatch {
-                name,
-                first_file: self.file(m0).to_string(),
-                first_ty: Self::type_text(out, t0),
-                second_file: self.file(m).to_string(),
-                second_ty: Self::type_text(out, ty),
-            });
-        }
     }
 
     /// Pool entry `p` of input `m`, re-interned in the output (memoized, iterative).
@@ -594,6 +529,15 @@ impl<'a> State<'a> {
                         .ok_or_else(|| bad(format!("entry {top}: unresolved entry {q}"))),
                     Ref::Def(d) => match needer {
                         Some(n) => Ok(st.need(out, m, d, Some(n), false).unwrap_or(out.root())),
+                        // An interface standing for `Self` in a requirement's type, or the
+                        // generic a type parameter belongs to.
+                        None if matches!(
+                            st.view(m).def_opcode(d),
+                            Some(Opcode::INTERFACE | Opcode::GENERIC)
+                        ) =>
+                        {
+                            Ok(st.need(out, m, d, None, false).unwrap_or(out.root()))
+                        }
                         None => Err(bad(format!("entry {top}: a type refers to definition {d}"))),
                     },
                     Ref::Local(_) => Err(bad(format!("entry {top}: local reference"))),

@@ -8,6 +8,8 @@ use irkit_core::{Inst, Module, Opcode, Payload};
 use crate::ty::{INTS, SCALARS, Ty, TyCache};
 use crate::{Config, Entropy};
 
+mod generics;
+
 /// Integer condition codes (Ark numbering).
 const INT_CCS: [u64; 10] = [1, 2, 3, 4, 5, 6, 10, 11, 12, 13];
 /// `slt`.

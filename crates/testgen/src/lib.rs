@@ -24,6 +24,10 @@
 //!   indirect calls through `select` of two function addresses and through function pointers
 //!   loaded from a table. Calls only go to declarations and to functions defined earlier, so
 //!   the call graph is acyclic: every generated program terminates (or traps).
+//! * **Generics** (in about a third of single modules): an interface with one requirement,
+//!   a witness table of `i32` for it, a generic function calling the requirement through
+//!   `lookup_witness`, a generic struct, and a function using `specialize` of both (in a
+//!   module set, exported, so that library links specialize it).
 //! * **Declarations**: imports nobody provides (functions and globals) and C `extern`
 //!   functions (only when [`Config::dangling_imports`] is set).
 //! * **Decorations**: `export` (with `weak` or `linkonce` sometimes), `pin`, `pin_weak`,
@@ -124,6 +128,7 @@ pub fn module(e: &mut Entropy<'_>, cfg: &Config) -> Module {
         g.gen_dangling_decls();
     }
     g.gen_defs();
+    g.gen_generics(30, false);
     g.finish()
 }
 
@@ -166,6 +171,7 @@ pub fn module_set(e: &mut Entropy<'_>, cfg: &Config) -> ModuleSet {
         }
         g.add_hook(strong_hook == k);
         g.gen_defs();
+        g.gen_generics(25, true);
         if k == 0 {
             g.add_main(true);
         }

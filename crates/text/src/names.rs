@@ -397,6 +397,9 @@ impl<'m> Builder<'m> {
             if self.names.stmt_hoists.contains(&i) {
                 let desired = match (m.opcode(i), m.payload(i)) {
                     (Opcode::NAMED_STRUCT, Payload::Str(s)) => Some(s.to_string()),
+                    // Generic parameters: `%T0`, `%w1` (by position).
+                    (Opcode::TYPE_PARAM, Payload::Int(k)) => Some(format!("T{k}")),
+                    (Opcode::WITNESS_PARAM, Payload::Int(k)) => Some(format!("w{k}")),
                     _ => None,
                 };
                 scope.push((i, sigil, desired));

@@ -60,6 +60,10 @@ struct Args {
     /// Print counts and per-phase times to stderr.
     #[arg(long)]
     stats: bool,
+    /// How deep generic specialization may nest before the link fails (polymorphic
+    /// recursion).
+    #[arg(long, value_name = "N", default_value_t = LinkOptions::default().max_instantiation_depth)]
+    max_instantiation_depth: usize,
 }
 
 fn main() -> ExitCode {
@@ -72,6 +76,7 @@ fn main() -> ExitCode {
         link_stubs: args.link_stubs,
         debug_info: !args.strip_debug,
         verify: true,
+        max_instantiation_depth: args.max_instantiation_depth,
     };
     let mut problems = Problems::new();
     let linked = match link_files(&args.inputs, &opts) {
@@ -157,12 +162,14 @@ fn print_stats(s: &Stats, write: Duration) {
         s.defs_available, s.defs_reached, s.defs_copied
     );
     eprintln!("instructions copied: {}", s.insts_copied);
+    eprintln!("instantiations:      {}", s.instantiations);
     eprintln!("time open:           {}", ms(s.open));
     eprintln!("time resolve:        {}", ms(s.resolve));
     eprintln!("time reach+copy:     {}", ms(s.reach_copy));
+    eprintln!("time specialize:     {}", ms(s.specialize));
     eprintln!("time verify:         {}", ms(s.verify));
     eprintln!("time write:          {}", ms(write));
-    let total = s.open + s.resolve + s.reach_copy + s.verify + write;
+    let total = s.open + s.resolve + s.reach_copy + s.specialize + s.verify + write;
     eprintln!("time total:          {}", ms(total));
     if let Some(kb) = peak_rss_kb() {
         eprintln!("peak rss:            {kb} kB");

@@ -90,8 +90,16 @@ impl Cx<'_> {
             // Scope: the innermost of its type's and operands' scopes.
             let mut best = root;
             let mut conflict = false;
-            for &o in d.ty.iter().chain(&d.operands) {
-                let s = m.insts[o.idx()].parent.unwrap_or(root);
+            let first_op = usize::from(d.ty.is_some());
+            for (k, &o) in d.ty.iter().chain(&d.operands).enumerate() {
+                let s = if k == first_op
+                    && crate::intern::is_param(d.opcode)
+                    && !m.insts[o.idx()].opcode.is_hoistable()
+                {
+                    o
+                } else {
+                    m.insts[o.idx()].parent.unwrap_or(root)
+                };
                 if s == best || s == root {
                     continue;
                 }

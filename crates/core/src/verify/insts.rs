@@ -140,9 +140,18 @@ impl<'m> Cx<'m> {
         let d = self.live(i)?;
         let t = d.ty?;
         match self.kind(t) {
+            Kind::Value if self.is_interface(t) => {
+                let msg = format!(
+                    "result type {} is an interface: an interface is a type only as `Self` in a requirement's type",
+                    self.vname(t)
+                );
+                self.err(i, msg);
+                None
+            }
             Kind::Value => Some(VTy(Some(t))),
             Kind::Bad => None,
             Kind::Void if matches!(d.opcode, Opcode::CALL | Opcode::CALL_INDIRECT) => None,
+            Kind::Fn if d.opcode == Opcode::LOOKUP_WITNESS => None,
             Kind::Void | Kind::Fn => {
                 let msg = format!("result type {} is not a value type", self.ty_str(t));
                 self.err(i, msg);
@@ -186,6 +195,13 @@ impl<'m> Cx<'m> {
             return None;
         }
         if op.is_definition() {
+            return Some(VTy(self.ptr));
+        }
+        // A specialized generic function and a witness lookup stand for a function (after
+        // specialization, a `func`): used as a value, they are its address.
+        if matches!(op, Opcode::SPECIALIZE | Opcode::LOOKUP_WITNESS)
+            && d.ty.is_some_and(|t| self.kind(t) == Kind::Fn)
+        {
             return Some(VTy(self.ptr));
         }
         match d.ty {
@@ -304,6 +320,8 @@ impl<'m> Cx<'m> {
             Opcode::ELEM => self.check_elem(i, n, r),
             Opcode::EXTRACT | Opcode::INSERT => self.check_extract_insert(i, op, r),
             Opcode::CALL => self.check_call(i, r),
+            Opcode::LOOKUP_WITNESS => self.check_lookup_witness(i),
+            Opcode::WITNESS_ENTRY => self.check_witness_entry(i),
             Opcode::CALL_INDIRECT => self.check_call_indirect(i, r),
             Opcode::RET => self.check_ret(i),
             Opcode::JUMP | Opcode::BR | Opcode::SWITCH => self.check_branch(i, op),
@@ -457,18 +475,34 @@ impl<'m> Cx<'m> {
                 continue; // steps over whole objects of the base type
             }
             let Some(c) = cur else { continue };
+            // A specialized generic type: its shape with the arguments substituted (when the
+            // module has that type; otherwise the path is not checked further before link).
+            let (c, sub) = match self.unfold_specialized(c) {
+                Some((shape, sub)) => (shape, Some(sub)),
+                None => (c, None),
+            };
+            // A field type of the shape, with the arguments substituted.
+            let concrete = |cx: &Self, t: Inst| match &sub {
+                Some(sub) => cx.subst_lookup(t, sub),
+                None => Some(t),
+            };
             let Some(cop) = c.0.and_then(|t| self.opc(t)) else {
                 cur = None;
                 continue;
             };
             match cop {
                 Opcode::ARRAY => {
-                    cur = self.field(c, 0).ok().and_then(|e| self.as_value_type(e));
+                    cur = self
+                        .field(c, 0)
+                        .ok()
+                        .and_then(|e| concrete(self, e))
+                        .and_then(|e| self.as_value_type(e));
                     if cur.is_none() {
                         // A zero-length array still has an element type.
                         cur =
                             c.0.and_then(|t| self.live(t))
                                 .and_then(|d| d.operands.first().copied())
+                                .and_then(|e| concrete(self, e))
                                 .and_then(|e| self.as_value_type(e));
                     }
                 }
@@ -491,7 +525,9 @@ impl<'m> Cx<'m> {
                             cur = None;
                         }
                         Some(f) => match u64::try_from(f).map(|f| self.field(c, f)) {
-                            Ok(Ok(t)) => cur = self.as_value_type(t),
+                            Ok(Ok(t)) => {
+                                cur = concrete(self, t).and_then(|t| self.as_value_type(t))
+                            }
                             _ => {
                                 let count =
                                     self.live(c.0.unwrap_or(i)).map_or(0, |d| d.operands.len());
@@ -521,7 +557,12 @@ impl<'m> Cx<'m> {
 
     fn check_extract_insert(&mut self, i: Inst, op: Opcode, r: Option<VTy>) {
         let Some(agg) = self.val(i, 0) else { return };
-        let ok = self.is_aggregate(agg);
+        // A specialized generic type is seen through: its fields with the arguments substituted.
+        let (shape, sub) = match self.unfold_specialized(agg) {
+            Some((shape, sub)) => (shape, Some(sub)),
+            None => (agg, None),
+        };
+        let ok = self.is_aggregate(shape);
         if !self.need(i, 0, agg, ok, "an aggregate (struct or array)") {
             return;
         }
@@ -529,7 +570,7 @@ impl<'m> Cx<'m> {
             .live(i)
             .and_then(|d| d.payload.as_int())
             .unwrap_or(u64::MAX);
-        let field = match self.field(agg, k) {
+        let field = match self.field(shape, k) {
             Ok(f) => f,
             Err(count) => {
                 let count = count.unwrap_or(0);
@@ -546,6 +587,20 @@ impl<'m> Cx<'m> {
                 self.err(i, msg);
                 return;
             }
+        };
+        let field = match &sub {
+            Some(sub) => match self.subst_lookup(field, sub) {
+                Some(f) => f,
+                None => {
+                    let msg = format!(
+                        "field {k} of {} has a type no value of this module has",
+                        self.vty_str(agg)
+                    );
+                    self.err(i, msg);
+                    return;
+                }
+            },
+            None => field,
         };
         let Some(fv) = self.as_value_type(field) else {
             return;
@@ -643,9 +698,18 @@ impl<'m> Cx<'m> {
             return;
         };
         let Some(cd) = self.live(callee) else { return };
-        if cd.opcode != Opcode::FUNC {
+        // A specialized generic function and a witness lookup are called directly too: their
+        // type is the signature (already checked against the generic or the requirement).
+        let direct = match cd.opcode {
+            Opcode::FUNC => true,
+            Opcode::SPECIALIZE | Opcode::LOOKUP_WITNESS => {
+                cd.ty.is_some_and(|t| self.kind(t) == Kind::Fn)
+            }
+            _ => false,
+        };
+        if !direct {
             let msg = format!(
-                "operand 0 (the callee) must be a `func`, found {} ({})",
+                "operand 0 (the callee) must be a `func`, a specialized generic function or a `lookup_witness`, found {} ({})",
                 self.vname(callee),
                 self.opname(callee)
             );

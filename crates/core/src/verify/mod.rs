@@ -11,7 +11,7 @@
 //! 2. registry checks (opcode known and not reserved, arity, type presence, payload kind);
 //! 3. the pool (uniqueness, scope, dependency order, which also rules out cycles);
 //! 4. type well-formedness, computed in pool order (so a nest 100k deep costs no recursion);
-//! 5. constants;
+//! 5. constants, then generic parameters and `specialize` values (`generics`);
 //! 6. the tree in pre-order: structure, per-opcode typing, decorations, dominance.
 //!
 //! Errors are returned in tree pre-order (pool entries first), at most [`MAX_ERRORS`].
@@ -24,6 +24,7 @@ use crate::{Inst, Module, Opcode};
 mod cfg;
 mod consts;
 mod decorations;
+mod generics;
 mod handles;
 mod hoist;
 mod insts;
@@ -210,6 +211,7 @@ impl<'m> Cx<'m> {
         self.check_pool();
         self.compute_kinds();
         self.check_constants();
+        self.check_generic_pool();
         for &i in &tree {
             if self.errors.len() >= MAX_ERRORS {
                 break;
@@ -233,6 +235,9 @@ impl<'m> Cx<'m> {
                 self.check_func(i);
             }
             Opcode::BLOCK => self.check_block(i),
+            Opcode::GENERIC => self.check_generic(i),
+            Opcode::INTERFACE => self.check_interface(i),
+            Opcode::INTERFACE_REQ => self.check_interface_req(i),
             _ => {}
         }
         self.check_owner_decorations(i);
@@ -241,6 +246,8 @@ impl<'m> Cx<'m> {
         }
         if op.is_decoration() {
             self.check_decoration(i);
+        } else if op == Opcode::WITNESS_TABLE {
+            self.check_witness_table(i);
         } else if matches!(op, Opcode::GLOBAL_VAR | Opcode::GLOBAL_CONST) {
             self.check_global(i);
         } else if op == Opcode::PARAM {

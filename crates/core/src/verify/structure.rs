@@ -35,7 +35,7 @@ impl Cx<'_> {
             let Some(op) = self.opc(c) else { continue };
             if op.is_known() && !op.is_definition() {
                 let msg = format!(
-                    "`{op}` cannot appear at module level: the module's children are definitions (func, global_var, global_const)"
+                    "`{op}` cannot appear at module level: the module's children are definitions (func, global_var, global_const, generic, interface, interface_req, witness_table)"
                 );
                 self.err(c, msg);
             }
@@ -45,8 +45,8 @@ impl Cx<'_> {
     /// A function: fn type, blocks only, a body unless imported or extern, entry parameters.
     pub(super) fn check_func(&mut self, f: Inst) {
         let Some(d) = self.live(f) else { return };
-        if self.tparent.get(f.idx()).copied().flatten() != Some(self.m.root()) {
-            self.err(f, "`func` must be a child of the module");
+        if !self.at_def_level(f) {
+            self.err(f, "`func` must be a child of the module or of a `generic`");
         }
         let sig = match d.ty {
             Some(t) => match self.kind(t) {
@@ -77,7 +77,7 @@ impl Cx<'_> {
                 _ => {}
             }
         }
-        let imported = self.has_decoration(f, Opcode::IMPORT);
+        let imported = self.is_imported(f);
         let external = self.has_decoration(f, Opcode::EXTERN);
         if blocks == 0 && !imported && !external {
             self.err(

@@ -38,12 +38,33 @@ impl Cx<'_> {
                 self.kind[k] = Kind::Bad;
             }
         }
+        // An interface used as a type stands for the conforming type (`Self`).
+        for (k, d) in self.m.insts.iter().enumerate() {
+            if !d.dead && d.opcode == Opcode::INTERFACE {
+                self.kind[k] = Kind::Value;
+            }
+        }
         let pool: Vec<Inst> = self.m.pool.to_vec();
         for h in pool {
             if self.pool_pos.get(h.idx()).copied().flatten().is_none() {
                 continue;
             }
             let Some(op) = self.opc(h) else { continue };
+            if op == Opcode::SPECIALIZE {
+                // A specialized generic type is a value type.
+                let g = self.live(h).and_then(|d| d.operands.first().copied());
+                if self.ok(h)
+                    && self.reg_ok[h.idx()]
+                    && let Some(g) = g
+                    && matches!(
+                        self.generic_defines(g),
+                        Some(super::generics::Defines::Type(_))
+                    )
+                {
+                    self.kind[h.idx()] = Kind::Value;
+                }
+                continue;
+            }
             if !op.is_type() {
                 continue;
             }
@@ -71,7 +92,8 @@ impl Cx<'_> {
             | Opcode::I64
             | Opcode::F32
             | Opcode::F64
-            | Opcode::PTR => Kind::Value,
+            | Opcode::PTR
+            | Opcode::TYPE_PARAM => Kind::Value,
             Opcode::ARRAY | Opcode::STRUCT | Opcode::NAMED_STRUCT => {
                 let what = if op == Opcode::ARRAY {
                     "element"
@@ -281,6 +303,25 @@ impl Cx<'_> {
                     Some(&r) => self.render(r, depth + 1, out),
                     None => out.push('?'),
                 }
+            }
+            Opcode::TYPE_PARAM => {
+                let g = d
+                    .operands
+                    .first()
+                    .map_or("?".to_owned(), |&g| self.vname(g));
+                let _ = write!(out, "{g}.T{}", d.payload.as_int().unwrap_or(0));
+            }
+            Opcode::SPECIALIZE => {
+                let g = d
+                    .operands
+                    .first()
+                    .map_or("?".to_owned(), |&g| self.vname(g));
+                let _ = write!(out, "{g}<");
+                self.render_list(d.operands.get(1..).unwrap_or(&[]), depth, out);
+                out.push('>');
+            }
+            Opcode::INTERFACE | Opcode::WITNESS_TABLE | Opcode::WITNESS_PARAM => {
+                out.push_str(&self.vname(t));
             }
             op if op.is_type() => {
                 let _ = write!(out, "{op}");

@@ -1,0 +1,227 @@
+//! Type checks of an import against the export it resolves to, and of declarations of one
+//! unresolved symbol against each other: definition types by structure, and for generics
+//! (format 1.1) an imported generic's signature, an imported witness table's conforming type
+//! and an imported interface's requirements.
+
+use irkit_core::{Inst, Module, Opcode};
+use irkit_format::Ref;
+
+use super::{Key, State};
+use crate::error::LinkError;
+
+/// An operand of a declaration, as compared between an import and its export.
+#[derive(PartialEq, Eq)]
+pub(super) enum DeclOperand {
+    Value(Inst),
+    Def(Key),
+    Local,
+}
+
+/// What a generic looks like from outside (see [`State::generic_sig`]).
+#[derive(PartialEq, Eq)]
+pub(super) struct GenericSig {
+    params: Vec<Option<Inst>>,
+    ty: Option<Inst>,
+    child: Option<(Opcode, Option<Inst>)>,
+}
+
+impl State<'_> {
+    /// The output type of definition `d` of input `m` (its root instruction's type).
+    fn def_type(&mut self, out: &mut Module, m: u32, d: u32) -> Result<Option<Inst>, LinkError> {
+        let ty = self.view(m).def(d)?.root().ty();
+        match ty {
+            None => Ok(None),
+            Some(Ref::Pool(p)) => self.pool_value(out, m, p, None).map(Some),
+            // A witness table or requirement typed by its interface (a definition).
+            Some(Ref::Def(i)) if self.view(m).def_opcode(i) == Some(Opcode::INTERFACE) => {
+                Ok(self.need(out, m, i, None, false))
+            }
+            Some(other) => Err(LinkError::Read(irkit_format::ReadError {
+                file: self.file(m).into(),
+                location: irkit_format::Location::Definition(d),
+                cause: irkit_format::ReadCause::Malformed(format!(
+                    "the definition's type is not a pool value ({other:?})"
+                )),
+            })),
+        }
+    }
+
+    /// A generic's signature in the output: its parameters, its own type, and what it
+    /// defines (the child's opcode and type). An import's parameters name the generic it
+    /// resolved to, so equal signatures are equal instructions.
+    fn generic_sig(&mut self, out: &mut Module, m: u32, d: u32) -> Result<GenericSig, LinkError> {
+        let def = self.view(m).def(d)?;
+        let root = def.root();
+        let pool_ref = |r: Ref, st: &mut Self, out: &mut Module| match r {
+            Ref::Pool(p) => st.pool_value(out, m, p, None).map(Some),
+            _ => Ok(None),
+        };
+        let mut params = Vec::new();
+        for r in root.operands() {
+            params.push(pool_ref(r, self, out)?);
+        }
+        let ty = match root.ty() {
+            Some(r) => pool_ref(r, self, out)?,
+            None => None,
+        };
+        let child = match root.children().next() {
+            Some(c) => {
+                let t = match c.ty() {
+                    Some(r) => pool_ref(r, self, out)?,
+                    None => None,
+                };
+                Some((c.opcode(), t))
+            }
+            None => None,
+        };
+        Ok(GenericSig { params, ty, child })
+    }
+
+    /// The operands of definition `d` of input `m`: pool values in the output, definitions as
+    /// what they resolve to.
+    fn decl_operands(
+        &mut self,
+        out: &mut Module,
+        m: u32,
+        d: u32,
+    ) -> Result<Vec<DeclOperand>, LinkError> {
+        let def = self.view(m).def(d)?;
+        let refs: Vec<Ref> = def.root().operands().collect();
+        let mut ops = Vec::with_capacity(refs.len());
+        for r in refs {
+            ops.push(match r {
+                Ref::Pool(p) => DeclOperand::Value(self.pool_value(out, m, p, None)?),
+                Ref::Def(x) => DeclOperand::Def(self.resolve_ref(out, m, x)),
+                Ref::Local(_) => DeclOperand::Local,
+            });
+        }
+        Ok(ops)
+    }
+
+    fn operands_text(out: &Module, op: Option<Opcode>, ops: &[DeclOperand]) -> String {
+        let parts: Vec<String> = ops
+            .iter()
+            .map(|o| match o {
+                DeclOperand::Value(v) => irkit_text::print_inst(out, *v),
+                DeclOperand::Def(Key::Def(_, d)) => format!("definition {d}"),
+                DeclOperand::Def(Key::Import(n) | Key::Extern(n)) => format!("@{n}"),
+                DeclOperand::Local => "a local value".to_string(),
+            })
+            .collect();
+        let op = op.map(|o| o.to_string()).unwrap_or_default();
+        format!("{op} {}", parts.join(", "))
+    }
+
+    fn sig_text(out: &Module, s: &GenericSig) -> String {
+        let what = match (&s.child, s.ty) {
+            (Some((op, t)), _) => format!("{op} {}", Self::type_text(out, *t)),
+            (None, t) => format!("type {}", Self::type_text(out, t)),
+        };
+        format!("generic of {} parameters defining {what}", s.params.len())
+    }
+
+    fn type_text(out: &Module, ty: Option<Inst>) -> String {
+        match ty {
+            Some(t) => irkit_text::print_inst(out, t),
+            None => "(no type)".to_string(),
+        }
+    }
+
+    pub(super) fn check_import(
+        &mut self,
+        out: &mut Module,
+        name: &str,
+        imp: (u32, u32),
+        exp: (u32, u32),
+    ) {
+        let ik = self.view(imp.0).def_opcode(imp.1);
+        let ek = self.view(exp.0).def_opcode(exp.1);
+        if ik != ek {
+            self.errors.push(LinkError::KindMismatch {
+                name: name.to_string(),
+                import_file: self.file(imp.0).to_string(),
+                import_kind: ik.map(|k| k.to_string()).unwrap_or_default(),
+                export_file: self.file(exp.0).to_string(),
+                export_kind: ek.map(|k| k.to_string()).unwrap_or_default(),
+            });
+            return;
+        }
+        self.validated.insert(exp);
+        if matches!(ik, Some(Opcode::WITNESS_TABLE | Opcode::INTERFACE)) {
+            // A witness table's conforming type, an interface's requirements.
+            let ops = self
+                .decl_operands(out, imp.0, imp.1)
+                .and_then(|a| Ok((a, self.decl_operands(out, exp.0, exp.1)?)));
+            match ops {
+                Err(e) => self.errors.push(e),
+                Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
+                    name: name.to_string(),
+                    import_file: self.file(imp.0).to_string(),
+                    import_ty: Self::operands_text(out, ik, &a),
+                    export_file: self.file(exp.0).to_string(),
+                    export_ty: Self::operands_text(out, ek, &b),
+                }),
+                Ok(_) => {}
+            }
+        }
+        if ik == Some(Opcode::GENERIC) {
+            let sigs = self
+                .generic_sig(out, imp.0, imp.1)
+                .and_then(|a| Ok((a, self.generic_sig(out, exp.0, exp.1)?)));
+            match sigs {
+                Err(e) => self.errors.push(e),
+                Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
+                    name: name.to_string(),
+                    import_file: self.file(imp.0).to_string(),
+                    import_ty: Self::sig_text(out, &a),
+                    export_file: self.file(exp.0).to_string(),
+                    export_ty: Self::sig_text(out, &b),
+                }),
+                Ok(_) => {}
+            }
+            return;
+        }
+        let types = self
+            .def_type(out, imp.0, imp.1)
+            .and_then(|a| Ok((a, self.def_type(out, exp.0, exp.1)?)));
+        match types {
+            Err(e) => self.errors.push(e),
+            Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
+                name: name.to_string(),
+                import_file: self.file(imp.0).to_string(),
+                import_ty: Self::type_text(out, a),
+                export_file: self.file(exp.0).to_string(),
+                export_ty: Self::type_text(out, b),
+            }),
+            Ok(_) => {}
+        }
+    }
+
+    /// Checks a declaration of an unresolved import or C symbol against the first one seen.
+    pub(super) fn check_decl(&mut self, out: &mut Module, key: &Key, m: u32, d: u32) {
+        let ty = match self.def_type(out, m, d) {
+            Ok(t) => t,
+            Err(e) => {
+                self.errors.push(e);
+                return;
+            }
+        };
+        let Some(&(m0, _, t0)) = self.decls.get(key) else {
+            self.decls.insert(key.clone(), (m, d, ty));
+            return;
+        };
+        if t0 != ty {
+            let name = match key {
+                Key::Import(n) | Key::Extern(n) => n.to_string(),
+                Key::Def(..) => String::new(),
+            };
+            self.errors.push(LinkError::DeclarationMismatch {
+                name,
+                first_file: self.file(m0).to_string(),
+                first_ty: Self::type_text(out, t0),
+                second_file: self.file(m).to_string(),
+                second_ty: Self::type_text(out, ty),
+            });
+        }
+    }
+}

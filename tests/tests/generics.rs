@@ -1,0 +1,142 @@
+//! Generics end to end: the three example modules (`examples/generics`: a library with
+//! `max<T: Ord>` and `Pair<T>`, the witness tables of `Ord` for `i32` and `f64`, and `main`)
+//! each verify on their own (validation before link), link into a module without any generics
+//! opcode that verifies and runs (the interpreter as oracle), and every distinct `specialize`
+//! is instantiated exactly once.
+
+use std::path::{Path, PathBuf};
+
+use irkit_core::{Module, Opcode};
+use irkit_link::{Input, LinkOptions, link};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/generics")
+        .join(name)
+}
+
+fn text(name: &str) -> String {
+    std::fs::read_to_string(example(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn inputs() -> Vec<Input> {
+    ["lib.ir", "ord.ir", "main.ir"]
+        .iter()
+        .map(|n| Input::from_text(n, &text(n)).unwrap_or_else(|e| panic!("{n}: {e}")))
+        .collect()
+}
+
+fn generics_opcodes(m: &Module) -> usize {
+    m.walk()
+        .iter()
+        .chain(m.pool())
+        .filter(|&&i| (0x0300..=0x0308).contains(&m.opcode(i).0))
+        .count()
+}
+
+#[test]
+fn each_module_verifies_before_link() {
+    for n in ["lib.ir", "ord.ir", "main.ir"] {
+        let m = irkit_text::parse(&text(n), n).unwrap_or_else(|e| panic!("{n}: {e:?}"));
+        irkit_core::verify::verify(&m).unwrap_or_else(|e| panic!("{n}: {e:?}"));
+    }
+}
+
+#[test]
+fn linked_has_no_generics_verifies_and_runs() {
+    let linked = link(inputs(), &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let m = &linked.module;
+    irkit_core::verify::verify(m).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(generics_opcodes(m), 0, "{}", irkit_text::print(m));
+    // max<i32, ord_i32>, max<f64, ord_f64>, Pair<i32>.
+    assert_eq!(linked.stats.instantiations, 3);
+    let clones = m
+        .top_level()
+        .iter()
+        .filter(|&&d| {
+            m.opcode(d) == Opcode::FUNC && m.name(d).is_some_and(|n| n.starts_with("max<"))
+        })
+        .count();
+    assert_eq!(clones, 2);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 19);
+}
+
+#[test]
+fn library_link_keeps_exported_generics() {
+    let opts = LinkOptions {
+        library: true,
+        ..LinkOptions::default()
+    };
+    let linked = link(inputs(), &opts).unwrap_or_else(|e| panic!("{e}"));
+    let m = &linked.module;
+    irkit_core::verify::verify(m).unwrap_or_else(|e| panic!("{e:?}"));
+    for name in ["max", "Pair", "Ord", "ord_i32", "main"] {
+        assert!(m.find_export(name).is_some(), "{name} lost");
+    }
+}
+
+#[test]
+fn memoized_one_clone_per_distinct_instantiation() {
+    // Many call sites of few distinct instantiations, some written twice (equal specialize
+    // values are one instruction).
+    let mut main = String::from(
+        "#[import(\"Ord\")]\n@Ord = interface @Ord.less\n#[import(\"Ord.less\")]\n\
+         @Ord.less: fn(@Ord, @Ord) -> i1 = interface_req\n#[import(\"ord_i32\")]\n\
+         @ord_i32: @Ord = witness_table i32\n#[import(\"ord_f64\")]\n@ord_f64: @Ord = witness_table f64\n\
+         #[import(\"max\")]\n@max = generic %T, %w {\n  %T = type_param 0 @max\n  \
+         %w: @Ord = witness_param 1 @max, %T\n  %fn: fn(%T, %T) -> %T = func\n}\n\
+         @a: fn(i32, i32) -> i32 = specialize @max, i32, @ord_i32\n\
+         @b: fn(i32, i32) -> i32 = specialize @max, i32, @ord_i32\n\
+         @c: fn(f64, f64) -> f64 = specialize @max, f64, @ord_f64\n\
+         #[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n",
+    );
+    for k in 0..50 {
+        let f = ["a", "b"][k % 2];
+        main.push_str(&format!("  %x{k}: i32 = call @{f}(i32 {k}, i32 7)\n"));
+        main.push_str(&format!("  %y{k}: f64 = call @c(f64 1.0, f64 2.0)\n"));
+    }
+    main.push_str("  ret %x49\n}\n");
+    let mut ins = inputs();
+    ins.pop();
+    ins.push(Input::from_text("main.ir", &main).unwrap_or_else(|e| panic!("{e}")));
+    let linked = link(ins, &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(linked.stats.instantiations, 2);
+    let m = &linked.module;
+    assert_eq!(generics_opcodes(m), 0);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 49);
+}
+
+#[test]
+fn generic_witness_table_specializes_and_runs() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/generic_witness_table/main.ir");
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let input = Input::from_text("main.ir", &src).unwrap_or_else(|e| panic!("{e}"));
+    let linked = link(vec![input], &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    // Pair<i32>, ord_pair<i32, ord_i32>, pair_less<i32, ord_i32>, max<Pair<i32>, …>.
+    assert_eq!(linked.stats.instantiations, 4);
+    let m = &linked.module;
+    assert_eq!(generics_opcodes(m), 0);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 5);
+}
+
+#[test]
+fn generic_calling_generic_with_a_generic_struct_runs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/generics_nested");
+    let inputs: Vec<Input> = ["lib.ir", "main.ir"]
+        .iter()
+        .map(|n| {
+            let src = std::fs::read_to_string(dir.join(n)).unwrap_or_else(|e| panic!("{e}"));
+            Input::from_text(n, &src).unwrap_or_else(|e| panic!("{n}: {e}"))
+        })
+        .collect();
+    let linked = link(inputs, &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    // Pair<i64>, make_pair<i64>, max_of<i64, ord_i64>, max<i64, ord_i64>.
+    assert_eq!(linked.stats.instantiations, 4);
+    let m = &linked.module;
+    assert_eq!(generics_opcodes(m), 0);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 9);
+}
