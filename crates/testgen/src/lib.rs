@@ -102,6 +102,10 @@ pub struct Config {
     pub max_loop_trips: usize,
     /// Whether single modules may declare imports no module provides, and C externs.
     pub dangling_imports: bool,
+    /// Whether to generate generics (interfaces, witness tables, generic functions and types,
+    /// `specialize`). Back ends take linked, specialized modules: turn this off to feed a
+    /// single generated module to one directly.
+    pub generics: bool,
 }
 
 impl Default for Config {
@@ -116,6 +120,7 @@ impl Default for Config {
             max_blocks: 24,
             max_loop_trips: 4,
             dangling_imports: true,
+            generics: true,
         }
     }
 }
@@ -128,7 +133,9 @@ pub fn module(e: &mut Entropy<'_>, cfg: &Config) -> Module {
         g.gen_dangling_decls();
     }
     g.gen_defs();
-    g.gen_generics(30, false);
+    if cfg.generics {
+        g.gen_generics(30, false);
+    }
     g.finish()
 }
 
