@@ -39,6 +39,7 @@ pub mod equiv;
 pub mod error;
 pub mod intern;
 pub mod module;
+pub mod noir;
 pub mod opcode;
 pub mod payload;
 pub mod rauw;

@@ -226,7 +226,7 @@ macro_rules! registry {
 use Arity::{AtLeast, Exact, Range};
 
 /// Ids below this bound are looked up in [`SLOTS`]; every registry id must be below it.
-const SLOT_IDS: usize = 0x400;
+const SLOT_IDS: usize = 0x500;
 
 /// Marks an id of [`SLOTS`] that the registry does not know.
 const NO_SLOT: u8 = u8::MAX;
@@ -358,6 +358,18 @@ registry! {
     WITNESS_TABLE   = 0x0306, "witness_table",   Exact(1), "type", Required, None, [PARENT DEFINITION];
     WITNESS_ENTRY   = 0x0307, "witness_entry",   Exact(2), "requirement, impl", None, None, [];
     LOOKUP_WITNESS  = 0x0308, "lookup_witness",  Exact(2), "witness, requirement", Required, None, [];
+    // -- NOIR (format 1.2): the blockless function form, shared/seeds/noir.txt --------------
+    PROC            = 0x0400, "proc",            Exact(0), "", Required, None, [PARENT DEFINITION];
+    EVENT           = 0x0401, "event",           Exact(0), "", None, None, [];
+    CUE             = 0x0402, "cue",             Exact(1), "event", None, None, [SIDE_EFFECTS];
+    VAR             = 0x0403, "var",             Exact(1), "init", Required, None, [];
+    NEXT            = 0x0404, "next",            Exact(2), "var, value", None, None, [SIDE_EFFECTS];
+    CASE            = 0x0405, "case",            AtLeast(2), "value, case_value+", None, None, [];
+    PHI             = 0x0406, "phi",             AtLeast(1), "value+", Required, None, [];
+    COALESCE        = 0x0407, "coalesce",        AtLeast(1), "value+", Required, None, [];
+    RESULT          = 0x0408, "result",          Range(0, 1), "value?", None, None, [];
+    WHEN            = 0x0410, "when",            AtLeast(1), "dep+", None, None, [DECORATION];
+    UNLESS          = 0x0411, "unless",          AtLeast(1), "dep+", None, None, [DECORATION];
 }
 
 /// Defines an opcode group: a constant array and a predicate that matches the same list (a

@@ -110,7 +110,7 @@ impl Cx<'_> {
             self.err(dec, msg);
             return;
         }
-        if FUNC_ONLY.contains(&op) && owner_op != Opcode::FUNC {
+        if FUNC_ONLY.contains(&op) && !matches!(owner_op, Opcode::FUNC | Opcode::PROC) {
             let msg = format!(
                 "`{op}` is only allowed on a `func`, not on {}",
                 self.opname(owner)
@@ -127,6 +127,7 @@ impl Cx<'_> {
             return;
         }
         match op {
+            Opcode::WHEN | Opcode::UNLESS => self.check_passive(dec, owner),
             Opcode::PIN | Opcode::PIN_IF | Opcode::PIN_WEAK => {
                 for (k, &o) in d.operands.iter().enumerate() {
                     if !self.is_top_def(o) {

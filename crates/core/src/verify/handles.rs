@@ -73,7 +73,7 @@ impl Cx<'_> {
                 Some(p) => (self.func_of[p.idx()], self.block_of[p.idx()]),
                 None => (None, None),
             };
-            self.func_of[i.idx()] = if d.opcode == Opcode::FUNC {
+            self.func_of[i.idx()] = if matches!(d.opcode, Opcode::FUNC | Opcode::PROC) {
                 Some(i)
             } else {
                 pf

@@ -325,6 +325,7 @@ impl<'m> Cx<'m> {
             Opcode::CALL_INDIRECT => self.check_call_indirect(i, r),
             Opcode::RET => self.check_ret(i),
             Opcode::JUMP | Opcode::BR | Opcode::SWITCH => self.check_branch(i, op),
+            _ if crate::noir::is_noir_op(op) || op == Opcode::RESULT => self.check_noir_inst(i, op),
             _ => {}
         }
     }

@@ -28,6 +28,7 @@ mod generics;
 mod handles;
 mod hoist;
 mod insts;
+mod noir;
 mod structure;
 mod types;
 
@@ -236,6 +237,7 @@ impl<'m> Cx<'m> {
             }
             Opcode::BLOCK => self.check_block(i),
             Opcode::GENERIC => self.check_generic(i),
+            Opcode::PROC => self.check_proc(i),
             Opcode::INTERFACE => self.check_interface(i),
             Opcode::INTERFACE_REQ => self.check_interface_req(i),
             _ => {}
