@@ -57,6 +57,10 @@ pub(crate) enum Tok {
     RBracket,
     /// `->`
     Arrow,
+    /// `?`: ends a list of positive passive dependencies (NOIR).
+    Question,
+    /// `!`: ends a list of negative passive dependencies (NOIR).
+    Bang,
     /// End of input.
     Eof,
 }
@@ -230,6 +234,8 @@ impl Lexer<'_> {
             '}' => Some(Tok::RBrace),
             '[' => Some(Tok::LBracket),
             ']' => Some(Tok::RBracket),
+            '?' => Some(Tok::Question),
+            '!' => Some(Tok::Bang),
             _ => None,
         };
         if let Some(t) = simple {

@@ -401,9 +401,14 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn stmt_rest(&mut self, pos: Pos, decos: Vec<Stmt>) -> PResult<Stmt> {
-        let result = self.result()?;
+    fn stmt_rest(&mut self, pos: Pos, mut decos: Vec<Stmt>) -> PResult<Stmt> {
+        let before = self.passive_deps(&mut decos)?;
+        let result = if before { None } else { self.result()? };
+        if result.is_some() {
+            self.passive_deps(&mut decos)?;
+        }
         if let Some(r) = &result
+            && decos.iter().all(|d| !is_passive(d))
             && self.at_alias()
         {
             if r.ty.is_some() {
@@ -431,6 +436,18 @@ impl Parser<'_, '_> {
             self.check_missing_payload(op, by_name, op_pos)?;
             None
         };
+        if op == Opcode::PROC && by_name && self.is(&Tok::LParen) {
+            return self.proc_header(InstHead {
+                pos,
+                decos,
+                result,
+                op,
+                by_name,
+                op_pos,
+                payload,
+                operands: Vec::new(),
+            });
+        }
         let mut operands = Vec::new();
         if self.same_line() && is_operand_start(&self.peek().tok) {
             self.operand_into(&mut operands, true, true)?;
@@ -453,6 +470,161 @@ impl Parser<'_, '_> {
             op_pos,
             payload,
             operands,
+        })
+    }
+
+    /// Whether the tokens ahead are `%a, %b ?` or `%a !`: passive dependencies (NOIR).
+    fn at_passive_deps(&self) -> bool {
+        let mut k = 0;
+        loop {
+            if !matches!(self.peek_at(k).tok, Tok::Name { .. }) {
+                return false;
+            }
+            match self.peek_at(k + 1).tok {
+                Tok::Comma => k += 2,
+                Tok::Question | Tok::Bang => return true,
+                _ => return false,
+            }
+        }
+    }
+
+    /// Parses any number of `%a, %b ?` / `%c !` groups into `when` / `unless` decoration
+    /// statements appended to `decos`; whether there was one.
+    fn passive_deps(&mut self, decos: &mut Vec<Stmt>) -> PResult<bool> {
+        let mut any = false;
+        while self.at_passive_deps() {
+            any = true;
+            let pos = self.peek().pos;
+            let mut operands = Vec::new();
+            loop {
+                let t = self.bump();
+                let Tok::Name { sigil, text, anon } = t.tok else {
+                    return self.error(t.pos, "expected a dependency name");
+                };
+                operands.push(Operand::Ref(Name { sigil, text, anon }, t.pos));
+                if self.is(&Tok::Comma) {
+                    self.bump();
+                } else {
+                    break;
+                }
+            }
+            let mark = self.bump();
+            let op = if mark.tok == Tok::Bang {
+                Opcode::UNLESS
+            } else {
+                Opcode::WHEN
+            };
+            decos.push(Stmt {
+                pos,
+                id: self.new_id(),
+                end: mark.pos,
+                braces: None,
+                label_params: None,
+                decos: Vec::new(),
+                result: None,
+                kind: StmtKind::Inst {
+                    op,
+                    by_name: true,
+                    op_pos: mark.pos,
+                    payload: None,
+                    operands,
+                    body: None,
+                },
+            });
+        }
+        Ok(any)
+    }
+
+    /// `proc(%p: T, …) [-> %v] { body }`: the parameters become the first children and
+    /// `result [%v]` the last.
+    fn proc_header(&mut self, h: InstHead) -> PResult<Stmt> {
+        self.bump(); // `(`
+        let mut params = Vec::new();
+        while !self.is(&Tok::RParen) {
+            let ppos = self.peek().pos;
+            let pdecos = self.deco_groups()?;
+            let nt = self.peek().clone();
+            let Tok::Name { sigil, text, anon } = nt.tok else {
+                return self.expected("a parameter name or `)`");
+            };
+            self.bump();
+            self.expect(Tok::Colon, "`:` and the parameter's type")?;
+            let ty = self.single_operand(true)?;
+            params.push(Stmt {
+                pos: ppos,
+                id: self.new_id(),
+                end: self.prev_pos(),
+                braces: None,
+                label_params: None,
+                decos: pdecos,
+                result: Some(ResultDef {
+                    name: Name { sigil, text, anon },
+                    pos: nt.pos,
+                    ty: Some(ty),
+                }),
+                kind: StmtKind::Inst {
+                    op: Opcode::PARAM,
+                    by_name: true,
+                    op_pos: nt.pos,
+                    payload: None,
+                    operands: Vec::new(),
+                    body: None,
+                },
+            });
+            if self.is(&Tok::Comma) {
+                self.bump();
+            } else if !self.is(&Tok::RParen) {
+                return self.expected("`,` or `)`");
+            }
+        }
+        self.bump();
+        let mut result_ops = Vec::new();
+        if self.is(&Tok::Arrow) {
+            self.bump();
+            result_ops.push(self.single_operand(true)?);
+        }
+        if !self.is(&Tok::LBrace) {
+            return self.expected("`{` opening the proc's body");
+        }
+        let open = self.bump().pos;
+        let mut body = self.body(open, false)?;
+        let close = self.prev_pos();
+        // The result is written in the header; for comment placement it stands at the `{`.
+        let result = Stmt {
+            pos: open,
+            id: self.new_id(),
+            end: open,
+            braces: None,
+            label_params: None,
+            decos: Vec::new(),
+            result: None,
+            kind: StmtKind::Inst {
+                op: Opcode::RESULT,
+                by_name: true,
+                op_pos: open,
+                payload: None,
+                operands: result_ops,
+                body: None,
+            },
+        };
+        params.append(&mut body);
+        params.push(result);
+        Ok(Stmt {
+            pos: h.pos,
+            id: self.new_id(),
+            end: close,
+            braces: Some((open, close)),
+            label_params: None,
+            decos: h.decos,
+            result: h.result,
+            kind: StmtKind::Inst {
+                op: h.op,
+                by_name: h.by_name,
+                op_pos: h.op_pos,
+                payload: h.payload,
+                operands: h.operands,
+                body: Some(params),
+            },
         })
     }
 
@@ -823,6 +995,17 @@ fn is_const_value_start(tok: &Tok) -> bool {
         Tok::Ident(w) => matches!(w.as_str(), "true" | "false" | "null" | "zero"),
         _ => false,
     }
+}
+
+/// Whether a decoration statement is a passive dependency (`when` or `unless`).
+fn is_passive(d: &Stmt) -> bool {
+    matches!(
+        d.kind,
+        StmtKind::Inst {
+            op: Opcode::WHEN | Opcode::UNLESS,
+            ..
+        }
+    )
 }
 
 fn is_operand_start(tok: &Tok) -> bool {

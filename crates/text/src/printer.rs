@@ -360,7 +360,8 @@ impl<'m> Printer<'m> {
     fn stmt(&mut self, i: Inst, indent: usize, own_lines: bool) {
         let bodiless = !self.has_body(i);
         self.stmt_trivia(i, indent, bodiless);
-        let decos = self.shown_decos(i);
+        let all = self.shown_decos(i);
+        let (decos, passive) = all.split_at(all.len() - self.passive_suffix(i));
         self.indent(indent);
         if !decos.is_empty() {
             if own_lines && !self.one_line {
@@ -377,10 +378,85 @@ impl<'m> Printer<'m> {
             }
         }
         self.mark(i);
-        self.head(i);
+        for &d in passive {
+            self.mark(d);
+        }
+        self.head_passive(i, passive);
         self.body(i, indent, true);
         if !self.one_line {
             self.nl();
+        }
+    }
+
+    /// How many of `i`'s shown decorations print as a NOIR passive-dependency prefix
+    /// (`%a, %b ? op`, `%c ! op`): its `when`/`unless` decorations, when they all come last
+    /// and each names at least one value; 0 otherwise (they print in `#[…]` like any other).
+    fn passive_suffix(&self, i: Inst) -> usize {
+        let m = self.m;
+        let decos = self.shown_decos(i);
+        let is_passive = |d: Inst| matches!(m.opcode(d), Opcode::WHEN | Opcode::UNLESS);
+        let n = decos.iter().rev().take_while(|&&d| is_passive(d)).count();
+        let suffix = &decos[decos.len() - n..];
+        let sugared = decos[..decos.len() - n].iter().all(|&d| !is_passive(d))
+            && suffix.iter().all(|&d| {
+                let dd = m.data(d);
+                !dd.operands().is_empty()
+                    && dd.payload().is_none()
+                    && dd.ty().is_none()
+                    && dd.decorations().is_empty()
+                    && dd.children().is_empty()
+                    && dd.operands().iter().all(|&o| self.is_ref(o))
+            });
+        if sugared { n } else { 0 }
+    }
+
+    /// Whether a proc prints with its header `proc(%p: T, …) -> %v`: its leading children
+    /// are plain parameters, its last child a plain `result`, and no other child is either.
+    fn proc_sugar(&self, p: Inst) -> Option<(usize, Inst)> {
+        let m = self.m;
+        if m.opcode(p) != Opcode::PROC {
+            return None;
+        }
+        let children = m.children(p);
+        let n = self.header_params(p);
+        let (&last, middle) = children.get(n..)?.split_last()?;
+        let ld = m.data(last);
+        let plain_result = ld.opcode() == Opcode::RESULT
+            && ld.decorations().is_empty()
+            && ld.ty().is_none()
+            && ld.payload().is_none()
+            && ld.children().is_empty()
+            && ld.operands().len() <= 1;
+        let clean = middle
+            .iter()
+            .all(|&c| !matches!(m.opcode(c), Opcode::PARAM | Opcode::RESULT));
+        (plain_result && clean).then_some((n, last))
+    }
+
+    /// `(%p: T, …) -> %v` after `proc`.
+    fn proc_header(&mut self, p: Inst, n: usize, result: Inst, indent: usize) {
+        self.out.push('(');
+        for (k, &q) in self.m.children(p)[..n].iter().enumerate() {
+            if k > 0 {
+                self.out.push_str(", ");
+            }
+            self.mark(q);
+            let decos = self.shown_decos(q);
+            if !decos.is_empty() {
+                self.deco_group(decos, indent);
+                self.out.push(' ');
+            }
+            self.name(q);
+            self.out.push_str(": ");
+            if let Some(t) = self.m.ty(q) {
+                self.operand(t, 0);
+            }
+        }
+        self.out.push(')');
+        self.mark(result);
+        if let Some(&v) = self.m.operands(result).first() {
+            self.out.push_str(" -> ");
+            self.operand(v, 0);
         }
     }
 
@@ -390,9 +466,13 @@ impl<'m> Printer<'m> {
         let m = self.m;
         let is_top = m.parent(i) == Some(m.root());
         let hoists: &[Inst] = if is_top { self.n.local_hoists(i) } else { &[] };
-        let children = m.children(i);
+        let mut children = m.children(i);
         if children.is_empty() && hoists.is_empty() {
             return;
+        }
+        if let Some((n, result)) = self.proc_sugar(i) {
+            self.proc_header(i, n, result, indent);
+            children = &children[n..children.len() - 1];
         }
         if self.one_line {
             self.out.push_str(" { … }");
@@ -527,6 +607,12 @@ impl<'m> Printer<'m> {
 
     /// `[result [: T] =] opname [payload] [operands]`.
     fn head(&mut self, i: Inst) {
+        self.head_passive(i, &[]);
+    }
+
+    /// `[result [: T] =] [%a, … ? | %b, … !]* opname [payload] [operands]`, with the given
+    /// `when`/`unless` decorations written as the passive-dependency prefix.
+    fn head_passive(&mut self, i: Inst, passive: &[Inst]) {
         let m = self.m;
         let d = m.data(i);
         if self.n.get(i).is_some() {
@@ -536,6 +622,19 @@ impl<'m> Printer<'m> {
                 self.operand(t, 0);
             }
             self.out.push_str(" = ");
+        }
+        for &dep in passive {
+            for (k, &o) in m.operands(dep).iter().enumerate() {
+                if k > 0 {
+                    self.out.push_str(", ");
+                }
+                self.name(o);
+            }
+            self.out.push_str(if m.opcode(dep) == Opcode::UNLESS {
+                " ! "
+            } else {
+                " ? "
+            });
         }
         let by_name = self.opname(i);
         if !d.payload().is_none() {
