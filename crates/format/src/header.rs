@@ -24,7 +24,7 @@ pub const MAGIC: [u8; 8] = *b"IRKMOD\0\x1a";
 /// The format major version this crate reads and writes.
 pub const FORMAT_MAJOR: u16 = 1;
 /// The format minor version this crate writes.
-pub const FORMAT_MINOR: u16 = 1;
+pub const FORMAT_MINOR: u16 = 2;
 /// Size of the fixed header.
 pub const HEADER_SIZE: usize = 32;
 /// Size of a directory entry as written by 1.0.

@@ -136,7 +136,10 @@ impl State<'_> {
     ) {
         let ik = self.view(imp.0).def_opcode(imp.1);
         let ek = self.view(exp.0).def_opcode(exp.1);
-        if ik != ek {
+        // A function is imported as a bodyless `func` whether it is exported as a `func` or,
+        // written in NOIR's blockless form, as a `proc`.
+        let same_kind = ik == ek || (ik == Some(Opcode::FUNC) && ek == Some(Opcode::PROC));
+        if !same_kind {
             self.errors.push(LinkError::KindMismatch {
                 name: name.to_string(),
                 import_file: self.file(imp.0).to_string(),
