@@ -702,7 +702,7 @@ impl<'m> Cx<'m> {
         // A specialized generic function and a witness lookup are called directly too: their
         // type is the signature (already checked against the generic or the requirement).
         let direct = match cd.opcode {
-            Opcode::FUNC => true,
+            Opcode::FUNC | Opcode::PROC => true,
             Opcode::SPECIALIZE | Opcode::LOOKUP_WITNESS => {
                 cd.ty.is_some_and(|t| self.kind(t) == Kind::Fn)
             }
@@ -710,7 +710,7 @@ impl<'m> Cx<'m> {
         };
         if !direct {
             let msg = format!(
-                "operand 0 (the callee) must be a `func`, a specialized generic function or a `lookup_witness`, found {} ({})",
+                "operand 0 (the callee) must be a `func`, a `proc`, a specialized generic function or a `lookup_witness`, found {} ({})",
                 self.vname(callee),
                 self.opname(callee)
             );

@@ -1163,7 +1163,7 @@ fn call_of_non_function() {
     ret(&mut m, e, Some(one));
     expect_err(
         &m,
-        "operand 0 (the callee) must be a `func`, a specialized generic function or a `lookup_witness`, found @v (`global_var`)",
+        "operand 0 (the callee) must be a `func`, a `proc`, a specialized generic function or a `lookup_witness`, found @v (`global_var`)",
     );
 }
 
