@@ -4,15 +4,16 @@
 //! ```text
 //! cargo run -p irkit-testgen --example show -- 42        # the module of seed 42
 //! cargo run -p irkit-testgen --example show -- 42 set    # the module set of seed 42
+//! cargo run -p irkit-testgen --example show -- 42 procs  # the proc module of seed 42
 //! cargo run -p irkit-testgen --example show -- file.bin  # the module a fuzz input makes
 //! ```
 
-use irkit_testgen::{Config, Entropy, module, module_set};
+use irkit_testgen::{Config, Entropy, module, module_set, proc_module};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = args.first().map(String::as_str).unwrap_or("0");
-    let set = args.get(1).is_some_and(|a| a == "set");
+    let mode = args.get(1).map_or("", String::as_str);
     let bytes;
     let mut e = match arg.parse::<u64>() {
         Ok(seed) => Entropy::from_seed(seed),
@@ -21,7 +22,9 @@ fn main() {
             Entropy::new(&bytes)
         }
     };
-    if set {
+    if mode == "procs" {
+        print!("{:?}", proc_module(&mut e, &Config::default()));
+    } else if mode == "set" {
         let cfg = Config {
             dangling_imports: false,
             ..Config::default()

@@ -9,6 +9,7 @@ use crate::ty::{INTS, SCALARS, Ty, TyCache};
 use crate::{Config, Entropy};
 
 mod generics;
+mod procs;
 
 /// Integer condition codes (Ark numbering).
 const INT_CCS: [u64; 10] = [1, 2, 3, 4, 5, 6, 10, 11, 12, 13];

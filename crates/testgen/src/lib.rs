@@ -28,6 +28,12 @@
 //!   a witness table of `i32` for it, a generic function calling the requirement through
 //!   `lookup_witness`, a generic struct, and a function using `specialize` of both (in a
 //!   module set, exported, so that library links specialize it).
+//! * **NOIR procs** (in about half of the modules, with [`Config::procs`]): 1–2 procs with
+//!   integer parameters and result, holding every NOIR opcode (`event`, `cue`, `var`, `next`,
+//!   `case`, `phi`, `coalesce`, `result`), `when`/`unless` passive dependencies and pure core
+//!   operations, with zero to two counter loops (in sequence or nested) that always end; some
+//!   are exported. Functions call them only with [`Config::proc_calls`]. [`proc_module`]
+//!   makes modules of procs alone, with arguments to run them on.
 //! * **Declarations**: imports nobody provides (functions and globals) and C `extern`
 //!   functions (only when [`Config::dangling_imports`] is set).
 //! * **Decorations**: `export` (with `weak` or `linkonce` sometimes), `pin`, `pin_weak`,
@@ -56,14 +62,15 @@
 //! irkit_core::verify::verify(&from_bytes).unwrap();
 //! ```
 //!
-//! * With `proptest` (feature `proptest`, on by default), `strategy::modules` and
-//!   `strategy::module_sets` are strategies over byte strings, so shrinking a failing case
-//!   shrinks the module.
+//! * With `proptest` (feature `proptest`, on by default), `strategy::modules`,
+//!   `strategy::module_sets` and `strategy::proc_modules` are strategies over byte strings,
+//!   so shrinking a failing case shrinks the module.
 //! * With `arbitrary` (feature `arbitrary`, for cargo-fuzz), `ArbitraryModule` and
 //!   `ArbitraryModuleSet` implement `arbitrary::Arbitrary` (they use all the fuzzer's bytes);
 //!   a fuzz target can equally pass its input to [`Entropy::new`], as `fuzz/fuzz_targets/link.rs`
 //!   does to draw link options from the same bytes.
-//! * `cargo run -p irkit-testgen --example show -- SEED [set]` prints what a seed generates.
+//! * `cargo run -p irkit-testgen --example show -- SEED [set|procs]` prints what a seed
+//!   generates.
 
 mod entropy;
 mod generator;
@@ -106,6 +113,15 @@ pub struct Config {
     /// `specialize`). Back ends take linked, specialized modules: turn this off to feed a
     /// single generated module to one directly.
     pub generics: bool,
+    /// Whether to generate NOIR procs (in about half of the modules; see
+    /// [`proc_module`] for what a proc holds). Nothing calls them unless `proc_calls` is set;
+    /// some are exported. Turn this off for a consumer that does not know procs yet.
+    pub procs: bool,
+    /// Whether functions may call the generated procs (directly, through `select` of two
+    /// addresses or through a function table) and, in a module set, import exported ones:
+    /// then a program's `main` reaches procs. Off by default, so that generated programs stay
+    /// runnable by back ends that do not lower procs; has no effect without `procs`.
+    pub proc_calls: bool,
 }
 
 impl Default for Config {
@@ -121,20 +137,30 @@ impl Default for Config {
             max_loop_trips: 4,
             dangling_imports: true,
             generics: true,
+            procs: true,
+            proc_calls: false,
         }
     }
 }
 
-/// A random module that the verifier accepts, its choices read from `e`.
+/// A random module that the verifier accepts, its choices read from `e`. Its procs, if any,
+/// come after everything else, so with `cfg.procs` off or on, a seed gives the same other
+/// definitions (unless `cfg.proc_calls` is set).
 pub fn module(e: &mut Entropy<'_>, cfg: &Config) -> Module {
     let mut g = Gen::new(e, cfg, "");
     g.gen_types();
     if cfg.dangling_imports {
         g.gen_dangling_decls();
     }
+    if cfg.procs && cfg.proc_calls {
+        g.gen_callable_procs(50);
+    }
     g.gen_defs();
     if cfg.generics {
         g.gen_generics(30, false);
+    }
+    if cfg.procs && !cfg.proc_calls {
+        g.gen_procs(50);
     }
     g.finish()
 }
@@ -177,16 +203,89 @@ pub fn module_set(e: &mut Entropy<'_>, cfg: &Config) -> ModuleSet {
             g.add_shared();
         }
         g.add_hook(strong_hook == k);
+        if cfg.procs && cfg.proc_calls {
+            g.gen_callable_procs(40);
+        }
         g.gen_defs();
         g.gen_generics(25, true);
         if k == 0 {
             g.add_main(true);
+        }
+        if cfg.procs && !cfg.proc_calls {
+            g.gen_procs(40);
         }
         iface.extend(g.exports.iter().cloned());
         modules.push((format!("m{k}.irm"), g.finish()));
     }
     modules.reverse();
     ModuleSet { modules }
+}
+
+/// A module of exported procs with arguments to call them on: what [`proc_module`] returns.
+#[derive(Clone)]
+pub struct ProcModule {
+    /// The module: the procs `@p0`, `@p1`, … (exported under the same names), nothing else
+    /// but their types and constants.
+    pub module: Module,
+    /// One entry per proc, in order.
+    pub procs: Vec<ProcCase>,
+}
+
+/// One generated proc of a [`ProcModule`] and the argument tuples to try.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcCase {
+    /// Its name hint and export name: `p0`, `p1`, ….
+    pub name: String,
+    /// The bit widths of its parameters, all integers (1, 8, 16, 32 or 64).
+    pub params: Vec<u32>,
+    /// The bit width of its integer result.
+    pub result: u32,
+    /// Argument tuples, one value per parameter, each a bit pattern below `2^width` (small
+    /// values, all ones, the sign bit, random ones); a single empty tuple without parameters.
+    pub args: Vec<Vec<u64>>,
+}
+
+/// Shows the module as text, then the argument tuples of each proc.
+impl fmt::Debug for ProcModule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&irkit_text::print(&self.module))?;
+        for p in &self.procs {
+            writeln!(f, "; @{} args {:?}", p.name, p.args)?;
+        }
+        Ok(())
+    }
+}
+
+/// A module of 1–3 random NOIR procs for property tests of proc evaluation and lowering.
+/// Each proc verifies, **ends** after a bounded number of iterations (every loop is driven
+/// by a counter that decreases to 0: the argument is in `src/generator/procs/loops.rs`, and
+/// `tests/procs.rs` checks it), and returns a deterministic value or traps deterministically:
+/// a division by zero or overflow (rare), or `unreachable executed` when the value `result`
+/// names is undefined at the end. The procs take and return integers only (`f64` arithmetic
+/// appears inside); together they use every NOIR opcode and passive dependency form, zero to
+/// two events (two loops in sequence or nested), and their children are sometimes out of
+/// dependency order. `cfg` bounds sizes (`max_params`, `max_insts_per_block`,
+/// `max_loop_trips` for counter initial values, at most 7); the other fields are not used.
+///
+/// ```
+/// use irkit_testgen::{Config, Entropy, proc_module};
+///
+/// let pm = proc_module(&mut Entropy::from_seed(7), &Config::default());
+/// irkit_core::verify::verify(&pm.module).unwrap();
+/// for case in &pm.procs {
+///     let p = pm.module.find_export(&case.name).unwrap();
+///     assert_eq!(pm.module.opcode(p), irkit_core::Opcode::PROC);
+///     assert!(case.args.iter().all(|a| a.len() == case.params.len()));
+/// }
+/// ```
+pub fn proc_module(e: &mut Entropy<'_>, cfg: &Config) -> ProcModule {
+    let n = e.range(1, 3);
+    let mut g = Gen::new(e, cfg, "");
+    let procs = (0..n).map(|k| g.proc_case(&format!("p{k}"))).collect();
+    ProcModule {
+        module: g.finish(),
+        procs,
+    }
 }
 
 /// A generated module that shows as its text (handy in failure messages).
@@ -236,6 +335,7 @@ impl<'a> arbitrary::Arbitrary<'a> for ArbitraryModuleSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use irkit_core::{Inst, Opcode};
 
     fn check(m: &Module) {
         if let Err(errs) = irkit_core::verify::verify(m) {
@@ -329,6 +429,122 @@ mod tests {
             .map(|info| info.name.to_string())
             .collect();
         assert!(missing.is_empty(), "never generated: {missing:?}");
+    }
+
+    /// Proc modules verify, hold what [`ProcModule`] says, and use every NOIR opcode.
+    #[test]
+    fn proc_modules_verify() {
+        let mut seen = std::collections::HashSet::new();
+        let mut check_pm = |pm: &ProcModule| {
+            check(&pm.module);
+            let m = &pm.module;
+            assert_eq!(m.top_level().len(), pm.procs.len());
+            for (k, case) in pm.procs.iter().enumerate() {
+                let p = m.find_export(&case.name).expect("procs are exported");
+                assert_eq!(case.name, format!("p{k}"));
+                assert_eq!(m.name(p), Some(case.name.as_str()));
+                assert_eq!(m.opcode(p), Opcode::PROC);
+                let (ret, params) = m.fn_signature(m.ty(p).unwrap()).unwrap();
+                assert_eq!(m.int_width(ret), Some(case.result));
+                let widths: Vec<u32> = params.iter().map(|&t| m.int_width(t).unwrap()).collect();
+                assert_eq!(widths, case.params);
+                assert!(!case.args.is_empty());
+                for args in &case.args {
+                    assert_eq!(args.len(), widths.len());
+                    for (&a, &w) in args.iter().zip(&widths) {
+                        assert_eq!(a, irkit_core::payload::mask_to_width(a, w));
+                    }
+                }
+            }
+            for i in m.walk() {
+                seen.insert(m.opcode(i));
+            }
+        };
+        for seed in 0..300 {
+            check_pm(&proc_module(
+                &mut Entropy::from_seed(seed),
+                &Config::default(),
+            ));
+        }
+        let mut e = Entropy::from_seed(2);
+        for len in 0..100 {
+            let bytes: Vec<u8> = (0..len * 4).map(|_| e.byte()).collect();
+            check_pm(&proc_module(&mut Entropy::new(&bytes), &Config::default()));
+        }
+        for op in [
+            Opcode::PROC,
+            Opcode::EVENT,
+            Opcode::CUE,
+            Opcode::VAR,
+            Opcode::NEXT,
+            Opcode::CASE,
+            Opcode::PHI,
+            Opcode::COALESCE,
+            Opcode::RESULT,
+            Opcode::WHEN,
+            Opcode::UNLESS,
+        ] {
+            assert!(seen.contains(&op), "no proc module has `{op}`");
+        }
+    }
+
+    /// `procs: false` makes no procs; `proc_calls` makes functions call them (the modules
+    /// and sets still verify, and a set's `main` reaches procs through imports sometimes).
+    #[test]
+    fn proc_config_switches() {
+        let off = Config {
+            procs: false,
+            ..Config::default()
+        };
+        let calls = Config {
+            proc_calls: true,
+            dangling_imports: false,
+            ..Config::default()
+        };
+        let is_proc = |m: &Module, d: Inst| m.opcode(d) == Opcode::PROC;
+        let calls_a_proc = |m: &Module| {
+            m.walk().into_iter().any(|i| {
+                m.opcode(i) == Opcode::CALL && m.operands(i).first().is_some_and(|&f| is_proc(m, f))
+            })
+        };
+        let (mut with_calls, mut imported) = (0, 0);
+        for seed in 0..100 {
+            let m = module(&mut Entropy::from_seed(seed), &off);
+            check(&m);
+            assert!(!m.top_level().iter().any(|&d| is_proc(&m, d)));
+            // Procs come last: the rest of the module is the same with them.
+            let on = module(&mut Entropy::from_seed(seed), &Config::default());
+            let defs = |m: &Module| -> Vec<String> {
+                let shown = m.top_level().iter().filter(|&&d| !is_proc(m, d));
+                shown
+                    .map(|&d| m.name(d).unwrap_or("").to_string())
+                    .collect()
+            };
+            assert_eq!(defs(&on), defs(&m), "seed {seed}");
+            let m = module(&mut Entropy::from_seed(seed), &calls);
+            check(&m);
+            with_calls += usize::from(calls_a_proc(&m));
+            let set = module_set(&mut Entropy::from_seed(seed), &calls);
+            for (_, m) in &set.modules {
+                check(m);
+            }
+            let exported: Vec<&str> = set
+                .modules
+                .iter()
+                .flat_map(|(_, m)| m.top_level().iter().map(move |&d| (m, d)))
+                .filter(|&(m, d)| is_proc(m, d))
+                .filter_map(|(m, d)| m.decoration_str(d, Opcode::EXPORT))
+                .collect();
+            let m0 = &set.modules[0].1;
+            imported += m0
+                .top_level()
+                .iter()
+                .filter_map(|&d| m0.decoration_str(d, Opcode::IMPORT))
+                .filter(|name| exported.contains(name))
+                .count();
+        }
+        assert!(with_calls > 10, "{with_calls} modules call a proc");
+        assert!(imported > 5, "{imported} procs imported by m0");
     }
 
     #[test]

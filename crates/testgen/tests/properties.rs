@@ -9,7 +9,7 @@ use irkit_core::verify::verify;
 use irkit_core::{Module, Opcode, Payload};
 use irkit_format::ModuleView;
 use irkit_link::{Input, LinkOptions, link};
-use irkit_testgen::strategy::{module_sets, modules};
+use irkit_testgen::strategy::{module_sets, modules, proc_modules};
 use irkit_testgen::{Config, ModuleSet};
 use proptest::prelude::*;
 
@@ -236,6 +236,27 @@ proptest! {
     }
 
     #[test]
+    fn proc_modules_print_parse_and_write_read(pm in proc_modules(Config::default())) {
+        let m = &pm.module;
+        prop_assert!(verify(m).is_ok(), "{:?}", verify(m).err());
+        let text = irkit_text::print(m);
+        let parsed = irkit_text::parse(&text, "procs.ir");
+        prop_assert!(parsed.is_ok(), "{}", parsed.err().map(|e| e.to_string()).unwrap_or_default());
+        let parsed = parsed.unwrap();
+        let eq = modules_equal(m, &parsed);
+        prop_assert!(eq.is_ok(), "{:?}", eq);
+        prop_assert_eq!(irkit_text::print(&parsed), text, "printing is a fixed point");
+        let bytes = write(m);
+        let read = irkit_format::read(&bytes);
+        prop_assert!(read.is_ok(), "{:?}", read.err());
+        let read = read.unwrap();
+        let eq = modules_equal(m, &read);
+        prop_assert!(eq.is_ok(), "{:?}", eq);
+        prop_assert!(write(&read) == bytes, "re-writing what was read changes the bytes");
+        prop_assert!(write(&parsed) == bytes, "the re-parsed module writes other bytes");
+    }
+
+    #[test]
     fn module_sets_link_in_any_order(set in module_sets(Config::default())) {
         let n = set.modules.len();
         let forward: Vec<usize> = (0..n).collect();
@@ -278,6 +299,42 @@ fn equal_modules_write_the_same_bytes() {
         assert!(
             bytes == write(&reparsed),
             "seed {seed}: re-parsing changes the bytes"
+        );
+    }
+}
+
+/// Generated NOIR procs (seeded: 300 proc modules) verify, print and parse back to equal
+/// modules whose printing is a fixed point, and write and read back to the same bytes.
+#[test]
+fn proc_modules_round_trip() {
+    for seed in 0..300 {
+        let pm = irkit_testgen::proc_module(
+            &mut irkit_testgen::Entropy::from_seed(seed),
+            &Config::default(),
+        );
+        let m = &pm.module;
+        if let Err(errs) = verify(m) {
+            panic!("seed {seed}: {errs:?}\n{pm:?}");
+        }
+        let text = irkit_text::print(m);
+        let parsed = irkit_text::parse(&text, "procs.ir")
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if let Err(e) = modules_equal(m, &parsed) {
+            panic!("seed {seed}: print/parse: {e:?}\n{text}");
+        }
+        assert_eq!(irkit_text::print(&parsed), text, "seed {seed}");
+        let bytes = write(m);
+        let read = irkit_format::read(&bytes).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        if let Err(e) = modules_equal(m, &read) {
+            panic!("seed {seed}: write/read: {e:?}\n{text}");
+        }
+        assert!(
+            write(&read) == bytes,
+            "seed {seed}: re-writing changes the bytes"
+        );
+        assert!(
+            write(&parsed) == bytes,
+            "seed {seed}: the re-parsed module writes other bytes"
         );
     }
 }
