@@ -1,15 +1,16 @@
 //! The execution loop: activations on an explicit frame stack (no Rust recursion, so deep IR
 //! recursion is a [`TrapKind::StackOverflow`], never a crash), one instruction at a time.
 
-use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode};
+use irkit_core::{Inst, Module, Opcode};
 
 use crate::Interpreter;
 use crate::externs;
-use crate::layout::{Scalar, Shape};
-use crate::ops;
+use crate::layout::Scalar;
+use crate::noir;
 use crate::program::{Body, Ret, Src};
-use crate::trap::{Location, Trap, TrapKind};
-use crate::value::{Value, sext};
+use crate::pure;
+use crate::trap::{Location, Trap, TrapKind, func_label};
+use crate::value::Value;
 
 /// One activation.
 struct Frame {
@@ -50,7 +51,7 @@ impl Interpreter<'_> {
         let result = match self.enter(&mut stack, func, args) {
             Ok(None) => self.run_frames(&mut stack),
             Ok(Some(r)) => Ok(r),
-            Err(k) => Err(Trap::new(k)),
+            Err(t) => Err(t),
         };
         // After a trap, release the stack objects of the activations it abandoned, so that a
         // later run sees them as dangling, like those of returned activations.
@@ -109,7 +110,9 @@ impl Interpreter<'_> {
                             frame.ip += 1;
                         }
                     }
-                    Err(k) => return Err(self.locate(stack, k)),
+                    // A trap inside a proc is located there already; any other at the call.
+                    Err(t) if t.location.is_some() => return Err(t),
+                    Err(t) => return Err(self.locate(stack, t.kind)),
                 },
                 Flow::Return(v) => {
                     let ret = self.prog.funcs[frame.func as usize].ret;
@@ -139,29 +142,37 @@ impl Interpreter<'_> {
         }
     }
 
-    /// Starts a call of `func`: pushes a frame (`Ok(None)`), or, for an extern, performs it at
-    /// once (`Ok(Some(result))`).
+    /// Starts a call of `func`: pushes a frame (`Ok(None)`), or, for an extern or a proc,
+    /// performs it at once (`Ok(Some(result))`). A trap inside a proc has its location; any
+    /// other has none (it belongs to the caller's `call`).
     fn enter(
         &mut self,
         stack: &mut Vec<Frame>,
         func: u32,
         args: Vec<Value>,
-    ) -> Res<Option<Option<Value>>> {
+    ) -> Result<Option<Option<Value>>, Trap> {
         let f = &self.prog.funcs[func as usize];
         match &f.body {
             Body::Extern(name) => {
-                externs::call(name, &args, f.ret, &mut self.mem, &mut self.output).map(Some)
+                externs::call(name, &args, f.ret, &mut self.mem, &mut self.output)
+                    .map(Some)
+                    .map_err(Trap::new)
             }
-            Body::Import(name) => Err(TrapKind::UnresolvedImport(name.clone())),
+            Body::Import(name) => Err(Trap::new(TrapKind::UnresolvedImport(name.clone()))),
+            Body::Proc(p) => {
+                noir::call(self.module, &self.prog, &mut self.fuel, p, &args).map(Some)
+            }
             Body::Blocks(bs) => {
                 if stack.len() >= self.max_depth {
-                    return Err(TrapKind::StackOverflow {
+                    return Err(Trap::new(TrapKind::StackOverflow {
                         limit: self.max_depth,
-                    });
+                    }));
                 }
                 let entry = &bs[0];
                 if entry.params.len() != args.len() {
-                    return Err(malformed("argument count does not match the entry block"));
+                    return Err(Trap::new(malformed(
+                        "argument count does not match the entry block",
+                    )));
                 }
                 let mut regs = vec![None; f.nslots as usize];
                 for (&slot, a) in entry.params.iter().zip(args) {
@@ -211,10 +222,7 @@ impl Interpreter<'_> {
         let location = stack.last().map(|f| {
             let m = self.module;
             let info = &self.prog.funcs[f.func as usize];
-            let func = m
-                .name(info.inst)
-                .or_else(|| m.decoration_str(info.inst, Opcode::EXPORT))
-                .map_or_else(|| format!("@#{}", info.inst.index()), |n| format!("@{n}"));
+            let func = func_label(m, info.inst);
             let (block, inst) = match &info.body {
                 Body::Blocks(bs) => {
                     let b = &bs[f.block as usize];
@@ -281,56 +289,10 @@ impl Interpreter<'_> {
         let op = m.opcode(inst);
         let ops = m.operands(inst);
         let v = match op {
-            _ if op.is_int_binary() => {
-                let (w, a) = self.int_operand(frame, ops, 0)?;
-                let (wb, b) = self.int_operand(frame, ops, 1)?;
-                if w != wb {
-                    return Err(malformed("operands of different widths"));
-                }
-                let r = ops::int_binop(op, w, a, b)?;
-                Value::int(w, r)
-            }
-            _ if op.is_float_binary() => {
-                match (self.operand(frame, ops, 0)?, self.operand(frame, ops, 1)?) {
-                    (Value::F32(a), Value::F32(b)) => Some(Value::F32(ops::f32_binop(op, a, b)?)),
-                    (Value::F64(a), Value::F64(b)) => Some(Value::F64(ops::f64_binop(op, a, b)?)),
-                    _ => None,
-                }
-            }
-            Opcode::ICMP => {
-                let cc = m.payload(inst).as_int().and_then(IntCC::from_code);
-                let (a, b) = (self.operand(frame, ops, 0)?, self.operand(frame, ops, 1)?);
-                match (
-                    cc,
-                    a.as_int().or(a.as_ptr().map(|p| (64, p))),
-                    b.as_int().or(b.as_ptr().map(|p| (64, p))),
-                ) {
-                    (Some(cc), Some((w, a)), Some((wb, b))) if w == wb => {
-                        Some(Value::bool(cc.eval(w, a, b)))
-                    }
-                    _ => None,
-                }
-            }
-            Opcode::FCMP => {
-                let cc = m.payload(inst).as_int().and_then(FloatCC::from_code);
-                let (a, b) = (self.operand(frame, ops, 0)?, self.operand(frame, ops, 1)?);
-                let same = std::mem::discriminant(&a) == std::mem::discriminant(&b);
-                match (cc, ops::float_of(&a), ops::float_of(&b)) {
-                    (Some(cc), Some(a), Some(b)) if same => Some(Value::bool(cc.eval(a, b))),
-                    _ => None,
-                }
-            }
-            _ if op.is_conversion() => {
-                let x = self.operand(frame, ops, 0)?;
-                if op == Opcode::BITCAST && matches!(x, Value::Aggregate(_)) {
-                    Some(x)
-                } else {
-                    Some(ops::convert(op, &x, self.result_scalar(inst)?)?)
-                }
-            }
-            Opcode::SELECT => {
-                let (_, c) = self.int_operand(frame, ops, 0)?;
-                Some(self.operand(frame, ops, if c & 1 == 1 { 1 } else { 2 })?)
+            _ if pure::is_pure(op) => {
+                return Ok(Flow::Next(Some(pure::eval(m, &self.prog, inst, |v| {
+                    self.val(frame, v)
+                })?)));
             }
             Opcode::STACKALLOC => {
                 let ty = *ops
@@ -360,32 +322,6 @@ impl Interpreter<'_> {
                     .ok_or_else(|| malformed("store of an aggregate"))?;
                 self.mem.write_uint(p, size, bits)?;
                 return Ok(Flow::Next(None));
-            }
-            Opcode::ELEM => Some(Value::Ptr(self.elem(frame, ops)?)),
-            Opcode::EXTRACT => {
-                let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
-                match self.operand(frame, ops, 0)? {
-                    Value::Aggregate(vs) => {
-                        usize::try_from(k).ok().and_then(|k| vs.into_iter().nth(k))
-                    }
-                    _ => None,
-                }
-            }
-            Opcode::INSERT => {
-                let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
-                let x = self.operand(frame, ops, 1)?;
-                match self.operand(frame, ops, 0)? {
-                    Value::Aggregate(mut vs) => {
-                        match usize::try_from(k).ok().and_then(|k| vs.get_mut(k)) {
-                            Some(slot) => {
-                                *slot = x;
-                                Some(Value::Aggregate(vs))
-                            }
-                            None => None,
-                        }
-                    }
-                    _ => None,
-                }
             }
             Opcode::CALL => {
                 let callee = *ops
@@ -482,38 +418,6 @@ impl Interpreter<'_> {
         let end = self.next_block(ops, at + 1).unwrap_or(ops.len());
         let vals = self.args(frame, &ops[at + 1..end])?;
         Ok(Flow::Jump(target, vals))
-    }
-
-    /// `elem T, %p, %i0, ...`: the address, wrapping modulo 2^64.
-    fn elem(&self, frame: &Frame, ops: &[Inst]) -> Res<u64> {
-        let bad = || malformed("elem: bad type path");
-        let mut ty = *ops.first().ok_or_else(bad)?;
-        let mut addr = self.ptr_operand(frame, ops, 1)?;
-        let layouts = &self.prog.layouts;
-        for (n, i) in (2..ops.len()).enumerate() {
-            let (w, bits) = self.int_operand(frame, ops, i)?;
-            let idx = sext(bits, w);
-            if n == 0 {
-                let size = layouts.get(ty).ok_or_else(bad)?.size;
-                addr = addr.wrapping_add((idx as u64).wrapping_mul(size));
-                continue;
-            }
-            match &layouts.get(ty).ok_or_else(bad)?.shape {
-                Shape::Array { elem, .. } => {
-                    let size = layouts.get(*elem).ok_or_else(bad)?.size;
-                    addr = addr.wrapping_add((idx as u64).wrapping_mul(size));
-                    ty = *elem;
-                }
-                Shape::Struct { fields, offsets } => {
-                    let k = usize::try_from(bits).map_err(|_| bad())?;
-                    let (f, off) = fields.get(k).zip(offsets.get(k)).ok_or_else(bad)?;
-                    addr = addr.wrapping_add(*off);
-                    ty = *f;
-                }
-                Shape::Scalar(_) => return Err(bad()),
-            }
-        }
-        Ok(addr)
     }
 }
 

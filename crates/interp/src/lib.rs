@@ -25,6 +25,12 @@
 //!   memory by default, see [`Interpreter::output`]), `malloc`, `free`, `memcpy`, `memmove`,
 //!   `memset`, `exit`, `abort`; any other is [`TrapKind::UnknownExtern`].
 //!
+//! * NOIR procs (spec/ir.md, "NOIR: procs without blocks") are evaluated directly by their
+//!   iteration semantics ([`noir`]): a `call` of a proc, or a run of one
+//!   ([`Interpreter::run`], `main` included), evaluates it, and [`Interpreter::eval_proc`] /
+//!   [`eval_proc`] also report an undefined result instead of trapping. Procs have function
+//!   addresses like `func`s, so `call_indirect` reaches them too.
+//!
 //! [`InterpBackend`] is the interpreter as an `irkit_backend::Backend` (name `interp`).
 //!
 //! ```
@@ -40,12 +46,15 @@ mod exec;
 pub mod externs;
 mod layout;
 mod memory;
+pub mod noir;
 pub mod ops;
 mod program;
+mod pure;
 mod trap;
 mod value;
 
 pub use backend::InterpBackend;
+pub use noir::{ProcResult, eval_proc};
 pub use trap::{InterpError, Location, Trap, TrapKind};
 pub use value::Value;
 
@@ -61,10 +70,11 @@ pub const DEFAULT_MAX_CALL_DEPTH: usize = 10_000;
 /// The default limit on memory held by live objects (globals, stack and heap), in bytes.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
 
-/// The function to run: a `func` instruction, or a name (an export name, else a name hint).
+/// The function to run: a `func` or `proc` instruction, or a name (an export name, else a
+/// name hint).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FuncRef<'a> {
-    /// A `func` instruction of the module.
+    /// A `func` or `proc` instruction of the module.
     Inst(Inst),
     /// An export name, or else a name hint.
     Name(&'a str),
@@ -96,7 +106,7 @@ pub struct Interpreter<'m> {
 
 impl<'m> Interpreter<'m> {
     /// Prepares `module` for execution: lays out and initializes its globals, gives every
-    /// function an address, and indexes every function body.
+    /// function and proc an address, and indexes every function body and proc.
     ///
     /// `module` should be verified (`irkit_core::verify::verify`); on a module that is not, this
     /// returns an error or a later run traps with [`TrapKind::Malformed`]; it never panics.
@@ -161,13 +171,20 @@ impl<'m> Interpreter<'m> {
     /// Runs function `func` with `args` and returns its result (`None` for `void`).
     ///
     /// The arguments must match the function's parameter types ([`TrapKind::BadCall`]
-    /// otherwise). A call of `exit(n)` ends the run with [`TrapKind::Exit`]`(n)`.
+    /// otherwise). A call of `exit(n)` ends the run with [`TrapKind::Exit`]`(n)`. A proc runs
+    /// as a `call` of it does: an undefined result is [`TrapKind::Unreachable`].
     pub fn run<'a>(
         &mut self,
         func: impl Into<FuncRef<'a>>,
         args: &[Value],
     ) -> Result<Option<Value>, Trap> {
         let f = self.resolve(func.into())?;
+        self.check_args(f, args)?;
+        self.execute(f, args.to_vec())
+    }
+
+    /// Checks `args` against the parameter types of function `f` ([`TrapKind::BadCall`]).
+    fn check_args(&self, f: u32, args: &[Value]) -> Result<(), Trap> {
         let info = &self.prog.funcs[f as usize];
         if info.params.len() != args.len() {
             return Err(Trap::new(TrapKind::BadCall(format!(
@@ -183,7 +200,7 @@ impl<'m> Interpreter<'m> {
                 ))));
             }
         }
-        self.execute(f, args.to_vec())
+        Ok(())
     }
 
     /// Runs the function exported as `main` without arguments and returns the exit code: its

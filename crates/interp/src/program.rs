@@ -1,11 +1,12 @@
 //! The precomputed form of a module: dense per-function tables of blocks and register slots,
 //! the values of constants and definitions, and the initial memory image (globals laid out and
-//! initialized, one address per function).
+//! initialized, one address per function or proc).
 
 use irkit_core::{Inst, Module, Opcode};
 
 use crate::layout::{Layouts, MAX_VALUE_CELLS, Scalar, Shape};
 use crate::memory::{Kind, Memory};
+use crate::noir::ProcInfo;
 use crate::trap::{InterpError, TrapKind};
 use crate::value::Value;
 
@@ -44,6 +45,8 @@ pub(crate) enum Body {
     Extern(String),
     /// A declaration imported from another module (unlinked), or a body-less function.
     Import(String),
+    /// A NOIR proc (evaluated by [`crate::noir`]).
+    Proc(Box<ProcInfo>),
 }
 
 /// The return type of a function.
@@ -57,10 +60,10 @@ pub(crate) enum Ret {
     Aggregate(Inst),
 }
 
-/// One function.
+/// One function or proc.
 #[derive(Debug)]
 pub(crate) struct FuncInfo {
-    /// The `func` instruction.
+    /// The `func` or `proc` instruction.
     pub(crate) inst: Inst,
     /// Its `fn` type.
     pub(crate) fn_ty: Inst,
@@ -79,9 +82,9 @@ pub(crate) struct FuncInfo {
 pub(crate) struct Program {
     /// Type layouts.
     pub(crate) layouts: Layouts,
-    /// The functions, in module order.
+    /// The functions and procs, in module order.
     pub(crate) funcs: Vec<FuncInfo>,
-    /// Arena slot -> function index (for `func` instructions).
+    /// Arena slot -> function index (for `func` and `proc` instructions).
     func_of: Vec<u32>,
     /// Arena slot -> block index within its function (for `block` instructions).
     block_of: Vec<u32>,
@@ -110,7 +113,7 @@ impl Program {
         let mut globals = Vec::new();
         for &d in m.top_level() {
             let op = m.opcode(d);
-            if op == Opcode::FUNC {
+            if op == Opcode::FUNC || op == Opcode::PROC {
                 let idx = u32::try_from(p.funcs.len())
                     .map_err(|_| malformed("too many functions".into()))?;
                 let addr = mem
@@ -177,6 +180,24 @@ impl Program {
                 None => return Err(malformed(format!("function {f}: bad return type"))),
             }
         };
+        if m.opcode(f) == Opcode::PROC {
+            let info = ProcInfo::build(m, f)?;
+            for (v, slot) in info.slots() {
+                self.src[v.idx()] = Src::Local(
+                    u32::try_from(slot).map_err(|_| malformed("too many values".into()))?,
+                );
+            }
+            let nslots =
+                u32::try_from(info.nslots()).map_err(|_| malformed("too many values".into()))?;
+            return Ok(FuncInfo {
+                inst: f,
+                fn_ty,
+                params: params.to_vec(),
+                ret,
+                body: Body::Proc(Box::new(info)),
+                nslots,
+            });
+        }
         let mut blocks = Vec::new();
         let mut slot = 0u32;
         for (bi, b) in m.blocks(f).enumerate() {

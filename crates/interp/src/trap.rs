@@ -102,12 +102,14 @@ pub enum TrapKind {
     Malformed(String),
 }
 
-/// Where a trap happened: the function, block and instruction.
+/// Where a trap happened: the function, block and instruction. Inside a proc (which has no
+/// blocks) `block` is empty and `index` is the instruction's position among the proc's
+/// children, parameters excluded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Location {
     /// `@name` of the function (its name hint or export name, else `@#<inst index>`).
     pub func: String,
-    /// `^name` of the block (its name hint, else `^bb<n>`).
+    /// `^name` of the block (its name hint, else `^bb<n>`); empty inside a proc.
     pub block: String,
     /// Position of the instruction in its block (parameters excluded).
     pub index: usize,
@@ -140,11 +142,11 @@ impl std::fmt::Display for Trap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "trap: {}", self.kind)?;
         if let Some(l) = &self.location {
-            write!(
-                f,
-                " in {} {}, instruction {} ({}",
-                l.func, l.block, l.index, l.opcode
-            )?;
+            write!(f, " in {}", l.func)?;
+            if !l.block.is_empty() {
+                write!(f, " {}", l.block)?;
+            }
+            write!(f, ", instruction {} ({}", l.index, l.opcode)?;
             if let Some(n) = &l.name {
                 write!(f, " %{n}")?;
             }
@@ -155,6 +157,14 @@ impl std::fmt::Display for Trap {
 }
 
 impl std::error::Error for Trap {}
+
+/// `@name` of a function or proc in trap locations: its name hint or export name, else
+/// `@#<inst index>`.
+pub(crate) fn func_label(m: &irkit_core::Module, f: irkit_core::Inst) -> String {
+    m.name(f)
+        .or_else(|| m.decoration_str(f, irkit_core::Opcode::EXPORT))
+        .map_or_else(|| format!("@#{}", f.index()), |n| format!("@{n}"))
+}
 
 /// An error preparing a module for execution ([`crate::Interpreter::new`]): the module is not
 /// one the verifier accepts, or it exceeds the interpreter's limits.

@@ -50,6 +50,19 @@ fn printing_prints_and_returns_0() {
 }
 
 #[test]
+fn noir_fib_prints_fib_0_to_20_and_returns_120() {
+    // fib(90) = 2880067194370816120, truncated to i32: 2713352312 = -1581614984 as a signed
+    // i32 (run_main's code), whose low byte, the process exit code, is 120.
+    let (code, out) = run_example("noir_fib.ir");
+    assert_eq!(code, -1_581_614_984);
+    assert_eq!(code & 0xff, 120);
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "0 1 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987 1597 2584 4181 6765\n"
+    );
+}
+
+#[test]
 fn two_module_linked_returns_42() {
     let inputs = vec![
         Input::from_text("lib.ir", &example("two_module/lib.ir")).expect("lib"),

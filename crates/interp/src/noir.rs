@@ -1,0 +1,510 @@
+//! The NOIR evaluator: runs a `proc` (spec/ir.md, "NOIR: procs without blocks") directly, by
+//! its iteration semantics.
+//!
+//! Every body instruction has a *state*: undefined, defined with a value, or defined with the
+//! empty value (`event`, `cue`, `next`, `case`). Parameters are always defined. *Executing* an
+//! instruction first checks its passive condition (every `when` operand defined, every
+//! `unless` operand undefined; otherwise it becomes undefined and has no effect), then sets its
+//! state by its opcode: a pure core operation is undefined if an operand it reads is, and
+//! otherwise computes exactly what the block form computes, with the same code;
+//! `cue` cues its event for the next iteration, `next` records a pending assignment of its
+//! `var`, `var` takes its `%init`, `case`, `phi` and `coalesce` follow the spec's table.
+//!
+//! Iteration 0 executes every body instruction in the topological order of
+//! [`irkit_core::noir::ProcGraph`]. Each later iteration runs only if the previous one cued an
+//! event: it applies the pending assignments, then executes the *updated* instructions (the
+//! cued events and everything that depends on one of them) in the same order; the others keep
+//! their state. When an iteration cues nothing the proc ends (pending assignments of that
+//! iteration are discarded) and the state of `result`'s operand is the outcome
+//! ([`ProcResult`]). A `call` of a proc whose result ends undefined traps as if `unreachable`
+//! had been executed.
+//!
+//! Each executed body instruction costs one unit of fuel, like an instruction of the block
+//! form. Traps are located in the proc: `in @p, instruction N (op %name)`, where `N` is the
+//! instruction's position among the proc's children, parameters excluded.
+
+use std::collections::HashMap;
+
+use irkit_core::noir::{ProcGraph, passive_deps, read_operands};
+use irkit_core::{Inst, Module, Opcode};
+
+use crate::program::{Body, Program, Src};
+use crate::pure;
+use crate::trap::{InterpError, Location, Trap, TrapKind, func_label};
+use crate::value::Value;
+use crate::{FuncRef, Interpreter};
+
+/// How the evaluation of a proc ended: the state of its `result` operand.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProcResult {
+    /// The operand is defined: its value, or `None` for a proc returning `void`.
+    Defined(Option<Value>),
+    /// The operand is undefined. A `call` of the proc traps with [`TrapKind::Unreachable`].
+    Undefined,
+}
+
+impl ProcResult {
+    /// The value, if the result is defined and not `void`.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            ProcResult::Defined(v) => v.as_ref(),
+            ProcResult::Undefined => None,
+        }
+    }
+}
+
+/// Evaluates proc `proc_` of `m` with `args`, spending at most `fuel` units (one per executed
+/// body instruction; `fuel` is left with what remains, and running out is
+/// [`TrapKind::FuelExhausted`], located at the instruction that had none left).
+///
+/// A convenience over [`Interpreter::eval_proc`] for one evaluation: it builds an
+/// [`Interpreter`] for `m` (which should be verified), so a module it cannot prepare is a
+/// [`TrapKind::Malformed`] (or [`TrapKind::OutOfMemory`]) trap without location.
+///
+/// ```
+/// use irkit_interp::{ProcResult, Value, eval_proc};
+/// // 10 / %d when %d is not 0; otherwise the result stays undefined.
+/// let src = "@p: fn(i32) -> i32 = proc {\n  %d: i32 = param\n  %nz: i1 = icmp ne %d, i32 0\n  \
+///            %ok = case %nz, i1 true\n  #[when(%ok)] %q: i32 = sdiv i32 10, %d\n  result %q\n}\n";
+/// let m = irkit_text::parse(src, "p.ir").unwrap();
+/// irkit_core::verify::verify(&m).unwrap();
+/// let p = m.find_named("p").unwrap();
+/// let mut fuel = 100;
+/// let two = eval_proc(&m, p, &[Value::i32(5)], &mut fuel);
+/// assert_eq!(two, Ok(ProcResult::Defined(Some(Value::i32(2)))));
+/// assert_eq!(fuel, 97); // three instructions executed, in one iteration
+/// assert_eq!(eval_proc(&m, p, &[Value::i32(0)], &mut fuel), Ok(ProcResult::Undefined));
+/// ```
+pub fn eval_proc(
+    m: &Module,
+    proc_: Inst,
+    args: &[Value],
+    fuel: &mut u64,
+) -> Result<ProcResult, Trap> {
+    let mut it = Interpreter::new(m)
+        .map_err(|e| {
+            Trap::new(match e {
+                InterpError::Malformed(why) => TrapKind::Malformed(why),
+                InterpError::TooLarge(_) => TrapKind::OutOfMemory,
+            })
+        })?
+        .with_fuel(*fuel);
+    let r = it.eval_proc(proc_, args);
+    *fuel = it.fuel().unwrap_or(0);
+    r
+}
+
+impl Interpreter<'_> {
+    /// Evaluates proc `proc_` with `args` and returns the state its result ended in, instead
+    /// of trapping when it is undefined as a `call` does ([`Interpreter::run`] runs a proc
+    /// like a `call`). Fuel is the interpreter's ([`Interpreter::with_fuel`]).
+    ///
+    /// The arguments must match the proc's parameter types, and `proc_` must be a `proc`
+    /// ([`TrapKind::BadCall`] otherwise).
+    pub fn eval_proc<'a>(
+        &mut self,
+        proc_: impl Into<FuncRef<'a>>,
+        args: &[Value],
+    ) -> Result<ProcResult, Trap> {
+        let f = self.resolve(proc_.into())?;
+        self.check_args(f, args)?;
+        let Body::Proc(info) = &self.prog.funcs[f as usize].body else {
+            return Err(Trap::new(TrapKind::BadCall(format!(
+                "{} is not a proc",
+                func_label(self.module, self.prog.funcs[f as usize].inst)
+            ))));
+        };
+        evaluate(self.module, &self.prog, &mut self.fuel, info, args)
+    }
+}
+
+/// One body instruction of a proc, prepared.
+#[derive(Debug)]
+struct BodyInst {
+    /// The instruction.
+    inst: Inst,
+    /// Its opcode.
+    op: Opcode,
+    /// Its position among the proc's children, parameters excluded (for trap locations).
+    index: usize,
+    /// The positions of the body instructions it depends on.
+    deps: Vec<usize>,
+    /// Operands of its `when` decorations.
+    when: Vec<Inst>,
+    /// Operands of its `unless` decorations.
+    unless: Vec<Inst>,
+    /// For `cue`, the position of its event; for `next`, the position of its `var`.
+    target: Option<usize>,
+}
+
+/// A proc prepared for evaluation. Its parameters occupy register slots `0..nparams`, and the
+/// body instruction at position `t` of the topological order slot `nparams + t`.
+#[derive(Debug)]
+pub(crate) struct ProcInfo {
+    /// The proc.
+    inst: Inst,
+    /// Its parameters.
+    params: Vec<Inst>,
+    /// How many parameters it has.
+    nparams: usize,
+    /// Its body instructions, in topological order.
+    body: Vec<BodyInst>,
+    /// The positions of the instructions that depend on an event (the only ones that can
+    /// execute after iteration 0), in order.
+    dynamic: Vec<usize>,
+    /// Its `result`: the instruction and its position among the children, parameters
+    /// excluded.
+    result: (Inst, usize),
+    /// The operand of `result` (`None` for a proc returning `void`).
+    result_value: Option<Inst>,
+}
+
+impl ProcInfo {
+    /// Prepares proc `p` of `m`.
+    pub(crate) fn build(m: &Module, p: Inst) -> Result<ProcInfo, InterpError> {
+        let label = func_label(m, p);
+        let bad = |why: String| InterpError::Malformed(format!("proc {label}: {why}"));
+        let g = ProcGraph::new(m, p).map_err(|e| bad(e.message))?;
+        let nparams = g.params.len();
+        let children = m.get(p).map_or(&[][..], |d| d.children());
+        let child_index: HashMap<Inst, usize> = children
+            .iter()
+            .enumerate()
+            .skip(nparams)
+            .map(|(k, &c)| (c, k - nparams))
+            .collect();
+        let index_of = |i: Inst| child_index.get(&i).copied();
+        let result = g.result.ok_or_else(|| bad("no `result`".into()))?;
+        let result_value = m.get(result).and_then(|d| d.operands().first().copied());
+        let mut body = Vec::with_capacity(g.order.len());
+        for (t, &inst) in g.order.iter().enumerate() {
+            let d = m
+                .get(inst)
+                .ok_or_else(|| bad(format!("dangling instruction {inst}")))?;
+            let op = d.opcode();
+            let (when, unless) = passive_deps(m, inst);
+            let target = match op {
+                Opcode::CUE | Opcode::NEXT => {
+                    let want = if op == Opcode::CUE {
+                        Opcode::EVENT
+                    } else {
+                        Opcode::VAR
+                    };
+                    let pos = d
+                        .operands()
+                        .first()
+                        .and_then(|&v| g.pos(v))
+                        .filter(|&k| m.get(g.order[k]).map(|d| d.opcode()) == Some(want))
+                        .ok_or_else(|| bad(format!("{op}'s operand 0 is not a {want}")))?;
+                    Some(pos)
+                }
+                _ => None,
+            };
+            body.push(BodyInst {
+                inst,
+                op,
+                index: index_of(inst).unwrap_or(t),
+                deps: g.deps[t].clone(),
+                when,
+                unless,
+                target,
+            });
+        }
+        let dynamic = (0..body.len()).filter(|&t| g.dynamic[t]).collect();
+        Ok(ProcInfo {
+            inst: p,
+            params: g.params,
+            nparams,
+            body,
+            dynamic,
+            result: (result, index_of(result).unwrap_or(0)),
+            result_value,
+        })
+    }
+
+    /// The values of the proc (parameters, then body instructions) with their register slots.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = (Inst, usize)> + '_ {
+        let body = self.body.iter().map(|b| b.inst);
+        self.params.iter().copied().chain(body).zip(0..)
+    }
+
+    /// How many register slots an evaluation needs.
+    pub(crate) fn nslots(&self) -> usize {
+        self.nparams + self.body.len()
+    }
+
+    /// The location of the trap `kind` at `inst` (its position among the children, without
+    /// the parameters, is `index`).
+    fn trap(&self, m: &Module, inst: Inst, index: usize, kind: TrapKind) -> Trap {
+        Trap {
+            kind,
+            location: Some(Box::new(Location {
+                func: func_label(m, self.inst),
+                block: String::new(),
+                index,
+                opcode: m.opcode(inst).to_string(),
+                name: m.name(inst).map(str::to_string),
+            })),
+        }
+    }
+}
+
+/// Calls proc `info` with `args` as a `call` does: an undefined result traps with
+/// [`TrapKind::Unreachable`], located at the proc's `result`.
+pub(crate) fn call(
+    m: &Module,
+    prog: &Program,
+    fuel: &mut Option<u64>,
+    info: &ProcInfo,
+    args: &[Value],
+) -> Result<Option<Value>, Trap> {
+    match evaluate(m, prog, fuel, info, args)? {
+        ProcResult::Defined(v) => Ok(v),
+        ProcResult::Undefined => {
+            let (r, index) = info.result;
+            Err(info.trap(m, r, index, TrapKind::Unreachable))
+        }
+    }
+}
+
+/// The state of a body instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum State {
+    /// Undefined.
+    Undefined,
+    /// Defined with the empty value (`event`, `cue`, `next`, `case`).
+    Void,
+    /// Defined with a value.
+    Value(Value),
+}
+
+type Res<T> = Result<T, TrapKind>;
+
+fn malformed(what: impl Into<String>) -> TrapKind {
+    TrapKind::Malformed(what.into())
+}
+
+/// One evaluation of a proc.
+struct Eval<'a> {
+    m: &'a Module,
+    prog: &'a Program,
+    info: &'a ProcInfo,
+    /// Per register slot, its state.
+    states: Vec<State>,
+    /// Per body position, whether that event was cued in the current iteration.
+    cued: Vec<bool>,
+    /// Whether anything was cued in the current iteration.
+    any_cued: bool,
+    /// The assignments of the current iteration's `next`s: slot of the `var`, value.
+    pending: Vec<(usize, Value)>,
+}
+
+/// Evaluates proc `info` with `args` until it ends.
+fn evaluate(
+    m: &Module,
+    prog: &Program,
+    fuel: &mut Option<u64>,
+    info: &ProcInfo,
+    args: &[Value],
+) -> Result<ProcResult, Trap> {
+    if args.len() != info.nparams {
+        let (r, index) = info.result;
+        return Err(info.trap(
+            m,
+            r,
+            index,
+            malformed("argument count does not match the proc's parameters"),
+        ));
+    }
+    let n = info.body.len();
+    let mut states = Vec::with_capacity(info.nslots());
+    states.extend(args.iter().cloned().map(State::Value));
+    states.resize(info.nslots(), State::Undefined);
+    let mut ev = Eval {
+        m,
+        prog,
+        info,
+        states,
+        cued: vec![false; n],
+        any_cued: false,
+        pending: Vec::new(),
+    };
+    // Iteration 0: everything.
+    for t in 0..n {
+        ev.execute(fuel, t)?;
+    }
+    let mut updated = vec![false; n];
+    while ev.any_cued {
+        for (slot, v) in std::mem::take(&mut ev.pending) {
+            ev.states[slot] = State::Value(v);
+        }
+        for &t in &info.dynamic {
+            let b = &info.body[t];
+            updated[t] =
+                (b.op == Opcode::EVENT && ev.cued[t]) || b.deps.iter().any(|&d| updated[d]);
+        }
+        ev.cued.fill(false);
+        ev.any_cued = false;
+        for &t in &info.dynamic {
+            if updated[t] {
+                ev.execute(fuel, t)?;
+            }
+        }
+    }
+    let (r, index) = info.result;
+    match info.result_value {
+        None => Ok(ProcResult::Defined(None)),
+        Some(v) => match ev.read(v) {
+            Ok(State::Value(x)) => Ok(ProcResult::Defined(Some(x))),
+            Ok(State::Undefined) => Ok(ProcResult::Undefined),
+            Ok(State::Void) => Err(info.trap(m, r, index, malformed("result of no value"))),
+            Err(k) => Err(info.trap(m, r, index, k)),
+        },
+    }
+}
+
+impl Eval<'_> {
+    /// Executes the body instruction at position `t`, after taking one unit of fuel.
+    fn execute(&mut self, fuel: &mut Option<u64>, t: usize) -> Result<(), Trap> {
+        let info = self.info;
+        let b = &info.body[t];
+        if let Some(f) = fuel {
+            if *f == 0 {
+                return Err(info.trap(self.m, b.inst, b.index, TrapKind::FuelExhausted));
+            }
+            *f -= 1;
+        }
+        let state = self
+            .state_after(b)
+            .map_err(|k| info.trap(self.m, b.inst, b.index, k))?;
+        self.states[info.nparams + t] = state;
+        Ok(())
+    }
+
+    /// The state `b` takes when it executes, with its effects (cues, pending assignments).
+    fn state_after(&mut self, b: &BodyInst) -> Res<State> {
+        for &w in &b.when {
+            if !self.defined(w)? {
+                return Ok(State::Undefined);
+            }
+        }
+        for &u in &b.unless {
+            if self.defined(u)? {
+                return Ok(State::Undefined);
+            }
+        }
+        let ops = self.m.operands(b.inst);
+        let operand = |k: usize| {
+            ops.get(k)
+                .copied()
+                .ok_or_else(|| malformed(format!("{}: missing operand {k}", b.op)))
+        };
+        Ok(match b.op {
+            Opcode::EVENT => State::Void,
+            Opcode::CUE => match self.read(operand(0)?)? {
+                State::Undefined => State::Undefined,
+                _ => {
+                    if let Some(e) = b.target {
+                        self.cued[e] = true;
+                        self.any_cued = true;
+                    }
+                    State::Void
+                }
+            },
+            Opcode::VAR => self.value(operand(0)?)?,
+            Opcode::NEXT => match self.value(operand(1)?)? {
+                State::Value(v) => {
+                    if let Some(var) = b.target {
+                        self.pending.push((self.info.nparams + var, v));
+                    }
+                    State::Void
+                }
+                _ => State::Undefined,
+            },
+            Opcode::CASE => match self.value(operand(0)?)? {
+                State::Value(x) => {
+                    let mut hit = false;
+                    for &c in ops.get(1..).unwrap_or(&[]) {
+                        hit |= matches!(self.read(c)?, State::Value(y) if y == x);
+                    }
+                    if hit { State::Void } else { State::Undefined }
+                }
+                _ => State::Undefined,
+            },
+            Opcode::PHI => {
+                let mut only = None;
+                let mut count = 0usize;
+                for &v in ops {
+                    if let State::Value(x) = self.value(v)? {
+                        count += 1;
+                        only = Some(x);
+                    }
+                }
+                match only {
+                    Some(x) if count == 1 => State::Value(x),
+                    _ => State::Undefined,
+                }
+            }
+            Opcode::COALESCE => {
+                let mut first = State::Undefined;
+                for &v in ops {
+                    if let s @ State::Value(_) = self.value(v)? {
+                        first = s;
+                        break;
+                    }
+                }
+                first
+            }
+            op if pure::is_pure(op) => {
+                for &v in read_operands(self.m, b.inst) {
+                    if !self.defined(v)? {
+                        return Ok(State::Undefined);
+                    }
+                }
+                State::Value(pure::eval(self.m, self.prog, b.inst, |v| {
+                    match self.value(v)? {
+                        State::Value(x) => Ok(x),
+                        _ => Err(malformed(format!("{v} read while undefined"))),
+                    }
+                })?)
+            }
+            op => return Err(malformed(format!("{op} cannot appear in a proc"))),
+        })
+    }
+
+    /// The state of operand `v`: a parameter or body instruction's, or a constant's (always
+    /// defined).
+    fn read(&self, v: Inst) -> Res<State> {
+        match self.prog.src(v) {
+            Src::Local(s) => self
+                .states
+                .get(s as usize)
+                .cloned()
+                .ok_or_else(|| malformed(format!("{v} is not a value of this proc"))),
+            Src::Const(i) => Ok(State::Value(self.prog.consts[i as usize].clone())),
+            Src::TooLarge => Err(TrapKind::OutOfMemory),
+            Src::None => Err(malformed(format!("{v} is not a value"))),
+        }
+    }
+
+    /// The state of operand `v`, read as a value: an error if it is defined without a value.
+    fn value(&self, v: Inst) -> Res<State> {
+        match self.read(v)? {
+            State::Void => Err(malformed(format!("{v} has no value and is read as one"))),
+            s => Ok(s),
+        }
+    }
+
+    /// Whether operand `v` is defined (a passive dependency, or an operand read).
+    fn defined(&self, v: Inst) -> Res<bool> {
+        match self.prog.src(v) {
+            Src::Local(s) => self
+                .states
+                .get(s as usize)
+                .map(|s| *s != State::Undefined)
+                .ok_or_else(|| malformed(format!("{v} is not a value of this proc"))),
+            Src::Const(_) | Src::TooLarge => Ok(true),
+            Src::None => Err(malformed(format!("{v} is not a value"))),
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The pure core operations (integer and float arithmetic, `icmp`, `fcmp`, the conversions,
+//! `select`, `extract`, `insert`, `elem`) applied to operand values: shared by the block-form
+//! execution loop ([`crate::exec`]) and the NOIR evaluator ([`crate::noir`]), which differ only
+//! in where operand values come from.
+
+use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode};
+
+use crate::layout::Shape;
+use crate::ops;
+use crate::program::Program;
+use crate::trap::TrapKind;
+use crate::value::{Value, sext};
+
+type Res<T> = Result<T, TrapKind>;
+
+fn malformed(what: impl Into<String>) -> TrapKind {
+    TrapKind::Malformed(what.into())
+}
+
+/// Whether `op` is one of the operations [`eval`] performs.
+pub(crate) fn is_pure(op: Opcode) -> bool {
+    irkit_core::noir::is_pure_core(op)
+}
+
+/// The operand values of one instruction, read on demand.
+struct Operands<'a, R> {
+    ops: &'a [Inst],
+    read: R,
+}
+
+impl<R: Fn(Inst) -> Res<Value>> Operands<'_, R> {
+    fn get(&self, i: usize) -> Res<Value> {
+        let v = *self
+            .ops
+            .get(i)
+            .ok_or_else(|| malformed("missing operand"))?;
+        (self.read)(v)
+    }
+
+    fn int(&self, i: usize) -> Res<(u32, u64)> {
+        self.get(i)?
+            .as_int()
+            .ok_or_else(|| malformed("operand is not an integer"))
+    }
+
+    fn ptr(&self, i: usize) -> Res<u64> {
+        self.get(i)?
+            .as_ptr()
+            .ok_or_else(|| malformed("operand is not a ptr"))
+    }
+}
+
+/// Performs pure operation `inst` of `m`, reading its operand values with `read`. Traps only
+/// for a division by zero or `MIN / -1`, and with [`TrapKind::Malformed`] on operands of the
+/// wrong types or an opcode that is not pure.
+pub(crate) fn eval(
+    m: &Module,
+    prog: &Program,
+    inst: Inst,
+    read: impl Fn(Inst) -> Res<Value>,
+) -> Res<Value> {
+    let op = m.opcode(inst);
+    let o = Operands {
+        ops: m.operands(inst),
+        read,
+    };
+    let result_scalar = || {
+        m.ty(inst)
+            .and_then(|t| prog.layouts.scalar(t))
+            .ok_or_else(|| malformed("result type is not a scalar"))
+    };
+    let v = match op {
+        _ if op.is_int_binary() => {
+            let (w, a) = o.int(0)?;
+            let (wb, b) = o.int(1)?;
+            if w != wb {
+                return Err(malformed("operands of different widths"));
+            }
+            let r = ops::int_binop(op, w, a, b)?;
+            Value::int(w, r)
+        }
+        _ if op.is_float_binary() => match (o.get(0)?, o.get(1)?) {
+            (Value::F32(a), Value::F32(b)) => Some(Value::F32(ops::f32_binop(op, a, b)?)),
+            (Value::F64(a), Value::F64(b)) => Some(Value::F64(ops::f64_binop(op, a, b)?)),
+            _ => None,
+        },
+        Opcode::ICMP => {
+            let cc = m.payload(inst).as_int().and_then(IntCC::from_code);
+            let (a, b) = (o.get(0)?, o.get(1)?);
+            match (
+                cc,
+                a.as_int().or(a.as_ptr().map(|p| (64, p))),
+                b.as_int().or(b.as_ptr().map(|p| (64, p))),
+            ) {
+                (Some(cc), Some((w, a)), Some((wb, b))) if w == wb => {
+                    Some(Value::bool(cc.eval(w, a, b)))
+                }
+                _ => None,
+            }
+        }
+        Opcode::FCMP => {
+            let cc = m.payload(inst).as_int().and_then(FloatCC::from_code);
+            let (a, b) = (o.get(0)?, o.get(1)?);
+            let same = std::mem::discriminant(&a) == std::mem::discriminant(&b);
+            match (cc, ops::float_of(&a), ops::float_of(&b)) {
+                (Some(cc), Some(a), Some(b)) if same => Some(Value::bool(cc.eval(a, b))),
+                _ => None,
+            }
+        }
+        _ if op.is_conversion() => {
+            let x = o.get(0)?;
+            if op == Opcode::BITCAST && matches!(x, Value::Aggregate(_)) {
+                Some(x)
+            } else {
+                Some(ops::convert(op, &x, result_scalar()?)?)
+            }
+        }
+        Opcode::SELECT => {
+            let (_, c) = o.int(0)?;
+            Some(o.get(if c & 1 == 1 { 1 } else { 2 })?)
+        }
+        Opcode::ELEM => Some(Value::Ptr(elem(prog, &o)?)),
+        Opcode::EXTRACT => {
+            let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
+            match o.get(0)? {
+                Value::Aggregate(vs) => usize::try_from(k).ok().and_then(|k| vs.into_iter().nth(k)),
+                _ => None,
+            }
+        }
+        Opcode::INSERT => {
+            let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
+            let x = o.get(1)?;
+            match o.get(0)? {
+                Value::Aggregate(mut vs) => {
+                    match usize::try_from(k).ok().and_then(|k| vs.get_mut(k)) {
+                        Some(slot) => {
+                            *slot = x;
+                            Some(Value::Aggregate(vs))
+                        }
+                        None => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => return Err(malformed(format!("{op} is not a pure operation"))),
+    };
+    v.ok_or_else(|| malformed(format!("{op}: operands of the wrong types")))
+}
+
+/// `elem T, %p, %i0, ...`: the address, wrapping modulo 2^64.
+fn elem<R: Fn(Inst) -> Res<Value>>(prog: &Program, o: &Operands<'_, R>) -> Res<u64> {
+    let bad = || malformed("elem: bad type path");
+    let mut ty = *o.ops.first().ok_or_else(bad)?;
+    let mut addr = o.ptr(1)?;
+    let layouts = &prog.layouts;
+    for (n, i) in (2..o.ops.len()).enumerate() {
+        let (w, bits) = o.int(i)?;
+        let idx = sext(bits, w);
+        if n == 0 {
+            let size = layouts.get(ty).ok_or_else(bad)?.size;
+            addr = addr.wrapping_add((idx as u64).wrapping_mul(size));
+            continue;
+        }
+        match &layouts.get(ty).ok_or_else(bad)?.shape {
+            Shape::Array { elem, .. } => {
+                let size = layouts.get(*elem).ok_or_else(bad)?.size;
+                addr = addr.wrapping_add((idx as u64).wrapping_mul(size));
+                ty = *elem;
+            }
+            Shape::Struct { fields, offsets } => {
+                let k = usize::try_from(bits).map_err(|_| bad())?;
+                let (f, off) = fields.get(k).zip(offsets.get(k)).ok_or_else(bad)?;
+                addr = addr.wrapping_add(*off);
+                ty = *f;
+            }
+            Shape::Scalar(_) => return Err(bad()),
+        }
+    }
+    Ok(addr)
+}
