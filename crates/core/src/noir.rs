@@ -283,9 +283,10 @@ fn cycle_error(m: &Module, body: &[Inst], cdeps: &[Vec<usize>], indeg: &[usize])
     }
 }
 
-/// `%name` or `inst N (opcode)`, for messages.
+/// `%name` (`@name` for a definition) or `inst N (opcode)`, for messages.
 pub fn describe(m: &Module, i: Inst) -> String {
     match m.get(i).and_then(|_| m.name(i)) {
+        Some(n) if m.opcode(i).is_definition() => format!("@{n}"),
         Some(n) => format!("%{n}"),
         None => match m.get(i) {
             Some(d) => format!("inst {} ({})", i.index(), d.opcode()),
