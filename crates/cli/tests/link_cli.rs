@@ -265,3 +265,37 @@ fn polymorphic_recursion_stops_at_the_limit_naming_the_chain() {
         "{err}"
     );
 }
+
+#[test]
+fn lower_procs_rewrites_every_proc_into_a_func() {
+    let d = temp_dir("lower-procs");
+    let example = repo().join("examples/noir_fib.ir");
+    let example = example.to_str().unwrap();
+    let kept = ir_link(&[example, "--emit", "ir", "-o", "kept.ir"], &d);
+    assert!(kept.status.success(), "{}", stderr(&kept));
+    let kept = std::fs::read_to_string(d.join("kept.ir")).unwrap();
+    assert!(kept.contains("= proc(%n: i64) -> %x0 {"), "{kept}");
+    let o = ir_link(
+        &[
+            example,
+            "--lower-procs",
+            "--stats",
+            "--emit",
+            "ir",
+            "-o",
+            "lowered.ir",
+        ],
+        &d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("lowered proc:        @fib (12 instructions -> "),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(d.join("lowered.ir")).unwrap();
+    assert!(!text.contains("proc"), "{text}");
+    assert!(text.contains("@fib: fn(i64) -> i64 = func {"), "{text}");
+    let m = irkit_text::parse(&text, "lowered.ir").unwrap();
+    irkit_core::verify::verify(&m).unwrap();
+}

@@ -11,7 +11,8 @@
 //! * in-process runs ([`jit::compile`], through `cranelift-jit`), behind the
 //!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`).
 //!
-//! Semantics are spec/ir.md's, bit for bit with the interpreter (`irkit-interp`, the oracle):
+//! NOIR procs are first rewritten into functions by `irkit-noir`'s lowering, on a copy of the
+//! module. Semantics are spec/ir.md's, bit for bit with the interpreter (`irkit-interp`, the oracle):
 //! wrapping integers, masked shifts, canonical NaNs, saturating float-to-integer conversions.
 //! Traps are explicit checks that branch to a generated routine printing the interpreter's trap
 //! line (`trap: <kind> in @f ^b, instruction N (op)`) to standard error and exiting with code

@@ -2,7 +2,7 @@
 //! the roots reach is read and copied) and independently of the order of the inputs. The
 //! output is verified and written atomically; on any problem nothing is written. See
 //! `spec/linking.md`. `--emit obj` and `--emit exe` compile the linked module to native code
-//! (spec/backends.md).
+//! (spec/backends.md); `--lower-procs` rewrites NOIR procs into functions (irkit-noir).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,6 +57,10 @@ struct Args {
     /// Do not copy name hints and source locations.
     #[arg(long)]
     strip_debug: bool,
+    /// Rewrite every NOIR proc of the linked module into an ordinary function (irkit-noir's
+    /// lowering) before writing it; native output (`--emit obj|exe`) always does.
+    #[arg(long)]
+    lower_procs: bool,
     /// Print counts and per-phase times to stderr.
     #[arg(long)]
     stats: bool,
@@ -79,7 +83,7 @@ fn main() -> ExitCode {
         max_instantiation_depth: args.max_instantiation_depth,
     };
     let mut problems = Problems::new();
-    let linked = match link_files(&args.inputs, &opts) {
+    let mut linked = match link_files(&args.inputs, &opts) {
         Ok(l) => l,
         Err(errors) => {
             for e in errors.errors() {
@@ -89,6 +93,34 @@ fn main() -> ExitCode {
         }
     };
     let t = Instant::now();
+    let mut lowered = None;
+    if args.lower_procs {
+        match irkit_noir::lower_procs(&mut linked.module) {
+            Ok(procs) => lowered = Some(procs),
+            Err(e) => {
+                problems.push(format!("error: lowering procs: {e}"));
+                return problems.finish();
+            }
+        }
+        if let Err(errs) = irkit_core::verify::verify(&linked.module) {
+            for e in errs {
+                problems.push(format!(
+                    "error: internal error: lowered procs do not verify: {e}"
+                ));
+            }
+            return problems.finish();
+        }
+    }
+    if args.stats
+        && let Some(procs) = &lowered
+    {
+        for p in procs {
+            eprintln!(
+                "lowered proc:        {} ({} instructions -> {})",
+                p.name, p.proc_insts, p.func_insts
+            );
+        }
+    }
     let bytes = match args.emit {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)

@@ -71,6 +71,16 @@ pub(crate) fn lower_module<M: ClModule>(
     cl: M,
     opts: &LowerOptions<'_>,
 ) -> Result<(M, Option<FuncId>), BackendError> {
+    // NOIR procs run as the functions the NOIR lowering makes of them (spec/backends.md).
+    let without_procs;
+    let m = if irkit_noir::has_procs(m) {
+        let mut copy = m.clone();
+        irkit_noir::lower_procs(&mut copy).map_err(|e| BackendError::Malformed(e.to_string()))?;
+        without_procs = copy;
+        &without_procs
+    } else {
+        m
+    };
     let layouts = Layouts::new(m);
     let mut cl = cl;
     let rt = Runtime::declare(&mut cl)?;
