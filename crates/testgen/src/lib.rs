@@ -119,8 +119,8 @@ pub struct Config {
     pub procs: bool,
     /// Whether functions may call the generated procs (directly, through `select` of two
     /// addresses or through a function table) and, in a module set, import exported ones:
-    /// then a program's `main` reaches procs. Off by default, so that generated programs stay
-    /// runnable by back ends that do not lower procs; has no effect without `procs`.
+    /// then a program's `main` reaches procs (the interpreter evaluates them, native back ends
+    /// run their lowering). On by default; has no effect without `procs`.
     pub proc_calls: bool,
 }
 
@@ -138,7 +138,7 @@ impl Default for Config {
             dangling_imports: true,
             generics: true,
             procs: true,
-            proc_calls: false,
+            proc_calls: true,
         }
     }
 }
@@ -512,8 +512,12 @@ mod tests {
             let m = module(&mut Entropy::from_seed(seed), &off);
             check(&m);
             assert!(!m.top_level().iter().any(|&d| is_proc(&m, d)));
-            // Procs come last: the rest of the module is the same with them.
-            let on = module(&mut Entropy::from_seed(seed), &Config::default());
+            // Procs come last: without calls to them, the rest of the module is the same.
+            let uncalled = Config {
+                proc_calls: false,
+                ..Config::default()
+            };
+            let on = module(&mut Entropy::from_seed(seed), &uncalled);
             let defs = |m: &Module| -> Vec<String> {
                 let shown = m.top_level().iter().filter(|&&d| !is_proc(m, d));
                 shown
