@@ -393,64 +393,62 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
     for t in 0..n {
         cur[t] = e.exec(t, &cur, Bit::K(true), &mut fx)?;
     }
-    // Carried through the loop: dynamic instructions and vars written by a `next`.
-    let carried: Vec<usize> = (0..n)
-        .filter(|&t| e.g.dynamic[t] || e.g.next_of.contains_key(&t))
-        .collect();
     let single_event = events.len() == 1;
+    // With a single event, every iteration after the first is that event's: what depends on
+    // it runs in every one of them, so its previous state is never read.
+    let mut always = vec![false; n];
+    for t in 0..n {
+        always[t] = single_event
+            && e.g.dynamic[t]
+            && (e.m.opcode(e.g.order[t]) == Opcode::EVENT
+                || e.g.deps[t].iter().any(|&d| always[d]));
+    }
+    // Carried through the loop: dynamic instructions and vars written by a `next`, unless
+    // their previous state is never read.
+    let carried: Vec<usize> = (0..n)
+        .filter(|&t| (e.g.dynamic[t] || e.g.next_of.contains_key(&t)) && !always[t])
+        .collect();
     // Exit block: the result's value and flag.
-    let res_ty = if ret_void { None } else { Some(*ret) };
-    let exit_tys: Vec<Inst> = match res_ty {
-        Some(t) => vec![t, i1],
-        None => vec![],
-    };
+    let exit_tys: Vec<Inst> = if ret_void { vec![] } else { vec![*ret, i1] };
     let (exit, exit_params) = e.new_block(&exit_tys)?;
-    let loop_tys: Vec<Inst> = {
+    let entry_any = any_cued(&mut e, &fx, &events)?;
+    let entry_next = next_states(&mut e, &cur, &fx, &carried)?;
+    let entry_cur = cur.clone();
+    let entry_fx = fx;
+    // The loop, if any event can be cued. A carried flag that is true on entry and stays true
+    // around the loop is not a parameter: assume so for every flag true on entry, emit the
+    // loop, and emit it again without the assumptions the back edge contradicts.
+    let mut known: Vec<bool> = entry_next.iter().map(|s| s.def == Bit::K(true)).collect();
+    let mut lp = None;
+    while has_cue && entry_any != Bit::K(false) {
         let mut tys = Vec::new();
-        for &t in &carried {
-            if cur[t].val.is_some() {
-                let ty =
-                    e.m.ty(e.g.order[t])
-                        .ok_or_else(|| e.malformed(e.g.order[t], "no type"))?;
-                tys.push(ty);
+        for (j, &t) in carried.iter().enumerate() {
+            if entry_next[j].val.is_some() {
+                let x = e.g.order[t];
+                tys.push(e.m.ty(x).ok_or_else(|| e.malformed(x, "no type"))?);
             }
-            tys.push(i1);
+            if !known[j] {
+                tys.push(i1);
+            }
         }
         if !single_event {
             tys.extend(events.iter().map(|_| i1));
         }
-        tys
-    };
-    let lp = if has_cue {
-        Some(e.new_block(&loop_tys)?)
-    } else {
-        None
-    };
-    end_iteration(
-        &mut e,
-        &cur,
-        &fx,
-        &carried,
-        &events,
-        lp.as_ref().map(|l| l.0),
-        exit,
-        result_operand,
-    )?;
-    if let Some((lb, lparams)) = lp {
+        let (lb, lparams) = e.new_block(&tys)?;
         e.block = lb;
         let mut k = 0;
-        for &t in &carried {
-            let val = if cur[t].val.is_some() {
+        for (j, &t) in carried.iter().enumerate() {
+            let val = entry_next[j].val.map(|_| {
                 k += 1;
-                Some(lparams[k - 1])
+                lparams[k - 1]
+            });
+            let def = if known[j] {
+                Bit::K(true)
             } else {
-                None
+                k += 1;
+                Bit::V(lparams[k - 1])
             };
-            k += 1;
-            cur[t] = St {
-                val,
-                def: Bit::V(lparams[k - 1]),
-            };
+            cur[t] = St { val, def };
         }
         let mut cued_in: HashMap<usize, Bit> = HashMap::new();
         for (j, &ev) in events.iter().enumerate() {
@@ -484,17 +482,47 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
             let def = e.sel_bit(u, new.def, old.def)?;
             cur[t] = St { val, def };
         }
-        end_iteration(
+        let any = any_cued(&mut e, &fx, &events)?;
+        let next = next_states(&mut e, &cur, &fx, &carried)?;
+        let mut contradicted = false;
+        for (j, s) in next.iter().enumerate() {
+            if known[j] && s.def != Bit::K(true) {
+                known[j] = false;
+                contradicted = true;
+            }
+        }
+        if contradicted {
+            e.m.remove(lb)?;
+            continue;
+        }
+        branch(
             &mut e,
             &cur,
             &fx,
-            &carried,
+            &next,
+            &known,
             &events,
             Some(lb),
+            any,
             exit,
             result_operand,
         )?;
+        lp = Some(lb);
+        break;
     }
+    e.block = entry;
+    branch(
+        &mut e,
+        &entry_cur,
+        &entry_fx,
+        &entry_next,
+        &known,
+        &events,
+        lp,
+        entry_any,
+        exit,
+        result_operand,
+    )?;
     // Exit: return the result if it is defined, else `unreachable`.
     e.block = exit;
     match exit_params.as_slice() {
@@ -512,8 +540,13 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
             e.emit(Opcode::RET, None, vec![], Payload::None)?;
         }
     }
-    let func_insts = e.emitted;
     let m = e.m;
+    let func_insts = m
+        .children(f)
+        .iter()
+        .flat_map(|&b| m.children(b).iter())
+        .filter(|&&i| m.opcode(i) != Opcode::PARAM)
+        .count();
     replace(m, p, f)?;
     Ok(ProcLowering {
         name,
@@ -523,25 +556,56 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
     })
 }
 
-/// The end of an iteration (in the current block): the states the next iteration starts from
-/// (pending assignments applied), then the branch to the loop when an event was cued, or to
-/// the exit with the result.
-#[allow(clippy::too_many_arguments)]
-fn end_iteration(
-    e: &mut Emit<'_>,
-    cur: &[St],
-    fx: &Effects,
-    carried: &[usize],
-    events: &[usize],
-    lp: Option<Inst>,
-    exit: Inst,
-    result: Option<Inst>,
-) -> Result<(), LowerError> {
+/// Whether any event was cued during an iteration.
+fn any_cued(e: &mut Emit<'_>, fx: &Effects, events: &[usize]) -> Result<Bit, LowerError> {
     let mut any = Bit::K(false);
     for ev in events {
         let c = fx.cued.get(ev).copied().unwrap_or(Bit::K(false));
         any = e.or(any, c)?;
     }
+    Ok(any)
+}
+
+/// The states of the carried instructions the next iteration starts from: pending
+/// assignments applied (emitted in the current block).
+fn next_states(
+    e: &mut Emit<'_>,
+    cur: &[St],
+    fx: &Effects,
+    carried: &[usize],
+) -> Result<Vec<St>, LowerError> {
+    let mut out = Vec::with_capacity(carried.len());
+    for &t in carried {
+        let mut s = cur[t];
+        if let Some(&(pend, pv)) = fx.pend.get(&t) {
+            let ty = e.m.ty(e.g.order[t]);
+            s.val = match s.val {
+                Some(old) => Some(e.sel_val(pend, pv, old, ty)?),
+                None => None,
+            };
+            s.def = e.or(pend, s.def)?;
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// The end of an iteration (in the current block): to the loop with the next states when an
+/// event was cued (`any`), else to the exit with the result. Flags marked `known` are not
+/// passed (they are true in the loop).
+#[allow(clippy::too_many_arguments)]
+fn branch(
+    e: &mut Emit<'_>,
+    cur: &[St],
+    fx: &Effects,
+    next: &[St],
+    known: &[bool],
+    events: &[usize],
+    lp: Option<Inst>,
+    any: Bit,
+    exit: Inst,
+    result: Option<Inst>,
+) -> Result<(), LowerError> {
     let exit_args: Vec<Inst> = match result {
         Some(r) => {
             let s = e.operand(cur, r);
@@ -559,20 +623,13 @@ fn end_iteration(
         return Ok(());
     };
     let mut loop_args = Vec::new();
-    for &t in carried {
-        let mut s = cur[t];
-        if let Some(&(pend, pv)) = fx.pend.get(&t) {
-            let ty = e.m.ty(e.g.order[t]);
-            s.val = match s.val {
-                Some(old) => Some(e.sel_val(pend, pv, old, ty)?),
-                None => None,
-            };
-            s.def = e.or(pend, s.def)?;
-        }
+    for (j, s) in next.iter().enumerate() {
         if let Some(v) = s.val {
             loop_args.push(v);
         }
-        loop_args.push(e.bit_inst(s.def)?);
+        if !known[j] {
+            loop_args.push(e.bit_inst(s.def)?);
+        }
     }
     if events.len() != 1 {
         for ev in events {
