@@ -35,9 +35,8 @@ struct Emit<'m> {
     f: Inst,
     block: Inst,
     i1: Inst,
-    /// Body instructions that read (some of) the proc's parameters: parameter value by handle.
+    /// The function's entry parameter standing for each of the proc's parameters.
     params: HashMap<Inst, Inst>,
-    emitted: usize,
 }
 
 impl Emit<'_> {
@@ -66,7 +65,6 @@ impl Emit<'_> {
     ) -> Result<Inst, LowerError> {
         let i = self.m.new_inst(op, ty, ops, payload)?;
         self.m.append_child(self.block, i)?;
-        self.emitted += 1;
         Ok(i)
     }
 
@@ -366,7 +364,6 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
         block: f,
         i1,
         params: HashMap::new(),
-        emitted: 0,
     };
     let (entry, fparams) = e.new_block(param_tys)?;
     for (&old, &new) in old_params.iter().zip(&fparams) {
