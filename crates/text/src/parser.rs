@@ -277,6 +277,51 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// `%p: T, …)` after a `(`: the parameters of a block label or a proc header, through the
+    /// `)`, as `param` statements.
+    fn param_list(&mut self) -> PResult<Vec<Stmt>> {
+        let mut params = Vec::new();
+        while !self.is(&Tok::RParen) {
+            let ppos = self.peek().pos;
+            let pdecos = self.deco_groups()?;
+            let nt = self.peek().clone();
+            let Tok::Name { sigil, text, anon } = nt.tok else {
+                return self.expected("a parameter name or `)`");
+            };
+            self.bump();
+            self.expect(Tok::Colon, "`:` and the parameter's type")?;
+            let ty = self.single_operand(true)?;
+            params.push(Stmt {
+                pos: ppos,
+                id: self.new_id(),
+                end: self.prev_pos(),
+                braces: None,
+                label_params: None,
+                decos: pdecos,
+                result: Some(ResultDef {
+                    name: Name { sigil, text, anon },
+                    pos: nt.pos,
+                    ty: Some(ty),
+                }),
+                kind: StmtKind::Inst {
+                    op: Opcode::PARAM,
+                    by_name: true,
+                    op_pos: nt.pos,
+                    payload: None,
+                    operands: Vec::new(),
+                    body: None,
+                },
+            });
+            if self.is(&Tok::Comma) {
+                self.bump();
+            } else if !self.is(&Tok::RParen) {
+                return self.expected("`,` or `)`");
+            }
+        }
+        self.bump();
+        Ok(params)
+    }
+
     fn label(&mut self, pos: Pos, decos: Vec<Stmt>) -> PResult<Stmt> {
         let t = self.bump();
         let Tok::Name { sigil, text, anon } = t.tok else {
@@ -285,45 +330,7 @@ impl Parser<'_, '_> {
         let mut children = Vec::new();
         if self.is(&Tok::LParen) {
             self.bump();
-            while !self.is(&Tok::RParen) {
-                let ppos = self.peek().pos;
-                let pdecos = self.deco_groups()?;
-                let nt = self.peek().clone();
-                let Tok::Name { sigil, text, anon } = nt.tok else {
-                    return self.expected("a parameter name or `)`");
-                };
-                self.bump();
-                self.expect(Tok::Colon, "`:` and the parameter's type")?;
-                let ty = self.single_operand(true)?;
-                let id = self.new_id();
-                children.push(Stmt {
-                    pos: ppos,
-                    id,
-                    end: self.prev_pos(),
-                    braces: None,
-                    label_params: None,
-                    decos: pdecos,
-                    result: Some(ResultDef {
-                        name: Name { sigil, text, anon },
-                        pos: nt.pos,
-                        ty: Some(ty),
-                    }),
-                    kind: StmtKind::Inst {
-                        op: Opcode::PARAM,
-                        by_name: true,
-                        op_pos: nt.pos,
-                        payload: None,
-                        operands: Vec::new(),
-                        body: None,
-                    },
-                });
-                if self.is(&Tok::Comma) {
-                    self.bump();
-                } else if !self.is(&Tok::RParen) {
-                    return self.expected("`,` or `)`");
-                }
-            }
-            self.bump();
+            children = self.param_list()?;
         }
         self.expect(Tok::Colon, "`:` ending the block label")?;
         let next = self.peek();
@@ -539,45 +546,7 @@ impl Parser<'_, '_> {
     /// `result [%v]` the last.
     fn proc_header(&mut self, h: InstHead) -> PResult<Stmt> {
         self.bump(); // `(`
-        let mut params = Vec::new();
-        while !self.is(&Tok::RParen) {
-            let ppos = self.peek().pos;
-            let pdecos = self.deco_groups()?;
-            let nt = self.peek().clone();
-            let Tok::Name { sigil, text, anon } = nt.tok else {
-                return self.expected("a parameter name or `)`");
-            };
-            self.bump();
-            self.expect(Tok::Colon, "`:` and the parameter's type")?;
-            let ty = self.single_operand(true)?;
-            params.push(Stmt {
-                pos: ppos,
-                id: self.new_id(),
-                end: self.prev_pos(),
-                braces: None,
-                label_params: None,
-                decos: pdecos,
-                result: Some(ResultDef {
-                    name: Name { sigil, text, anon },
-                    pos: nt.pos,
-                    ty: Some(ty),
-                }),
-                kind: StmtKind::Inst {
-                    op: Opcode::PARAM,
-                    by_name: true,
-                    op_pos: nt.pos,
-                    payload: None,
-                    operands: Vec::new(),
-                    body: None,
-                },
-            });
-            if self.is(&Tok::Comma) {
-                self.bump();
-            } else if !self.is(&Tok::RParen) {
-                return self.expected("`,` or `)`");
-            }
-        }
-        self.bump();
+        let mut params = self.param_list()?;
         let mut result_ops = Vec::new();
         if self.is(&Tok::Arrow) {
             self.bump();

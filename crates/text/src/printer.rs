@@ -433,26 +433,31 @@ impl<'m> Printer<'m> {
         (plain_result && clean).then_some((n, last))
     }
 
-    /// `(%p: T, …) -> %v` after `proc`.
-    fn proc_header(&mut self, p: Inst, n: usize, result: Inst, indent: usize) {
+    /// `(%p: T, …)`: the parameters of a block label or a proc header.
+    fn param_list(&mut self, params: &[Inst], indent: usize) {
         self.out.push('(');
-        for (k, &q) in self.m.children(p)[..n].iter().enumerate() {
+        for (k, &p) in params.iter().enumerate() {
             if k > 0 {
                 self.out.push_str(", ");
             }
-            self.mark(q);
-            let decos = self.shown_decos(q);
+            self.mark(p);
+            let decos = self.shown_decos(p);
             if !decos.is_empty() {
                 self.deco_group(decos, indent);
                 self.out.push(' ');
             }
-            self.name(q);
+            self.name(p);
             self.out.push_str(": ");
-            if let Some(t) = self.m.ty(q) {
+            if let Some(t) = self.m.ty(p) {
                 self.operand(t, 0);
             }
         }
         self.out.push(')');
+    }
+
+    /// `(%p: T, …) -> %v` after `proc`.
+    fn proc_header(&mut self, p: Inst, n: usize, result: Inst, indent: usize) {
+        self.param_list(&self.m.children(p)[..n], indent);
         self.mark(result);
         if let Some(&v) = self.m.operands(result).first() {
             self.out.push_str(" -> ");
@@ -583,24 +588,7 @@ impl<'m> Printer<'m> {
         self.name(b);
         let n = self.header_params(b);
         if n > 0 {
-            self.out.push('(');
-            for (k, &p) in self.m.children(b)[..n].iter().enumerate() {
-                if k > 0 {
-                    self.out.push_str(", ");
-                }
-                self.mark(p);
-                let decos = self.shown_decos(p);
-                if !decos.is_empty() {
-                    self.deco_group(decos, indent);
-                    self.out.push(' ');
-                }
-                self.name(p);
-                self.out.push_str(": ");
-                if let Some(t) = self.m.ty(p) {
-                    self.operand(t, 0);
-                }
-            }
-            self.out.push(')');
+            self.param_list(&self.m.children(b)[..n], indent);
         }
         self.out.push(':');
     }

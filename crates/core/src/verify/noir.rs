@@ -43,7 +43,7 @@ impl Cx<'_> {
                 None
             }
         });
-        let children = self.tree_children_of(p);
+        let children = self.tree_children(p);
         let nparams = children
             .iter()
             .take_while(|&&c| self.opc(c) == Some(Opcode::PARAM))
@@ -132,20 +132,6 @@ impl Cx<'_> {
                 }
             }
         }
-    }
-
-    /// The children of `p` that the tree walk reached through `p`.
-    fn tree_children_of(&self, p: Inst) -> Vec<Inst> {
-        self.live(p).map_or_else(Vec::new, |d| {
-            d.children
-                .iter()
-                .copied()
-                .filter(|&c| {
-                    self.in_tree.get(c.idx()).copied().unwrap_or(false)
-                        && self.tparent[c.idx()] == Some(p)
-                })
-                .collect()
-        })
     }
 
     /// Whether `v` is a local value of some function or proc (not module-level).

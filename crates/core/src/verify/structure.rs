@@ -10,7 +10,7 @@ use super::{Cx, VTy, plural};
 
 impl Cx<'_> {
     /// The children of the tree instruction `p` that the walk reached, with their positions.
-    fn tree_children(&self, p: Inst) -> Vec<Inst> {
+    pub(super) fn tree_children(&self, p: Inst) -> Vec<Inst> {
         self.live(p).map_or_else(Vec::new, |d| {
             d.children
                 .iter()
