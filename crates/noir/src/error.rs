@@ -16,6 +16,19 @@ pub enum LowerError {
         /// What is wrong.
         message: String,
     },
+    /// The module does not verify (checked before anything is lowered): the verifier's first
+    /// error, and how many more it found.
+    #[error("the module does not verify: {first}{}", and_more(*.more))]
+    Invalid {
+        /// The proc (or function) the first error is in, if any.
+        proc_: Option<String>,
+        /// The instruction the first error is about.
+        inst: String,
+        /// The first error, as the verifier prints it (`in @p, inst N: …`).
+        first: String,
+        /// How many more errors the verifier reported.
+        more: usize,
+    },
     /// An instruction the verifier would have refused.
     #[error("in {proc_}, {inst}: cannot lower {what}")]
     Malformed {
@@ -29,4 +42,13 @@ pub enum LowerError {
     /// An edit of the module failed.
     #[error(transparent)]
     Core(#[from] CoreError),
+}
+
+/// ` (and N more errors)`, or nothing for none.
+fn and_more(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => " (and 1 more error)".to_owned(),
+        n => format!(" (and {n} more errors)"),
+    }
 }

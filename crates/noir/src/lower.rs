@@ -6,13 +6,9 @@ use irkit_core::noir::{self, ProcGraph};
 use irkit_core::{Inst, IntCC, Module, Opcode, Payload};
 
 use crate::LowerError;
-
-/// An `i1` flag known at lowering time, or computed at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Bit {
-    K(bool),
-    V(Inst),
-}
+use crate::emit::Emit;
+use crate::flags::Bit;
+use crate::replace::replace;
 
 /// The state of a body instruction: its value (none for the void-valued ones) and whether it
 /// is defined.
@@ -29,117 +25,7 @@ struct Effects {
     pend: HashMap<usize, (Bit, Inst)>,
 }
 
-struct Emit<'m> {
-    m: &'m mut Module,
-    g: ProcGraph,
-    f: Inst,
-    block: Inst,
-    i1: Inst,
-    /// The function's entry parameter standing for each of the proc's parameters.
-    params: HashMap<Inst, Inst>,
-}
-
 impl Emit<'_> {
-    fn new_block(&mut self, param_tys: &[Inst]) -> Result<(Inst, Vec<Inst>), LowerError> {
-        let b = self
-            .m
-            .new_inst(Opcode::BLOCK, None, vec![], Payload::None)?;
-        self.m.append_child(self.f, b)?;
-        let mut ps = Vec::with_capacity(param_tys.len());
-        for &t in param_tys {
-            let p = self
-                .m
-                .new_inst(Opcode::PARAM, Some(t), vec![], Payload::None)?;
-            self.m.append_child(b, p)?;
-            ps.push(p);
-        }
-        Ok((b, ps))
-    }
-
-    fn emit(
-        &mut self,
-        op: Opcode,
-        ty: Option<Inst>,
-        ops: Vec<Inst>,
-        payload: Payload,
-    ) -> Result<Inst, LowerError> {
-        let i = self.m.new_inst(op, ty, ops, payload)?;
-        self.m.append_child(self.block, i)?;
-        Ok(i)
-    }
-
-    fn bit_inst(&mut self, b: Bit) -> Result<Inst, LowerError> {
-        match b {
-            Bit::V(i) => Ok(i),
-            Bit::K(k) => Ok(self.m.const_int(self.i1, u64::from(k))?),
-        }
-    }
-
-    fn and(&mut self, a: Bit, b: Bit) -> Result<Bit, LowerError> {
-        Ok(match (a, b) {
-            (Bit::K(false), _) | (_, Bit::K(false)) => Bit::K(false),
-            (Bit::K(true), x) | (x, Bit::K(true)) => x,
-            (Bit::V(x), Bit::V(y)) if x == y => Bit::V(x),
-            (Bit::V(x), Bit::V(y)) => {
-                Bit::V(self.emit(Opcode::AND, Some(self.i1), vec![x, y], Payload::None)?)
-            }
-        })
-    }
-
-    fn or(&mut self, a: Bit, b: Bit) -> Result<Bit, LowerError> {
-        Ok(match (a, b) {
-            (Bit::K(true), _) | (_, Bit::K(true)) => Bit::K(true),
-            (Bit::K(false), x) | (x, Bit::K(false)) => x,
-            (Bit::V(x), Bit::V(y)) if x == y => Bit::V(x),
-            (Bit::V(x), Bit::V(y)) => {
-                Bit::V(self.emit(Opcode::OR, Some(self.i1), vec![x, y], Payload::None)?)
-            }
-        })
-    }
-
-    fn not(&mut self, a: Bit) -> Result<Bit, LowerError> {
-        Ok(match a {
-            Bit::K(k) => Bit::K(!k),
-            Bit::V(x) => {
-                let t = self.m.const_int(self.i1, 1)?;
-                Bit::V(self.emit(Opcode::XOR, Some(self.i1), vec![x, t], Payload::None)?)
-            }
-        })
-    }
-
-    /// `c ? a : b` on flags.
-    fn sel_bit(&mut self, c: Bit, a: Bit, b: Bit) -> Result<Bit, LowerError> {
-        match c {
-            Bit::K(true) => Ok(a),
-            Bit::K(false) => Ok(b),
-            Bit::V(_) if a == b => Ok(a),
-            Bit::V(ci) => match (a, b) {
-                (Bit::K(true), Bit::K(false)) => Ok(c),
-                (Bit::K(false), Bit::K(true)) => self.not(c),
-                _ => {
-                    let (ai, bi) = (self.bit_inst(a)?, self.bit_inst(b)?);
-                    let i1 = self.i1;
-                    Ok(Bit::V(self.emit(
-                        Opcode::SELECT,
-                        Some(i1),
-                        vec![ci, ai, bi],
-                        Payload::None,
-                    )?))
-                }
-            },
-        }
-    }
-
-    /// `c ? a : b` on values of type `ty`.
-    fn sel_val(&mut self, c: Bit, a: Inst, b: Inst, ty: Option<Inst>) -> Result<Inst, LowerError> {
-        match c {
-            Bit::K(true) => Ok(a),
-            Bit::K(false) => Ok(b),
-            Bit::V(_) if a == b => Ok(a),
-            Bit::V(ci) => self.emit(Opcode::SELECT, ty, vec![ci, a, b], Payload::None),
-        }
-    }
-
     /// The current state of operand `v`: a body instruction's, a parameter (always defined),
     /// or a module-level value (always defined).
     fn operand(&self, cur: &[St], v: Inst) -> St {
@@ -148,7 +34,7 @@ impl Emit<'_> {
         }
         St {
             val: Some(self.params.get(&v).copied().unwrap_or(v)),
-            def: Bit::K(true),
+            def: Bit::Known(true),
         }
     }
 
@@ -159,7 +45,7 @@ impl Emit<'_> {
         let op = self.m.opcode(x);
         let ty = self.m.ty(x);
         let (when, unless) = noir::passive_deps(self.m, x);
-        let mut pass = Bit::K(true);
+        let mut pass = Bit::Known(true);
         for w in when {
             let d = self.operand(cur, w).def;
             pass = self.and(pass, d)?;
@@ -176,20 +62,21 @@ impl Emit<'_> {
                 def: pass,
             },
             Opcode::CUE => {
-                let e = self.operand(cur, ops[0]).def;
+                let event = self.nth(x, &ops, 0)?;
+                let e = self.operand(cur, event).def;
                 let def = self.and(pass, e)?;
-                if let Some(ep) = self.g.pos(ops[0]) {
+                if let Some(ep) = self.g.pos(event) {
                     let effect = self.and(upd, def)?;
-                    let prev = fx.cued.get(&ep).copied().unwrap_or(Bit::K(false));
+                    let prev = fx.cued.get(&ep).copied().unwrap_or(Bit::Known(false));
                     let now = self.or(prev, effect)?;
                     fx.cued.insert(ep, now);
                 }
                 St { val: None, def }
             }
             Opcode::NEXT => {
-                let v = self.operand(cur, ops[1]);
+                let v = self.operand(cur, self.nth(x, &ops, 1)?);
                 let def = self.and(pass, v.def)?;
-                if let Some(vp) = self.g.pos(ops[0]) {
+                if let Some(vp) = self.g.pos(self.nth(x, &ops, 0)?) {
                     let effect = self.and(upd, def)?;
                     let val = v
                         .val
@@ -199,27 +86,35 @@ impl Emit<'_> {
                 St { val: None, def }
             }
             Opcode::VAR => {
-                let v = self.operand(cur, ops[0]);
+                let v = self.operand(cur, self.nth(x, &ops, 0)?);
                 St {
                     val: v.val,
                     def: self.and(pass, v.def)?,
                 }
             }
             Opcode::CASE => {
-                let v = self.operand(cur, ops[0]);
+                let v = self.operand(cur, self.nth(x, &ops, 0)?);
                 let val = v
                     .val
                     .ok_or_else(|| self.malformed(x, "a `case` of no value"))?;
-                let mut hit = Bit::K(false);
-                for &c in &ops[1..] {
-                    let i1 = self.i1;
-                    let eq = self.emit(
-                        Opcode::ICMP,
-                        Some(i1),
-                        vec![val, c],
-                        Payload::Int(IntCC::Eq as u64),
-                    )?;
-                    hit = self.or(hit, Bit::V(eq))?;
+                let is_i1 = self.m.value_type(val) == Some(self.i1);
+                let mut hit = Bit::Known(false);
+                for &c in ops.get(1..).unwrap_or_default() {
+                    // On `i1`, `x == true` is `x` and `x == false` is `NOT x`.
+                    let eq = match (is_i1, self.const_bits(c)) {
+                        (true, Some(b)) if b & 1 == 1 => Bit::Dynamic(val),
+                        (true, Some(_)) => self.not(Bit::Dynamic(val))?,
+                        _ => {
+                            let i1 = self.i1;
+                            Bit::Dynamic(self.emit(
+                                Opcode::ICMP,
+                                Some(i1),
+                                vec![val, c],
+                                Payload::Int(IntCC::Eq as u64),
+                            )?)
+                        }
+                    };
+                    hit = self.or(hit, eq)?;
                 }
                 let d = self.and(pass, v.def)?;
                 St {
@@ -236,23 +131,28 @@ impl Emit<'_> {
                             .ok_or_else(|| self.malformed(x, "an operand of no value"))
                     })
                     .collect::<Result<_, _>>()?;
+                let (Some(&first), Some(&last)) = (vals.first(), vals.last()) else {
+                    return Err(self.malformed(x, "a merge of no operand"));
+                };
                 let (val, def) = if op == Opcode::COALESCE {
-                    let mut val = vals[vals.len() - 1];
-                    let mut any = sts[sts.len() - 1].def;
-                    for k in (0..vals.len() - 1).rev() {
-                        val = self.sel_val(sts[k].def, vals[k], val, ty)?;
-                        any = self.or(sts[k].def, any)?;
+                    // The first defined operand: a select chain from the last one back.
+                    let mut val = last;
+                    let mut any = Bit::Known(false);
+                    for (s, &v) in sts.iter().zip(&vals).rev() {
+                        val = self.sel_val(s.def, v, val, ty)?;
+                        any = self.or(s.def, any)?;
                     }
                     (val, any)
                 } else {
-                    let mut val = vals[0];
-                    let mut one = sts[0].def;
-                    let mut two = Bit::K(false);
-                    for k in 1..vals.len() {
-                        val = self.sel_val(sts[k].def, vals[k], val, ty)?;
-                        let both = self.and(one, sts[k].def)?;
+                    // Exactly one defined operand: at least one and not two.
+                    let mut val = first;
+                    let mut one = Bit::Known(false);
+                    let mut two = Bit::Known(false);
+                    for (s, &v) in sts.iter().zip(&vals) {
+                        val = self.sel_val(s.def, v, val, ty)?;
+                        let both = self.and(one, s.def)?;
                         two = self.or(two, both)?;
-                        one = self.or(one, sts[k].def)?;
+                        one = self.or(one, s.def)?;
                     }
                     let not_two = self.not(two)?;
                     (val, self.and(one, not_two)?)
@@ -264,7 +164,7 @@ impl Emit<'_> {
             }
             _ if noir::is_pure_core(op) => {
                 let reads = noir::read_operands(self.m, x).len();
-                let first_read = ops.len() - reads;
+                let first_read = ops.len().saturating_sub(reads);
                 let mut def = pass;
                 let mut new_ops = Vec::with_capacity(ops.len());
                 for (k, &o) in ops.iter().enumerate() {
@@ -286,15 +186,20 @@ impl Emit<'_> {
                     // A division the proc would not execute computes 0 / 1 instead, which
                     // never traps (not even as i1, where 1 is -1 and 1 / 1 is MIN / -1).
                     let cond = self.and(upd, def)?;
-                    if cond != Bit::K(true) {
-                        let dty = self.m.value_type(new_ops[1]);
+                    if cond != Bit::Known(true) {
+                        let [lhs, rhs] = new_ops[..] else {
+                            return Err(self.malformed(x, "a division without two operands"));
+                        };
+                        let dty = self.m.value_type(rhs);
                         let Some(t) = dty else {
                             return Err(self.malformed(x, "a division without a type"));
                         };
                         let zero = self.m.const_int(t, 0)?;
                         let one = self.m.const_int(t, 1)?;
-                        new_ops[0] = self.sel_val(cond, new_ops[0], zero, dty)?;
-                        new_ops[1] = self.sel_val(cond, new_ops[1], one, dty)?;
+                        new_ops = vec![
+                            self.sel_val(cond, lhs, zero, dty)?,
+                            self.sel_val(cond, rhs, one, dty)?,
+                        ];
                     }
                 }
                 let payload = self.m.payload(x).clone();
@@ -306,6 +211,24 @@ impl Emit<'_> {
         Ok(st)
     }
 
+    /// The bits of an integer constant (`const_int`, `const_zero`), if `c` is one.
+    fn const_bits(&self, c: Inst) -> Option<u64> {
+        let d = self.m.get(c)?;
+        match (d.opcode(), d.payload()) {
+            (Opcode::CONST_INT, &Payload::Int(b)) => Some(b),
+            (Opcode::CONST_ZERO, _) => Some(0),
+            _ => None,
+        }
+    }
+
+    /// Operand `k` of `x` (`ops`), or an error naming `x`.
+    fn nth(&self, x: Inst, ops: &[Inst], k: usize) -> Result<Inst, LowerError> {
+        ops.get(k)
+            .copied()
+            .ok_or_else(|| self.malformed(x, "an instruction with too few operands"))
+    }
+
+    /// An error about instruction `x` of the proc.
     fn malformed(&self, x: Inst, what: &str) -> LowerError {
         LowerError::Malformed {
             proc_: noir::describe(self.m, self.g.proc_),
@@ -328,15 +251,9 @@ pub struct ProcLowering {
     pub func_insts: usize,
 }
 
-/// Lowers proc `p` of `m` to a `func` with the same type, decorations and uses.
-pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
-    if m.get(p).map(|d| d.opcode()) != Some(Opcode::PROC) {
-        return Err(LowerError::NotAProc(p.index()));
-    }
-    noir::merge_nexts(m, p).map_err(|e| LowerError::Proc {
-        proc_: noir::describe(m, p),
-        message: e.to_string(),
-    })?;
+/// Lowers proc `p` of `m`, a module that verifies ([`crate::check`]), to a `func` with the same
+/// type, decorations and uses.
+pub(crate) fn lower_verified(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
     let g = ProcGraph::new(m, p).map_err(|e| LowerError::Proc {
         proc_: noir::describe(m, p),
         message: e.message,
@@ -379,7 +296,7 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
     let mut cur: Vec<St> = vec![
         St {
             val: None,
-            def: Bit::K(false)
+            def: Bit::Known(false)
         };
         n
     ];
@@ -388,7 +305,7 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
         pend: HashMap::new(),
     };
     for t in 0..n {
-        cur[t] = e.exec(t, &cur, Bit::K(true), &mut fx)?;
+        cur[t] = e.exec(t, &cur, Bit::Known(true), &mut fx)?;
     }
     let single_event = events.len() == 1;
     // With a single event, every iteration after the first is that event's: what depends on
@@ -405,9 +322,6 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
     let carried: Vec<usize> = (0..n)
         .filter(|&t| (e.g.dynamic[t] || e.g.next_of.contains_key(&t)) && !always[t])
         .collect();
-    // Exit block: the result's value and flag.
-    let exit_tys: Vec<Inst> = if ret_void { vec![] } else { vec![*ret, i1] };
-    let (exit, exit_params) = e.new_block(&exit_tys)?;
     let entry_any = any_cued(&mut e, &fx, &events)?;
     let entry_next = next_states(&mut e, &cur, &fx, &carried)?;
     let entry_cur = cur.clone();
@@ -415,9 +329,12 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
     // The loop, if any event can be cued. A carried flag that is true on entry and stays true
     // around the loop is not a parameter: assume so for every flag true on entry, emit the
     // loop, and emit it again without the assumptions the back edge contradicts.
-    let mut known: Vec<bool> = entry_next.iter().map(|s| s.def == Bit::K(true)).collect();
-    let mut lp = None;
-    while has_cue && entry_any != Bit::K(false) {
+    let mut known: Vec<bool> = entry_next
+        .iter()
+        .map(|s| s.def == Bit::Known(true))
+        .collect();
+    let mut lp: Option<LoopEnd> = None;
+    while has_cue && entry_any != Bit::Known(false) {
         let mut tys = Vec::new();
         for (j, &t) in carried.iter().enumerate() {
             if entry_next[j].val.is_some() {
@@ -433,26 +350,31 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
         }
         let (lb, lparams) = e.new_block(&tys)?;
         e.block = lb;
-        let mut k = 0;
+        let mut params = lparams.iter().copied();
+        let mut param = |e: &Emit<'_>, x: Inst| {
+            params
+                .next()
+                .ok_or_else(|| e.malformed(x, "a loop block parameter missing"))
+        };
         for (j, &t) in carried.iter().enumerate() {
-            let val = entry_next[j].val.map(|_| {
-                k += 1;
-                lparams[k - 1]
-            });
+            let x = e.g.order[t];
+            let val = match entry_next[j].val {
+                Some(_) => Some(param(&e, x)?),
+                None => None,
+            };
             let def = if known[j] {
-                Bit::K(true)
+                Bit::Known(true)
             } else {
-                k += 1;
-                Bit::V(lparams[k - 1])
+                Bit::Dynamic(param(&e, x)?)
             };
             cur[t] = St { val, def };
         }
         let mut cued_in: HashMap<usize, Bit> = HashMap::new();
-        for (j, &ev) in events.iter().enumerate() {
+        for &ev in &events {
             let c = if single_event {
-                Bit::K(true)
+                Bit::Known(true)
             } else {
-                Bit::V(lparams[k + j])
+                Bit::Dynamic(param(&e, e.g.order[ev])?)
             };
             cued_in.insert(ev, c);
         }
@@ -460,12 +382,12 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
             cued: HashMap::new(),
             pend: HashMap::new(),
         };
-        let mut upd = vec![Bit::K(false); n];
+        let mut upd = vec![Bit::Known(false); n];
         for t in 0..n {
             if !e.g.dynamic[t] {
                 continue;
             }
-            let mut u = cued_in.get(&t).copied().unwrap_or(Bit::K(false));
+            let mut u = cued_in.get(&t).copied().unwrap_or(Bit::Known(false));
             for d in e.g.deps[t].clone() {
                 u = e.or(u, upd[d])?;
             }
@@ -483,7 +405,7 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
         let next = next_states(&mut e, &cur, &fx, &carried)?;
         let mut contradicted = false;
         for (j, s) in next.iter().enumerate() {
-            if known[j] && s.def != Bit::K(true) {
+            if known[j] && s.def != Bit::Known(true) {
                 known[j] = false;
                 contradicted = true;
             }
@@ -492,49 +414,87 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
             e.m.remove(lb)?;
             continue;
         }
-        branch(
-            &mut e,
-            &cur,
-            &fx,
-            &next,
-            &known,
-            &events,
-            Some(lb),
+        lp = Some(LoopEnd {
+            block: lb,
+            cur: cur.clone(),
+            fx,
+            next,
             any,
-            exit,
-            result_operand,
-        )?;
-        lp = Some(lb);
+        });
         break;
     }
-    e.block = entry;
-    branch(
-        &mut e,
-        &entry_cur,
-        &entry_fx,
-        &entry_next,
-        &known,
-        &events,
-        lp,
-        entry_any,
-        exit,
-        result_operand,
-    )?;
-    // Exit: return the result if it is defined, else `unreachable`.
-    e.block = exit;
-    match exit_params.as_slice() {
-        [v, d] => {
-            let (ok, _) = e.new_block(&[])?;
-            let (bad, _) = e.new_block(&[])?;
-            e.block = exit;
-            e.emit(Opcode::BR, None, vec![*d, ok, bad], Payload::None)?;
-            e.block = ok;
-            e.emit(Opcode::RET, None, vec![*v], Payload::None)?;
-            e.block = bad;
-            e.emit(Opcode::UNREACHABLE, None, vec![], Payload::None)?;
+    // The exit, if an iteration can end without a cue: its shape follows from the result's
+    // flag on the edges that reach it (known true: return it; known false: trap).
+    let mut exit_defs = Vec::new();
+    if lp.is_none() || entry_any != Bit::Known(true) {
+        exit_defs.push(result_def(&e, &entry_cur, result_operand));
+    }
+    if let Some(l) = &lp
+        && l.any != Bit::Known(true)
+    {
+        exit_defs.push(result_def(&e, &l.cur, result_operand));
+    }
+    let shape = if ret_void {
+        ExitShape::Void
+    } else if exit_defs.iter().all(|&d| d == Bit::Known(true)) {
+        ExitShape::Value
+    } else if exit_defs.iter().all(|&d| d == Bit::Known(false)) {
+        ExitShape::Undefined
+    } else {
+        ExitShape::Checked
+    };
+    match &lp {
+        // No loop: the entry ends the call itself.
+        None => {
+            e.block = entry;
+            let args = exit_args(&mut e, shape, result_operand, &entry_cur)?;
+            end_call(&mut e, shape, &args)?;
         }
-        _ => {
-            e.emit(Opcode::RET, None, vec![], Payload::None)?;
+        Some(l) => {
+            let exit = if exit_defs.is_empty() {
+                None
+            } else {
+                let tys = match shape {
+                    ExitShape::Void | ExitShape::Undefined => vec![],
+                    ExitShape::Value => vec![*ret],
+                    ExitShape::Checked => vec![*ret, i1],
+                };
+                let (block, params) = e.new_block(&tys)?;
+                Some(Exit {
+                    block,
+                    shape,
+                    params,
+                    result: result_operand,
+                })
+            };
+            e.block = l.block;
+            branch(
+                &mut e,
+                &l.cur,
+                &l.fx,
+                &l.next,
+                &known,
+                &events,
+                l.block,
+                l.any,
+                exit.as_ref(),
+            )?;
+            e.block = entry;
+            branch(
+                &mut e,
+                &entry_cur,
+                &entry_fx,
+                &entry_next,
+                &known,
+                &events,
+                l.block,
+                entry_any,
+                exit.as_ref(),
+            )?;
+            if let Some(x) = &exit {
+                e.block = x.block;
+                end_call(&mut e, x.shape, &x.params)?;
+            }
         }
     }
     let m = e.m;
@@ -555,9 +515,9 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
 
 /// Whether any event was cued during an iteration.
 fn any_cued(e: &mut Emit<'_>, fx: &Effects, events: &[usize]) -> Result<Bit, LowerError> {
-    let mut any = Bit::K(false);
+    let mut any = Bit::Known(false);
     for ev in events {
-        let c = fx.cued.get(ev).copied().unwrap_or(Bit::K(false));
+        let c = fx.cued.get(ev).copied().unwrap_or(Bit::Known(false));
         any = e.or(any, c)?;
     }
     Ok(any)
@@ -587,9 +547,99 @@ fn next_states(
     Ok(out)
 }
 
-/// The end of an iteration (in the current block): to the loop with the next states when an
-/// event was cued (`any`), else to the exit with the result. Flags marked `known` are not
-/// passed (they are true in the loop).
+/// The loop block as emitted, and the end of its iteration (before its terminator).
+struct LoopEnd {
+    block: Inst,
+    cur: Vec<St>,
+    fx: Effects,
+    next: Vec<St>,
+    any: Bit,
+}
+
+/// What the exit block receives and does, from the result's flag on the edges reaching it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ExitShape {
+    /// A `void` proc: no parameter, `ret`.
+    Void,
+    /// The result is defined on every edge: its value, `ret` it.
+    Value,
+    /// The result is undefined on every edge: no parameter, `unreachable`.
+    Undefined,
+    /// Value and flag: `ret` the value if the flag holds, else `unreachable`.
+    Checked,
+}
+
+/// The exit block.
+struct Exit {
+    block: Inst,
+    shape: ExitShape,
+    params: Vec<Inst>,
+    /// The operand of the proc's `result`.
+    result: Option<Inst>,
+}
+
+/// The result's flag in state `cur` (true for a `void` proc).
+fn result_def(e: &Emit<'_>, cur: &[St], result: Option<Inst>) -> Bit {
+    result.map_or(Bit::Known(true), |r| e.operand(cur, r).def)
+}
+
+/// The values the exit needs, in state `cur`: the result's value if it is returned, and its
+/// flag if that is checked at run time.
+fn exit_args(
+    e: &mut Emit<'_>,
+    shape: ExitShape,
+    result: Option<Inst>,
+    cur: &[St],
+) -> Result<Vec<Inst>, LowerError> {
+    match (shape, result) {
+        (ExitShape::Void | ExitShape::Undefined, _) => Ok(vec![]),
+        (ExitShape::Value | ExitShape::Checked, Some(r)) => {
+            let s = e.operand(cur, r);
+            let v = s
+                .val
+                .ok_or_else(|| e.malformed(r, "a result of no value"))?;
+            if shape == ExitShape::Checked {
+                Ok(vec![v, e.bit_inst(s.def)?])
+            } else {
+                Ok(vec![v])
+            }
+        }
+        (_, None) => Err(e.malformed(e.g.proc_, "a result without operand")),
+    }
+}
+
+/// Ends the call (in the current block), given [`exit_args`]: `ret` the result if it is
+/// defined, else `unreachable`.
+fn end_call(e: &mut Emit<'_>, shape: ExitShape, args: &[Inst]) -> Result<(), LowerError> {
+    match (shape, args) {
+        (ExitShape::Void, _) => {
+            e.emit(Opcode::RET, None, vec![], Payload::None)?;
+        }
+        (ExitShape::Undefined, _) => {
+            e.emit(Opcode::UNREACHABLE, None, vec![], Payload::None)?;
+        }
+        (ExitShape::Value, &[v]) => {
+            e.emit(Opcode::RET, None, vec![v], Payload::None)?;
+        }
+        (ExitShape::Checked, &[v, d]) => {
+            let here = e.block;
+            let (ok, _) = e.new_block(&[])?;
+            let (bad, _) = e.new_block(&[])?;
+            e.block = here;
+            e.emit(Opcode::BR, None, vec![d, ok, bad], Payload::None)?;
+            e.block = ok;
+            e.emit(Opcode::RET, None, vec![v], Payload::None)?;
+            e.block = bad;
+            e.emit(Opcode::UNREACHABLE, None, vec![], Payload::None)?;
+        }
+        _ => return Err(e.malformed(e.g.proc_, "an exit of the wrong shape")),
+    }
+    Ok(())
+}
+
+/// The end of an iteration (in the current block) when there is a loop: to the loop with the
+/// next states when an event was cued (`any`), else to the exit with the result. Flags marked
+/// `known` are not passed (they are true in the loop).
 #[allow(clippy::too_many_arguments)]
 fn branch(
     e: &mut Emit<'_>,
@@ -598,72 +648,57 @@ fn branch(
     next: &[St],
     known: &[bool],
     events: &[usize],
-    lp: Option<Inst>,
+    lp: Inst,
     any: Bit,
-    exit: Inst,
-    result: Option<Inst>,
+    exit: Option<&Exit>,
 ) -> Result<(), LowerError> {
-    let exit_args: Vec<Inst> = match result {
-        Some(r) => {
-            let s = e.operand(cur, r);
-            let v = s
-                .val
-                .ok_or_else(|| e.malformed(r, "a result of no value"))?;
-            vec![v, e.bit_inst(s.def)?]
+    let exit = match exit {
+        Some(x) if any != Bit::Known(true) => {
+            Some((x.block, exit_args(e, x.shape, x.result, cur)?))
         }
-        None => vec![],
+        None if any != Bit::Known(true) => {
+            return Err(e.malformed(e.g.proc_, "an exit edge without exit"));
+        }
+        _ => None,
     };
-    let Some(lp) = lp.filter(|_| any != Bit::K(false)) else {
-        let mut ops = vec![exit];
-        ops.extend(exit_args);
+    if any == Bit::Known(false) {
+        let Some((block, args)) = exit else {
+            return Err(e.malformed(e.g.proc_, "an iteration that neither loops nor exits"));
+        };
+        let mut ops = vec![block];
+        ops.extend(args);
         e.emit(Opcode::JUMP, None, ops, Payload::None)?;
         return Ok(());
-    };
+    }
     let mut loop_args = Vec::new();
     for (j, s) in next.iter().enumerate() {
         if let Some(v) = s.val {
             loop_args.push(v);
         }
-        if !known[j] {
+        if !known.get(j).copied().unwrap_or(false) {
             loop_args.push(e.bit_inst(s.def)?);
         }
     }
     if events.len() != 1 {
         for ev in events {
-            let c = fx.cued.get(ev).copied().unwrap_or(Bit::K(false));
+            let c = fx.cued.get(ev).copied().unwrap_or(Bit::Known(false));
             loop_args.push(e.bit_inst(c)?);
         }
     }
-    match any {
-        Bit::K(true) => {
-            let mut ops = vec![lp];
-            ops.extend(loop_args);
-            e.emit(Opcode::JUMP, None, ops, Payload::None)?;
-        }
-        _ => {
-            let c = e.bit_inst(any)?;
-            let mut ops = vec![c, lp];
-            ops.extend(loop_args);
-            ops.push(exit);
-            ops.extend(exit_args);
-            e.emit(Opcode::BR, None, ops, Payload::None)?;
-        }
+    let mut ops = Vec::with_capacity(loop_args.len() + 4);
+    match exit {
+        None => ops.push(lp),
+        Some(_) => ops.extend([e.bit_inst(any)?, lp]),
     }
-    Ok(())
-}
-
-/// Puts `f` where `p` was: same place among the module's children, same decorations, every
-/// use of `p` now a use of `f`; `p` removed.
-fn replace(m: &mut Module, p: Inst, f: Inst) -> Result<(), LowerError> {
-    let root = m.root();
-    let at = m.children(root).iter().position(|&c| c == p).unwrap_or(0);
-    m.insert_child(root, at, f)?;
-    for d in m.decorations(p).to_vec() {
-        m.detach(d)?;
-        m.attach_decoration(f, d)?;
-    }
-    let map: HashMap<Inst, Inst> = [(p, f)].into_iter().collect();
-    m.replace_all_uses(&map)?;
-    m.remove(p)?;
+    ops.extend(loop_args);
+    let op = match exit {
+        None => Opcode::JUMP,
+        Some((block, args)) => {
+            ops.push(block);
+            ops.extend(args);
+            Opcode::BR
+        }
+    };
+    e.emit(op, None, ops, Payload::None)?;
     Ok(())
 }
