@@ -253,14 +253,15 @@ impl<'v> DefCopier<'v> {
             loop {
                 let debug_here = dbg
                     .get(di)
-                    .filter(|r| r.local.to_native() == owner && r.position.to_native() <= pos);
+                    .filter(|r| r.local.to_native() == owner && r.position.to_native() == pos);
                 if let Some(r) = debug_here {
                     di += 1;
                     pos += 1;
                     let opcode = match r.kind {
                         DEBUG_NAME => Opcode::NAME_HINT,
                         DEBUG_LOC => Opcode::LOC,
-                        // A debug kind from a newer minor version: skipped.
+                        // A debug kind from a newer minor version: skipped (it held its
+                        // place in the decoration list).
                         _ => continue,
                     };
                     let Some(o) = owner_inst else { continue };
@@ -292,10 +293,13 @@ impl<'v> DefCopier<'v> {
                         }
                     }
                     _ => {
-                        // Debug records past the end of the list: attach them in order.
-                        if dbg.get(di).is_some_and(|r| r.local.to_native() == owner) {
-                            pos = dbg[di].position.to_native();
-                            continue;
+                        // A debug record left for this owner is past the end of its list.
+                        if let Some(r) = dbg.get(di).filter(|r| r.local.to_native() == owner) {
+                            return Err(bad(format!(
+                                "debug entry for instruction {owner} at decoration position \
+                                 {}, but the decoration list ends at {pos}",
+                                r.position.to_native()
+                            )));
                         }
                         break;
                     }

@@ -108,6 +108,11 @@ impl<'v> DefView<'v> {
         }
     }
 
+    /// The archive itself (for hashing).
+    pub(crate) fn archived(&self) -> &'v ArchivedBody {
+        self.body
+    }
+
     /// The definition's index (`None` for the root archive).
     pub fn index(&self) -> Option<u32> {
         self.index
@@ -397,6 +402,13 @@ pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
         }
     }
     for s in view.symbols() {
+        if view.def_meta(s.def).map(|d| d.opcode) != Some(s.kind.0) {
+            return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
+                "symbol `{}`: opcode differs from its definition's",
+                s.name
+            )));
+        }
+        view.check_symbol(&s)?;
         if view.def_meta(s.def).map(|d| d.content_hash) != Some(s.hash) {
             return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
                 "symbol `{}`: hash differs from its definition's",

@@ -165,7 +165,7 @@ pub(crate) enum DefKey {
 }
 
 impl DefKey {
-    fn feed(&self, h: &mut Feed) {
+    pub(crate) fn feed(&self, h: &mut Feed) {
         let (tag, s) = match self {
             DefKey::Export(s) => (0u8, s),
             DefKey::Import(s) => (1, s),
@@ -182,7 +182,7 @@ impl DefKey {
     }
 }
 
-fn feed_bytes(h: &mut Feed, b: &[u8]) {
+pub(crate) fn feed_bytes(h: &mut Feed, b: &[u8]) {
     h.update(&(b.len() as u64).to_le_bytes());
     h.update(b);
 }

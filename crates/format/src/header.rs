@@ -57,7 +57,7 @@ impl SectionKind {
     pub const ROOT: SectionKind = SectionKind(6);
     /// Name hints and source locations (optional).
     pub const DEBUG: SectionKind = SectionKind(7);
-    /// A fixed-layout name index of the symbols, for O(log n) lookups without validating the
+    /// A fixed-layout name index of the symbols, for binary-search lookups without validating the
     /// symbol table (derived data; written by every writer, not required of a file).
     pub const SYMBOL_INDEX: SectionKind = SectionKind(8);
 

@@ -35,6 +35,7 @@ mod hash;
 pub mod header;
 mod materialize;
 mod schema;
+mod semantic;
 mod validate;
 mod view;
 mod write;

@@ -15,6 +15,9 @@ struct Build<'v> {
     m: Module,
     /// Per definition: local index -> instruction.
     locals: Vec<Vec<Inst>>,
+    /// Each definition's own instruction (what a definition reference resolves to; kept
+    /// apart from `locals`, which `fill` borrows out while it works on a definition).
+    def_insts: Vec<Inst>,
     root_locals: Vec<Inst>,
     pool: Vec<Inst>,
     /// `loc` decorations rebuilt from debug info, with their line and column.
@@ -39,6 +42,7 @@ impl ModuleView {
             view: self,
             m: Module::new(),
             locals: Vec::with_capacity(self.def_count() as usize),
+            def_insts: Vec::with_capacity(self.def_count() as usize),
             root_locals: Vec::new(),
             pool: Vec::new(),
             locs: Vec::new(),
@@ -51,6 +55,7 @@ impl ModuleView {
         // Phase 1: every instruction, in tree position, without types or operands.
         for (i, d) in defs.iter().enumerate() {
             let locals = b.create_tree(d, Some(i as u32), debug)?;
+            b.def_insts.extend(locals.first().copied());
             b.locals.push(locals);
         }
         b.root_locals = b.create_tree(&root, None, None)?;
@@ -202,8 +207,12 @@ impl Build<'_> {
             let opcode = match r.kind {
                 DEBUG_NAME => Opcode::NAME_HINT,
                 DEBUG_LOC => Opcode::LOC,
-                // A debug kind from a newer minor version: skipped.
-                _ => continue,
+                // A debug kind from a newer minor version: skipped, but it holds its place
+                // in the decoration list (positions count every record, `spec/format.md` §2.3).
+                _ => {
+                    f.decos_done += 1;
+                    continue;
+                }
             };
             let text = debug
                 .and_then(|d| d.strings.get_str(r.text.to_native()))
@@ -230,7 +239,7 @@ impl Build<'_> {
         let found = match r {
             Ref::Local(l) => locals.get(l as usize),
             Ref::Pool(p) => self.pool.get(p as usize),
-            Ref::Def(d) => self.locals.get(d as usize).and_then(|v| v.first()),
+            Ref::Def(d) => self.def_insts.get(d as usize),
         };
         found
             .copied()

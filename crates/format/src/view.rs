@@ -3,9 +3,11 @@
 //! size). Every section is validated the first time it is used (the result is cached): the
 //! strings, the symbols, the definition index, the pool, the root and the debug info in full
 //! (section hash, bytecheck, every index), each definition on its own (body hash, bytecheck,
-//! every index). A symbol lookup by name reads the fixed-layout symbol index in place and
-//! checks only the O(log n) records it touches; that section's hash and its agreement with
-//! the symbol table are checked by `validate_all`.
+//! every index). A symbol lookup by name reads the fixed-layout symbol index in place: the
+//! first one checks its hash and every record in one linear pass, then each binary search
+//! touches O(log n) records; its agreement with the symbol table is checked by
+//! `validate_all`, and whoever acts on a record checks it against its definition
+//! ([`ModuleView::check_symbol`]).
 
 use std::ops::Range;
 use std::path::Path;
@@ -17,7 +19,7 @@ use rkyv::bytecheck::CheckBytes;
 use rkyv::rancor::BoxedError;
 use rkyv::util::AlignedVec;
 
-use crate::defview::{DefView, PoolView};
+use crate::defview::{DefView, PayloadView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::{FileStrings, Strings, hex};
 use crate::header::{self, DirEntry, Header, MAX_DIR_ENTRY_SIZE, SectionKind};
@@ -94,6 +96,7 @@ pub struct ModuleView {
     pool_ok: Cache,
     root_ok: Cache,
     debug_ok: Cache,
+    symbol_index_ok: Cache,
 }
 
 /// The role of a symbol.
@@ -367,6 +370,7 @@ impl ModuleView {
             pool_ok: OnceLock::new(),
             root_ok: OnceLock::new(),
             debug_ok: OnceLock::new(),
+            symbol_index_ok: OnceLock::new(),
         })
     }
 
@@ -610,8 +614,10 @@ impl ModuleView {
     }
 
     /// Every symbol named `name`, or why the lookup failed. With a symbol index (every file
-    /// written by this version) this touches O(log n) records of it and checks only those;
-    /// without one, the symbol table is validated in full on first use.
+    /// written by this version) the first lookup validates the index (hash, every record),
+    /// and each lookup touches O(log n) records of it; without one, the symbol table is
+    /// validated in full on first use. The records are not checked against the definitions
+    /// they name: see [`ModuleView::check_symbol`].
     pub fn try_find_symbols(&self, name: &str) -> Result<Vec<Symbol<'_>>, ReadError> {
         let Some(range) = self.symbol_index.clone() else {
             let t = self.checked_symbols()?;
@@ -626,7 +632,7 @@ impl ModuleView {
                 .collect());
         };
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
-        let ix = SymIndex::parse(&self.bytes()[range], &cx)?;
+        let ix = self.symbol_index(range)?;
         let mut out = Vec::new();
         let mut k = ix.lower_bound(name.as_bytes(), &cx)?;
         while k < ix.count {
@@ -656,6 +662,80 @@ impl ModuleView {
         Ok(out)
     }
 
+    /// The symbol index, validated in full on first use: its section hash, then every
+    /// record (name bytes within the blob and UTF-8, definition below the definition count,
+    /// records sorted by (name, role, definition)). One linear pass over a compact table, no
+    /// rkyv; a lookup then trusts what it reads.
+    fn symbol_index(&self, range: Range<usize>) -> Result<SymIndex<'_>, ReadError> {
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let ix = SymIndex::parse(&self.bytes()[range], &cx)?;
+        cached(&self.symbol_index_ok, || {
+            self.check_section_hash(SectionKind::SYMBOL_INDEX)?;
+            let mut prev: Option<(&[u8], u8, u32)> = None;
+            for k in 0..ix.count {
+                let r = ix.rec(k, &cx)?;
+                if std::str::from_utf8(r.name).is_err() {
+                    return Err(cx.bad(format!("record {k}: name is not UTF-8")));
+                }
+                if r.def >= self.def_count {
+                    return Err(cx.err(ReadCause::IndexOutOfRange {
+                        what: "definition index",
+                        index: r.def as u64,
+                        len: self.def_count as u64,
+                    }));
+                }
+                let key = (r.name, r.role, r.def);
+                if prev.is_some_and(|p| p > key) {
+                    return Err(cx.bad(format!("record {k}: records are not sorted by name")));
+                }
+                prev = Some(key);
+            }
+            Ok(())
+        })?;
+        Ok(ix)
+    }
+
+    /// Checks a symbol against the definition it names: the definition (validated here)
+    /// must have the symbol's opcode and carry an `export`, `import` or `extern` decoration
+    /// (per the role) whose name is the symbol's. A symbol index is derived data; whoever
+    /// acts on a record checks it this way, so that a record pointing at the wrong
+    /// definition is refused, never followed.
+    pub fn check_symbol(&self, sym: &Symbol<'_>) -> Result<(), ReadError> {
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let d = self.def(sym.def)?;
+        let root = d.root();
+        let want = match sym.role {
+            SymbolRole::Export => Opcode::EXPORT,
+            SymbolRole::Import => Opcode::IMPORT,
+            SymbolRole::Extern => Opcode::EXTERN,
+            SymbolRole::Other(c) => {
+                return Err(cx.bad(format!("symbol `{}`: unknown role {c}", sym.name)));
+            }
+        };
+        if root.opcode() != sym.kind {
+            return Err(cx.bad(format!(
+                "symbol `{}` names definition {}, a `{}`, as a `{}`",
+                sym.name,
+                sym.def,
+                op_name(root.opcode()),
+                op_name(sym.kind)
+            )));
+        }
+        let carries = root
+            .decorations()
+            .any(|x| x.opcode() == want && x.payload() == PayloadView::Str(sym.name));
+        if !carries {
+            return Err(cx.bad(format!(
+                "symbol `{}` names definition {}, which has no `{}(\"{}\")` decoration",
+                sym.name,
+                sym.def,
+                op_name(want),
+                sym.name
+            )));
+        }
+        Ok(())
+    }
+
     /// The definition exported as `name`, if any (see [`ModuleView::find_symbols`]).
     pub fn find_export(&self, name: &str) -> Option<Symbol<'_>> {
         self.find_symbols(name)
@@ -678,7 +758,7 @@ impl ModuleView {
             return Ok(());
         };
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
-        let ix = SymIndex::parse(&self.bytes()[range], &cx)?;
+        let ix = self.symbol_index(range)?;
         let t = self.checked_symbols()?;
         let strings = self.file_strings();
         if ix.count != t.symbols.len() {
@@ -794,10 +874,29 @@ impl ModuleView {
                     entry.inst_count
                 )));
             }
+            if let Some(first) = body.insts.first()
+                && first.opcode.to_native() != entry.opcode
+            {
+                return Err(cx.bad(format!(
+                    "opcode {:#06x}, the directory says {:#06x}",
+                    first.opcode.to_native(),
+                    entry.opcode
+                )));
+            }
             validate::flat(body, &self.body_limits(pool_len), &cx)
         })?;
         let body = access(bytes, &cx)?;
         Ok(DefView::new(self, Some(i), body, entry.content_hash))
+    }
+
+    /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
+    /// its code and, by content, every definition and pool value it reaches privately
+    /// (validating each definition it reads). Equal semantic hashes mean that one definition
+    /// can stand for the other; unlike [`DefInfo::content_hash`], nothing here is taken on
+    /// trust from the file.
+    pub fn semantic_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
+        let mut h = crate::semantic::Hasher::new(crate::semantic::ViewGraph::new(self));
+        h.hash(crate::semantic::Node::Def(i))
     }
 
     /// The root `module` instruction with its decorations, validated on first use.
@@ -829,6 +928,41 @@ impl ModuleView {
         access(bytes, &cx).map(Some)
     }
 
+    /// Checks every debug record's position against its instruction's decoration list: the
+    /// `m` records of one instruction with `n` body decorations take `m` distinct positions
+    /// (they are sorted strictly) below `m + n`, so that the merged list has no gap
+    /// (`spec/format.md` §2.3). Materializing and copying merge by the same rule.
+    fn check_debug_positions(&self) -> Result<(), ReadError> {
+        let Some(dbg) = self.debug_archive()? else {
+            return Ok(());
+        };
+        let entries = dbg.entries.as_slice();
+        let mut k = 0;
+        while let Some(e) = entries.get(k) {
+            let (def, local) = (e.def.to_native(), e.local.to_native());
+            let same = entries[k..]
+                .iter()
+                .take_while(|r| r.def.to_native() == def && r.local.to_native() == local)
+                .count();
+            let last = entries[k + same - 1].position.to_native() as u64;
+            let body = self.def(def)?.archived();
+            let n_decos = body
+                .insts
+                .get(local as usize)
+                .map_or(0, |r| r.n_decos.to_native() as u64);
+            if last >= same as u64 + n_decos {
+                return Err(self.cx(SectionKind::DEBUG).bad(format!(
+                    "entry {}: definition {def}, instruction {local}: decoration position \
+                     {last}, but the list has {} decorations",
+                    k + same - 1,
+                    same as u64 + n_decos
+                )));
+            }
+            k += same;
+        }
+        Ok(())
+    }
+
     /// Whether the file has a debug section.
     pub fn has_debug(&self) -> bool {
         self.debug.is_some()
@@ -853,8 +987,15 @@ impl ModuleView {
         for i in 0..self.def_count {
             self.def(i)?;
         }
+        self.check_debug_positions()?;
         crate::defview::check_content_hashes(self)
     }
+}
+
+/// An opcode's text name, or `#id` for an opaque one.
+fn op_name(op: Opcode) -> String {
+    op.name()
+        .map_or_else(|| format!("#{:#06x}", op.0), str::to_string)
 }
 
 /// Maps `file` read-only.

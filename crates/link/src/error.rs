@@ -142,7 +142,10 @@ pub enum LinkError {
         second: String,
     },
     /// `linkonce` copies of one name whose contents differ.
-    #[error("linkonce @{name} differs between {first} and {second} (content hashes differ)")]
+    #[error(
+        "linkonce @{name} differs between {first} and {second} (not the same code, compared with \
+         everything it reaches privately)"
+    )]
     LinkonceMismatch {
         /// The symbol.
         name: String,
@@ -150,6 +153,20 @@ pub enum LinkError {
         first: String,
         /// The other defining input.
         second: String,
+    },
+    /// A reached definition whose `export` decoration its file's symbol table does not list
+    /// (a file that contradicts itself; `spec/linking.md` §3).
+    #[error(
+        "{file}: section symbol-index: definition {def} exports `{name}`, which the symbol \
+         index does not list"
+    )]
+    UnlistedExport {
+        /// The input.
+        file: String,
+        /// The exported name.
+        name: String,
+        /// The definition's index.
+        def: u32,
     },
     /// A reached `stub` definition without `--link-stubs`.
     #[error("@{name} ({file}) is a stub, needed by {chain}; use --link-stubs to link stubs")]

@@ -126,7 +126,10 @@ struct State<'a> {
     pending: HashMap<Key, Vec<(u32, u32, u32)>>,
     pin_ifs: Vec<PinIf>,
     ref_memo: HashMap<(u32, u32), Key>,
-    name_memo: HashMap<Box<str>, Option<(u32, u32)>>,
+    /// Per resolved name: the winner and every (checked) candidate.
+    name_memo: HashMap<Box<str>, Resolved>,
+    /// Semantic hashes of the `linkonce` candidates compared so far.
+    semantic: HashMap<(u32, u32), [u8; 32]>,
     /// The first declaration of each unresolved import / C symbol: (input, def, its type).
     decls: HashMap<Key, (u32, u32, Option<Inst>)>,
     pool_memo: Vec<Vec<Option<Inst>>>,
@@ -189,11 +192,18 @@ fn linkage(d: &DefView<'_>) -> Linkage {
     l
 }
 
-/// Export name -> (input, definition, content hash) of every export of that name.
-type ExportIndex<'a> = HashMap<&'a str, Vec<(u32, u32, [u8; 32])>>;
+/// Export name -> (input, definition, opcode) of every export of that name.
+type ExportIndex<'a> = HashMap<&'a str, Vec<Candidate>>;
 
-/// One export candidate: (input, definition, content hash).
-type Candidate = (u32, u32, [u8; 32]);
+/// One export candidate, as a symbol record gives it: (input, definition, opcode).
+type Candidate = (u32, u32, Opcode);
+
+/// A resolved name: the winning export, and every candidate found (checked against its
+/// definition).
+struct Resolved {
+    winner: Option<(u32, u32)>,
+    candidates: Vec<(u32, u32)>,
+}
 
 fn def_ref(r: Option<Ref>) -> Option<u32> {
     match r {
@@ -217,6 +227,7 @@ impl<'a> State<'a> {
             pin_ifs: Vec::new(),
             ref_memo: HashMap::new(),
             name_memo: HashMap::new(),
+            semantic: HashMap::new(),
             decls: HashMap::new(),
             pool_memo: vec![Vec::new(); srcs.len()],
             pools: vec![None; srcs.len()],
@@ -304,18 +315,58 @@ impl<'a> State<'a> {
     /// reported here, once per name.
     fn resolve_name(&mut self, name: &str) -> Option<(u32, u32)> {
         if let Some(r) = self.name_memo.get(name) {
-            return *r;
+            return r.winner;
         }
         let t = Instant::now();
-        let cands = self.export_candidates(name);
+        let mut cands = self.export_candidates(name);
+        // A symbol record is derived data: the definition it names must really export the
+        // name (a record pointing elsewhere is refused, never followed).
+        cands.retain(|&(m, d, kind)| {
+            let sym = irkit_format::Symbol {
+                name,
+                role: SymbolRole::Export,
+                kind,
+                def: d,
+                signature: None,
+                hash: [0; 32],
+            };
+            self.validated.insert((m, d));
+            match self.view(m).check_symbol(&sym) {
+                Ok(()) => true,
+                Err(e) => {
+                    self.errors.push(e.into());
+                    false
+                }
+            }
+        });
         let winner = if cands.len() <= 1 {
             cands.first().map(|&(m, d, _)| (m, d))
         } else {
             self.arbitrate(name, &cands)
         };
-        self.name_memo.insert(name.into(), winner);
+        let candidates = cands.iter().map(|&(m, d, _)| (m, d)).collect();
+        self.name_memo
+            .insert(name.into(), Resolved { winner, candidates });
         self.stats.resolve += t.elapsed();
         winner
+    }
+
+    /// The semantic hash of definition `d` of input `m` (`spec/format.md` §3.2), recomputed
+    /// from the file, memoized.
+    fn semantic_hash(&mut self, m: u32, d: u32) -> Option<[u8; 32]> {
+        if let Some(h) = self.semantic.get(&(m, d)) {
+            return Some(*h);
+        }
+        match self.view(m).semantic_hash(d) {
+            Ok(h) => {
+                self.semantic.insert((m, d), h);
+                Some(h)
+            }
+            Err(e) => {
+                self.errors.push(e.into());
+                None
+            }
+        }
     }
 
     /// Every export of `name`, in input order. The first lookups binary-search each input's
@@ -342,7 +393,7 @@ impl<'a> State<'a> {
                 Ok(syms) => out.extend(
                     syms.iter()
                         .filter(|sym| sym.role == SymbolRole::Export)
-                        .map(|sym| (m as u32, sym.def, sym.hash)),
+                        .map(|sym| (m as u32, sym.def, sym.kind)),
                 ),
                 Err(e) => {
                     if self.bad_symbols.insert(m as u32) {
@@ -364,7 +415,7 @@ impl<'a> State<'a> {
                             index
                                 .entry(sym.name)
                                 .or_default()
-                                .push((m as u32, sym.def, sym.hash));
+                                .push((m as u32, sym.def, sym.kind));
                         }
                     }
                 }
@@ -401,9 +452,13 @@ impl<'a> State<'a> {
             }
             return Some((m0, d0));
         }
-        if let Some(&(m0, d0, h0)) = once.first() {
-            for &(m, _, h) in &once[1..] {
-                if h != h0 {
+        if let Some(&(m0, d0, _)) = once.first() {
+            // Copies collapse only when their code, and everything they reach privately, is
+            // the same (`spec/linking.md` §3): recomputed here, never taken from the files.
+            let h0 = self.semantic_hash(m0, d0);
+            for &(m, d, _) in &once[1..] {
+                let h = self.semantic_hash(m, d);
+                if h0.is_some() && h.is_some() && h != h0 {
                     self.errors.push(LinkError::LinkonceMismatch {
                         name: name.to_string(),
                         first: self.file(m0).to_string(),
@@ -445,7 +500,21 @@ impl<'a> State<'a> {
                         }
                     }
                 } else if let Some(n) = l.export {
-                    match self.resolve_name(&n) {
+                    let w = self.resolve_name(&n);
+                    let listed = self
+                        .name_memo
+                        .get(n.as_str())
+                        .is_some_and(|r| r.candidates.contains(&(m, d)));
+                    if !listed {
+                        // The definition exports `n` but its file's symbol table does not
+                        // say so: the file contradicts itself.
+                        self.errors.push(LinkError::UnlistedExport {
+                            file: self.file(m).to_string(),
+                            name: n.clone(),
+                            def: d,
+                        });
+                    }
+                    match w {
                         Some(w) => Key::Def(w.0, w.1),
                         None => Key::Def(m, d),
                     }

@@ -1,0 +1,464 @@
+//! The semantic content hash (format 2.0, `spec/format.md` §3.2): a definition's hash covers
+//! its own code *and everything it reaches privately*, by content, never by name.
+//!
+//! A reference to another definition means what the linker makes of it (`spec/linking.md`
+//! §3): an import, an export or a body-less `extern` is resolved by **name**, so it is hashed
+//! as its key; any other definition stands for itself, so it is hashed as *its* semantic hash.
+//! Pool values are hashed by structure the same way (an aggregate constant may hold the
+//! address of a private function).
+//!
+//! References between private definitions and pool values form a graph with cycles (mutual
+//! recursion, a function-pointer table naming the function that reads it). Each node has a
+//! *label* (its own byte stream, references to other nodes left as numbered slots) and an
+//! ordered list of successors (the slots' targets). A node's hash describes the part of the
+//! graph it reaches: strongly connected components are found with Tarjan's algorithm
+//! (iterative: no recursion on input depth); nodes outside the node's component enter by
+//! their own hash, and the component's members are numbered in breadth-first order from the
+//! node, following slots in order, so two isomorphic graphs give equal hashes whatever the
+//! definitions' indices and names. Equal hashes therefore mean equal code at every reachable
+//! point: one copy can stand for the other.
+//!
+//! Numbering a component from each of its members costs members × size; beyond
+//! [`SCC_BUDGET`] the members are numbered by index instead (still sound, no longer
+//! independent of the order of definitions in the module), so no input makes hashing
+//! quadratic without bound.
+
+use std::collections::HashMap;
+
+use crate::feed::Feed;
+use crate::hash::{DefKey, Flat, Rec, Strings, feed_bytes};
+use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
+
+/// Largest `members × (members + slots)` of a strongly connected component numbered from
+/// each member; larger components are numbered by index (`spec/format.md` §3.2).
+pub(crate) const SCC_BUDGET: u64 = 1 << 22;
+
+/// A node of the reference graph: a definition (by index) or a pool entry (by index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Node {
+    Def(u32),
+    Pool(u32),
+}
+
+/// A node's own stream, hashed, and the targets of its slots in stream order.
+pub(crate) struct Label {
+    pub hash: [u8; 32],
+    pub succ: Vec<Node>,
+}
+
+/// Where labels come from: the writer's native records or a file's validated archives.
+pub(crate) trait Graph {
+    type Error;
+    /// The label of `node`.
+    fn label(&mut self, node: Node) -> Result<Label, Self::Error>;
+}
+
+/// The key under which a definition is referred to, when the linker resolves references to
+/// it by name: import first, then export, then a body-less extern (the precedence of
+/// `spec/linking.md` §3). `None`: the definition stands for itself.
+pub(crate) fn def_key(
+    flat: &(impl Flat + ?Sized),
+    strings: &(impl Strings + ?Sized),
+) -> Option<DefKey> {
+    use irkit_core::Opcode;
+    if flat.count() == 0 {
+        return None;
+    }
+    let root = flat.rec(0);
+    let mut first = [None, None, None];
+    let mut subs = 0u32;
+    let mut i = 1u32;
+    while i < root.end && (i as usize) < flat.count() {
+        let r = flat.rec(i as usize);
+        if subs < root.n_decos && r.payload_kind == payload_kind::STR {
+            let slot = match irkit_core::Opcode(r.opcode) {
+                Opcode::IMPORT => Some(0),
+                Opcode::EXPORT => Some(1),
+                Opcode::EXTERN => Some(2),
+                _ => None,
+            };
+            if let Some(k) = slot
+                && first[k].is_none()
+            {
+                first[k] = strings.get_str(r.lo).map(str::to_string);
+            }
+        }
+        subs += 1;
+        i = r.end.max(i + 1);
+    }
+    let bodyless = subs <= root.n_decos;
+    let [import, export, external] = first;
+    import
+        .map(DefKey::Import)
+        .or_else(|| export.map(DefKey::Export))
+        .or_else(|| external.filter(|_| bodyless).map(DefKey::Extern))
+}
+
+/// Builds labels from flattened records. `key(j)` answers whether definition `j` is named by
+/// a key (`Some`) or is a node (`None`).
+pub(crate) struct Labeler<'a, S: Strings + ?Sized> {
+    pub strings: &'a S,
+}
+
+impl<S: Strings + ?Sized> Labeler<'_, S> {
+    fn feed_ref<E>(
+        &self,
+        h: &mut Feed,
+        succ: &mut Vec<Node>,
+        r: u32,
+        key: &mut impl FnMut(u32) -> Result<Option<DefKey>, E>,
+    ) -> Result<(), E> {
+        if r == REF_NONE {
+            h.update(&[0]);
+            return Ok(());
+        }
+        let index = r & REF_MAX_INDEX;
+        match r >> 30 {
+            TAG_LOCAL => {
+                h.update(&[1]);
+                h.update(&index.to_le_bytes());
+            }
+            TAG_POOL => {
+                h.update(&[2]);
+                succ.push(Node::Pool(index));
+            }
+            TAG_DEF => match key(index)? {
+                Some(k) => {
+                    h.update(&[3]);
+                    k.feed(h);
+                }
+                None => {
+                    h.update(&[4]);
+                    succ.push(Node::Def(index));
+                }
+            },
+            _ => {
+                h.update(&[0xff]);
+                h.update(&r.to_le_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    fn feed_payload(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {
+        h.update(&[r.payload_kind]);
+        match r.payload_kind {
+            payload_kind::INT | payload_kind::FLOAT => {
+                h.update(&((r.lo as u64) | ((r.hi as u64) << 32)).to_le_bytes());
+            }
+            payload_kind::STR => {
+                feed_bytes(h, self.strings.get_str(r.lo).unwrap_or("").as_bytes());
+            }
+            payload_kind::BYTES => {
+                let start = r.lo as usize;
+                let b = flat
+                    .blob()
+                    .get(start..start.saturating_add(r.hi as usize))
+                    .unwrap_or(&[]);
+                feed_bytes(h, b);
+            }
+            _ => {}
+        }
+    }
+
+    fn feed_operands<E>(
+        &self,
+        h: &mut Feed,
+        succ: &mut Vec<Node>,
+        flat: &(impl Flat + ?Sized),
+        r: &Rec,
+        key: &mut impl FnMut(u32) -> Result<Option<DefKey>, E>,
+    ) -> Result<(), E> {
+        self.feed_ref(h, succ, r.ty, key)?;
+        h.update(&r.ops_end.saturating_sub(r.ops_start).to_le_bytes());
+        for j in r.ops_start..r.ops_end {
+            self.feed_ref(h, succ, flat.operand(j as usize), key)?;
+        }
+        Ok(())
+    }
+
+    /// The label of a definition's body.
+    pub fn body<E>(
+        &self,
+        body: &(impl Flat + ?Sized),
+        mut key: impl FnMut(u32) -> Result<Option<DefKey>, E>,
+    ) -> Result<Label, E> {
+        let mut h = Feed::new();
+        let mut succ = Vec::new();
+        h.update(b"irkit.def.v2\0");
+        h.update(&(body.count() as u64).to_le_bytes());
+        for i in 0..body.count() {
+            let r = body.rec(i);
+            h.update(&r.opcode.to_le_bytes());
+            self.feed_payload(&mut h, body, &r);
+            h.update(&r.n_decos.to_le_bytes());
+            h.update(&r.end.saturating_sub(i as u32).to_le_bytes());
+            self.feed_operands(&mut h, &mut succ, body, &r, &mut key)?;
+        }
+        Ok(Label {
+            hash: h.finish(),
+            succ,
+        })
+    }
+
+    /// The label of pool entry `i`.
+    pub fn pool_entry<E>(
+        &self,
+        pool: &(impl Flat + ?Sized),
+        i: usize,
+        mut key: impl FnMut(u32) -> Result<Option<DefKey>, E>,
+    ) -> Result<Label, E> {
+        let mut h = Feed::new();
+        let mut succ = Vec::new();
+        let r = pool.rec(i);
+        h.update(b"irkit.pool.v2\0");
+        h.update(&r.opcode.to_le_bytes());
+        self.feed_payload(&mut h, pool, &r);
+        self.feed_operands(&mut h, &mut succ, pool, &r, &mut key)?;
+        Ok(Label {
+            hash: h.finish(),
+            succ,
+        })
+    }
+}
+
+/// Per-node state of the Tarjan walk.
+struct Visit {
+    index: u32,
+    low: u32,
+    on_stack: bool,
+}
+
+/// Memoized semantic hashes over one graph.
+pub(crate) struct Hasher<G: Graph> {
+    pub graph: G,
+    done: HashMap<Node, [u8; 32]>,
+    labels: HashMap<Node, Label>,
+}
+
+impl<G: Graph> Hasher<G> {
+    pub fn new(graph: G) -> Hasher<G> {
+        Hasher {
+            graph,
+            done: HashMap::new(),
+            labels: HashMap::new(),
+        }
+    }
+
+    fn label(&mut self, n: Node) -> Result<&Label, G::Error> {
+        if !self.labels.contains_key(&n) {
+            let l = self.graph.label(n)?;
+            self.labels.insert(n, l);
+        }
+        Ok(&self.labels[&n])
+    }
+
+    /// The semantic hash of `root` (and, as a by-product, of everything it reaches).
+    pub fn hash(&mut self, root: Node) -> Result<[u8; 32], G::Error> {
+        if let Some(h) = self.done.get(&root) {
+            return Ok(*h);
+        }
+        let mut visits: HashMap<Node, Visit> = HashMap::new();
+        let mut stack: Vec<Node> = Vec::new();
+        // The walk: (node, next successor to look at).
+        let mut walk: Vec<(Node, usize)> = Vec::new();
+        let mut counter = 0u32;
+        let mut enter = |n: Node, visits: &mut HashMap<Node, Visit>, stack: &mut Vec<Node>| {
+            visits.insert(
+                n,
+                Visit {
+                    index: counter,
+                    low: counter,
+                    on_stack: true,
+                },
+            );
+            counter += 1;
+            stack.push(n);
+        };
+        enter(root, &mut visits, &mut stack);
+        walk.push((root, 0));
+        while let Some(&(v, next)) = walk.last() {
+            let succ = self.label(v)?.succ.get(next).copied();
+            if let Some(w) = succ {
+                if let Some(top) = walk.last_mut() {
+                    top.1 += 1;
+                }
+                if self.done.contains_key(&w) {
+                    continue;
+                }
+                match visits.get(&w) {
+                    None => {
+                        enter(w, &mut visits, &mut stack);
+                        walk.push((w, 0));
+                    }
+                    Some(vw) if vw.on_stack => {
+                        let wi = vw.index;
+                        if let Some(vv) = visits.get_mut(&v) {
+                            vv.low = vv.low.min(wi);
+                        }
+                    }
+                    Some(_) => {}
+                }
+                continue;
+            }
+            walk.pop();
+            let (vi, vl) = visits.get(&v).map_or((0, 0), |x| (x.index, x.low));
+            if let Some(&(parent, _)) = walk.last()
+                && let Some(p) = visits.get_mut(&parent)
+            {
+                p.low = p.low.min(vl);
+            }
+            if vi == vl {
+                let at = stack.iter().rposition(|&n| n == v).unwrap_or(0);
+                let members: Vec<Node> = stack.drain(at..).collect();
+                for m in &members {
+                    if let Some(x) = visits.get_mut(m) {
+                        x.on_stack = false;
+                    }
+                }
+                self.finish_component(&members);
+            }
+        }
+        Ok(self.done.get(&root).copied().unwrap_or([0; 32]))
+    }
+
+    /// Hashes every member of a finished component (all its successors outside it are done).
+    fn finish_component(&mut self, members: &[Node]) {
+        let slots: u64 = members
+            .iter()
+            .map(|m| self.labels.get(m).map_or(0, |l| l.succ.len() as u64))
+            .sum();
+        let n = members.len() as u64;
+        if n.saturating_mul(n.saturating_add(slots)) <= SCC_BUDGET {
+            for &m in members {
+                let order = self.bfs_order(m, members);
+                let h = self.component_stream(&order, b"irkit.node.v2\0");
+                self.done.insert(m, h);
+            }
+        } else {
+            let mut order = members.to_vec();
+            order.sort_unstable();
+            let whole = self.component_stream(&order, b"irkit.scc.v2\0");
+            for (rank, &m) in order.iter().enumerate() {
+                let mut h = Feed::new();
+                h.update(b"irkit.scc-member.v2\0");
+                h.update(&whole);
+                h.update(&(rank as u32).to_le_bytes());
+                self.done.insert(m, h.finish());
+            }
+        }
+    }
+
+    /// The members of `members` reachable from `start` inside the component, breadth-first,
+    /// following slots in order.
+    fn bfs_order(&self, start: Node, members: &[Node]) -> Vec<Node> {
+        let inside: std::collections::HashSet<Node> = members.iter().copied().collect();
+        let mut order = vec![start];
+        let mut seen: std::collections::HashSet<Node> = [start].into_iter().collect();
+        let mut k = 0;
+        while let Some(&v) = order.get(k) {
+            k += 1;
+            if let Some(l) = self.labels.get(&v) {
+                for &w in &l.succ {
+                    if inside.contains(&w) && seen.insert(w) {
+                        order.push(w);
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// blake3(domain, u32 count, per node in `order`: label hash, u32 slot count, per slot
+    /// `00` + u32 position in `order` or `01` + the target's hash).
+    fn component_stream(&self, order: &[Node], domain: &[u8]) -> [u8; 32] {
+        let pos: HashMap<Node, u32> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i as u32))
+            .collect();
+        let mut h = Feed::new();
+        h.update(domain);
+        h.update(&(order.len() as u32).to_le_bytes());
+        for n in order {
+            let Some(l) = self.labels.get(n) else {
+                continue;
+            };
+            h.update(&l.hash);
+            h.update(&(l.succ.len() as u32).to_le_bytes());
+            for w in &l.succ {
+                if let Some(p) = pos.get(w) {
+                    h.update(&[0]);
+                    h.update(&p.to_le_bytes());
+                } else {
+                    h.update(&[1]);
+                    h.update(self.done.get(w).unwrap_or(&[0; 32]));
+                }
+            }
+        }
+        h.finish()
+    }
+}
+
+/// The reference graph of a file, read through its validated archives (each definition is
+/// validated when its label is first needed).
+pub(crate) struct ViewGraph<'v> {
+    view: &'v crate::view::ModuleView,
+    strings: crate::hash::FileStrings<'v>,
+    pool: Option<crate::defview::PoolView<'v>>,
+    keys: HashMap<u32, Option<DefKey>>,
+}
+
+impl<'v> ViewGraph<'v> {
+    pub fn new(view: &'v crate::view::ModuleView) -> ViewGraph<'v> {
+        ViewGraph {
+            view,
+            strings: view.file_strings(),
+            pool: None,
+            keys: HashMap::new(),
+        }
+    }
+}
+
+/// The key of definition `j` of `view` (memoized in `keys`).
+fn view_key(
+    view: &crate::view::ModuleView,
+    strings: crate::hash::FileStrings<'_>,
+    keys: &mut HashMap<u32, Option<DefKey>>,
+    j: u32,
+) -> Result<Option<DefKey>, crate::ReadError> {
+    if let Some(k) = keys.get(&j) {
+        return Ok(k.clone());
+    }
+    let k = def_key(view.def(j)?.archived(), &strings);
+    keys.insert(j, k.clone());
+    Ok(k)
+}
+
+impl Graph for ViewGraph<'_> {
+    type Error = crate::ReadError;
+
+    fn label(&mut self, node: Node) -> Result<Label, crate::ReadError> {
+        let (view, strings) = (self.view, self.strings);
+        let keys = &mut self.keys;
+        let labeler = Labeler { strings: &strings };
+        match node {
+            Node::Def(i) => {
+                let body = view.def(i)?.archived();
+                labeler.body(body, |j| view_key(view, strings, keys, j))
+            }
+            Node::Pool(i) => {
+                if self.pool.is_none() {
+                    self.pool = Some(view.pool()?);
+                }
+                let pool = self.pool.as_ref().map(|p| p.archived());
+                let Some(pool) = pool else {
+                    return Err(view
+                        .cx(crate::header::SectionKind::POOL)
+                        .bad("no pool".into()));
+                };
+                labeler.pool_entry(pool, i as usize, |j| view_key(view, strings, keys, j))
+            }
+        }
+    }
+}

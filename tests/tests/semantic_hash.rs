@@ -1,0 +1,175 @@
+//! The semantic hash of `spec/format.md` §3.2: a definition's code together with everything
+//! it reaches privately, compared by content, never by name or index.
+
+use irkit_format::ModuleView;
+
+/// The semantic hash of the definition exported as `name` in the module `text`.
+fn hash_of(text: &str, name: &str) -> [u8; 32] {
+    let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
+    let bytes = irkit_format::write(&m).expect("encodes");
+    let view = ModuleView::from_bytes(&bytes).expect("opens");
+    let sym = view
+        .try_find_export(name)
+        .expect("symbols")
+        .unwrap_or_else(|| panic!("no export {name}"));
+    view.semantic_hash(sym.def).expect("hashes")
+}
+
+const LOW7: &str = r#"
+@lim: fn(i32) -> i32 = func {
+^entry(%x: i32):
+  %r: i32 = and %x, i32 MASK
+  ret %r
+}
+
+#[export("low7"), linkonce]
+@low7: fn(i32) -> i32 = func {
+^entry(%x: i32):
+  %r: i32 = call @lim(%x)
+  ret %r
+}
+"#;
+
+#[test]
+fn a_private_callee_is_compared_by_content() {
+    let a = hash_of(&LOW7.replace("MASK", "255"), "low7");
+    let b = hash_of(&LOW7.replace("MASK", "127"), "low7");
+    assert_ne!(a, b, "different private helpers, same hash");
+}
+
+#[test]
+fn names_and_order_of_privates_do_not_matter() {
+    let a = hash_of(&LOW7.replace("MASK", "127"), "low7");
+    let renamed = r#"
+#[export("low7"), linkonce]
+@low7: fn(i32) -> i32 = func {
+^b0(%v: i32):
+  %w: i32 = call @helper(%v)
+  ret %w
+}
+
+@unused: fn() -> i32 = func {
+^entry:
+  ret i32 9
+}
+
+@helper: fn(i32) -> i32 = func {
+^start(%y: i32):
+  %z: i32 = and %y, i32 127
+  ret %z
+}
+"#;
+    assert_eq!(a, hash_of(renamed, "low7"));
+}
+
+/// `f` calls private `p0`; the privates call each other in a ring of `n` (each adding its
+/// constant), so every private is in one strongly connected component.
+fn ring(n: usize, constant: impl Fn(usize) -> i64, order: impl Fn(usize) -> usize) -> String {
+    let mut defs: Vec<String> = (0..n)
+        .map(|i| {
+            format!(
+                "@p{i}: fn(i32) -> i32 = func {{\n^entry(%x: i32):\n  %z: i1 = icmp eq %x, i32 0\n  \
+                 br %z, ^done, ^more\n^done:\n  ret i32 {c}\n^more:\n  %y: i32 = isub %x, i32 1\n  \
+                 %r: i32 = call @p{next}(%y)\n  ret %r\n}}\n",
+                c = constant(i),
+                next = (i + 1) % n
+            )
+        })
+        .collect();
+    let mut sorted: Vec<(usize, String)> = defs.drain(..).enumerate().collect();
+    sorted.sort_by_key(|(i, _)| order(*i));
+    let mut text: String = sorted.into_iter().map(|(_, d)| d + "\n").collect();
+    text.push_str(
+        "#[export(\"f\")]\n@f: fn(i32) -> i32 = func {\n^entry(%x: i32):\n  %r: i32 = call @p0(%x)\n  ret %r\n}\n",
+    );
+    text
+}
+
+#[test]
+fn cycles_are_compared_by_content() {
+    let base = hash_of(&ring(5, |i| i as i64, |i| i), "f");
+    // The same ring, its definitions in another order: equal.
+    assert_eq!(base, hash_of(&ring(5, |i| i as i64, |i| 4 - i), "f"));
+    assert_eq!(base, hash_of(&ring(5, |i| i as i64, |i| (i * 3) % 5), "f"));
+    // One constant deep in the ring differs: not equal.
+    let deep = hash_of(&ring(5, |i| if i == 3 { 30 } else { i as i64 }, |i| i), "f");
+    assert_ne!(base, deep);
+    // A ring one longer, same pattern: not equal.
+    assert_ne!(base, hash_of(&ring(6, |i| i as i64, |i| i), "f"));
+}
+
+#[test]
+fn entering_a_cycle_elsewhere_is_another_hash() {
+    // f calls p0 in both; here the ring's constants are rotated, so f enters at another
+    // point of the same cycle: different behavior, different hash.
+    let a = hash_of(&ring(4, |i| i as i64, |i| i), "f");
+    let b = hash_of(&ring(4, |i| ((i + 1) % 4) as i64, |i| i), "f");
+    assert_ne!(a, b);
+}
+
+#[test]
+fn a_function_pointer_in_a_constant_reaches_its_function() {
+    // The table is a pool constant naming private functions; one of them calls back into
+    // the function reading the table (a cycle through the pool).
+    let table = |k: i64| {
+        format!(
+            r#"
+@inc: fn(i32) -> i32 = func {{
+^entry(%x: i32):
+  %r: i32 = iadd %x, i32 {k}
+  ret %r
+}}
+
+@again: fn(i32) -> i32 = func {{
+^entry(%x: i32):
+  %r: i32 = call @t(%x)
+  ret %r
+}}
+
+@table: [2 x ptr] = global_const [2 x ptr] [@inc, @again]
+
+@t: fn(i32) -> i32 = func {{
+^entry(%x: i32):
+  %f: ptr = load ptr, @table
+  %r: i32 = call_indirect fn(i32) -> i32, %f(%x)
+  ret %r
+}}
+
+#[export("t")]
+@entry: fn(i32) -> i32 = func {{
+^entry(%x: i32):
+  %r: i32 = call @t(%x)
+  ret %r
+}}
+"#
+        )
+    };
+    assert_ne!(hash_of(&table(1), "t"), hash_of(&table(2), "t"));
+    assert_eq!(hash_of(&table(1), "t"), hash_of(&table(1), "t"));
+}
+
+#[test]
+fn an_exported_callee_is_named_not_compared() {
+    // A call to an export is resolved by name at link time: its body is not part of the
+    // caller's hash.
+    let m = |k: i64| {
+        format!(
+            "#[export(\"g\")]\n@g: fn() -> i32 = func {{\n^entry:\n  ret i32 {k}\n}}\n\n\
+             #[export(\"f\")]\n@f: fn() -> i32 = func {{\n^entry:\n  %r: i32 = call @g()\n  ret %r\n}}\n"
+        )
+    };
+    assert_eq!(hash_of(&m(1), "f"), hash_of(&m(2), "f"));
+}
+
+#[test]
+fn a_huge_cycle_is_hashed_in_bounded_time() {
+    // 3,000 privates in one component: beyond the budget, numbered by index (still sound).
+    let text = ring(3000, |i| i as i64, |i| i);
+    let a = hash_of(&text, "f");
+    assert_eq!(a, hash_of(&text, "f"));
+    let b = hash_of(
+        &ring(3000, |i| if i == 2999 { 7 } else { i as i64 }, |i| i),
+        "f",
+    );
+    assert_ne!(a, b);
+}
