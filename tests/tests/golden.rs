@@ -104,7 +104,7 @@ fn older_minor_golden_bytes_differ_from_the_writer_only_in_the_version_field() {
     // Minors are additive (spec/versioning.md): a module that uses nothing newer than 1.0 is
     // written with 1.0's bytes except the minor at header offset 10.
     for (major, minor, dir) in golden_dirs() {
-        if major != FORMAT_MAJOR || minor >= FORMAT_MINOR {
+        if major != FORMAT_MAJOR || (major, minor) >= (FORMAT_MAJOR, FORMAT_MINOR) {
             continue;
         }
         for src in sources(&dir) {
@@ -139,6 +139,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
+/// The header size of a major version (§1.1): 32 bytes in 1.x, 64 (with the header hash)
+/// from 2.0 on.
+fn header_size(major: u16) -> usize {
+    if major == 1 { 32 } else { 64 }
+}
+
 /// Splits a file into its sections (header §1.1, directory §1.2).
 fn split(file: &[u8]) -> (u16, u16, Vec<Section>) {
     assert_eq!(&file[..8], b"IRKMOD\0\x1a");
@@ -146,9 +152,16 @@ fn split(file: &[u8]) -> (u16, u16, Vec<Section>) {
     let count = u32_at(file, 16) as usize;
     let entry = u32_at(file, 20) as usize;
     assert_eq!(u64_at(file, 24), file.len() as u64);
+    let head = header_size(major);
+    if major >= 2 {
+        let mut h = blake3::Hasher::new();
+        h.update(&file[..32]);
+        h.update(&file[head..head + count * entry]);
+        assert_eq!(h.finalize().as_bytes(), &file[32..64], "header hash");
+    }
     let sections = (0..count)
         .map(|i| {
-            let e = 32 + i * entry;
+            let e = head + i * entry;
             let (off, len) = (u64_at(file, e + 8) as usize, u64_at(file, e + 16) as usize);
             let bytes = file[off..off + len].to_vec();
             assert_eq!(blake3::hash(&bytes).as_bytes(), &file[e + 24..e + 56]);
@@ -162,11 +175,13 @@ fn split(file: &[u8]) -> (u16, u16, Vec<Section>) {
     (major, minor, sections)
 }
 
-/// Lays sections out as §1 says: header, 56-byte entries, each section 16-aligned.
+/// Lays sections out as §1 says: header, 56-byte entries, each section 16-aligned; from 2.0
+/// on, the header hash over the first 32 bytes and the directory.
 fn assemble(major: u16, minor: u16, sections: &[Section]) -> Vec<u8> {
     let align = |x: usize| x.div_ceil(16) * 16;
+    let head = header_size(major);
     let mut offsets = Vec::new();
-    let mut at = align(32 + 56 * sections.len());
+    let mut at = align(head + 56 * sections.len());
     for s in sections {
         offsets.push(at);
         at = align(at + s.bytes.len());
@@ -182,13 +197,20 @@ fn assemble(major: u16, minor: u16, sections: &[Section]) -> Vec<u8> {
     out[20..24].copy_from_slice(&56u32.to_le_bytes());
     out[24..32].copy_from_slice(&(total as u64).to_le_bytes());
     for (i, (s, &off)) in sections.iter().zip(&offsets).enumerate() {
-        let e = 32 + 56 * i;
+        let e = head + 56 * i;
         out[e..e + 4].copy_from_slice(&s.kind.to_le_bytes());
         out[e + 4..e + 8].copy_from_slice(&s.flags.to_le_bytes());
         out[e + 8..e + 16].copy_from_slice(&(off as u64).to_le_bytes());
         out[e + 16..e + 24].copy_from_slice(&(s.bytes.len() as u64).to_le_bytes());
         out[e + 24..e + 56].copy_from_slice(blake3::hash(&s.bytes).as_bytes());
         out[off..off + s.bytes.len()].copy_from_slice(&s.bytes);
+    }
+    if major >= 2 {
+        let mut h = blake3::Hasher::new();
+        h.update(&out[..32]);
+        h.update(&out[head..head + 56 * sections.len()]);
+        let hash = *h.finalize().as_bytes();
+        out[32..64].copy_from_slice(&hash);
     }
     out
 }

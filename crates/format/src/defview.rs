@@ -382,24 +382,82 @@ pub(crate) fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
 /// Recomputes every definition's content hash and compares it with the directory and the
 /// symbol table.
 pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
-    let keys = def_keys(view)?;
-    let strings = view.file_strings();
-    let pool = view.pool()?;
-    let pool_hashes = HashCtx::pool_hashes(&strings, pool.archived(), &keys);
-    let ctx = HashCtx {
-        strings: &strings,
-        pool_hashes: &pool_hashes,
-        def_keys: &keys,
+    let recomputed: Vec<[u8; 32]> = if view.version().0 >= 2 {
+        // 2.x stores the semantic hash (spec/format.md §3.2).
+        let mut h = crate::semantic::Hasher::new(crate::semantic::ViewGraph::new(view));
+        (0..view.def_count())
+            .map(|i| h.hash(crate::semantic::Node::Def(i)))
+            .collect::<Result<_, _>>()?
+    } else {
+        // 1.x stores the v1 content hash (spec/format.md §3.1).
+        let keys = def_keys(view)?;
+        let strings = view.file_strings();
+        let pool = view.pool()?;
+        let pool_hashes = HashCtx::pool_hashes(&strings, pool.archived(), &keys);
+        let ctx = HashCtx {
+            strings: &strings,
+            pool_hashes: &pool_hashes,
+            def_keys: &keys,
+        };
+        (0..view.def_count())
+            .map(|i| Ok(ctx.body_hash(view.def(i)?.body)))
+            .collect::<Result<_, ReadError>>()?
     };
-    for i in 0..view.def_count() {
+    for (i, hash) in (0..view.def_count()).zip(recomputed) {
         let d = view.def(i)?;
-        if ctx.body_hash(d.body) != d.content_hash() {
+        if hash != d.content_hash() {
             return Err(ReadError::new(
                 &view.file().into(),
                 Location::Definition(i),
                 ReadCause::Malformed("content hash mismatch".into()),
             ));
         }
+    }
+    // Every `export`/`import`/`extern` decoration of a definition has its record, and no
+    // record more (each record is matched to its decoration by `check_symbol` below).
+    let mut declared: Vec<(String, u8, u32)> = Vec::new();
+    for i in 0..view.def_count() {
+        for deco in view.def(i)?.root().decorations() {
+            let role = match deco.opcode() {
+                Opcode::EXPORT => 0,
+                Opcode::IMPORT => 1,
+                Opcode::EXTERN => 2,
+                _ => continue,
+            };
+            if let PayloadView::Str(name) = deco.payload() {
+                declared.push((name.to_string(), role, i));
+            }
+        }
+    }
+    let mut listed: Vec<(String, u8, u32)> = view
+        .try_symbols()?
+        .iter()
+        .map(|s| {
+            let role = match s.role {
+                crate::SymbolRole::Export => 0,
+                crate::SymbolRole::Import => 1,
+                crate::SymbolRole::Extern => 2,
+                crate::SymbolRole::Other(c) => c,
+            };
+            (s.name.to_string(), role, s.def)
+        })
+        .collect();
+    declared.sort_unstable();
+    listed.sort_unstable();
+    if declared != listed {
+        let missing = declared.iter().find(|d| listed.binary_search(d).is_err());
+        let extra = listed.iter().find(|l| declared.binary_search(l).is_err());
+        return Err(view
+            .cx(SectionKind::SYMBOL_INDEX)
+            .bad(match (missing, extra) {
+                (Some((n, _, d)), _) => {
+                    format!("definition {d} declares `{n}`, no symbol lists it")
+                }
+                (None, Some((n, _, d))) => {
+                    format!("symbol `{n}` of definition {d} has no decoration")
+                }
+                (None, None) => "symbols listed twice".to_string(),
+            }));
     }
     for s in view.symbols() {
         if view.def_meta(s.def).map(|d| d.opcode) != Some(s.kind.0) {

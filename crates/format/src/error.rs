@@ -43,7 +43,7 @@ pub enum ReadCause {
     /// A format major version this reader does not read.
     #[error(
         "format version {found_major}.{found_minor} is not supported: this reader reads \
-         {reader_major}.x (it writes {reader_major}.{reader_minor})"
+         1.x to {reader_major}.x (it writes {reader_major}.{reader_minor})"
     )]
     Version {
         /// The file's major version.

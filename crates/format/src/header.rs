@@ -7,11 +7,16 @@
 //!     10    2 format minor (u16)
 //!     12    4 flags (u32, none defined: writers write 0, readers ignore)
 //!     16    4 section count (u32)
-//!     20    4 directory entry size (u32, >= 56; 56 in 1.0)
+//!     20    4 directory entry size (u32, >= 56; 56 in 1.0 and 2.0)
 //!     24    8 file length in bytes (u64)
-//!     32    . directory: section count entries of `entry size` bytes each
+//!     32   32 (2.x) header hash: blake3 of bytes 0..32 then the directory's bytes
+//! 32 / 64   . directory (1.x / 2.x): section count entries of `entry size` bytes each
 //! entry: kind u32, flags u32 (bit 0 = optional), offset u64, length u64, blake3 [u8; 32]
 //! ```
+//!
+//! In 2.x every byte of the header and the directory is covered by the header hash, checked
+//! at open: no flip there can go unnoticed (e.g. a section kind turning into an unknown
+//! optional one, which a reader would skip). 1.x files, which lack it, are still read.
 
 use std::sync::Arc;
 
@@ -21,12 +26,25 @@ use crate::error::{Location, ReadCause, ReadError};
 
 /// The eight bytes every module file starts with.
 pub const MAGIC: [u8; 8] = *b"IRKMOD\0\x1a";
-/// The format major version this crate reads and writes.
-pub const FORMAT_MAJOR: u16 = 1;
+/// The format major version this crate writes (it reads 1.x too).
+pub const FORMAT_MAJOR: u16 = 2;
 /// The format minor version this crate writes.
-pub const FORMAT_MINOR: u16 = 2;
-/// Size of the fixed header.
-pub const HEADER_SIZE: usize = 32;
+pub const FORMAT_MINOR: u16 = 0;
+/// The oldest major version this crate reads.
+pub const OLDEST_MAJOR: u16 = 1;
+/// Size of the fixed header in 2.x (with the header hash).
+pub const HEADER_SIZE: usize = 64;
+/// Size of the fixed header in 1.x (without the header hash).
+pub const HEADER_SIZE_V1: usize = 32;
+
+/// The header size of a file of major version `major`.
+pub fn header_size(major: u16) -> usize {
+    if major == 1 {
+        HEADER_SIZE_V1
+    } else {
+        HEADER_SIZE
+    }
+}
 /// Size of a directory entry as written by 1.0.
 pub const DIR_ENTRY_SIZE: usize = 56;
 /// Alignment of every section (and every definition archive) in the file.
@@ -107,9 +125,12 @@ impl SectionKind {
         self.is_known() && self != SectionKind::DEBUG && self != SectionKind::SYMBOL_INDEX
     }
 
-    /// Whether a file must have the section (a reader falls back without the symbol index).
-    pub fn is_mandatory(self) -> bool {
-        self.is_known() && self != SectionKind::DEBUG && self != SectionKind::SYMBOL_INDEX
+    /// Whether a file of major version `major` must have the section (a 1.x reader falls
+    /// back to the symbol table without the symbol index; 2.x requires it).
+    pub fn is_mandatory(self, major: u16) -> bool {
+        self.is_known()
+            && self != SectionKind::DEBUG
+            && (self != SectionKind::SYMBOL_INDEX || major >= 2)
     }
 }
 
@@ -152,9 +173,10 @@ impl DirEntry {
     }
 }
 
-/// Encodes the header and directory (the writer computes offsets beforehand).
+/// Encodes the header (sealed in 2.x) and directory (the writer computes offsets beforehand).
 pub(crate) fn encode(header: &Header, entries: &[DirEntry]) -> Vec<u8> {
-    let mut out = vec![0u8; HEADER_SIZE + entries.len() * DIR_ENTRY_SIZE];
+    let header_size = header_size(header.major);
+    let mut out = vec![0u8; header_size + entries.len() * DIR_ENTRY_SIZE];
     out[0..8].copy_from_slice(&MAGIC);
     LE::write_u16(&mut out[8..10], header.major);
     LE::write_u16(&mut out[10..12], header.minor);
@@ -163,19 +185,39 @@ pub(crate) fn encode(header: &Header, entries: &[DirEntry]) -> Vec<u8> {
     LE::write_u32(&mut out[20..24], header.entry_size);
     LE::write_u64(&mut out[24..32], header.file_length);
     for (i, e) in entries.iter().enumerate() {
-        let b = &mut out[HEADER_SIZE + i * DIR_ENTRY_SIZE..][..DIR_ENTRY_SIZE];
+        let b = &mut out[header_size + i * DIR_ENTRY_SIZE..][..DIR_ENTRY_SIZE];
         LE::write_u32(&mut b[0..4], e.kind.0);
         LE::write_u32(&mut b[4..8], e.flags);
         LE::write_u64(&mut b[8..16], e.offset);
         LE::write_u64(&mut b[16..24], e.length);
         b[24..56].copy_from_slice(&e.hash);
     }
+    seal(&mut out);
     out
 }
 
-/// Size of the header plus a directory of `n` 1.0 entries.
-pub(crate) fn directory_end(n: usize) -> usize {
-    HEADER_SIZE + n * DIR_ENTRY_SIZE
+/// The header hash of a 2.x file: blake3 of its first 32 bytes, then of its directory (as
+/// far as the file holds it). `None` for a file too short to have one.
+fn header_hash(bytes: &[u8]) -> Option<[u8; 32]> {
+    let head = bytes.get(..HEADER_SIZE)?;
+    let count = LE::read_u32(&head[16..20]) as u64;
+    let entry = LE::read_u32(&head[20..24]) as u64;
+    let dir_end = (HEADER_SIZE as u64 + count * entry).min(bytes.len() as u64) as usize;
+    let mut h = blake3::Hasher::new();
+    h.update(&head[..32]);
+    h.update(&bytes[HEADER_SIZE..dir_end]);
+    Some(*h.finalize().as_bytes())
+}
+
+/// Recomputes the header hash of a 2.x file in place (after its header or directory was
+/// edited); leaves other files alone. For writers and for tests that build hostile files.
+pub fn seal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_SIZE || bytes[..8] != MAGIC || LE::read_u16(&bytes[8..10]) < 2 {
+        return;
+    }
+    if let Some(h) = header_hash(bytes) {
+        bytes[32..64].copy_from_slice(&h);
+    }
 }
 
 /// Parses and checks the header and the directory: magic, version, lengths, every entry's
@@ -194,9 +236,9 @@ pub(crate) fn parse(bytes: &[u8], file: &Arc<str>) -> Result<(Header, Vec<DirEnt
             bytes[..bytes.len().min(8)].to_vec(),
         )));
     }
-    if bytes.len() < HEADER_SIZE {
+    if bytes.len() < HEADER_SIZE_V1 {
         return Err(herr(ReadCause::Truncated(format!(
-            "{} bytes, shorter than the {HEADER_SIZE}-byte header",
+            "{} bytes, shorter than the {HEADER_SIZE_V1}-byte header",
             bytes.len()
         ))));
     }
@@ -208,13 +250,21 @@ pub(crate) fn parse(bytes: &[u8], file: &Arc<str>) -> Result<(Header, Vec<DirEnt
         entry_size: LE::read_u32(&bytes[20..24]),
         file_length: LE::read_u64(&bytes[24..32]),
     };
-    if header.major != FORMAT_MAJOR {
+    if !(OLDEST_MAJOR..=FORMAT_MAJOR).contains(&header.major) {
         return Err(herr(ReadCause::Version {
             found_major: header.major,
             found_minor: header.minor,
             reader_major: FORMAT_MAJOR,
             reader_minor: FORMAT_MINOR,
         }));
+    }
+    let header_size = header_size(header.major);
+    if bytes.len() < header_size {
+        return Err(herr(ReadCause::Truncated(format!(
+            "{} bytes, shorter than the {header_size}-byte header of {}.x",
+            bytes.len(),
+            header.major
+        ))));
     }
     if header.file_length != bytes.len() as u64 {
         let cause = if header.file_length > bytes.len() as u64 {
@@ -245,7 +295,7 @@ pub(crate) fn parse(bytes: &[u8], file: &Arc<str>) -> Result<(Header, Vec<DirEnt
         ))));
     }
     // Both factors are capped above, so this cannot overflow.
-    let dir_end = HEADER_SIZE as u64 + header.section_count as u64 * header.entry_size as u64;
+    let dir_end = header_size as u64 + header.section_count as u64 * header.entry_size as u64;
     let derr = |cause| ReadError::new(file, Location::Directory, cause);
     if dir_end > bytes.len() as u64 {
         return Err(derr(ReadCause::Truncated(format!(
@@ -255,9 +305,12 @@ pub(crate) fn parse(bytes: &[u8], file: &Arc<str>) -> Result<(Header, Vec<DirEnt
             bytes.len()
         ))));
     }
+    if header.major >= 2 && header_hash(bytes).is_none_or(|h| h[..] != bytes[32..64]) {
+        return Err(herr(ReadCause::HashMismatch));
+    }
     let mut entries = Vec::with_capacity(header.section_count as usize);
     for i in 0..header.section_count as usize {
-        let at = HEADER_SIZE + i * header.entry_size as usize;
+        let at = header_size + i * header.entry_size as usize;
         let b = &bytes[at..at + DIR_ENTRY_SIZE];
         let mut hash = [0u8; 32];
         hash.copy_from_slice(&b[24..56]);
@@ -269,12 +322,13 @@ pub(crate) fn parse(bytes: &[u8], file: &Arc<str>) -> Result<(Header, Vec<DirEnt
             hash,
         });
     }
-    check_entries(&entries, dir_end, bytes.len() as u64, file)?;
+    check_entries(&entries, header.major, dir_end, bytes.len() as u64, file)?;
     Ok((header, entries))
 }
 
 fn check_entries(
     entries: &[DirEntry],
+    major: u16,
     dir_end: u64,
     file_len: u64,
     file: &Arc<str>,
@@ -324,7 +378,7 @@ fn check_entries(
         }
     }
     for kind in SectionKind::KNOWN {
-        if kind.is_mandatory() && !entries.iter().any(|e| e.kind == kind) {
+        if kind.is_mandatory(major) && !entries.iter().any(|e| e.kind == kind) {
             return Err(derr(ReadCause::Malformed(format!(
                 "required section {} is missing",
                 kind.name()

@@ -34,10 +34,12 @@ struct Frame<'d> {
 }
 
 impl ModuleView {
-    /// Validates the whole module and rebuilds it as a core [`Module`] equal to the one that
-    /// was written (`irkit_core::equiv::modules_equal`), name hints and locations included
-    /// when the file has debug info.
+    /// Validates the whole module ([`ModuleView::validate_all`]: a file is materialized only
+    /// if it is valid by the one definition every reader shares) and rebuilds it as a core
+    /// [`Module`] equal to the one that was written (`irkit_core::equiv::modules_equal`), name
+    /// hints and locations included when the file has debug info.
     pub fn materialize(&self) -> Result<Module, ReadError> {
+        self.validate_all()?;
         let mut b = Build {
             view: self,
             m: Module::new(),

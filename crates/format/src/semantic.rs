@@ -462,3 +462,45 @@ impl Graph for ViewGraph<'_> {
         }
     }
 }
+
+/// The reference graph of a module being written: its flattened bodies and pool.
+pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> {
+    strings: &'a S,
+    bodies: Vec<&'a B>,
+    pool: &'a P,
+    keys: Vec<Option<DefKey>>,
+}
+
+impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> {
+    pub fn new(strings: &'a S, bodies: Vec<&'a B>, pool: &'a P) -> Self {
+        let keys = bodies.iter().map(|b| def_key(*b, strings)).collect();
+        FlatGraph {
+            strings,
+            bodies,
+            pool,
+            keys,
+        }
+    }
+}
+
+impl<S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> Graph for FlatGraph<'_, S, B, P> {
+    type Error = std::convert::Infallible;
+
+    fn label(&mut self, node: Node) -> Result<Label, Self::Error> {
+        let labeler = Labeler {
+            strings: self.strings,
+        };
+        let keys = &self.keys;
+        let key = |j: u32| Ok(keys.get(j as usize).cloned().flatten());
+        match node {
+            Node::Def(i) => match self.bodies.get(i as usize) {
+                Some(b) => labeler.body(*b, key),
+                None => Ok(Label {
+                    hash: [0; 32],
+                    succ: Vec::new(),
+                }),
+            },
+            Node::Pool(i) => labeler.pool_entry(self.pool, i as usize, key),
+        }
+    }
+}

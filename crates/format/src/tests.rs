@@ -3,7 +3,7 @@
 
 use crate::header::{SECTION_OPTIONAL, SectionKind};
 use crate::schema::*;
-use crate::write::assemble;
+use crate::write::{assemble, assemble_version};
 use crate::{ModuleView, ReadCause, write};
 
 fn ar<T>(v: &T) -> Vec<u8>
@@ -43,11 +43,26 @@ fn root_body() -> Body {
     }
 }
 
-/// A file with the given pool and definition bodies (hashes all correct).
+/// A file with the given pool and definition bodies (hashes all correct: content hashes
+/// too, where the definitions can be hashed).
 fn craft(strings: StringTable, pool: PoolTable, bodies: Vec<Body>) -> Vec<u8> {
+    let first = craft_with(&strings, &pool, &bodies, &[]);
+    let view = ModuleView::from_bytes(&first).unwrap();
+    let content: Vec<[u8; 32]> = (0..bodies.len() as u32)
+        .map(|i| view.semantic_hash(i).unwrap_or([0; 32]))
+        .collect();
+    craft_with(&strings, &pool, &bodies, &content)
+}
+
+fn craft_with(
+    strings: &StringTable,
+    pool: &PoolTable,
+    bodies: &[Body],
+    content: &[[u8; 32]],
+) -> Vec<u8> {
     let mut blob = Vec::new();
     let mut index = DefIndex::default();
-    for b in &bodies {
+    for (i, b) in bodies.iter().enumerate() {
         while blob.len() % 16 != 0 {
             blob.push(0);
         }
@@ -59,18 +74,26 @@ fn craft(strings: StringTable, pool: PoolTable, bodies: Vec<Body>) -> Vec<u8> {
             opcode: b.insts.first().map_or(0, |i| i.opcode),
             reserved: 0,
             body_hash: *blake3::hash(&bytes).as_bytes(),
-            content_hash: [0; 32],
+            content_hash: content.get(i).copied().unwrap_or([0; 32]),
         });
         blob.extend_from_slice(&bytes);
     }
     assemble(vec![
-        (SectionKind::STRINGS, 0, ar(&strings)),
+        (SectionKind::STRINGS, 0, ar(strings)),
         (SectionKind::SYMBOLS, 0, ar(&SymbolTable::default())),
-        (SectionKind::POOL, 0, ar(&pool)),
+        (SectionKind::SYMBOL_INDEX, 0, empty_symbol_index()),
+        (SectionKind::POOL, 0, ar(pool)),
         (SectionKind::DEF_INDEX, 0, ar(&index)),
         (SectionKind::ROOT, 0, ar(&root_body())),
         (SectionKind::DEFINITIONS, 0, blob),
     ])
+}
+
+/// A symbol index without records (spec/format.md §1.4).
+fn empty_symbol_index() -> Vec<u8> {
+    let mut b = vec![0u8; 16];
+    b[4..8].copy_from_slice(&52u32.to_le_bytes());
+    b
 }
 
 fn func_body(operands: Vec<u32>) -> Body {
@@ -309,33 +332,44 @@ fn exporting(n: usize) -> irkit_core::Module {
 
 #[test]
 fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
-    let m = exporting(20);
-    let bytes = write(&m).unwrap();
-    let with = ModuleView::from_bytes(&bytes).unwrap();
+    // A 1.x file may lack the index (it was introduced late in 1.0): take the 1.0 golden
+    // sample, drop its index.
+    let bytes = include_bytes!("../tests/golden/v1.0-sample.irm");
+    let with = ModuleView::from_bytes(bytes).unwrap();
     assert!(with.has_symbol_index());
-    let sections: Vec<_> = sections_of(&bytes)
+    let sections: Vec<_> = sections_of(bytes)
         .into_iter()
         .filter(|s| s.0 != SectionKind::SYMBOL_INDEX)
         .collect();
-    let old = assemble(sections);
+    let old = assemble_version(sections.clone(), 1, 0);
     let view = ModuleView::from_bytes(&old).unwrap();
     assert!(!view.has_symbol_index());
     view.validate_all().unwrap();
     assert_eq!(view.content_hash(), with.content_hash());
-    for k in 0..20 {
-        let name = format!("f{k}");
-        assert_eq!(view.find_symbols(&name), with.find_symbols(&name), "{name}");
+    let all = with.symbols();
+    assert!(!all.is_empty());
+    for s in &all {
         assert_eq!(
-            view.find_symbols(&name).len(),
-            if k % 3 == 0 { 2 } else { 1 }
+            view.find_symbols(s.name),
+            with.find_symbols(s.name),
+            "{}",
+            s.name
         );
-        assert_eq!(view.find_export(&name).unwrap().def, k as u32);
     }
     assert!(view.find_symbols("nope").is_empty() && with.find_symbols("nope").is_empty());
-    assert!(with.find_symbols("f").is_empty() && with.find_symbols("f99").is_empty());
-    assert_eq!(view.symbols(), with.symbols());
-    // Re-writing an old file gives a file with the index.
-    assert_eq!(write(&view.materialize().unwrap()).unwrap(), bytes);
+    assert_eq!(view.symbols(), all);
+    // Re-writing an old file gives a current file, with the index.
+    let again = ModuleView::from_bytes(&write(&view.materialize().unwrap()).unwrap()).unwrap();
+    assert!(again.has_symbol_index());
+    assert_eq!(again.version(), (crate::FORMAT_MAJOR, crate::FORMAT_MINOR));
+    assert_eq!(again.symbols().len(), all.len());
+    // In 2.x the index is required.
+    let e = ModuleView::from_bytes(&assemble(sections)).err().unwrap();
+    assert!(
+        e.to_string()
+            .contains("required section symbol-index is missing"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -350,10 +384,10 @@ fn lookups_read_the_symbol_index_only() {
     }
     let view = ModuleView::from_bytes(&assemble(sections)).unwrap();
     assert_eq!(view.find_export("f7").unwrap().def, 7);
-    let e = view.try_symbols().unwrap_err();
+    // The whole list comes from the index too; only full validation reads the table.
+    assert_eq!(view.symbols().len(), 10 + 4);
+    let e = view.validate_all().unwrap_err();
     assert!(e.to_string().contains("section symbols"), "{e}");
-    assert!(view.symbols().is_empty());
-    assert!(view.validate_all().is_err());
 }
 
 #[test]
@@ -474,7 +508,7 @@ fn archived_record_sizes_match_the_spec() {
 fn header_of_the_empty_module_is_stable() {
     let b = write(&irkit_core::Module::new()).unwrap();
     assert_eq!(&b[..8], b"IRKMOD\0\x1a");
-    assert_eq!(&b[8..12], &[1, 0, 2, 0]);
+    assert_eq!(&b[8..12], &[2, 0, 0, 0]);
     assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 7);
     assert_eq!(
         u64::from_le_bytes(b[24..32].try_into().unwrap()),

@@ -227,6 +227,21 @@ struct IxRec<'v> {
     hash: [u8; 32],
 }
 
+impl<'v> IxRec<'v> {
+    /// The record as a symbol (its name checked as UTF-8).
+    fn symbol(self, k: usize, cx: &Ctx<'_>) -> Result<Symbol<'v>, ReadError> {
+        Ok(Symbol {
+            name: std::str::from_utf8(self.name)
+                .map_err(|_| cx.bad(format!("record {k}: name is not UTF-8")))?,
+            role: SymbolRole::from_code(self.role),
+            kind: Opcode(self.opcode),
+            def: self.def,
+            signature: (self.signature != REF_NONE).then_some(self.signature),
+            hash: self.hash,
+        })
+    }
+}
+
 impl<'v> SymIndex<'v> {
     /// Checks the section's 16-byte header and splits it (O(1)).
     fn parse(bytes: &'v [u8], cx: &Ctx<'_>) -> Result<SymIndex<'v>, ReadError> {
@@ -591,14 +606,24 @@ impl ModuleView {
         }
     }
 
-    /// The symbol table, sorted by name (validates it, the strings and the pool on first use;
-    /// empty when one of them is invalid, see [`ModuleView::try_symbols`]).
+    /// The symbol table, sorted by name (validated on first use; empty when it is invalid,
+    /// see [`ModuleView::try_symbols`]).
     pub fn symbols(&self) -> Vec<Symbol<'_>> {
         self.try_symbols().unwrap_or_default()
     }
 
-    /// The symbol table, sorted by name, or why it cannot be read.
+    /// The symbol table, sorted by name, or why it cannot be read. Read from the symbol
+    /// index when the file has one (validated in full on first use; the `symbols` section is
+    /// then read only by [`ModuleView::validate_all`], which checks that both agree), else
+    /// from the `symbols` section.
     pub fn try_symbols(&self) -> Result<Vec<Symbol<'_>>, ReadError> {
+        if let Some(range) = self.symbol_index.clone() {
+            let cx = self.cx(SectionKind::SYMBOL_INDEX);
+            let ix = self.symbol_index(range)?;
+            return (0..ix.count)
+                .map(|k| ix.rec(k, &cx)?.symbol(k, &cx))
+                .collect();
+        }
         let t = self.checked_symbols()?;
         let strings = self.file_strings();
         Ok(t.symbols
@@ -640,23 +665,7 @@ impl ModuleView {
             if r.name != name.as_bytes() {
                 break;
             }
-            let name = std::str::from_utf8(r.name)
-                .map_err(|_| cx.bad(format!("record {k}: name is not UTF-8")))?;
-            if r.def >= self.def_count {
-                return Err(cx.err(ReadCause::IndexOutOfRange {
-                    what: "definition index",
-                    index: r.def as u64,
-                    len: self.def_count as u64,
-                }));
-            }
-            out.push(Symbol {
-                name,
-                role: SymbolRole::from_code(r.role),
-                kind: Opcode(r.opcode),
-                def: r.def,
-                signature: (r.signature != REF_NONE).then_some(r.signature),
-                hash: r.hash,
-            });
+            out.push(r.symbol(k, &cx)?);
             k += 1;
         }
         Ok(out)
@@ -928,6 +937,37 @@ impl ModuleView {
         access(bytes, &cx).map(Some)
     }
 
+    /// Checks that every byte between the directory and the sections, and between sections,
+    /// is zero (`spec/format.md` §1): no byte of a valid file is left unchecked.
+    fn check_padding(&self) -> Result<(), ReadError> {
+        let mut spans: Vec<(u64, u64)> = self
+            .entries
+            .iter()
+            .map(|e| (e.offset, e.offset + e.length))
+            .collect();
+        spans.sort_unstable();
+        let dir_end = header::header_size(self.header.major) as u64
+            + self.header.section_count as u64 * self.header.entry_size as u64;
+        let mut at = dir_end;
+        let bytes = self.bytes();
+        for (start, end) in spans.into_iter().chain([(bytes.len() as u64, 0)]) {
+            if let Some(gap) = bytes.get(at as usize..start as usize)
+                && let Some(k) = gap.iter().position(|&b| b != 0)
+            {
+                return Err(ReadError::new(
+                    &self.file,
+                    Location::Directory,
+                    ReadCause::Malformed(format!(
+                        "byte {} between sections is not zero padding",
+                        at as usize + k
+                    )),
+                ));
+            }
+            at = at.max(end);
+        }
+        Ok(())
+    }
+
     /// Checks every debug record's position against its instruction's decoration list: the
     /// `m` records of one instruction with `n` body decorations take `m` distinct positions
     /// (they are sorted strictly) below `m + n`, so that the merged list has no gap
@@ -977,6 +1017,7 @@ impl ModuleView {
         for e in &self.entries {
             self.check_section_hash(e.kind)?;
         }
+        self.check_padding()?;
         self.strings_state()?;
         self.def_table()?;
         self.pool()?;

@@ -9,7 +9,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use crate::error::WriteError;
-use crate::hash::{DefKey, HashCtx, module_hash};
+use crate::hash::module_hash;
 use crate::header::{
     self, DirEntry, FORMAT_MAJOR, FORMAT_MINOR, Header, SECTION_ALIGN, SECTION_OPTIONAL,
     SectionKind,
@@ -19,6 +19,7 @@ use crate::schema::{
     PoolTable, REF_MAX_INDEX, REF_NONE, SYMIX_HEADER, SYMIX_RECORD, StringTable, SymbolRec,
     SymbolTable, TAG_DEF, TAG_LOCAL, TAG_POOL, pack_ref, payload_kind,
 };
+use crate::semantic::{self, FlatGraph, Node};
 
 /// Serializes `module` to the bytes of a module file.
 pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
@@ -151,14 +152,18 @@ impl<'m> Writer<'m> {
         self.debug
             .sort_unstable_by_key(|r| (r.def, r.local, r.position));
         // 3. Keys, hashes, symbols.
-        let keys = self.def_keys(&defs);
-        let pool_hashes = HashCtx::pool_hashes(&self.strings.table, &pool_table, &keys);
-        let ctx = HashCtx {
-            strings: &self.strings.table,
-            pool_hashes: &pool_hashes,
-            def_keys: &keys,
-        };
-        let content: Vec<[u8; 32]> = bodies.iter().map(|b| ctx.body_hash(&b.body)).collect();
+        let graph = FlatGraph::new(
+            &self.strings.table,
+            bodies.iter().map(|b| &b.body).collect(),
+            &pool_table,
+        );
+        let mut hasher = semantic::Hasher::new(graph);
+        let content: Vec<[u8; 32]> = (0..bodies.len() as u32)
+            .map(|d| match hasher.hash(Node::Def(d)) {
+                Ok(h) => h,
+                Err(never) => match never {},
+            })
+            .collect();
         let symbols = self.symbols(&defs, &content)?;
         // 4. Archives and layout.
         let mut def_blob: Vec<u8> = Vec::new();
@@ -508,35 +513,6 @@ impl<'m> Writer<'m> {
         Ok(Flattened { order, body })
     }
 
-    fn def_keys(&self, defs: &[Inst]) -> Vec<DefKey> {
-        let m = self.m;
-        let names: HashMap<u32, &str> = self
-            .debug
-            .iter()
-            .rev()
-            .filter(|r| r.kind == DEBUG_NAME && r.local == 0)
-            .filter_map(|r| Some((r.def, str_of(&self.debug_strings.table, r.text)?)))
-            .collect();
-        defs.iter()
-            .enumerate()
-            .map(|(i, &d)| {
-                let first = |op| {
-                    m.decorations(d)
-                        .iter()
-                        .filter(|&&x| m.opcode(x) == op && self.slot[x.idx()].0 == i as u32)
-                        .find_map(|&x| m.payload(x).as_str())
-                        .map(str::to_string)
-                };
-                first(Opcode::EXPORT)
-                    .map(DefKey::Export)
-                    .or_else(|| first(Opcode::IMPORT).map(DefKey::Import))
-                    .or_else(|| first(Opcode::EXTERN).map(DefKey::Extern))
-                    .or_else(|| names.get(&(i as u32)).map(|s| DefKey::Name(s.to_string())))
-                    .unwrap_or(DefKey::Index(i as u32))
-            })
-            .collect()
-    }
-
     fn symbols(&mut self, defs: &[Inst], content: &[[u8; 32]]) -> Result<SymbolTable, WriteError> {
         let m = self.m;
         let mut out = Vec::new();
@@ -662,7 +638,16 @@ fn pad_to(buf: &mut Vec<u8>) {
 
 /// Lays out header, directory and sections (each 16-byte aligned, zero padding).
 pub(crate) fn assemble(sections: Vec<(SectionKind, u32, Vec<u8>)>) -> Vec<u8> {
-    let dir_end = header::directory_end(sections.len());
+    assemble_version(sections, FORMAT_MAJOR, FORMAT_MINOR)
+}
+
+/// Lays out sections under a header of version `major.minor` (older majors for tests).
+pub(crate) fn assemble_version(
+    sections: Vec<(SectionKind, u32, Vec<u8>)>,
+    major: u16,
+    minor: u16,
+) -> Vec<u8> {
+    let dir_end = header::header_size(major) + sections.len() * header::DIR_ENTRY_SIZE;
     let mut offset = dir_end as u64;
     let mut entries = Vec::with_capacity(sections.len());
     for (kind, flags, bytes) in &sections {
@@ -677,8 +662,8 @@ pub(crate) fn assemble(sections: Vec<(SectionKind, u32, Vec<u8>)>) -> Vec<u8> {
         offset += bytes.len() as u64;
     }
     let head = Header {
-        major: FORMAT_MAJOR,
-        minor: FORMAT_MINOR,
+        major,
+        minor,
         flags: 0,
         section_count: sections.len() as u32,
         entry_size: header::DIR_ENTRY_SIZE as u32,

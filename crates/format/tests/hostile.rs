@@ -100,16 +100,17 @@ fn newer_major_is_refused_naming_both_versions() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("future.irm");
     let mut b = sample_bytes();
-    b[8..10].copy_from_slice(&2u16.to_le_bytes());
+    b[8..10].copy_from_slice(&3u16.to_le_bytes());
     b[10..12].copy_from_slice(&3u16.to_le_bytes());
+    irkit_format::header::seal(&mut b);
     std::fs::write(&path, &b).unwrap();
     let e = ModuleView::open(&path).err().unwrap();
     let msg = e.to_string();
     assert!(msg.contains("future.irm"), "{msg}");
     assert!(
-        msg.contains("2.3")
-            && msg.contains("1.x")
-            && msg.contains(&format!("1.{}", irkit_format::FORMAT_MINOR)),
+        msg.contains("3.3")
+            && msg.contains("1.x to 2.x")
+            && msg.contains(&format!("2.{}", irkit_format::FORMAT_MINOR)),
         "{msg}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -120,8 +121,11 @@ fn newer_minor_is_read() {
     let m = common::sample();
     let mut b = write(&m).unwrap();
     b[10..12].copy_from_slice(&9u16.to_le_bytes());
+    // Without resealing, the header hash says the header changed.
+    assert!(ModuleView::from_bytes(&b).is_err());
+    irkit_format::header::seal(&mut b);
     let view = ModuleView::from_bytes(&b).unwrap();
-    assert_eq!(view.version(), (1, 9));
+    assert_eq!(view.version(), (2, 9));
     irkit_core::equiv::modules_equal(&m, &view.materialize().unwrap()).unwrap();
 }
 
@@ -129,9 +133,34 @@ fn put_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Every byte of the header and the directory is covered by the header hash: any flip there
+/// is refused at open.
+#[test]
+fn header_and_directory_flips_are_refused_at_open() {
+    let bytes = sample_bytes();
+    let n = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    for at in 0..irkit_format::header::HEADER_SIZE + n * 56 {
+        for bit in 0..8 {
+            let mut b = bytes.clone();
+            b[at] ^= 1 << bit;
+            assert!(
+                ModuleView::from_bytes(&b).is_err(),
+                "flip of byte {at} bit {bit}"
+            );
+        }
+    }
+}
+
+/// Absurd values, with the header hash recomputed (as a hostile writer would): the
+/// directory's own checks refuse them.
 #[test]
 fn absurd_directory_values() {
     let bytes = sample_bytes();
+    let full_read = |b: &[u8]| {
+        let mut b = b.to_vec();
+        irkit_format::header::seal(&mut b);
+        full_read(&b)
+    };
     // section count
     for v in [u32::MAX, 1025, 100] {
         let mut b = bytes.clone();
@@ -154,7 +183,7 @@ fn absurd_directory_values() {
     // every entry's offset and length
     let n = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
     for i in 0..n {
-        let at = 32 + i * 56;
+        let at = irkit_format::header::HEADER_SIZE + i * 56;
         for (field, v) in [
             (8, u64::MAX),
             (8, u64::MAX - 15),
@@ -229,8 +258,8 @@ fn open_does_not_touch_the_tables() {
     let b = flipped("strings");
     first_use(&b, "strings", &|v| v.try_string_count().map(|_| ()));
     first_use(&b, "strings", &|v| v.def(0).map(|_| ()));
-    first_use(&b, "strings", &|v| v.try_symbols().map(|_| ()));
     // The symbol index does not need the strings.
+    ModuleView::from_bytes(&b).unwrap().try_symbols().unwrap();
     assert_eq!(
         ModuleView::from_bytes(&b)
             .unwrap()
@@ -239,9 +268,10 @@ fn open_does_not_touch_the_tables() {
             .def,
         4
     );
+    // The symbols section is read only by full validation (symbols come from the index).
     let b = flipped("symbols");
-    first_use(&b, "symbols", &|v| v.try_symbols().map(|_| ()));
     let view = ModuleView::from_bytes(&b).unwrap();
+    view.try_symbols().unwrap();
     assert_eq!(view.find_export("f8").unwrap().def, 8);
     view.def(3).unwrap();
     let b = flipped("definition-index");
@@ -251,10 +281,12 @@ fn open_does_not_touch_the_tables() {
     assert_eq!(view.find_export("f2").unwrap().def, 2);
     let b = flipped("pool");
     first_use(&b, "pool", &|v| v.def(1).map(|_| ()));
+    // The symbol index is checked in full, hash included, by the first lookup.
     let b = flipped("symbol-index");
-    let view = ModuleView::from_bytes(&b).unwrap();
-    let _ = view.try_find_symbols("f6");
-    view.try_symbols().unwrap();
+    first_use(&b, "symbol-index", &|v| {
+        v.try_find_symbols("f6").map(|_| ())
+    });
+    first_use(&b, "symbol-index", &|v| v.try_symbols().map(|_| ()));
     let _ = flipped("root");
     let _ = flipped("definitions");
 }
