@@ -23,7 +23,7 @@
 //! independent of the order of definitions in the module), so no input makes hashing
 //! quadratic without bound.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::feed::Feed;
 use crate::hash::{DefKey, Flat, Rec, Strings, feed_bytes};
@@ -177,23 +177,23 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         Ok(())
     }
 
-    /// The label of a definition's body.
+    /// The label of a definition's body (`h`: a reusable stream).
     pub fn body<E>(
         &self,
+        h: &mut Feed,
         body: &(impl Flat + ?Sized),
         mut key: impl FnMut(u32) -> Result<Option<DefKey>, E>,
     ) -> Result<Label, E> {
-        let mut h = Feed::new();
         let mut succ = Vec::new();
         h.update(b"irkit.def.v2\0");
         h.update(&(body.count() as u64).to_le_bytes());
         for i in 0..body.count() {
             let r = body.rec(i);
             h.update(&r.opcode.to_le_bytes());
-            self.feed_payload(&mut h, body, &r);
+            self.feed_payload(h, body, &r);
             h.update(&r.n_decos.to_le_bytes());
             h.update(&r.end.saturating_sub(i as u32).to_le_bytes());
-            self.feed_operands(&mut h, &mut succ, body, &r, &mut key)?;
+            self.feed_operands(h, &mut succ, body, &r, &mut key)?;
         }
         Ok(Label {
             hash: h.finish(),
@@ -201,20 +201,20 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         })
     }
 
-    /// The label of pool entry `i`.
+    /// The label of pool entry `i` (`h`: a reusable stream).
     pub fn pool_entry<E>(
         &self,
+        h: &mut Feed,
         pool: &(impl Flat + ?Sized),
         i: usize,
         mut key: impl FnMut(u32) -> Result<Option<DefKey>, E>,
     ) -> Result<Label, E> {
-        let mut h = Feed::new();
         let mut succ = Vec::new();
         let r = pool.rec(i);
         h.update(b"irkit.pool.v2\0");
         h.update(&r.opcode.to_le_bytes());
-        self.feed_payload(&mut h, pool, &r);
-        self.feed_operands(&mut h, &mut succ, pool, &r, &mut key)?;
+        self.feed_payload(h, pool, &r);
+        self.feed_operands(h, &mut succ, pool, &r, &mut key)?;
         Ok(Label {
             hash: h.finish(),
             succ,
@@ -232,6 +232,7 @@ struct Visit {
 /// Memoized semantic hashes over one graph.
 pub(crate) struct Hasher<G: Graph> {
     pub graph: G,
+    feed: Feed,
     done: HashMap<Node, [u8; 32]>,
     labels: HashMap<Node, Label>,
 }
@@ -240,8 +241,9 @@ impl<G: Graph> Hasher<G> {
     pub fn new(graph: G) -> Hasher<G> {
         Hasher {
             graph,
-            done: HashMap::new(),
-            labels: HashMap::new(),
+            feed: Feed::new(),
+            done: HashMap::default(),
+            labels: HashMap::default(),
         }
     }
 
@@ -258,7 +260,7 @@ impl<G: Graph> Hasher<G> {
         if let Some(h) = self.done.get(&root) {
             return Ok(*h);
         }
-        let mut visits: HashMap<Node, Visit> = HashMap::new();
+        let mut visits: HashMap<Node, Visit> = HashMap::default();
         let mut stack: Vec<Node> = Vec::new();
         // The walk: (node, next successor to look at).
         let mut walk: Vec<(Node, usize)> = Vec::new();
@@ -324,80 +326,107 @@ impl<G: Graph> Hasher<G> {
 
     /// Hashes every member of a finished component (all its successors outside it are done).
     fn finish_component(&mut self, members: &[Node]) {
+        let Hasher {
+            feed, done, labels, ..
+        } = self;
+        if let [only] = members {
+            let h = component_stream(feed, labels, done, &[*only], b"irkit.node.v2\0");
+            done.insert(*only, h);
+            return;
+        }
         let slots: u64 = members
             .iter()
-            .map(|m| self.labels.get(m).map_or(0, |l| l.succ.len() as u64))
+            .map(|m| labels.get(m).map_or(0, |l| l.succ.len() as u64))
             .sum();
         let n = members.len() as u64;
         if n.saturating_mul(n.saturating_add(slots)) <= SCC_BUDGET {
+            let mut hashes = Vec::with_capacity(members.len());
             for &m in members {
-                let order = self.bfs_order(m, members);
-                let h = self.component_stream(&order, b"irkit.node.v2\0");
-                self.done.insert(m, h);
+                let order = bfs_order(labels, m, members);
+                hashes.push(component_stream(
+                    feed,
+                    labels,
+                    done,
+                    &order,
+                    b"irkit.node.v2\0",
+                ));
             }
+            done.extend(members.iter().copied().zip(hashes));
         } else {
             let mut order = members.to_vec();
             order.sort_unstable();
-            let whole = self.component_stream(&order, b"irkit.scc.v2\0");
+            let whole = component_stream(feed, labels, done, &order, b"irkit.scc.v2\0");
             for (rank, &m) in order.iter().enumerate() {
-                let mut h = Feed::new();
-                h.update(b"irkit.scc-member.v2\0");
-                h.update(&whole);
-                h.update(&(rank as u32).to_le_bytes());
-                self.done.insert(m, h.finish());
+                feed.update(b"irkit.scc-member.v2\0");
+                feed.update(&whole);
+                feed.update(&(rank as u32).to_le_bytes());
+                done.insert(m, feed.finish());
             }
         }
     }
+}
 
-    /// The members of `members` reachable from `start` inside the component, breadth-first,
-    /// following slots in order.
-    fn bfs_order(&self, start: Node, members: &[Node]) -> Vec<Node> {
-        let inside: std::collections::HashSet<Node> = members.iter().copied().collect();
-        let mut order = vec![start];
-        let mut seen: std::collections::HashSet<Node> = [start].into_iter().collect();
-        let mut k = 0;
-        while let Some(&v) = order.get(k) {
-            k += 1;
-            if let Some(l) = self.labels.get(&v) {
-                for &w in &l.succ {
-                    if inside.contains(&w) && seen.insert(w) {
-                        order.push(w);
-                    }
+/// The members of `members` reachable from `start` inside the component, breadth-first,
+/// following slots in order.
+fn bfs_order(labels: &HashMap<Node, Label>, start: Node, members: &[Node]) -> Vec<Node> {
+    let inside: HashSet<Node> = members.iter().copied().collect();
+    let mut order = vec![start];
+    let mut seen: HashSet<Node> = [start].into_iter().collect();
+    let mut k = 0;
+    while let Some(&v) = order.get(k) {
+        k += 1;
+        if let Some(l) = labels.get(&v) {
+            for &w in &l.succ {
+                if inside.contains(&w) && seen.insert(w) {
+                    order.push(w);
                 }
             }
         }
-        order
     }
+    order
+}
 
-    /// blake3(domain, u32 count, per node in `order`: label hash, u32 slot count, per slot
-    /// `00` + u32 position in `order` or `01` + the target's hash).
-    fn component_stream(&self, order: &[Node], domain: &[u8]) -> [u8; 32] {
-        let pos: HashMap<Node, u32> = order
+/// blake3(domain, u32 count, per node in `order`: label hash, u32 slot count, per slot `00` +
+/// u32 position in `order` or `01` + the target's hash).
+fn component_stream(
+    h: &mut Feed,
+    labels: &HashMap<Node, Label>,
+    done: &HashMap<Node, [u8; 32]>,
+    order: &[Node],
+    domain: &[u8],
+) -> [u8; 32] {
+    let pos: HashMap<Node, u32> = if order.len() > 1 {
+        order
             .iter()
             .enumerate()
             .map(|(i, &n)| (n, i as u32))
-            .collect();
-        let mut h = Feed::new();
-        h.update(domain);
-        h.update(&(order.len() as u32).to_le_bytes());
-        for n in order {
-            let Some(l) = self.labels.get(n) else {
-                continue;
-            };
-            h.update(&l.hash);
-            h.update(&(l.succ.len() as u32).to_le_bytes());
-            for w in &l.succ {
-                if let Some(p) = pos.get(w) {
-                    h.update(&[0]);
-                    h.update(&p.to_le_bytes());
-                } else {
-                    h.update(&[1]);
-                    h.update(self.done.get(w).unwrap_or(&[0; 32]));
-                }
+            .collect()
+    } else {
+        HashMap::default()
+    };
+    let position = |w: &Node| match order {
+        [only] => (only == w).then_some(0),
+        _ => pos.get(w).copied(),
+    };
+    h.update(domain);
+    h.update(&(order.len() as u32).to_le_bytes());
+    for n in order {
+        let Some(l) = labels.get(n) else {
+            continue;
+        };
+        h.update(&l.hash);
+        h.update(&(l.succ.len() as u32).to_le_bytes());
+        for w in &l.succ {
+            if let Some(p) = position(w) {
+                h.update(&[0]);
+                h.update(&p.to_le_bytes());
+            } else {
+                h.update(&[1]);
+                h.update(done.get(w).unwrap_or(&[0; 32]));
             }
         }
-        h.finish()
     }
+    h.finish()
 }
 
 /// The reference graph of a file, read through its validated archives (each definition is
@@ -407,6 +436,7 @@ pub(crate) struct ViewGraph<'v> {
     strings: crate::hash::FileStrings<'v>,
     pool: Option<crate::defview::PoolView<'v>>,
     keys: HashMap<u32, Option<DefKey>>,
+    feed: Feed,
 }
 
 impl<'v> ViewGraph<'v> {
@@ -415,7 +445,8 @@ impl<'v> ViewGraph<'v> {
             view,
             strings: view.file_strings(),
             pool: None,
-            keys: HashMap::new(),
+            keys: HashMap::default(),
+            feed: Feed::new(),
         }
     }
 }
@@ -445,7 +476,7 @@ impl Graph for ViewGraph<'_> {
         match node {
             Node::Def(i) => {
                 let body = view.def(i)?.archived();
-                labeler.body(body, |j| view_key(view, strings, keys, j))
+                labeler.body(&mut self.feed, body, |j| view_key(view, strings, keys, j))
             }
             Node::Pool(i) => {
                 if self.pool.is_none() {
@@ -457,7 +488,9 @@ impl Graph for ViewGraph<'_> {
                         .cx(crate::header::SectionKind::POOL)
                         .bad("no pool".into()));
                 };
-                labeler.pool_entry(pool, i as usize, |j| view_key(view, strings, keys, j))
+                labeler.pool_entry(&mut self.feed, pool, i as usize, |j| {
+                    view_key(view, strings, keys, j)
+                })
             }
         }
     }
@@ -469,6 +502,7 @@ pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> 
     bodies: Vec<&'a B>,
     pool: &'a P,
     keys: Vec<Option<DefKey>>,
+    feed: Feed,
 }
 
 impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> {
@@ -479,6 +513,7 @@ impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> 
             bodies,
             pool,
             keys,
+            feed: Feed::new(),
         }
     }
 }
@@ -494,13 +529,13 @@ impl<S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> Graph for FlatGraph<'_, S, 
         let key = |j: u32| Ok(keys.get(j as usize).cloned().flatten());
         match node {
             Node::Def(i) => match self.bodies.get(i as usize) {
-                Some(b) => labeler.body(*b, key),
+                Some(b) => labeler.body(&mut self.feed, *b, key),
                 None => Ok(Label {
                     hash: [0; 32],
                     succ: Vec::new(),
                 }),
             },
-            Node::Pool(i) => labeler.pool_entry(self.pool, i as usize, key),
+            Node::Pool(i) => labeler.pool_entry(&mut self.feed, self.pool, i as usize, key),
         }
     }
 }
