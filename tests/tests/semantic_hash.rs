@@ -130,7 +130,7 @@ fn a_function_pointer_in_a_constant_reaches_its_function() {
 
 @t: fn(i32) -> i32 = func {{
 ^entry(%x: i32):
-  %f: ptr = load ptr, @table
+  %f: ptr = load @table
   %r: i32 = call_indirect fn(i32) -> i32, %f(%x)
   ret %r
 }}

@@ -414,50 +414,9 @@ pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
         }
     }
     // Every `export`/`import`/`extern` decoration of a definition has its record, and no
-    // record more (each record is matched to its decoration by `check_symbol` below).
-    let mut declared: Vec<(String, u8, u32)> = Vec::new();
+    // record more.
     for i in 0..view.def_count() {
-        for deco in view.def(i)?.root().decorations() {
-            let role = match deco.opcode() {
-                Opcode::EXPORT => 0,
-                Opcode::IMPORT => 1,
-                Opcode::EXTERN => 2,
-                _ => continue,
-            };
-            if let PayloadView::Str(name) = deco.payload() {
-                declared.push((name.to_string(), role, i));
-            }
-        }
-    }
-    let mut listed: Vec<(String, u8, u32)> = view
-        .try_symbols()?
-        .iter()
-        .map(|s| {
-            let role = match s.role {
-                crate::SymbolRole::Export => 0,
-                crate::SymbolRole::Import => 1,
-                crate::SymbolRole::Extern => 2,
-                crate::SymbolRole::Other(c) => c,
-            };
-            (s.name.to_string(), role, s.def)
-        })
-        .collect();
-    declared.sort_unstable();
-    listed.sort_unstable();
-    if declared != listed {
-        let missing = declared.iter().find(|d| listed.binary_search(d).is_err());
-        let extra = listed.iter().find(|l| declared.binary_search(l).is_err());
-        return Err(view
-            .cx(SectionKind::SYMBOL_INDEX)
-            .bad(match (missing, extra) {
-                (Some((n, _, d)), _) => {
-                    format!("definition {d} declares `{n}`, no symbol lists it")
-                }
-                (None, Some((n, _, d))) => {
-                    format!("symbol `{n}` of definition {d} has no decoration")
-                }
-                (None, None) => "symbols listed twice".to_string(),
-            }));
+        view.check_def_symbols(i)?;
     }
     for s in view.symbols() {
         if view.def_meta(s.def).map(|d| d.opcode) != Some(s.kind.0) {
@@ -466,7 +425,6 @@ pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
                 s.name
             )));
         }
-        view.check_symbol(&s)?;
         if view.def_meta(s.def).map(|d| d.content_hash) != Some(s.hash) {
             return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
                 "symbol `{}`: hash differs from its definition's",

@@ -33,6 +33,7 @@ mod error;
 mod feed;
 mod hash;
 pub mod header;
+pub mod hostile;
 mod materialize;
 mod schema;
 mod semantic;

@@ -7,7 +7,7 @@
 //! first one checks its hash and every record in one linear pass, then each binary search
 //! touches O(log n) records; its agreement with the symbol table is checked by
 //! `validate_all`, and whoever acts on a record checks it against its definition
-//! ([`ModuleView::check_symbol`]).
+//! ([`ModuleView::check_def_symbols`]).
 
 use std::ops::Range;
 use std::path::Path;
@@ -73,6 +73,9 @@ struct DefTable {
 
 type Lazy<T> = OnceLock<Result<T, Box<ReadError>>>;
 
+/// A symbol-index record by the definition it names: (definition, record number).
+type DefRecord = (u32, u32);
+
 /// A module file opened for reading in place.
 pub struct ModuleView {
     file: Arc<str>,
@@ -96,7 +99,8 @@ pub struct ModuleView {
     pool_ok: Cache,
     root_ok: Cache,
     debug_ok: Cache,
-    symbol_index_ok: Cache,
+    /// The validated symbol index's records by definition, sorted.
+    symbol_index_st: Lazy<Vec<DefRecord>>,
 }
 
 /// The role of a symbol.
@@ -290,6 +294,17 @@ impl<'v> SymIndex<'v> {
         Ok(&self.blob[off as usize..end as usize])
     }
 
+    /// The (offset, length) of record `k`'s name in the blob, unchecked (`k < count`).
+    fn name_span(&self, k: usize) -> (u32, u32) {
+        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        (LE::read_u32(&r[0..4]), LE::read_u32(&r[4..8]))
+    }
+
+    /// Record `k`'s reserved byte (`k < count`).
+    fn reserved(&self, k: usize) -> u8 {
+        self.records[k * self.record_size + 19]
+    }
+
     /// Record `k` (`k < count`).
     fn rec(&self, k: usize, cx: &Ctx<'_>) -> Result<IxRec<'v>, ReadError> {
         let name = self.name(k, cx)?;
@@ -385,7 +400,7 @@ impl ModuleView {
             pool_ok: OnceLock::new(),
             root_ok: OnceLock::new(),
             debug_ok: OnceLock::new(),
-            symbol_index_ok: OnceLock::new(),
+            symbol_index_st: OnceLock::new(),
         })
     }
 
@@ -642,7 +657,7 @@ impl ModuleView {
     /// written by this version) the first lookup validates the index (hash, every record),
     /// and each lookup touches O(log n) records of it; without one, the symbol table is
     /// validated in full on first use. The records are not checked against the definitions
-    /// they name: see [`ModuleView::check_symbol`].
+    /// they name: see [`ModuleView::check_def_symbols`].
     pub fn try_find_symbols(&self, name: &str) -> Result<Vec<Symbol<'_>>, ReadError> {
         let Some(range) = self.symbol_index.clone() else {
             let t = self.checked_symbols()?;
@@ -676,13 +691,50 @@ impl ModuleView {
     /// records sorted by (name, role, definition)). One linear pass over a compact table, no
     /// rkyv; a lookup then trusts what it reads.
     fn symbol_index(&self, range: Range<usize>) -> Result<SymIndex<'_>, ReadError> {
+        Ok(self.symbol_index_checked(range)?.0)
+    }
+
+    /// The validated symbol index and its records by definition.
+    fn symbol_index_checked(
+        &self,
+        range: Range<usize>,
+    ) -> Result<(SymIndex<'_>, &[DefRecord]), ReadError> {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
-        let ix = SymIndex::parse(&self.bytes()[range], &cx)?;
-        cached(&self.symbol_index_ok, || {
+        let ix = SymIndex::parse(&self.bytes()[range.clone()], &cx)?;
+        let by_def = lazy(&self.symbol_index_st, || {
             self.check_section_hash(SectionKind::SYMBOL_INDEX)?;
+            let section = &self.bytes()[range];
+            if section[8..16].iter().any(|&b| b != 0) {
+                return Err(cx.bad("reserved header bytes are not zero".into()));
+            }
             let mut prev: Option<(&[u8], u8, u32)> = None;
+            // Names are laid out once each, in record order, without gaps (§1.4).
+            let mut next_name = 0u64;
+            let mut prev_span = (u32::MAX, 0u32);
+            let mut by_def = Vec::with_capacity(ix.count);
             for k in 0..ix.count {
                 let r = ix.rec(k, &cx)?;
+                let span = ix.name_span(k);
+                let same_name = prev.is_some_and(|p| p.0 == r.name);
+                if same_name {
+                    if span != prev_span {
+                        return Err(cx.bad(format!("record {k}: its name is stored twice")));
+                    }
+                } else if span.0 as u64 != next_name {
+                    return Err(cx.bad(format!(
+                        "record {k}: name at {}, the name blob continues at {next_name}",
+                        span.0
+                    )));
+                } else {
+                    next_name += span.1 as u64;
+                }
+                prev_span = span;
+                if r.role > 2 {
+                    return Err(cx.bad(format!("record {k}: unknown role {}", r.role)));
+                }
+                if ix.reserved(k) != 0 {
+                    return Err(cx.bad(format!("record {k}: reserved byte is not zero")));
+                }
                 if std::str::from_utf8(r.name).is_err() {
                     return Err(cx.bad(format!("record {k}: name is not UTF-8")));
                 }
@@ -695,51 +747,86 @@ impl ModuleView {
                 }
                 let key = (r.name, r.role, r.def);
                 if prev.is_some_and(|p| p > key) {
-                    return Err(cx.bad(format!("record {k}: records are not sorted by name")));
+                    return Err(cx.bad(format!(
+                        "record {k}: records are not sorted by (name, role, definition)"
+                    )));
                 }
                 prev = Some(key);
+                by_def.push((r.def, k as u32));
             }
-            Ok(())
+            if next_name != ix.blob.len() as u64 {
+                return Err(cx.bad(format!(
+                    "the name blob has {} bytes, the names {next_name}",
+                    ix.blob.len()
+                )));
+            }
+            by_def.sort_unstable();
+            Ok(by_def)
         })?;
-        Ok(ix)
+        Ok((ix, by_def))
     }
 
-    /// Checks a symbol against the definition it names: the definition (validated here)
-    /// must have the symbol's opcode and carry an `export`, `import` or `extern` decoration
-    /// (per the role) whose name is the symbol's. A symbol index is derived data; whoever
-    /// acts on a record checks it this way, so that a record pointing at the wrong
-    /// definition is refused, never followed.
-    pub fn check_symbol(&self, sym: &Symbol<'_>) -> Result<(), ReadError> {
-        let cx = self.cx(SectionKind::SYMBOL_INDEX);
-        let d = self.def(sym.def)?;
-        let root = d.root();
-        let want = match sym.role {
-            SymbolRole::Export => Opcode::EXPORT,
-            SymbolRole::Import => Opcode::IMPORT,
-            SymbolRole::Extern => Opcode::EXTERN,
-            SymbolRole::Other(c) => {
-                return Err(cx.bad(format!("symbol `{}`: unknown role {c}", sym.name)));
-            }
+    /// The symbols naming definition `d`, from the symbol index (validated on first use);
+    /// from the `symbols` section in a 1.x file without an index.
+    pub fn symbols_of_def(&self, d: u32) -> Result<Vec<Symbol<'_>>, ReadError> {
+        let Some(range) = self.symbol_index.clone() else {
+            return Ok(self
+                .try_symbols()?
+                .into_iter()
+                .filter(|s| s.def == d)
+                .collect());
         };
-        if root.opcode() != sym.kind {
-            return Err(cx.bad(format!(
-                "symbol `{}` names definition {}, a `{}`, as a `{}`",
-                sym.name,
-                sym.def,
-                op_name(root.opcode()),
-                op_name(sym.kind)
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let (ix, by_def) = self.symbol_index_checked(range)?;
+        let start = by_def.partition_point(|&(def, _)| def < d);
+        by_def[start..]
+            .iter()
+            .take_while(|&&(def, _)| def == d)
+            .map(|&(_, k)| ix.rec(k as usize, &cx)?.symbol(k as usize, &cx))
+            .collect()
+    }
+
+    /// Checks that the `export`, `import` and `extern` decorations (with a string payload) of
+    /// definition `d` are exactly what the symbol index lists for it (validating `d`): the
+    /// linker acts on both, so they must say the same.
+    pub fn check_def_symbols(&self, d: u32) -> Result<(), ReadError> {
+        let def = self.def(d)?;
+        let mut declared: Vec<(u8, &str)> = Vec::new();
+        for deco in def.root().decorations() {
+            let role = match deco.opcode() {
+                Opcode::EXPORT => 0,
+                Opcode::IMPORT => 1,
+                Opcode::EXTERN => 2,
+                _ => continue,
+            };
+            if let PayloadView::Str(name) = deco.payload() {
+                declared.push((role, name));
+            }
+        }
+        let mut listed: Vec<(u8, &str)> = self
+            .symbols_of_def(d)?
+            .iter()
+            .map(|s| (role_code(s.role), s.name))
+            .collect();
+        declared.sort_unstable();
+        listed.sort_unstable();
+        if declared != listed {
+            return Err(self.cx(SectionKind::SYMBOL_INDEX).bad(format!(
+                "definition {d} declares {}, the symbol index lists {}",
+                describe(&declared),
+                describe(&listed)
             )));
         }
-        let carries = root
-            .decorations()
-            .any(|x| x.opcode() == want && x.payload() == PayloadView::Str(sym.name));
-        if !carries {
-            return Err(cx.bad(format!(
-                "symbol `{}` names definition {}, which has no `{}(\"{}\")` decoration",
-                sym.name,
-                sym.def,
-                op_name(want),
-                sym.name
+        if let Some(s) = self
+            .symbols_of_def(d)?
+            .into_iter()
+            .find(|s| s.kind != def.root().opcode())
+        {
+            return Err(self.cx(SectionKind::SYMBOL_INDEX).bad(format!(
+                "symbol `{}` names definition {d} as a `{}`, it is a `{}`",
+                s.name,
+                op_name(s.kind),
+                op_name(def.root().opcode())
             )));
         }
         Ok(())
@@ -1010,10 +1097,18 @@ impl ModuleView {
 
     /// Validates everything: every section hash (unknown optional sections included), the
     /// strings, the definition index, the symbols and the symbol index (record by record
-    /// against the symbol table), the pool, the root, the debug info, every definition, and
+    /// against the symbol table), the pool, the root, the debug info, every definition,
     /// recomputes every definition's content hash and every symbol's hash against the
-    /// recorded ones.
+    /// recorded ones, and then builds the module as [`ModuleView::materialize`] does (so the
+    /// structural rules of the core module, e.g. hoistable opcodes only in the pool,
+    /// decorations only in decoration lists, are part of the one definition of a valid file)
+    /// and drops it.
     pub fn validate_all(&self) -> Result<(), ReadError> {
+        self.materialize().map(drop)
+    }
+
+    /// Every check of [`ModuleView::validate_all`] before the module is built.
+    pub(crate) fn check_all(&self) -> Result<(), ReadError> {
         for e in &self.entries {
             self.check_section_hash(e.kind)?;
         }
@@ -1031,6 +1126,32 @@ impl ModuleView {
         self.check_debug_positions()?;
         crate::defview::check_content_hashes(self)
     }
+}
+
+/// The role byte of a symbol role.
+fn role_code(r: SymbolRole) -> u8 {
+    match r {
+        SymbolRole::Export => 0,
+        SymbolRole::Import => 1,
+        SymbolRole::Extern => 2,
+        SymbolRole::Other(c) => c,
+    }
+}
+
+/// `export("a"), import("b")`, or `nothing`.
+fn describe(list: &[(u8, &str)]) -> String {
+    if list.is_empty() {
+        return "nothing".to_string();
+    }
+    list.iter()
+        .map(|(r, n)| {
+            let op = ["export", "import", "extern"]
+                .get(*r as usize)
+                .unwrap_or(&"?");
+            format!("{op}(\"{n}\")")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// An opcode's text name, or `#id` for an opaque one.

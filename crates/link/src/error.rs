@@ -154,20 +154,6 @@ pub enum LinkError {
         /// The other defining input.
         second: String,
     },
-    /// A reached definition whose `export` decoration its file's symbol table does not list
-    /// (a file that contradicts itself; `spec/linking.md` §3).
-    #[error(
-        "{file}: section symbol-index: definition {def} exports `{name}`, which the symbol \
-         index does not list"
-    )]
-    UnlistedExport {
-        /// The input.
-        file: String,
-        /// The exported name.
-        name: String,
-        /// The definition's index.
-        def: u32,
-    },
     /// A reached `stub` definition without `--link-stubs`.
     #[error("@{name} ({file}) is a stub, needed by {chain}; use --link-stubs to link stubs")]
     Stub {

@@ -126,8 +126,7 @@ struct State<'a> {
     pending: HashMap<Key, Vec<(u32, u32, u32)>>,
     pin_ifs: Vec<PinIf>,
     ref_memo: HashMap<(u32, u32), Key>,
-    /// Per resolved name: the winner and every (checked) candidate.
-    name_memo: HashMap<Box<str>, Resolved>,
+    name_memo: HashMap<Box<str>, Option<(u32, u32)>>,
     /// Semantic hashes of the `linkonce` candidates compared so far.
     semantic: HashMap<(u32, u32), [u8; 32]>,
     /// The first declaration of each unresolved import / C symbol: (input, def, its type).
@@ -145,6 +144,9 @@ struct State<'a> {
     lookups: u64,
     /// Inputs whose symbol table could not be read (reported once).
     bad_symbols: HashSet<u32>,
+    /// Definitions found unreadable or contradicting their file's symbol index (reported
+    /// once each).
+    bad_defs: HashSet<(u32, u32)>,
     validated: HashSet<(u32, u32)>,
     undefined_reported: HashSet<Box<str>>,
     keep_exports: HashSet<&'a str>,
@@ -198,13 +200,6 @@ type ExportIndex<'a> = HashMap<&'a str, Vec<Candidate>>;
 /// One export candidate, as a symbol record gives it: (input, definition, opcode).
 type Candidate = (u32, u32, Opcode);
 
-/// A resolved name: the winning export, and every candidate found (checked against its
-/// definition).
-struct Resolved {
-    winner: Option<(u32, u32)>,
-    candidates: Vec<(u32, u32)>,
-}
-
 fn def_ref(r: Option<Ref>) -> Option<u32> {
     match r {
         Some(Ref::Def(d)) => Some(d),
@@ -235,6 +230,7 @@ impl<'a> State<'a> {
             exports: None,
             lookups: 0,
             bad_symbols: HashSet::new(),
+            bad_defs: HashSet::new(),
             validated: HashSet::new(),
             undefined_reported: HashSet::new(),
             keep_exports,
@@ -300,6 +296,10 @@ impl<'a> State<'a> {
             if self.exports.is_none() {
                 self.build_export_index();
             }
+            // Every export is a root: check every record against its definition first, so
+            // that a record that hides or moves an export is refused, not obeyed
+            // (spec/linking.md §4).
+            self.check_all_records();
             let all: BTreeSet<&str> = self
                 .exports
                 .iter()
@@ -310,45 +310,63 @@ impl<'a> State<'a> {
         roots
     }
 
+    /// Checks every definition named by a symbol record of every input against its records
+    /// (`ModuleView::check_def_symbols`).
+    fn check_all_records(&mut self) {
+        for m in 0..self.srcs.len() as u32 {
+            let Ok(syms) = self.view(m).try_symbols() else {
+                continue; // reported by build_export_index
+            };
+            let defs: BTreeSet<u32> = syms.iter().map(|s| s.def).collect();
+            for d in defs {
+                self.checked_linkage(m, d);
+            }
+        }
+    }
+
     /// The winning export of `name` across all inputs: the single strong one, else the
     /// (collapsed) `linkonce` one, else the first `weak` one in input order. Conflicts are
     /// reported here, once per name.
     fn resolve_name(&mut self, name: &str) -> Option<(u32, u32)> {
         if let Some(r) = self.name_memo.get(name) {
-            return r.winner;
+            return *r;
         }
         let t = Instant::now();
         let mut cands = self.export_candidates(name);
         // A symbol record is derived data: the definition it names must really export the
         // name (a record pointing elsewhere is refused, never followed).
-        cands.retain(|&(m, d, kind)| {
-            let sym = irkit_format::Symbol {
-                name,
-                role: SymbolRole::Export,
-                kind,
-                def: d,
-                signature: None,
-                hash: [0; 32],
-            };
-            self.validated.insert((m, d));
-            match self.view(m).check_symbol(&sym) {
-                Ok(()) => true,
-                Err(e) => {
-                    self.errors.push(e.into());
-                    false
-                }
-            }
-        });
+        cands.retain(|&(m, d, _)| self.checked_linkage(m, d).is_some());
         let winner = if cands.len() <= 1 {
             cands.first().map(|&(m, d, _)| (m, d))
         } else {
             self.arbitrate(name, &cands)
         };
-        let candidates = cands.iter().map(|&(m, d, _)| (m, d)).collect();
-        self.name_memo
-            .insert(name.into(), Resolved { winner, candidates });
+        self.name_memo.insert(name.into(), winner);
         self.stats.resolve += t.elapsed();
         winner
+    }
+
+    /// The linkage of definition `d` of input `m`, once its decorations are checked against
+    /// its file's symbol index (`ModuleView::check_def_symbols`: the linker acts on both, so
+    /// they must agree). `None` when the definition cannot be read or contradicts the index;
+    /// the problem is reported once.
+    fn checked_linkage(&mut self, m: u32, d: u32) -> Option<Linkage> {
+        self.validated.insert((m, d));
+        let view = self.view(m);
+        match view.check_def_symbols(d).and_then(|()| linkage_of(view, d)) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                self.def_error(m, d, e);
+                None
+            }
+        }
+    }
+
+    /// Reports a problem with definition `d` of input `m`, once.
+    fn def_error(&mut self, m: u32, d: u32, e: irkit_format::ReadError) {
+        if self.bad_defs.insert((m, d)) {
+            self.errors.push(e.into());
+        }
     }
 
     /// The semantic hash of definition `d` of input `m` (`spec/format.md` §3.2), recomputed
@@ -434,12 +452,11 @@ impl<'a> State<'a> {
         let mut once = Vec::new();
         let mut weak = Vec::new();
         for &(m, d, h) in cands {
-            self.validated.insert((m, d));
-            match linkage_of(self.view(m), d) {
-                Ok(l) if l.weak => weak.push((m, d, h)),
-                Ok(l) if l.linkonce => once.push((m, d, h)),
-                Ok(_) => strong.push((m, d, h)),
-                Err(e) => self.errors.push(e.into()),
+            match self.checked_linkage(m, d) {
+                Some(l) if l.weak => weak.push((m, d, h)),
+                Some(l) if l.linkonce => once.push((m, d, h)),
+                Some(_) => strong.push((m, d, h)),
+                None => {}
             }
         }
         if let Some(&(m0, d0, _)) = strong.first() {
@@ -476,11 +493,10 @@ impl<'a> State<'a> {
         if let Some(k) = self.ref_memo.get(&(m, d)) {
             return k.clone();
         }
-        self.validated.insert((m, d));
-        let key = match linkage_of(self.view(m), d) {
-            // The copy reports the error (once).
-            Err(_) => Key::Def(m, d),
-            Ok(l) => {
+        let key = match self.checked_linkage(m, d) {
+            // Reported; the copy will not report it again.
+            None => Key::Def(m, d),
+            Some(l) => {
                 if let Some(n) = l.import {
                     match self.resolve_name(&n) {
                         Some(w) => {
@@ -500,21 +516,7 @@ impl<'a> State<'a> {
                         }
                     }
                 } else if let Some(n) = l.export {
-                    let w = self.resolve_name(&n);
-                    let listed = self
-                        .name_memo
-                        .get(n.as_str())
-                        .is_some_and(|r| r.candidates.contains(&(m, d)));
-                    if !listed {
-                        // The definition exports `n` but its file's symbol table does not
-                        // say so: the file contradicts itself.
-                        self.errors.push(LinkError::UnlistedExport {
-                            file: self.file(m).to_string(),
-                            name: n.clone(),
-                            def: d,
-                        });
-                    }
-                    match w {
+                    match self.resolve_name(&n) {
                         Some(w) => Key::Def(w.0, w.1),
                         None => Key::Def(m, d),
                     }
@@ -707,7 +709,7 @@ impl<'a> State<'a> {
         let def = match view.def(d) {
             Ok(def) => def,
             Err(e) => {
-                self.errors.push(e.into());
+                self.def_error(m, d, e);
                 return;
             }
         };
