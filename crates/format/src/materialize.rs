@@ -34,12 +34,13 @@ struct Frame<'d> {
 }
 
 impl ModuleView {
-    /// Validates the whole module ([`ModuleView::validate_all`]: a file is materialized only
-    /// if it is valid by the one definition every reader shares) and rebuilds it as a core
+    /// Validates the whole module (the checks of [`ModuleView::validate_all`], which is this
+    /// function without its result: one definition of a valid file for every reader) and
+    /// rebuilds it as a core
     /// [`Module`] equal to the one that was written (`irkit_core::equiv::modules_equal`), name
     /// hints and locations included when the file has debug info.
     pub fn materialize(&self) -> Result<Module, ReadError> {
-        self.validate_all()?;
+        self.check_all()?;
         let mut b = Build {
             view: self,
             m: Module::new(),
