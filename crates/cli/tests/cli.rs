@@ -291,3 +291,47 @@ fn corrupt_binaries_exit_1_naming_file_and_section() {
     assert_eq!(out.status.code(), Some(1));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `-o /dev/null` (or any device or FIFO) is written, never replaced by a regular file; a
+/// regular output keeps its permission bits; no temporary file is left behind.
+#[cfg(unix)]
+#[test]
+fn outputs_that_are_not_regular_files_are_written_not_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let null = Path::new("/dev/null");
+    for (bin, args) in [
+        (
+            "ir-as",
+            vec!["examples/fib_recursive.ir", "-o", "/dev/null"],
+        ),
+        (
+            "ir-fmt",
+            vec!["examples/fib_recursive.ir", "-o", "/dev/null"],
+        ),
+    ] {
+        let o = run(bin, &args, None);
+        assert!(o.status.success(), "{bin}: {}", stderr(&o));
+        assert!(
+            !std::fs::metadata(null).unwrap().is_file(),
+            "{bin} replaced /dev/null by a regular file"
+        );
+    }
+    let d = temp_dir("mode");
+    let out = d.join("fib.irm");
+    let out_s = out.to_str().unwrap();
+    let o = run("ir-as", &["examples/fib_recursive.ir", "-o", out_s], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let o = run("ir-as", &["examples/fib_recursive.ir", "-o", out_s], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    let names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("fib.irm")]);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -299,3 +299,44 @@ fn lower_procs_rewrites_every_proc_into_a_func() {
     let m = irkit_text::parse(&text, "lowered.ir").unwrap();
     irkit_core::verify::verify(&m).unwrap();
 }
+
+/// `-o /dev/null` is written, never replaced, for every `--emit`; an executable replacing an
+/// existing file keeps that file's mode, and nothing temporary (object file, work directory)
+/// is left beside it.
+#[cfg(unix)]
+#[test]
+fn emit_to_a_device_and_over_an_existing_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = setup("devnull");
+    for emit in ["irm", "ir", "obj", "exe"] {
+        let o = ir_link(
+            &["main.ir", "lib.ir", "--emit", emit, "-o", "/dev/null"],
+            &d,
+        );
+        assert_eq!(o.status.code(), Some(0), "--emit {emit}: {}", stderr(&o));
+        assert!(
+            !std::fs::metadata("/dev/null").unwrap().is_file(),
+            "--emit {emit} replaced /dev/null by a regular file"
+        );
+    }
+    let o = ir_link(&["main.ir", "lib.ir", "--emit", "exe", "-o", "prog"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::set_permissions(d.join("prog"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let o = ir_link(&["main.ir", "lib.ir", "--emit", "exe", "-o", "prog"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mode = std::fs::metadata(d.join("prog"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700);
+    let status = Command::new(d.join("prog")).status().unwrap();
+    assert_eq!(status.code(), Some(7));
+    let mut names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["lib.ir", "main.ir", "prog"]);
+    let _ = std::fs::remove_dir_all(&d);
+}

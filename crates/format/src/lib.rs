@@ -15,6 +15,9 @@
 //!   first time it is used, and then read without copying through [`DefView`] / [`InstView`].
 //!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
 //! * [`ModuleView::materialize`] rebuilds a core module equal to the one written.
+//! * [`write_file`] writes any tool's output safely: a regular file atomically (a temporary
+//!   file with a random name, created exclusively in the destination's directory, synced,
+//!   renamed; an existing file keeps its mode), a device or FIFO directly, never replaced.
 //! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
 //!   caller-supplied [`CopyMapper`] for its references to the pool and to other definitions
 //!   (what the linker uses to copy only what it reaches).
@@ -35,6 +38,7 @@ mod hash;
 pub mod header;
 pub mod hostile;
 mod materialize;
+mod output;
 mod schema;
 mod semantic;
 mod validate;
@@ -49,6 +53,7 @@ pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, 
 pub use error::{Location, ReadCause, ReadError, WriteError};
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
+pub use output::write_file;
 pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
 pub use write::{write, write_to_path};
 

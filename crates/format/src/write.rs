@@ -2,7 +2,6 @@
 //! module always gives the same bytes).
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::Path;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -26,41 +25,16 @@ pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
     Writer::new(module).run()
 }
 
-/// Serializes `module` and saves it at `path` atomically: the bytes go to a temporary file in
-/// the same directory, which is synced and then renamed over `path`.
+/// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file):
+/// atomically (a temporary file in the same directory, synced, renamed over `path`), or
+/// directly when `path` is a device or a FIFO.
 pub fn write_to_path(module: &Module, path: impl AsRef<Path>) -> Result<(), WriteError> {
     let path = path.as_ref();
     let bytes = write(module)?;
-    let io = |source| WriteError::Io {
+    crate::write_file(path, &bytes).map_err(|source| WriteError::Io {
         path: path.display().to_string(),
         source,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "module".into());
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".{file_name}.{}.{n}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(&bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    Ok(())
+    })
 }
 
 /// Slot owner markers (definitions are owners `0..n`).

@@ -155,32 +155,43 @@ fn main() -> ExitCode {
     problems.finish()
 }
 
-/// Builds the executable next to `out` under a temporary name, then renames it into place, so
-/// that an existing `out` is never left half-written.
+/// Builds the executable in a private temporary directory beside `out` (random name, created
+/// exclusively; removed with everything in it, the object file included, on every path), then
+/// moves it into place: renamed over a regular file (which keeps its permission bits), or
+/// copied into a device or FIFO, which is never replaced.
 fn write_executable(m: &irkit_core::Module, out: &Path) -> Result<(), String> {
     if out.as_os_str() == "-" {
         return Err("error: --emit exe needs an output file, not stdout".into());
     }
+    let cannot = |e: &dyn std::fmt::Display| format!("error: {}: cannot write: {e}", out.display());
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = out
-        .file_name()
-        .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
     if !dir.is_dir() {
-        return Err(format!(
-            "error: {}: cannot write: directory {} does not exist",
-            out.display(),
+        return Err(cannot(&format!(
+            "directory {} does not exist",
             dir.display()
-        ));
+        )));
     }
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    irkit_cranelift::build_executable(m, &tmp).map_err(|e| format!("error: {e}"))?;
-    std::fs::rename(&tmp, out).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("error: {}: cannot write: {e}", out.display())
-    })
+    let work = tempfile::Builder::new()
+        .prefix(".irkit-exe.")
+        .tempdir_in(dir)
+        .map_err(|e| cannot(&e))?;
+    let built = work.path().join("a.out");
+    irkit_cranelift::build_executable(m, &built).map_err(|e| format!("error: {e}"))?;
+    match std::fs::metadata(out) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+            let bytes = std::fs::read(&built).map_err(|e| cannot(&e))?;
+            irkit_format::write_file(out, &bytes).map_err(|e| cannot(&e))
+        }
+        existing => {
+            if let Ok(meta) = existing {
+                std::fs::set_permissions(&built, meta.permissions()).map_err(|e| cannot(&e))?;
+            }
+            std::fs::rename(&built, out).map_err(|e| cannot(&e))
+        }
+    }
 }
 
 fn ms(d: Duration) -> String {
