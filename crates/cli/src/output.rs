@@ -5,6 +5,19 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::report::Problems;
+
+/// Prints `text` to stdout. A closed pipe (`| head`) ends the tool quietly with exit code 1;
+/// any other failure (a full disk, `>/dev/full`) is a problem with a message. Never a panic.
+pub fn print_stdout(text: &str, problems: &mut Problems) {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => problems.fail_quietly(),
+        Err(e) => problems.push(format!("error: cannot write to stdout: {e}")),
+    }
+}
+
 /// Writes `bytes` to `path` (`-` is stdout).
 pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if path.as_os_str() == "-" {

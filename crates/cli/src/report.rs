@@ -12,6 +12,8 @@ use crate::{EXIT_OK, EXIT_PROBLEMS};
 #[derive(Default, Debug)]
 pub struct Problems {
     lines: Vec<String>,
+    /// A failure that is reported by the exit code alone (stdout closed by the reader).
+    quiet_failure: bool,
 }
 
 impl Problems {
@@ -25,6 +27,12 @@ impl Problems {
         self.lines.push(line);
     }
 
+    /// Records a failure that needs no message: the exit code is 1 (stdout was a pipe whose
+    /// reader went away, as with `| head`; Unix tools end quietly then).
+    pub fn fail_quietly(&mut self) {
+        self.quiet_failure = true;
+    }
+
     /// Whether any problem was recorded.
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
@@ -35,12 +43,15 @@ impl Problems {
         self.lines.len()
     }
 
-    /// Prints every problem to stderr and returns the exit code: 0 if none, 1 otherwise.
+    /// Prints every problem to stderr and returns the exit code: 0 if none, 1 otherwise. A
+    /// failure to write to stderr itself is ignored (there is nowhere left to report it).
     pub fn finish(self) -> ExitCode {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
         for l in &self.lines {
-            eprintln!("{l}");
+            let _ = writeln!(err, "{l}");
         }
-        ExitCode::from(if self.lines.is_empty() {
+        ExitCode::from(if self.lines.is_empty() && !self.quiet_failure {
             EXIT_OK
         } else {
             EXIT_PROBLEMS

@@ -335,3 +335,61 @@ fn outputs_that_are_not_regular_files_are_written_not_replaced() {
     assert_eq!(names, vec![std::ffi::OsString::from("fib.irm")]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A reader that goes away (`| head`) or a full device ends a tool with exit 1, never a
+/// panic (101): closed pipe quietly, anything else with a message.
+#[cfg(unix)]
+#[test]
+fn stdout_closed_or_full_is_exit_1_not_a_panic() {
+    let d = temp_dir("pipe");
+    let irm = d.join("fib.irm");
+    let o = run(
+        "ir-as",
+        &["examples/fib_recursive.ir", "-o", irm.to_str().unwrap()],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (bin, args) in [
+        ("ir-info", vec![irm.to_str().unwrap().to_string()]),
+        ("ir-verify", vec!["examples/fib_recursive.ir".to_string()]),
+    ] {
+        let exe = match bin {
+            "ir-info" => env!("CARGO_BIN_EXE_ir-info"),
+            _ => env!("CARGO_BIN_EXE_ir-verify"),
+        };
+        // A pipe whose reader is gone before the tool starts.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(exe)
+            .args(&args)
+            .current_dir(repo())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bin}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{bin}: {}",
+            stderr(&out)
+        );
+        // A full device.
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+        if let Ok(full) = full {
+            let out = Command::new(exe)
+                .args(&args)
+                .current_dir(repo())
+                .stdout(full)
+                .stderr(std::process::Stdio::piped())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1), "{bin}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains("cannot write"),
+                "{bin}: {}",
+                stderr(&out)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

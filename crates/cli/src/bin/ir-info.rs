@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use irkit_cli::input;
 use irkit_cli::report::Problems;
+use irkit_cli::{input, output};
 use irkit_format::{ModuleView, SymbolRole, hex};
 use serde_json::json;
 
@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     } else {
         text_report(&view)
     };
-    print!("{out}");
+    output::print_stdout(&out, &mut problems);
     problems.finish()
 }
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use irkit_cli::input;
 use irkit_cli::report::{Problems, verify_error_line};
+use irkit_cli::{input, output};
 
 /// Verify irkit modules: structure, types, dominance, hoistable invariants, decorations.
 #[derive(Parser)]
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         match irkit_core::verify::verify(&loaded.module) {
             Ok(()) => {
                 if !args.quiet {
-                    println!("{}: ok", loaded.name);
+                    output::print_stdout(&format!("{}: ok\n", loaded.name), &mut problems);
                 }
             }
             Err(errors) => {
