@@ -340,3 +340,40 @@ fn emit_to_a_device_and_over_an_existing_executable() {
     assert_eq!(names, ["lib.ir", "main.ir", "prog"]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Every input is read once: from stdin (`-`) or a pipe, text and binary modules alike keep
+/// their first bytes (a `#[weak]` at the very start of the text was once lost).
+#[cfg(unix)]
+#[test]
+fn inputs_from_stdin_and_pipes_are_read_once() {
+    use std::io::Write;
+    let d = setup("stdin");
+    let text = "#[weak, export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i32 9\n}\n";
+    let o = ir_link(&["--library", "lib.ir", "-o", "lib.irm"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let binary = std::fs::read(d.join("lib.irm")).unwrap();
+    for (what, bytes) in [("text", text.as_bytes().to_vec()), ("binary", binary)] {
+        for arg in ["-", "/dev/stdin"] {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_ir-link"))
+                .args(["--library", arg, "--emit", "ir", "-o", "-"])
+                .current_dir(&d)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(&bytes).unwrap();
+            let o = child.wait_with_output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{what} via {arg}: {}", stderr(&o));
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(out.contains("export(\"f\")"), "{what} via {arg}: {out}");
+            if what == "text" {
+                assert!(
+                    out.contains("weak"),
+                    "{what} via {arg}: the first bytes were lost: {out}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

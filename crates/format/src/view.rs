@@ -351,6 +351,17 @@ impl ModuleView {
         ModuleView::new(file, Backing::Mmap(map))
     }
 
+    /// Maps an already opened file (named `name` in errors) and checks its header and section
+    /// directory, as [`ModuleView::open`] does. For callers that open a path once and decide
+    /// from its first bytes how to read it.
+    pub fn from_file(file: &std::fs::File, name: &str) -> Result<ModuleView, ReadError> {
+        let file_name: Arc<str> = name.into();
+        let map = map_file(file).map_err(|e| {
+            ReadError::new(&file_name, Location::Header, ReadCause::Io(e.to_string()))
+        })?;
+        ModuleView::new(file_name, Backing::Mmap(map))
+    }
+
     /// Reads a module held in memory (e.g. from stdin); the bytes are copied once into a
     /// 16-byte aligned buffer. Errors name the file `<memory>`.
     pub fn from_bytes(bytes: &[u8]) -> Result<ModuleView, ReadError> {

@@ -20,10 +20,13 @@ impl std::fmt::Debug for Input {
 }
 
 impl Input {
-    /// Opens the file at `path`: a binary module (recognized by its magic bytes) is mapped and
-    /// its header, directory and symbol table checked; anything else is read as `.ir` text.
-    /// Errors name the file as given.
+    /// Opens the input at `path`, reading it once: a regular file is opened, its first bytes
+    /// read through that handle, and then, if they are the binary magic, the same file is
+    /// mapped (header, directory checked), else the rest is read as `.ir` text; anything else
+    /// (a pipe such as `<(cat x.ir)`, `/dev/fd/N`, or `-` for stdin) is read into memory once
+    /// and recognized the same way. Errors name the input as given.
     pub fn open(path: impl AsRef<Path>) -> Result<Input, LinkErrors> {
+        use std::io::Read;
         let path = path.as_ref();
         let name = path.display().to_string();
         let io = |e: std::io::Error| {
@@ -32,17 +35,32 @@ impl Input {
                 message: e.to_string(),
             }])
         };
-        let mut head = [0u8; MAGIC.len()];
-        let is_binary = {
-            use std::io::Read;
-            let mut f = std::fs::File::open(path).map_err(io)?;
-            f.read_exact(&mut head).is_ok() && head == MAGIC
-        };
-        if is_binary {
-            let view = ModuleView::open(path).map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
+        if path.as_os_str() == "-" {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(io)?;
+            return Input::from_bytes(&name, &bytes);
+        }
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        if !f.metadata().map_err(io)?.is_file() {
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes).map_err(io)?;
+            return Input::from_bytes(&name, &bytes);
+        }
+        let mut head = Vec::with_capacity(MAGIC.len());
+        (&mut f)
+            .take(MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(io)?;
+        if head == MAGIC {
+            let view = ModuleView::from_file(&f, &name)
+                .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
             return Ok(Input { name, view });
         }
-        let bytes = std::fs::read(path).map_err(io)?;
+        let mut bytes = head;
+        f.read_to_end(&mut bytes).map_err(io)?;
         Input::from_bytes(&name, &bytes)
     }
 
