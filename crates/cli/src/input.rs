@@ -1,7 +1,6 @@
 //! Reading inputs: a path or `-` for stdin, in either format. A binary module is recognized by
 //! its magic bytes, whatever its file name; anything else is read as `.ir` text.
 
-use std::io::Read;
 use std::path::Path;
 
 use irkit_core::Module;
@@ -34,21 +33,24 @@ pub struct Loaded {
     pub module: Module,
 }
 
-/// Reads the bytes of `path` (`-` is stdin). Errors are reported into `problems`.
+/// Reads the bytes of `path` (`-` is stdin) once, within the input limit of
+/// [`irkit_format::read_input`]. Errors are reported into `problems`.
 pub fn read_bytes(path: &Path, problems: &mut Problems) -> Option<(String, Vec<u8>)> {
-    if path.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        return match std::io::stdin().read_to_end(&mut buf) {
-            Ok(_) => Some(("<stdin>".to_string(), buf)),
-            Err(e) => {
-                problems.push(format!("<stdin>: cannot read: {e}"));
-                None
-            }
-        };
-    }
-    let name = path.display().to_string();
-    match std::fs::read(path) {
+    let (name, read) = if path.as_os_str() == "-" {
+        let name = "<stdin>".to_string();
+        let r = irkit_format::read_input(std::io::stdin().lock());
+        (name, r)
+    } else {
+        let name = path.display().to_string();
+        let r = std::fs::File::open(path).and_then(irkit_format::read_input);
+        (name, r)
+    };
+    match read {
         Ok(bytes) => Some((name, bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            problems.push(format!("{name}: {e}"));
+            None
+        }
         Err(e) => {
             problems.push(format!("{name}: cannot read: {e}"));
             None

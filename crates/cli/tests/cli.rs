@@ -393,3 +393,19 @@ fn stdout_closed_or_full_is_exit_1_not_a_panic() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// An endless input of zeros is refused at its first byte by every tool, never read until
+/// memory runs out.
+#[cfg(unix)]
+#[test]
+fn dev_zero_is_refused_at_once_by_every_tool() {
+    for bin in ["ir-verify", "ir-fmt", "ir-as", "ir-dis", "ir-info"] {
+        let o = run(bin, &["/dev/zero"], None);
+        assert_eq!(o.status.code(), Some(1), "{bin}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("byte 0 is NUL"),
+            "{bin}: {}",
+            stderr(&o)
+        );
+    }
+}

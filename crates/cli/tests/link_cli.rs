@@ -377,3 +377,14 @@ fn inputs_from_stdin_and_pipes_are_read_once() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `/dev/zero` as an input: refused at its first byte, never read without bound.
+#[cfg(unix)]
+#[test]
+fn dev_zero_input_is_refused_at_once() {
+    let d = setup("zero");
+    let o = ir_link(&["/dev/zero", "--library", "-o", "out.irm"], &d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("byte 0 is NUL"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}

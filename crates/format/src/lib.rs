@@ -15,7 +15,9 @@
 //!   first time it is used, and then read without copying through [`DefView`] / [`InstView`].
 //!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
 //! * [`ModuleView::materialize`] rebuilds a core module equal to the one written.
-//! * [`write_file`] writes any tool's output safely: a regular file atomically (a temporary
+//! * [`read_input`] reads any tool's input from a stream once, within a documented limit, and
+//!   stops at the first bytes that cannot be right; [`write_file`] writes any tool's output
+//!   safely: a regular file atomically (a temporary
 //!   file with a random name, created exclusively in the destination's directory, synced,
 //!   renamed; an existing file keeps its mode), a device or FIFO directly, never replaced.
 //! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
@@ -34,11 +36,11 @@ mod copy;
 mod defview;
 mod error;
 mod feed;
+mod files;
 mod hash;
 pub mod header;
 pub mod hostile;
 mod materialize;
-mod output;
 mod schema;
 mod semantic;
 mod validate;
@@ -51,9 +53,9 @@ mod tests;
 pub use copy::{CopyMapper, CopySummary, DefCopier};
 pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
 pub use error::{Location, ReadCause, ReadError, WriteError};
+pub use files::{MAX_INPUT, read_input, write_file};
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
-pub use output::write_file;
 pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
 pub use write::{write, write_to_path};
 

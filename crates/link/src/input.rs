@@ -36,17 +36,12 @@ impl Input {
             }])
         };
         if path.as_os_str() == "-" {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(io)?;
+            let bytes = irkit_format::read_input(std::io::stdin().lock()).map_err(io)?;
             return Input::from_bytes(&name, &bytes);
         }
         let mut f = std::fs::File::open(path).map_err(io)?;
         if !f.metadata().map_err(io)?.is_file() {
-            let mut bytes = Vec::new();
-            f.read_to_end(&mut bytes).map_err(io)?;
+            let bytes = irkit_format::read_input(f).map_err(io)?;
             return Input::from_bytes(&name, &bytes);
         }
         let mut head = Vec::with_capacity(MAGIC.len());
@@ -59,8 +54,9 @@ impl Input {
                 .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
             return Ok(Input { name, view });
         }
-        let mut bytes = head;
-        f.read_to_end(&mut bytes).map_err(io)?;
+        use std::io::Seek;
+        f.rewind().map_err(io)?;
+        let bytes = irkit_format::read_input(f).map_err(io)?;
         Input::from_bytes(&name, &bytes)
     }
 
