@@ -83,12 +83,16 @@ impl Outcome {
 pub struct RunOptions {
     /// The entry function: an export name (`main` by default).
     pub entry: String,
+    /// At most this many executed instructions, for back ends that count them (the
+    /// interpreter: running out is the trap "fuel exhausted"); native code ignores it.
+    pub fuel: Option<u64>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             entry: "main".into(),
+            fuel: None,
         }
     }
 }

@@ -502,5 +502,26 @@ fn main() {
         }
         Ok(())
     }));
+    trials.push(Trial::test("interp_fuel_stops_an_endless_loop", || {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fuel");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let file = dir.join("loop.ir");
+        std::fs::write(
+            &file,
+            "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  jump ^loop\n^loop:\n  \
+             jump ^loop\n}\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let o = Command::new(env!("CARGO_BIN_EXE_ir-run"))
+            .args(["--interp", "--fuel", "100000"])
+            .arg(&file)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(70) || !err.contains("trap: fuel exhausted in @main ^loop") {
+            return Err(format!("expected the fuel trap, got {:?}: {err}", o.status).into());
+        }
+        Ok(())
+    }));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -20,6 +20,9 @@ impl Backend for InterpBackend {
         let mut it = Interpreter::new(module)
             .map_err(|e| BackendError::Malformed(e.to_string()))?
             .with_stdout(true);
+        if let Some(fuel) = opts.fuel {
+            it = it.with_fuel(fuel);
+        }
         let result = if opts.entry == "main" {
             it.run_main()
         } else {

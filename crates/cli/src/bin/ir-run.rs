@@ -35,6 +35,10 @@ struct Args {
     /// Link reached `stub` definitions instead of refusing them.
     #[arg(long)]
     link_stubs: bool,
+    /// With the interpreter: stop after N executed instructions, with the trap `fuel
+    /// exhausted` (exit 70), so that a program that does not end cannot hang the tool.
+    #[arg(long, value_name = "N")]
+    fuel: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -60,7 +64,10 @@ fn main() -> ExitCode {
         problems.push(format!("error: no back end called {name}"));
         return problems.finish();
     };
-    let run = RunOptions { entry: args.entry };
+    let run = RunOptions {
+        entry: args.entry,
+        fuel: args.fuel,
+    };
     let outcome = backend.run(&linked.module, &run);
     let _ = std::io::stdout().flush();
     match outcome {
