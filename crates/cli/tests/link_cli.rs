@@ -388,3 +388,26 @@ fn dev_zero_input_is_refused_at_once() {
     assert!(stderr(&o).contains("byte 0 is NUL"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--entry NAME` names what the executable's C `main` runs (it was ignored by `--emit exe`,
+/// and the system linker failed on an undefined `main`).
+#[cfg(unix)]
+#[test]
+fn emit_exe_runs_the_entry_given() {
+    let d = temp_dir("entry");
+    std::fs::write(
+        d.join("start.ir"),
+        "#[export(\"start\")]\n@start: fn() -> i32 = func {\n^entry:\n  ret i32 5\n}\n",
+    )
+    .unwrap();
+    let o = ir_link(
+        &[
+            "start.ir", "--entry", "start", "--emit", "exe", "-o", "prog",
+        ],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let status = Command::new(d.join("prog")).status().unwrap();
+    assert_eq!(status.code(), Some(5));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -45,10 +45,14 @@ pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
     Ok(())
 }
 
-/// Compiles `m` and links it into the executable `out` (the object goes to a temporary file
-/// beside `out`, removed afterwards).
-pub fn build_executable(m: &irkit_core::Module, out: &Path) -> Result<(), BackendError> {
-    let bytes = crate::object::emit_object(m)?;
+/// Compiles `m` and links it into the executable `out`, whose C `main` runs the function
+/// exported as `entry` (the object goes to a temporary file beside `out`, removed afterwards).
+pub fn build_executable(
+    m: &irkit_core::Module,
+    entry: &str,
+    out: &Path,
+) -> Result<(), BackendError> {
+    let bytes = crate::object::emit_object_with_entry(m, entry)?;
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -33,7 +33,7 @@ mod object;
 mod runtime;
 
 pub use exe::{build_executable, link_executable};
-pub use object::emit_object;
+pub use object::{emit_object, emit_object_with_entry};
 
 use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions};
 use irkit_core::Module;

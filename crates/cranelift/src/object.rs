@@ -14,13 +14,19 @@ use crate::lower::{LowerOptions, lower_module};
 /// body are undefined symbols for the system linker to resolve; those with a body are global
 /// symbols under their C names; everything else is local.
 pub fn emit_object(m: &Module) -> Result<Vec<u8>, BackendError> {
+    emit_object_with_entry(m, "main")
+}
+
+/// Like [`emit_object`], with the C `main` running the function exported as `entry` (the
+/// linker's `--entry NAME`); without such an export there is no `main` symbol.
+pub fn emit_object_with_entry(m: &Module, entry: &str) -> Result<Vec<u8>, BackendError> {
     let isa = crate::isa::host(true)?;
     let builder = ObjectBuilder::new(isa, "irkit", cranelift_module::default_libcall_names())
         .map_err(|e| cl_err("object", e))?;
     let opts = LowerOptions {
         entry_symbol: "main",
         entry_linkage: Linkage::Export,
-        entry_export: m.find_export("main").map(|_| "main"),
+        entry_export: m.find_export(entry).map(|_| entry),
         flush_on_return: false,
         extern_available: &|_| true,
     };

@@ -125,11 +125,10 @@ fn main() -> ExitCode {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)
             .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
-        Emit::Obj => {
-            irkit_cranelift::emit_object(&linked.module).map_err(|e| format!("error: {e}"))
-        }
+        Emit::Obj => irkit_cranelift::emit_object_with_entry(&linked.module, &args.entry)
+            .map_err(|e| format!("error: {e}")),
         Emit::Exe => {
-            if let Err(e) = write_executable(&linked.module, &args.output) {
+            if let Err(e) = write_executable(&linked.module, &args.entry, &args.output) {
                 problems.push(e);
             }
             if args.stats {
@@ -159,7 +158,7 @@ fn main() -> ExitCode {
 /// exclusively; removed with everything in it, the object file included, on every path), then
 /// moves it into place: renamed over a regular file (which keeps its permission bits), or
 /// copied into a device or FIFO, which is never replaced.
-fn write_executable(m: &irkit_core::Module, out: &Path) -> Result<(), String> {
+fn write_executable(m: &irkit_core::Module, entry: &str, out: &Path) -> Result<(), String> {
     if out.as_os_str() == "-" {
         return Err("error: --emit exe needs an output file, not stdout".into());
     }
@@ -179,7 +178,7 @@ fn write_executable(m: &irkit_core::Module, out: &Path) -> Result<(), String> {
         .tempdir_in(dir)
         .map_err(|e| cannot(&e))?;
     let built = work.path().join("a.out");
-    irkit_cranelift::build_executable(m, &built).map_err(|e| format!("error: {e}"))?;
+    irkit_cranelift::build_executable(m, entry, &built).map_err(|e| format!("error: {e}"))?;
     match std::fs::metadata(out) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => {
             let bytes = std::fs::read(&built).map_err(|e| cannot(&e))?;
