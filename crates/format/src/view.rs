@@ -771,6 +771,9 @@ impl ModuleView {
                     ix.blob.len()
                 )));
             }
+            // The symbol table says the same thing again: whoever reads the index has it
+            // checked too, so that no reader acts on one while another refuses the other.
+            self.index_matches_table(&ix)?;
             by_def.sort_unstable();
             Ok(by_def)
         })?;
@@ -861,11 +864,17 @@ impl ModuleView {
     /// Checks the symbol index record by record against the (validated) symbol table: same
     /// count, names, roles, kinds, definitions, signatures and hashes, in the same order.
     fn check_symbol_index(&self) -> Result<(), ReadError> {
-        let Some(range) = self.symbol_index.clone() else {
-            return Ok(());
-        };
+        match self.symbol_index.clone() {
+            // Validating the index compares it with the symbol table.
+            Some(range) => self.symbol_index(range).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// Compares the symbol index record by record with the (validated) symbol table: same
+    /// count, names, roles, kinds, definitions, signatures and hashes, in the same order.
+    fn index_matches_table(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
-        let ix = self.symbol_index(range)?;
         let t = self.checked_symbols()?;
         let strings = self.file_strings();
         if ix.count != t.symbols.len() {
