@@ -8,6 +8,16 @@ use irkit_core::verify::VerifyError;
 
 use crate::{EXIT_OK, EXIT_PROBLEMS};
 
+/// Writes one line to stderr, like `eprintln!`, but without panicking when stderr is closed
+/// or full (there is nowhere left to report that).
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// The problems found by one tool run, in the order found.
 #[derive(Default, Debug)]
 pub struct Problems {

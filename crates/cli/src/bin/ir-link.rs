@@ -115,9 +115,11 @@ fn main() -> ExitCode {
         && let Some(procs) = &lowered
     {
         for p in procs {
-            eprintln!(
+            irkit_cli::note!(
                 "lowered proc:        {} ({} instructions -> {})",
-                p.name, p.proc_insts, p.func_insts
+                p.name,
+                p.proc_insts,
+                p.func_insts
             );
         }
     }
@@ -198,23 +200,25 @@ fn ms(d: Duration) -> String {
 }
 
 fn print_stats(s: &Stats, write: Duration) {
-    eprintln!("inputs:              {}", s.inputs);
-    eprintln!(
+    irkit_cli::note!("inputs:              {}", s.inputs);
+    irkit_cli::note!(
         "definitions:         {} available, {} reached, {} copied",
-        s.defs_available, s.defs_reached, s.defs_copied
+        s.defs_available,
+        s.defs_reached,
+        s.defs_copied
     );
-    eprintln!("instructions copied: {}", s.insts_copied);
-    eprintln!("instantiations:      {}", s.instantiations);
-    eprintln!("time open:           {}", ms(s.open));
-    eprintln!("time resolve:        {}", ms(s.resolve));
-    eprintln!("time reach+copy:     {}", ms(s.reach_copy));
-    eprintln!("time specialize:     {}", ms(s.specialize));
-    eprintln!("time verify:         {}", ms(s.verify));
-    eprintln!("time write:          {}", ms(write));
+    irkit_cli::note!("instructions copied: {}", s.insts_copied);
+    irkit_cli::note!("instantiations:      {}", s.instantiations);
+    irkit_cli::note!("time open:           {}", ms(s.open));
+    irkit_cli::note!("time resolve:        {}", ms(s.resolve));
+    irkit_cli::note!("time reach+copy:     {}", ms(s.reach_copy));
+    irkit_cli::note!("time specialize:     {}", ms(s.specialize));
+    irkit_cli::note!("time verify:         {}", ms(s.verify));
+    irkit_cli::note!("time write:          {}", ms(write));
     let total = s.open + s.resolve + s.reach_copy + s.specialize + s.verify + write;
-    eprintln!("time total:          {}", ms(total));
+    irkit_cli::note!("time total:          {}", ms(total));
     if let Some(kb) = peak_rss_kb() {
-        eprintln!("peak rss:            {kb} kB");
+        irkit_cli::note!("peak rss:            {kb} kB");
     }
 }
 

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Exited(code)) => std::process::exit(code),
         Ok(t @ Outcome::Trapped { .. }) => {
             if let Outcome::Trapped { message, .. } = &t {
-                eprintln!("{message}");
+                irkit_cli::note!("{message}");
             }
             std::process::exit(t.exit_code())
         }
