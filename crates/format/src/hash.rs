@@ -187,6 +187,34 @@ pub(crate) fn feed_bytes(h: &mut Feed, b: &[u8]) {
     h.update(b);
 }
 
+/// Feeds a record's payload: its kind byte, then an integer or float as u64, a string or
+/// bytes as u64 length and the bytes, nothing for none (the same in every hash version).
+pub(crate) fn feed_payload(
+    h: &mut Feed,
+    strings: &(impl Strings + ?Sized),
+    flat: &(impl Flat + ?Sized),
+    r: &Rec,
+) {
+    h.update(&[r.payload_kind]);
+    match r.payload_kind {
+        payload_kind::INT | payload_kind::FLOAT => {
+            h.update(&((r.lo as u64) | ((r.hi as u64) << 32)).to_le_bytes());
+        }
+        payload_kind::STR => {
+            feed_bytes(h, strings.get_str(r.lo).unwrap_or("").as_bytes());
+        }
+        payload_kind::BYTES => {
+            let start = r.lo as usize;
+            let b = flat
+                .blob()
+                .get(start..start.saturating_add(r.hi as usize))
+                .unwrap_or(&[]);
+            feed_bytes(h, b);
+        }
+        _ => {}
+    }
+}
+
 /// What references resolve to while hashing.
 pub(crate) struct HashCtx<'a, S: Strings + ?Sized> {
     pub strings: &'a S,
@@ -225,25 +253,7 @@ impl<S: Strings + ?Sized> HashCtx<'_, S> {
     }
 
     fn feed_payload(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {
-        h.update(&[r.payload_kind]);
-        let word = (r.lo as u64) | ((r.hi as u64) << 32);
-        match r.payload_kind {
-            payload_kind::INT | payload_kind::FLOAT => {
-                h.update(&word.to_le_bytes());
-            }
-            payload_kind::STR => {
-                feed_bytes(h, self.strings.get_str(r.lo).unwrap_or("").as_bytes());
-            }
-            payload_kind::BYTES => {
-                let start = r.lo as usize;
-                let b = flat
-                    .blob()
-                    .get(start..start.saturating_add(r.hi as usize))
-                    .unwrap_or(&[]);
-                feed_bytes(h, b);
-            }
-            _ => {}
-        }
+        feed_payload(h, self.strings, flat, r);
     }
 
     fn feed_common(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {

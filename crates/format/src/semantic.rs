@@ -26,7 +26,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::feed::Feed;
-use crate::hash::{DefKey, Flat, Rec, Strings, feed_bytes};
+use crate::hash::{DefKey, Flat, Rec, Strings};
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
 /// Largest `members × (members + slots)` of a strongly connected component numbered from
@@ -141,24 +141,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
     }
 
     fn feed_payload(&self, h: &mut Feed, flat: &(impl Flat + ?Sized), r: &Rec) {
-        h.update(&[r.payload_kind]);
-        match r.payload_kind {
-            payload_kind::INT | payload_kind::FLOAT => {
-                h.update(&((r.lo as u64) | ((r.hi as u64) << 32)).to_le_bytes());
-            }
-            payload_kind::STR => {
-                feed_bytes(h, self.strings.get_str(r.lo).unwrap_or("").as_bytes());
-            }
-            payload_kind::BYTES => {
-                let start = r.lo as usize;
-                let b = flat
-                    .blob()
-                    .get(start..start.saturating_add(r.hi as usize))
-                    .unwrap_or(&[]);
-                feed_bytes(h, b);
-            }
-            _ => {}
-        }
+        crate::hash::feed_payload(h, self.strings, flat, r);
     }
 
     fn feed_operands<E>(
