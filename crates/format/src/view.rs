@@ -817,8 +817,8 @@ impl ModuleView {
                 declared.push((role, name));
             }
         }
-        let mut listed: Vec<(u8, &str)> = self
-            .symbols_of_def(d)?
+        let records = self.symbols_of_def(d)?;
+        let mut listed: Vec<(u8, &str)> = records
             .iter()
             .map(|s| (role_code(s.role), s.name))
             .collect();
@@ -831,11 +831,7 @@ impl ModuleView {
                 describe(&listed)
             )));
         }
-        if let Some(s) = self
-            .symbols_of_def(d)?
-            .into_iter()
-            .find(|s| s.kind != def.root().opcode())
-        {
+        if let Some(s) = records.iter().find(|s| s.kind != def.root().opcode()) {
             return Err(self.cx(SectionKind::SYMBOL_INDEX).bad(format!(
                 "symbol `{}` names definition {d} as a `{}`, it is a `{}`",
                 s.name,

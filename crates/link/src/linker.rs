@@ -197,8 +197,8 @@ fn linkage(d: &DefView<'_>) -> Linkage {
 /// Export name -> (input, definition, opcode) of every export of that name.
 type ExportIndex<'a> = HashMap<&'a str, Vec<Candidate>>;
 
-/// One export candidate, as a symbol record gives it: (input, definition, opcode).
-type Candidate = (u32, u32, Opcode);
+/// One export candidate, as a symbol record gives it: (input, definition).
+type Candidate = (u32, u32);
 
 fn def_ref(r: Option<Ref>) -> Option<u32> {
     match r {
@@ -332,14 +332,17 @@ impl<'a> State<'a> {
             return *r;
         }
         let t = Instant::now();
-        let mut cands = self.export_candidates(name);
         // A symbol record is derived data: the definition it names must really export the
         // name (a record pointing elsewhere is refused, never followed).
-        cands.retain(|&(m, d, _)| self.checked_linkage(m, d).is_some());
-        let winner = if cands.len() <= 1 {
-            cands.first().map(|&(m, d, _)| (m, d))
-        } else {
-            self.arbitrate(name, &cands)
+        let cands: Vec<(u32, u32, Linkage)> = self
+            .export_candidates(name)
+            .into_iter()
+            .filter_map(|(m, d)| self.checked_linkage(m, d).map(|l| (m, d, l)))
+            .collect();
+        let winner = match cands.as_slice() {
+            [] => None,
+            [(m, d, _)] => Some((*m, *d)),
+            _ => self.arbitrate(name, &cands),
         };
         self.name_memo.insert(name.into(), winner);
         self.stats.resolve += t.elapsed();
@@ -411,7 +414,7 @@ impl<'a> State<'a> {
                 Ok(syms) => out.extend(
                     syms.iter()
                         .filter(|sym| sym.role == SymbolRole::Export)
-                        .map(|sym| (m as u32, sym.def, sym.kind)),
+                        .map(|sym| (m as u32, sym.def)),
                 ),
                 Err(e) => {
                     if self.bad_symbols.insert(m as u32) {
@@ -430,10 +433,7 @@ impl<'a> State<'a> {
                 Ok(syms) => {
                     for sym in syms {
                         if sym.role == SymbolRole::Export {
-                            index
-                                .entry(sym.name)
-                                .or_default()
-                                .push((m as u32, sym.def, sym.kind));
+                            index.entry(sym.name).or_default().push((m as u32, sym.def));
                         }
                     }
                 }
@@ -447,20 +447,23 @@ impl<'a> State<'a> {
         self.exports = Some(index);
     }
 
-    fn arbitrate(&mut self, name: &str, cands: &[Candidate]) -> Option<(u32, u32)> {
+    /// Picks the winner among checked candidates (input, definition, linkage).
+    fn arbitrate(&mut self, name: &str, cands: &[(u32, u32, Linkage)]) -> Option<(u32, u32)> {
         let mut strong = Vec::new();
         let mut once = Vec::new();
         let mut weak = Vec::new();
-        for &(m, d, h) in cands {
-            match self.checked_linkage(m, d) {
-                Some(l) if l.weak => weak.push((m, d, h)),
-                Some(l) if l.linkonce => once.push((m, d, h)),
-                Some(_) => strong.push((m, d, h)),
-                None => {}
-            }
+        for (m, d, l) in cands {
+            let list = if l.weak {
+                &mut weak
+            } else if l.linkonce {
+                &mut once
+            } else {
+                &mut strong
+            };
+            list.push((*m, *d));
         }
-        if let Some(&(m0, d0, _)) = strong.first() {
-            for &(m, _, _) in &strong[1..] {
+        if let Some(&(m0, d0)) = strong.first() {
+            for &(m, _) in &strong[1..] {
                 self.errors.push(LinkError::Duplicate {
                     name: name.to_string(),
                     first: self.file(m0).to_string(),
@@ -469,11 +472,11 @@ impl<'a> State<'a> {
             }
             return Some((m0, d0));
         }
-        if let Some(&(m0, d0, _)) = once.first() {
+        if let Some(&(m0, d0)) = once.first() {
             // Copies collapse only when their code, and everything they reach privately, is
             // the same (`spec/linking.md` §3): recomputed here, never taken from the files.
             let h0 = self.semantic_hash(m0, d0);
-            for &(m, d, _) in &once[1..] {
+            for &(m, d) in &once[1..] {
                 let h = self.semantic_hash(m, d);
                 if h0.is_some() && h.is_some() && h != h0 {
                     self.errors.push(LinkError::LinkonceMismatch {
@@ -485,7 +488,7 @@ impl<'a> State<'a> {
             }
             return Some((m0, d0));
         }
-        weak.first().map(|&(m, d, _)| (m, d))
+        weak.first().copied()
     }
 
     /// What definition `d` of input `m` stands for in the output (memoized). Validates it.
