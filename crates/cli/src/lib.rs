@@ -13,6 +13,7 @@ pub mod backends;
 pub mod input;
 pub mod output;
 pub mod report;
+pub mod signals;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;

@@ -411,3 +411,79 @@ fn emit_exe_runs_the_entry_given() {
     assert_eq!(status.code(), Some(5));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// SIGTERM, SIGINT or SIGHUP while `--emit exe` waits for the system linker: the tool ends by
+/// that signal, its work directory (object file included) is gone, the linker child does not
+/// outlive it, and the output path was never created.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_during_emit_exe_leaves_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    for (sig, name) in [(15, "TERM"), (2, "INT"), (1, "HUP")] {
+        let d = setup(&format!("signal-{name}"));
+        // A stand-in for cc that says where it is, then hangs.
+        let cc = d.join("slow-cc");
+        std::fs::write(
+            &cc,
+            "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/cc.pid\"\nexec sleep 60\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ir-link"))
+            .args(["main.ir", "lib.ir", "--emit", "exe", "-o", "prog"])
+            .current_dir(&d)
+            .env("CC", &cc)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid_file = d.join("cc.pid");
+        let start = std::time::Instant::now();
+        while !pid_file.exists()
+            || std::fs::read_to_string(&pid_file)
+                .unwrap()
+                .trim()
+                .is_empty()
+        {
+            assert!(start.elapsed().as_secs() < 60, "the stand-in cc never ran");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let cc_pid: u32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let kill = Command::new("kill")
+            .args([format!("-{sig}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(sig), "SIG{name}: {status:?}");
+        let mut names: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["cc.pid", "lib.ir", "main.ir", "slow-cc"],
+            "SIG{name}"
+        );
+        // The stand-in cc was told to stop when its parent died.
+        let proc = PathBuf::from(format!("/proc/{cc_pid}"));
+        let start = std::time::Instant::now();
+        while proc.exists()
+            && !std::fs::read_to_string(proc.join("stat"))
+                .unwrap_or_default()
+                .contains(") Z")
+        {
+            assert!(
+                start.elapsed().as_secs() < 10,
+                "SIG{name}: cc outlived ir-link"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -18,17 +18,14 @@ pub fn linker() -> String {
 /// is [`BackendError::NoLinker`]; one that fails is [`BackendError::Link`] with its message.
 pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
     let cc = linker();
-    let output = Command::new(&cc)
-        .arg(obj)
-        .arg("-o")
-        .arg(out)
-        .arg("-lm")
-        .output()
-        .map_err(|e| {
-            BackendError::NoLinker(format!(
-                "cannot run `{cc}` ({e}); install a C compiler or set CC"
-            ))
-        })?;
+    let mut command = Command::new(&cc);
+    command.arg(obj).arg("-o").arg(out).arg("-lm");
+    dies_with_parent(&mut command);
+    let output = command.output().map_err(|e| {
+        BackendError::NoLinker(format!(
+            "cannot run `{cc}` ({e}); install a C compiler or set CC"
+        ))
+    })?;
     if !output.status.success() {
         let msg = String::from_utf8_lossy(&output.stderr);
         let first: Vec<&str> = msg
@@ -44,6 +41,29 @@ pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
     }
     Ok(())
 }
+
+/// Asks the child to receive SIGTERM when this process ends, however it ends (Linux), so a
+/// tool stopped while `cc` runs does not leave it running on.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn dies_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and calls only `prctl`, which
+    // is async-signal-safe and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+/// Elsewhere the child may outlive a tool that is stopped.
+#[cfg(not(target_os = "linux"))]
+fn dies_with_parent(_command: &mut Command) {}
 
 /// Compiles `m` and links it into the executable `out`, whose C `main` runs the function
 /// exported as `entry` (the object goes to a temporary file beside `out`, removed afterwards).

@@ -37,6 +37,10 @@ pub enum ReadCause {
     /// The file could not be opened or mapped.
     #[error("cannot read: {0}")]
     Io(String),
+    /// The file shrank while it was mapped and read: what was read from it cannot be trusted
+    /// (see [`guard_truncation`](crate::guard_truncation)).
+    #[error("the file changed (it was truncated) while it was being read")]
+    Changed,
     /// The first eight bytes are not the irkit module magic.
     #[error("not an irkit module (bad magic {0:02x?})")]
     BadMagic(Vec<u8>),

@@ -18,9 +18,60 @@
 //! * Anything else that already exists at the path (`/dev/null`, `/dev/full`, a FIFO, a
 //!   terminal, another device) is opened and written directly, never replaced: renaming over
 //!   `/dev/null` would destroy it.
+//!
+//! Every temporary file is registered while it exists ([`Temporary`]); an application that
+//! ends on a signal calls [`remove_temporaries`] from its handling thread first (every `ir-*`
+//! tool does, on SIGINT, SIGTERM and SIGHUP), so no temporary is left behind. Other temporary
+//! paths (the directory an executable is built in) register the same way.
 
 use std::io::{Read, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Paths of the temporary files and directories that exist right now.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic elsewhere cannot leave the list inconsistent: recover it.
+    TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A registered temporary path: listed for [`remove_temporaries`] until dropped. Dropping it
+/// only unregisters the path; removing it is its owner's business.
+#[derive(Debug)]
+pub struct Temporary {
+    path: PathBuf,
+}
+
+impl Temporary {
+    /// Registers `path` (a file or a directory).
+    pub fn register(path: impl Into<PathBuf>) -> Temporary {
+        let path = path.into();
+        temporaries().push(path.clone());
+        Temporary { path }
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        let mut list = temporaries();
+        if let Some(i) = list.iter().rposition(|p| *p == self.path) {
+            list.swap_remove(i);
+        }
+    }
+}
+
+/// Removes every registered temporary file and directory (with its contents), for a process
+/// about to end on a signal. Errors are ignored: a path may already be gone.
+pub fn remove_temporaries() {
+    for p in temporaries().drain(..) {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => drop(std::fs::remove_dir_all(&p)),
+            Ok(_) => drop(std::fs::remove_file(&p)),
+            Err(_) => {}
+        }
+    }
+}
 
 /// The largest input read from a stream: 4 GiB (a module file, binary or text).
 pub const MAX_INPUT: u64 = 4 << 30;
@@ -105,11 +156,22 @@ fn replace(
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    // Removed when dropped, so on every error path below.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    // Removed when dropped, so on every error path below; registered for a signal meanwhile
+    // (rebound after its registration, so it is dropped, and removed, before it).
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // Created with the mode the output will have (a new file: 0666 less the umask, as any
+    // program's output; tempfile's own default, 0600, is for secrets).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = permissions.as_ref().map_or(0o666, |p| p.mode() & 0o7777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let tmp = builder.tempfile_in(dir)?;
+    let _registered = Temporary::register(tmp.path());
+    let mut tmp = tmp;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Some(p) = permissions {
@@ -176,6 +238,37 @@ mod tests {
         assert!(write_file(&p, b"new").is_err());
         assert!(p.join("inner").is_dir());
         assert_eq!(entries(d.path()), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_gets_the_usual_mode_not_a_private_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = dir();
+        let p = d.path().join("new.irm");
+        write_file(&p, b"a").unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        // 0666 less whatever umask the test runs under: at least the owner can read and
+        // write, and it is not narrowed to 0600 unless the umask says so.
+        let d2 = dir();
+        let probe = d2.path().join("probe");
+        std::fs::write(&probe, b"").unwrap();
+        let usual = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, usual);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn registered_temporaries_are_removed_on_request() {
+        let d = dir();
+        let f = d.path().join("t.tmp");
+        let sub = d.path().join("work");
+        std::fs::write(&f, b"x").unwrap();
+        std::fs::create_dir_all(sub.join("inner")).unwrap();
+        let _a = Temporary::register(&f);
+        let _b = Temporary::register(&sub);
+        remove_temporaries();
+        assert_eq!(entries(d.path()), 0);
     }
 
     #[cfg(unix)]

@@ -23,6 +23,7 @@ use crate::defview::{DefView, PayloadView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::{FileStrings, Strings, hex};
 use crate::header::{self, DirEntry, Header, MAX_DIR_ENTRY_SIZE, SectionKind};
+use crate::mapping::Mapping;
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
     ArchivedSymbolRec, ArchivedSymbolTable, DEBUG_NAME, REF_NONE, SYMIX_HEADER, SYMIX_RECORD,
@@ -30,15 +31,32 @@ use crate::schema::{
 use crate::validate::{self, Ctx, Limits};
 
 enum Backing {
-    Mmap(memmap2::Mmap),
+    Mmap(Mapping),
     Aligned(AlignedVec<16>),
 }
 
 impl Backing {
     fn bytes(&self) -> &[u8] {
         match self {
-            Backing::Mmap(m) => m,
+            Backing::Mmap(m) => m.bytes(),
             Backing::Aligned(v) => v,
+        }
+    }
+
+    /// Maps `file`, or reads it into memory when the truncation guard has no slot left.
+    fn of_file(file: &std::fs::File) -> std::io::Result<Backing> {
+        if let Some(m) = Mapping::new(file)? {
+            return Ok(Backing::Mmap(m));
+        }
+        let mut v = AlignedVec::<16>::new();
+        let mut chunk = vec![0u8; 1 << 16];
+        let mut r = file;
+        loop {
+            let n = std::io::Read::read(&mut r, &mut chunk)?;
+            if n == 0 {
+                return Ok(Backing::Aligned(v));
+            }
+            v.extend_from_slice(&chunk[..n]);
         }
     }
 }
@@ -347,8 +365,8 @@ impl ModuleView {
             ReadError::new(&file, Location::Header, ReadCause::Io(e.to_string()))
         };
         let f = std::fs::File::open(path).map_err(io)?;
-        let map = map_file(&f).map_err(io)?;
-        ModuleView::new(file, Backing::Mmap(map))
+        let data = Backing::of_file(&f).map_err(io)?;
+        ModuleView::new(file, data)
     }
 
     /// Maps an already opened file (named `name` in errors) and checks its header and section
@@ -356,10 +374,10 @@ impl ModuleView {
     /// from its first bytes how to read it.
     pub fn from_file(file: &std::fs::File, name: &str) -> Result<ModuleView, ReadError> {
         let file_name: Arc<str> = name.into();
-        let map = map_file(file).map_err(|e| {
+        let data = Backing::of_file(file).map_err(|e| {
             ReadError::new(&file_name, Location::Header, ReadCause::Io(e.to_string()))
         })?;
-        ModuleView::new(file_name, Backing::Mmap(map))
+        ModuleView::new(file_name, data)
     }
 
     /// Reads a module held in memory (e.g. from stdin); the bytes are copied once into a
@@ -439,6 +457,20 @@ impl ModuleView {
     /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         self.data.bytes()
+    }
+
+    /// Fails if the file shrank under its mapping while it was read (only detected under
+    /// [`guard_truncation`](crate::guard_truncation)): a reader that read from this view
+    /// calls it before it trusts, or hands out, what it read.
+    pub fn check_unchanged(&self) -> Result<(), ReadError> {
+        match &self.data {
+            Backing::Mmap(m) if m.changed() => Err(ReadError::new(
+                &self.file,
+                Location::Header,
+                ReadCause::Changed,
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The file's path as given, or `<memory>`.
@@ -1174,15 +1206,4 @@ fn describe(list: &[(u8, &str)]) -> String {
 fn op_name(op: Opcode) -> String {
     op.name()
         .map_or_else(|| format!("#{:#06x}", op.0), str::to_string)
-}
-
-/// Maps `file` read-only.
-#[allow(unsafe_code)]
-fn map_file(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: the mapping is read-only and every byte of it is treated as untrusted input:
-    // nothing is assumed about its contents, which are checked (bounds, hashes, bytecheck,
-    // index ranges) before use. Another process truncating or rewriting the file while it is
-    // mapped can still fault or change the bytes under us; writers in this crate never
-    // modify a file in place (they write a temporary file and rename it).
-    unsafe { memmap2::Mmap::map(file) }
 }

@@ -56,6 +56,16 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     st.stats.defs_available = inputs.iter().map(|i| i.view.def_count() as u64).sum();
     st.run(&mut out);
     st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
+    // An input that shrank while it was read gave zeros for what was cut off: whatever was
+    // linked from it is refused, before anything else is reported or returned.
+    let changed: Vec<LinkError> = inputs
+        .iter()
+        .filter_map(|i| i.view.check_unchanged().err())
+        .map(LinkError::Read)
+        .collect();
+    if !changed.is_empty() {
+        return Err(LinkErrors(changed));
+    }
     if !st.errors.is_empty() {
         return Err(LinkErrors(st.errors));
     }

@@ -23,6 +23,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::signals::install();
     let args = Args::parse();
     let mut problems = Problems::new();
     let Some(loaded) = input::load(&args.input, &mut problems) else {

@@ -71,6 +71,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::signals::install();
     let args = Args::parse();
     let opts = LinkOptions {
         entry: args.entry.clone(),
@@ -179,6 +180,9 @@ fn write_executable(m: &irkit_core::Module, entry: &str, out: &Path) -> Result<(
         .prefix(".irkit-exe.")
         .tempdir_in(dir)
         .map_err(|e| cannot(&e))?;
+    // Removed on a signal too (rebound after its registration, so removed before it goes).
+    let _registered = irkit_format::Temporary::register(work.path());
+    let work = work;
     let built = work.path().join("a.out");
     irkit_cranelift::build_executable(m, entry, &built).map_err(|e| format!("error: {e}"))?;
     match std::fs::metadata(out) {

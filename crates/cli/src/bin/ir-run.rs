@@ -42,6 +42,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::signals::install();
     let args = Args::parse();
     let opts = LinkOptions {
         entry: args.entry.clone(),

@@ -21,6 +21,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::signals::install();
     let args = Args::parse();
     let mut problems = Problems::new();
     for path in &args.files {
