@@ -64,8 +64,19 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 }
 
 /// Reads a module in either format. Problems (each naming the file and the place: line and
-/// column with the source line for text, the section for binary) go into `problems`.
+/// column with the source line for text, the section for binary) go into `problems`. Comments
+/// of a text input are dropped ([`load_keeping_comments`] keeps them).
 pub fn load(path: &Path, problems: &mut Problems) -> Option<Loaded> {
+    load_inner(path, problems, false)
+}
+
+/// Like [`load`], also keeping the comments and blank lines of a text input
+/// ([`Loaded::trivia`]), for a formatter.
+pub fn load_keeping_comments(path: &Path, problems: &mut Problems) -> Option<Loaded> {
+    load_inner(path, problems, true)
+}
+
+fn load_inner(path: &Path, problems: &mut Problems, comments: bool) -> Option<Loaded> {
     let (name, bytes) = read_bytes(path, problems)?;
     if is_binary(&bytes) {
         let module = load_binary(&name, &bytes, problems)?;
@@ -79,7 +90,12 @@ pub fn load(path: &Path, problems: &mut Problems) -> Option<Loaded> {
         });
     }
     let source = text_of(&name, bytes, problems)?;
-    match irkit_text::parse_with_trivia(&source, &name) {
+    let parsed = if comments {
+        irkit_text::parse_with_trivia(&source, &name)
+    } else {
+        irkit_text::parse(&source, &name).map(|m| (m, irkit_text::Trivia::default()))
+    };
+    match parsed {
         Ok((module, trivia)) => Some(Loaded {
             name,
             format: Format::Text,

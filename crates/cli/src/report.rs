@@ -69,9 +69,15 @@ impl Problems {
     }
 }
 
-/// Renders a verifier error on one line: file, function, block, the instruction as printed,
-/// and the message.
-pub fn verify_error_line(file: &str, module: &Module, e: &VerifyError) -> String {
+/// Renders a verifier error on one line: `file:line:col: error: in <place>: message:
+/// `instruction as printed``, the line and column only for text (`positions` from
+/// [`irkit_text::parse_with_source_map`]), the place as [`irkit_core::place`] says it.
+pub fn verify_error_line(
+    file: &str,
+    module: &Module,
+    e: &VerifyError,
+    positions: Option<&irkit_text::SourceMap>,
+) -> String {
     let text = irkit_text::print_inst(module, e.inst);
     let text = text.trim();
     let first = text.lines().next().unwrap_or("");
@@ -80,5 +86,70 @@ pub fn verify_error_line(file: &str, module: &Module, e: &VerifyError) -> String
     } else {
         first.to_string()
     };
-    format!("{file}: {e}: `{shown}`")
+    let at = positions
+        .and_then(|p| p.pos(e.inst))
+        .map_or_else(String::new, |p| format!(":{}:{}", p.line, p.col));
+    format!("{file}{at}: error: {e}: `{shown}`")
+}
+
+/// Every verifier error of a loaded input, one line each (see [`verify_error_line`]); for a
+/// text input the source is parsed again, only now that there are errors, to find where each
+/// instruction was written.
+pub fn verify_error_lines(loaded: &crate::input::Loaded, errors: &[VerifyError]) -> Vec<String> {
+    let positions = match loaded.format {
+        crate::input::Format::Text => {
+            irkit_text::parse_with_source_map(&loaded.source, &loaded.name)
+                .ok()
+                .map(|(_, p)| p)
+        }
+        crate::input::Format::Binary => None,
+    };
+    errors
+        .iter()
+        .map(|e| verify_error_line(&loaded.name, &loaded.module, e, positions.as_ref()))
+        .collect()
+}
+
+/// Reports a failed link. When the linked program does not verify, each input that can be read
+/// again (a file, not a pipe or stdin) is verified on its own, and its errors are reported the
+/// way `ir-verify` reports them (file, line and column, place); the linked program's own errors
+/// are reported only when no input is at fault.
+pub fn report_link_errors(
+    inputs: &[std::path::PathBuf],
+    errors: &irkit_link::LinkErrors,
+    problems: &mut Problems,
+) {
+    let verify_failed = errors
+        .errors()
+        .iter()
+        .any(|e| matches!(e, irkit_link::LinkError::Verify(_)));
+    if verify_failed {
+        let mut blamed = false;
+        for path in inputs {
+            if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let mut quiet = Problems::new();
+            let Some(loaded) = crate::input::load(path, &mut quiet) else {
+                continue;
+            };
+            if let Err(errs) = irkit_core::verify::verify(&loaded.module) {
+                blamed = true;
+                for line in verify_error_lines(&loaded, &errs) {
+                    problems.push(line);
+                }
+            }
+        }
+        if blamed {
+            for e in errors.errors() {
+                if !matches!(e, irkit_link::LinkError::Verify(_)) {
+                    problems.push(e.render());
+                }
+            }
+            return;
+        }
+    }
+    for e in errors.errors() {
+        problems.push(e.render());
+    }
 }

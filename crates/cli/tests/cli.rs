@@ -16,6 +16,8 @@ fn run(bin: &str, args: &[&str], stdin: Option<&str>) -> Output {
         "ir-as" => env!("CARGO_BIN_EXE_ir-as"),
         "ir-dis" => env!("CARGO_BIN_EXE_ir-dis"),
         "ir-info" => env!("CARGO_BIN_EXE_ir-info"),
+        "ir-link" => env!("CARGO_BIN_EXE_ir-link"),
+        "ir-run" => env!("CARGO_BIN_EXE_ir-run"),
         other => panic!("unknown tool {other}"),
     };
     let mut cmd = Command::new(exe);
@@ -75,9 +77,64 @@ fn invalid_ir_exits_1_with_one_located_line_per_problem() {
     let err = stderr(&out);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
-    for l in &lines {
-        assert!(l.starts_with("<stdin>: in @f"), "{l}");
+    // file:line:col, one `error:`, then the place as traps name it.
+    assert!(
+        lines[0].starts_with("<stdin>:3:3: error: in @f ^entry, instruction 0 (iadd %y): "),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("<stdin>:4:3: error: in @f ^entry, instruction 1 (iadd %z): "),
+        "{}",
+        lines[1]
+    );
+}
+
+/// A module that does not verify, given to `ir-link` or `ir-run`, is reported like `ir-verify`
+/// reports it (the input file, line and column, the place), not as an error in the linked
+/// program; a parse error through them is rendered with its source line and caret, with one
+/// `error:`.
+#[test]
+fn link_and_run_report_the_inputs_own_errors() {
+    let dir = temp_dir("blame");
+    let bad = dir.join("bad.ir");
+    std::fs::write(
+        &bad,
+        "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %a: i32 = iadd i32 1, i64 2\n  ret %a\n}\n",
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap();
+    let verify = run("ir-verify", &[bad], None);
+    let expected = stderr(&verify);
+    assert!(
+        expected.contains("bad.ir:4:3: error: in @main ^entry, instruction 0 (iadd %a)"),
+        "{expected}"
+    );
+    let out_path = dir.join("out.irm");
+    for (tool, args) in [
+        ("ir-run", vec![bad]),
+        ("ir-link", vec![bad, "-o", out_path.to_str().unwrap()]),
+    ] {
+        let out = run(tool, &args, None);
+        assert_eq!(out.status.code(), Some(1), "{tool}");
+        assert_eq!(stderr(&out), expected, "{tool}");
     }
+    let broken = dir.join("broken.ir");
+    std::fs::write(&broken, "@f: fn() -> i32 = func {\n^e:\n  ret i32 ) \n}\n").unwrap();
+    let broken = broken.to_str().unwrap();
+    let verify = stderr(&run("ir-verify", &[broken], None));
+    for (tool, args) in [
+        ("ir-run", vec![broken]),
+        ("ir-link", vec![broken, "-o", out_path.to_str().unwrap()]),
+    ] {
+        let out = run(tool, &args, None);
+        assert_eq!(out.status.code(), Some(1), "{tool}");
+        let err = stderr(&out);
+        assert_eq!(err, verify, "{tool}");
+        assert_eq!(err.matches("error:").count(), 1, "{err}");
+        assert!(err.lines().nth(2).is_some_and(|l| l.trim() == "^"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

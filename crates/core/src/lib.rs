@@ -42,6 +42,7 @@ pub mod module;
 pub mod noir;
 pub mod opcode;
 pub mod payload;
+pub mod place;
 pub mod rauw;
 pub mod verify;
 

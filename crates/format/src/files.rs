@@ -208,8 +208,17 @@ mod tests {
 
     #[test]
     fn text_is_read_whole() {
+        let _serial = serial();
         let text = "@f: fn() -> void = func\n".repeat(10_000);
         assert_eq!(read_input(text.as_bytes()).unwrap(), text.as_bytes());
+    }
+
+    /// `remove_temporaries` removes every registered temporary of the process: the tests that
+    /// write files run one at a time, so one cannot remove another's.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn dir() -> tempfile::TempDir {
@@ -222,6 +231,7 @@ mod tests {
 
     #[test]
     fn replaces_a_regular_file_and_leaves_no_temporary() {
+        let _serial = serial();
         let d = dir();
         let p = d.path().join("x.irm");
         write_file(&p, b"one").unwrap();
@@ -232,6 +242,7 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_the_destination_and_no_temporary() {
+        let _serial = serial();
         let d = dir();
         let p = d.path().join("sub");
         std::fs::create_dir_all(p.join("inner")).unwrap();
@@ -243,6 +254,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_new_file_gets_the_usual_mode_not_a_private_one() {
+        let _serial = serial();
         use std::os::unix::fs::PermissionsExt;
         let d = dir();
         let p = d.path().join("new.irm");
@@ -260,6 +272,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn registered_temporaries_are_removed_on_request() {
+        let _serial = serial();
         let d = dir();
         let f = d.path().join("t.tmp");
         let sub = d.path().join("work");
@@ -274,6 +287,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn an_existing_file_keeps_its_mode() {
+        let _serial = serial();
         use std::os::unix::fs::PermissionsExt;
         let d = dir();
         let p = d.path().join("tool");
@@ -287,6 +301,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_device_is_written_not_replaced() {
+        let _serial = serial();
         let null = Path::new("/dev/null");
         let before = std::fs::metadata(null).unwrap();
         write_file(null, b"discarded").unwrap();
@@ -298,6 +313,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_full_device_reports_the_error() {
+        let _serial = serial();
         let full = Path::new("/dev/full");
         if full.exists() {
             assert!(write_file(full, &[0u8; 1 << 16]).is_err());
@@ -308,6 +324,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_planted_symlink_is_replaced_not_followed() {
+        let _serial = serial();
         let d = dir();
         let victim = d.path().join("victim");
         std::fs::write(&victim, b"precious").unwrap();

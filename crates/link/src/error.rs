@@ -50,8 +50,8 @@ pub enum LinkError {
         message: String,
     },
     /// A `.ir` text input that does not parse (one error of possibly several).
-    #[error("{0}")]
-    Parse(String),
+    #[error("{}:{}:{}: {}", .0.file, .0.line, .0.column, .0.message)]
+    Parse(Box<irkit_text::ParseError>),
     /// A `.ir` input that parses but has no binary encoding.
     #[error("{file}: cannot encode: {message}")]
     Encode {
@@ -178,7 +178,7 @@ pub enum LinkError {
     Specialize(String),
     /// The linked module fails verification: a bug in the linker or in the inputs' contents
     /// that only shows once linked (one verifier message).
-    #[error("internal error: the linked module does not verify: {0}")]
+    #[error("the linked program does not verify: {0}")]
     Verify(String),
     /// The linked module cannot be encoded or built (a linker bug).
     #[error("internal error: {0}")]
@@ -209,3 +209,16 @@ impl fmt::Display for LinkErrors {
 }
 
 impl std::error::Error for LinkErrors {}
+
+impl LinkError {
+    /// The problem as a tool shows it: `error: ` and the one line of `Display`, or for a parse
+    /// error `file:line:col: error: message` followed by the source line and a caret under the
+    /// column, as every other tool renders parse errors
+    /// ([`ParseError::render`](irkit_text::ParseError::render)).
+    pub fn render(&self) -> String {
+        match self {
+            LinkError::Parse(e) => e.render(),
+            _ => format!("error: {self}"),
+        }
+    }
+}

@@ -72,10 +72,13 @@ impl Input {
         }
         match std::str::from_utf8(bytes) {
             Ok(text) => Input::from_text(name, text),
-            Err(e) => Err(LinkErrors(vec![LinkError::Parse(format!(
-                "{name}: error: neither a binary module nor UTF-8 text (invalid byte at offset {})",
-                e.valid_up_to()
-            ))])),
+            Err(e) => Err(LinkErrors(vec![LinkError::Io {
+                file: name.to_string(),
+                message: format!(
+                    "neither a binary module nor UTF-8 text (invalid byte at offset {})",
+                    e.valid_up_to()
+                ),
+            }])),
         }
     }
 
@@ -85,7 +88,7 @@ impl Input {
             LinkErrors(
                 errs.errors()
                     .iter()
-                    .map(|e| LinkError::Parse(e.to_string()))
+                    .map(|e| LinkError::Parse(Box::new(e.clone())))
                     .collect(),
             )
         })?;

@@ -17,15 +17,17 @@ pub(crate) struct Name {
 }
 
 impl Name {
-    /// The name as written in messages (`%x`, `%"a b"`, `%3`).
+    /// The name as written, for messages (`%x`, `%"a b"`, `%3`): at most 64 characters of it,
+    /// control characters escaped (see [`excerpt`](crate::error::excerpt)).
     pub(crate) fn display(&self) -> String {
+        let mut s = String::new();
         if self.anon {
-            format!("{}{}", self.sigil, self.text)
+            s.push(self.sigil);
+            s.push_str(&self.text);
         } else {
-            let mut s = String::new();
             crate::literal::write_name(&mut s, self.sigil, &self.text);
-            s
         }
+        crate::error::excerpt(&s, 64)
     }
 }
 

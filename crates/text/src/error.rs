@@ -15,6 +15,24 @@ pub struct Pos {
     pub col: u32,
 }
 
+/// At most `max` characters of `text` for a message, control characters escaped (`\n`,
+/// `\u{7}`, …; a tab too, so a message stays on one line), and `…` when it was cut.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (k, c) in text.chars().enumerate() {
+        if k == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// One error found while reading a `.ir` text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
@@ -26,8 +44,50 @@ pub struct ParseError {
     pub column: u32,
     /// What was expected and what was found, e.g. "expected `,` or end of line, found `%x`".
     pub message: String,
-    /// The text of the source line the error is on (without its line break), for rendering.
+    /// The part of the source line the error is on, for rendering: the whole line when it is
+    /// short, else a window of at most [`WINDOW`] characters around the column, cut ends
+    /// marked `…`; control characters but tabs are escaped (`\u{1b}`), so a message never
+    /// carries raw terminal codes.
     pub source_line: String,
+    /// The 1-based column of the error within [`source_line`](Self::source_line), in `char`s
+    /// (where the caret goes).
+    pub caret: u32,
+}
+
+/// The most characters of a source line an error quotes.
+pub const WINDOW: usize = 100;
+
+/// The part of `line` an error at 1-based `column` quotes, and the caret's column in it.
+fn window(line: &str, column: u32) -> (String, u32) {
+    let col = column.saturating_sub(1) as usize;
+    let len = line.chars().count();
+    // Start so that the column sits a third of the way in (or at its place in a short line).
+    let start = if len <= WINDOW {
+        0
+    } else {
+        col.saturating_sub(WINDOW / 3).min(len - WINDOW)
+    };
+    let mut out = String::new();
+    let mut caret = 1u32;
+    if start > 0 {
+        out.push('…');
+        caret += 1;
+    }
+    for (k, c) in line.chars().enumerate().skip(start).take(WINDOW) {
+        let piece: String = if c.is_control() && c != '\t' {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        if k < col {
+            caret += piece.chars().count() as u32;
+        }
+        out.push_str(&piece);
+    }
+    if start + WINDOW < len {
+        out.push('…');
+    }
+    (out, caret)
 }
 
 impl ParseError {
@@ -45,7 +105,7 @@ impl ParseError {
         let line: String = self.source_line.chars().filter(|c| *c != '\r').collect();
         out.push_str(&line);
         out.push('\n');
-        for c in line.chars().take(self.column.saturating_sub(1) as usize) {
+        for c in line.chars().take(self.caret.saturating_sub(1) as usize) {
             out.push(if c == '\t' { '\t' } else { ' ' });
         }
         out.push('^');
@@ -124,7 +184,6 @@ impl Diags {
     pub(crate) fn finish(mut self, file: &str, source: &str) -> ParseErrors {
         self.list.sort_by_key(|(p, _)| *p);
         self.list.dedup();
-        let lines: Vec<&str> = source.split('\n').collect();
         let mut out = Vec::new();
         for (i, (pos, msg)) in self.list.into_iter().enumerate() {
             let msg = if i == MAX_ERRORS {
@@ -132,16 +191,18 @@ impl Diags {
             } else {
                 msg
             };
-            let source_line = lines
-                .get(pos.line.saturating_sub(1) as usize)
-                .map(|l| l.trim_end_matches('\r').to_string())
-                .unwrap_or_default();
+            let full = source
+                .split('\n')
+                .nth(pos.line.saturating_sub(1) as usize)
+                .map_or("", |l| l.trim_end_matches('\r'));
+            let (source_line, caret) = window(full, pos.col);
             out.push(ParseError {
                 file: file.to_string(),
                 line: pos.line,
                 column: pos.col,
                 message: msg,
                 source_line,
+                caret,
             });
             if i == MAX_ERRORS {
                 break;

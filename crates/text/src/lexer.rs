@@ -1,6 +1,8 @@
-//! The lexer: source text to tokens with positions.
+//! The lexer: source text to tokens with positions, on demand.
 //!
-//! Whitespace is dropped and comments (`;` to end of line) are set apart (the formatter keeps
+//! It reads the source in place (byte offsets, no copy) and hands out one token at a time
+//! ([`Lexer::next_token`]): the parser keeps only a few tokens of lookahead, so lexing holds
+//! no memory proportional to the input beyond the comments it sets apart. Whitespace is dropped and comments (`;` to end of line) are set apart (the formatter keeps
 //! them, see [`crate::trivia`]); each token records whether it is the first on its line, which
 //! the parser needs for the few places where line ends matter (the end of a statement and of a
 //! block label).
@@ -76,35 +78,44 @@ pub(crate) struct Comment {
     pub(crate) own_line: bool,
 }
 
-/// A token with its position and source spelling.
+/// A token with its position and where it is in the source.
 #[derive(Clone, Debug)]
 pub(crate) struct Token {
     pub(crate) tok: Tok,
     pub(crate) pos: Pos,
     /// Whether this is the first token on its line.
     pub(crate) line_start: bool,
-    /// The source text (shortened), for messages.
-    pub(crate) text: String,
+    /// Its byte range in the source, for messages.
+    pub(crate) span: (usize, usize),
 }
 
 impl Token {
-    /// How the token is named in messages: `` `text` `` or "end of file".
-    pub(crate) fn describe(&self) -> String {
+    /// How the token is named in messages: `` `text` `` (at most 32 characters of it, control
+    /// characters escaped) or "end of file".
+    pub(crate) fn describe(&self, source: &str) -> String {
         match self.tok {
             Tok::Eof => "end of file".to_string(),
-            _ => format!("`{}`", self.text),
+            _ => {
+                let text = source.get(self.span.0..self.span.1).unwrap_or("");
+                format!("`{}`", crate::error::excerpt(text, 32))
+            }
         }
     }
 }
 
-struct Lexer<'d> {
-    chars: Vec<char>,
+/// The lexer over one source text.
+pub(crate) struct Lexer<'s, 'd> {
+    src: &'s str,
+    /// Byte offset of the next character.
     i: usize,
     line: u32,
     col: u32,
     line_start: bool,
-    diags: &'d mut Diags,
-    out: Vec<Token>,
+    pub(crate) diags: &'d mut Diags,
+    /// Tokens lexed but not yet handed out (a step can make at most one).
+    out: Option<Token>,
+    /// The end-of-file token, once reached (handed out again on every later call).
+    eof: Option<Token>,
     comments: Vec<Comment>,
 }
 
@@ -116,33 +127,71 @@ pub(crate) fn lex(source: &str, diags: &mut Diags) -> Vec<Token> {
 
 /// Splits `source` into tokens (always ending with [`Tok::Eof`]) and comments, each in source
 /// order; lexical errors go to `diags`.
+#[cfg(test)]
 pub(crate) fn lex_with_comments(source: &str, diags: &mut Diags) -> (Vec<Token>, Vec<Comment>) {
-    let mut lx = Lexer {
-        chars: source.chars().collect(),
-        i: 0,
-        line: 1,
-        col: 1,
-        line_start: true,
-        diags,
-        out: Vec::new(),
-        comments: Vec::new(),
-    };
-    lx.run();
-    (lx.out, lx.comments)
+    let mut lx = Lexer::new(source, diags);
+    let mut out = Vec::new();
+    loop {
+        let t = lx.next_token();
+        let end = t.tok == Tok::Eof;
+        out.push(t);
+        if end {
+            break;
+        }
+    }
+    (out, lx.into_comments())
 }
 
-impl Lexer<'_> {
+impl<'s, 'd> Lexer<'s, 'd> {
+    pub(crate) fn new(src: &'s str, diags: &'d mut Diags) -> Lexer<'s, 'd> {
+        Lexer {
+            src,
+            i: 0,
+            line: 1,
+            col: 1,
+            line_start: true,
+            diags,
+            out: None,
+            eof: None,
+            comments: Vec::new(),
+        }
+    }
+
+    /// The source text.
+    pub(crate) fn source(&self) -> &'s str {
+        self.src
+    }
+
+    /// The comments met so far, in source order.
+    pub(crate) fn into_comments(self) -> Vec<Comment> {
+        self.comments
+    }
+
+    /// The next token; [`Tok::Eof`] at the end (or once the error cap is reached), and again
+    /// on every later call.
+    pub(crate) fn next_token(&mut self) -> Token {
+        loop {
+            if let Some(t) = self.out.take() {
+                return t;
+            }
+            if let Some(t) = &self.eof {
+                return t.clone();
+            }
+            self.step();
+        }
+    }
+
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.i).copied()
+        self.src.get(self.i..)?.chars().next()
     }
 
     fn peek_at(&self, k: usize) -> Option<char> {
-        self.chars.get(self.i + k).copied()
+        self.src.get(self.i..)?.chars().nth(k)
     }
 
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
-        self.i += 1;
+        self.i += c.len_utf8();
         if c == '\n' {
             self.line += 1;
             self.col = 1;
@@ -160,35 +209,29 @@ impl Lexer<'_> {
     }
 
     fn starts_with(&self, s: &str) -> bool {
-        s.chars()
-            .enumerate()
-            .all(|(k, c)| self.peek_at(k) == Some(c))
+        self.src
+            .get(self.i..)
+            .is_some_and(|rest| rest.starts_with(s))
     }
 
     fn push(&mut self, tok: Tok, pos: Pos, start: usize) {
-        let text: String = self.chars[start..self.i.min(self.chars.len())]
-            .iter()
-            .take(32)
-            .collect();
-        let text = if self.i - start > 32 {
-            format!("{text}…")
-        } else {
-            text
-        };
-        self.out.push(Token {
+        let t = Token {
             tok,
             pos,
             line_start: self.line_start,
-            text,
-        });
+            span: (start, self.i),
+        };
+        if t.tok == Tok::Eof {
+            self.eof = Some(t);
+        } else {
+            self.out = Some(t);
+        }
         self.line_start = false;
     }
 
-    fn run(&mut self) {
-        while let Some(c) = self.peek() {
-            if self.diags.full() {
-                break;
-            }
+    /// Reads whitespace, one comment, one token or one malformed token (reported).
+    fn step(&mut self) {
+        if let Some(c) = self.peek().filter(|_| !self.diags.full()) {
             match c {
                 '\n' => {
                     self.bump();
@@ -214,6 +257,7 @@ impl Lexer<'_> {
                 }
                 _ => self.token(),
             }
+            return;
         }
         let pos = self.pos();
         let start = self.i;
@@ -500,7 +544,7 @@ impl Lexer<'_> {
             junk = true;
             self.bump();
         }
-        let spelled: String = self.chars[start..self.i].iter().take(40).collect();
+        let spelled = crate::error::excerpt(&self.src[start..self.i], 40);
         if junk || (hex && text.is_empty()) {
             self.diags
                 .push(pos, format!("malformed number literal `{spelled}`"));

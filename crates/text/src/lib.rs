@@ -29,7 +29,7 @@ mod parser;
 mod printer;
 mod trivia;
 
-pub use error::{MAX_ERRORS, ParseError, ParseErrors, Pos};
+pub use error::{MAX_ERRORS, ParseError, ParseErrors, Pos, WINDOW};
 pub use names::{MAX_INLINE_DEPTH, Names};
 pub use parser::MAX_DEPTH;
 pub use printer::{print, print_annotated, print_inst, print_inst_with, print_with_trivia};
@@ -39,7 +39,52 @@ use irkit_core::Module;
 
 /// Parses a whole `.ir` file. `file_name` is only used in error messages.
 pub fn parse(source: &str, file_name: &str) -> Result<Module, ParseErrors> {
-    parse_with_trivia(source, file_name).map(|(m, _)| m)
+    let mut diags = error::Diags::default();
+    let (file, _, _) = parser::parse_source(source, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags.finish(file_name, source));
+    }
+    lower::lower(&file, diags, false)
+        .map(|l| l.module)
+        .map_err(|d| d.finish(file_name, source))
+}
+
+/// Where the instructions of a parsed module were written: for messages about a module that
+/// came from text (a verifier error, say) to name the line and column as well as the place.
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    positions: std::collections::HashMap<irkit_core::Inst, Pos>,
+}
+
+impl SourceMap {
+    /// The position of `inst`'s statement (its result name, else its opcode), if `inst` was
+    /// written in the text (types, constants and name hints were not).
+    pub fn pos(&self, inst: irkit_core::Inst) -> Option<Pos> {
+        self.positions.get(&inst).copied()
+    }
+}
+
+/// Parses like [`parse`] (the same module, instruction for instruction), also returning where
+/// each instruction was written.
+pub fn parse_with_source_map(
+    source: &str,
+    file_name: &str,
+) -> Result<(Module, SourceMap), ParseErrors> {
+    let mut diags = error::Diags::default();
+    let (file, _, _) = parser::parse_source(source, &mut diags);
+    if !diags.is_empty() {
+        return Err(diags.finish(file_name, source));
+    }
+    lower::lower(&file, diags, true)
+        .map(|l| {
+            (
+                l.module,
+                SourceMap {
+                    positions: l.positions,
+                },
+            )
+        })
+        .map_err(|d| d.finish(file_name, source))
 }
 
 /// Parses a whole `.ir` file like [`parse`], also returning its comments and blank lines
@@ -49,13 +94,12 @@ pub fn parse(source: &str, file_name: &str) -> Result<Module, ParseErrors> {
 /// `spec/text.md`, "Comments and formatting".
 pub fn parse_with_trivia(source: &str, file_name: &str) -> Result<(Module, Trivia), ParseErrors> {
     let mut diags = error::Diags::default();
-    let (tokens, comments) = lexer::lex_with_comments(source, &mut diags);
-    let file = parser::parse_tokens(&tokens, &mut diags);
+    let (file, comments, eof) = parser::parse_source(source, &mut diags);
     if !diags.is_empty() {
         return Err(diags.finish(file_name, source));
     }
-    let (module, created) = lower::lower(&file, diags).map_err(|d| d.finish(file_name, source))?;
-    let eof = tokens.last().map_or(Pos::default(), |t| t.pos);
+    let lowered = lower::lower(&file, diags, true).map_err(|d| d.finish(file_name, source))?;
+    let (module, created) = (lowered.module, lowered.created);
     let trivia = trivia::collect(&file, &comments, source, &created, eof);
     Ok((module, trivia))
 }

@@ -48,23 +48,37 @@ struct Lower<'a> {
     scopes: Vec<HashMap<&'a Name, (Binding, Pos)>>,
     hoists: Vec<HoistDef<'a>>,
     pending: Vec<(Inst, &'a Stmt, ScopeId)>,
-    /// The instruction created for each statement ([`Stmt::id`]) that created one.
-    created: HashMap<usize, Inst>,
+    /// The instruction created for each statement ([`Stmt::id`]) that created one; only kept
+    /// when asked for (comment attachment needs it).
+    created: Option<HashMap<usize, Inst>>,
+    /// Where each created instruction was written (its result name, else its opcode); kept
+    /// with `created`.
+    positions: HashMap<Inst, Pos>,
     /// Names by how they print: (scope, is a block label, text) -> (as written, where).
-    printed: HashMap<(ScopeId, bool, String), (String, Pos)>,
+    printed: HashMap<(ScopeId, bool, &'a str), (&'a Name, Pos)>,
+}
+
+/// What [`lower`] builds.
+pub(crate) struct Lowered {
+    pub(crate) module: Module,
+    /// The instruction created for each statement, by [`Stmt::id`] (when asked for).
+    pub(crate) created: HashMap<usize, Inst>,
+    /// Where each created instruction was written (when asked for).
+    pub(crate) positions: HashMap<Inst, Pos>,
 }
 
 /// Builds the module for `file`, with the instruction created for each statement (by
 /// [`Stmt::id`]; types, constants and `#![…]` entries create none); on any error, returns
 /// the diagnostics instead.
-pub(crate) fn lower(file: &File, diags: Diags) -> Result<(Module, HashMap<usize, Inst>), Diags> {
+pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Lowered, Diags> {
     let mut lw = Lower {
         m: Module::new(),
         diags,
         scopes: vec![HashMap::new()],
         hoists: Vec::new(),
         pending: Vec::new(),
-        created: HashMap::new(),
+        created: keep_created.then(HashMap::new),
+        positions: HashMap::new(),
         printed: HashMap::new(),
     };
     let root = lw.m.root();
@@ -79,7 +93,11 @@ pub(crate) fn lower(file: &File, diags: Diags) -> Result<(Module, HashMap<usize,
     lw.intern_hoists();
     lw.resolve_pending();
     if lw.diags.is_empty() {
-        Ok((lw.m, lw.created))
+        Ok(Lowered {
+            module: lw.m,
+            created: lw.created.unwrap_or_default(),
+            positions: lw.positions,
+        })
     } else {
         Err(lw.diags)
     }
@@ -115,18 +133,19 @@ impl<'a> Lower<'a> {
             && !name.anon
         {
             let block = scope != MODULE_SCOPE && self.m.opcode(inst) == Opcode::BLOCK;
-            let key = (scope, block, name.text.clone());
+            let key = (scope, block, name.text.as_str());
             if let Some((shown, first)) = self.printed.get(&key) {
                 let msg = format!(
-                    "`{}` is already defined as `{shown}` at {}:{} (they would print alike)",
+                    "`{}` is already defined as `{}` at {}:{} (they would print alike)",
                     name.display(),
+                    shown.display(),
                     first.line,
                     first.col
                 );
                 self.error(pos, msg);
                 return;
             }
-            self.printed.insert(key, (name.display(), pos));
+            self.printed.insert(key, (name, pos));
         }
         self.scopes[scope].insert(name, (b, pos));
     }
@@ -189,7 +208,11 @@ impl<'a> Lower<'a> {
         if let Err(e) = attached {
             return self.error(op_pos, format!("cannot build `{op}`: {e}"));
         }
-        self.created.insert(s.id, inst);
+        if let Some(created) = &mut self.created {
+            created.insert(s.id, inst);
+            let at = s.result.as_ref().map_or(op_pos, |r| r.pos);
+            self.positions.insert(inst, at);
+        }
         if let Some(r) = &s.result {
             if !r.name.anon {
                 let hint = self.m.new_inst(

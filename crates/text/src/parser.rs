@@ -8,7 +8,7 @@ use irkit_core::{FloatCC, IntCC, Opcode, PayloadKind};
 
 use crate::ast::{ConstValue, File, Name, Operand, PayloadLit, ResultDef, Stmt, StmtKind};
 use crate::error::{Diags, Pos};
-use crate::lexer::{Tok, Token};
+use crate::lexer::{Comment, Lexer, Tok, Token};
 
 /// How deeply bodies, decorations and inline types/constants may nest.
 pub const MAX_DEPTH: u32 = 256;
@@ -38,25 +38,41 @@ fn prim_type(word: &str) -> Option<Opcode> {
         .map(|(_, op)| *op)
 }
 
-struct Parser<'t, 'd> {
-    toks: &'t [Token],
-    i: usize,
-    diags: &'d mut Diags,
+/// How many tokens the parser looks ahead at most (`peek_at(k)` takes `k < LOOKAHEAD`).
+const LOOKAHEAD: usize = 3;
+
+struct Parser<'s, 'd> {
+    lx: Lexer<'s, 'd>,
+    /// The next [`LOOKAHEAD`] tokens (the lexer repeats `Eof` at the end).
+    ahead: std::collections::VecDeque<Token>,
+    /// How many tokens were consumed (progress checks in error recovery).
+    consumed: usize,
+    /// The position of the last token consumed.
+    prev: Pos,
     depth: u32,
     /// The next [`Stmt::id`].
     next_id: usize,
 }
 
-/// Parses a token stream (ending with `Eof`) into a file; errors go to `diags`.
-pub(crate) fn parse_tokens(toks: &[Token], diags: &mut Diags) -> File {
+/// Parses `source` into a file, lexing as it goes; errors go to `diags`. Also returns the
+/// comments (for trivia) and the position of the end of the input.
+pub(crate) fn parse_source(source: &str, diags: &mut Diags) -> (File, Vec<Comment>, Pos) {
+    let mut lx = Lexer::new(source, diags);
+    let ahead = (0..LOOKAHEAD).map(|_| lx.next_token()).collect();
     let mut p = Parser {
-        toks,
-        i: 0,
-        diags,
+        lx,
+        ahead,
+        consumed: 0,
+        prev: Pos::default(),
         depth: 0,
         next_id: 0,
     };
-    p.file()
+    let file = p.file();
+    while p.peek().tok != Tok::Eof {
+        p.bump();
+    }
+    let eof = p.peek().pos;
+    (file, p.lx.into_comments(), eof)
 }
 
 impl Parser<'_, '_> {
@@ -67,21 +83,31 @@ impl Parser<'_, '_> {
     }
 
     fn peek_at(&self, k: usize) -> &Token {
-        let last = self.toks.len() - 1;
-        &self.toks[(self.i + k).min(last)]
+        &self.ahead[k.min(LOOKAHEAD - 1)]
     }
 
     fn bump(&mut self) -> Token {
-        let t = self.peek().clone();
-        if self.i < self.toks.len() - 1 {
-            self.i += 1;
+        let next = self.lx.next_token();
+        self.ahead.push_back(next);
+        let t = self
+            .ahead
+            .pop_front()
+            .unwrap_or_else(|| self.lx.next_token());
+        if t.tok != Tok::Eof {
+            self.consumed += 1;
         }
+        self.prev = t.pos;
         t
     }
 
     /// The position of the last token consumed.
     fn prev_pos(&self) -> Pos {
-        self.toks[self.i.saturating_sub(1)].pos
+        self.prev
+    }
+
+    /// How `t` is named in messages.
+    fn describe(&self, t: &Token) -> String {
+        t.describe(self.lx.source())
     }
 
     /// A fresh statement id.
@@ -101,13 +127,13 @@ impl Parser<'_, '_> {
     }
 
     fn error<T>(&mut self, pos: Pos, msg: impl Into<String>) -> PResult<T> {
-        self.diags.push(pos, msg);
+        self.lx.diags.push(pos, msg);
         Err(Reported)
     }
 
     fn expected<T>(&mut self, what: &str) -> PResult<T> {
         let t = self.peek();
-        let (pos, found) = (t.pos, t.describe());
+        let (pos, found) = (t.pos, self.describe(t));
         self.error(pos, format!("expected {what}, found {found}"))
     }
 
@@ -143,7 +169,7 @@ impl Parser<'_, '_> {
                 Tok::RBrace if depth == 0 && in_body => return,
                 _ => {}
             }
-            if self.i > start && t.line_start && depth == 0 {
+            if self.consumed > start && t.line_start && depth == 0 {
                 return;
             }
             match t.tok {
@@ -168,8 +194,8 @@ impl Parser<'_, '_> {
 
     fn file(&mut self) -> File {
         let mut file = File::default();
-        while !self.is(&Tok::Eof) && !self.diags.full() {
-            let start = self.i;
+        while !self.is(&Tok::Eof) && !self.lx.diags.full() {
+            let start = self.consumed;
             let r = if self.is(&Tok::HashBang) {
                 let first = self.bump().pos;
                 self.deco_entries(&mut file.root_decos).and_then(|()| {
@@ -188,6 +214,7 @@ impl Parser<'_, '_> {
                 self.recover(start, false);
             }
         }
+        file.items.shrink_to_fit();
         file
     }
 
@@ -198,7 +225,7 @@ impl Parser<'_, '_> {
         let mut items = Vec::new();
         let mut block: Option<Stmt> = None;
         loop {
-            if self.diags.full() {
+            if self.lx.diags.full() {
                 self.leave();
                 return Err(Reported);
             }
@@ -216,16 +243,18 @@ impl Parser<'_, '_> {
                 }
                 _ => {}
             }
-            let start = self.i;
+            let start = self.consumed;
             let r = self.body_stmt(is_func, &mut items, &mut block);
             if r.is_err() {
                 self.recover(start, true);
             }
         }
         if let Some(b) = block.take() {
-            items.push(b);
+            items.push(finished_block(b));
         }
         self.leave();
+        // Bodies are final here: no spare capacity held for the rest of the parse.
+        items.shrink_to_fit();
         Ok(items)
     }
 
@@ -240,7 +269,7 @@ impl Parser<'_, '_> {
         if is_func && self.at_label() {
             let b = self.label(pos, decos)?;
             if let Some(prev) = block.replace(b) {
-                items.push(prev);
+                items.push(finished_block(prev));
             }
             return Ok(());
         }
@@ -480,19 +509,12 @@ impl Parser<'_, '_> {
         })
     }
 
-    /// Whether the tokens ahead are `%a, %b ?` or `%a !`: passive dependencies (NOIR).
+    /// Whether the tokens ahead start passive dependencies (NOIR): `%a, …` or `%a ?` /
+    /// `%a !`. Where this is asked (the start of a statement, or right after its `=`), nothing
+    /// else starts with a name followed by one of those, so two tokens decide.
     fn at_passive_deps(&self) -> bool {
-        let mut k = 0;
-        loop {
-            if !matches!(self.peek_at(k).tok, Tok::Name { .. }) {
-                return false;
-            }
-            match self.peek_at(k + 1).tok {
-                Tok::Comma => k += 2,
-                Tok::Question | Tok::Bang => return true,
-                _ => return false,
-            }
-        }
+        matches!(self.peek().tok, Tok::Name { .. })
+            && matches!(self.peek_at(1).tok, Tok::Comma | Tok::Question | Tok::Bang)
     }
 
     /// Parses any number of `%a, %b ?` / `%c !` groups into `when` / `unless` decoration
@@ -514,6 +536,9 @@ impl Parser<'_, '_> {
                 } else {
                     break;
                 }
+            }
+            if !matches!(self.peek().tok, Tok::Question | Tok::Bang) {
+                return self.expected("`,`, `?` or `!` after a dependency name");
             }
             let mark = self.bump();
             let op = if mark.tok == Tok::Bang {
@@ -649,7 +674,9 @@ impl Parser<'_, '_> {
     }
 
     /// The optional `{ body }` after an instruction's head, and the statement they make.
-    fn finish_inst(&mut self, h: InstHead) -> PResult<Stmt> {
+    fn finish_inst(&mut self, mut h: InstHead) -> PResult<Stmt> {
+        h.operands.shrink_to_fit();
+        h.decos.shrink_to_fit();
         let (body, braces) = if self.is(&Tok::LBrace) {
             let open = self.bump().pos;
             let body = self.body(open, h.op == Opcode::FUNC)?;
@@ -768,7 +795,12 @@ impl Parser<'_, '_> {
                     }
                 }
             }
-            _ => return self.error(t.pos, format!("expected a payload, found {}", t.describe())),
+            _ => {
+                return self.error(
+                    t.pos,
+                    format!("expected a payload, found {}", self.describe(&t)),
+                );
+            }
         };
         if !by_name {
             if matches!(lit, PayloadLit::Float(_) | PayloadLit::Nan(_)) {
@@ -799,7 +831,7 @@ impl Parser<'_, '_> {
         } else if kind == PayloadKind::None {
             self.error(
                 t.pos,
-                format!("`{op}` takes no payload, found {}", t.describe()),
+                format!("`{op}` takes no payload, found {}", self.describe(&t)),
             )
         } else {
             self.error(
@@ -807,7 +839,7 @@ impl Parser<'_, '_> {
                 format!(
                     "expected {} payload for `{op}`, found {}",
                     kind_name(kind),
-                    t.describe()
+                    self.describe(&t)
                 ),
             )
         }
@@ -909,7 +941,7 @@ impl Parser<'_, '_> {
                     _ => {
                         return self.error(
                             nt.pos,
-                            format!("expected the array length, found {}", nt.describe()),
+                            format!("expected the array length, found {}", self.describe(&nt)),
                         );
                     }
                 };
@@ -951,7 +983,7 @@ impl Parser<'_, '_> {
             _ => {
                 return self.error(
                     t.pos,
-                    format!("expected a constant value, found {}", t.describe()),
+                    format!("expected a constant value, found {}", self.describe(&t)),
                 );
             }
         })
@@ -967,6 +999,19 @@ fn is_const_value_start(tok: &Tok) -> bool {
 }
 
 /// Whether a decoration statement is a passive dependency (`when` or `unless`).
+/// A block opened by a label, once its last statement is in: its children take no spare
+/// capacity for the rest of the parse.
+fn finished_block(mut b: Stmt) -> Stmt {
+    if let StmtKind::Inst {
+        body: Some(children),
+        ..
+    } = &mut b.kind
+    {
+        children.shrink_to_fit();
+    }
+    b
+}
+
 fn is_passive(d: &Stmt) -> bool {
     matches!(
         d.kind,

@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     irkit_cli::signals::install();
     let args = Args::parse();
     let mut problems = Problems::new();
-    let Some(loaded) = input::load(&args.file, &mut problems) else {
+    let Some(loaded) = input::load_keeping_comments(&args.file, &mut problems) else {
         return problems.finish();
     };
     if loaded.format == input::Format::Binary {

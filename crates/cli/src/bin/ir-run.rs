@@ -54,9 +54,7 @@ fn main() -> ExitCode {
     let linked = match link_files(&args.inputs, &opts) {
         Ok(l) => l,
         Err(errors) => {
-            for e in errors.errors() {
-                problems.push(format!("error: {e}"));
-            }
+            irkit_cli::report::report_link_errors(&args.inputs, &errors, &mut problems);
             return problems.finish();
         }
     };

@@ -51,10 +51,9 @@ pub struct VerifyError {
     pub inst: Inst,
     /// What is wrong, in one line.
     pub message: String,
-    /// Name hint of `func` at verification time (for `Display`).
-    func_name: Option<String>,
-    /// Name hint of `block` at verification time (for `Display`).
-    block_name: Option<String>,
+    /// Where `inst` is, in the style of [`crate::place`], as of verification time (for
+    /// `Display`).
+    place: Option<String>,
 }
 
 impl VerifyError {
@@ -70,38 +69,20 @@ impl VerifyError {
             block,
             inst,
             message: message.into(),
-            func_name: None,
-            block_name: None,
+            place: None,
         }
     }
 }
 
-/// One line: `in @name, block ^name, inst <n>: message` (a handle such as `inst 3` where there
-/// is no name hint; the function and block parts only when there is one).
+/// One line: `in <place>: message`, the place as [`crate::place::describe`] says it (`in
+/// @f ^entry, instruction 2 (iadd %x): …`); `in #<arena index>` for an error made without a
+/// module ([`VerifyError::new`]).
 impl fmt::Display for VerifyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        let mut sep = |f: &mut fmt::Formatter<'_>| {
-            let s = if first { "in " } else { ", " };
-            first = false;
-            f.write_str(s)
-        };
-        if let Some(func) = self.func {
-            sep(f)?;
-            match &self.func_name {
-                Some(n) => write!(f, "@{n}")?,
-                None => write!(f, "func inst {}", func.index())?,
-            }
+        match &self.place {
+            Some(p) => write!(f, "in {p}: {}", self.message),
+            None => write!(f, "in #{}: {}", self.inst.index(), self.message),
         }
-        if let Some(block) = self.block {
-            sep(f)?;
-            match &self.block_name {
-                Some(n) => write!(f, "block ^{n}")?,
-                None => write!(f, "block inst {}", block.index())?,
-            }
-        }
-        sep(f)?;
-        write!(f, "inst {}: {}", self.inst.index(), self.message)
     }
 }
 
@@ -275,8 +256,7 @@ impl<'m> Cx<'m> {
             block,
             inst,
             message: message.into(),
-            func_name: func.and_then(|f| self.name_of(f)).map(str::to_owned),
-            block_name: block.and_then(|b| self.name_of(b)).map(str::to_owned),
+            place: Some(crate::place::describe(self.m, inst)),
         };
         self.errors.push((key, e));
     }

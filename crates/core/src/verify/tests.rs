@@ -1969,13 +1969,10 @@ fn display_names_func_block_and_inst() {
     let errs = verify(&m).unwrap_err();
     assert_eq!(
         errs[0].to_string(),
-        format!(
-            "in @f, block ^entry, inst {}: operand 1 has type f64, expected an integer type",
-            y.index()
-        )
+        "in @f ^entry, instruction 0 (iadd): operand 1 has type f64, expected an integer type"
     );
     let e = super::VerifyError::new(None, None, y, "x");
-    assert_eq!(e.to_string(), format!("in inst {}: x", y.index()));
+    assert_eq!(e.to_string(), format!("in #{}: x", y.index()));
 }
 
 #[test]

@@ -1,0 +1,152 @@
+//! Where an instruction is, said one way by every tool.
+//!
+//! The verifier's errors, the interpreter's traps and native code's traps all name a place as
+//! `@f ^b, instruction N (op %name)`:
+//!
+//! * `@f`: the function's (or other definition's) name hint, else its export name, else
+//!   `@#<arena index>`;
+//! * `^b`: the block's name hint, else `^bb<n>` with `n` its position among the function's
+//!   blocks;
+//! * `instruction N`: the position of the instruction in its block, 0-based, the block's
+//!   parameters not counted; then its opcode and its `%name` if it has one.
+//!
+//! Places that are not instructions of a block say what they are instead: `@f ^b, parameter
+//! N (%x)`, `@f ^b` (a block), `@f` (a definition), `pool entry (op)`, and for a decoration
+//! the place of what it decorates followed by `, decoration (op)`.
+//!
+//! Every lookup is checked: a place can be described in any module, even one the verifier is
+//! about to refuse (dangling handles, broken parent links).
+
+use crate::{Inst, InstData, Module, Opcode};
+
+fn live(m: &Module, i: Inst) -> Option<&InstData> {
+    m.get(i).filter(|d| !d.is_dead())
+}
+
+/// The name hint of `i`, if it has one (checked lookups only).
+fn name_hint(m: &Module, i: Inst) -> Option<&str> {
+    live(m, i)?.decorations().iter().find_map(|&d| {
+        let dd = live(m, d)?;
+        (dd.opcode() == Opcode::NAME_HINT)
+            .then(|| dd.payload().as_str())
+            .flatten()
+            .filter(|s| !s.is_empty())
+    })
+}
+
+/// `@name` of a definition: its name hint, else its export name, else `@#<arena index>`.
+pub fn def_label(m: &Module, def: Inst) -> String {
+    let export = || {
+        live(m, def)?.decorations().iter().find_map(|&d| {
+            let dd = live(m, d)?;
+            (dd.opcode() == Opcode::EXPORT)
+                .then(|| dd.payload().as_str())
+                .flatten()
+        })
+    };
+    name_hint(m, def)
+        .or_else(export)
+        .map_or_else(|| format!("@#{}", def.index()), |n| format!("@{n}"))
+}
+
+/// `^name` of a block of `func`: its name hint, else `^bb<n>` with `n` its position among the
+/// function's blocks (`^bb?` if it is not one of them).
+pub fn block_label(m: &Module, func: Inst, block: Inst) -> String {
+    if let Some(n) = name_hint(m, block) {
+        return format!("^{n}");
+    }
+    let position = live(m, func).and_then(|f| {
+        f.children()
+            .iter()
+            .filter(|&&c| live(m, c).is_some_and(|d| d.opcode() == Opcode::BLOCK))
+            .position(|&c| c == block)
+    });
+    position.map_or_else(|| "^bb?".to_string(), |n| format!("^bb{n}"))
+}
+
+/// `instruction N (op %name)` for an instruction at position `n` of its block.
+pub fn instruction_label(m: &Module, inst: Inst, n: usize) -> String {
+    let op = live(m, inst).map_or_else(|| "?".to_string(), |d| op_name(d.opcode()));
+    match name_hint(m, inst) {
+        Some(name) => format!("instruction {n} ({op} %{name})"),
+        None => format!("instruction {n} ({op})"),
+    }
+}
+
+fn op_name(op: Opcode) -> String {
+    op.name()
+        .map_or_else(|| format!("#{}", op.0), str::to_string)
+}
+
+/// The place of `inst`, as described in the module documentation.
+pub fn describe(m: &Module, inst: Inst) -> String {
+    describe_inner(m, inst, true)
+}
+
+/// [`describe`]; `deco` says whether a decoration is described by its owner's place (one
+/// level only: nothing here follows parents without bound).
+fn describe_inner(m: &Module, inst: Inst, deco: bool) -> String {
+    let Some(d) = live(m, inst) else {
+        return format!("#{} (not an instruction of the module)", inst.index());
+    };
+    if d.opcode().is_hoistable() {
+        return format!("pool entry ({})", op_name(d.opcode()));
+    }
+    let parent = d.parent().and_then(|p| live(m, p).map(|pd| (p, pd)));
+    let Some((p, pd)) = parent else {
+        return def_label(m, inst);
+    };
+    if pd.decorations().contains(&inst) {
+        let owner = if deco {
+            describe_inner(m, p, false)
+        } else {
+            format!("#{}", p.index())
+        };
+        return format!("{owner}, decoration ({})", op_name(d.opcode()));
+    }
+    match (d.opcode(), pd.opcode()) {
+        (Opcode::BLOCK, _) => format!("{} {}", def_label(m, p), block_label(m, p, inst)),
+        (Opcode::PARAM, Opcode::BLOCK) => {
+            let n = pd
+                .children()
+                .iter()
+                .filter(|&&c| live(m, c).is_some_and(|x| x.opcode() == Opcode::PARAM))
+                .position(|&c| c == inst)
+                .unwrap_or(0);
+            let name = name_hint(m, inst).map_or_else(String::new, |s| format!(" (%{s})"));
+            format!("{}, parameter {n}{name}", block_place(m, p))
+        }
+        (_, Opcode::BLOCK) => {
+            let n = pd
+                .children()
+                .iter()
+                .filter(|&&c| live(m, c).is_some_and(|x| x.opcode() != Opcode::PARAM))
+                .position(|&c| c == inst)
+                .unwrap_or(0);
+            format!("{}, {}", block_place(m, p), instruction_label(m, inst, n))
+        }
+        (_, Opcode::MODULE) => def_label(m, inst),
+        (_, parent_op) => {
+            // Inside something without blocks (a proc, a generic, an interface, …): its
+            // position among that parent's children.
+            let n = pd.children().iter().position(|&c| c == inst).unwrap_or(0);
+            let owner = if pd
+                .parent()
+                .is_some_and(|g| live(m, g).is_some_and(|gd| gd.opcode() == Opcode::MODULE))
+            {
+                def_label(m, p)
+            } else {
+                format!("{} ({})", def_label(m, p), op_name(parent_op))
+            };
+            format!("{owner}, {}", instruction_label(m, inst, n))
+        }
+    }
+}
+
+/// The place of a block: `@f ^b`.
+fn block_place(m: &Module, block: Inst) -> String {
+    match live(m, block).and_then(|b| b.parent()) {
+        Some(f) => format!("{} {}", def_label(m, f), block_label(m, f, block)),
+        None => format!("@#? ^#{}", block.index()),
+    }
+}

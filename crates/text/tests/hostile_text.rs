@@ -1,0 +1,158 @@
+//! Text no one on the team wrote: long lines, control bytes, endless nesting and token soup.
+//! Messages quote a short window of the line with control characters escaped, and the parser's
+//! memory stays within a small multiple of the input (it holds a few tokens of lookahead, never
+//! the whole token stream).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Counts live and peak heap bytes, so a test can bound what parsing holds at once.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// The tests of this file run one at a time: the counters are process-wide.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[allow(unsafe_code)]
+// SAFETY: every call is forwarded to the system allocator unchanged; only counters are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+            let now = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// The most heap bytes held at once while parsing `source`, beyond what was live before.
+fn peak_parsing(source: &str) -> usize {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let r = irkit_text::parse(source, "big.ir");
+    let peak = PEAK.load(Ordering::Relaxed) - base;
+    drop(r);
+    peak
+}
+
+#[test]
+fn a_megabyte_of_open_parens_is_parsed_in_a_few_times_its_size() {
+    let _serial = serial();
+    let source = "(".repeat(1 << 20);
+    let peak = peak_parsing(&source);
+    assert!(
+        peak <= 4 * source.len(),
+        "{peak} bytes held for a {}-byte input",
+        source.len()
+    );
+}
+
+#[test]
+fn a_long_line_of_junk_tokens_is_parsed_in_a_few_times_its_size() {
+    let _serial = serial();
+    // Every token is an error or a skipped token of a failed statement: nothing is kept.
+    let source = "} ) ] = , -> ".repeat(1 << 16) + "\n" + &"@x = 1 2 3 4 ".repeat(1 << 16);
+    let peak = peak_parsing(&source);
+    assert!(
+        peak <= 4 * source.len(),
+        "{peak} bytes held for a {}-byte input",
+        source.len()
+    );
+}
+
+#[test]
+fn an_error_on_a_long_line_quotes_a_window_of_it() {
+    let _serial = serial();
+    let mut source = "@f: fn() -> i32 = func {\n^e:\n  %v: i32 = iadd ".to_string();
+    source.push_str(&"i32 1, ".repeat(100_000));
+    source.push_str("$\n  ret %v\n}\n");
+    let errors = irkit_text::parse(&source, "long.ir").unwrap_err();
+    let rendered = errors.render();
+    assert!(
+        rendered.len() < 1_000,
+        "{} bytes of rendering:\n{}",
+        rendered.len(),
+        &rendered[..rendered.len().min(2_000)]
+    );
+    let first = &errors.errors()[0];
+    assert!(first.source_line.chars().count() <= irkit_text::WINDOW + 2);
+    assert!(first.source_line.starts_with('…'), "{}", first.source_line);
+    // The caret points at the character the column names.
+    let at: String = first
+        .source_line
+        .chars()
+        .skip(first.caret as usize - 1)
+        .take(2)
+        .collect();
+    let line = source.lines().nth(first.line as usize - 1).unwrap();
+    let expected: String = line
+        .chars()
+        .skip(first.column as usize - 1)
+        .take(2)
+        .collect();
+    assert_eq!(at, expected, "{}", first.render());
+}
+
+#[test]
+fn control_characters_never_reach_a_message_raw() {
+    let _serial = serial();
+    let source = "@f: fn() -> i32 = func {\n^e:\n  ret i32 \u{1b}[2J\u{7} %\u{0}x\n}\n";
+    let errors = irkit_text::parse(source, "esc.ir").unwrap_err();
+    for e in errors.errors() {
+        let text = e.render();
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{text:?}"
+        );
+    }
+    assert!(errors.render().contains("\\u{1b}"), "{}", errors.render());
+}
+
+#[test]
+fn a_long_name_is_quoted_short() {
+    let _serial = serial();
+    let long = "n".repeat(100_000);
+    let source = format!("@f: fn() -> i32 = func {{\n^e:\n  ret %{long}\n}}\n");
+    let errors = irkit_text::parse(&source, "name.ir").unwrap_err();
+    let message = &errors.errors()[0].message;
+    assert!(message.contains("undefined name"), "{message}");
+    assert!(
+        message.len() < 200,
+        "{} bytes: {message:.200}",
+        message.len()
+    );
+}
+
+#[test]
+fn the_same_input_gives_the_same_messages() {
+    let _serial = serial();
+    let source = "@a: fn( -> = func {\n ^x(%y: i32 \n  %z = iadd %y, @q\n ret\n}\n#[junk(\"\\q\")] @b: i8 = global_var i8 300\n";
+    let one = irkit_text::parse(source, "same.ir").unwrap_err().render();
+    let two = irkit_text::parse(source, "same.ir").unwrap_err().render();
+    assert_eq!(one, two);
+}
