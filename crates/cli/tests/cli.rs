@@ -466,3 +466,24 @@ fn dev_zero_is_refused_at_once_by_every_tool() {
         );
     }
 }
+
+/// Counts in messages agree with their nouns ("1 parameters" was printed).
+#[test]
+fn messages_say_1_parameter_not_1_parameters() {
+    let dir = temp_dir("plural");
+    let p = dir.join("p1.ir");
+    std::fs::write(
+        &p,
+        "#[export(\"main\")]\n@main: fn(i32) -> i32 = func {\n^e(%x: i32):\n  ret %x\n}\n",
+    )
+    .unwrap();
+    let p = p.to_str().unwrap();
+    let jit = stderr(&run("ir-run", &[p], None));
+    assert!(
+        jit.contains("main takes 1 parameter; an entry takes none"),
+        "{jit}"
+    );
+    let interp = stderr(&run("ir-run", &["--interp", p], None));
+    assert!(interp.contains("expected 1 argument, got 0"), "{interp}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

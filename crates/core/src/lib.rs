@@ -38,6 +38,7 @@ pub mod entity;
 pub mod equiv;
 pub mod error;
 pub mod intern;
+pub mod message;
 pub mod module;
 pub mod noir;
 pub mod opcode;

@@ -124,9 +124,9 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
     let ops = m.operands(fty);
     if ops.len() != 1 {
         return Err(entry_err(format!(
-            "{} takes {} parameters; an entry takes none",
+            "{} takes {}; an entry takes none",
             export,
-            ops.len().saturating_sub(1)
+            irkit_core::message::count(ops.len().saturating_sub(1), "parameter")
         )));
     }
     let ret = ops[0];

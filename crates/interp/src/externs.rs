@@ -51,7 +51,8 @@ pub(crate) fn call(
             Ok(())
         } else {
             Err(bad(&format!(
-                "takes {n} arguments, declared with {}",
+                "takes {}, declared with {}",
+                irkit_core::message::count(n, "argument"),
                 args.len()
             )))
         }

@@ -188,8 +188,8 @@ impl<'m> Interpreter<'m> {
         let info = &self.prog.funcs[f as usize];
         if info.params.len() != args.len() {
             return Err(Trap::new(TrapKind::BadCall(format!(
-                "expected {} arguments, got {}",
-                info.params.len(),
+                "expected {}, got {}",
+                irkit_core::message::count(info.params.len(), "argument"),
                 args.len()
             ))));
         }

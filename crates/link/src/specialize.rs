@@ -183,9 +183,9 @@ impl Pass<'_> {
         let params = self.m.operands(g).to_vec();
         if params.len() != args.len() {
             return Err(LinkError::Specialize(format!(
-                "{} passes {} arguments, the generic takes {}",
+                "{} passes {}, the generic takes {}",
                 self.label(s),
-                args.len(),
+                irkit_core::message::count(args.len(), "argument"),
                 params.len()
             )));
         }

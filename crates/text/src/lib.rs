@@ -99,7 +99,8 @@ pub fn parse_with_trivia(source: &str, file_name: &str) -> Result<(Module, Trivi
         return Err(diags.finish(file_name, source));
     }
     let lowered = lower::lower(&file, diags, true).map_err(|d| d.finish(file_name, source))?;
-    let (module, created) = (lowered.module, lowered.created);
-    let trivia = trivia::collect(&file, &comments, source, &created, eof);
+    let (module, created, numbers) = (lowered.module, lowered.created, lowered.numbers);
+    let mut trivia = trivia::collect(&file, &comments, source, &created, eof);
+    trivia.numbers = numbers;
     Ok((module, trivia))
 }

@@ -54,6 +54,8 @@ struct Lower<'a> {
     /// Where each created instruction was written (its result name, else its opcode); kept
     /// with `created`.
     positions: HashMap<Inst, Pos>,
+    /// The digits of each value named by number (`%2`); kept with `created`.
+    numbers: HashMap<Inst, String>,
     /// Names by how they print: (scope, is a block label, text) -> (as written, where).
     printed: HashMap<(ScopeId, bool, &'a str), (&'a Name, Pos)>,
 }
@@ -65,6 +67,8 @@ pub(crate) struct Lowered {
     pub(crate) created: HashMap<usize, Inst>,
     /// Where each created instruction was written (when asked for).
     pub(crate) positions: HashMap<Inst, Pos>,
+    /// The digits of each value named by number (`%2`), when asked for.
+    pub(crate) numbers: HashMap<Inst, String>,
 }
 
 /// Builds the module for `file`, with the instruction created for each statement (by
@@ -79,6 +83,7 @@ pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Low
         pending: Vec::new(),
         created: keep_created.then(HashMap::new),
         positions: HashMap::new(),
+        numbers: HashMap::new(),
         printed: HashMap::new(),
     };
     let root = lw.m.root();
@@ -97,6 +102,7 @@ pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Low
             module: lw.m,
             created: lw.created.unwrap_or_default(),
             positions: lw.positions,
+            numbers: lw.numbers,
         })
     } else {
         Err(lw.diags)
@@ -212,6 +218,9 @@ impl<'a> Lower<'a> {
             created.insert(s.id, inst);
             let at = s.result.as_ref().map_or(op_pos, |r| r.pos);
             self.positions.insert(inst, at);
+            if let Some(r) = s.result.as_ref().filter(|r| r.name.anon) {
+                self.numbers.insert(inst, r.name.text.clone());
+            }
         }
         if let Some(r) = &s.result {
             if !r.name.anon {

@@ -38,7 +38,14 @@ pub struct Names {
 impl Names {
     /// Computes the table for `m`.
     pub fn new(m: &Module) -> Names {
-        Builder::new(m).build()
+        Builder::new(m, None).build()
+    }
+
+    /// Like [`Names::new`], but an unnamed value that `numbers` gives digits for (the `%2` or
+    /// `^7` its source wrote) is called by them rather than by its position; the others are
+    /// numbered around them. For a formatter, which keeps the names the source wrote.
+    pub(crate) fn with_numbers(m: &Module, numbers: &HashMap<Inst, String>) -> Names {
+        Builder::new(m, Some(numbers)).build()
     }
 
     /// The printed reference of `inst` (`%x`, `@fib`, `^loop`, `%3`, `%"a b"`), if it has one.
@@ -103,6 +110,8 @@ fn plain_hint(m: &Module, inst: Inst, referenced: &HashSet<Inst>) -> Option<Stri
 
 struct Builder<'m> {
     m: &'m Module,
+    /// The digits the source wrote for unnamed values, when they are kept.
+    numbers: Option<&'m HashMap<Inst, String>>,
     tree: Vec<Inst>,
     referenced: HashSet<Inst>,
     inline: HashMap<Inst, bool>,
@@ -110,9 +119,10 @@ struct Builder<'m> {
 }
 
 impl<'m> Builder<'m> {
-    fn new(m: &'m Module) -> Self {
+    fn new(m: &'m Module, numbers: Option<&'m HashMap<Inst, String>>) -> Self {
         Builder {
             m,
+            numbers,
             tree: m.walk(),
             referenced: HashSet::new(),
             inline: HashMap::new(),
@@ -428,6 +438,18 @@ impl<'m> Builder<'m> {
             .collect();
         let mut used: HashSet<(char, String)> = HashSet::new();
         let mut counters: HashMap<char, u64> = HashMap::new();
+        // The numbers the source wrote, kept (a formatter's names); the other unnamed values
+        // are numbered around them.
+        let source_number = |i: &Inst| {
+            self.numbers
+                .and_then(|n| n.get(i))
+                .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        };
+        let kept: HashSet<(char, &str)> = scope
+            .iter()
+            .filter(|(_, _, n)| n.is_none())
+            .filter_map(|(i, s, _)| source_number(i).map(|d| (*s, d.as_str())))
+            .collect();
         let mut out = Vec::with_capacity(scope.len());
         for (i, sigil, desired) in &scope {
             let text = match desired {
@@ -445,12 +467,18 @@ impl<'m> Builder<'m> {
                     write_name(&mut s, *sigil, &pick);
                     s
                 }
-                None => {
-                    let c = counters.entry(*sigil).or_insert(0);
-                    let s = format!("{sigil}{c}");
-                    *c += 1;
-                    s
-                }
+                None => match source_number(i) {
+                    Some(d) => format!("{sigil}{d}"),
+                    None => {
+                        let c = counters.entry(*sigil).or_insert(0);
+                        while kept.contains(&(*sigil, c.to_string().as_str())) {
+                            *c += 1;
+                        }
+                        let s = format!("{sigil}{c}");
+                        *c += 1;
+                        s
+                    }
+                },
             };
             out.push((*i, text));
         }

@@ -31,7 +31,7 @@ pub fn print(module: &Module) -> String {
 /// (from [`parse_with_trivia`](crate::parse_with_trivia)) in their canonical places; see
 /// `spec/text.md`, "Comments and formatting". With [`Trivia::default()`] this is [`print()`].
 pub fn print_with_trivia(module: &Module, trivia: &Trivia) -> String {
-    let names = Names::new(module);
+    let names = Names::with_numbers(module, &trivia.numbers);
     let mut p = Printer::new(module, &names, false);
     p.tv = Some(trivia.clone());
     p.module();
@@ -818,6 +818,13 @@ impl<'m> Printer<'m> {
                     self.operand(e, depth + 1);
                 }
                 self.out.push(']');
+                return;
+            }
+            Opcode::NAMED_STRUCT => {
+                // Only in a single printed instruction (a message): a whole module names every
+                // named struct in a statement of its own. Its name says which it is.
+                self.out.push_str("named_struct ");
+                write_str_lit(&mut self.out, d.payload().as_str().unwrap_or(""));
                 return;
             }
             Opcode::STRUCT => {

@@ -56,6 +56,9 @@ pub struct Trivia {
     pub(crate) after_close: HashMap<Inst, Vec<String>>,
     /// Printed last in the file.
     pub(crate) end: Vec<Piece>,
+    /// The digits the source wrote for values named by number (`%2`, `^0`), kept by the
+    /// formatter.
+    pub(crate) numbers: HashMap<Inst, String>,
 }
 
 impl Trivia {

@@ -86,3 +86,34 @@ fn annotations_follow_their_lines() {
     let m2 = parse(&out, "t.ir").unwrap();
     irkit_core::equiv::modules_equal(&m, &m2).unwrap();
 }
+
+/// A named struct in a single printed instruction (as verifier messages quote them) is named,
+/// never `<named_struct>`, whether or not the module gives it a statement of its own.
+#[test]
+fn named_structs_print_by_name_in_single_instructions() {
+    let mut m = Module::new();
+    let i32t = m.ty_int(32).unwrap();
+    let p = m
+        .intern(
+            Opcode::NAMED_STRUCT,
+            None,
+            &[i32t, i32t],
+            irkit_core::Payload::Str("Point".into()),
+        )
+        .unwrap();
+    let z = m
+        .intern(Opcode::CONST_ZERO, Some(p), &[], irkit_core::Payload::None)
+        .unwrap();
+    let g = m
+        .new_inst(
+            Opcode::GLOBAL_VAR,
+            Some(p),
+            vec![z],
+            irkit_core::Payload::None,
+        )
+        .unwrap();
+    // Not attached: nothing in the module's tree reaches the struct, so no statement names it.
+    let printed = print_inst(&m, g);
+    assert!(!printed.contains("<named_struct>"), "{printed}");
+    assert!(printed.contains("Point"), "{printed}");
+}

@@ -273,3 +273,13 @@ fn examples_format_to_fixed_points() {
         }
     }
 }
+
+/// The formatter keeps the numbers the source wrote for anonymous values and blocks (`%2`
+/// stayed `%2`; it used to become `%0`), while the canonical printer still numbers from 0.
+#[test]
+fn numeric_names_are_kept_by_the_formatter() {
+    let src = "@f: fn(i32) -> i32 = func {\n^7(%2: i32):\n  %5: i32 = iadd %2, i32 1\n  %x: i32 = iadd %5, %5\n  jump ^3\n^3:\n  ret %2\n}\n";
+    assert_eq!(fmt(src), src);
+    let canonical = print(&parse(src, "t.ir").unwrap());
+    assert!(canonical.contains("^0(%0: i32):"), "{canonical}");
+}

@@ -349,11 +349,4 @@ impl<'m> Cx<'m> {
     }
 }
 
-/// `n` followed by `word` in the singular or plural.
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
+use crate::message::count as plural;

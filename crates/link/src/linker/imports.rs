@@ -117,7 +117,10 @@ impl State<'_> {
             (Some((op, t)), _) => format!("{op} {}", Self::type_text(out, *t)),
             (None, t) => format!("type {}", Self::type_text(out, t)),
         };
-        format!("generic of {} parameters defining {what}", s.params.len())
+        format!(
+            "generic of {} defining {what}",
+            irkit_core::message::count(s.params.len(), "parameter")
+        )
     }
 
     fn type_text(out: &Module, ty: Option<Inst>) -> String {
