@@ -3,10 +3,17 @@
 //! (`dlsym`); one that is not there is lowered to the interpreter's "unknown extern function"
 //! trap instead of failing the whole compilation.
 //!
+//! Zero-initialized globals are not allocated by `cranelift-jit` (which would write every
+//! byte): each is a private anonymous mapping of its own (lazily zeroed by the OS, reserved
+//! without swap commitment), which the module imports under a generated symbol. `extern`
+//! globals without an initial value are the process's own C data objects (`dlsym`).
+//!
 //! The program runs *in the calling process*: a trap prints its line to standard error and ends
 //! the process with exit code 70 ([`irkit_backend::EXIT_TRAP`]), as `exit(n)` ends it with `n`.
 
+use std::collections::HashMap;
 use std::ffi::CString;
+use std::sync::{Arc, Mutex};
 
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Linkage;
@@ -41,10 +48,66 @@ fn in_process(name: &str) -> bool {
     !p.is_null()
 }
 
+/// The mappings holding a compiled module's zero-initialized globals, by symbol: (address,
+/// length). Unmapped when the [`Compiled`] module is dropped.
+#[derive(Debug, Default)]
+struct ZeroMaps(HashMap<String, (usize, usize)>);
+
+impl ZeroMaps {
+    /// Maps `size` zero bytes aligned to `align` for `symbol`.
+    #[allow(unsafe_code)]
+    fn map(&mut self, symbol: &str, size: u64, align: u64) -> Result<(), String> {
+        let len = usize::try_from(size.max(1)).map_err(|e| e.to_string())?;
+        // SAFETY: `sysconf` has no preconditions.
+        let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        if align > page {
+            return Err(format!("an alignment of {align} bytes"));
+        }
+        #[cfg(target_os = "linux")]
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        #[cfg(not(target_os = "linux"))]
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        // SAFETY: a new private anonymous mapping at an address the OS chooses; it aliases
+        // nothing, and is unmapped only in `Drop`, with the same address and length.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!(
+                "cannot map {len} bytes for it: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        self.0.insert(symbol.to_string(), (p as usize, len));
+        Ok(())
+    }
+}
+
+impl Drop for ZeroMaps {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        for &(addr, len) in self.0.values() {
+            // SAFETY: each entry is a mapping made by `map` and not unmapped before.
+            unsafe {
+                libc::munmap(addr as *mut libc::c_void, len);
+            }
+        }
+    }
+}
+
 /// A module compiled into memory, ready to run.
 pub struct Compiled {
     module: JITModule,
     entry: *const u8,
+    /// The zero-initialized globals the code refers to (kept alive with it).
+    _zero: Arc<Mutex<ZeroMaps>>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -61,12 +124,25 @@ pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     builder.symbol("fmod", irkit_fmod as *const u8);
     builder.symbol("fmodf", irkit_fmodf as *const u8);
+    let zero = Arc::new(Mutex::new(ZeroMaps::default()));
+    let lookup = Arc::clone(&zero);
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let maps = lookup.lock().ok()?;
+        maps.0.get(name).map(|&(addr, _)| addr as *const u8)
+    }));
+    let place_zero = |symbol: &str, size: u64, align: u64| {
+        zero.lock()
+            .map_err(|_| "the JIT's data is unavailable".to_string())?
+            .map(symbol, size, align)
+    };
     let opts = LowerOptions {
         entry_symbol: "irkit.entry",
         entry_linkage: Linkage::Local,
         entry_export: Some(entry),
         flush_on_return: true,
         extern_available: &in_process,
+        zero_data: Some(&place_zero),
+        far_data: true,
     };
     let (mut module, id) = lower_module(m, JITModule::new(builder), &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
@@ -74,7 +150,11 @@ pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
         .finalize_definitions()
         .map_err(|e| cl_err("JIT", e))?;
     let entry = module.get_finalized_function(id);
-    Ok(Compiled { module, entry })
+    Ok(Compiled {
+        module,
+        entry,
+        _zero: zero,
+    })
 }
 
 impl Compiled {

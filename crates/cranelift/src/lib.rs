@@ -32,6 +32,7 @@ mod lower;
 mod object;
 mod runtime;
 
+pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{build_executable, link_executable};
 pub use object::{emit_object, emit_object_with_entry};
 

@@ -29,6 +29,8 @@ pub fn emit_object_with_entry(m: &Module, entry: &str) -> Result<Vec<u8>, Backen
         entry_export: m.find_export(entry).map(|_| entry),
         flush_on_return: false,
         extern_available: &|_| true,
+        zero_data: None,
+        far_data: false,
     };
     let (obj, _) = lower_module(m, ObjectModule::new(builder), &opts)?;
     obj.finish()

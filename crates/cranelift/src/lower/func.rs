@@ -269,7 +269,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// The address of a definition.
     fn address_of(&mut self, d: Inst) -> Result<Value, BackendError> {
         if let Some(&gid) = self.ctx.globals.get(&d) {
-            let gv = self.ctx.cl.declare_data_in_func(gid, self.b.func);
+            let gv = self.ctx.data_in_func(gid, self.b.func);
             return Ok(self.b.ins().symbol_value(PTR, gv));
         }
         match self.ctx.funcs.get(&d).cloned() {
@@ -295,7 +295,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let text = format!("trap: {kind} in {}\n", place.render(self.ctx.m));
         let len = text.len() as i64;
         let msg = self.ctx.message(&text)?;
-        let gv = self.ctx.cl.declare_data_in_func(msg, self.b.func);
+        let gv = self.ctx.data_in_func(msg, self.b.func);
         let p = self.b.ins().symbol_value(PTR, gv);
         let n = self.b.ins().iconst(clt::I64, len);
         let tr = self
