@@ -192,3 +192,127 @@ fn extern_global_without_initial_value_is_the_c_librarys_object() {
         &["@stderr", "\"irkit_no_such_data_symbol\""],
     );
 }
+
+/// Recursion without end: each activation of `@down` holds a `stackalloc` of `frame` bytes
+/// (none if 0) and writes into it.
+fn recursion(frame: u64) -> String {
+    let body = if frame == 0 {
+        String::new()
+    } else {
+        format!(
+            "  %buf: ptr = stackalloc [{frame} x i8]\n  \
+             %p: ptr = elem [{frame} x i8], %buf, i64 0, %n\n  \
+             store %p, i8 1\n"
+        )
+    };
+    format!(
+        "@down: fn(i64) -> i64 = func {{\n\
+         ^entry(%n: i64):\n\
+         {body}  \
+         %m: i64 = iadd %n, i64 1\n  \
+         %r: i64 = call @down(%m)\n  \
+         ret %r\n\
+         }}\n\n\
+         #[export(\"main\")]\n\
+         @main: fn() -> i32 = func {{\n\
+         ^entry:\n  \
+         %r: i64 = call @down(i64 0)\n  \
+         %c: i32 = trunc %r\n  \
+         ret %c\n\
+         }}\n"
+    )
+}
+
+/// Runs `file` through the interpreter, the JIT and an executable, each with `args` (for
+/// `ir-run`, and for `ir-link --emit exe`).
+fn three_ways(dir: &std::path::Path, file: &std::path::Path, args: &[&str]) -> [Output; 3] {
+    let mut interp = vec!["--interp"];
+    interp.extend_from_slice(args);
+    [
+        ir_run(&interp, file),
+        ir_run(args, file),
+        run_exe(dir, file, args),
+    ]
+}
+
+#[test]
+fn max_depth_is_the_same_limit_on_every_back_end() {
+    let dir = scratch("max-depth");
+    let f = write(&dir, "rec.ir", &recursion(0));
+    let want =
+        "trap: stack overflow (call depth limit 100) in @down ^entry, instruction 1 (call %r)\n";
+    for (o, name) in three_ways(&dir, &f, &["--max-depth", "100"])
+        .iter()
+        .zip(["interp", "jit", "exe"])
+    {
+        assert_eq!(o.status.code(), Some(70), "{name}: {}", stderr(o));
+        assert_eq!(stderr(o), want, "{name}");
+    }
+    // 0 is not a limit: a usage error.
+    assert_eq!(ir_run(&["--max-depth", "0"], &f).status.code(), Some(2));
+}
+
+#[test]
+fn deep_recursion_of_large_frames_is_a_trap_on_every_back_end() {
+    let dir = scratch("large-frames");
+    let f = write(&dir, "big.ir", &recursion(64 * 1024));
+    // The interpreter reaches the depth limit (640 MiB of frames); native code runs out of
+    // stack first, and says so at the same call, before the frame that would not fit.
+    let [interp, jit, exe] = three_ways(&dir, &f, &[]);
+    assert_eq!(
+        stderr(&interp),
+        "trap: stack overflow (call depth limit 10000) in @down ^entry, instruction 4 (call %r)\n"
+    );
+    assert_eq!(
+        stderr(&jit),
+        "trap: stack overflow (native stack exhausted) in @down ^entry, instruction 4 (call %r)\n"
+    );
+    // With `ulimit -s unlimited` an executable may reach the depth limit instead.
+    assert!(
+        stderr(&exe).starts_with("trap: stack overflow (")
+            && stderr(&exe).ends_with(" in @down ^entry, instruction 4 (call %r)\n"),
+        "exe: {}",
+        stderr(&exe)
+    );
+    for o in [&interp, &jit, &exe] {
+        assert_eq!(o.status.code(), Some(70), "{}", stderr(o));
+    }
+    // Within the depth limit the frames fit: the same trap everywhere.
+    let want =
+        "trap: stack overflow (call depth limit 50) in @down ^entry, instruction 4 (call %r)\n";
+    for o in three_ways(&dir, &f, &["--max-depth", "50"]) {
+        assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
+        assert_eq!(stderr(&o), want);
+    }
+}
+
+#[test]
+fn an_entry_frame_larger_than_the_stack_is_a_trap() {
+    let dir = scratch("entry-frame");
+    let n = 100 * MIB;
+    let src = format!(
+        "#[export(\"main\")]\n\
+         @main: fn() -> i32 = func {{\n\
+         ^entry:\n  \
+         %buf: ptr = stackalloc [{n} x i8]\n  \
+         %p: ptr = elem [{n} x i8], %buf, i64 0, i64 5\n  \
+         store %p, i8 1\n  \
+         %v: i8 = load %p\n  \
+         %r: i32 = sext %v\n  \
+         ret %r\n\
+         }}\n"
+    );
+    let f = write(&dir, "main.ir", &src);
+    let want = "trap: stack overflow (native stack exhausted) in @main ^entry, instruction 0 (stackalloc %buf)\n";
+    // The JIT's thread has a 64 MiB stack.
+    let jit = ir_run(&[], &f);
+    assert_eq!(jit.status.code(), Some(70), "{}", stderr(&jit));
+    assert_eq!(stderr(&jit), want);
+    // An executable's stack is `ulimit -s`: the program runs (1) or traps, never a signal.
+    let exe = run_exe(&dir, &f, &[]);
+    match exe.status.code() {
+        Some(1) => assert_eq!(stderr(&exe), ""),
+        Some(70) => assert_eq!(stderr(&exe), want),
+        other => panic!("exe ended with {other:?}: {}", stderr(&exe)),
+    }
+}

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{self, InstBuilder, Value, types as clt};
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
@@ -31,6 +31,17 @@ pub(crate) struct Place {
 }
 
 impl Place {
+    /// Instruction `inst`, the `index`th of block `block` (`^name`) of function `func`
+    /// (`@name`).
+    pub(crate) fn new(func: String, block: String, index: usize, inst: Inst) -> Place {
+        Place {
+            func,
+            block,
+            index,
+            inst,
+        }
+    }
+
     /// `@f ^b, instruction N (op %name)`.
     pub(crate) fn render(&self, m: &Module) -> String {
         let mut s = format!(
@@ -447,6 +458,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         let call = if op == Opcode::CALL {
             match self.ctx.funcs.get(&ops[0]).cloned() {
+                // An IR function: one more activation, checked (a C function is not).
+                Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
+                    let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
+                    self.enter_call(frame, place)?;
+                    let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                    let call = self.b.ins().call(fr, &args);
+                    self.leave_call();
+                    call
+                }
                 Some(Callee::Func(fid)) => {
                     let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
                     self.b.ins().call(fr, &args)
@@ -472,13 +492,57 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             // interpreter's message: null is address 0 in both).
             let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
             self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
-            self.b.ins().call_indirect(sr, callee, &args)
+            let frame = self.ctx.max_frame;
+            self.enter_call(frame, place)?;
+            let call = self.b.ins().call_indirect(sr, callee, &args);
+            self.leave_call();
+            call
         };
         let rs = self.b.inst_results(call).to_vec();
         if m.ty(inst).is_some() {
             self.set(inst, rs);
         }
         Ok(())
+    }
+
+    /// Before a call of an IR function whose `stackalloc` objects take `frame` bytes: the
+    /// `stack overflow` trap at `place` if [`Ctx::max_depth`] activations are live (exactly
+    /// the interpreter's rule), or if the stack below the caller's frame cannot hold `frame`
+    /// bytes above the stack limit (checked here, before the callee's prologue moves the
+    /// stack pointer, so no frame can jump over the guard page); else one more activation.
+    fn enter_call(&mut self, frame: u64, place: &Place) -> Result<(), BackendError> {
+        let max = self.ctx.max_depth;
+        let gv = self.ctx.data_in_func(self.ctx.rt.depth, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let depth = self.b.ins().load(clt::I64, MemFlagsData::trusted(), at, 0);
+        let full = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, depth, max as i64);
+        let kind = trap_kinds::stack_overflow(usize::try_from(max).unwrap_or(usize::MAX));
+        self.trap_if(full, &kind, place)?;
+        let gv = self.ctx.data_in_func(self.ctx.rt.stack_limit, self.b.func);
+        let lim_at = self.b.ins().symbol_value(PTR, gv);
+        let limit = self
+            .b
+            .ins()
+            .load(clt::I64, MemFlagsData::trusted(), lim_at, 0);
+        let need = self.b.ins().iadd_imm_u(limit, frame as i64);
+        let sp = self.b.ins().get_stack_pointer(PTR);
+        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+        self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+        let more = self.b.ins().iadd_imm_s(depth, 1);
+        self.b.ins().store(MemFlagsData::trusted(), more, at, 0);
+        Ok(())
+    }
+
+    /// After a call of an IR function: one activation fewer.
+    fn leave_call(&mut self) {
+        let gv = self.ctx.data_in_func(self.ctx.rt.depth, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let depth = self.b.ins().load(clt::I64, MemFlagsData::trusted(), at, 0);
+        let less = self.b.ins().iadd_imm_s(depth, -1);
+        self.b.ins().store(MemFlagsData::trusted(), less, at, 0);
     }
 
     /// After a call that always traps: its result (if any) is a placeholder in an unreachable

@@ -41,6 +41,10 @@ pub(crate) struct LowerOptions<'a> {
     /// Whether code refers to data through absolute 64-bit addresses (the JIT: its data may lie
     /// anywhere in the address space) instead of PC-relative ones (object files).
     pub(crate) far_data: bool,
+    /// The call depth limit (at least 1).
+    pub(crate) max_depth: u64,
+    /// The native stack the program may use.
+    pub(crate) stack_budget: crate::runtime::StackBudget,
 }
 
 /// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align)`.
@@ -75,6 +79,12 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) messages: HashMap<String, DataId>,
     /// Whether data is referred to through absolute addresses ([`LowerOptions::far_data`]).
     pub(crate) far_data: bool,
+    /// The call depth limit ([`LowerOptions::max_depth`]).
+    pub(crate) max_depth: u64,
+    /// The stack each function's `stackalloc` objects take (16-byte aligned), by function.
+    pub(crate) frames: HashMap<Inst, u64>,
+    /// The largest of [`Ctx::frames`]: what an indirect call reserves.
+    pub(crate) max_frame: u64,
 }
 
 /// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
@@ -106,7 +116,11 @@ pub(crate) fn lower_module<M: ClModule>(
         rt,
         messages: HashMap::new(),
         far_data: opts.far_data,
+        max_depth: opts.max_depth.max(1),
+        frames: HashMap::new(),
+        max_frame: 0,
     };
+    ctx.measure_frames();
     ctx.declare_all(opts)?;
     crate::data::define_all(&mut ctx)?;
     crate::runtime::define_trap_routine(&mut ctx)?;
@@ -195,6 +209,31 @@ impl<M: ClModule> Ctx<'_, M> {
             }
         }
         Ok(())
+    }
+
+    /// Fills [`Ctx::frames`] and [`Ctx::max_frame`].
+    fn measure_frames(&mut self) {
+        let m = self.m;
+        for &f in m.top_level() {
+            if m.opcode(f) != Opcode::FUNC {
+                continue;
+            }
+            let mut total = 0u64;
+            for blk in m.blocks(f) {
+                for &i in m.children(blk) {
+                    if m.opcode(i) == Opcode::STACKALLOC {
+                        let size = m
+                            .operands(i)
+                            .first()
+                            .and_then(|&t| self.layouts.get(t))
+                            .map_or(0, |l| l.size);
+                        total = total.saturating_add(size.saturating_add(15) & !15);
+                    }
+                }
+            }
+            self.max_frame = self.max_frame.max(total);
+            self.frames.insert(f, total);
+        }
     }
 
     /// The symbol and linkage of global `d` (`ext`: its `extern` name): a C data object
@@ -336,6 +375,22 @@ pub(crate) fn def_name(m: &Module, d: Inst) -> String {
     m.name(d)
         .or_else(|| m.decoration_str(d, Opcode::EXPORT))
         .map_or_else(|| format!("@#{}", d.index()), |n| format!("@{n}"))
+}
+
+/// `@f ^b, instruction 0 (op …)`: the first instruction of function `f`'s entry block, as a
+/// trap there is located (`@f` alone if it has none).
+pub(crate) fn first_place(m: &Module, f: Inst) -> String {
+    let name = def_name(m, f);
+    let Some(entry) = m.entry_block(f) else {
+        return name;
+    };
+    let block = m
+        .name(entry)
+        .map_or_else(|| "^bb0".to_string(), |n| format!("^{n}"));
+    let Some(&inst) = m.children(entry).get(m.block_params(entry).len()) else {
+        return format!("{name} {block}");
+    };
+    func::Place::new(name, block, 0, inst).render(m)
 }
 
 fn def_place(m: &Module, d: Inst) -> String {
