@@ -54,9 +54,10 @@ fn in_process(name: &str) -> bool {
 struct ZeroMaps(HashMap<String, (usize, usize)>);
 
 impl ZeroMaps {
-    /// Maps `size` zero bytes aligned to `align` for `symbol`.
+    /// Maps `size` zero bytes aligned to `align` for `symbol`, read-only unless `writable`
+    /// (a `global_const`'s zeros stay read-only, as its initialized bytes would).
     #[allow(unsafe_code)]
-    fn map(&mut self, symbol: &str, size: u64, align: u64) -> Result<(), String> {
+    fn map(&mut self, symbol: &str, size: u64, align: u64, writable: bool) -> Result<(), String> {
         let len = usize::try_from(size.max(1)).map_err(|e| e.to_string())?;
         // SAFETY: `sysconf` has no preconditions.
         let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
@@ -73,7 +74,11 @@ impl ZeroMaps {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
+                if writable {
+                    libc::PROT_READ | libc::PROT_WRITE
+                } else {
+                    libc::PROT_READ
+                },
                 flags,
                 -1,
                 0,
@@ -153,10 +158,10 @@ pub fn compile_with_depth(
         let maps = lookup.lock().ok()?;
         maps.0.get(name).map(|&(addr, _)| addr as *const u8)
     }));
-    let place_zero = |symbol: &str, size: u64, align: u64| {
+    let place_zero = |symbol: &str, size: u64, align: u64, writable: bool| {
         zero.lock()
             .map_err(|_| "the JIT's data is unavailable".to_string())?
-            .map(symbol, size, align)
+            .map(symbol, size, align, writable)
     };
     let opts = LowerOptions {
         entry_symbol: "irkit.entry",

@@ -34,7 +34,7 @@ pub(crate) struct LowerOptions<'a> {
     /// lowered to the "unknown extern function" trap, as the interpreter reports it.
     pub(crate) extern_available: &'a dyn Fn(&str) -> bool,
     /// Where zero-initialized globals live. `None`: in the Cranelift module, as zero-fill data
-    /// (`.bss` in an object file). `Some(place)`: the JIT; `place(symbol, size, align)` maps
+    /// (`.bss` in an object file). `Some(place)`: the JIT; `place(symbol, size, align, writable)` maps
     /// lazily zeroed memory for the global and makes `symbol` resolve to it, and the global is
     /// an imported symbol of the Cranelift module (never touched, never copied).
     pub(crate) zero_data: Option<&'a ZeroData<'a>>,
@@ -47,8 +47,9 @@ pub(crate) struct LowerOptions<'a> {
     pub(crate) stack_budget: crate::runtime::StackBudget,
 }
 
-/// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align)`.
-pub(crate) type ZeroData<'a> = dyn Fn(&str, u64, u64) -> Result<(), String> + 'a;
+/// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align,
+/// writable)`.
+pub(crate) type ZeroData<'a> = dyn Fn(&str, u64, u64, bool) -> Result<(), String> + 'a;
 
 /// What a function definition or declaration lowers to.
 #[derive(Clone, Debug)]
@@ -265,7 +266,8 @@ impl<M: ClModule> Ctx<'_, M> {
             && crate::data::zero_initialized(m, d)
         {
             let name = format!("irkit.zero.{}", d.index());
-            place_zero(&name, size, align).map_err(|why| unsupported(&place, why))?;
+            place_zero(&name, size, align, m.opcode(d) == Opcode::GLOBAL_VAR)
+                .map_err(|why| unsupported(&place, why))?;
             return Ok((name, Linkage::Import));
         }
         Ok(match ext {
