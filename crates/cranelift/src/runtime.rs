@@ -62,11 +62,10 @@ pub(crate) struct Runtime {
     pub(crate) fmodf: FuncId,
     /// C `int getrlimit(int, struct rlimit *)`.
     getrlimit: FuncId,
-    /// `irkit.rt.depth`: the number of live IR activations (an `i64`).
-    pub(crate) depth: DataId,
-    /// `irkit.rt.stack_limit`: the lowest stack pointer a call may leave to its callee's
-    /// `stackalloc` objects (an `i64`; 0 until the entry wrapper sets it).
-    pub(crate) stack_limit: DataId,
+    /// `irkit.rt.state`, two `i64` words: at [`DEPTH`], the number of live IR activations; at
+    /// [`STACK_LIMIT`], the lowest stack pointer a call may leave to its callee's `stackalloc`
+    /// objects (0 until the entry wrapper sets it). One object: one address per check.
+    pub(crate) state: DataId,
 }
 
 impl Runtime {
@@ -107,20 +106,25 @@ impl Runtime {
                 &[types::I32, PTR],
                 Some(types::I32),
             )?,
-            depth: word(cl, "irkit.rt.depth")?,
-            stack_limit: word(cl, "irkit.rt.stack_limit")?,
+            state: words(cl, "irkit.rt.state")?,
         })
     }
 }
 
-/// Declares and defines a zeroed, writable, local 8-byte word.
-fn word<M: ClModule>(cl: &mut M, name: &str) -> Result<DataId, BackendError> {
+/// Offset of the activation count in [`Runtime::state`].
+pub(crate) const DEPTH: i32 = 0;
+
+/// Offset of the stack limit in [`Runtime::state`].
+pub(crate) const STACK_LIMIT: i32 = 8;
+
+/// Declares and defines two zeroed, writable, local 8-byte words.
+fn words<M: ClModule>(cl: &mut M, name: &str) -> Result<DataId, BackendError> {
     let id = cl
         .declare_data(name, Linkage::Local, true, false)
         .map_err(|e| cl_err("runtime", e))?;
     let mut d = DataDescription::new();
     d.set_align(8);
-    d.define_zeroinit(8);
+    d.define_zeroinit(16);
     cl.define_data(id, &d).map_err(|e| cl_err("runtime", e))?;
     Ok(id)
 }
@@ -214,9 +218,11 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         // The entry's own stack objects must fit too; a call cannot check what its callee's
         // prologue does, so the trap is located at the entry function's first instruction.
         let frame = ctx.frames.get(&f).copied().unwrap_or(0);
-        let gv = ctx.data_in_func(ctx.rt.stack_limit, b.func);
+        let gv = ctx.data_in_func(ctx.rt.state, b.func);
         let at = b.ins().symbol_value(PTR, gv);
-        let limit = b.ins().load(types::I64, MemFlagsData::trusted(), at, 0);
+        let limit = b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), at, STACK_LIMIT);
         let need = b.ins().iadd_imm_u(limit, frame as i64);
         let sp = b.ins().get_stack_pointer(PTR);
         let low = b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
@@ -237,10 +243,8 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         b.ins().call(tr, &[p, n]);
         b.ins().trap(UNREACHABLE_AFTER_EXIT);
         b.switch_to_block(cont);
-        let depth = ctx.data_in_func(ctx.rt.depth, b.func);
-        let depth = b.ins().symbol_value(PTR, depth);
         let one = b.ins().iconst(types::I64, 1);
-        b.ins().store(MemFlagsData::trusted(), one, depth, 0);
+        b.ins().store(MemFlagsData::trusted(), one, at, DEPTH);
         let callee = ctx.cl.declare_func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);
         let code = match ret_scalar {
@@ -270,7 +274,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
     Ok(id)
 }
 
-/// Sets `irkit.rt.stack_limit` to the current stack pointer less the `budget`'s bytes (0 if
+/// Sets the stack limit (in `irkit.rt.state`) to the current stack pointer less the `budget`'s bytes (0 if
 /// that would be below 0).
 fn set_stack_limit<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
@@ -309,7 +313,8 @@ fn set_stack_limit<M: ClModule>(
     let room = b.ins().icmp(IntCC::UnsignedGreaterThan, sp, bytes);
     let below = b.ins().isub(sp, bytes);
     let limit = b.ins().select(room, below, zero);
-    let gv = ctx.data_in_func(ctx.rt.stack_limit, b.func);
+    let gv = ctx.data_in_func(ctx.rt.state, b.func);
     let at = b.ins().symbol_value(PTR, gv);
-    b.ins().store(MemFlagsData::trusted(), limit, at, 0);
+    b.ins()
+        .store(MemFlagsData::trusted(), limit, at, STACK_LIMIT);
 }

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::runtime::{DEPTH, STACK_LIMIT};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -461,10 +462,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 // An IR function: one more activation, checked (a C function is not).
                 Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
                     let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
-                    self.enter_call(frame, place)?;
+                    let saved = self.enter_call(frame, place)?;
                     let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
                     let call = self.b.ins().call(fr, &args);
-                    self.leave_call();
+                    self.leave_call(saved);
                     call
                 }
                 Some(Callee::Func(fid)) => {
@@ -493,9 +494,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
             self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
             let frame = self.ctx.max_frame;
-            self.enter_call(frame, place)?;
+            let saved = self.enter_call(frame, place)?;
             let call = self.b.ins().call_indirect(sr, callee, &args);
-            self.leave_call();
+            self.leave_call(saved);
             call
         };
         let rs = self.b.inst_results(call).to_vec();
@@ -510,39 +511,41 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// the interpreter's rule), or if the stack below the caller's frame cannot hold `frame`
     /// bytes above the stack limit (checked here, before the callee's prologue moves the
     /// stack pointer, so no frame can jump over the guard page); else one more activation.
-    fn enter_call(&mut self, frame: u64, place: &Place) -> Result<(), BackendError> {
+    /// Returns what [`FnLower::leave_call`] needs: the state's address and the count before.
+    fn enter_call(&mut self, frame: u64, place: &Place) -> Result<(Value, Value), BackendError> {
         let max = self.ctx.max_depth;
-        let gv = self.ctx.data_in_func(self.ctx.rt.depth, self.b.func);
+        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
         let at = self.b.ins().symbol_value(PTR, gv);
-        let depth = self.b.ins().load(clt::I64, MemFlagsData::trusted(), at, 0);
+        let flags = MemFlagsData::trusted();
+        let depth = self.b.ins().load(clt::I64, flags, at, DEPTH);
+        let limit = self.b.ins().load(clt::I64, flags, at, STACK_LIMIT);
         let full = self
             .b
             .ins()
             .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, depth, max as i64);
-        let kind = trap_kinds::stack_overflow(usize::try_from(max).unwrap_or(usize::MAX));
-        self.trap_if(full, &kind, place)?;
-        let gv = self.ctx.data_in_func(self.ctx.rt.stack_limit, self.b.func);
-        let lim_at = self.b.ins().symbol_value(PTR, gv);
-        let limit = self
-            .b
-            .ins()
-            .load(clt::I64, MemFlagsData::trusted(), lim_at, 0);
         let need = self.b.ins().iadd_imm_u(limit, frame as i64);
         let sp = self.b.ins().get_stack_pointer(PTR);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
-        self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+        // One branch on the hot path; the cold path tells the two apart.
+        let bad = self.b.ins().bor(full, low);
+        let (cold, cont) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(bad, cold, &[], cont, &[]);
+        self.b.switch_to_block(cold);
+        let kind = trap_kinds::stack_overflow(usize::try_from(max).unwrap_or(usize::MAX));
+        self.trap_if(full, &kind, place)?;
+        self.trap_here(trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+        self.b.switch_to_block(cont);
         let more = self.b.ins().iadd_imm_s(depth, 1);
-        self.b.ins().store(MemFlagsData::trusted(), more, at, 0);
-        Ok(())
+        self.b.ins().store(flags, more, at, DEPTH);
+        Ok((at, depth))
     }
 
-    /// After a call of an IR function: one activation fewer.
-    fn leave_call(&mut self) {
-        let gv = self.ctx.data_in_func(self.ctx.rt.depth, self.b.func);
-        let at = self.b.ins().symbol_value(PTR, gv);
-        let depth = self.b.ins().load(clt::I64, MemFlagsData::trusted(), at, 0);
-        let less = self.b.ins().iadd_imm_s(depth, -1);
-        self.b.ins().store(MemFlagsData::trusted(), less, at, 0);
+    /// After a call of an IR function: the count is back to what it was before.
+    fn leave_call(&mut self, (at, depth): (Value, Value)) {
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), depth, at, DEPTH);
     }
 
     /// After a call that always traps: its result (if any) is a placeholder in an unreachable
