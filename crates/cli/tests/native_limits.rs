@@ -316,3 +316,30 @@ fn an_entry_frame_larger_than_the_stack_is_a_trap() {
         other => panic!("exe ended with {other:?}: {}", stderr(&exe)),
     }
 }
+
+#[test]
+fn an_indirect_call_reserves_stack_for_functions_of_its_type_only() {
+    let dir = scratch("indirect-reserve");
+    // `@big`'s 100 MiB frame does not fit in any stack here, but `@big` cannot be the target
+    // of a call through `fn(i32) -> i32`: the call of `@small` runs.
+    let src = "@big: fn() -> i32 = func {\n\
+               ^entry:\n  \
+               %buf: ptr = stackalloc [104857600 x i8]\n  \
+               ret i32 0\n\
+               }\n\n\
+               @small: fn(i32) -> i32 = func {\n\
+               ^entry(%n: i32):\n  \
+               %m: i32 = iadd %n, i32 1\n  \
+               ret %m\n\
+               }\n\n\
+               #[export(\"main\")]\n\
+               @main: fn() -> i32 = func {\n\
+               ^entry:\n  \
+               %r: i32 = call_indirect fn(i32) -> i32, @small(i32 4)\n  \
+               ret %r\n\
+               }\n";
+    let f = write(&dir, "ind.ir", src);
+    for o in three_ways(&dir, &f, &[]) {
+        assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    }
+}

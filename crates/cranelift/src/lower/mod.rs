@@ -84,8 +84,9 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) max_depth: u64,
     /// The stack each function's `stackalloc` objects take (16-byte aligned), by function.
     pub(crate) frames: HashMap<Inst, u64>,
-    /// The largest of [`Ctx::frames`]: what an indirect call reserves.
-    pub(crate) max_frame: u64,
+    /// The largest of [`Ctx::frames`] by `fn` type: what an indirect call of that type
+    /// reserves (only a function of the call's type may be called through it).
+    pub(crate) max_frame: HashMap<Inst, u64>,
 }
 
 /// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
@@ -119,7 +120,7 @@ pub(crate) fn lower_module<M: ClModule>(
         far_data: opts.far_data,
         max_depth: opts.max_depth.max(1),
         frames: HashMap::new(),
-        max_frame: 0,
+        max_frame: HashMap::new(),
     };
     ctx.measure_frames();
     ctx.declare_all(opts)?;
@@ -232,7 +233,10 @@ impl<M: ClModule> Ctx<'_, M> {
                     }
                 }
             }
-            self.max_frame = self.max_frame.max(total);
+            if let Some(ty) = m.ty(f) {
+                let most = self.max_frame.entry(ty).or_insert(0);
+                *most = (*most).max(total);
+            }
             self.frames.insert(f, total);
         }
     }
