@@ -343,3 +343,22 @@ fn an_indirect_call_reserves_stack_for_functions_of_its_type_only() {
         assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn frames_too_large_for_native_code_are_refused_in_one_line() {
+    let dir = scratch("huge-frame");
+    let src = "#[export(\"main\")]\n\
+               @main: fn() -> i32 = func {\n\
+               ^entry:\n  \
+               %a: ptr = stackalloc [805306368 x i8]\n  \
+               %b: ptr = stackalloc [805306368 x i8]\n  \
+               ret i32 0\n\
+               }\n";
+    let f = write(&dir, "frame.ir", src);
+    assert_one_line_error(
+        &ir_run(&[], &f),
+        &["error: jit back end: @main", "1610612736 bytes"],
+    );
+    let o = ir_link(&["--emit", "obj"], &f, &dir.join("frame.o"));
+    assert_one_line_error(&o, &["error: @main", "1610612736 bytes"]);
+}

@@ -22,6 +22,11 @@ use super::{Callee, Ctx, PTR, def_name};
 use crate::error::{cl_err, unsupported};
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
 
+/// The most a function's `stackalloc` objects may take together: Cranelift's limit on a frame
+/// (`ABIMachineSpec::maximum_frame_size`, 1 GiB on every target), less room for the rest of
+/// the frame.
+pub(crate) const MAX_FRAME: u64 = (1 << 30) - (1 << 20);
+
 /// Where an instruction is, spelled as the interpreter spells a trap location.
 #[derive(Clone, Debug)]
 pub(crate) struct Place {
@@ -71,6 +76,15 @@ pub(crate) fn lower_function<M: ClModule>(
     let Some(Callee::Func(id)) = ctx.funcs.get(&f).cloned() else {
         return Ok(());
     };
+    let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+    if frame > MAX_FRAME {
+        return Err(unsupported(
+            def_name(m, f),
+            format!(
+                "stack objects of {frame} bytes in one activation (a native frame holds at most {MAX_FRAME} bytes)"
+            ),
+        ));
+    }
     let mut c = ctx.cl.make_context();
     c.func.signature = ctx
         .cl
