@@ -19,7 +19,10 @@
 //!   (`i1` zero-extended, `i8`/`i16` sign-extended, `i64` truncated), 0 for `void`, `n` when
 //!   the program calls `exit(n)`;
 //! * a trap is reported as one line, `trap: <kind> in @func ^block, instruction N (opcode)`,
-//!   whose `<kind>` spelling is shared by every back end (see [`trap_kinds`]).
+//!   whose `<kind>` spelling is shared by every back end (see [`trap_kinds`]);
+//! * every back end limits the call depth alike ([`RunOptions::max_depth`],
+//!   [`DEFAULT_MAX_DEPTH`]): the call made while that many activations are live is the trap
+//!   [`trap_kinds::stack_overflow`], at the same call in every back end.
 
 use irkit_core::Module;
 use thiserror::Error;
