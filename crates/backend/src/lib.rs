@@ -36,6 +36,11 @@ pub const EXIT_TRAP: i32 = 70;
 /// depth and the native stack").
 pub const DEFAULT_MAX_DEPTH: usize = 10_000;
 
+/// The largest call depth limit the tools accept (`--max-depth`): the JIT's thread stack is
+/// at most 1 GiB (1 KiB per activation at this depth), and the interpreter keeps its frames in
+/// memory of its own (about 150 bytes each for a small function, more with many values).
+pub const MAX_DEPTH: usize = 1_000_000;
+
 /// The trap kind spellings shared by the back ends: the `<kind>` of a trap line.
 pub mod trap_kinds {
     /// `sdiv`, `udiv`, `srem` or `urem` with a zero divisor.

@@ -248,8 +248,22 @@ fn max_depth_is_the_same_limit_on_every_back_end() {
         assert_eq!(o.status.code(), Some(70), "{name}: {}", stderr(o));
         assert_eq!(stderr(o), want, "{name}");
     }
-    // 0 is not a limit: a usage error.
-    assert_eq!(ir_run(&["--max-depth", "0"], &f).status.code(), Some(2));
+    // 0 is not a limit, and more than a million is refused: usage errors.
+    for n in ["0", "1000001"] {
+        assert_eq!(ir_run(&["--max-depth", n], &f).status.code(), Some(2));
+        let o = ir_link(&["--emit", "obj", "--max-depth", n], &f, &dir.join("x.o"));
+        assert_eq!(o.status.code(), Some(2));
+    }
+    // The largest limit: the interpreter and the JIT reach it.
+    let want = "trap: stack overflow (call depth limit 1000000) in @down ^entry, instruction 1 (call %r)\n";
+    for args in [
+        &["--interp", "--max-depth", "1000000"][..],
+        &["--max-depth", "1000000"],
+    ] {
+        let o = ir_run(args, &f);
+        assert_eq!(o.status.code(), Some(70), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), want, "{args:?}");
+    }
 }
 
 #[test]

@@ -70,7 +70,7 @@ struct Args {
     max_instantiation_depth: usize,
     /// With `--emit obj|exe`: the native call depth limit (a call made while N activations
     /// are live traps with `stack overflow`, as `ir-run --max-depth N` does).
-    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
     max_depth: u64,
 }
 

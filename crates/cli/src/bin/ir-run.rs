@@ -41,7 +41,7 @@ struct Args {
     fuel: Option<u64>,
     /// The call depth limit of every back end: a call made while N activations are live is
     /// the trap `stack overflow (call depth limit N)` (exit 70).
-    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
     max_depth: u64,
 }
 
