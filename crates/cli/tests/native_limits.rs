@@ -376,3 +376,31 @@ fn frames_too_large_for_native_code_are_refused_in_one_line() {
     let o = ir_link(&["--emit", "obj"], &f, &dir.join("frame.o"));
     assert_one_line_error(&o, &["error: @main", "1610612736 bytes"]);
 }
+
+#[test]
+fn recursion_through_c_callbacks_is_a_trap() {
+    let dir = scratch("callbacks");
+    // `@cmp`, called back by `qsort`, calls `qsort` again: no IR function calls another, every
+    // activation is entered from C; the calls of `qsort` check the stack.
+    let src = "#[extern(\"qsort\")]\n\
+               @qsort: fn(ptr, i64, i64, ptr) -> void = func\n\n\
+               @data: [2 x i32] = global_var [2 x i32] [i32 2, i32 1]\n\n\
+               @cmp: fn(ptr, ptr) -> i32 = func {\n\
+               ^entry(%a: ptr, %b: ptr):\n  \
+               call @qsort(@data, i64 2, i64 4, @cmp)\n  \
+               ret i32 0\n\
+               }\n\n\
+               #[export(\"main\")]\n\
+               @main: fn() -> i32 = func {\n\
+               ^entry:\n  \
+               call @qsort(@data, i64 2, i64 4, @cmp)\n  \
+               ret i32 0\n\
+               }\n";
+    let f = write(&dir, "qsort.ir", src);
+    let want =
+        "trap: stack overflow (native stack exhausted) in @cmp ^entry, instruction 0 (call)\n";
+    for o in [ir_run(&[], &f), run_exe(&dir, &f, &[])] {
+        assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
+        assert_eq!(stderr(&o), want);
+    }
+}

@@ -482,7 +482,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     self.leave_call(saved);
                     call
                 }
+                // A C function: not an activation, but it may call back into IR code (a
+                // `qsort` comparison calling `qsort`), so the stack is checked.
                 Some(Callee::Func(fid)) => {
+                    self.check_stack(place)?;
                     let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
                     self.b.ins().call(fr, &args)
                 }
@@ -553,6 +556,21 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let more = self.b.ins().iadd_imm_s(depth, 1);
         self.b.ins().store(flags, more, at, DEPTH);
         Ok((at, depth))
+    }
+
+    /// Before a call of a C function: the `native stack exhausted` trap at `place` if the
+    /// stack pointer is below the stack limit (C code and what it calls back have the margin
+    /// below it).
+    fn check_stack(&mut self, place: &Place) -> Result<(), BackendError> {
+        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let limit = self
+            .b
+            .ins()
+            .load(clt::I64, MemFlagsData::trusted(), at, STACK_LIMIT);
+        let sp = self.b.ins().get_stack_pointer(PTR);
+        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
+        self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)
     }
 
     /// After a call of an IR function: the count is back to what it was before.
