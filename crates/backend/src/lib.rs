@@ -19,7 +19,10 @@
 //!   (`i1` zero-extended, `i8`/`i16` sign-extended, `i64` truncated), 0 for `void`, `n` when
 //!   the program calls `exit(n)`;
 //! * a trap is reported as one line, `trap: <kind> in @func ^block, instruction N (opcode)`,
-//!   whose `<kind>` spelling is shared by every back end (see [`trap_kinds`]).
+//!   whose `<kind>` spelling is shared by every back end (see [`trap_kinds`]);
+//! * every back end limits the call depth alike ([`RunOptions::max_depth`],
+//!   [`DEFAULT_MAX_DEPTH`]): the call made while that many activations are live is the trap
+//!   [`trap_kinds::stack_overflow`], at the same call in every back end.
 
 use irkit_core::Module;
 use thiserror::Error;
@@ -27,6 +30,16 @@ use thiserror::Error;
 /// The process exit code of a program that trapped (`ir-run`, and executables built by a
 /// native back end). Chosen outside 0–2 (success, bad input, usage) and below 126 (shells).
 pub const EXIT_TRAP: i32 = 70;
+
+/// The default call depth limit of every back end: a call made while this many activations of
+/// IR functions are live is the trap [`trap_kinds::stack_overflow`] (spec/backends.md, "Call
+/// depth and the native stack").
+pub const DEFAULT_MAX_DEPTH: usize = 10_000;
+
+/// The largest call depth limit the tools accept (`--max-depth`): the JIT's thread stack is
+/// at most 1 GiB (1 KiB per activation at this depth), and the interpreter keeps its frames in
+/// memory of its own (about 150 bytes each for a small function, more with many values).
+pub const MAX_DEPTH: usize = 1_000_000;
 
 /// The trap kind spellings shared by the back ends: the `<kind>` of a trap line.
 pub mod trap_kinds {
@@ -46,6 +59,15 @@ pub mod trap_kinds {
     pub fn bad_function_pointer(addr: u64) -> String {
         format!("bad function pointer 0x{addr:x}")
     }
+
+    /// A call made at the call depth limit `limit` (every back end, at the same call).
+    pub fn stack_overflow(limit: usize) -> String {
+        format!("stack overflow (call depth limit {limit})")
+    }
+
+    /// Native code only: a call whose callee's frame would not fit in what is left of the
+    /// native stack, before the call depth limit is reached (large frames).
+    pub const NATIVE_STACK_EXHAUSTED: &str = "stack overflow (native stack exhausted)";
 
     /// A call of an `extern` function the back end cannot provide.
     pub fn unknown_extern(name: &str) -> String {
@@ -86,6 +108,10 @@ pub struct RunOptions {
     /// At most this many executed instructions, for back ends that count them (the
     /// interpreter: running out is the trap "fuel exhausted"); native code ignores it.
     pub fuel: Option<u64>,
+    /// The call depth limit ([`DEFAULT_MAX_DEPTH`] by default; at least 1): a call made while
+    /// this many activations are live is the trap [`trap_kinds::stack_overflow`], in every
+    /// back end.
+    pub max_depth: usize,
 }
 
 impl Default for RunOptions {
@@ -93,6 +119,7 @@ impl Default for RunOptions {
         RunOptions {
             entry: "main".into(),
             fuel: None,
+            max_depth: DEFAULT_MAX_DEPTH,
         }
     }
 }

@@ -104,7 +104,7 @@ fn fib_run_time() {
     irkit_core::verify::verify(&m).expect("fib verifies");
     let jit = irkit_cranelift::jit::compile(&m, "main").expect("fib compiles");
     let t = Instant::now();
-    let r = jit.run();
+    let r = jit.run().expect("the program runs");
     let native = t.elapsed().as_secs_f64();
     assert_eq!(r, 832_040);
     let mut it = irkit_interp::Interpreter::new(&m).expect("fib loads");
@@ -164,7 +164,7 @@ fn noir_fib_run_time() {
     let stats = irkit_noir::lower_procs(&mut lowered).expect("noir fib lowers");
     let jit = irkit_cranelift::jit::compile(&m, "main").expect("noir fib compiles");
     let t = Instant::now();
-    let r = jit.run();
+    let r = jit.run().expect("the program runs");
     let native = t.elapsed().as_secs_f64();
     assert_eq!(r, want);
     let mut it = irkit_interp::Interpreter::new(&m).expect("noir fib loads");

@@ -1,9 +1,11 @@
 //! Global data: one data object per `global_var` (writable) and `global_const` (read-only),
 //! aligned to its type, holding the bytes of its initial value (spec/ir.md, "Layout":
 //! little-endian scalars, zero padding) with relocations where a definition's address is
-//! stored.
+//! stored. A global whose initial value is all zeros (none, or `zero`, or constants that are
+//! all zero) is zero-fill data: `.bss` in an object file, lazily zeroed memory in the JIT; its
+//! bytes are never materialized. A global is at most [`MAX_GLOBAL_SIZE`] bytes.
 
-use cranelift_module::{DataDescription, Module as ClModule};
+use cranelift_module::{DataDescription, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Opcode};
 
@@ -17,6 +19,69 @@ struct Reloc {
     target: Inst,
 }
 
+/// The largest global native code accepts, in bytes: 2 GiB − 1. Code refers to the data an
+/// object file defines PC-relatively (x86-64's small code model and aarch64's `adrp` reach
+/// ±2 GiB and ±4 GiB), so a larger object cannot be linked; `cranelift-jit` panics on a
+/// PC-relative relocation out of ±2 GiB (`compiled_blob.rs`, `i32::try_from(..).unwrap()`),
+/// and copies an initialized object through memory it must allocate whole. Above it, the
+/// global is refused with an error naming it.
+pub const MAX_GLOBAL_SIZE: u64 = (1 << 31) - 1;
+
+/// The size and alignment of global `d`, refused if larger than [`MAX_GLOBAL_SIZE`].
+pub(crate) fn checked_layout<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    d: Inst,
+) -> Result<(u64, u64), BackendError> {
+    let m = ctx.m;
+    let place = def_name(m, d);
+    let ty = m
+        .ty(d)
+        .ok_or_else(|| BackendError::Malformed(format!("{place} has no type")))?;
+    let layout = ctx
+        .layouts
+        .get(ty)
+        .ok_or_else(|| unsupported(&place, "the global's type is not a value type"))?;
+    if layout.size > MAX_GLOBAL_SIZE {
+        return Err(unsupported(
+            &place,
+            format!(
+                "a global of {} bytes (native code holds at most {MAX_GLOBAL_SIZE} bytes per global)",
+                layout.size
+            ),
+        ));
+    }
+    Ok((layout.size, layout.align))
+}
+
+/// Whether global `d` starts all zero: no initial value, or one whose every scalar is zero
+/// (`zero`, `null`, integer and float constants of all-zero bits, zero bytes).
+pub(crate) fn zero_initialized(m: &irkit_core::Module, d: Inst) -> bool {
+    let mut work: Vec<Inst> = m.operands(d).to_vec();
+    while let Some(v) = work.pop() {
+        let zero = match m.opcode(v) {
+            Opcode::CONST_NULL | Opcode::CONST_ZERO => true,
+            Opcode::CONST_INT | Opcode::CONST_FLOAT => matches!(
+                m.payload(v),
+                irkit_core::Payload::Int(0) | irkit_core::Payload::Float(0)
+            ),
+            Opcode::CONST_BYTES => m
+                .payload(v)
+                .as_bytes()
+                .is_some_and(|b| b.iter().all(|&x| x == 0)),
+            Opcode::CONST_AGGREGATE => {
+                work.extend_from_slice(m.operands(v));
+                true
+            }
+            // A definition's address, or anything else: not zero.
+            _ => false,
+        };
+        if !zero {
+            return false;
+        }
+    }
+    true
+}
+
 /// Defines the data object of every global of the module.
 pub(crate) fn define_all<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let m = ctx.m;
@@ -24,24 +89,32 @@ pub(crate) fn define_all<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), Backen
         let Some(&id) = ctx.globals.get(&d) else {
             continue;
         };
+        // Imported: a C data object, or the JIT's zero-fill memory.
+        if ctx.cl.declarations().get_data_decl(id).linkage == Linkage::Import {
+            continue;
+        }
         let place = def_name(m, d);
         let ty = m
             .ty(d)
             .ok_or_else(|| BackendError::Malformed(format!("{place} has no type")))?;
-        let layout = ctx
-            .layouts
-            .get(ty)
-            .ok_or_else(|| unsupported(&place, "the global's type is not a value type"))?;
-        let (size, align) = (layout.size, layout.align);
+        let (size, align) = checked_layout(ctx, d)?;
         // Every object gets its own address, even an empty one.
         let len = usize::try_from(size.max(1))
             .map_err(|_| unsupported(&place, format!("a global of {size} bytes")))?;
         let mut desc = DataDescription::new();
         desc.set_align(align);
         match m.operands(d).first() {
+            _ if zero_initialized(m, d) => desc.define_zeroinit(len),
             None => desc.define_zeroinit(len),
             Some(&init) => {
-                let mut bytes = vec![0u8; len];
+                let mut bytes = Vec::new();
+                bytes.try_reserve_exact(len).map_err(|_| {
+                    unsupported(
+                        &place,
+                        format!("no memory for the {len} bytes of its initial value"),
+                    )
+                })?;
+                bytes.resize(len, 0u8);
                 let mut relocs = Vec::new();
                 encode(ctx, init, ty, 0, &mut bytes, &mut relocs)
                     .map_err(|what| unsupported(&place, what))?;

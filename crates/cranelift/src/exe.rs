@@ -72,7 +72,18 @@ pub fn build_executable(
     entry: &str,
     out: &Path,
 ) -> Result<(), BackendError> {
-    let bytes = crate::object::emit_object_with_entry(m, entry)?;
+    build_executable_with_depth(m, entry, irkit_backend::DEFAULT_MAX_DEPTH, out)
+}
+
+/// Like [`build_executable`], with call depth limit `max_depth` (see
+/// [`crate::emit_object_with`]).
+pub fn build_executable_with_depth(
+    m: &irkit_core::Module,
+    entry: &str,
+    max_depth: usize,
+    out: &Path,
+) -> Result<(), BackendError> {
+    let bytes = crate::object::emit_object_with(m, entry, max_depth)?;
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -3,10 +3,17 @@
 //! (`dlsym`); one that is not there is lowered to the interpreter's "unknown extern function"
 //! trap instead of failing the whole compilation.
 //!
+//! Zero-initialized globals are not allocated by `cranelift-jit` (which would write every
+//! byte): each is a private anonymous mapping of its own (lazily zeroed by the OS, reserved
+//! without swap commitment), which the module imports under a generated symbol. `extern`
+//! globals without an initial value are the process's own C data objects (`dlsym`).
+//!
 //! The program runs *in the calling process*: a trap prints its line to standard error and ends
 //! the process with exit code 70 ([`irkit_backend::EXIT_TRAP`]), as `exit(n)` ends it with `n`.
 
+use std::collections::HashMap;
 use std::ffi::CString;
+use std::sync::{Arc, Mutex};
 
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Linkage;
@@ -41,10 +48,80 @@ fn in_process(name: &str) -> bool {
     !p.is_null()
 }
 
+/// The mappings holding a compiled module's zero-initialized globals, by symbol: (address,
+/// length). Unmapped when the [`Compiled`] module is dropped.
+#[derive(Debug, Default)]
+struct ZeroMaps(HashMap<String, (usize, usize)>);
+
+impl ZeroMaps {
+    /// Maps `size` zero bytes aligned to `align` for `symbol`, read-only unless `writable`
+    /// (a `global_const`'s zeros stay read-only, as its initialized bytes would).
+    #[allow(unsafe_code)]
+    fn map(&mut self, symbol: &str, size: u64, align: u64, writable: bool) -> Result<(), String> {
+        let len = usize::try_from(size.max(1)).map_err(|e| e.to_string())?;
+        // SAFETY: `sysconf` has no preconditions.
+        let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        if align > page {
+            return Err(format!("an alignment of {align} bytes"));
+        }
+        #[cfg(target_os = "linux")]
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+        #[cfg(not(target_os = "linux"))]
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        // SAFETY: a new private anonymous mapping at an address the OS chooses; it aliases
+        // nothing, and is unmapped only in `Drop`, with the same address and length.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                if writable {
+                    libc::PROT_READ | libc::PROT_WRITE
+                } else {
+                    libc::PROT_READ
+                },
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(format!(
+                "cannot map {len} bytes for it: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        self.0.insert(symbol.to_string(), (p as usize, len));
+        Ok(())
+    }
+}
+
+impl Drop for ZeroMaps {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        for &(addr, len) in self.0.values() {
+            // SAFETY: each entry is a mapping made by `map` and not unmapped before.
+            unsafe {
+                libc::munmap(addr as *mut libc::c_void, len);
+            }
+        }
+    }
+}
+
+/// The stack of the thread a JIT-compiled program runs on, for call depth limit `max_depth`:
+/// 4 KiB per activation, at least 64 MiB and at most 1 GiB (address space reserved, not
+/// memory: untouched pages cost nothing).
+pub fn stack_size(max_depth: usize) -> usize {
+    max_depth.saturating_mul(4096).clamp(64 << 20, 1 << 30)
+}
+
 /// A module compiled into memory, ready to run.
 pub struct Compiled {
     module: JITModule,
     entry: *const u8,
+    /// The stack size of the thread [`Compiled::run`] runs the program on.
+    stack: usize,
+    /// The zero-initialized globals the code refers to (kept alive with it).
+    _zero: Arc<Mutex<ZeroMaps>>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -55,18 +132,47 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-/// Compiles `m` into this process; `entry` is the export name of the function to run.
+/// Compiles `m` into this process; `entry` is the export name of the function to run. The call
+/// depth limit is [`irkit_backend::DEFAULT_MAX_DEPTH`].
 pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
+    compile_with_depth(m, entry, irkit_backend::DEFAULT_MAX_DEPTH)
+}
+
+/// Like [`compile`], with call depth limit `max_depth` (at least 1): a call made while that
+/// many IR activations are live is the `stack overflow` trap, as in the interpreter.
+pub fn compile_with_depth(
+    m: &Module,
+    entry: &str,
+    max_depth: usize,
+) -> Result<Compiled, BackendError> {
+    let stack = stack_size(max_depth);
+    // What the thread's start used above the entry wrapper: well under 64 KiB.
+    let budget = (stack as u64).saturating_sub(64 * 1024 + crate::runtime::STACK_MARGIN);
     let isa = crate::isa::host(false)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     builder.symbol("fmod", irkit_fmod as *const u8);
     builder.symbol("fmodf", irkit_fmodf as *const u8);
+    let zero = Arc::new(Mutex::new(ZeroMaps::default()));
+    let lookup = Arc::clone(&zero);
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let maps = lookup.lock().ok()?;
+        maps.0.get(name).map(|&(addr, _)| addr as *const u8)
+    }));
+    let place_zero = |symbol: &str, size: u64, align: u64, writable: bool| {
+        zero.lock()
+            .map_err(|_| "the JIT's data is unavailable".to_string())?
+            .map(symbol, size, align, writable)
+    };
     let opts = LowerOptions {
         entry_symbol: "irkit.entry",
         entry_linkage: Linkage::Local,
         entry_export: Some(entry),
         flush_on_return: true,
         extern_available: &in_process,
+        zero_data: Some(&place_zero),
+        far_data: true,
+        max_depth: max_depth as u64,
+        stack_budget: crate::runtime::StackBudget::Fixed(budget),
     };
     let (mut module, id) = lower_module(m, JITModule::new(builder), &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
@@ -74,18 +180,38 @@ pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
         .finalize_definitions()
         .map_err(|e| cl_err("JIT", e))?;
     let entry = module.get_finalized_function(id);
-    Ok(Compiled { module, entry })
+    Ok(Compiled {
+        module,
+        entry,
+        stack,
+        _zero: zero,
+    })
 }
 
 impl Compiled {
-    /// Runs the entry function and returns its exit code. A trap or `exit` ends the process.
+    /// Runs the entry function on a new thread whose stack is [`stack_size`] (so that the
+    /// stack limit the code checks is sound) and returns its exit code. A trap or `exit` ends
+    /// the process. A thread that cannot be started is an error.
     #[allow(unsafe_code)]
-    pub fn run(&self) -> i32 {
+    pub fn run(&self) -> Result<i32, BackendError> {
         // SAFETY: `entry` is the finalized code of the wrapper generated by
         // `runtime::define_entry_wrapper`, whose signature is `extern "C" fn() -> i32` in the
-        // host's default calling convention, and `self.module` (which owns the code) is alive.
+        // host's default calling convention, and `self.module` (which owns the code) outlives
+        // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
-        f()
+        let thread = std::thread::Builder::new()
+            .name("irkit-jit".into())
+            .stack_size(self.stack)
+            .spawn(move || f())
+            .map_err(|e| {
+                BackendError::Codegen(format!(
+                    "JIT: cannot start a thread with a {} MiB stack: {e}",
+                    self.stack >> 20
+                ))
+            })?;
+        thread
+            .join()
+            .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))
     }
 
     /// The JIT module (for inspection).

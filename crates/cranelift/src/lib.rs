@@ -18,7 +18,9 @@
 //! line (`trap: <kind> in @f ^b, instruction N (op)`) to standard error and exiting with code
 //! 70. What native code does **not** check (spec/backends.md): memory errors (bounds, null,
 //! use after free, stores into `global_const`), indirect calls through a pointer that is not a
-//! function of the call's signature, and call depth (the OS stack limit applies).
+//! function of the call's signature. Call depth is checked as the interpreter checks it (the
+//! same limit, the same trapping call), and every call also checks that the callee's stack
+//! objects fit above a stack limit (spec/backends.md, "Call depth and the native stack").
 //!
 //! It does not parse, link or verify: use `irkit-text`/`irkit-format`, `irkit-link` and
 //! `irkit_core::verify` first.
@@ -32,8 +34,9 @@ mod lower;
 mod object;
 mod runtime;
 
-pub use exe::{build_executable, link_executable};
-pub use object::{emit_object, emit_object_with_entry};
+pub use data::MAX_GLOBAL_SIZE;
+pub use exe::{build_executable, build_executable_with_depth, link_executable};
+pub use object::{emit_object, emit_object_with, emit_object_with_entry};
 
 use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions};
 use irkit_core::Module;
@@ -52,8 +55,8 @@ impl Backend for Jit {
     }
 
     fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError> {
-        let compiled = jit::compile(module, &opts.entry)?;
-        Ok(Outcome::Exited(compiled.run()))
+        let compiled = jit::compile_with_depth(module, &opts.entry, opts.max_depth)?;
+        Ok(Outcome::Exited(compiled.run()?))
     }
 }
 

@@ -1,12 +1,18 @@
 //! The small runtime generated into every module, in Cranelift IR: the trap routine (prints the
 //! trap line to standard error with C's `write`, then `exit(70)`, which also flushes C's
 //! `stdout`), and the C-callable entry wrapper that calls the IR entry function and turns its
-//! result into an `int` exit code. Also the C functions the generated code imports.
+//! result into an `int` exit code. Also the C functions the generated code imports, and the two
+//! words of the call depth and stack checks (spec/backends.md, "Call depth and the native
+//! stack"): the number of live IR activations, and the lowest stack address a call may leave
+//! to its callee, both set by the entry wrapper.
 
-use cranelift_codegen::ir::{AbiParam, InstBuilder, TrapCode, types};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, TrapCode, types,
+};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{FuncId, Linkage, Module as ClModule};
-use irkit_backend::{BackendError, EXIT_TRAP};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as ClModule};
+use irkit_backend::{BackendError, EXIT_TRAP, trap_kinds};
 use irkit_core::Opcode;
 
 use crate::error::cl_err;
@@ -16,6 +22,28 @@ use crate::lower::{Callee, Ctx, LowerOptions, PTR};
 /// The trap code of the `trap` instruction that follows every call of the trap routine (never
 /// reached: the routine does not return).
 pub(crate) const UNREACHABLE_AFTER_EXIT: TrapCode = TrapCode::unwrap_user(1);
+
+/// Stack kept free below the stack limit: for the frame of a callee beyond its `stackalloc`
+/// objects (spills, saved registers, outgoing arguments), C library functions called from IR
+/// code, and the trap routine (which calls `write` and `exit`).
+pub(crate) const STACK_MARGIN: u64 = 256 * 1024;
+
+/// The stack of an executable's main thread assumed when `getrlimit` fails.
+const DEFAULT_STACK: u64 = 8 << 20;
+
+/// The most of an executable's main-thread stack used (with an unlimited `ulimit -s`).
+const MAX_MAIN_STACK: u64 = 1 << 30;
+
+/// How much native stack the program may use below the entry wrapper's frame.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StackBudget {
+    /// This many bytes (the JIT, which runs the program on a thread of known stack size).
+    Fixed(u64),
+    /// Three quarters of the main thread's stack limit (`getrlimit(RLIMIT_STACK)`, at most
+    /// 1 GiB; Linux lets arguments and environment take up to a quarter of it), less
+    /// [`STACK_MARGIN`]: executables.
+    MainThread,
+}
 
 /// The functions generated code calls that are not IR functions.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +60,12 @@ pub(crate) struct Runtime {
     pub(crate) fmod: FuncId,
     /// C `float fmodf(float, float)`.
     pub(crate) fmodf: FuncId,
+    /// C `int getrlimit(int, struct rlimit *)`.
+    getrlimit: FuncId,
+    /// `irkit.rt.state`, two `i64` words: at [`DEPTH`], the number of live IR activations; at
+    /// [`STACK_LIMIT`], the lowest stack pointer a call may leave to its callee's `stackalloc`
+    /// objects (0 until the entry wrapper sets it). One object: one address per check.
+    pub(crate) state: DataId,
 }
 
 impl Runtime {
@@ -66,8 +100,33 @@ impl Runtime {
                 &[types::F32, types::F32],
                 Some(types::F32),
             )?,
+            getrlimit: decl(
+                "getrlimit",
+                Linkage::Import,
+                &[types::I32, PTR],
+                Some(types::I32),
+            )?,
+            state: words(cl, "irkit.rt.state")?,
         })
     }
+}
+
+/// Offset of the activation count in [`Runtime::state`].
+pub(crate) const DEPTH: i32 = 0;
+
+/// Offset of the stack limit in [`Runtime::state`].
+pub(crate) const STACK_LIMIT: i32 = 8;
+
+/// Declares and defines two zeroed, writable, local 8-byte words.
+fn words<M: ClModule>(cl: &mut M, name: &str) -> Result<DataId, BackendError> {
+    let id = cl
+        .declare_data(name, Linkage::Local, true, false)
+        .map_err(|e| cl_err("runtime", e))?;
+    let mut d = DataDescription::new();
+    d.set_align(8);
+    d.define_zeroinit(16);
+    cl.define_data(id, &d).map_err(|e| cl_err("runtime", e))?;
+    Ok(id)
 }
 
 /// Defines `irkit.rt.trap`: `write(2, msg, len); exit(70);`.
@@ -155,6 +214,37 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         let mut b = FunctionBuilder::new(&mut c.func, fctx);
         let block = b.create_block();
         b.switch_to_block(block);
+        set_stack_limit(ctx, &mut b, opts.stack_budget);
+        // The entry's own stack objects must fit too; a call cannot check what its callee's
+        // prologue does, so the trap is located at the entry function's first instruction.
+        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+        let gv = ctx.data_in_func(ctx.rt.state, b.func);
+        let at = b.ins().symbol_value(PTR, gv);
+        let limit = b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), at, STACK_LIMIT);
+        let need = b.ins().iadd_imm_u(limit, frame as i64);
+        let sp = b.ins().get_stack_pointer(PTR);
+        let low = b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+        let (cold, cont) = (b.create_block(), b.create_block());
+        b.set_cold_block(cold);
+        b.ins().brif(low, cold, &[], cont, &[]);
+        b.switch_to_block(cold);
+        let text = format!(
+            "trap: {} in {}\n",
+            trap_kinds::NATIVE_STACK_EXHAUSTED,
+            crate::lower::first_place(m, f)
+        );
+        let msg = ctx.message(&text)?;
+        let gv = ctx.data_in_func(msg, b.func);
+        let p = b.ins().symbol_value(PTR, gv);
+        let n = b.ins().iconst(types::I64, text.len() as i64);
+        let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
+        b.ins().call(tr, &[p, n]);
+        b.ins().trap(UNREACHABLE_AFTER_EXIT);
+        b.switch_to_block(cont);
+        let one = b.ins().iconst(types::I64, 1);
+        b.ins().store(MemFlagsData::trusted(), one, at, DEPTH);
         let callee = ctx.cl.declare_func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);
         let code = match ret_scalar {
@@ -182,4 +272,49 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         .define_function(id, &mut c)
         .map_err(|e| cl_err("entry wrapper", e))?;
     Ok(id)
+}
+
+/// Sets the stack limit (in `irkit.rt.state`) to the current stack pointer less the `budget`'s bytes (0 if
+/// that would be below 0).
+fn set_stack_limit<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    b: &mut FunctionBuilder<'_>,
+    budget: StackBudget,
+) {
+    let i64t = types::I64;
+    let bytes = match budget {
+        StackBudget::Fixed(n) => b.ins().iconst(i64t, n as i64),
+        StackBudget::MainThread => {
+            // struct rlimit { rlim_t cur, max; }, RLIMIT_STACK = 3 (Linux and macOS).
+            let slot =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+            let p = b.ins().stack_addr(PTR, slot, 0);
+            let getrlimit = ctx.cl.declare_func_in_func(ctx.rt.getrlimit, b.func);
+            let which = b.ins().iconst(types::I32, 3);
+            let call = b.ins().call(getrlimit, &[which, p]);
+            let r = b.inst_results(call)[0];
+            let cur = b.ins().load(i64t, MemFlagsData::trusted(), p, 0);
+            let fallback = b.ins().iconst(i64t, DEFAULT_STACK as i64);
+            let failed = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+            let cur = b.ins().select(failed, fallback, cur);
+            let cap = b.ins().iconst(i64t, MAX_MAIN_STACK as i64);
+            let cur = b.ins().umin(cur, cap);
+            let quarter = b.ins().ushr_imm_u(cur, 2);
+            let usable = b.ins().isub(cur, quarter);
+            let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
+            let zero = b.ins().iconst(i64t, 0);
+            let enough = b.ins().icmp(IntCC::UnsignedGreaterThan, usable, margin);
+            let less = b.ins().isub(usable, margin);
+            b.ins().select(enough, less, zero)
+        }
+    };
+    let sp = b.ins().get_stack_pointer(PTR);
+    let zero = b.ins().iconst(i64t, 0);
+    let room = b.ins().icmp(IntCC::UnsignedGreaterThan, sp, bytes);
+    let below = b.ins().isub(sp, bytes);
+    let limit = b.ins().select(room, below, zero);
+    let gv = ctx.data_in_func(ctx.rt.state, b.func);
+    let at = b.ins().symbol_value(PTR, gv);
+    b.ins()
+        .store(MemFlagsData::trusted(), limit, at, STACK_LIMIT);
 }

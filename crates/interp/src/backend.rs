@@ -19,7 +19,8 @@ impl Backend for InterpBackend {
     fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError> {
         let mut it = Interpreter::new(module)
             .map_err(|e| BackendError::Malformed(e.to_string()))?
-            .with_stdout(true);
+            .with_stdout(true)
+            .with_max_call_depth(opts.max_depth);
         if let Some(fuel) = opts.fuel {
             it = it.with_fuel(fuel);
         }
@@ -69,6 +70,10 @@ mod tests {
         assert_eq!(
             TrapKind::BadFunctionPointer { addr: 0 }.to_string(),
             trap_kinds::bad_function_pointer(0)
+        );
+        assert_eq!(
+            TrapKind::StackOverflow { limit: 12 }.to_string(),
+            trap_kinds::stack_overflow(12)
         );
         assert_eq!(
             TrapKind::UnknownExtern("puts".into()).to_string(),

@@ -64,8 +64,9 @@ use crate::layout::{Scalar, Shape};
 use crate::memory::Memory;
 use crate::program::Program;
 
-/// The default call depth limit.
-pub const DEFAULT_MAX_CALL_DEPTH: usize = 10_000;
+/// The default call depth limit: every back end's ([`irkit_backend::DEFAULT_MAX_DEPTH`]), so
+/// that native code and the interpreter trap at the same call.
+pub const DEFAULT_MAX_CALL_DEPTH: usize = irkit_backend::DEFAULT_MAX_DEPTH;
 
 /// The default limit on memory held by live objects (globals, stack and heap), in bytes.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;

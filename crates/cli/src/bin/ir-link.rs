@@ -68,6 +68,10 @@ struct Args {
     /// recursion).
     #[arg(long, value_name = "N", default_value_t = LinkOptions::default().max_instantiation_depth)]
     max_instantiation_depth: usize,
+    /// With `--emit obj|exe`: the native call depth limit (a call made while N activations
+    /// are live traps with `stack overflow`, as `ir-run --max-depth N` does).
+    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
+    max_depth: u64,
 }
 
 fn main() -> ExitCode {
@@ -126,10 +130,19 @@ fn main() -> ExitCode {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)
             .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
-        Emit::Obj => irkit_cranelift::emit_object_with_entry(&linked.module, &args.entry)
-            .map_err(|e| format!("error: {e}")),
+        Emit::Obj => irkit_cranelift::emit_object_with(
+            &linked.module,
+            &args.entry,
+            usize::try_from(args.max_depth).unwrap_or(usize::MAX),
+        )
+        .map_err(|e| format!("error: {e}")),
         Emit::Exe => {
-            if let Err(e) = write_executable(&linked.module, &args.entry, &args.output) {
+            if let Err(e) = write_executable(
+                &linked.module,
+                &args.entry,
+                usize::try_from(args.max_depth).unwrap_or(usize::MAX),
+                &args.output,
+            ) {
                 problems.push(e);
             }
             if args.stats {
@@ -159,7 +172,12 @@ fn main() -> ExitCode {
 /// exclusively; removed with everything in it, the object file included, on every path), then
 /// moves it into place: renamed over a regular file (which keeps its permission bits), or
 /// copied into a device or FIFO, which is never replaced.
-fn write_executable(m: &irkit_core::Module, entry: &str, out: &Path) -> Result<(), String> {
+fn write_executable(
+    m: &irkit_core::Module,
+    entry: &str,
+    max_depth: usize,
+    out: &Path,
+) -> Result<(), String> {
     if out.as_os_str() == "-" {
         return Err("error: --emit exe needs an output file, not stdout".into());
     }
@@ -182,7 +200,8 @@ fn write_executable(m: &irkit_core::Module, entry: &str, out: &Path) -> Result<(
     let _registered = irkit_format::Temporary::register(work.path());
     let work = work;
     let built = work.path().join("a.out");
-    irkit_cranelift::build_executable(m, entry, &built).map_err(|e| format!("error: {e}"))?;
+    irkit_cranelift::build_executable_with_depth(m, entry, max_depth, &built)
+        .map_err(|e| format!("error: {e}"))?;
     match std::fs::metadata(out) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => {
             let bytes = std::fs::read(&built).map_err(|e| cannot(&e))?;

@@ -39,6 +39,10 @@ struct Args {
     /// exhausted` (exit 70), so that a program that does not end cannot hang the tool.
     #[arg(long, value_name = "N")]
     fuel: Option<u64>,
+    /// The call depth limit of every back end: a call made while N activations are live is
+    /// the trap `stack overflow (call depth limit N)` (exit 70).
+    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
+    max_depth: u64,
 }
 
 fn main() -> ExitCode {
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
     let run = RunOptions {
         entry: args.entry,
         fuel: args.fuel,
+        max_depth: usize::try_from(args.max_depth).unwrap_or(usize::MAX),
     };
     let outcome = backend.run(&linked.module, &run);
     let _ = std::io::stdout().flush();

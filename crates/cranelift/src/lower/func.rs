@@ -9,8 +9,9 @@
 
 use std::collections::HashMap;
 
+use crate::runtime::{DEPTH, STACK_LIMIT};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{self, InstBuilder, Value, types as clt};
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
@@ -20,6 +21,11 @@ use super::types::Scalar;
 use super::{Callee, Ctx, PTR, def_name};
 use crate::error::{cl_err, unsupported};
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
+
+/// The most a function's `stackalloc` objects may take together: Cranelift's limit on a frame
+/// (`ABIMachineSpec::maximum_frame_size`, 1 GiB on every target), less room for the rest of
+/// the frame.
+pub(crate) const MAX_FRAME: u64 = (1 << 30) - (1 << 20);
 
 /// Where an instruction is, spelled as the interpreter spells a trap location.
 #[derive(Clone, Debug)]
@@ -31,6 +37,17 @@ pub(crate) struct Place {
 }
 
 impl Place {
+    /// Instruction `inst`, the `index`th of block `block` (`^name`) of function `func`
+    /// (`@name`).
+    pub(crate) fn new(func: String, block: String, index: usize, inst: Inst) -> Place {
+        Place {
+            func,
+            block,
+            index,
+            inst,
+        }
+    }
+
     /// `@f ^b, instruction N (op %name)`.
     pub(crate) fn render(&self, m: &Module) -> String {
         let mut s = format!(
@@ -59,6 +76,15 @@ pub(crate) fn lower_function<M: ClModule>(
     let Some(Callee::Func(id)) = ctx.funcs.get(&f).cloned() else {
         return Ok(());
     };
+    let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+    if frame > MAX_FRAME {
+        return Err(unsupported(
+            def_name(m, f),
+            format!(
+                "stack objects of {frame} bytes in one activation (a native frame holds at most {MAX_FRAME} bytes)"
+            ),
+        ));
+    }
     let mut c = ctx.cl.make_context();
     c.func.signature = ctx
         .cl
@@ -269,7 +295,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// The address of a definition.
     fn address_of(&mut self, d: Inst) -> Result<Value, BackendError> {
         if let Some(&gid) = self.ctx.globals.get(&d) {
-            let gv = self.ctx.cl.declare_data_in_func(gid, self.b.func);
+            let gv = self.ctx.data_in_func(gid, self.b.func);
             return Ok(self.b.ins().symbol_value(PTR, gv));
         }
         match self.ctx.funcs.get(&d).cloned() {
@@ -295,7 +321,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let text = format!("trap: {kind} in {}\n", place.render(self.ctx.m));
         let len = text.len() as i64;
         let msg = self.ctx.message(&text)?;
-        let gv = self.ctx.cl.declare_data_in_func(msg, self.b.func);
+        let gv = self.ctx.data_in_func(msg, self.b.func);
         let p = self.b.ins().symbol_value(PTR, gv);
         let n = self.b.ins().iconst(clt::I64, len);
         let tr = self
@@ -447,7 +473,19 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         let call = if op == Opcode::CALL {
             match self.ctx.funcs.get(&ops[0]).cloned() {
+                // An IR function: one more activation, checked (a C function is not).
+                Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
+                    let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
+                    let saved = self.enter_call(frame, place)?;
+                    let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                    let call = self.b.ins().call(fr, &args);
+                    self.leave_call(saved);
+                    call
+                }
+                // A C function: not an activation, but it may call back into IR code (a
+                // `qsort` comparison calling `qsort`), so the stack is checked.
                 Some(Callee::Func(fid)) => {
+                    self.check_stack(place)?;
                     let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
                     self.b.ins().call(fr, &args)
                 }
@@ -472,13 +510,74 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             // interpreter's message: null is address 0 in both).
             let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
             self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
-            self.b.ins().call_indirect(sr, callee, &args)
+            let frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
+            let saved = self.enter_call(frame, place)?;
+            let call = self.b.ins().call_indirect(sr, callee, &args);
+            self.leave_call(saved);
+            call
         };
         let rs = self.b.inst_results(call).to_vec();
         if m.ty(inst).is_some() {
             self.set(inst, rs);
         }
         Ok(())
+    }
+
+    /// Before a call of an IR function whose `stackalloc` objects take `frame` bytes: the
+    /// `stack overflow` trap at `place` if [`Ctx::max_depth`] activations are live (exactly
+    /// the interpreter's rule), or if the stack below the caller's frame cannot hold `frame`
+    /// bytes above the stack limit (checked here, before the callee's prologue moves the
+    /// stack pointer, so no frame can jump over the guard page); else one more activation.
+    /// Returns what [`FnLower::leave_call`] needs: the state's address and the count before.
+    fn enter_call(&mut self, frame: u64, place: &Place) -> Result<(Value, Value), BackendError> {
+        let max = self.ctx.max_depth;
+        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let flags = MemFlagsData::trusted();
+        let depth = self.b.ins().load(clt::I64, flags, at, DEPTH);
+        let limit = self.b.ins().load(clt::I64, flags, at, STACK_LIMIT);
+        let full = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, depth, max as i64);
+        let need = self.b.ins().iadd_imm_u(limit, frame as i64);
+        let sp = self.b.ins().get_stack_pointer(PTR);
+        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+        // One branch on the hot path; the cold path tells the two apart.
+        let bad = self.b.ins().bor(full, low);
+        let (cold, cont) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(bad, cold, &[], cont, &[]);
+        self.b.switch_to_block(cold);
+        let kind = trap_kinds::stack_overflow(usize::try_from(max).unwrap_or(usize::MAX));
+        self.trap_if(full, &kind, place)?;
+        self.trap_here(trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+        self.b.switch_to_block(cont);
+        let more = self.b.ins().iadd_imm_s(depth, 1);
+        self.b.ins().store(flags, more, at, DEPTH);
+        Ok((at, depth))
+    }
+
+    /// Before a call of a C function: the `native stack exhausted` trap at `place` if the
+    /// stack pointer is below the stack limit (C code and what it calls back have the margin
+    /// below it).
+    fn check_stack(&mut self, place: &Place) -> Result<(), BackendError> {
+        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let limit = self
+            .b
+            .ins()
+            .load(clt::I64, MemFlagsData::trusted(), at, STACK_LIMIT);
+        let sp = self.b.ins().get_stack_pointer(PTR);
+        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
+        self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)
+    }
+
+    /// After a call of an IR function: the count is back to what it was before.
+    fn leave_call(&mut self, (at, depth): (Value, Value)) {
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), depth, at, DEPTH);
     }
 
     /// After a call that always traps: its result (if any) is a placeholder in an unreachable

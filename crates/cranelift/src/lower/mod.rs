@@ -33,7 +33,23 @@ pub(crate) struct LowerOptions<'a> {
     /// Whether an `extern` C function of this name can be called; a call of one that cannot is
     /// lowered to the "unknown extern function" trap, as the interpreter reports it.
     pub(crate) extern_available: &'a dyn Fn(&str) -> bool,
+    /// Where zero-initialized globals live. `None`: in the Cranelift module, as zero-fill data
+    /// (`.bss` in an object file). `Some(place)`: the JIT; `place(symbol, size, align, writable)` maps
+    /// lazily zeroed memory for the global and makes `symbol` resolve to it, and the global is
+    /// an imported symbol of the Cranelift module (never touched, never copied).
+    pub(crate) zero_data: Option<&'a ZeroData<'a>>,
+    /// Whether code refers to data through absolute 64-bit addresses (the JIT: its data may lie
+    /// anywhere in the address space) instead of PC-relative ones (object files).
+    pub(crate) far_data: bool,
+    /// The call depth limit (at least 1).
+    pub(crate) max_depth: u64,
+    /// The native stack the program may use.
+    pub(crate) stack_budget: crate::runtime::StackBudget,
 }
+
+/// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align,
+/// writable)`.
+pub(crate) type ZeroData<'a> = dyn Fn(&str, u64, u64, bool) -> Result<(), String> + 'a;
 
 /// What a function definition or declaration lowers to.
 #[derive(Clone, Debug)]
@@ -62,6 +78,15 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) rt: Runtime,
     /// Trap messages already emitted, by text.
     pub(crate) messages: HashMap<String, DataId>,
+    /// Whether data is referred to through absolute addresses ([`LowerOptions::far_data`]).
+    pub(crate) far_data: bool,
+    /// The call depth limit ([`LowerOptions::max_depth`]).
+    pub(crate) max_depth: u64,
+    /// The stack each function's `stackalloc` objects take (16-byte aligned), by function.
+    pub(crate) frames: HashMap<Inst, u64>,
+    /// The largest of [`Ctx::frames`] by `fn` type: what an indirect call of that type
+    /// reserves (only a function of the call's type may be called through it).
+    pub(crate) max_frame: HashMap<Inst, u64>,
 }
 
 /// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
@@ -92,7 +117,12 @@ pub(crate) fn lower_module<M: ClModule>(
         globals: HashMap::new(),
         rt,
         messages: HashMap::new(),
+        far_data: opts.far_data,
+        max_depth: opts.max_depth.max(1),
+        frames: HashMap::new(),
+        max_frame: HashMap::new(),
     };
+    ctx.measure_frames();
     ctx.declare_all(opts)?;
     crate::data::define_all(&mut ctx)?;
     crate::runtime::define_trap_routine(&mut ctx)?;
@@ -166,13 +196,11 @@ impl<M: ClModule> Ctx<'_, M> {
                         format!("unresolved import \"{name}\" (link the module first)"),
                     ));
                 }
-                let (name, linkage) = match ext {
-                    Some(n) => (n.to_string(), Linkage::Export),
-                    None => (local(), Linkage::Local),
-                };
+                let writable = op == Opcode::GLOBAL_VAR;
+                let (name, linkage) = self.global_symbol(d, ext, opts)?;
                 let id = self
                     .cl
-                    .declare_data(&name, linkage, op == Opcode::GLOBAL_VAR, false)
+                    .declare_data(&name, linkage, writable, false)
                     .map_err(|e| cl_err(&def_place(m, d), e))?;
                 self.globals.insert(d, id);
             } else {
@@ -183,6 +211,88 @@ impl<M: ClModule> Ctx<'_, M> {
             }
         }
         Ok(())
+    }
+
+    /// Fills [`Ctx::frames`] and [`Ctx::max_frame`].
+    fn measure_frames(&mut self) {
+        let m = self.m;
+        for &f in m.top_level() {
+            if m.opcode(f) != Opcode::FUNC {
+                continue;
+            }
+            let mut total = 0u64;
+            for blk in m.blocks(f) {
+                for &i in m.children(blk) {
+                    if m.opcode(i) == Opcode::STACKALLOC {
+                        let size = m
+                            .operands(i)
+                            .first()
+                            .and_then(|&t| self.layouts.get(t))
+                            .map_or(0, |l| l.size);
+                        total = total.saturating_add(size.saturating_add(15) & !15);
+                    }
+                }
+            }
+            if let Some(ty) = m.ty(f) {
+                let most = self.max_frame.entry(ty).or_insert(0);
+                *most = (*most).max(total);
+            }
+            self.frames.insert(f, total);
+        }
+    }
+
+    /// The symbol and linkage of global `d` (`ext`: its `extern` name): a C data object
+    /// declared without an initial value is imported (it is the C library's or another
+    /// object's, never a new zero-filled one); a zero-initialized global in the JIT is imported
+    /// from the lazily zeroed memory `zero_data` maps for it; every other global is defined,
+    /// under its C name if `extern`, else a local one. Refuses a global larger than
+    /// [`crate::data::MAX_GLOBAL_SIZE`].
+    fn global_symbol(
+        &self,
+        d: Inst,
+        ext: Option<&str>,
+        opts: &LowerOptions<'_>,
+    ) -> Result<(String, Linkage), BackendError> {
+        let m = self.m;
+        let place = def_place(m, d);
+        let (size, align) = crate::data::checked_layout(self, d)?;
+        let has_init = !m.operands(d).is_empty();
+        if let (Some(n), false) = (ext, has_init) {
+            if !(opts.extern_available)(n) {
+                return Err(unsupported(
+                    place,
+                    format!("extern global \"{n}\" is not a symbol of this process"),
+                ));
+            }
+            return Ok((n.to_string(), Linkage::Import));
+        }
+        if let Some(place_zero) = opts.zero_data
+            && crate::data::zero_initialized(m, d)
+        {
+            let name = format!("irkit.zero.{}", d.index());
+            place_zero(&name, size, align, m.opcode(d) == Opcode::GLOBAL_VAR)
+                .map_err(|why| unsupported(&place, why))?;
+            return Ok((name, Linkage::Import));
+        }
+        Ok(match ext {
+            Some(n) => (n.to_string(), Linkage::Export),
+            None => (
+                format!("irkit.{}.{}", d.index(), m.name(d).unwrap_or("")),
+                Linkage::Local,
+            ),
+        })
+    }
+
+    /// A reference to data object `id` in function `func`: PC-relative (colocated) for data
+    /// this module defines, unless [`Ctx::far_data`]; absolute otherwise.
+    pub(crate) fn data_in_func(&self, id: DataId, func: &mut ir::Function) -> ir::GlobalValue {
+        let gv = self.cl.declare_data_in_func(id, func);
+        if self.far_data
+            && let ir::GlobalValueData::Symbol { colocated, .. } = &mut func.global_values[gv]
+        {
+            *colocated = false;
+        }
+        gv
     }
 
     /// The Cranelift signature of a `func` definition or declaration.
@@ -271,6 +381,22 @@ pub(crate) fn def_name(m: &Module, d: Inst) -> String {
     m.name(d)
         .or_else(|| m.decoration_str(d, Opcode::EXPORT))
         .map_or_else(|| format!("@#{}", d.index()), |n| format!("@{n}"))
+}
+
+/// `@f ^b, instruction 0 (op …)`: the first instruction of function `f`'s entry block, as a
+/// trap there is located (`@f` alone if it has none).
+pub(crate) fn first_place(m: &Module, f: Inst) -> String {
+    let name = def_name(m, f);
+    let Some(entry) = m.entry_block(f) else {
+        return name;
+    };
+    let block = m
+        .name(entry)
+        .map_or_else(|| "^bb0".to_string(), |n| format!("^{n}"));
+    let Some(&inst) = m.children(entry).get(m.block_params(entry).len()) else {
+        return format!("{name} {block}");
+    };
+    func::Place::new(name, block, 0, inst).render(m)
 }
 
 fn def_place(m: &Module, d: Inst) -> String {
