@@ -56,6 +56,9 @@ struct Lower<'a> {
     positions: HashMap<Inst, Pos>,
     /// The digits of each value named by number (`%2`); kept with `created`.
     numbers: HashMap<Inst, String>,
+    /// The top-level instruction whose statement opened each local scope (`None` for the
+    /// module scope, and for a statement that created nothing).
+    scope_owner: Vec<Option<Inst>>,
     /// Names by how they print: (scope, is a block label, text) -> (as written, where).
     printed: HashMap<(ScopeId, bool, &'a str), (&'a Name, Pos)>,
 }
@@ -84,16 +87,25 @@ pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Low
         created: keep_created.then(HashMap::new),
         positions: HashMap::new(),
         numbers: HashMap::new(),
+        scope_owner: vec![None],
         printed: HashMap::new(),
     };
     let root = lw.m.root();
     for d in &file.root_decos {
         let local = lw.new_scope();
+        let before = lw.m.decorations(root).len();
         lw.create(d, Place::Deco(root), MODULE_SCOPE, local);
+        if lw.m.decorations(root).len() > before {
+            lw.scope_owner[local] = lw.m.decorations(root).last().copied();
+        }
     }
     for s in &file.items {
         let local = lw.new_scope();
+        let before = lw.m.children(root).len();
         lw.create(s, Place::Child(root), MODULE_SCOPE, local);
+        if lw.m.children(root).len() > before {
+            lw.scope_owner[local] = lw.m.children(root).last().copied();
+        }
     }
     lw.intern_hoists();
     lw.resolve_pending();
@@ -112,6 +124,7 @@ pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Low
 impl<'a> Lower<'a> {
     fn new_scope(&mut self) -> ScopeId {
         self.scopes.push(HashMap::new());
+        self.scope_owner.push(None);
         self.scopes.len() - 1
     }
 
@@ -365,8 +378,47 @@ impl<'a> Lower<'a> {
                 self.error(s.pos, format!("{name}is defined in terms of itself"));
                 continue;
             }
-            self.hoists[idx].value = self.intern_hoist(idx);
+            self.hoists[idx].value = self
+                .intern_hoist(idx)
+                .filter(|&v| self.lives_where_written(idx, v));
         }
+    }
+
+    /// Whether hoisted value `v` of statement `idx` lives in the scope the statement is
+    /// written in, or in the module scope (which every scope sees). A value whose operands
+    /// place it in another definition's scope (`type_param 0 @g` written in the body of
+    /// `@h`) could not be printed where it was written, so the text is refused.
+    fn lives_where_written(&mut self, idx: usize, v: Inst) -> bool {
+        let root = self.m.root();
+        let Some(home) = self.m.parent(v).filter(|&p| p != root) else {
+            return true;
+        };
+        let (stmt, scope) = (self.hoists[idx].stmt, self.hoists[idx].scope);
+        // The top-level instruction `home` is in (the tree is at most the parser's nesting
+        // bound deep, and the walk is bounded anyway).
+        let mut top = home;
+        for _ in 0..=crate::MAX_DEPTH {
+            match self.m.parent(top) {
+                Some(p) if p != root => top = p,
+                _ => break,
+            }
+        }
+        if self.scope_owner.get(scope).copied().flatten() == Some(top) {
+            return true;
+        }
+        let owner = irkit_core::place::def_label(&self.m, top);
+        let name = stmt
+            .result
+            .as_ref()
+            .map_or_else(String::new, |r| format!("`{}` ", r.name.display()));
+        self.error(
+            stmt.pos,
+            format!(
+                "{name}belongs to the scope of {owner}, where its operands place it: write it \
+                 there, not here"
+            ),
+        );
+        false
     }
 
     fn intern_hoist(&mut self, idx: usize) -> Option<Inst> {
