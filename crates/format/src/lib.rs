@@ -40,6 +40,7 @@ mod files;
 mod hash;
 pub mod header;
 pub mod hostile;
+mod hostile_deep;
 mod materialize;
 mod schema;
 mod semantic;

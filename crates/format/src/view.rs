@@ -938,6 +938,7 @@ impl ModuleView {
                 def_count: self.def_count,
                 string_count,
                 is_pool: true,
+                base_depth: 0,
             };
             validate::flat(pool, &lim, &cx)
         })?;
@@ -945,12 +946,14 @@ impl ModuleView {
         Ok(PoolView::new(self, pool))
     }
 
-    fn body_limits(&self, pool_len: u32) -> Limits {
+    /// The limits of a definition's body (`base_depth` 1) or the root's (0).
+    fn body_limits(&self, pool_len: u32, base_depth: u32) -> Limits {
         Limits {
             pool_len,
             def_count: self.def_count,
             string_count: self.string_count(),
             is_pool: false,
+            base_depth,
         }
     }
 
@@ -995,7 +998,7 @@ impl ModuleView {
                     entry.opcode
                 )));
             }
-            validate::flat(body, &self.body_limits(pool_len), &cx)
+            validate::flat(body, &self.body_limits(pool_len, 1), &cx)
         })?;
         let body = access(bytes, &cx)?;
         Ok(DefView::new(self, Some(i), body, entry.content_hash))
@@ -1019,7 +1022,7 @@ impl ModuleView {
             self.check_section_hash(SectionKind::ROOT)?;
             let pool_len = self.pool()?.len();
             let body: &ArchivedBody = access(bytes, &cx)?;
-            validate::flat(body, &self.body_limits(pool_len), &cx)
+            validate::flat(body, &self.body_limits(pool_len, 0), &cx)
         })?;
         Ok(DefView::new(self, None, access(bytes, &cx)?, [0; 32]))
     }

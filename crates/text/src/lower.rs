@@ -79,6 +79,9 @@ pub(crate) fn lower(file: &File, diags: Diags) -> Result<(Module, HashMap<usize,
     lw.intern_hoists();
     lw.resolve_pending();
     if lw.diags.is_empty() {
+        lw.check_nesting();
+    }
+    if lw.diags.is_empty() {
         Ok((lw.m, lw.created))
     } else {
         Err(lw.diags)
@@ -136,6 +139,54 @@ impl<'a> Lower<'a> {
             .get(name)
             .or_else(|| self.scopes[MODULE_SCOPE].get(name))
             .map(|(b, _)| *b)
+    }
+
+    /// The nesting limit on the built module: the parser bounds syntactic nesting, but named
+    /// values (`@t2 = struct {@t1}`) and label-form blocks add depth that no syntax shows.
+    /// Reported at the first statement (in source order) that is, or uses, a value too deep,
+    /// or at the statement of the instruction too deep in the tree. Linear.
+    fn check_nesting(&mut self) {
+        use irkit_core::{MAX_NESTING, Nesting};
+        let Err(n) = irkit_core::check_nesting(&self.m) else {
+            return;
+        };
+        let mut at: Option<(Pos, String)> = None;
+        let mut consider = |pos: Pos, what: String| {
+            if at
+                .as_ref()
+                .is_none_or(|(p, _)| (pos.line, pos.col) < (p.line, p.col))
+            {
+                at = Some((pos, what));
+            }
+        };
+        match n {
+            Nesting::Tree(inst) => {
+                if let Some((_, s, _)) = self.pending.iter().find(|(i, _, _)| *i == inst) {
+                    consider(s.pos, format!("nested deeper than {MAX_NESTING} levels"));
+                }
+            }
+            Nesting::Value(_) => {
+                let depth = irkit_core::limits::value_depths(&self.m);
+                let deep = |i: Inst| depth.get(i.idx()).copied().unwrap_or(0) > MAX_NESTING;
+                for h in &self.hoists {
+                    if h.value.is_some_and(deep) {
+                        consider(h.stmt.pos, format!("{n}"));
+                    }
+                }
+                for (i, s, _) in &self.pending {
+                    let d = self.m.data(*i);
+                    if d.ty()
+                        .into_iter()
+                        .chain(d.operands().iter().copied())
+                        .any(deep)
+                    {
+                        consider(s.pos, format!("uses {n}"));
+                    }
+                }
+            }
+        }
+        let (pos, msg) = at.unwrap_or((Pos { line: 1, col: 1 }, n.to_string()));
+        self.error(pos, msg);
     }
 
     // ---- phase 1 ------------------------------------------------------------------------------

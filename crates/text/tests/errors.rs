@@ -251,7 +251,7 @@ fn pathological_inputs_do_not_panic() {
     let e = errors(&deep_types);
     assert_eq!(
         e,
-        vec!["1:1285: nesting deeper than 256 levels".to_string()]
+        vec!["1:1285: types, constants or groups nested deeper than 256 levels".to_string()]
     );
     let deep_bodies = "@f = #4096 {\n".repeat(50_000);
     assert!(!errors(&deep_bodies).is_empty());
