@@ -252,10 +252,14 @@ impl<'a> State<'a> {
 
     fn run(&mut self, out: &mut Module) {
         for (name, role) in self.roots() {
+            let reported = self.errors.len();
             match self.resolve_name(&name) {
                 Some(w) => {
                     self.reach(out, Key::Def(w.0, w.1), w, None);
                 }
+                // Resolving reported why (an export whose definition cannot be read): saying
+                // that the name is missing too would be a second line for one problem.
+                None if self.errors.len() > reported => {}
                 None => match role {
                     Root::Entry => self.errors.push(LinkError::MissingEntry { name }),
                     Root::Export => self.errors.push(LinkError::MissingExport { name }),
