@@ -154,11 +154,9 @@ fn array_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout>
     let size = e.size.checked_mul(len)?;
     let cells = e.cells.saturating_mul(len).max(1);
     let zero = match &e.zero {
-        Some(z) if cells <= MAX_VALUE_CELLS => Some(Value::Aggregate(vec![
-            z.clone();
-            usize::try_from(len)
-                .ok()?
-        ])),
+        Some(z) if cells <= MAX_VALUE_CELLS => Some(Value::Aggregate(
+            vec![z.clone(); usize::try_from(len).ok()?].into(),
+        )),
         _ => None,
     };
     Some(Layout {
@@ -196,7 +194,7 @@ fn struct_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout
     };
     let zero = zeros
         .filter(|_| cells <= MAX_VALUE_CELLS)
-        .map(Value::Aggregate);
+        .map(|zs| Value::Aggregate(zs.into()));
     Some(Layout {
         size,
         align,

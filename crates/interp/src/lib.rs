@@ -262,7 +262,7 @@ impl<'m> Interpreter<'m> {
                     vs.len() as u64 == *len
                 }
                 (Shape::Struct { fields, .. }, Value::Aggregate(vs)) => {
-                    work.extend(fields.iter().copied().zip(vs));
+                    work.extend(fields.iter().copied().zip(vs.iter()));
                     vs.len() == fields.len()
                 }
                 _ => false,

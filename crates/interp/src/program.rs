@@ -278,8 +278,14 @@ impl Program {
                 Opcode::CONST_ZERO => self.layouts.get(ty).ok_or_else(bad)?.zero.clone(),
                 Opcode::CONST_BYTES => {
                     let b = m.payload(c).as_bytes().ok_or_else(bad)?;
-                    (b.len() as u64 <= MAX_VALUE_CELLS)
-                        .then(|| Value::Aggregate(b.iter().map(|&x| Value::I8(x.into())).collect()))
+                    (b.len() as u64 <= MAX_VALUE_CELLS).then(|| {
+                        Value::Aggregate(
+                            b.iter()
+                                .map(|&x| Value::I8(x.into()))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        )
+                    })
                 }
                 Opcode::CONST_AGGREGATE => {
                     let cells = self.layouts.get(ty).ok_or_else(bad)?.cells;
@@ -293,7 +299,7 @@ impl Program {
                         }
                     }
                     vs.filter(|_| cells <= MAX_VALUE_CELLS)
-                        .map(Value::Aggregate)
+                        .map(|vs| Value::Aggregate(vs.into()))
                 }
                 _ => return Err(malformed(format!("unknown constant opcode {op}"))),
             };
