@@ -161,8 +161,25 @@ impl<'a> Lower<'a> {
         };
         match n {
             Nesting::Tree(inst) => {
-                if let Some((_, s, _)) = self.pending.iter().find(|(i, _, _)| *i == inst) {
-                    consider(s.pos, format!("nested deeper than {MAX_NESTING} levels"));
+                // The statement of the instruction, or of its nearest ancestor that has one
+                // (a name hint is created for, not by, a statement).
+                let stmts: HashMap<Inst, Pos> =
+                    self.pending.iter().map(|(i, s, _)| (*i, s.pos)).collect();
+                let mut cur = Some(inst);
+                while let Some(i) = cur {
+                    if let Some(&pos) = stmts.get(&i) {
+                        let what = if i == inst {
+                            ""
+                        } else {
+                            "a decoration of this "
+                        };
+                        consider(
+                            pos,
+                            format!("{what}instruction nested deeper than {MAX_NESTING} levels"),
+                        );
+                        break;
+                    }
+                    cur = self.m.parent(i);
                 }
             }
             Nesting::Value(_) => {
@@ -471,7 +488,7 @@ impl<'a> Lower<'a> {
 
     fn resolve_pending(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        for (inst, stmt, scope) in pending {
+        for &(inst, stmt, scope) in &pending {
             if self.diags.full() {
                 return;
             }
@@ -497,6 +514,8 @@ impl<'a> Lower<'a> {
                 self.error(stmt.pos, format!("cannot set the operands: {e}"));
             }
         }
+        // Kept for the nesting check, which reports at statements.
+        self.pending = pending;
     }
 
     /// The instruction an operand stands for, interning inline types and constants; `None`
