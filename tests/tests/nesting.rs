@@ -181,3 +181,37 @@ fn the_linker_refuses_an_input_over_the_limit() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A name hint moved to the debug section leaves the body within the limit, but once
+/// re-inserted it would be one level too deep: refused by materialize, `validate_all` and the
+/// copy (the linker), naming the definition and the instruction.
+#[test]
+fn a_debug_decoration_over_the_limit_is_refused() {
+    let mut m = deep_tree(MAX_NESTING).unwrap();
+    let deepest = m
+        .walk()
+        .into_iter()
+        .rfind(|&i| m.opcode(i) == irkit_format::hostile::DEEP_OPCODE)
+        .unwrap();
+    m.set_name(deepest, "bottom").unwrap();
+    assert!(irkit_format::write(&m).is_err());
+    let bytes = irkit_format::hostile::write_any_depth(&m).unwrap();
+    let view = ModuleView::from_bytes(&bytes).expect("opens");
+    view.def(0).expect("the body itself is within the limit");
+    let at = Location::Definition(0);
+    assert_too_deep(view.validate_all(), &at);
+    assert_too_deep(view.materialize(), &at);
+    let mut out = irkit_core::Module::new();
+    let target = out
+        .new_inst(
+            irkit_core::Opcode::FUNC,
+            None,
+            Vec::new(),
+            Default::default(),
+        )
+        .unwrap();
+    let e = view
+        .copy_def(0, &mut out, target, true, &mut NoMapping)
+        .map(|_| ());
+    assert_too_deep(e, &at);
+}

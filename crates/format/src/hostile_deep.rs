@@ -84,6 +84,12 @@ pub fn deep_types(depth: u32) -> Result<Module, irkit_core::CoreError> {
     Ok(m)
 }
 
+/// Writes `m` as [`write`](crate::write()) does, whatever its depth (a valid writer refuses a
+/// module nested deeper than the limit; this one writes it anyway, as a hostile writer would).
+pub fn write_any_depth(m: &Module) -> Result<Vec<u8>, WriteError> {
+    crate::write::write_unlimited(m)
+}
+
 /// [`deep_tree`] written as a file, whatever its depth (a valid writer refuses a module nested
 /// deeper than the limit; this one writes it anyway, as a hostile writer would).
 pub fn deep_tree_file(depth: u32) -> Result<Vec<u8>, WriteError> {

@@ -255,6 +255,20 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
     Ok(())
 }
 
+/// A debug record of `local` of definition `def` whose decoration, once re-inserted, would be
+/// nested deeper than [`MAX_NESTING`] (its instruction is at the limit).
+pub(crate) fn debug_too_deep(file: &Arc<str>, def: u32, local: u32) -> ReadError {
+    ReadError::new(
+        file,
+        Location::Definition(def),
+        ReadCause::TooDeep {
+            what: "debug decoration of instruction",
+            index: local as u64,
+            limit: MAX_NESTING,
+        },
+    )
+}
+
 fn too_deep(what: &'static str, index: u32, cx: &Ctx<'_>) -> ReadError {
     cx.err(ReadCause::TooDeep {
         what,

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
-use irkit_core::Opcode;
+use irkit_core::{MAX_NESTING, Opcode};
 use rkyv::bytecheck::CheckBytes;
 use rkyv::rancor::BoxedError;
 use rkyv::util::AlignedVec;
@@ -1083,6 +1083,9 @@ impl ModuleView {
             return Ok(());
         };
         let entries = dbg.entries.as_slice();
+        // Local depths of the definition whose records are being checked (records are
+        // sorted by definition: each is computed once).
+        let mut depths: Option<(u32, Vec<u32>)> = None;
         let mut k = 0;
         while let Some(e) = entries.get(k) {
             let (def, local) = (e.def.to_native(), e.local.to_native());
@@ -1091,7 +1094,19 @@ impl ModuleView {
                 .take_while(|r| r.def.to_native() == def && r.local.to_native() == local)
                 .count();
             let last = entries[k + same - 1].position.to_native() as u64;
-            let body = self.def(def)?.archived();
+            let view = self.def(def)?;
+            if depths.as_ref().is_none_or(|(d, _)| *d != def) {
+                depths = Some((def, view.local_depths()));
+            }
+            if let Some((_, ds)) = &depths
+                && let Some(&d) = ds.get(local as usize)
+            {
+                // The definition is at depth 1, its decoration one below the instruction.
+                if d + 2 > MAX_NESTING {
+                    return Err(validate::debug_too_deep(&self.file, def, local));
+                }
+            }
+            let body = view.archived();
             let n_decos = body
                 .insts
                 .get(local as usize)
