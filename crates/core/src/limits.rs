@@ -154,6 +154,29 @@ mod tests {
         assert_eq!(check_nesting(&m), Err(Nesting::Value(over)));
     }
 
+    /// Attaching a fresh instruction below a deep one does not walk its ancestors, so a tree
+    /// built top-down (as readers do) costs linear time whatever its depth, and the check is
+    /// linear too.
+    #[test]
+    fn deep_trees_build_and_check_in_linear_time() {
+        let t = std::time::Instant::now();
+        let mut m = Module::new();
+        let mut bottom = m.root();
+        for _ in 0..300_000 {
+            let c = m
+                .new_inst(Opcode(0x7F00), None, Vec::new(), Payload::None)
+                .unwrap();
+            m.append_child(bottom, c).unwrap();
+            bottom = c;
+        }
+        assert!(matches!(check_nesting(&m), Err(Nesting::Tree(_))));
+        // Still refused: attaching an ancestor below its descendant.
+        let top = m.top_level()[0];
+        m.detach(top).unwrap();
+        assert!(m.append_child(bottom, top).is_err());
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    }
+
     #[test]
     fn tree_depth_at_and_over_the_limit() {
         let mut m = Module::new();
