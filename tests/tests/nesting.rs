@@ -215,3 +215,34 @@ fn a_debug_decoration_over_the_limit_is_refused() {
         .map(|_| ());
     assert_too_deep(e, &at);
 }
+
+/// Substitution can deepen a value (`struct {struct {T}}` with `T` 255 deep): every input is
+/// within the limit, the linked module would not be, and the linker says so (not "internal
+/// error: does not verify").
+#[test]
+fn instantiation_past_the_limit_is_a_link_error() {
+    let n = MAX_NESTING - 1;
+    let mut src = String::from("@t1 = struct {i32}\n");
+    for k in 2..n {
+        src += &format!("@t{k} = struct {{@t{}}}\n", k - 1);
+    }
+    src += &format!(
+        "@P: struct {{struct {{%T0}}}} = generic %T0 {{\n  %T0 = type_param 0 @P\n}}\n\
+         @1 = specialize @P, @t{}\n\n#[export(\"main\")]\n@main: fn() -> i32 = func {{\n^e:\n  \
+         %p: ptr = stackalloc @1\n  ret i32 0\n}}\n",
+        n - 1
+    );
+    let m = irkit_text::parse(&src, "gen.ir").unwrap_or_else(|e| panic!("{e}"));
+    irkit_core::verify::verify(&m).expect("the input is valid");
+    let dir = std::env::temp_dir().join(format!("irkit-nesting-gen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gen.ir");
+    std::fs::write(&file, &src).unwrap();
+    let errs = irkit_link::link_files(&[&file], &irkit_link::LinkOptions::default()).unwrap_err();
+    assert_eq!(
+        errs.to_string(),
+        "error: instantiating generics built a type or constant nested deeper than 256 levels (the \
+         nesting limit)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
