@@ -29,6 +29,8 @@
 //! every use against a generic's signature alone; instantiation is the linker's job.
 //!
 //! The [`verify`] module checks all of this, plus typing, on any module, however it was built.
+//! One [nesting limit](limits) ([`MAX_NESTING`]) bounds both how deep the tree nests and how
+//! deep types and constants nest; every reader enforces it, so no pass needs deep recursion.
 //! The normative description is `spec/ir.md`.
 
 pub mod builder;
