@@ -246,3 +246,46 @@ fn instantiation_past_the_limit_is_a_link_error() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Decorations nest like children (`#[#[…] a] b`), and a decoration may have a body: chains of
+/// both, up to the limit, print and parse back, and survive the binary format.
+#[test]
+fn decoration_chains_at_the_limit_round_trip() {
+    use irkit_core::{Module, Opcode, Payload};
+    let op = Opcode(0x7F01);
+    for with_bodies in [false, true] {
+        let mut m = Module::new();
+        let i32t = m.ty_i32();
+        let g = m
+            .new_inst(Opcode::GLOBAL_VAR, Some(i32t), Vec::new(), Payload::None)
+            .unwrap();
+        let root = m.root();
+        m.append_child(root, g).unwrap();
+        // Top-down: the global is at depth 1, each link one deeper, the last at the limit.
+        let mut owner = g;
+        for k in 2..=MAX_NESTING {
+            let d = m
+                .new_inst(op, None, Vec::new(), Payload::Int(k as u64))
+                .unwrap();
+            if with_bodies && k % 2 == 0 {
+                m.append_child(owner, d).unwrap();
+            } else {
+                m.attach_decoration(owner, d).unwrap();
+            }
+            owner = d;
+        }
+        assert_eq!(irkit_core::check_nesting(&m), Ok(()));
+        let text = irkit_text::print(&m);
+        let back = irkit_text::parse(&text, "decos.ir").unwrap_or_else(|e| panic!("{e}"));
+        modules_equal(&m, &back).expect("text round trip");
+        let bytes = irkit_format::write(&m).expect("writes");
+        round_trip(&bytes);
+        // One more link is refused by the writer and, written anyway, by the reader.
+        let d = m.new_inst(op, None, Vec::new(), Payload::None).unwrap();
+        m.attach_decoration(owner, d).unwrap();
+        assert!(irkit_format::write(&m).is_err());
+        let bytes = irkit_format::hostile::write_any_depth(&m).unwrap();
+        let view = ModuleView::from_bytes(&bytes).unwrap();
+        assert_too_deep(view.materialize(), &Location::Definition(0));
+    }
+}
