@@ -69,10 +69,25 @@ impl Problems {
     }
 }
 
+/// Renders verifier errors, one line each (see [`verify_error_line`]), naming the module's
+/// values once for all of them (the verifier reports up to 1000 errors: naming per error would
+/// cost errors x module size).
+pub fn verify_error_lines(file: &str, module: &Module, errors: &[VerifyError]) -> Vec<String> {
+    let names = irkit_text::Names::new(module);
+    errors
+        .iter()
+        .map(|e| error_line(file, module, &names, e))
+        .collect()
+}
+
 /// Renders a verifier error on one line: file, function, block, the instruction as printed,
 /// and the message.
 pub fn verify_error_line(file: &str, module: &Module, e: &VerifyError) -> String {
-    let text = irkit_text::print_inst(module, e.inst);
+    error_line(file, module, &irkit_text::Names::new(module), e)
+}
+
+fn error_line(file: &str, module: &Module, names: &irkit_text::Names, e: &VerifyError) -> String {
+    let text = irkit_text::print_inst_with(module, names, e.inst);
     let text = text.trim();
     let first = text.lines().next().unwrap_or("");
     let shown = if text.lines().count() > 1 {

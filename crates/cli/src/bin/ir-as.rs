@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use irkit_cli::report::{Problems, verify_error_line};
+use irkit_cli::report::{Problems, verify_error_lines};
 use irkit_cli::{input, output};
 
 /// Assemble an irkit text module (.ir) into a binary module (.irm).
@@ -31,8 +31,8 @@ fn main() -> ExitCode {
     if !args.no_verify
         && let Err(errors) = irkit_core::verify::verify(&loaded.module)
     {
-        for e in &errors {
-            problems.push(verify_error_line(&loaded.name, &loaded.module, e));
+        for line in verify_error_lines(&loaded.name, &loaded.module, &errors) {
+            problems.push(line);
         }
         return problems.finish();
     }

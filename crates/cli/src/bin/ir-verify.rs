@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use irkit_cli::report::{Problems, verify_error_line};
+use irkit_cli::report::{Problems, verify_error_lines};
 use irkit_cli::{input, output};
 
 /// Verify irkit modules: structure, types, dominance, hoistable invariants, decorations.
@@ -34,8 +34,8 @@ fn main() -> ExitCode {
                 }
             }
             Err(errors) => {
-                for e in &errors {
-                    problems.push(verify_error_line(&loaded.name, &loaded.module, e));
+                for line in verify_error_lines(&loaded.name, &loaded.module, &errors) {
+                    problems.push(line);
                 }
             }
         }
