@@ -18,8 +18,8 @@
 use crate::{Inst, Module};
 
 /// The deepest an instruction may be nested in the tree, and the deepest a hoistable value may
-/// be (see the module documentation). Far above what any front end writes (C compilers accept
-/// 256 nested blocks and 63 levels of declarators), low enough that per-level work stays small.
+/// be (see the module documentation). Well above what front ends write (C99 asks compilers to
+/// accept at least 127 nested blocks), low enough that per-level work stays small.
 pub const MAX_NESTING: u32 = 256;
 
 /// Which depth went over [`MAX_NESTING`], and where.
