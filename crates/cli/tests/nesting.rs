@@ -85,14 +85,18 @@ fn every_tool_refuses_input_over_the_limit_with_one_line() {
     let out = d.join("out.irm");
     for (input, entry) in [(&tree, "deep"), (&types, "main"), (&text, "main")] {
         let input = s(input);
-        let cases: Vec<(&str, Vec<&str>)> = vec![
+        let mut cases: Vec<(&str, Vec<&str>)> = vec![
             ("ir-as", vec![input, "-o", s(&out)]),
             ("ir-dis", vec![input]),
             ("ir-verify", vec![input]),
             ("ir-fmt", vec!["--check", input]),
             ("ir-link", vec!["--entry", entry, "-o", s(&out), input]),
             ("ir-run", vec!["--interp", "--entry", entry, input]),
+            ("ir-run", vec!["--entry", entry, input]),
         ];
+        if input.ends_with(".irm") {
+            cases.push(("ir-info", vec!["--validate", input]));
+        }
         for (name, args) in cases {
             assert_refused(name, &args, &run(name, &args));
         }
