@@ -16,8 +16,12 @@
 
 use std::path::{Path, PathBuf};
 
+use irkit_core::MAX_NESTING;
 use irkit_format::ModuleView;
-use irkit_format::hostile::{FieldKind, fields, reseal};
+use irkit_format::hostile::{
+    DEEP_OPCODE, FieldKind, deep_tree, deep_tree_file, deep_types_file, fields, reseal,
+    write_any_depth,
+};
 use irkit_link::{Input, LinkOptions, link};
 
 /// The undamaged module: an exported recursive function, a private helper called through a
@@ -245,6 +249,30 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
                 |v| v + 3,
             ),
         ),
+        (
+            "tree_too_deep",
+            "a definition whose tree is one level deeper than the nesting limit",
+            deep_tree_file(MAX_NESTING + 1).expect("writes"),
+        ),
+        (
+            "pool_too_deep",
+            "a pool value one level deeper than the nesting limit",
+            deep_types_file(MAX_NESTING + 1).expect("writes"),
+        ),
+        (
+            "debug_name_too_deep",
+            "a name hint in the debug section for an instruction at the nesting limit",
+            {
+                let mut m = deep_tree(MAX_NESTING).expect("builds");
+                let deepest = m
+                    .walk()
+                    .into_iter()
+                    .rfind(|&i| m.opcode(i) == DEEP_OPCODE)
+                    .expect("a chain");
+                m.set_name(deepest, "bottom").expect("names");
+                write_any_depth(&m).expect("writes")
+            },
+        ),
     ]
 }
 
@@ -416,6 +444,18 @@ fn crafted_files_refused_for_their_own_reason() {
         ("definition_out_of_range", "out of range"),
         ("pool_cycle", "pool"),
         ("subtree_overlap", "definition"),
+        (
+            "tree_too_deep",
+            "definition 0: instruction 257: nested deeper than 256 levels",
+        ),
+        (
+            "pool_too_deep",
+            "section pool: pool entry 511: nested deeper than 256 levels",
+        ),
+        (
+            "debug_name_too_deep",
+            "definition 0: debug decoration of instruction 256: nested deeper",
+        ),
     ] {
         let got = reason(name);
         assert!(got.contains(want), "{name}: {got}");

@@ -72,13 +72,16 @@ impl Problems {
 /// Renders a verifier error on one line: `file:line:col: error: in <place>: message:
 /// `instruction as printed``, the line and column only for text (`positions` from
 /// [`irkit_text::parse_with_source_map`]), the place as [`irkit_core::place`] says it.
+/// `names` is the module's naming table, computed once for all its errors (the verifier
+/// reports up to 1000: naming per error would cost errors × module size).
 pub fn verify_error_line(
     file: &str,
     module: &Module,
+    names: &irkit_text::Names,
     e: &VerifyError,
     positions: Option<&irkit_text::SourceMap>,
 ) -> String {
-    let text = irkit_text::print_inst(module, e.inst);
+    let text = irkit_text::print_inst_with(module, names, e.inst);
     let text = text.trim();
     let first = text.lines().next().unwrap_or("");
     let shown = if text.lines().count() > 1 {
@@ -104,9 +107,10 @@ pub fn verify_error_lines(loaded: &crate::input::Loaded, errors: &[VerifyError])
         }
         crate::input::Format::Binary => None,
     };
+    let names = irkit_text::Names::new(&loaded.module);
     errors
         .iter()
-        .map(|e| verify_error_line(&loaded.name, &loaded.module, e, positions.as_ref()))
+        .map(|e| verify_error_line(&loaded.name, &loaded.module, &names, e, positions.as_ref()))
         .collect()
 }
 

@@ -132,37 +132,91 @@ impl Equiv<'_> {
         }
     }
 
+    /// Whether hoistables `x` and `y` are the same value: equal shallow parts and, pairwise,
+    /// the same type and operands. An explicit stack (post-order), so a nest of any depth costs
+    /// no recursion; each pair found equal is remembered, so shared values are compared once.
     fn same_hoistable(&mut self, x: Inst, y: Inst) -> bool {
-        if self.hoist_ok.contains(&(x, y)) {
-            return true;
-        }
-        let (dx, dy) = (self.a.data(x), self.b.data(y));
-        let shallow = dx.opcode() == dy.opcode()
-            && dx.payload() == dy.payload()
-            && dx.operands().len() == dy.operands().len()
-            && dx.ty().is_some() == dy.ty().is_some();
-        if !shallow {
-            return false;
-        }
-        // Hoistables form a DAG (no cycles), so this recursion terminates; its depth is the
-        // nesting depth of the type or constant.
-        if let (Some(tx), Some(ty)) = (dx.ty(), dy.ty())
-            && !self.same_ref(tx, ty)
-        {
-            return false;
-        }
-        let ops: Vec<(Inst, Inst)> = dx
-            .operands()
-            .iter()
-            .copied()
-            .zip(dy.operands().iter().copied())
-            .collect();
-        for (ox, oy) in ops {
-            if !self.same_ref(ox, oy) {
+        // (x, y, whether its type and operands are already pushed).
+        let mut stack = vec![(x, y, false)];
+        // Pairs whose comparison is under way (a cycle, which only a corrupt module has,
+        // counts as equal instead of looping).
+        let mut open: HashSet<(Inst, Inst)> = HashSet::new();
+        while let Some((x, y, expanded)) = stack.pop() {
+            if expanded {
+                open.remove(&(x, y));
+                self.hoist_ok.insert((x, y));
+                continue;
+            }
+            if self.hoist_ok.contains(&(x, y)) || open.contains(&(x, y)) {
+                continue;
+            }
+            let (dx, dy) = (self.a.data(x), self.b.data(y));
+            let shallow = dx.opcode() == dy.opcode()
+                && dx.payload() == dy.payload()
+                && dx.operands().len() == dy.operands().len()
+                && dx.ty().is_some() == dy.ty().is_some();
+            if !shallow {
                 return false;
             }
+            open.insert((x, y));
+            stack.push((x, y, true));
+            let pairs = dx.ty().zip(dy.ty()).into_iter().chain(
+                dx.operands()
+                    .iter()
+                    .copied()
+                    .zip(dy.operands().iter().copied()),
+            );
+            for (ox, oy) in pairs {
+                match (
+                    self.a.opcode(ox).is_hoistable(),
+                    self.b.opcode(oy).is_hoistable(),
+                ) {
+                    (true, true) => stack.push((ox, oy, false)),
+                    (false, false) if self.pairs.get(&ox) == Some(&oy) => {}
+                    _ => return false,
+                }
+            }
         }
-        self.hoist_ok.insert((x, y));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two type nests far deeper than the nesting limit compare without recursing (on a small
+    /// stack), equal and unequal.
+    #[test]
+    fn deep_values_compare_without_recursion() {
+        let build = |leaf_len: u64| {
+            let mut m = Module::new();
+            let i8t = m.ty_i8();
+            let mut t = m.ty_array(i8t, leaf_len).unwrap();
+            for _ in 0..100_000 {
+                t = m.ty_struct(&[t, t]).unwrap();
+            }
+            let g = m
+                .new_inst(
+                    crate::Opcode::GLOBAL_VAR,
+                    Some(t),
+                    Vec::new(),
+                    Default::default(),
+                )
+                .unwrap();
+            let root = m.root();
+            m.append_child(root, g).unwrap();
+            m
+        };
+        let r = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let (a, b, c) = (build(1), build(1), build(2));
+                (modules_equal(&a, &b).is_ok(), modules_equal(&a, &c).is_ok())
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(r, (true, false));
     }
 }

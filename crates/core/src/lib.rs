@@ -29,6 +29,8 @@
 //! every use against a generic's signature alone; instantiation is the linker's job.
 //!
 //! The [`verify`] module checks all of this, plus typing, on any module, however it was built.
+//! One [nesting limit](limits) ([`MAX_NESTING`]) bounds both how deep the tree nests and how
+//! deep types and constants nest; every reader enforces it, so no pass needs deep recursion.
 //! The normative description is `spec/ir.md`.
 
 pub mod builder;
@@ -38,6 +40,7 @@ pub mod entity;
 pub mod equiv;
 pub mod error;
 pub mod intern;
+pub mod limits;
 pub mod message;
 pub mod module;
 pub mod noir;
@@ -52,6 +55,7 @@ pub use clone::{CloneError, Cloner};
 pub use condcode::{FloatCC, IntCC};
 pub use entity::Inst;
 pub use error::CoreError;
+pub use limits::{MAX_NESTING, Nesting, check_nesting};
 pub use module::{InstData, Module};
 pub use opcode::{Arity, Flags, OpInfo, Opcode, PayloadKind, REGISTRY, TypeRule};
 pub use payload::Payload;

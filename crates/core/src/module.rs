@@ -283,7 +283,12 @@ impl Module {
             Some("hoistable values live in the pool, not in child lists")
         } else if child == self.root {
             Some("it is the root")
-        } else if self.is_ancestor(child, parent) {
+        } else if child == parent
+            // A childless, undecorated instruction is nobody's ancestor: attaching a fresh
+            // one (as readers and builders do, top-down) costs O(1), not O(depth).
+            || (!(d.children.is_empty() && d.decorations.is_empty())
+                && self.is_ancestor(child, parent))
+        {
             Some("it would become its own ancestor")
         } else {
             None

@@ -132,6 +132,9 @@ impl<'v> DefCopier<'v> {
         let mut stack: Vec<(u32, u32, u32)> = Vec::new();
         let mut skip_until = 0u32;
         let mut summary = CopySummary::default();
+        // Whether a local is at the nesting limit (the definition is at depth 1): a debug
+        // decoration re-inserted on it would be too deep.
+        let mut at_limit: Vec<bool> = vec![false; n];
         for iv in d.insts() {
             let l = iv.local();
             while stack.last().is_some_and(|&(_, end, _)| end <= l) {
@@ -147,6 +150,7 @@ impl<'v> DefCopier<'v> {
                 }
             }
             stack.push((l, iv.subtree_end(), iv.decoration_count()));
+            at_limit[l as usize] = stack.len() as u32 >= irkit_core::MAX_NESTING;
             if l < skip_until {
                 continue;
             }
@@ -190,6 +194,12 @@ impl<'v> DefCopier<'v> {
             }
             None => &[],
         };
+        if let Some(r) = dbg
+            .iter()
+            .find(|r| at_limit.get(r.local.to_native() as usize) == Some(&true))
+        {
+            return Err(crate::validate::debug_too_deep(&file, index, r.local.to_native()).into());
+        }
         summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, &bad)?;
         // Types and operands, now that every local exists.
         for iv in d.insts() {

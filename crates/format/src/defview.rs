@@ -151,6 +151,21 @@ impl<'v> DefView<'v> {
         let def = *self;
         (0..self.len()).map(move |local| InstView { def, local })
     }
+
+    /// Each local's number of ancestors within the archive (local 0 has none), in one pass over
+    /// the validated subtree ends.
+    pub(crate) fn local_depths(&self) -> Vec<u32> {
+        let mut open: Vec<u32> = Vec::new();
+        let mut depths = Vec::with_capacity(self.len() as usize);
+        for iv in self.insts() {
+            while open.last().is_some_and(|&end| end <= iv.local()) {
+                open.pop();
+            }
+            depths.push(open.len() as u32);
+            open.push(iv.subtree_end());
+        }
+        depths
+    }
 }
 
 /// One instruction of a [`DefView`].

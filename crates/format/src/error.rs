@@ -78,6 +78,18 @@ pub enum ReadCause {
         /// The number of entries it indexes.
         len: u64,
     },
+    /// Nesting deeper than [`irkit_core::MAX_NESTING`] (`spec/format.md` §4): an instruction
+    /// of a definition's tree (or of the root's decorations) with more ancestors, or a pool
+    /// entry deeper as a value.
+    #[error("{what} {index}: nested deeper than {limit} levels (the nesting limit)")]
+    TooDeep {
+        /// `instruction` (a local index) or `pool entry`.
+        what: &'static str,
+        /// Its index.
+        index: u64,
+        /// The limit, [`irkit_core::MAX_NESTING`].
+        limit: u32,
+    },
     /// Any other inconsistency.
     #[error("{0}")]
     Malformed(String),
@@ -122,6 +134,12 @@ pub enum WriteError {
     /// module root, to a removed or detached instruction, a pool cycle, ...).
     #[error("cannot encode {0}")]
     Unrepresentable(String),
+    /// The module nests deeper than [`irkit_core::MAX_NESTING`]: readers would refuse the file.
+    #[error("instruction {}: {nesting}", nesting.inst().index())]
+    TooDeep {
+        /// Which depth, and the first instruction over the limit.
+        nesting: irkit_core::Nesting,
+    },
     /// rkyv refused to serialize (should not happen: the schema is plain data).
     #[error("archive serialization failed: {0}")]
     Archive(String),

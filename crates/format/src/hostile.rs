@@ -15,6 +15,10 @@
 
 use std::ops::Range;
 
+pub use crate::hostile_deep::{
+    DEEP_OPCODE, deep_tree, deep_tree_file, deep_types, deep_types_file, write_any_depth,
+};
+
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use crate::header::{

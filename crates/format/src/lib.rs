@@ -25,7 +25,11 @@
 //!   (what the linker uses to copy only what it reaches).
 //!
 //! No input, however hostile, makes the reader panic, abort, allocate without bound or hang:
-//! every failure is a [`ReadError`] naming the file, the section and the cause.
+//! every failure is a [`ReadError`] naming the file, the section and the cause. That includes
+//! the nesting limit ([`irkit_core::MAX_NESTING`], `spec/format.md` §4): a definition, the root
+//! or the pool nested deeper is refused ([`ReadCause::TooDeep`]) the first time it is used, in
+//! one linear pass, so everything reading a validated archive may rely on bounded depth; the
+//! writer refuses such a module ([`WriteError::TooDeep`]).
 //!
 //! The file is a fixed little-endian header and section directory ([`header`]) followed by
 //! sections, each an rkyv 0.8 archive of plain data (the private `schema` module; the layout is in
@@ -40,6 +44,7 @@ mod files;
 mod hash;
 pub mod header;
 pub mod hostile;
+mod hostile_deep;
 mod mapping;
 mod materialize;
 mod schema;

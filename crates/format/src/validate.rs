@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use irkit_core::MAX_NESTING;
+
 use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::{Flat, Strings};
 use crate::schema::{
@@ -122,6 +124,9 @@ pub(crate) struct Limits {
     pub string_count: u32,
     /// Pool entries: references to the pool must point to earlier entries, locals are refused.
     pub is_pool: bool,
+    /// The module-tree depth of local 0 (1 for a definition, 0 for the root); no local may be
+    /// deeper than [`MAX_NESTING`]. Ignored for the pool, whose entries' value depth is checked.
+    pub base_depth: u32,
 }
 
 fn check_ref(r: u32, i: u32, n: u32, lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
@@ -154,6 +159,8 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
     let blob_len = f.blob().len() as u64;
     let mut prev_ops = 0u32;
     let mut open: Vec<u32> = Vec::new();
+    // Pool entries' value depths (every pool reference points to an earlier entry).
+    let mut value_depth: Vec<u32> = Vec::new();
     for i in 0..n32 {
         let r = f.rec(i as usize);
         if !lim.is_pool {
@@ -170,6 +177,10 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
                 )));
             }
             open.push(r.end);
+            // `open` holds the local and its ancestors within the body: a linear check.
+            if open.len() as u64 - 1 + lim.base_depth as u64 > MAX_NESTING as u64 {
+                return Err(too_deep("instruction", i, cx));
+            }
         }
         if r.ops_end < prev_ops || r.ops_end as usize > n_operands {
             return Err(cx.bad(format!(
@@ -187,6 +198,21 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
                 return Err(cx.bad(format!("instruction {i}: absent operand")));
             }
             check_ref(o, i, n32, lim, cx)?;
+        }
+        if lim.is_pool {
+            let mut deepest = 0u32;
+            let refs = std::iter::once(r.ty)
+                .chain((r.ops_start..r.ops_end).map(|j| f.operand(j as usize)));
+            for x in refs {
+                if x != REF_NONE && x >> 30 == TAG_POOL {
+                    // In range: checked above, and earlier than `i`.
+                    deepest = deepest.max(value_depth[(x & REF_MAX_INDEX) as usize]);
+                }
+            }
+            if deepest >= MAX_NESTING {
+                return Err(too_deep("pool entry", i, cx));
+            }
+            value_depth.push(deepest + 1);
         }
         match r.payload_kind {
             payload_kind::NONE | payload_kind::INT | payload_kind::FLOAT => {}
@@ -227,6 +253,28 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
         }
     }
     Ok(())
+}
+
+/// A debug record of `local` of definition `def` whose decoration, once re-inserted, would be
+/// nested deeper than [`MAX_NESTING`] (its instruction is at the limit).
+pub(crate) fn debug_too_deep(file: &Arc<str>, def: u32, local: u32) -> ReadError {
+    ReadError::new(
+        file,
+        Location::Definition(def),
+        ReadCause::TooDeep {
+            what: "debug decoration of instruction",
+            index: local as u64,
+            limit: MAX_NESTING,
+        },
+    )
+}
+
+fn too_deep(what: &'static str, index: u32, cx: &Ctx<'_>) -> ReadError {
+    cx.err(ReadCause::TooDeep {
+        what,
+        index: index as u64,
+        limit: MAX_NESTING,
+    })
 }
 
 fn operand_count(f: &(impl Flat + ?Sized)) -> usize {

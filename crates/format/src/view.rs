@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
-use irkit_core::Opcode;
+use irkit_core::{MAX_NESTING, Opcode};
 use rkyv::bytecheck::CheckBytes;
 use rkyv::rancor::BoxedError;
 use rkyv::util::AlignedVec;
@@ -970,6 +970,7 @@ impl ModuleView {
                 def_count: self.def_count,
                 string_count,
                 is_pool: true,
+                base_depth: 0,
             };
             validate::flat(pool, &lim, &cx)
         })?;
@@ -977,12 +978,14 @@ impl ModuleView {
         Ok(PoolView::new(self, pool))
     }
 
-    fn body_limits(&self, pool_len: u32) -> Limits {
+    /// The limits of a definition's body (`base_depth` 1) or the root's (0).
+    fn body_limits(&self, pool_len: u32, base_depth: u32) -> Limits {
         Limits {
             pool_len,
             def_count: self.def_count,
             string_count: self.string_count(),
             is_pool: false,
+            base_depth,
         }
     }
 
@@ -1027,7 +1030,7 @@ impl ModuleView {
                     entry.opcode
                 )));
             }
-            validate::flat(body, &self.body_limits(pool_len), &cx)
+            validate::flat(body, &self.body_limits(pool_len, 1), &cx)
         })?;
         let body = access(bytes, &cx)?;
         Ok(DefView::new(self, Some(i), body, entry.content_hash))
@@ -1051,7 +1054,7 @@ impl ModuleView {
             self.check_section_hash(SectionKind::ROOT)?;
             let pool_len = self.pool()?.len();
             let body: &ArchivedBody = access(bytes, &cx)?;
-            validate::flat(body, &self.body_limits(pool_len), &cx)
+            validate::flat(body, &self.body_limits(pool_len, 0), &cx)
         })?;
         Ok(DefView::new(self, None, access(bytes, &cx)?, [0; 32]))
     }
@@ -1112,6 +1115,9 @@ impl ModuleView {
             return Ok(());
         };
         let entries = dbg.entries.as_slice();
+        // Local depths of the definition whose records are being checked (records are
+        // sorted by definition: each is computed once).
+        let mut depths: Option<(u32, Vec<u32>)> = None;
         let mut k = 0;
         while let Some(e) = entries.get(k) {
             let (def, local) = (e.def.to_native(), e.local.to_native());
@@ -1120,7 +1126,19 @@ impl ModuleView {
                 .take_while(|r| r.def.to_native() == def && r.local.to_native() == local)
                 .count();
             let last = entries[k + same - 1].position.to_native() as u64;
-            let body = self.def(def)?.archived();
+            let view = self.def(def)?;
+            if depths.as_ref().is_none_or(|(d, _)| *d != def) {
+                depths = Some((def, view.local_depths()));
+            }
+            if let Some((_, ds)) = &depths
+                && let Some(&d) = ds.get(local as usize)
+            {
+                // The definition is at depth 1, its decoration one below the instruction.
+                if d + 2 > MAX_NESTING {
+                    return Err(validate::debug_too_deep(&self.file, def, local));
+                }
+            }
+            let body = view.archived();
             let n_decos = body
                 .insts
                 .get(local as usize)

@@ -20,8 +20,15 @@ use crate::schema::{
 };
 use crate::semantic::{self, FlatGraph, Node};
 
-/// Serializes `module` to the bytes of a module file.
+/// Serializes `module` to the bytes of a module file. A module nested deeper than
+/// [`irkit_core::MAX_NESTING`] is refused ([`WriteError::TooDeep`]): readers refuse such files.
 pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
+    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
+    Writer::new(module).run()
+}
+
+/// [`write`] without the nesting limit: for [`hostile`](crate::hostile) only.
+pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
     Writer::new(module).run()
 }
 

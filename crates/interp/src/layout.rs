@@ -1,6 +1,9 @@
-//! Type layout (spec/ir.md, "Layout"): size, alignment, field offsets and zero values of every
-//! value type of a module, computed once, in pool order (every type after its operands, so no
-//! recursion is needed however deeply types nest).
+//! Type layout (spec/ir.md, "Layout"): size, alignment and field offsets of every value type
+//! of a module, computed once, in pool order (every type after its operands, so no recursion
+//! is needed however deeply types nest). Zero values are built only for the types of
+//! `const_zero` constants, when the constants are evaluated ([`Layouts::zero`]).
+
+use std::collections::HashMap;
 
 use irkit_core::{Inst, Module, Opcode};
 
@@ -9,6 +12,12 @@ use crate::value::Value;
 /// The largest number of scalar leaves an aggregate *value* may have (values in registers;
 /// memory objects are limited separately). Larger aggregates can live in memory only.
 pub(crate) const MAX_VALUE_CELLS: u64 = 1 << 16;
+
+/// The most cells all constant values of a module may allocate together (each a few bytes:
+/// 256 MiB at most). Aggregates share their parts, so only a module with very many large
+/// constants reaches it; past it, constants are memory-only, like those over
+/// [`MAX_VALUE_CELLS`] (using one as a register value traps with out of memory).
+pub(crate) const MAX_CONST_CELLS: u64 = 1 << 24;
 
 /// What kind of scalar a scalar type is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,8 +85,6 @@ pub(crate) struct Layout {
     pub(crate) cells: u64,
     /// The shape.
     pub(crate) shape: Shape,
-    /// The all-zero value, when small enough to be a register value.
-    pub(crate) zero: Option<Value>,
 }
 
 /// Layouts of every value type of a module, indexed by arena slot.
@@ -113,7 +120,6 @@ impl Layouts {
                     align: s.size(),
                     cells: 1,
                     shape: Shape::Scalar(s),
-                    zero: Some(s.value(0)),
                 })
             } else if op == Opcode::ARRAY {
                 array_layout(m, &table, t)
@@ -132,6 +138,67 @@ impl Layouts {
     /// The layout of value type `ty`, if it is one.
     pub(crate) fn get(&self, ty: Inst) -> Option<&Layout> {
         self.table.get(ty.idx()).and_then(Option::as_ref)
+    }
+
+    /// The all-zero value of `ty`, when it is small enough to be a register value (at most
+    /// [`MAX_VALUE_CELLS`] cells) and `budget` (cells that may still be allocated for constant
+    /// values) allows; memoized per type in `memo`, and built from the memoized zeros of its
+    /// element and field types (shared, not copied), with an explicit stack.
+    pub(crate) fn zero(
+        &self,
+        ty: Inst,
+        memo: &mut HashMap<Inst, Option<Value>>,
+        budget: &mut u64,
+    ) -> Option<Value> {
+        let mut stack = vec![(ty, false)];
+        while let Some((t, ready)) = stack.pop() {
+            if memo.contains_key(&t) {
+                continue;
+            }
+            let Some(l) = self.get(t) else {
+                memo.insert(t, None);
+                continue;
+            };
+            let parts: &[Inst] = match &l.shape {
+                Shape::Scalar(s) => {
+                    memo.insert(t, Some(s.value(0)));
+                    continue;
+                }
+                _ if l.cells > MAX_VALUE_CELLS => {
+                    memo.insert(t, None);
+                    continue;
+                }
+                Shape::Array { elem, .. } => std::slice::from_ref(elem),
+                Shape::Struct { fields, .. } => fields,
+            };
+            if !ready {
+                stack.push((t, true));
+                stack.extend(parts.iter().map(|&p| (p, false)));
+                continue;
+            }
+            let len = match l.shape {
+                Shape::Array { len, .. } => len,
+                _ => parts.len() as u64,
+            };
+            let value = (len <= *budget)
+                .then(|| {
+                    *budget -= len;
+                    match l.shape {
+                        Shape::Array { elem, .. } => {
+                            let z = memo.get(&elem).cloned().flatten()?;
+                            Some(vec![z; usize::try_from(len).ok()?])
+                        }
+                        _ => parts
+                            .iter()
+                            .map(|p| memo.get(p).cloned().flatten())
+                            .collect(),
+                    }
+                })
+                .flatten()
+                .map(|vs| Value::Aggregate(vs.into()));
+            memo.insert(t, value);
+        }
+        memo.get(&ty).cloned().flatten()
     }
 
     /// The scalar kind of `ty`, if it is a scalar type.
@@ -153,20 +220,11 @@ fn array_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout>
     let e = lookup(table, elem)?;
     let size = e.size.checked_mul(len)?;
     let cells = e.cells.saturating_mul(len).max(1);
-    let zero = match &e.zero {
-        Some(z) if cells <= MAX_VALUE_CELLS => Some(Value::Aggregate(vec![
-            z.clone();
-            usize::try_from(len)
-                .ok()?
-        ])),
-        _ => None,
-    };
     Some(Layout {
         size,
         align: e.align,
         cells,
         shape: Shape::Array { elem, len },
-        zero,
     })
 }
 
@@ -176,7 +234,6 @@ fn struct_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout
     let mut end = 0u64;
     let mut align = 1u64;
     let mut cells = 1u64;
-    let mut zeros = Some(Vec::with_capacity(fields.len()));
     for &f in &fields {
         let l = lookup(table, f)?;
         let off = end.checked_next_multiple_of(l.align)?;
@@ -184,24 +241,16 @@ fn struct_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout
         end = off.checked_add(l.size)?;
         align = align.max(l.align);
         cells = cells.saturating_add(l.cells);
-        match (&mut zeros, &l.zero) {
-            (Some(zs), Some(z)) => zs.push(z.clone()),
-            _ => zeros = None,
-        }
     }
     let size = if fields.is_empty() {
         0
     } else {
         end.checked_next_multiple_of(align)?
     };
-    let zero = zeros
-        .filter(|_| cells <= MAX_VALUE_CELLS)
-        .map(Value::Aggregate);
     Some(Layout {
         size,
         align,
         cells,
         shape: Shape::Struct { fields, offsets },
-        zero,
     })
 }

@@ -110,7 +110,8 @@ impl<'m> Interpreter<'m> {
     /// function and proc an address, and indexes every function body and proc.
     ///
     /// `module` should be verified (`irkit_core::verify::verify`); on a module that is not, this
-    /// returns an error or a later run traps with [`TrapKind::Malformed`]; it never panics.
+    /// returns an error or a later run traps with [`TrapKind::Malformed`]; it never panics. A
+    /// module over the nesting limit ([`irkit_core::MAX_NESTING`]) is an error here.
     pub fn new(module: &'m Module) -> Result<Interpreter<'m>, InterpError> {
         Self::with_memory_limit(module, DEFAULT_MEMORY_LIMIT)
     }
@@ -121,6 +122,12 @@ impl<'m> Interpreter<'m> {
         module: &'m Module,
         limit: u64,
     ) -> Result<Interpreter<'m>, InterpError> {
+        // Values nest as deeply as their types: over the nesting limit (a module no reader
+        // accepts) they are refused here, so no value is deep enough to overflow the stack
+        // when it is printed or dropped.
+        if let Err(n) = irkit_core::check_nesting(module) {
+            return Err(InterpError::Malformed(format!("{}: {n}", n.inst())));
+        }
         let mut mem = Memory::new(limit);
         let prog = Program::build(module, &mut mem)?;
         Ok(Interpreter {
@@ -263,7 +270,7 @@ impl<'m> Interpreter<'m> {
                     vs.len() as u64 == *len
                 }
                 (Shape::Struct { fields, .. }, Value::Aggregate(vs)) => {
-                    work.extend(fields.iter().copied().zip(vs));
+                    work.extend(fields.iter().copied().zip(vs.iter()));
                     vs.len() == fields.len()
                 }
                 _ => false,

@@ -4,7 +4,7 @@
 
 use irkit_core::{Inst, Module, Opcode};
 
-use crate::layout::{Layouts, MAX_VALUE_CELLS, Scalar, Shape};
+use crate::layout::{Layouts, MAX_CONST_CELLS, MAX_VALUE_CELLS, Scalar, Shape};
 use crate::memory::{Kind, Memory};
 use crate::noir::ProcInfo;
 use crate::trap::{InterpError, TrapKind};
@@ -252,6 +252,8 @@ impl Program {
 
     /// Values of every constant of the pool, in dependency order.
     fn constants(&mut self, m: &Module) -> Result<(), InterpError> {
+        let mut zeros = std::collections::HashMap::new();
+        let mut budget = MAX_CONST_CELLS;
         for &c in m.pool() {
             let op = m.opcode(c);
             if !op.is_constant() {
@@ -275,11 +277,21 @@ impl Program {
                     }
                 }
                 Opcode::CONST_NULL => Some(Value::Ptr(0)),
-                Opcode::CONST_ZERO => self.layouts.get(ty).ok_or_else(bad)?.zero.clone(),
+                Opcode::CONST_ZERO => {
+                    self.layouts.get(ty).ok_or_else(bad)?;
+                    self.layouts.zero(ty, &mut zeros, &mut budget)
+                }
                 Opcode::CONST_BYTES => {
                     let b = m.payload(c).as_bytes().ok_or_else(bad)?;
-                    (b.len() as u64 <= MAX_VALUE_CELLS)
-                        .then(|| Value::Aggregate(b.iter().map(|&x| Value::I8(x.into())).collect()))
+                    (b.len() as u64 <= MAX_VALUE_CELLS.min(budget)).then(|| {
+                        budget -= b.len() as u64;
+                        Value::Aggregate(
+                            b.iter()
+                                .map(|&x| Value::I8(x.into()))
+                                .collect::<Vec<_>>()
+                                .into(),
+                        )
+                    })
                 }
                 Opcode::CONST_AGGREGATE => {
                     let cells = self.layouts.get(ty).ok_or_else(bad)?.cells;
@@ -292,8 +304,11 @@ impl Program {
                             _ => return Err(bad()),
                         }
                     }
-                    vs.filter(|_| cells <= MAX_VALUE_CELLS)
-                        .map(Value::Aggregate)
+                    vs.filter(|vs| cells <= MAX_VALUE_CELLS && vs.len() as u64 <= budget)
+                        .map(|vs| {
+                            budget -= vs.len() as u64;
+                            Value::Aggregate(vs.into())
+                        })
                 }
                 _ => return Err(malformed(format!("unknown constant opcode {op}"))),
             };

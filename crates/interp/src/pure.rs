@@ -123,7 +123,7 @@ pub(crate) fn eval(
         Opcode::EXTRACT => {
             let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
             match o.get(0)? {
-                Value::Aggregate(vs) => usize::try_from(k).ok().and_then(|k| vs.into_iter().nth(k)),
+                Value::Aggregate(vs) => usize::try_from(k).ok().and_then(|k| vs.get(k).cloned()),
                 _ => None,
             }
         }
@@ -132,7 +132,10 @@ pub(crate) fn eval(
             let x = o.get(1)?;
             match o.get(0)? {
                 Value::Aggregate(mut vs) => {
-                    match usize::try_from(k).ok().and_then(|k| vs.get_mut(k)) {
+                    match usize::try_from(k)
+                        .ok()
+                        .and_then(|k| std::sync::Arc::make_mut(&mut vs).get_mut(k))
+                    {
                         Some(slot) => {
                             *slot = x;
                             Some(Value::Aggregate(vs))

@@ -1,13 +1,16 @@
 //! Run-time values: what registers, arguments and results hold.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A run-time value of one of the IR's value types.
 ///
 /// Integers hold their bit pattern zero-extended into a `u64` (always `< 2^N` for `iN`; use
 /// [`Value::int`] to build one from any bits); floats hold their IEEE bits, so NaN payloads
 /// are preserved exactly; pointers hold the interpreter's encoded 64-bit address (an object id
-/// and an offset; null is 0); aggregates hold their field or element values in order.
+/// and an offset; null is 0); aggregates hold their field or element values in order, shared
+/// (cloning an aggregate is O(1), so nested constants and zero values cost memory linear in
+/// the module, not in the product of their depths and sizes; `insert` copies on write).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Value {
     /// An `i1`: 0 or 1.
@@ -27,7 +30,7 @@ pub enum Value {
     /// A `ptr`: an encoded address (0 is null).
     Ptr(u64),
     /// A `struct`, `named_struct` or `array` value: its fields or elements, in order.
-    Aggregate(Vec<Value>),
+    Aggregate(Arc<Vec<Value>>),
 }
 
 impl Value {

@@ -571,8 +571,8 @@ fn memory_layout_and_initializers() {
 
 #[test]
 fn aggregate_values_and_persistent_globals() {
-    let s = Value::Aggregate(vec![int(8, 1), Value::i64(21), int(16, 3)]);
-    let r = Value::Aggregate(vec![int(8, 1), Value::i64(42), int(16, 3)]);
+    let s = Value::Aggregate(vec![int(8, 1), Value::i64(21), int(16, 3)].into());
+    let r = Value::Aggregate(vec![int(8, 1), Value::i64(42), int(16, 3)].into());
     assert_eq!(eval(MEMORY, "aggregates", &[s]), r);
     let m = module(MEMORY);
     let mut it = Interpreter::new(&m).unwrap();

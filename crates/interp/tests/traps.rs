@@ -417,3 +417,37 @@ fn unverified_modules_report_errors_without_panicking() {
     let bad_init = parse("@g: i32 = global_const i64 5\n");
     assert!(Interpreter::new(&bad_init).is_err());
 }
+
+/// A constant nested far deeper than the nesting limit (a module built in memory; no reader
+/// accepts one) is refused when the interpreter is built, not overflowed when dropped.
+#[test]
+fn values_over_the_nesting_limit_are_refused() {
+    let mut m = irkit_core::Module::new();
+    let mut t = m.ty_i32();
+    let mut c = m.const_i32(1);
+    for _ in 0..100_000 {
+        t = m.ty_struct(&[t]).unwrap();
+        c = m.const_aggregate(t, &[c]).unwrap();
+    }
+    let g = m
+        .new_inst(
+            irkit_core::Opcode::GLOBAL_CONST,
+            Some(t),
+            vec![c],
+            Default::default(),
+        )
+        .unwrap();
+    let root = m.root();
+    m.append_child(root, g).unwrap();
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            irkit_interp::Interpreter::new(&m)
+                .err()
+                .map(|e| e.to_string())
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert!(r.is_some_and(|e| e.contains("nested deeper than 256 levels")));
+}

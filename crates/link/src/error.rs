@@ -173,6 +173,19 @@ pub enum LinkError {
         /// The chain, innermost first.
         chain: String,
     },
+    /// Instantiating generics built a value nested deeper than the nesting limit
+    /// ([`irkit_core::MAX_NESTING`]): e.g. `struct {struct {T}}` with `T` already at the
+    /// limit. Every input was within it; the linked module would not be.
+    #[error(
+        "instantiating generics built a type or constant nested deeper than {limit} levels \
+         (the nesting limit){at}"
+    )]
+    TooDeep {
+        /// The limit, [`irkit_core::MAX_NESTING`].
+        limit: u32,
+        /// `, in @name`: the first definition whose type is too deep, if one is.
+        at: String,
+    },
     /// A `specialize` that cannot be instantiated.
     #[error("cannot specialize: {0}")]
     Specialize(String),

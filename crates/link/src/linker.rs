@@ -80,6 +80,29 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         Err(e) => return Err(LinkErrors(vec![e])),
     }
     stats.specialize = t.elapsed();
+    // Inputs are within the nesting limit; only substitution can deepen a value.
+    if irkit_core::check_nesting(&out).is_err() {
+        let depth = irkit_core::limits::value_depths(&out);
+        let too_deep = |t: Inst| {
+            depth
+                .get(t.idx())
+                .is_some_and(|&d| d > irkit_core::MAX_NESTING)
+        };
+        // Name the first definition whose type is too deep, if one is.
+        let owner = out
+            .top_level()
+            .iter()
+            .copied()
+            .find(|&d| out.ty(d).is_some_and(too_deep));
+        let at = owner
+            .and_then(|d| out.name(d))
+            .map(|name| format!(", in @{name}"))
+            .unwrap_or_default();
+        return Err(LinkErrors(vec![LinkError::TooDeep {
+            limit: irkit_core::MAX_NESTING,
+            at,
+        }]));
+    }
     if opts.verify {
         let t = Instant::now();
         if let Err(errs) = irkit_core::verify::verify(&out) {
@@ -262,10 +285,14 @@ impl<'a> State<'a> {
 
     fn run(&mut self, out: &mut Module) {
         for (name, role) in self.roots() {
+            let reported = self.errors.len();
             match self.resolve_name(&name) {
                 Some(w) => {
                     self.reach(out, Key::Def(w.0, w.1), w, None);
                 }
+                // Resolving reported why (an export whose definition cannot be read): saying
+                // that the name is missing too would be a second line for one problem.
+                None if self.errors.len() > reported => {}
                 None => match role {
                     Root::Entry => self.errors.push(LinkError::MissingEntry { name }),
                     Root::Export => self.errors.push(LinkError::MissingExport { name }),

@@ -110,6 +110,9 @@ pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Low
     lw.intern_hoists();
     lw.resolve_pending();
     if lw.diags.is_empty() {
+        lw.check_nesting();
+    }
+    if lw.diags.is_empty() {
         Ok(Lowered {
             module: lw.m,
             created: lw.created.unwrap_or_default(),
@@ -174,6 +177,71 @@ impl<'a> Lower<'a> {
             .get(name)
             .or_else(|| self.scopes[MODULE_SCOPE].get(name))
             .map(|(b, _)| *b)
+    }
+
+    /// The nesting limit on the built module: the parser bounds syntactic nesting, but named
+    /// values (`@t2 = struct {@t1}`) and label-form blocks add depth that no syntax shows.
+    /// Reported at the first statement (in source order) that is, or uses, a value too deep,
+    /// or at the statement of the instruction too deep in the tree. Linear.
+    fn check_nesting(&mut self) {
+        use irkit_core::{MAX_NESTING, Nesting};
+        let Err(n) = irkit_core::check_nesting(&self.m) else {
+            return;
+        };
+        let mut at: Option<(Pos, String)> = None;
+        let mut consider = |pos: Pos, what: String| {
+            if at
+                .as_ref()
+                .is_none_or(|(p, _)| (pos.line, pos.col) < (p.line, p.col))
+            {
+                at = Some((pos, what));
+            }
+        };
+        match n {
+            Nesting::Tree(inst) => {
+                // The statement of the instruction, or of its nearest ancestor that has one
+                // (a name hint is created for, not by, a statement).
+                let stmts: HashMap<Inst, Pos> =
+                    self.pending.iter().map(|(i, s, _)| (*i, s.pos)).collect();
+                let mut cur = Some(inst);
+                while let Some(i) = cur {
+                    if let Some(&pos) = stmts.get(&i) {
+                        let what = if i == inst {
+                            ""
+                        } else {
+                            "a decoration of this "
+                        };
+                        consider(
+                            pos,
+                            format!("{what}instruction nested deeper than {MAX_NESTING} levels"),
+                        );
+                        break;
+                    }
+                    cur = self.m.parent(i);
+                }
+            }
+            Nesting::Value(_) => {
+                let depth = irkit_core::limits::value_depths(&self.m);
+                let deep = |i: Inst| depth.get(i.idx()).copied().unwrap_or(0) > MAX_NESTING;
+                for h in &self.hoists {
+                    if h.value.is_some_and(deep) {
+                        consider(h.stmt.pos, format!("{n}"));
+                    }
+                }
+                for (i, s, _) in &self.pending {
+                    let d = self.m.data(*i);
+                    if d.ty()
+                        .into_iter()
+                        .chain(d.operands().iter().copied())
+                        .any(deep)
+                    {
+                        consider(s.pos, format!("uses {n}"));
+                    }
+                }
+            }
+        }
+        let (pos, msg) = at.unwrap_or((Pos { line: 1, col: 1 }, n.to_string()));
+        self.error(pos, msg);
     }
 
     // ---- phase 1 ------------------------------------------------------------------------------
@@ -504,7 +572,7 @@ impl<'a> Lower<'a> {
 
     fn resolve_pending(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        for (inst, stmt, scope) in pending {
+        for &(inst, stmt, scope) in &pending {
             if self.diags.full() {
                 return;
             }
@@ -530,6 +598,8 @@ impl<'a> Lower<'a> {
                 self.error(stmt.pos, format!("cannot set the operands: {e}"));
             }
         }
+        // Kept for the nesting check, which reports at statements.
+        self.pending = pending;
     }
 
     /// The instruction an operand stands for, interning inline types and constants; `None`

@@ -1,7 +1,11 @@
 //! The parser: tokens to the syntax tree of [`ast`](crate::ast).
 //!
-//! Recursive descent with a nesting bound ([`MAX_DEPTH`]), so no input can overflow the
-//! stack. On an error it reports, skips to the next line (keeping braces balanced) and goes
+//! Recursive descent with nesting bounds ([`MAX_DEPTH`], the IR's nesting limit
+//! [`irkit_core::MAX_NESTING`]), so no input can overflow the stack: bodies and decorations
+//! may nest [`MAX_DEPTH`] levels (each is a level of the instruction tree), and so may inline
+//! types and constants (each is a level of value depth) and operand groups. Depth built
+//! without syntactic nesting (named values, label-form blocks) is checked on the built
+//! module, when lowering. On an error it reports, skips to the next line (keeping braces balanced) and goes
 //! on, so one run reports every independent error.
 
 use irkit_core::{FloatCC, IntCC, Opcode, PayloadKind};
@@ -10,8 +14,9 @@ use crate::ast::{ConstValue, File, Name, Operand, PayloadLit, ResultDef, Stmt, S
 use crate::error::{Diags, Pos};
 use crate::lexer::{Comment, Lexer, Tok, Token};
 
-/// How deeply bodies, decorations and inline types/constants may nest.
-pub const MAX_DEPTH: u32 = 256;
+/// How deeply bodies and decorations may nest, and, separately, inline types, constants and
+/// operand groups: the IR's nesting limit, [`irkit_core::MAX_NESTING`].
+pub const MAX_DEPTH: u32 = irkit_core::MAX_NESTING;
 
 /// An error already reported to the diagnostics.
 struct Reported;
@@ -49,7 +54,10 @@ struct Parser<'s, 'd> {
     consumed: usize,
     /// The position of the last token consumed.
     prev: Pos,
-    depth: u32,
+    /// Open bodies and decoration entries.
+    tree_depth: u32,
+    /// Open operands (inline types and constants, groups).
+    value_depth: u32,
     /// The next [`Stmt::id`].
     next_id: usize,
 }
@@ -64,7 +72,8 @@ pub(crate) fn parse_source(source: &str, diags: &mut Diags) -> (File, Vec<Commen
         ahead,
         consumed: 0,
         prev: Pos::default(),
-        depth: 0,
+        tree_depth: 0,
+        value_depth: 0,
         next_id: 0,
     };
     let file = p.file();
@@ -145,17 +154,18 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// Opens a body or decoration entry.
     fn enter(&mut self) -> PResult<()> {
-        if self.depth >= MAX_DEPTH {
+        if self.tree_depth >= MAX_DEPTH {
             let pos = self.peek().pos;
             return self.error(pos, format!("nesting deeper than {MAX_DEPTH} levels"));
         }
-        self.depth += 1;
+        self.tree_depth += 1;
         Ok(())
     }
 
     fn leave(&mut self) {
-        self.depth -= 1;
+        self.tree_depth -= 1;
     }
 
     /// Skips the rest of a failed statement: up to the next line start outside any braces
@@ -878,9 +888,16 @@ impl Parser<'_, '_> {
         allow_value: bool,
         allow_group: bool,
     ) -> PResult<()> {
-        self.enter()?;
+        if self.value_depth >= MAX_DEPTH {
+            let pos = self.peek().pos;
+            return self.error(
+                pos,
+                format!("types, constants or groups nested deeper than {MAX_DEPTH} levels"),
+            );
+        }
+        self.value_depth += 1;
         let r = self.operand_inner(out, allow_value, allow_group);
-        self.leave();
+        self.value_depth -= 1;
         r
     }
 

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode, Payload, PayloadKind};
+use irkit_core::{FloatCC, Inst, IntCC, MAX_NESTING, Module, Opcode, Payload, PayloadKind};
 
 use crate::literal::{write_bytes_lit, write_f32, write_f64, write_str_lit};
 use crate::names::Names;
@@ -138,6 +138,10 @@ struct Printer<'m> {
     trailing: String,
     /// `out.len()` right after the last `{` line (no blank line goes there).
     open_at: usize,
+    /// Bodies and decoration entries open: each is one level of the tree, so a module within
+    /// the nesting limit never has more than [`MAX_NESTING`] open; deeper (a module built in
+    /// memory, which no reader accepts) prints `…` there instead of recursing further.
+    level: u32,
 }
 
 impl<'m> Printer<'m> {
@@ -152,6 +156,7 @@ impl<'m> Printer<'m> {
             tv: None,
             trailing: String::new(),
             open_at: usize::MAX,
+            level: 0,
         }
     }
 
@@ -345,6 +350,11 @@ impl<'m> Printer<'m> {
     }
 
     fn deco_group(&mut self, decos: &[Inst], indent: usize) {
+        if self.level > MAX_NESTING {
+            self.out.push_str("#[…]");
+            return;
+        }
+        self.level += 1;
         self.out.push_str("#[");
         for (k, &d) in decos.iter().enumerate() {
             if k > 0 {
@@ -353,6 +363,7 @@ impl<'m> Printer<'m> {
             self.deco_entry(d, indent);
         }
         self.out.push(']');
+        self.level -= 1;
     }
 
     /// A statement with its decorations and body; `own_lines` puts decorations on the line
@@ -479,10 +490,24 @@ impl<'m> Printer<'m> {
             self.proc_header(i, n, result, indent);
             children = &children[n..children.len() - 1];
         }
-        if self.one_line {
+        if self.one_line || self.level > MAX_NESTING {
             self.out.push_str(" { … }");
             return;
         }
+        self.level += 1;
+        self.body_inner(i, indent, stmt, children, hoists);
+        self.level -= 1;
+    }
+
+    fn body_inner(
+        &mut self,
+        i: Inst,
+        indent: usize,
+        stmt: bool,
+        children: &'m [Inst],
+        hoists: &'m [Inst],
+    ) {
+        let m = self.m;
         self.out.push_str(" {");
         self.nl();
         self.open_at = self.out.len();

@@ -251,7 +251,7 @@ fn pathological_inputs_do_not_panic() {
     let e = errors(&deep_types);
     assert_eq!(
         e,
-        vec!["1:1285: nesting deeper than 256 levels".to_string()]
+        vec!["1:1285: types, constants or groups nested deeper than 256 levels".to_string()]
     );
     let deep_bodies = "@f = #4096 {\n".repeat(50_000);
     assert!(!errors(&deep_bodies).is_empty());
@@ -285,4 +285,36 @@ fn pathological_inputs_do_not_panic() {
     ] {
         let _ = parse(s, "p.ir");
     }
+}
+
+/// Both nesting bounds reached at once (256 bodies, then a type 256 levels deep inside) parse
+/// and lower on a 2 MiB stack; one level more of either is an error.
+#[test]
+fn nesting_at_both_limits_fits_a_small_stack() {
+    let n = irkit_core::MAX_NESTING as usize;
+    // `#4096 {` opens a body for the next level; the innermost statement is at tree
+    // depth 256 (the first #4096 is at 1) and its type operand is 256 values deep.
+    let ty = |k: usize| "[1 x ".repeat(k - 1) + "i8" + &"]".repeat(k - 1);
+    let text = |bodies: usize, depth: usize| {
+        "#4096 {\n".repeat(bodies) + &format!("%0: {} = #4097\n", ty(depth)) + &"}\n".repeat(bodies)
+    };
+    let run = |src: String| {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || parse(&src, "n.ir").map(|_| ()).map_err(|e| e.to_string()))
+            .unwrap()
+            .join()
+            .expect("no stack overflow")
+    };
+    assert_eq!(run(text(n - 1, n)), Ok(()));
+    let e = run(text(n, n)).unwrap_err();
+    assert_eq!(
+        e,
+        format!(
+            "n.ir:{}:1: error: instruction nested deeper than 256 levels",
+            n + 1
+        )
+    );
+    let e = run(text(n - 1, n + 1)).unwrap_err();
+    assert!(e.contains("deeper than 256 levels"), "{e}");
 }

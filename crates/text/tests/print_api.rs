@@ -117,3 +117,37 @@ fn named_structs_print_by_name_in_single_instructions() {
     assert!(!printed.contains("<named_struct>"), "{printed}");
     assert!(printed.contains("Point"), "{printed}");
 }
+
+/// A module built in memory far deeper than the nesting limit (no reader accepts one) prints
+/// without recursing per level: past the limit, bodies and decorations print as `…`.
+#[test]
+fn printing_beyond_the_nesting_limit_does_not_recurse() {
+    use irkit_core::{MAX_NESTING, Module, Opcode, Payload};
+    let mut m = Module::new();
+    let op = Opcode(0x7F00);
+    let mut top = m.new_inst(op, None, Vec::new(), Payload::None).unwrap();
+    let mut deco = m
+        .new_inst(Opcode::EXPORT, None, Vec::new(), Payload::Str("x".into()))
+        .unwrap();
+    for _ in 0..100_000 {
+        let p = m.new_inst(op, None, Vec::new(), Payload::None).unwrap();
+        m.append_child(p, top).unwrap();
+        top = p;
+        let d = m
+            .new_inst(Opcode::EXPORT, None, Vec::new(), Payload::Str("x".into()))
+            .unwrap();
+        m.attach_decoration(d, deco).unwrap();
+        deco = d;
+    }
+    m.attach_decoration(top, deco).unwrap();
+    let root = m.root();
+    m.append_child(root, top).unwrap();
+    let text = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || irkit_text::print(&m))
+        .unwrap()
+        .join()
+        .expect("prints");
+    assert!(text.contains("{ … }") && text.contains("#[…]"));
+    assert!(text.lines().count() < 2 * MAX_NESTING as usize + 10);
+}

@@ -7,7 +7,8 @@
 //!
 //! 1. [`handles`](self): walks the tree (iteratively) and the pool, checking that every handle
 //!    an instruction holds is in range and live; later passes only look closely at
-//!    instructions whose handles are all good.
+//!    instructions whose handles are all good. Then the nesting limit
+//!    ([`check_nesting`](crate::limits::check_nesting)): a module over it gets that one error.
 //! 2. registry checks (opcode known and not reserved, arity, type presence, payload kind);
 //! 3. the pool (uniqueness, scope, dependency order, which also rules out cycles);
 //! 4. type well-formedness, computed in pool order (so a nest 100k deep costs no recursion);
@@ -170,6 +171,12 @@ impl<'m> Cx<'m> {
 
     fn run(&mut self) {
         if !self.check_handles() {
+            return;
+        }
+        // Over the nesting limit nothing else is checked: every later pass may then rely on
+        // the depth being bounded.
+        if let Err(n) = crate::limits::check_nesting(self.m) {
+            self.err(n.inst(), n.to_string());
             return;
         }
         let pool: Vec<Inst> = self
