@@ -130,3 +130,85 @@ fn condition_code_tables_match() {
         FloatCC::ALL.iter().map(|c| (c.code(), c.name())).collect(),
     );
 }
+
+/// Released opcode ids are forever (`spec/opcode-ids.txt`, append-only): every id of the table
+/// is still in the registry under the same name, every registry opcode is in the table, and the
+/// table only grows at its end (versions never decrease down the file). `IRKIT_BLESS=1` appends
+/// the registry's new opcodes, tagged with the current format version, and edits nothing else.
+#[test]
+fn released_opcode_ids_never_change() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/opcode-ids.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let version = |v: &str| -> (u16, u16) {
+        let (a, b) = v
+            .split_once('.')
+            .unwrap_or_else(|| panic!("bad version `{v}`"));
+        (a.parse().unwrap(), b.parse().unwrap())
+    };
+    let mut released: Vec<(u16, String, (u16, u16))> = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(parts.len(), 3, "spec/opcode-ids.txt:{}: `{line}`", k + 1);
+        let id = u16::from_str_radix(parts[0].trim_start_matches("0x"), 16)
+            .unwrap_or_else(|e| panic!("spec/opcode-ids.txt:{}: {e}", k + 1));
+        released.push((id, parts[1].to_string(), version(parts[2])));
+    }
+    let mut problems = Vec::new();
+    let mut seen_ids = std::collections::HashSet::new();
+    let mut seen_names = std::collections::HashSet::new();
+    let mut last = (0, 0);
+    for (id, name, v) in &released {
+        if !seen_ids.insert(*id) || !seen_names.insert(name.clone()) {
+            problems.push(format!("{id:#06x} {name}: listed twice"));
+        }
+        if *v < last {
+            problems.push(format!(
+                "{id:#06x} {name}: version {}.{} after {}.{}: the table only grows at its end",
+                v.0, v.1, last.0, last.1
+            ));
+        }
+        last = last.max(*v);
+        match REGISTRY.iter().find(|i| i.opcode.0 == *id) {
+            None => problems.push(format!(
+                "released opcode {id:#06x} `{name}` is gone from the registry: ids are forever"
+            )),
+            Some(info) if info.name != name => problems.push(format!(
+                "released opcode {id:#06x} `{name}` is now called `{}`: ids are forever",
+                info.name
+            )),
+            Some(_) => {}
+        }
+    }
+    let current = format!(
+        "{}.{}",
+        irkit_format::FORMAT_MAJOR,
+        irkit_format::FORMAT_MINOR
+    );
+    let new: Vec<String> = REGISTRY
+        .iter()
+        .filter(|i| !seen_ids.contains(&i.opcode.0))
+        .map(|i| format!("{:#06x}  {:<20}{current}\n", i.opcode.0, i.name))
+        .collect();
+    if !new.is_empty() {
+        if std::env::var_os("IRKIT_BLESS").is_some() && problems.is_empty() {
+            let mut text = text.clone();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.extend(new);
+            std::fs::write(&path, text).unwrap();
+        } else {
+            for line in &new {
+                problems.push(format!(
+                    "opcode `{}` is not in spec/opcode-ids.txt: append it (IRKIT_BLESS=1)",
+                    line.trim_end()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
