@@ -144,14 +144,7 @@ impl Module {
     }
     /// The integer type of `width` bits (1, 8, 16, 32 or 64).
     pub fn ty_int(&mut self, width: u32) -> Option<Inst> {
-        let op = match width {
-            1 => Opcode::I1,
-            8 => Opcode::I8,
-            16 => Opcode::I16,
-            32 => Opcode::I32,
-            64 => Opcode::I64,
-            _ => return None,
-        };
+        let op = crate::scalar::int_of_width(width)?;
         Some(self.ty_prim(op))
     }
     /// `i1`.
@@ -280,23 +273,12 @@ impl Module {
 
     /// The width of an integer type, `None` for anything else.
     pub fn int_width(&self, ty: Inst) -> Option<u32> {
-        match self.get(ty)?.opcode {
-            Opcode::I1 => Some(1),
-            Opcode::I8 => Some(8),
-            Opcode::I16 => Some(16),
-            Opcode::I32 => Some(32),
-            Opcode::I64 => Some(64),
-            _ => None,
-        }
+        crate::scalar::int_width(self.get(ty)?.opcode)
     }
 
     /// The width of a float type, `None` for anything else.
     pub fn float_width(&self, ty: Inst) -> Option<u32> {
-        match self.get(ty)?.opcode {
-            Opcode::F32 => Some(32),
-            Opcode::F64 => Some(64),
-            _ => None,
-        }
+        crate::scalar::float_width(self.get(ty)?.opcode)
     }
 
     /// For `fn(params…) -> ret`: `(ret, params)`.

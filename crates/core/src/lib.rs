@@ -48,6 +48,7 @@ pub mod opcode;
 pub mod payload;
 pub mod place;
 pub mod rauw;
+pub mod scalar;
 pub mod verify;
 
 pub use builder::Builder;

@@ -33,6 +33,20 @@ pub(crate) enum Scalar {
 }
 
 impl Scalar {
+    /// The scalar of type opcode `op` (`None` for `void` and non-scalars), from the one table
+    /// of scalar types ([`irkit_core::scalar`]).
+    pub(crate) fn of(op: irkit_core::Opcode) -> Option<Scalar> {
+        use irkit_core::scalar::ScalarClass;
+        let s = irkit_core::scalar::scalar(op)?;
+        match s.class {
+            ScalarClass::Int => Some(Scalar::Int(s.bits)),
+            ScalarClass::Float if s.bits == 32 => Some(Scalar::F32),
+            ScalarClass::Float => Some(Scalar::F64),
+            ScalarClass::Ptr => Some(Scalar::Ptr),
+            ScalarClass::Void => None,
+        }
+    }
+
     /// Size in memory, in bytes.
     pub(crate) fn size(self) -> u64 {
         match self {
@@ -103,17 +117,7 @@ impl Layouts {
             if !op.is_type() {
                 continue;
             }
-            let scalar = match op {
-                Opcode::I1 => Some(Scalar::Int(1)),
-                Opcode::I8 => Some(Scalar::Int(8)),
-                Opcode::I16 => Some(Scalar::Int(16)),
-                Opcode::I32 => Some(Scalar::Int(32)),
-                Opcode::I64 => Some(Scalar::Int(64)),
-                Opcode::F32 => Some(Scalar::F32),
-                Opcode::F64 => Some(Scalar::F64),
-                Opcode::PTR => Some(Scalar::Ptr),
-                _ => None,
-            };
+            let scalar = Scalar::of(op);
             let layout = if let Some(s) = scalar {
                 Some(Layout {
                     size: s.size(),

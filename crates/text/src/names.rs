@@ -216,15 +216,9 @@ impl<'m> Builder<'m> {
             None => false,
         };
         match d.opcode() {
-            Opcode::VOID
-            | Opcode::I1
-            | Opcode::I8
-            | Opcode::I16
-            | Opcode::I32
-            | Opcode::I64
-            | Opcode::F32
-            | Opcode::F64
-            | Opcode::PTR => ty.is_none() && ops.is_empty() && payload.is_none(),
+            op if irkit_core::scalar::scalar(op).is_some() => {
+                ty.is_none() && ops.is_empty() && payload.is_none()
+            }
             Opcode::ARRAY => ty.is_none() && ops.len() == 1 && matches!(payload, Payload::Int(_)),
             Opcode::STRUCT => ty.is_none() && payload.is_none(),
             Opcode::FN => {

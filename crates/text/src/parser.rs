@@ -23,24 +23,9 @@ struct Reported;
 
 type PResult<T> = Result<T, Reported>;
 
-/// The primitive type keywords.
-pub(crate) const PRIM_TYPES: [(&str, Opcode); 9] = [
-    ("void", Opcode::VOID),
-    ("i1", Opcode::I1),
-    ("i8", Opcode::I8),
-    ("i16", Opcode::I16),
-    ("i32", Opcode::I32),
-    ("i64", Opcode::I64),
-    ("f32", Opcode::F32),
-    ("f64", Opcode::F64),
-    ("ptr", Opcode::PTR),
-];
-
+/// The type keyword `word` (`i32`, `ptr`, …), from the one table of scalar types.
 fn prim_type(word: &str) -> Option<Opcode> {
-    PRIM_TYPES
-        .iter()
-        .find(|(w, _)| *w == word)
-        .map(|(_, op)| *op)
+    irkit_core::scalar::scalar_named(word).map(|s| s.opcode)
 }
 
 /// How many tokens the parser looks ahead at most (`peek_at(k)` takes `k < LOOKAHEAD`).

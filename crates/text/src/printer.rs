@@ -13,7 +13,6 @@ use irkit_core::{FloatCC, Inst, IntCC, MAX_NESTING, Module, Opcode, Payload, Pay
 
 use crate::literal::{write_bytes_lit, write_f32, write_f64, write_str_lit};
 use crate::names::Names;
-use crate::parser::PRIM_TYPES;
 use crate::trivia::{Piece, Trivia, push_piece, trim_blank_end};
 
 /// Deeper inline nests than this print `…` (only reachable without a plan, in messages).
@@ -687,7 +686,7 @@ impl<'m> Printer<'m> {
         let by_name = match op.info() {
             Some(info) => {
                 payload_fits(info.payload, d.payload())
-                    && !(op.is_type() && PRIM_TYPES.iter().any(|(_, p)| *p == op))
+                    && !(op.is_type() && irkit_core::scalar::scalar(op).is_some())
             }
             None => false,
         };
@@ -831,8 +830,8 @@ impl<'m> Printer<'m> {
         let d = m.data(h);
         let ops = d.operands();
         let op = d.opcode();
-        if let Some((w, _)) = PRIM_TYPES.iter().find(|(_, p)| *p == op) {
-            self.out.push_str(w);
+        if let Some(s) = irkit_core::scalar::scalar(op) {
+            self.out.push_str(s.name);
             return;
         }
         match op {

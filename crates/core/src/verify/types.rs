@@ -85,15 +85,8 @@ impl Cx<'_> {
         let ops: &[Inst] = self.live(t).map_or(&[], |d| &d.operands);
         match op {
             Opcode::VOID => Kind::Void,
-            Opcode::I1
-            | Opcode::I8
-            | Opcode::I16
-            | Opcode::I32
-            | Opcode::I64
-            | Opcode::F32
-            | Opcode::F64
-            | Opcode::PTR
-            | Opcode::TYPE_PARAM => Kind::Value,
+            Opcode::TYPE_PARAM => Kind::Value,
+            op if crate::scalar::scalar(op).is_some() => Kind::Value,
             Opcode::ARRAY | Opcode::STRUCT | Opcode::NAMED_STRUCT => {
                 let what = if op == Opcode::ARRAY {
                     "element"
@@ -178,23 +171,12 @@ impl Cx<'_> {
 
     /// The width of an integer value type.
     pub(super) fn int_w(&self, v: VTy) -> Option<u32> {
-        match self.vop(v)? {
-            Opcode::I1 => Some(1),
-            Opcode::I8 => Some(8),
-            Opcode::I16 => Some(16),
-            Opcode::I32 => Some(32),
-            Opcode::I64 => Some(64),
-            _ => None,
-        }
+        crate::scalar::int_width(self.vop(v)?)
     }
 
     /// The width of a float value type.
     pub(super) fn float_w(&self, v: VTy) -> Option<u32> {
-        match self.vop(v)? {
-            Opcode::F32 => Some(32),
-            Opcode::F64 => Some(64),
-            _ => None,
-        }
+        crate::scalar::float_width(self.vop(v)?)
     }
 
     /// Whether `v` is `ptr`.

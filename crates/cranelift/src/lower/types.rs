@@ -38,6 +38,20 @@ impl Scalar {
         }
     }
 
+    /// The scalar of type opcode `op` (`None` for `void` and non-scalars), from the one table
+    /// of scalar types ([`irkit_core::scalar`]).
+    pub(crate) fn of(op: irkit_core::Opcode) -> Option<Scalar> {
+        use irkit_core::scalar::ScalarClass;
+        let s = irkit_core::scalar::scalar(op)?;
+        match s.class {
+            ScalarClass::Int => Some(Scalar::Int(s.bits)),
+            ScalarClass::Float if s.bits == 32 => Some(Scalar::F32),
+            ScalarClass::Float => Some(Scalar::F64),
+            ScalarClass::Ptr => Some(Scalar::Ptr),
+            ScalarClass::Void => None,
+        }
+    }
+
     /// Size in memory, in bytes.
     pub(crate) fn size(self) -> u64 {
         match self {
@@ -110,14 +124,10 @@ impl Layouts {
                 shape: Shape::Scalar(s),
             };
             let l = match op {
-                Opcode::I1 => scalar(Scalar::Int(1)),
-                Opcode::I8 => scalar(Scalar::Int(8)),
-                Opcode::I16 => scalar(Scalar::Int(16)),
-                Opcode::I32 => scalar(Scalar::Int(32)),
-                Opcode::I64 => scalar(Scalar::Int(64)),
-                Opcode::F32 => scalar(Scalar::F32),
-                Opcode::F64 => scalar(Scalar::F64),
-                Opcode::PTR => scalar(Scalar::Ptr),
+                op if Scalar::of(op).is_some() => {
+                    let Some(s) = Scalar::of(op) else { continue };
+                    scalar(s)
+                }
                 Opcode::ARRAY => {
                     let (Some(&elem), Some(len)) = (m.operands(t).first(), m.payload(t).as_int())
                     else {
