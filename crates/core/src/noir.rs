@@ -22,35 +22,17 @@ use crate::{CoreError, Inst, Module, Opcode, Payload};
 
 /// Whether `op` may appear in a proc's body besides the NOIR opcodes: the core operations
 /// without effects on memory or control (integer and float arithmetic, comparisons,
-/// conversions, `select`, `extract`, `insert`, `elem`).
+/// conversions, `select`, `extract`, `insert`, `elem`): the registry's `in-proc` flag.
 pub fn is_pure_core(op: Opcode) -> bool {
-    op.is_int_binary()
-        || op.is_float_binary()
-        || op.is_conversion()
-        || matches!(
-            op,
-            Opcode::ICMP
-                | Opcode::FCMP
-                | Opcode::SELECT
-                | Opcode::EXTRACT
-                | Opcode::INSERT
-                | Opcode::ELEM
-        )
+    op.info()
+        .is_some_and(|i| i.flags.contains(crate::Flags::IN_PROC))
 }
 
 /// Whether `op` is one of the NOIR body opcodes (`event` … `coalesce`; not `proc`, `result`
 /// or the passive-dependency decorations).
 pub fn is_noir_op(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::EVENT
-            | Opcode::CUE
-            | Opcode::VAR
-            | Opcode::NEXT
-            | Opcode::CASE
-            | Opcode::PHI
-            | Opcode::COALESCE
-    )
+    op.info()
+        .is_some_and(|i| i.flags.contains(crate::Flags::NOIR))
 }
 
 /// Whether an instruction of this opcode produces only a void (defined or undefined) value in

@@ -105,9 +105,15 @@ impl Flags {
     pub const MAY_TRAP: Flags = Flags(1 << 8);
     /// Stable id reserved for a later version; not yet accepted by the verifier.
     pub const RESERVED: Flags = Flags(1 << 9);
+    /// A core operation without effect on memory or control (arithmetic, comparisons,
+    /// conversions, `select`, aggregate access): it may appear in a NOIR proc's body.
+    pub const IN_PROC: Flags = Flags(1 << 10);
+    /// A NOIR body instruction (`event` … `coalesce`; not `proc`, `result` or the
+    /// passive-dependency decorations).
+    pub const NOIR: Flags = Flags(1 << 11);
 
     /// All flags with their spec spelling, in table order.
-    pub const ALL: [(Flags, &'static str); 10] = [
+    pub const ALL: [(Flags, &'static str); 12] = [
         (Flags::HOISTABLE, "hoistable"),
         (Flags::TERMINATOR, "terminator"),
         (Flags::PARENT, "parent"),
@@ -118,6 +124,8 @@ impl Flags {
         (Flags::DEFINITION, "definition"),
         (Flags::MAY_TRAP, "may-trap"),
         (Flags::RESERVED, "reserved"),
+        (Flags::IN_PROC, "in-proc"),
+        (Flags::NOIR, "noir"),
     ];
 
     /// Whether every flag of `other` is set here.
@@ -280,48 +288,48 @@ registry! {
     BLOCK           = 0x0058, "block",           Exact(0), "", None, None, [PARENT];
     PARAM           = 0x0059, "param",           Exact(0), "", Required, None, [];
     // -- integer and float arithmetic (NIR's `bin`) ---------------------------------------------
-    IADD            = 0x0100, "iadd",            Exact(2), "lhs, rhs", Required, None, [];
-    ISUB            = 0x0101, "isub",            Exact(2), "lhs, rhs", Required, None, [];
-    IMUL            = 0x0102, "imul",            Exact(2), "lhs, rhs", Required, None, [];
-    SDIV            = 0x0103, "sdiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
-    UDIV            = 0x0104, "udiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
-    SREM            = 0x0105, "srem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
-    UREM            = 0x0106, "urem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP];
-    SHL             = 0x0107, "shl",             Exact(2), "lhs, rhs", Required, None, [];
-    LSHR            = 0x0108, "lshr",            Exact(2), "lhs, rhs", Required, None, [];
-    ASHR            = 0x0109, "ashr",            Exact(2), "lhs, rhs", Required, None, [];
-    AND             = 0x010A, "and",             Exact(2), "lhs, rhs", Required, None, [];
-    OR              = 0x010B, "or",              Exact(2), "lhs, rhs", Required, None, [];
-    XOR             = 0x010C, "xor",             Exact(2), "lhs, rhs", Required, None, [];
-    FADD            = 0x010D, "fadd",            Exact(2), "lhs, rhs", Required, None, [];
-    FSUB            = 0x010E, "fsub",            Exact(2), "lhs, rhs", Required, None, [];
-    FMUL            = 0x010F, "fmul",            Exact(2), "lhs, rhs", Required, None, [];
-    FDIV            = 0x0110, "fdiv",            Exact(2), "lhs, rhs", Required, None, [];
-    FREM            = 0x0111, "frem",            Exact(2), "lhs, rhs", Required, None, [];
+    IADD            = 0x0100, "iadd",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    ISUB            = 0x0101, "isub",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    IMUL            = 0x0102, "imul",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    SDIV            = 0x0103, "sdiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
+    UDIV            = 0x0104, "udiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
+    SREM            = 0x0105, "srem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
+    UREM            = 0x0106, "urem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
+    SHL             = 0x0107, "shl",             Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    LSHR            = 0x0108, "lshr",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    ASHR            = 0x0109, "ashr",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    AND             = 0x010A, "and",             Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    OR              = 0x010B, "or",              Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    XOR             = 0x010C, "xor",             Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    FADD            = 0x010D, "fadd",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    FSUB            = 0x010E, "fsub",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    FMUL            = 0x010F, "fmul",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    FDIV            = 0x0110, "fdiv",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    FREM            = 0x0111, "frem",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
     // -- comparisons (Ark's ICMP/FCMP condition codes) ------------------------------------------
-    ICMP            = 0x0120, "icmp",            Exact(2), "lhs, rhs", Required, IntCC, [];
-    FCMP            = 0x0121, "fcmp",            Exact(2), "lhs, rhs", Required, FloatCC, [];
+    ICMP            = 0x0120, "icmp",            Exact(2), "lhs, rhs", Required, IntCC, [IN_PROC];
+    FCMP            = 0x0121, "fcmp",            Exact(2), "lhs, rhs", Required, FloatCC, [IN_PROC];
     // -- conversions (NIR's `conv`) -------------------------------------------------------------
-    TRUNC           = 0x0130, "trunc",           Exact(1), "value", Required, None, [];
-    ZEXT            = 0x0131, "zext",            Exact(1), "value", Required, None, [];
-    SEXT            = 0x0132, "sext",            Exact(1), "value", Required, None, [];
-    FPTRUNC         = 0x0133, "fptrunc",         Exact(1), "value", Required, None, [];
-    FPEXT           = 0x0134, "fpext",           Exact(1), "value", Required, None, [];
-    FPTOUI          = 0x0135, "fptoui",          Exact(1), "value", Required, None, [];
-    FPTOSI          = 0x0136, "fptosi",          Exact(1), "value", Required, None, [];
-    UITOFP          = 0x0137, "uitofp",          Exact(1), "value", Required, None, [];
-    SITOFP          = 0x0138, "sitofp",          Exact(1), "value", Required, None, [];
-    PTRTOINT        = 0x0139, "ptrtoint",        Exact(1), "value", Required, None, [];
-    INTTOPTR        = 0x013A, "inttoptr",        Exact(1), "value", Required, None, [];
-    BITCAST         = 0x013B, "bitcast",         Exact(1), "value", Required, None, [];
-    SELECT          = 0x0140, "select",          Exact(3), "cond, if_true, if_false", Required, None, [];
+    TRUNC           = 0x0130, "trunc",           Exact(1), "value", Required, None, [IN_PROC];
+    ZEXT            = 0x0131, "zext",            Exact(1), "value", Required, None, [IN_PROC];
+    SEXT            = 0x0132, "sext",            Exact(1), "value", Required, None, [IN_PROC];
+    FPTRUNC         = 0x0133, "fptrunc",         Exact(1), "value", Required, None, [IN_PROC];
+    FPEXT           = 0x0134, "fpext",           Exact(1), "value", Required, None, [IN_PROC];
+    FPTOUI          = 0x0135, "fptoui",          Exact(1), "value", Required, None, [IN_PROC];
+    FPTOSI          = 0x0136, "fptosi",          Exact(1), "value", Required, None, [IN_PROC];
+    UITOFP          = 0x0137, "uitofp",          Exact(1), "value", Required, None, [IN_PROC];
+    SITOFP          = 0x0138, "sitofp",          Exact(1), "value", Required, None, [IN_PROC];
+    PTRTOINT        = 0x0139, "ptrtoint",        Exact(1), "value", Required, None, [IN_PROC];
+    INTTOPTR        = 0x013A, "inttoptr",        Exact(1), "value", Required, None, [IN_PROC];
+    BITCAST         = 0x013B, "bitcast",         Exact(1), "value", Required, None, [IN_PROC];
+    SELECT          = 0x0140, "select",          Exact(3), "cond, if_true, if_false", Required, None, [IN_PROC];
     // -- memory ---------------------------------------------------------------------------------
     STACKALLOC      = 0x0150, "stackalloc",      Exact(1), "type", Required, None, [SIDE_EFFECTS];
     LOAD            = 0x0151, "load",            Exact(1), "ptr", Required, None, [SIDE_EFFECTS MAY_TRAP];
     STORE           = 0x0152, "store",           Exact(2), "ptr, value", None, None, [SIDE_EFFECTS MAY_TRAP];
-    ELEM            = 0x0153, "elem",            AtLeast(3), "type, ptr, index+", Required, None, [];
-    EXTRACT         = 0x0154, "extract",         Exact(1), "aggregate", Required, Int, [];
-    INSERT          = 0x0155, "insert",          Exact(2), "aggregate, value", Required, Int, [];
+    ELEM            = 0x0153, "elem",            AtLeast(3), "type, ptr, index+", Required, None, [IN_PROC];
+    EXTRACT         = 0x0154, "extract",         Exact(1), "aggregate", Required, Int, [IN_PROC];
+    INSERT          = 0x0155, "insert",          Exact(2), "aggregate, value", Required, Int, [IN_PROC];
     // -- calls ----------------------------------------------------------------------------------
     CALL            = 0x0160, "call",            AtLeast(1), "callee, arg*", Optional, None, [SIDE_EFFECTS MAY_TRAP];
     CALL_INDIRECT   = 0x0161, "call_indirect",   AtLeast(2), "signature, callee, arg*", Optional, None, [SIDE_EFFECTS MAY_TRAP];
@@ -360,13 +368,13 @@ registry! {
     LOOKUP_WITNESS  = 0x0308, "lookup_witness",  Exact(2), "witness, requirement", Required, None, [];
     // -- NOIR (format 1.2): the blockless function form, shared/seeds/noir.txt --------------
     PROC            = 0x0400, "proc",            Exact(0), "", Required, None, [PARENT DEFINITION];
-    EVENT           = 0x0401, "event",           Exact(0), "", None, None, [];
-    CUE             = 0x0402, "cue",             Exact(1), "event", None, None, [SIDE_EFFECTS];
-    VAR             = 0x0403, "var",             Exact(1), "init", Required, None, [];
-    NEXT            = 0x0404, "next",            Exact(2), "var, value", None, None, [SIDE_EFFECTS];
-    CASE            = 0x0405, "case",            AtLeast(2), "value, case_value+", None, None, [];
-    PHI             = 0x0406, "phi",             AtLeast(1), "value+", Required, None, [];
-    COALESCE        = 0x0407, "coalesce",        AtLeast(1), "value+", Required, None, [];
+    EVENT           = 0x0401, "event",           Exact(0), "", None, None, [NOIR];
+    CUE             = 0x0402, "cue",             Exact(1), "event", None, None, [SIDE_EFFECTS NOIR];
+    VAR             = 0x0403, "var",             Exact(1), "init", Required, None, [NOIR];
+    NEXT            = 0x0404, "next",            Exact(2), "var, value", None, None, [SIDE_EFFECTS NOIR];
+    CASE            = 0x0405, "case",            AtLeast(2), "value, case_value+", None, None, [NOIR];
+    PHI             = 0x0406, "phi",             AtLeast(1), "value+", Required, None, [NOIR];
+    COALESCE        = 0x0407, "coalesce",        AtLeast(1), "value+", Required, None, [NOIR];
     RESULT          = 0x0408, "result",          Range(0, 1), "value?", None, None, [];
     WHEN            = 0x0410, "when",            AtLeast(1), "dep+", None, None, [DECORATION];
     UNLESS          = 0x0411, "unless",          AtLeast(1), "dep+", None, None, [DECORATION];
