@@ -404,3 +404,29 @@ fn recursion_through_c_callbacks_is_a_trap() {
         assert_eq!(stderr(&o), want);
     }
 }
+
+/// A memory fault in JIT-compiled code (native code does not check accesses) ends the run with
+/// a trap line and exit code 70, never a bare SIGSEGV; the interpreter names the instruction.
+#[test]
+fn a_memory_fault_in_the_jit_is_a_trap_line_not_a_signal() {
+    let dir = scratch("fault");
+    let file = write(
+        &dir,
+        "fault.ir",
+        "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %p: ptr = inttoptr i64 16\n  store %p, i32 5\n  ret i32 0\n}\n",
+    );
+    let o = ir_run(&[], &file);
+    assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("trap: memory fault at 0x10 "),
+        "{}",
+        stderr(&o)
+    );
+    let o = ir_run(&["--interp"], &file);
+    assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("in @main ^entry, instruction 1 (store)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -199,6 +199,9 @@ impl Compiled {
         // host's default calling convention, and `self.module` (which owns the code) outlives
         // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
+        // A memory fault in the program is a trap line and exit 70, not a signal.
+        #[cfg(unix)]
+        let _faults = crate::fault::Guard::install();
         let thread = std::thread::Builder::new()
             .name("irkit-jit".into())
             .stack_size(self.stack)

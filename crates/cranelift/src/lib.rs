@@ -28,6 +28,8 @@
 mod data;
 mod error;
 pub mod exe;
+#[cfg(unix)]
+mod fault;
 mod isa;
 pub mod jit;
 mod lower;
