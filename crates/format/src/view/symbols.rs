@@ -1,0 +1,474 @@
+//! Symbols of a [`ModuleView`]: the full symbol table (validated on first use), the
+//! fixed-layout symbol index read in place (checked whole on its first lookup, then
+//! binary-searched), their agreement record by record, and the agreement of each definition's
+//! `export`/`import`/`extern` decorations with the records that name it.
+
+use std::ops::Range;
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+use irkit_core::Opcode;
+
+use super::{DefRecord, ModuleView, Symbol, SymbolRole, cached, lazy, op_name};
+use crate::defview::PayloadView;
+use crate::error::{ReadCause, ReadError};
+use crate::hash::FileStrings;
+use crate::header::{MAX_DIR_ENTRY_SIZE, SectionKind};
+use crate::schema::{ArchivedSymbolRec, ArchivedSymbolTable, REF_NONE, SYMIX_HEADER, SYMIX_RECORD};
+use crate::validate::{self, Ctx};
+
+/// The symbol-index section (kind 8), read in place with bounds-checked little-endian reads.
+#[derive(Clone, Copy)]
+struct SymIndex<'v> {
+    records: &'v [u8],
+    record_size: usize,
+    count: usize,
+    blob: &'v [u8],
+}
+
+/// One symbol-index record, its name not yet checked as UTF-8.
+struct IxRec<'v> {
+    name: &'v [u8],
+    def: u32,
+    signature: u32,
+    opcode: u16,
+    role: u8,
+    hash: [u8; 32],
+}
+
+impl<'v> IxRec<'v> {
+    /// The record as a symbol (its name checked as UTF-8).
+    fn symbol(self, k: usize, cx: &Ctx<'_>) -> Result<Symbol<'v>, ReadError> {
+        Ok(Symbol {
+            name: std::str::from_utf8(self.name)
+                .map_err(|_| cx.bad(format!("record {k}: name is not UTF-8")))?,
+            role: SymbolRole::from_code(self.role),
+            kind: Opcode(self.opcode),
+            def: self.def,
+            signature: (self.signature != REF_NONE).then_some(self.signature),
+            hash: self.hash,
+        })
+    }
+}
+
+impl<'v> SymIndex<'v> {
+    /// Checks the section's 16-byte header and splits it (O(1)).
+    fn parse(bytes: &'v [u8], cx: &Ctx<'_>) -> Result<SymIndex<'v>, ReadError> {
+        let head = bytes.get(..SYMIX_HEADER).ok_or_else(|| {
+            cx.err(ReadCause::Truncated(format!(
+                "{} bytes, shorter than the {SYMIX_HEADER}-byte header",
+                bytes.len()
+            )))
+        })?;
+        let count = LE::read_u32(&head[0..4]) as u64;
+        let record_size = LE::read_u32(&head[4..8]) as u64;
+        if record_size < SYMIX_RECORD as u64 || record_size > MAX_DIR_ENTRY_SIZE as u64 {
+            return Err(cx.bad(format!(
+                "record size {record_size} (expected {SYMIX_RECORD}..={MAX_DIR_ENTRY_SIZE})"
+            )));
+        }
+        // Both factors fit in 32 bits: no overflow in u64.
+        let records_end = SYMIX_HEADER as u64 + count * record_size;
+        if records_end > bytes.len() as u64 {
+            return Err(cx.err(ReadCause::Truncated(format!(
+                "{count} records of {record_size} bytes end at {records_end}, past the \
+                 section's {} bytes",
+                bytes.len()
+            ))));
+        }
+        let records_end = records_end as usize;
+        Ok(SymIndex {
+            records: &bytes[SYMIX_HEADER..records_end],
+            record_size: record_size as usize,
+            count: count as usize,
+            blob: &bytes[records_end..],
+        })
+    }
+
+    /// The name bytes of record `k` (`k < count`).
+    fn name(&self, k: usize, cx: &Ctx<'_>) -> Result<&'v [u8], ReadError> {
+        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        let (off, len) = (LE::read_u32(&r[0..4]), LE::read_u32(&r[4..8]));
+        let end = off as u64 + len as u64;
+        if end > self.blob.len() as u64 {
+            return Err(cx.bad(format!(
+                "record {k}: name bytes {off}..+{len} outside the {}-byte name blob",
+                self.blob.len()
+            )));
+        }
+        Ok(&self.blob[off as usize..end as usize])
+    }
+
+    /// The (offset, length) of record `k`'s name in the blob, unchecked (`k < count`).
+    fn name_span(&self, k: usize) -> (u32, u32) {
+        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        (LE::read_u32(&r[0..4]), LE::read_u32(&r[4..8]))
+    }
+
+    /// Record `k`'s reserved byte (`k < count`).
+    fn reserved(&self, k: usize) -> u8 {
+        self.records[k * self.record_size + 19]
+    }
+
+    /// Record `k` (`k < count`).
+    fn rec(&self, k: usize, cx: &Ctx<'_>) -> Result<IxRec<'v>, ReadError> {
+        let name = self.name(k, cx)?;
+        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        let mut hash = [0u8; 32];
+        hash.copy_from_slice(&r[20..52]);
+        Ok(IxRec {
+            name,
+            def: LE::read_u32(&r[8..12]),
+            signature: LE::read_u32(&r[12..16]),
+            opcode: LE::read_u16(&r[16..18]),
+            role: r[18],
+            hash,
+        })
+    }
+
+    /// The first record whose name is not less than `name` (binary search, O(log n) records
+    /// touched).
+    fn lower_bound(&self, name: &[u8], cx: &Ctx<'_>) -> Result<usize, ReadError> {
+        let (mut lo, mut hi) = (0usize, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.name(mid, cx)? < name {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+}
+
+impl ModuleView {
+    /// The symbol table, validated on first use (section hash, bytecheck, name, definition
+    /// and signature indices in range, order). Validates the strings and the pool.
+    pub(super) fn checked_symbols(&self) -> Result<&ArchivedSymbolTable, ReadError> {
+        cached(&self.symbols_ok, || {
+            self.check_section_hash(SectionKind::SYMBOLS)?;
+            let strings = self.strings_state()?.count;
+            let cx = self.cx(SectionKind::SYMBOLS);
+            let t = self.symbols_archive()?;
+            validate::symbols(t, &self.file_strings(), strings, self.def_count, &cx)?;
+            let pool_len = self.pool()?.len();
+            for s in t.symbols.iter() {
+                let sig = s.signature.to_native();
+                if sig != REF_NONE && sig >= pool_len {
+                    return Err(cx.err(ReadCause::IndexOutOfRange {
+                        what: "signature pool index",
+                        index: sig as u64,
+                        len: pool_len as u64,
+                    }));
+                }
+            }
+            Ok(())
+        })?;
+        self.symbols_archive()
+    }
+
+    fn symbol_of<'v>(&'v self, strings: FileStrings<'v>, s: &ArchivedSymbolRec) -> Symbol<'v> {
+        let sig = s.signature.to_native();
+        Symbol {
+            name: strings.str_at(s.name.to_native()).unwrap_or(""),
+            role: SymbolRole::from_code(s.role),
+            kind: Opcode(s.def_opcode.to_native()),
+            def: s.def.to_native(),
+            signature: (sig != REF_NONE).then_some(sig),
+            hash: s.hash,
+        }
+    }
+
+    /// The symbol table, sorted by name (validated on first use; empty when it is invalid,
+    /// see [`ModuleView::try_symbols`]).
+    pub fn symbols(&self) -> Vec<Symbol<'_>> {
+        self.try_symbols().unwrap_or_default()
+    }
+
+    /// The symbol table, sorted by name, or why it cannot be read. Read from the symbol
+    /// index when the file has one (validated in full on first use; the `symbols` section is
+    /// then read only by [`ModuleView::validate_all`], which checks that both agree), else
+    /// from the `symbols` section.
+    pub fn try_symbols(&self) -> Result<Vec<Symbol<'_>>, ReadError> {
+        if let Some(range) = self.symbol_index.clone() {
+            let cx = self.cx(SectionKind::SYMBOL_INDEX);
+            let ix = self.symbol_index(range)?;
+            return (0..ix.count)
+                .map(|k| ix.rec(k, &cx)?.symbol(k, &cx))
+                .collect();
+        }
+        let t = self.checked_symbols()?;
+        let strings = self.file_strings();
+        Ok(t.symbols
+            .iter()
+            .map(|s| self.symbol_of(strings, s))
+            .collect())
+    }
+
+    /// Every symbol named `name` (binary search; usually one). Empty when the lookup meets
+    /// corrupt bytes, see [`ModuleView::try_find_symbols`].
+    pub fn find_symbols(&self, name: &str) -> Vec<Symbol<'_>> {
+        self.try_find_symbols(name).unwrap_or_default()
+    }
+
+    /// Every symbol named `name`, or why the lookup failed. With a symbol index (every file
+    /// written by this version) the first lookup validates the index (hash, every record),
+    /// and each lookup touches O(log n) records of it; without one, the symbol table is
+    /// validated in full on first use. The records are not checked against the definitions
+    /// they name: see [`ModuleView::check_def_symbols`].
+    pub fn try_find_symbols(&self, name: &str) -> Result<Vec<Symbol<'_>>, ReadError> {
+        let Some(range) = self.symbol_index.clone() else {
+            let t = self.checked_symbols()?;
+            let strings = self.file_strings();
+            let syms = t.symbols.as_slice();
+            let name_of = |s: &ArchivedSymbolRec| strings.str_at(s.name.to_native()).unwrap_or("");
+            let start = syms.partition_point(|s| name_of(s).as_bytes() < name.as_bytes());
+            return Ok(syms[start..]
+                .iter()
+                .take_while(|s| name_of(s) == name)
+                .map(|s| self.symbol_of(strings, s))
+                .collect());
+        };
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let ix = self.symbol_index(range)?;
+        let mut out = Vec::new();
+        let mut k = ix.lower_bound(name.as_bytes(), &cx)?;
+        while k < ix.count {
+            let r = ix.rec(k, &cx)?;
+            if r.name != name.as_bytes() {
+                break;
+            }
+            out.push(r.symbol(k, &cx)?);
+            k += 1;
+        }
+        Ok(out)
+    }
+
+    /// The symbol index, validated in full on first use: its section hash, then every
+    /// record (name bytes within the blob and UTF-8, definition below the definition count,
+    /// records sorted by (name, role, definition)). One linear pass over a compact table, no
+    /// rkyv; a lookup then trusts what it reads.
+    fn symbol_index(&self, range: Range<usize>) -> Result<SymIndex<'_>, ReadError> {
+        Ok(self.symbol_index_checked(range)?.0)
+    }
+
+    /// The validated symbol index and its records by definition.
+    fn symbol_index_checked(
+        &self,
+        range: Range<usize>,
+    ) -> Result<(SymIndex<'_>, &[DefRecord]), ReadError> {
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let ix = SymIndex::parse(&self.bytes()[range.clone()], &cx)?;
+        let by_def = lazy(&self.symbol_index_st, || {
+            self.check_section_hash(SectionKind::SYMBOL_INDEX)?;
+            let section = &self.bytes()[range];
+            if section[8..16].iter().any(|&b| b != 0) {
+                return Err(cx.bad("reserved header bytes are not zero".into()));
+            }
+            let mut prev: Option<(&[u8], u8, u32)> = None;
+            // Names are laid out once each, in record order, without gaps (§1.4).
+            let mut next_name = 0u64;
+            let mut prev_span = (u32::MAX, 0u32);
+            let mut by_def = Vec::with_capacity(ix.count);
+            for k in 0..ix.count {
+                let r = ix.rec(k, &cx)?;
+                let span = ix.name_span(k);
+                let same_name = prev.is_some_and(|p| p.0 == r.name);
+                if same_name {
+                    if span != prev_span {
+                        return Err(cx.bad(format!("record {k}: its name is stored twice")));
+                    }
+                } else if span.0 as u64 != next_name {
+                    return Err(cx.bad(format!(
+                        "record {k}: name at {}, the name blob continues at {next_name}",
+                        span.0
+                    )));
+                } else {
+                    next_name += span.1 as u64;
+                }
+                prev_span = span;
+                if r.role > 2 {
+                    return Err(cx.bad(format!("record {k}: unknown role {}", r.role)));
+                }
+                if ix.reserved(k) != 0 {
+                    return Err(cx.bad(format!("record {k}: reserved byte is not zero")));
+                }
+                if std::str::from_utf8(r.name).is_err() {
+                    return Err(cx.bad(format!("record {k}: name is not UTF-8")));
+                }
+                if r.def >= self.def_count {
+                    return Err(cx.err(ReadCause::IndexOutOfRange {
+                        what: "definition index",
+                        index: r.def as u64,
+                        len: self.def_count as u64,
+                    }));
+                }
+                let key = (r.name, r.role, r.def);
+                if prev.is_some_and(|p| p > key) {
+                    return Err(cx.bad(format!(
+                        "record {k}: records are not sorted by (name, role, definition)"
+                    )));
+                }
+                prev = Some(key);
+                by_def.push((r.def, k as u32));
+            }
+            if next_name != ix.blob.len() as u64 {
+                return Err(cx.bad(format!(
+                    "the name blob has {} bytes, the names {next_name}",
+                    ix.blob.len()
+                )));
+            }
+            // The symbol table says the same thing again: whoever reads the index has it
+            // checked too, so that no reader acts on one while another refuses the other.
+            self.index_matches_table(&ix)?;
+            by_def.sort_unstable();
+            Ok(by_def)
+        })?;
+        Ok((ix, by_def))
+    }
+
+    /// The symbols naming definition `d`, from the symbol index (validated on first use);
+    /// from the `symbols` section in a 1.x file without an index.
+    pub fn symbols_of_def(&self, d: u32) -> Result<Vec<Symbol<'_>>, ReadError> {
+        let Some(range) = self.symbol_index.clone() else {
+            return Ok(self
+                .try_symbols()?
+                .into_iter()
+                .filter(|s| s.def == d)
+                .collect());
+        };
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let (ix, by_def) = self.symbol_index_checked(range)?;
+        let start = by_def.partition_point(|&(def, _)| def < d);
+        by_def[start..]
+            .iter()
+            .take_while(|&&(def, _)| def == d)
+            .map(|&(_, k)| ix.rec(k as usize, &cx)?.symbol(k as usize, &cx))
+            .collect()
+    }
+
+    /// Checks that the `export`, `import` and `extern` decorations (with a string payload) of
+    /// definition `d` are exactly what the symbol index lists for it (validating `d`): the
+    /// linker acts on both, so they must say the same.
+    pub fn check_def_symbols(&self, d: u32) -> Result<(), ReadError> {
+        let def = self.def(d)?;
+        let mut declared: Vec<(u8, &str)> = Vec::new();
+        for deco in def.root().decorations() {
+            let role = match deco.opcode() {
+                Opcode::EXPORT => 0,
+                Opcode::IMPORT => 1,
+                Opcode::EXTERN => 2,
+                _ => continue,
+            };
+            if let PayloadView::Str(name) = deco.payload() {
+                declared.push((role, name));
+            }
+        }
+        let records = self.symbols_of_def(d)?;
+        let mut listed: Vec<(u8, &str)> = records
+            .iter()
+            .map(|s| (role_code(s.role), s.name))
+            .collect();
+        declared.sort_unstable();
+        listed.sort_unstable();
+        if declared != listed {
+            return Err(self.cx(SectionKind::SYMBOL_INDEX).bad(format!(
+                "definition {d} declares {}, the symbol index lists {}",
+                describe(&declared),
+                describe(&listed)
+            )));
+        }
+        if let Some(s) = records.iter().find(|s| s.kind != def.root().opcode()) {
+            return Err(self.cx(SectionKind::SYMBOL_INDEX).bad(format!(
+                "symbol `{}` names definition {d} as a `{}`, it is a `{}`",
+                s.name,
+                op_name(s.kind),
+                op_name(def.root().opcode())
+            )));
+        }
+        Ok(())
+    }
+
+    /// The definition exported as `name`, if any (see [`ModuleView::find_symbols`]).
+    pub fn find_export(&self, name: &str) -> Option<Symbol<'_>> {
+        self.find_symbols(name)
+            .into_iter()
+            .find(|s| s.role == SymbolRole::Export)
+    }
+
+    /// The definition exported as `name`, if any, or why the lookup failed.
+    pub fn try_find_export(&self, name: &str) -> Result<Option<Symbol<'_>>, ReadError> {
+        Ok(self
+            .try_find_symbols(name)?
+            .into_iter()
+            .find(|s| s.role == SymbolRole::Export))
+    }
+
+    /// Checks the symbol index record by record against the (validated) symbol table: same
+    /// count, names, roles, kinds, definitions, signatures and hashes, in the same order.
+    pub(super) fn check_symbol_index(&self) -> Result<(), ReadError> {
+        match self.symbol_index.clone() {
+            // Validating the index compares it with the symbol table.
+            Some(range) => self.symbol_index(range).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// Compares the symbol index record by record with the (validated) symbol table: same
+    /// count, names, roles, kinds, definitions, signatures and hashes, in the same order.
+    fn index_matches_table(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let t = self.checked_symbols()?;
+        let strings = self.file_strings();
+        if ix.count != t.symbols.len() {
+            return Err(cx.bad(format!(
+                "{} records, the symbol table has {} symbols",
+                ix.count,
+                t.symbols.len()
+            )));
+        }
+        for (k, s) in t.symbols.iter().enumerate() {
+            let r = ix.rec(k, &cx)?;
+            let sym = self.symbol_of(strings, s);
+            let same = r.name == sym.name.as_bytes()
+                && r.def == sym.def
+                && r.opcode == sym.kind.0
+                && r.role == s.role
+                && r.signature == s.signature.to_native()
+                && r.hash == sym.hash;
+            if !same {
+                return Err(cx.bad(format!(
+                    "record {k} differs from symbol `{}` of the symbol table",
+                    sym.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The role byte of a symbol role.
+fn role_code(r: SymbolRole) -> u8 {
+    match r {
+        SymbolRole::Export => 0,
+        SymbolRole::Import => 1,
+        SymbolRole::Extern => 2,
+        SymbolRole::Other(c) => c,
+    }
+}
+
+/// `export("a"), import("b")`, or `nothing`.
+fn describe(list: &[(u8, &str)]) -> String {
+    if list.is_empty() {
+        return "nothing".to_string();
+    }
+    list.iter()
+        .map(|(r, n)| {
+            let op = ["export", "import", "extern"]
+                .get(*r as usize)
+                .unwrap_or(&"?");
+            format!("{op}(\"{n}\")")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
