@@ -22,6 +22,7 @@ use std::fmt;
 
 use crate::{Inst, Module, Opcode};
 
+mod calls;
 mod cfg;
 mod consts;
 mod decorations;
