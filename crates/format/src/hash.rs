@@ -325,6 +325,17 @@ pub(crate) fn module_hash(sections: &[(u32, [u8; 32])]) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
+/// The module content hash of a file's directory (content sections only): what readers
+/// report and writers store, one definition for both.
+pub(crate) fn content_hash_of(entries: &[crate::header::DirEntry]) -> [u8; 32] {
+    let list: Vec<(u32, [u8; 32])> = entries
+        .iter()
+        .filter(|e| e.kind.is_content())
+        .map(|e| (e.kind.0, e.hash))
+        .collect();
+    module_hash(&list)
+}
+
 /// Lower-case hex of a hash.
 pub fn hex(hash: &[u8; 32]) -> String {
     use std::fmt::Write;

@@ -8,7 +8,6 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use crate::error::WriteError;
-use crate::hash::module_hash;
 use crate::header::{
     self, DirEntry, FORMAT_MAJOR, FORMAT_MINOR, Header, SECTION_ALIGN, SECTION_OPTIONAL,
     SectionKind,
@@ -657,14 +656,4 @@ pub(crate) fn assemble_version(
         out.extend_from_slice(bytes);
     }
     out
-}
-
-/// The module content hash of a file's directory (content sections only).
-pub(crate) fn content_hash_of(entries: &[DirEntry]) -> [u8; 32] {
-    let list: Vec<(u32, [u8; 32])> = entries
-        .iter()
-        .filter(|e| e.kind.is_content())
-        .map(|e| (e.kind.0, e.hash))
-        .collect();
-    module_hash(&list)
 }

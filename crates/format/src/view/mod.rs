@@ -385,7 +385,7 @@ impl ModuleView {
     /// (all known sections but debug and the derived symbol index), so name hints and
     /// locations do not change it.
     pub fn content_hash(&self) -> [u8; 32] {
-        crate::write::content_hash_of(&self.entries)
+        crate::hash::content_hash_of(&self.entries)
     }
 
     /// Whether the file has a symbol-index section (every file written by this version has
