@@ -97,7 +97,9 @@ fn describe_inner(m: &Module, inst: Inst, deco: bool) -> String {
         return def_label(m, inst);
     };
     if pd.decorations().contains(&inst) {
-        let owner = if deco {
+        let owner = if pd.opcode() == Opcode::MODULE {
+            "module".to_string()
+        } else if deco {
             describe_inner(m, p, false)
         } else {
             format!("#{}", p.index())
@@ -148,5 +150,57 @@ fn block_place(m: &Module, block: Inst) -> String {
     match live(m, block).and_then(|b| b.parent()) {
         Some(f) => format!("{} {}", def_label(m, f), block_label(m, f, block)),
         None => format!("@#? ^#{}", block.index()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+    use crate::{Module, Opcode, Payload};
+
+    #[test]
+    fn places_read_like_trap_locations() {
+        let mut m = Module::new();
+        let i32t = m.ty_i32();
+        let fty = m.ty_fn(i32t, &[i32t]).unwrap();
+        let f = m
+            .new_inst(Opcode::FUNC, Some(fty), vec![], Payload::None)
+            .unwrap();
+        let root = m.root();
+        m.append_child(root, f).unwrap();
+        m.set_name(f, "f").unwrap();
+        let b = m
+            .new_inst(Opcode::BLOCK, None, vec![], Payload::None)
+            .unwrap();
+        m.append_child(f, b).unwrap();
+        let p = m
+            .new_inst(Opcode::PARAM, Some(i32t), vec![], Payload::None)
+            .unwrap();
+        m.append_child(b, p).unwrap();
+        m.set_name(p, "x").unwrap();
+        let add = m
+            .new_inst(Opcode::IADD, Some(i32t), vec![p, p], Payload::None)
+            .unwrap();
+        m.append_child(b, add).unwrap();
+        m.set_name(add, "y").unwrap();
+        let ret = m
+            .new_inst(Opcode::RET, None, vec![add], Payload::None)
+            .unwrap();
+        m.append_child(b, ret).unwrap();
+        let export = m
+            .add_decoration(root, Opcode::EXPORT, vec![], Payload::Str("f".into()))
+            .unwrap();
+        assert_eq!(describe(&m, f), "@f");
+        assert_eq!(describe(&m, b), "@f ^bb0");
+        assert_eq!(describe(&m, p), "@f ^bb0, parameter 0 (%x)");
+        assert_eq!(describe(&m, add), "@f ^bb0, instruction 0 (iadd %y)");
+        assert_eq!(describe(&m, ret), "@f ^bb0, instruction 1 (ret)");
+        assert_eq!(describe(&m, i32t), "pool entry (i32)");
+        assert_eq!(describe(&m, export), "module, decoration (export)");
+        let hint = m.decorations(add)[0];
+        assert_eq!(
+            describe(&m, hint),
+            "@f ^bb0, instruction 0 (iadd %y), decoration (name_hint)"
+        );
     }
 }
