@@ -36,6 +36,7 @@
 pub mod builder;
 pub mod clone;
 pub mod condcode;
+pub mod edges;
 pub mod entity;
 pub mod equiv;
 pub mod error;

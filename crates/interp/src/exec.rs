@@ -354,39 +354,45 @@ impl Interpreter<'_> {
                 };
                 return Ok(Flow::Return(r));
             }
-            Opcode::JUMP => return self.edge(frame, ops, 0),
+            Opcode::JUMP => {
+                let edge = self.edges(ops).1.next();
+                return self.edge(
+                    frame,
+                    ops,
+                    edge.ok_or_else(|| malformed("jump without target"))?,
+                );
+            }
             Opcode::BR => {
                 let (_, c) = self.int_operand(frame, ops, 0)?;
-                let first = 1;
-                if c & 1 == 1 {
-                    return self.edge(frame, ops, first);
-                }
-                let next = self
-                    .next_block(ops, first + 1)
-                    .ok_or_else(|| malformed("br without else"))?;
-                return self.edge(frame, ops, next);
+                let mut edges = self.edges(ops).1;
+                let edge = if c & 1 == 1 {
+                    edges.next()
+                } else {
+                    edges.nth(1)
+                };
+                return self.edge(
+                    frame,
+                    ops,
+                    edge.ok_or_else(|| malformed("br without target"))?,
+                );
             }
             Opcode::SWITCH => {
                 let (_, x) = self.int_operand(frame, ops, 0)?;
-                let default = self
-                    .next_block(ops, 1)
-                    .ok_or_else(|| malformed("switch without default"))?;
+                let (leading, mut edges) = self.edges(ops);
                 let mut case = None;
-                for (i, &c) in ops[1..default].iter().enumerate() {
+                for (i, &c) in ops.get(1..leading.end).unwrap_or(&[]).iter().enumerate() {
                     if self.val(frame, c)?.as_int().map(|(_, b)| b) == Some(x) {
                         case = Some(i);
                         break;
                     }
                 }
-                let mut at = default;
-                if let Some(i) = case {
-                    for _ in 0..=i {
-                        at = self
-                            .next_block(ops, at + 1)
-                            .ok_or_else(|| malformed("switch with too few case edges"))?;
-                    }
-                }
-                return self.edge(frame, ops, at);
+                // Edge 0 is the default; case `i` takes edge `i + 1`.
+                let edge = edges.nth(case.map_or(0, |i| i + 1));
+                return self.edge(
+                    frame,
+                    ops,
+                    edge.ok_or_else(|| malformed("switch with too few edges"))?,
+                );
             }
             Opcode::UNREACHABLE => return Err(TrapKind::Unreachable),
             Opcode::TRAP => return Err(TrapKind::Trap),
@@ -402,22 +408,21 @@ impl Interpreter<'_> {
         ops.iter().map(|&a| self.val(frame, a)).collect()
     }
 
-    /// The position of the first block operand at or after `from`.
-    fn next_block(&self, ops: &[Inst], from: usize) -> Option<usize> {
-        (from..ops.len()).find(|&i| self.module.opcode(ops[i]) == Opcode::BLOCK)
+    /// The edges of a terminator's operands (`irkit_core::edges`).
+    fn edges<'o>(
+        &self,
+        ops: &'o [Inst],
+    ) -> (
+        std::ops::Range<usize>,
+        irkit_core::edges::Edges<'o, impl Fn(Inst) -> bool + '_>,
+    ) {
+        irkit_core::edges::edges(ops, |o| self.module.opcode(o) == Opcode::BLOCK)
     }
 
-    /// The edge whose block operand is at `at`: reads all its arguments.
-    fn edge(&self, frame: &Frame, ops: &[Inst], at: usize) -> Res<Flow> {
-        let target = *ops
-            .get(at)
-            .ok_or_else(|| malformed("missing branch target"))?;
-        if self.module.opcode(target) != Opcode::BLOCK {
-            return Err(malformed("branch target is not a block"));
-        }
-        let end = self.next_block(ops, at + 1).unwrap_or(ops.len());
-        let vals = self.args(frame, &ops[at + 1..end])?;
-        Ok(Flow::Jump(target, vals))
+    /// Takes `edge`: reads all its arguments.
+    fn edge(&self, frame: &Frame, ops: &[Inst], edge: irkit_core::edges::Edge) -> Res<Flow> {
+        let vals = self.args(frame, &ops[edge.args])?;
+        Ok(Flow::Jump(edge.target, vals))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Calls and terminators: arguments against the callee's signature, results, `ret` against
 //! the function's type, branch targets and the arguments each edge passes to its block.
 
+use crate::edges::Edge;
 use crate::{Inst, Opcode};
 
 use super::types::Kind;
@@ -176,7 +177,18 @@ impl<'m> Cx<'m> {
     /// `jump`, `br` and `switch`: targets, edge arguments, condition and case values.
     pub(super) fn check_branch(&mut self, i: Inst, op: Opcode) {
         let ops: &[Inst] = self.live(i).map_or(&[], |d| &d.operands);
-        let is_block = |cx: &Self, k: usize| cx.opc(ops[k]) == Some(Opcode::BLOCK);
+        // The edges after the terminator's first operand (the condition or the switched
+        // value), at their positions in `ops`.
+        let edges: Vec<Edge> = crate::edges::edges(ops.get(1..).unwrap_or(&[]), |o| {
+            self.opc(o) == Some(Opcode::BLOCK)
+        })
+        .1
+        .map(|e| Edge {
+            target: e.target,
+            at: e.at + 1,
+            args: e.args.start + 1..e.args.end + 1,
+        })
+        .collect();
         match op {
             Opcode::JUMP => {
                 let end = ops.len();
@@ -187,8 +199,7 @@ impl<'m> Cx<'m> {
                     let ok = self.is_i1(c);
                     self.need(i, 0, c, ok, "i1");
                 }
-                let blocks: Vec<usize> = (1..ops.len()).filter(|&k| is_block(self, k)).collect();
-                if !is_block(self, 1) {
+                if edges.first().is_none_or(|e| e.at != 1) {
                     let msg = format!(
                         "operand 1 (the `then` target) must be a block, found {}",
                         self.opname(ops[1])
@@ -196,15 +207,16 @@ impl<'m> Cx<'m> {
                     self.err(i, msg);
                     return;
                 }
-                if blocks.len() != 2 {
+                if edges.len() != 2 {
                     self.err(
                         i,
-                        format!("`br` needs two target blocks, found {}", blocks.len()),
+                        format!("`br` needs two target blocks, found {}", edges.len()),
                     );
                     return;
                 }
-                self.check_edge(i, blocks[0], blocks[0] + 1..blocks[1]);
-                self.check_edge(i, blocks[1], blocks[1] + 1..ops.len());
+                for e in edges {
+                    self.check_edge(i, e.at, e.args);
+                }
             }
             _ => {
                 // switch
@@ -213,19 +225,18 @@ impl<'m> Cx<'m> {
                     let ok = self.int_w(v).is_some();
                     self.need(i, 0, v, ok, "an integer type")
                 });
-                let blocks: Vec<usize> = (1..ops.len()).filter(|&k| is_block(self, k)).collect();
-                let Some(&first) = blocks.first() else {
+                let Some(first) = edges.first().map(|e| e.at) else {
                     self.err(i, "`switch` needs a default target block");
                     return;
                 };
                 let ncases = first - 1;
-                if blocks.len() - 1 != ncases {
+                if edges.len() - 1 != ncases {
                     self.err(
                         i,
                         format!(
                             "`switch` has {} but {}",
                             plural(ncases, "case value"),
-                            plural(blocks.len() - 1, "case target")
+                            plural(edges.len() - 1, "case target")
                         ),
                     );
                 }
@@ -268,9 +279,8 @@ impl<'m> Cx<'m> {
                         seen.push((v, c));
                     }
                 }
-                for (j, &b) in blocks.iter().enumerate() {
-                    let end = blocks.get(j + 1).copied().unwrap_or(ops.len());
-                    self.check_edge(i, b, b + 1..end);
+                for e in edges {
+                    self.check_edge(i, e.at, e.args);
                 }
             }
         }

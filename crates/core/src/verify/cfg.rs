@@ -46,8 +46,8 @@ impl<'m> Cx<'m> {
             if !ld.opcode.is_terminator() {
                 continue;
             }
-            for o in &ld.operands {
-                if let Some(t) = index(*o)
+            for e in crate::edges::edges(&ld.operands, |o| index(o).is_some()).1 {
+                if let Some(t) = index(e.target)
                     && !succs[k].contains(&t)
                 {
                     succs[k].push(t);

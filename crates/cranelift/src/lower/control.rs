@@ -11,52 +11,40 @@ use irkit_core::{Inst, Module, Opcode};
 use super::func::FnLower;
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
-    /// The edge starting at block operand `ops[at]`: its Cranelift block and arguments (up to
-    /// the next block operand).
-    pub(crate) fn edge(
+    /// The edges of a terminator's operands (`irkit_core::edges`), each with its Cranelift
+    /// block and arguments.
+    pub(crate) fn edges(
         &mut self,
         ops: &[Inst],
-        at: usize,
-    ) -> Result<(ir::Block, Vec<BlockArg>), BackendError> {
+    ) -> Result<Vec<(ir::Block, Vec<BlockArg>)>, BackendError> {
         let m = self.ctx.m;
-        let target = *ops
-            .get(at)
-            .ok_or_else(|| self.malformed("edge without target"))?;
-        let cb = *self
-            .blocks
-            .get(&target)
-            .ok_or_else(|| self.malformed("branch to an unknown block"))?;
-        let mut args = Vec::new();
-        for &a in ops[at + 1..]
-            .iter()
-            .take_while(|&&o| m.opcode(o) != Opcode::BLOCK)
-        {
-            args.extend(self.val(a)?.into_iter().map(BlockArg::Value));
+        let (_, edges) = irkit_core::edges::edges(ops, |o| m.opcode(o) == Opcode::BLOCK);
+        let mut out = Vec::new();
+        for e in edges {
+            let cb = *self
+                .blocks
+                .get(&e.target)
+                .ok_or_else(|| self.malformed("branch to an unknown block"))?;
+            let mut args = Vec::new();
+            for &a in &ops[e.args] {
+                args.extend(self.val(a)?.into_iter().map(BlockArg::Value));
+            }
+            out.push((cb, args));
         }
-        Ok((cb, args))
+        Ok(out)
     }
 
     pub(crate) fn switch(&mut self, ops: &[Inst]) -> Result<(), BackendError> {
         let m = self.ctx.m;
         let v = self.val1(ops[0])?;
-        let first_block = ops
-            .iter()
-            .position(|&o| m.opcode(o) == Opcode::BLOCK)
-            .ok_or_else(|| self.malformed("switch without default"))?;
-        let cases = &ops[1..first_block];
-        let edge_starts: Vec<usize> = (first_block..ops.len())
-            .filter(|&i| m.opcode(ops[i]) == Opcode::BLOCK)
-            .collect();
-        if edge_starts.len() != cases.len() + 1 {
+        let (leading, _) = irkit_core::edges::edges(ops, |o| m.opcode(o) == Opcode::BLOCK);
+        let cases = ops.get(1..leading.end).unwrap_or(&[]);
+        let edges = self.edges(ops)?;
+        if edges.len() != cases.len() + 1 {
             return Err(self.malformed("switch edges do not match its cases"));
         }
         // One small block per edge, which passes the edge's arguments.
-        let mut edge_blocks = Vec::with_capacity(edge_starts.len());
-        let mut edges = Vec::with_capacity(edge_starts.len());
-        for &at in &edge_starts {
-            edges.push(self.edge(ops, at)?);
-            edge_blocks.push(self.b.create_block());
-        }
+        let edge_blocks: Vec<ir::Block> = edges.iter().map(|_| self.b.create_block()).collect();
         let mut sw = Switch::new();
         for (i, &c) in cases.iter().enumerate() {
             let bits = m.payload(c).as_int().unwrap_or(0);
@@ -77,15 +65,9 @@ pub(crate) fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
         return Vec::new();
     };
     let succs = |b: Inst| -> Vec<Inst> {
-        let ch = m.children(b);
-        ch.last()
-            .map(|&t| {
-                m.operands(t)
-                    .iter()
-                    .copied()
-                    .filter(|&o| m.opcode(o) == Opcode::BLOCK)
-                    .collect()
-            })
+        m.children(b)
+            .last()
+            .map(|&t| irkit_core::edges::successors(m, t))
             .unwrap_or_default()
     };
     let mut post = Vec::new();

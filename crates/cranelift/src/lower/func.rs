@@ -432,17 +432,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.b.ins().return_(&vs);
             }
             Opcode::JUMP => {
-                let (target, args) = self.edge(ops, 0)?;
+                let Some((target, args)) = self.edges(ops)?.into_iter().next() else {
+                    return Err(self.malformed("jump without target"));
+                };
                 self.b.ins().jump(target, &args);
             }
             Opcode::BR => {
                 let c = self.val1(ops[0])?;
-                let else_at = 2 + ops[2..]
-                    .iter()
-                    .position(|&o| m.opcode(o) == Opcode::BLOCK)
-                    .ok_or_else(|| self.malformed("br without an else edge"))?;
-                let (t, targs) = self.edge(&ops[..else_at], 1)?;
-                let (e, eargs) = self.edge(ops, else_at)?;
+                let mut edges = self.edges(ops)?.into_iter();
+                let (Some((t, targs)), Some((e, eargs))) = (edges.next(), edges.next()) else {
+                    return Err(self.malformed("br without two edges"));
+                };
                 self.b.ins().brif(c, t, &targs, e, &eargs);
             }
             Opcode::SWITCH => self.switch(ops)?,

@@ -19,34 +19,30 @@ impl Printer<'_> {
         }
     }
 
-    pub(super) fn is_block_ref(&self, o: Inst) -> bool {
-        self.m.get(o).is_some_and(|d| d.opcode() == Opcode::BLOCK)
-    }
-
     /// A comma-separated operand list; a block operand is grouped with the operands after it
-    /// up to the next block operand: `^b(%x, %y)`.
+    /// up to the next block operand (its edge, `irkit_core::edges`): `^b(%x, %y)`.
     pub(super) fn list(&mut self, ops: &[Inst], depth: u32) {
-        let mut k = 0;
-        while k < ops.len() {
-            if k > 0 {
+        let m = self.m;
+        let is_block = |o: Inst| m.get(o).is_some_and(|d| d.opcode() == Opcode::BLOCK);
+        let (leading, edges) = irkit_core::edges::edges(ops, is_block);
+        let mut first = true;
+        for &o in &ops[leading] {
+            if !first {
                 self.out.push_str(", ");
             }
-            let o = ops[k];
-            if self.is_block_ref(o) {
-                let mut j = k + 1;
-                while j < ops.len() && !self.is_block_ref(ops[j]) {
-                    j += 1;
-                }
-                self.name(o);
-                if j > k + 1 {
-                    self.out.push('(');
-                    self.list(&ops[k + 1..j], depth);
-                    self.out.push(')');
-                }
-                k = j;
-            } else {
-                self.operand(o, depth);
-                k += 1;
+            first = false;
+            self.operand(o, depth);
+        }
+        for e in edges {
+            if !first {
+                self.out.push_str(", ");
+            }
+            first = false;
+            self.name(e.target);
+            if !e.args.is_empty() {
+                self.out.push('(');
+                self.list(&ops[e.args], depth);
+                self.out.push(')');
             }
         }
     }
