@@ -41,6 +41,7 @@ pub mod entity;
 pub mod equiv;
 pub mod error;
 pub mod intern;
+pub mod layout;
 pub mod limits;
 pub mod message;
 pub mod module;

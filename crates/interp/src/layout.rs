@@ -1,11 +1,12 @@
-//! Type layout (spec/ir.md, "Layout"): size, alignment and field offsets of every value type
-//! of a module, computed once, in pool order (every type after its operands, so no recursion
-//! is needed however deeply types nest). Zero values are built only for the types of
+//! Type layout for the interpreter: the sizes and field offsets of `irkit_core::layout` (the
+//! one computation of spec/ir.md's "Layout"), with the interpreter's scalar kinds and the
+//! number of value cells of each type, in pool order (every type after its operands, so no
+//! recursion is needed however deeply types nest). Zero values are built only for the types of
 //! `const_zero` constants, when the constants are evaluated ([`Layouts::zero`]).
 
 use std::collections::HashMap;
 
-use irkit_core::{Inst, Module, Opcode};
+use irkit_core::{Inst, Module};
 
 use crate::value::Value;
 
@@ -93,8 +94,6 @@ pub(crate) enum Shape {
 pub(crate) struct Layout {
     /// Size in bytes.
     pub(crate) size: u64,
-    /// Alignment in bytes.
-    pub(crate) align: u64,
     /// Number of scalar leaves of a value (saturating).
     pub(crate) cells: u64,
     /// The shape.
@@ -111,29 +110,43 @@ impl Layouts {
     /// Computes the layouts of the module's types. A type whose size overflows `u64`, or whose
     /// operands are not value types, gets none (using it is reported as an error later).
     pub(crate) fn compute(m: &Module) -> Layouts {
+        use irkit_core::layout::LayoutShape;
+        let core = irkit_core::layout::Layouts::new(m);
         let mut table: Vec<Option<Layout>> = vec![None; m.arena_len()];
         for &t in m.pool() {
-            let op = m.opcode(t);
-            if !op.is_type() {
-                continue;
-            }
-            let scalar = Scalar::of(op);
-            let layout = if let Some(s) = scalar {
-                Some(Layout {
-                    size: s.size(),
-                    align: s.size(),
-                    cells: 1,
-                    shape: Shape::Scalar(s),
-                })
-            } else if op == Opcode::ARRAY {
-                array_layout(m, &table, t)
-            } else if op == Opcode::STRUCT || op == Opcode::NAMED_STRUCT {
-                struct_layout(m, &table, t)
-            } else {
-                None
+            let Some(cl) = core.get(t) else { continue };
+            let layout = match &cl.shape {
+                LayoutShape::Scalar(_) => Scalar::of(m.opcode(t)).map(|s| (Shape::Scalar(s), 1)),
+                LayoutShape::Array { elem, len } => lookup(&table, *elem).map(|e| {
+                    (
+                        Shape::Array {
+                            elem: *elem,
+                            len: *len,
+                        },
+                        e.cells.saturating_mul(*len).max(1),
+                    )
+                }),
+                LayoutShape::Struct { fields, offsets } => fields
+                    .iter()
+                    .try_fold(1u64, |cells, &f| {
+                        lookup(&table, f).map(|l| cells.saturating_add(l.cells))
+                    })
+                    .map(|cells| {
+                        (
+                            Shape::Struct {
+                                fields: fields.clone(),
+                                offsets: offsets.clone(),
+                            },
+                            cells,
+                        )
+                    }),
             };
-            if let Some(slot) = table.get_mut(t.idx()) {
-                *slot = layout;
+            if let (Some((shape, cells)), Some(slot)) = (layout, table.get_mut(t.idx())) {
+                *slot = Some(Layout {
+                    size: cl.size,
+                    cells,
+                    shape,
+                });
             }
         }
         Layouts { table }
@@ -216,45 +229,4 @@ impl Layouts {
 
 fn lookup(table: &[Option<Layout>], t: Inst) -> Option<&Layout> {
     table.get(t.idx()).and_then(Option::as_ref)
-}
-
-fn array_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout> {
-    let elem = *m.operands(t).first()?;
-    let len = m.payload(t).as_int()?;
-    let e = lookup(table, elem)?;
-    let size = e.size.checked_mul(len)?;
-    let cells = e.cells.saturating_mul(len).max(1);
-    Some(Layout {
-        size,
-        align: e.align,
-        cells,
-        shape: Shape::Array { elem, len },
-    })
-}
-
-fn struct_layout(m: &Module, table: &[Option<Layout>], t: Inst) -> Option<Layout> {
-    let fields: Vec<Inst> = m.operands(t).to_vec();
-    let mut offsets = Vec::with_capacity(fields.len());
-    let mut end = 0u64;
-    let mut align = 1u64;
-    let mut cells = 1u64;
-    for &f in &fields {
-        let l = lookup(table, f)?;
-        let off = end.checked_next_multiple_of(l.align)?;
-        offsets.push(off);
-        end = off.checked_add(l.size)?;
-        align = align.max(l.align);
-        cells = cells.saturating_add(l.cells);
-    }
-    let size = if fields.is_empty() {
-        0
-    } else {
-        end.checked_next_multiple_of(align)?
-    };
-    Some(Layout {
-        size,
-        align,
-        cells,
-        shape: Shape::Struct { fields, offsets },
-    })
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::Type;
 use cranelift_codegen::ir::types;
-use irkit_core::{Inst, Module, Opcode};
+use irkit_core::{Inst, Module};
 
 /// The largest number of leaves an aggregate value may have in registers.
 pub(crate) const MAX_LEAVES: usize = 1024;
@@ -49,15 +49,6 @@ impl Scalar {
             ScalarClass::Float => Some(Scalar::F64),
             ScalarClass::Ptr => Some(Scalar::Ptr),
             ScalarClass::Void => None,
-        }
-    }
-
-    /// Size in memory, in bytes.
-    pub(crate) fn size(self) -> u64 {
-        match self {
-            Scalar::Int(w) => u64::from(w.div_ceil(8)),
-            Scalar::F32 => 4,
-            Scalar::F64 | Scalar::Ptr => 8,
         }
     }
 
@@ -112,59 +103,51 @@ pub(crate) struct Layouts {
 }
 
 impl Layouts {
-    /// Lays out every value type in `m`'s pool (types come after their operands there).
+    /// Lays out every value type in `m`'s pool: sizes, alignments and offsets from
+    /// `irkit_core::layout` (the one computation of spec/ir.md's "Layout"), plus the scalar
+    /// leaves a value of the type is split into (types come after their operands in the pool).
     pub(crate) fn new(m: &Module) -> Layouts {
+        use irkit_core::layout::LayoutShape;
+        let core = irkit_core::layout::Layouts::new(m);
         let mut map: HashMap<Inst, Layout> = HashMap::new();
         for &t in m.pool() {
-            let op = m.opcode(t);
-            let scalar = |s: Scalar| Layout {
-                size: s.size(),
-                align: s.size(),
-                leaves: Some(vec![(s, 0)]),
-                shape: Shape::Scalar(s),
-            };
-            let l = match op {
-                op if Scalar::of(op).is_some() => {
-                    let Some(s) = Scalar::of(op) else { continue };
-                    scalar(s)
-                }
-                Opcode::ARRAY => {
-                    let (Some(&elem), Some(len)) = (m.operands(t).first(), m.payload(t).as_int())
-                    else {
+            let Some(cl) = core.get(t) else { continue };
+            let (shape, leaves) = match &cl.shape {
+                LayoutShape::Scalar(_) => {
+                    let Some(s) = Scalar::of(m.opcode(t)) else {
                         continue;
                     };
-                    let Some(e) = map.get(&elem) else { continue };
+                    (Shape::Scalar(s), Some(vec![(s, 0)]))
+                }
+                LayoutShape::Array { elem, len } => {
+                    let Some(e) = map.get(elem) else { continue };
                     let leaves = e.leaves.as_ref().and_then(|el| {
-                        let n = (el.len() as u64).checked_mul(len)?;
+                        let n = (el.len() as u64).checked_mul(*len)?;
                         if n > MAX_LEAVES as u64 {
                             return None;
                         }
                         let mut v = Vec::with_capacity(n as usize);
-                        for i in 0..len {
+                        for i in 0..*len {
                             v.extend(el.iter().map(|&(s, o)| (s, o + i * e.size)));
                         }
                         Some(v)
                     });
-                    Layout {
-                        size: e.size.saturating_mul(len),
-                        align: e.align,
+                    (
+                        Shape::Array {
+                            elem: *elem,
+                            len: *len,
+                        },
                         leaves,
-                        shape: Shape::Array { elem, len },
-                    }
+                    )
                 }
-                Opcode::STRUCT | Opcode::NAMED_STRUCT => {
-                    let fields = m.operands(t).to_vec();
-                    let (mut off, mut align) = (0u64, 1u64);
-                    let mut offsets = Vec::with_capacity(fields.len());
+                LayoutShape::Struct { fields, offsets } => {
                     let mut leaves = Some(Vec::new());
                     let mut ok = true;
-                    for f in &fields {
+                    for (f, &off) in fields.iter().zip(offsets) {
                         let Some(fl) = map.get(f) else {
                             ok = false;
                             break;
                         };
-                        off = off.next_multiple_of(fl.align);
-                        offsets.push(off);
                         leaves = match (leaves, &fl.leaves) {
                             (Some(mut v), Some(fv)) if v.len() + fv.len() <= MAX_LEAVES => {
                                 v.extend(fv.iter().map(|&(s, o)| (s, o + off)));
@@ -172,22 +155,28 @@ impl Layouts {
                             }
                             _ => None,
                         };
-                        off = off.saturating_add(fl.size);
-                        align = align.max(fl.align);
                     }
                     if !ok {
                         continue;
                     }
-                    Layout {
-                        size: off.next_multiple_of(align),
-                        align,
+                    (
+                        Shape::Struct {
+                            fields: fields.clone(),
+                            offsets: offsets.clone(),
+                        },
                         leaves,
-                        shape: Shape::Struct { fields, offsets },
-                    }
+                    )
                 }
-                _ => continue,
             };
-            map.insert(t, l);
+            map.insert(
+                t,
+                Layout {
+                    size: cl.size,
+                    align: cl.align,
+                    leaves,
+                    shape,
+                },
+            );
         }
         Layouts { map }
     }

@@ -1,0 +1,149 @@
+//! Type layout, once (spec/ir.md, "Layout"): the size, alignment and field offsets of every
+//! value type of a module, for every back end.
+//!
+//! [`Layouts::new`] lays out the module's pool in order (every type comes after its operands
+//! there), so no recursion is needed however deeply types nest. Scalars come from the one table
+//! of scalar types ([`crate::scalar`]). A type whose size overflows `u64`, or whose parts are not
+//! value types (`void`, a `fn` type, a generic parameter), has no layout: using one is an error
+//! of whoever needs it. The interpreter and the native back end add what only they need (value
+//! cells, register leaves) on top of these numbers, never their own arithmetic.
+
+use crate::scalar::ScalarInfo;
+use crate::{Inst, Module, Opcode};
+
+/// What a value type is made of.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayoutShape {
+    /// A scalar (never `void`).
+    Scalar(&'static ScalarInfo),
+    /// `[len x elem]`: element `i` is at `i * size(elem)`.
+    Array {
+        /// The element type.
+        elem: Inst,
+        /// The length.
+        len: u64,
+    },
+    /// A `struct` or `named_struct`.
+    Struct {
+        /// The field types, in order.
+        fields: Vec<Inst>,
+        /// Their offsets, in order.
+        offsets: Vec<u64>,
+    },
+}
+
+/// The layout of one value type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeLayout {
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes (a power of two, at least 1).
+    pub align: u64,
+    /// What it is made of.
+    pub shape: LayoutShape,
+}
+
+/// The layouts of every value type of a module's pool.
+#[derive(Clone, Debug, Default)]
+pub struct Layouts {
+    table: Vec<Option<TypeLayout>>,
+}
+
+impl Layouts {
+    /// Lays out every value type in `m`'s pool.
+    pub fn new(m: &Module) -> Layouts {
+        let mut table: Vec<Option<TypeLayout>> = vec![None; m.arena_len()];
+        for &t in m.pool() {
+            let layout = match m.opcode(t) {
+                Opcode::ARRAY => array(m, &table, t),
+                Opcode::STRUCT | Opcode::NAMED_STRUCT => structure(m, &table, t),
+                op => crate::scalar::scalar(op)
+                    .filter(|s| s.size > 0)
+                    .map(|s| TypeLayout {
+                        size: s.size,
+                        align: s.align,
+                        shape: LayoutShape::Scalar(s),
+                    }),
+            };
+            if let Some(slot) = table.get_mut(t.idx()) {
+                *slot = layout;
+            }
+        }
+        Layouts { table }
+    }
+
+    /// The layout of value type `ty`, if it has one.
+    pub fn get(&self, ty: Inst) -> Option<&TypeLayout> {
+        self.table.get(ty.idx()).and_then(Option::as_ref)
+    }
+}
+
+fn array(m: &Module, table: &[Option<TypeLayout>], t: Inst) -> Option<TypeLayout> {
+    let elem = *m.operands(t).first()?;
+    let len = m.payload(t).as_int()?;
+    let e = table.get(elem.idx())?.as_ref()?;
+    Some(TypeLayout {
+        size: e.size.checked_mul(len)?,
+        align: e.align,
+        shape: LayoutShape::Array { elem, len },
+    })
+}
+
+fn structure(m: &Module, table: &[Option<TypeLayout>], t: Inst) -> Option<TypeLayout> {
+    let fields: Vec<Inst> = m.operands(t).to_vec();
+    let mut offsets = Vec::with_capacity(fields.len());
+    let (mut end, mut align) = (0u64, 1u64);
+    for &f in &fields {
+        let l = table.get(f.idx())?.as_ref()?;
+        let off = end.checked_next_multiple_of(l.align)?;
+        offsets.push(off);
+        end = off.checked_add(l.size)?;
+        align = align.max(l.align);
+    }
+    let size = if fields.is_empty() {
+        0
+    } else {
+        end.checked_next_multiple_of(align)?
+    };
+    Some(TypeLayout {
+        size,
+        align,
+        shape: LayoutShape::Struct { fields, offsets },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_follow_the_spec() {
+        let mut m = Module::new();
+        let i8t = m.ty_i8();
+        let i32t = m.ty_i32();
+        let i64t = m.ty_i64();
+        let i16t = m.ty_int(16).unwrap();
+        let g = m.ty_struct(&[i32t, i64t]).unwrap();
+        let h = m.ty_struct(&[i64t, i8t]).unwrap();
+        let e = m.ty_struct(&[i8t, i16t]).unwrap();
+        let a = m.ty_array(e, 3).unwrap();
+        let huge = m.ty_array(i64t, u64::MAX / 4).unwrap();
+        let empty = m.ty_struct(&[]).unwrap();
+        let void = m.ty_void();
+        let ls = Layouts::new(&m);
+        let sa = |t: Inst| ls.get(t).map(|l| (l.size, l.align));
+        assert_eq!(sa(g), Some((16, 8)));
+        assert_eq!(
+            ls.get(g).map(|l| l.shape.clone()),
+            Some(LayoutShape::Struct {
+                fields: vec![i32t, i64t],
+                offsets: vec![0, 8]
+            })
+        );
+        assert_eq!(sa(h), Some((16, 8)));
+        assert_eq!(sa(a), Some((12, 2)));
+        assert_eq!(sa(empty), Some((0, 1)));
+        assert_eq!(sa(huge), None, "size overflows u64");
+        assert_eq!(sa(void), None);
+    }
+}
