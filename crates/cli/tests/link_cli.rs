@@ -457,8 +457,9 @@ fn a_signal_during_emit_exe_leaves_nothing_behind() {
             .trim()
             .parse()
             .unwrap();
-        let kill = Command::new("kill")
-            .args([format!("-{sig}"), child.id().to_string()])
+        // The shell's own `kill` (a builtin: no procps needed).
+        let kill = Command::new("sh")
+            .args(["-c", &format!("kill -{sig} {}", child.id())])
             .status()
             .unwrap();
         assert!(kill.success());
