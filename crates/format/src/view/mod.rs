@@ -204,7 +204,34 @@ pub(crate) fn access<'a, T>(bytes: &'a [u8], cx: &Ctx<'_>) -> Result<&'a T, Read
 where
     T: rkyv::Portable + for<'b> CheckBytes<rkyv::api::high::HighValidator<'b, BoxedError>>,
 {
-    rkyv::access::<T, BoxedError>(bytes).map_err(|e| cx.err(ReadCause::Archive(e.to_string())))
+    rkyv::access::<T, BoxedError>(bytes)
+        .map_err(|e| cx.err(ReadCause::Archive(without_addresses(&e.to_string(), bytes))))
+}
+
+/// rkyv's validation messages name memory addresses (`ptr 0x00007f3a…`), which differ from run
+/// to run: an address inside the archive becomes its offset there (`archive offset 24`), any
+/// other one `an address outside the archive`, so that messages are deterministic.
+fn without_addresses(message: &str, archive: &[u8]) -> String {
+    let base = archive.as_ptr() as usize;
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(k) = rest.find("0x") {
+        out.push_str(&rest[..k]);
+        let digits = rest[k + 2..]
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(rest.len() - k - 2);
+        let hex = &rest[k + 2..k + 2 + digits];
+        match usize::from_str_radix(hex, 16) {
+            Ok(a) if digits >= 8 && a >= base && a - base <= archive.len() => {
+                out.push_str(&format!("archive offset {}", a - base));
+            }
+            Ok(_) if digits >= 8 => out.push_str("an address outside the archive"),
+            _ => out.push_str(&rest[k..k + 2 + digits]),
+        }
+        rest = &rest[k + 2 + digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn cached(cache: &Cache, f: impl FnOnce() -> Result<(), ReadError>) -> Result<(), ReadError> {
