@@ -405,8 +405,9 @@ fn recursion_through_c_callbacks_is_a_trap() {
     }
 }
 
-/// A memory fault in JIT-compiled code (native code does not check accesses) ends the run with
-/// a trap line and exit code 70, never a bare SIGSEGV; the interpreter names the instruction.
+/// A memory fault in native code (which does not check accesses), in the JIT or a built
+/// executable, ends the run with a trap line and exit code 70, never a bare SIGSEGV; the
+/// interpreter names the instruction.
 #[test]
 fn a_memory_fault_in_the_jit_is_a_trap_line_not_a_signal() {
     let dir = scratch("fault");
@@ -426,6 +427,14 @@ fn a_memory_fault_in_the_jit_is_a_trap_line_not_a_signal() {
     assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("in @main ^entry, instruction 1 (store)"),
+        "{}",
+        stderr(&o)
+    );
+    // A built executable too: its C `main` installs the handler.
+    let o = run_exe(&dir, &file, &[]);
+    assert_eq!(o.status.code(), Some(70), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("trap: memory fault (native code does not check"),
         "{}",
         stderr(&o)
     );

@@ -62,6 +62,13 @@ pub(crate) struct Runtime {
     pub(crate) fmodf: FuncId,
     /// C `int getrlimit(int, struct rlimit *)`.
     getrlimit: FuncId,
+    /// C `void (*signal(int, void (*)(int)))(int)`.
+    signal: FuncId,
+    /// C `void _exit(int)` (async-signal-safe, unlike `exit`).
+    exit_now: FuncId,
+    /// `irkit.rt.fault(sig: i32)`: the SIGSEGV/SIGBUS handler of executables, which prints the
+    /// memory-fault trap line and exits with [`EXIT_TRAP`].
+    fault: FuncId,
     /// `irkit.rt.state`, two `i64` words: at [`DEPTH`], the number of live IR activations; at
     /// [`STACK_LIMIT`], the lowest stack pointer a call may leave to its callee's `stackalloc`
     /// objects (0 until the entry wrapper sets it). One object: one address per check.
@@ -106,6 +113,9 @@ impl Runtime {
                 &[types::I32, PTR],
                 Some(types::I32),
             )?,
+            signal: decl("signal", Linkage::Import, &[types::I32, PTR], Some(PTR))?,
+            exit_now: decl("_exit", Linkage::Import, &[types::I32], None)?,
+            fault: decl("irkit.rt.fault", Linkage::Local, &[types::I32], None)?,
             state: words(cl, "irkit.rt.state")?,
         })
     }
@@ -154,6 +164,44 @@ pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(
     ctx.cl
         .define_function(rt.trap, &mut c)
         .map_err(|e| cl_err("runtime trap routine", e))
+}
+
+/// The line an executable prints when its code faults on memory (spec/backends.md, "What
+/// native code does not check").
+const FAULT_LINE: &str = "trap: memory fault (native code does not check memory accesses; \
+     `ir-run --interp` reports the instruction)\n";
+
+/// SIGBUS's number (SIGSEGV is 11 everywhere this runs).
+const SIGBUS: i64 = if cfg!(target_os = "macos") { 10 } else { 7 };
+
+/// Defines `irkit.rt.fault(sig)`: `write(2, FAULT_LINE); _exit(70);` (async-signal-safe).
+pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
+    let rt = ctx.rt;
+    let msg = ctx.message(FAULT_LINE)?;
+    let mut c = ctx.cl.make_context();
+    c.func.signature.params = vec![AbiParam::new(types::I32)];
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let write = ctx.cl.declare_func_in_func(rt.write, b.func);
+        let exit_now = ctx.cl.declare_func_in_func(rt.exit_now, b.func);
+        let gv = ctx.data_in_func(msg, b.func);
+        let p = b.ins().symbol_value(PTR, gv);
+        let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+        let fd = b.ins().iconst(types::I32, 2);
+        b.ins().call(write, &[fd, p, n]);
+        let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
+        b.ins().call(exit_now, &[code]);
+        b.ins().trap(UNREACHABLE_AFTER_EXIT);
+        b.seal_all_blocks();
+        b.finalize(ctx.cl.target_config());
+    }
+    ctx.cl
+        .define_function(rt.fault, &mut c)
+        .map_err(|e| cl_err("runtime fault routine", e))
 }
 
 /// Defines the entry wrapper `int <entry_symbol>(void)`: calls the IR function exported as
@@ -243,6 +291,16 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         b.ins().call(tr, &[p, n]);
         b.ins().trap(UNREACHABLE_AFTER_EXIT);
         b.switch_to_block(cont);
+        if matches!(opts.stack_budget, StackBudget::MainThread) {
+            // An executable: a memory fault is a trap line and exit 70, not a signal.
+            let fault = ctx.cl.declare_func_in_func(ctx.rt.fault, b.func);
+            let handler = b.ins().func_addr(PTR, fault);
+            let signal = ctx.cl.declare_func_in_func(ctx.rt.signal, b.func);
+            for sig in [11, SIGBUS] {
+                let n = b.ins().iconst(types::I32, sig);
+                b.ins().call(signal, &[n, handler]);
+            }
+        }
         let one = b.ins().iconst(types::I64, 1);
         b.ins().store(MemFlagsData::trusted(), one, at, DEPTH);
         let callee = ctx.cl.declare_func_in_func(fid, b.func);

@@ -126,6 +126,7 @@ pub(crate) fn lower_module<M: ClModule>(
     ctx.declare_all(opts)?;
     crate::data::define_all(&mut ctx)?;
     crate::runtime::define_trap_routine(&mut ctx)?;
+    crate::runtime::define_fault_routine(&mut ctx)?;
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
     for &d in m.top_level() {
         if m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some() {
