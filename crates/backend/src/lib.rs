@@ -178,8 +178,20 @@ pub trait CodeGen {
     fn name(&self) -> &'static str;
 
     /// Compiles `module` (linked, verified) to the bytes of an object file for the host, whose
-    /// C-callable `main` runs the entry function exported as `main` and returns its exit code.
-    fn emit_object(&self, module: &Module) -> Result<Vec<u8>, BackendError>;
+    /// C-callable `main` runs the entry function exported as `opts.entry` and returns its exit
+    /// code, with the call depth limit `opts.max_depth` (the rest of [`RunOptions`] is for
+    /// runs).
+    fn emit_object(&self, module: &Module, opts: &RunOptions) -> Result<Vec<u8>, BackendError>;
+
+    /// Compiles `module` and links it into the executable `out` (with the system's C compiler
+    /// or linker), its `main` as [`CodeGen::emit_object`]'s. Intermediate files are the
+    /// implementation's business and never outlive the call.
+    fn build_executable(
+        &self,
+        module: &Module,
+        opts: &RunOptions,
+        out: &std::path::Path,
+    ) -> Result<(), BackendError>;
 }
 
 #[cfg(test)]

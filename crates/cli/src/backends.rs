@@ -1,9 +1,14 @@
 //! The back ends the tools can run a module with, by name.
 
-use irkit_backend::Backend;
+use irkit_backend::{Backend, CodeGen};
 
 /// The names of the back ends, the default first.
 pub const BACKENDS: &[&str] = &["jit", "interp"];
+
+/// The code generator `ir-link --emit obj|exe` uses.
+pub fn codegen() -> &'static dyn CodeGen {
+    &irkit_cranelift::ObjectGen
+}
 
 /// The back end called `name` ([`BACKENDS`]).
 pub fn backend(name: &str) -> Option<&'static dyn Backend> {

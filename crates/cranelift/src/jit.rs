@@ -190,7 +190,9 @@ pub fn compile_with_depth(
 
 impl Compiled {
     /// Runs the entry function on a new thread whose stack is [`stack_size`] (so that the
-    /// stack limit the code checks is sound) and returns its exit code. A trap or `exit` ends
+    /// stack limit the code checks is sound) and returns its exit code. The code is the
+    /// program's own, run in this process unchecked for memory errors: see
+    /// [`Jit`](crate::Jit), "Trust". A trap or `exit` ends
     /// the process. A thread that cannot be started is an error.
     #[allow(unsafe_code)]
     pub fn run(&self) -> Result<i32, BackendError> {

@@ -45,6 +45,14 @@ use irkit_core::Module;
 
 /// The JIT back end (name `jit`): compiles the module into this process and runs it.
 ///
+/// # Trust
+///
+/// The module runs as native code **inside the calling process**, with its privileges: it may
+/// call any C function of the process (`system`, `unlink`, …), and its memory errors are not
+/// checked (a fault ends the process with the memory-fault trap line; an error that does not
+/// fault corrupts the process). Run only modules you would run as programs; the interpreter
+/// (`irkit-interp`, back end `interp`) is the way to run an untrusted one.
+///
 /// [`Backend::run`] returns only [`Outcome::Exited`]: a trap prints its line to standard error
 /// and ends the calling process with exit code [`irkit_backend::EXIT_TRAP`] (there is no
 /// unwinding through native code), and `exit(n)` ends it with `n`.
@@ -71,7 +79,16 @@ impl CodeGen for ObjectGen {
         "cranelift"
     }
 
-    fn emit_object(&self, module: &Module) -> Result<Vec<u8>, BackendError> {
-        emit_object(module)
+    fn emit_object(&self, module: &Module, opts: &RunOptions) -> Result<Vec<u8>, BackendError> {
+        emit_object_with(module, &opts.entry, opts.max_depth)
+    }
+
+    fn build_executable(
+        &self,
+        module: &Module,
+        opts: &RunOptions,
+        out: &std::path::Path,
+    ) -> Result<(), BackendError> {
+        exe::build_executable_with_depth(module, &opts.entry, opts.max_depth, out)
     }
 }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
+use irkit_backend::RunOptions;
 use irkit_cli::output;
 use irkit_cli::report::Problems;
 use irkit_link::{LinkOptions, Stats, link_files};
@@ -130,12 +131,12 @@ fn main() -> ExitCode {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)
             .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
-        Emit::Obj => irkit_cranelift::emit_object_with(
-            &linked.module,
-            &args.entry,
-            usize::try_from(args.max_depth).unwrap_or(usize::MAX),
-        )
-        .map_err(|e| format!("error: {e}")),
+        Emit::Obj => irkit_cli::backends::codegen()
+            .emit_object(
+                &linked.module,
+                &codegen_options(&args.entry, args.max_depth),
+            )
+            .map_err(|e| format!("error: {e}")),
         Emit::Exe => {
             if let Err(e) = write_executable(
                 &linked.module,
@@ -200,7 +201,8 @@ fn write_executable(
     let _registered = irkit_format::Temporary::register(work.path());
     let work = work;
     let built = work.path().join("a.out");
-    irkit_cranelift::build_executable_with_depth(m, entry, max_depth, &built)
+    irkit_cli::backends::codegen()
+        .build_executable(m, &codegen_options(entry, max_depth as u64), &built)
         .map_err(|e| format!("error: {e}"))?;
     match std::fs::metadata(out) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => {
@@ -213,6 +215,15 @@ fn write_executable(
             }
             std::fs::rename(&built, out).map_err(|e| cannot(&e))
         }
+    }
+}
+
+/// What the code generator needs of the command line: the entry and the call depth limit.
+fn codegen_options(entry: &str, max_depth: u64) -> RunOptions {
+    RunOptions {
+        entry: entry.to_string(),
+        max_depth: usize::try_from(max_depth).unwrap_or(usize::MAX),
+        ..RunOptions::default()
     }
 }
 
