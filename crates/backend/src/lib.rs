@@ -170,6 +170,14 @@ pub trait Backend {
     /// printing the trap line to standard error, with exit code [`EXIT_TRAP`]) or on
     /// `exit(n)`; see its documentation.
     fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError>;
+
+    /// Whether it runs NOIR procs as they are. A back end that does not (native code) takes
+    /// modules whose procs were lowered first, by `irkit_noir::lower_procs`, an explicit step
+    /// of the pipeline that whoever drives the back end runs (the CLI does); given a proc, it
+    /// reports it as unsupported.
+    fn runs_procs(&self) -> bool {
+        true
+    }
 }
 
 /// A back end that compiles a module to a relocatable object file.

@@ -162,7 +162,7 @@ fn noir_fib_run_time() {
     let want = (2_880_067_194_370_816_120u64.wrapping_mul(1000)) as i32;
     let mut lowered = m.clone();
     let stats = irkit_noir::lower_procs(&mut lowered).expect("noir fib lowers");
-    let jit = irkit_cranelift::jit::compile(&m, "main").expect("noir fib compiles");
+    let jit = irkit_cranelift::jit::compile(&lowered, "main").expect("noir fib compiles");
     let t = Instant::now();
     let r = jit.run().expect("the program runs");
     let native = t.elapsed().as_secs_f64();

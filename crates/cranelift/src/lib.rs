@@ -11,8 +11,9 @@
 //! * in-process runs ([`jit::compile`], through `cranelift-jit`), behind the
 //!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`).
 //!
-//! NOIR procs are first rewritten into functions by `irkit-noir`'s lowering, on a copy of the
-//! module. Semantics are spec/ir.md's, bit for bit with the interpreter (`irkit-interp`, the oracle):
+//! It takes modules without NOIR procs: rewriting procs into functions
+//! (`irkit_noir::lower_procs`) is a pipeline step of its own, run before (the CLI runs it; a
+//! proc given here is reported as unsupported). Semantics are spec/ir.md's, bit for bit with the interpreter (`irkit-interp`, the oracle):
 //! wrapping integers, masked shifts, canonical NaNs, saturating float-to-integer conversions.
 //! Traps are explicit checks that branch to a generated routine printing the interpreter's trap
 //! line (`trap: <kind> in @f ^b, instruction N (op)`) to standard error and exiting with code
@@ -67,6 +68,10 @@ impl Backend for Jit {
     fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError> {
         let compiled = jit::compile_with_depth(module, &opts.entry, opts.max_depth)?;
         Ok(Outcome::Exited(compiled.run()?))
+    }
+
+    fn runs_procs(&self) -> bool {
+        false
     }
 }
 

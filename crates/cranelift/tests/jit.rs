@@ -70,3 +70,22 @@ fn entry_must_return_an_integer() {
         "{e}"
     );
 }
+
+/// A proc is not compiled behind the caller's back: lowering procs is a pipeline step of its
+/// own (`irkit_noir::lower_procs`), and a proc reaching the native back end is reported.
+#[test]
+fn procs_must_be_lowered_first() {
+    let m = example("noir_fib.ir");
+    let e = irkit_cranelift::emit_object(&m).unwrap_err().to_string();
+    assert!(e.contains("lower procs"), "{e}");
+    assert!(!irkit_backend::Backend::runs_procs(&irkit_cranelift::Jit));
+    let mut lowered = m.clone();
+    irkit_noir::lower_procs(&mut lowered).unwrap();
+    let jit = irkit_cranelift::Jit
+        .run(&lowered, &RunOptions::default())
+        .unwrap();
+    let interp = irkit_interp::InterpBackend
+        .run(&m, &RunOptions::default())
+        .unwrap();
+    assert_eq!(jit, interp);
+}

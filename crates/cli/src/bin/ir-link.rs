@@ -98,7 +98,8 @@ fn main() -> ExitCode {
     };
     let t = Instant::now();
     let mut lowered = None;
-    if args.lower_procs {
+    // Native code takes no procs: lowering them is a step of the pipeline, run here.
+    if args.lower_procs || matches!(args.emit, Emit::Obj | Emit::Exe) {
         match irkit_noir::lower_procs(&mut linked.module) {
             Ok(procs) => lowered = Some(procs),
             Err(e) => {

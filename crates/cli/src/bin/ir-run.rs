@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         ..LinkOptions::default()
     };
     let mut problems = Problems::new();
-    let linked = match link_files(&args.inputs, &opts) {
+    let mut linked = match link_files(&args.inputs, &opts) {
         Ok(l) => l,
         Err(errors) => {
             irkit_cli::report::report_link_errors(&args.inputs, &errors, &mut problems);
@@ -67,6 +67,14 @@ fn main() -> ExitCode {
         problems.push(format!("error: no back end called {name}"));
         return problems.finish();
     };
+    // A back end that does not run procs (native code) gets them lowered to functions first:
+    // an explicit step of the pipeline (spec/backends.md).
+    if !backend.runs_procs()
+        && let Err(e) = irkit_noir::lower_procs(&mut linked.module)
+    {
+        problems.push(format!("error: lowering procs: {e}"));
+        return problems.finish();
+    }
     let run = RunOptions {
         entry: args.entry,
         fuel: args.fuel,

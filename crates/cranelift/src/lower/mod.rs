@@ -96,16 +96,21 @@ pub(crate) fn lower_module<M: ClModule>(
     cl: M,
     opts: &LowerOptions<'_>,
 ) -> Result<(M, Option<FuncId>), BackendError> {
-    // NOIR procs run as the functions the NOIR lowering makes of them (spec/backends.md).
-    let without_procs;
-    let m = if irkit_noir::has_procs(m) {
-        let mut copy = m.clone();
-        irkit_noir::lower_procs(&mut copy).map_err(|e| BackendError::Malformed(e.to_string()))?;
-        without_procs = copy;
-        &without_procs
-    } else {
-        m
-    };
+    // NOIR procs are lowered to functions before a native back end sees the module
+    // (`irkit_noir::lower_procs`, an explicit pipeline step; spec/backends.md).
+    if let Some(&p) = m
+        .top_level()
+        .iter()
+        .find(|&&d| m.opcode(d) == irkit_core::Opcode::PROC)
+    {
+        return Err(BackendError::Unsupported {
+            backend: "cranelift",
+            place: irkit_core::place::def_label(m, p),
+            what: "a NOIR `proc`: lower procs to functions first (irkit_noir::lower_procs; \
+                   ir-run and ir-link do)"
+                .into(),
+        });
+    }
     let layouts = Layouts::new(m);
     let mut cl = cl;
     let rt = Runtime::declare(&mut cl)?;
