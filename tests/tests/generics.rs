@@ -140,3 +140,21 @@ fn generic_calling_generic_with_a_generic_struct_runs() {
     let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 9);
 }
+
+/// Specialization is a public pass of its own: a module with generics and their uses (here one
+/// file, no link) is specialized by `irkit_link::specialize` directly, with the same result as
+/// inside a link.
+#[test]
+fn specialization_is_a_pass_of_its_own() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/generic_witness_table/main.ir");
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut m = irkit_text::parse(&src, "main.ir").unwrap_or_else(|e| panic!("{e}"));
+    irkit_core::verify::verify(&m).unwrap_or_else(|e| panic!("{e:?}"));
+    let report =
+        irkit_link::specialize(&mut m, 64, &|_, _| false).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.instantiations, 4);
+    assert_eq!(generics_opcodes(&m), 0);
+    irkit_core::verify::verify(&m).unwrap_or_else(|e| panic!("{e:?}"));
+    let mut interp = irkit_interp::Interpreter::new(&m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 5);
+}

@@ -37,11 +37,12 @@
 mod error;
 mod input;
 mod linker;
-mod specialize;
+pub mod specialize;
 
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use input::Input;
 pub use linker::{link, link_files};
+pub use specialize::specialize;
 
 use std::time::Duration;
 

@@ -36,7 +36,7 @@ const MAX_INSTANTIATIONS: usize = 100_000;
 
 /// What the pass did.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Report {
+pub struct Report {
     /// Distinct instantiations (clones of a generic function or witness table, and
     /// substituted generic types).
     pub instantiations: u64,
@@ -62,9 +62,12 @@ struct Pass<'a> {
     queued: HashSet<Inst>,
 }
 
-/// Runs the pass on a linked module. `keep` says whether a top-level generic-family definition
-/// must stay even when unused (a root of a library link).
-pub(crate) fn specialize(
+/// Runs the pass on a linked module (a public pass: [`link`](crate::link) runs it after
+/// reaching and copying, and any module without unresolved generics can be given to it).
+/// `limit` is the deepest instantiation chain allowed
+/// ([`LinkOptions::max_instantiation_depth`](crate::LinkOptions)); `keep` says whether a
+/// top-level generic-family definition must stay even when unused (a root of a library link).
+pub fn specialize(
     m: &mut Module,
     limit: usize,
     keep: &dyn Fn(&Module, Inst) -> bool,
