@@ -36,13 +36,30 @@ pub struct Loaded {
 /// Reads the bytes of `path` (`-` is stdin) once, within the input limit of
 /// [`irkit_format::read_input`]. Errors are reported into `problems`.
 pub fn read_bytes(path: &Path, problems: &mut Problems) -> Option<(String, Vec<u8>)> {
+    read_with(path, problems, false)
+}
+
+/// Like [`read_bytes`] for a tool that takes only binary modules: stops at the first eight
+/// bytes when they are not the magic ([`irkit_format::read_binary_input`]).
+pub fn read_binary(path: &Path, problems: &mut Problems) -> Option<(String, Vec<u8>)> {
+    read_with(path, problems, true)
+}
+
+fn read_with(path: &Path, problems: &mut Problems, binary: bool) -> Option<(String, Vec<u8>)> {
+    let read = |r: &mut dyn std::io::Read| {
+        if binary {
+            irkit_format::read_binary_input(r)
+        } else {
+            irkit_format::read_input(r)
+        }
+    };
     let (name, read) = if path.as_os_str() == "-" {
         let name = "<stdin>".to_string();
-        let r = irkit_format::read_input(std::io::stdin().lock());
+        let r = read(&mut std::io::stdin().lock());
         (name, r)
     } else {
         let name = path.display().to_string();
-        let r = std::fs::File::open(path).and_then(irkit_format::read_input);
+        let r = std::fs::File::open(path).and_then(|mut f| read(&mut f));
         (name, r)
     };
     match read {

@@ -459,12 +459,44 @@ fn dev_zero_is_refused_at_once_by_every_tool() {
     for bin in ["ir-verify", "ir-fmt", "ir-as", "ir-dis", "ir-info"] {
         let o = run(bin, &["/dev/zero"], None);
         assert_eq!(o.status.code(), Some(1), "{bin}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("byte 0 is NUL"),
-            "{bin}: {}",
-            stderr(&o)
-        );
+        // `ir-info` takes only binary modules: it stops at the magic.
+        let why = if bin == "ir-info" {
+            "no IRKMOD magic"
+        } else {
+            "byte 0 is NUL"
+        };
+        assert!(stderr(&o).contains(why), "{bin}: {}", stderr(&o));
     }
+}
+
+/// `ir-info` takes only binary modules: an endless stream of text (`yes |`) is refused at its
+/// first eight bytes, not read on until the input limit.
+#[cfg(unix)]
+#[test]
+fn info_stops_at_a_bad_magic_on_an_endless_stream() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ir-info"))
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let line = b"y\n".repeat(4096);
+        // Until ir-info closes the pipe (then the write fails); bounded for safety.
+        for _ in 0..1_000_000 {
+            if stdin.write_all(&line).is_err() {
+                return true;
+            }
+        }
+        false
+    });
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no IRKMOD magic"), "{}", stderr(&o));
+    assert!(writer.join().unwrap(), "ir-info read on past the magic");
 }
 
 /// Counts in messages agree with their nouns ("1 parameters" was printed).

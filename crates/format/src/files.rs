@@ -130,6 +130,24 @@ pub fn read_input(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// Reads one input that must be a binary module, like [`read_input`], but stops at its first
+/// eight bytes when they are not the magic (an error of kind `InvalidData`), instead of reading
+/// on as text: a tool that takes only binary modules never reads an endless stream of
+/// anything else.
+pub fn read_binary_input(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    (&mut reader)
+        .take(crate::MAGIC.len() as u64)
+        .read_to_end(&mut head)?;
+    if head != crate::MAGIC {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a binary irkit module (no IRKMOD magic); `ir-as` makes one",
+        ));
+    }
+    read_input(std::io::Read::chain(&head[..], reader))
+}
+
 /// Writes `bytes` to `path`: atomically for a regular file, directly for a device or FIFO.
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     match std::fs::metadata(path) {

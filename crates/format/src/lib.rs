@@ -59,7 +59,9 @@ mod tests;
 pub use copy::{CopyMapper, CopySummary, DefCopier};
 pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
 pub use error::{Location, ReadCause, ReadError, WriteError};
-pub use files::{MAX_INPUT, Temporary, read_input, remove_temporaries, write_file};
+pub use files::{
+    MAX_INPUT, Temporary, read_binary_input, read_input, remove_temporaries, write_file,
+};
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
 pub use mapping::{MAX_GUARDED, guard_truncation};

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
     irkit_cli::signals::install();
     let args = Args::parse();
     let mut problems = Problems::new();
-    let Some((name, bytes)) = input::read_bytes(&args.input, &mut problems) else {
+    let Some((name, bytes)) = input::read_binary(&args.input, &mut problems) else {
         return problems.finish();
     };
     if !input::is_binary(&bytes) {
