@@ -187,7 +187,13 @@ fn replace(
         let mode = permissions.as_ref().map_or(0o666, |p| p.mode() & 0o7777);
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
-    let tmp = builder.tempfile_in(dir)?;
+    // tempfile's error names the random temporary path; the message names the output only
+    // (the caller does), so it is the same on every run.
+    let tmp = builder.tempfile_in(dir).map_err(|e| {
+        let text = e.to_string();
+        let text = text.split(" at path ").next().unwrap_or(&text).to_string();
+        std::io::Error::new(e.kind(), text)
+    })?;
     let _registered = Temporary::register(tmp.path());
     let mut tmp = tmp;
     tmp.write_all(bytes)?;
@@ -300,6 +306,16 @@ mod tests {
         let _b = Temporary::register(&sub);
         remove_temporaries();
         assert_eq!(entries(d.path()), 0);
+    }
+
+    #[test]
+    fn a_missing_directory_is_reported_without_the_temporary_name() {
+        let _serial = serial();
+        let d = dir();
+        let p = d.path().join("no/such/dir/x.irm");
+        let e = write_file(&p, b"x").unwrap_err().to_string();
+        assert!(!e.contains(".tmp"), "{e}");
+        assert_eq!(e, write_file(&p, b"x").unwrap_err().to_string());
     }
 
     #[cfg(unix)]
