@@ -492,3 +492,27 @@ fn a_signal_during_emit_exe_leaves_nothing_behind() {
         let _ = std::fs::remove_dir_all(&d);
     }
 }
+
+/// A failing system link is reported the same way on every run: the temporary object file's
+/// random name is not in the message.
+#[cfg(unix)]
+#[test]
+fn a_failed_system_link_names_no_temporary() {
+    let d = temp_dir("ccfail");
+    std::fs::write(
+        d.join("m.ir"),
+        "#[extern(\"irkit_no_such_function\")]\n@f: fn() -> i32 = func\n\n#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f()\n  ret %r\n}\n",
+    )
+    .unwrap();
+    let one = ir_link(&["m.ir", "--emit", "exe", "-o", "prog"], &d);
+    let two = ir_link(&["m.ir", "--emit", "exe", "-o", "prog"], &d);
+    assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+    assert!(
+        stderr(&one).contains("irkit_no_such_function"),
+        "{}",
+        stderr(&one)
+    );
+    assert!(!stderr(&one).contains(".irkit-exe."), "{}", stderr(&one));
+    assert_eq!(stderr(&one), stderr(&two));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -27,7 +27,11 @@ pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
         ))
     })?;
     if !output.status.success() {
-        let msg = String::from_utf8_lossy(&output.stderr);
+        // The object file is a temporary with a random name: say "the object file" instead,
+        // so that the message is the same on every run.
+        let msg = String::from_utf8_lossy(&output.stderr)
+            .replace(&*obj.to_string_lossy(), "the object file")
+            .replace(&*out.to_string_lossy(), "the executable");
         let first: Vec<&str> = msg
             .lines()
             .filter(|l| !l.trim().is_empty())
