@@ -72,6 +72,14 @@ pub fn specialize(
     limit: usize,
     keep: &dyn Fn(&Module, Inst) -> bool,
 ) -> Result<Report, LinkError> {
+    // A module without generics (no generic-family definition, no `specialize`) has nothing
+    // to instantiate or remove: the pass costs O(definitions + pool), not a walk of every
+    // instruction and a compaction.
+    let nothing_generic = !m.top_level().iter().any(|&t| generic_family(m.opcode(t)))
+        && !m.pool().iter().any(|&h| m.opcode(h) == Opcode::SPECIALIZE);
+    if nothing_generic {
+        return Ok(Report::default());
+    }
     let root = m.root();
     let initial: Vec<Inst> = m
         .pool()
