@@ -8,6 +8,8 @@
 //! of whoever needs it. The interpreter and the native back end add what only they need (value
 //! cells, register leaves) on top of these numbers, never their own arithmetic.
 
+use std::collections::HashMap;
+
 use crate::scalar::ScalarInfo;
 use crate::{Inst, Module, Opcode};
 
@@ -43,16 +45,17 @@ pub struct TypeLayout {
     pub shape: LayoutShape,
 }
 
-/// The layouts of every value type of a module's pool.
+/// The layouts of every value type of a module's pool (one entry per laid-out type, not per
+/// instruction of the module).
 #[derive(Clone, Debug, Default)]
 pub struct Layouts {
-    table: Vec<Option<TypeLayout>>,
+    table: HashMap<Inst, TypeLayout>,
 }
 
 impl Layouts {
     /// Lays out every value type in `m`'s pool.
     pub fn new(m: &Module) -> Layouts {
-        let mut table: Vec<Option<TypeLayout>> = vec![None; m.arena_len()];
+        let mut table: HashMap<Inst, TypeLayout> = HashMap::new();
         for &t in m.pool() {
             let layout = match m.opcode(t) {
                 Opcode::ARRAY => array(m, &table, t),
@@ -65,8 +68,8 @@ impl Layouts {
                         shape: LayoutShape::Scalar(s),
                     }),
             };
-            if let Some(slot) = table.get_mut(t.idx()) {
-                *slot = layout;
+            if let Some(l) = layout {
+                table.insert(t, l);
             }
         }
         Layouts { table }
@@ -74,14 +77,14 @@ impl Layouts {
 
     /// The layout of value type `ty`, if it has one.
     pub fn get(&self, ty: Inst) -> Option<&TypeLayout> {
-        self.table.get(ty.idx()).and_then(Option::as_ref)
+        self.table.get(&ty)
     }
 }
 
-fn array(m: &Module, table: &[Option<TypeLayout>], t: Inst) -> Option<TypeLayout> {
+fn array(m: &Module, table: &HashMap<Inst, TypeLayout>, t: Inst) -> Option<TypeLayout> {
     let elem = *m.operands(t).first()?;
     let len = m.payload(t).as_int()?;
-    let e = table.get(elem.idx())?.as_ref()?;
+    let e = table.get(&elem)?;
     Some(TypeLayout {
         size: e.size.checked_mul(len)?,
         align: e.align,
@@ -89,12 +92,12 @@ fn array(m: &Module, table: &[Option<TypeLayout>], t: Inst) -> Option<TypeLayout
     })
 }
 
-fn structure(m: &Module, table: &[Option<TypeLayout>], t: Inst) -> Option<TypeLayout> {
+fn structure(m: &Module, table: &HashMap<Inst, TypeLayout>, t: Inst) -> Option<TypeLayout> {
     let fields: Vec<Inst> = m.operands(t).to_vec();
     let mut offsets = Vec::with_capacity(fields.len());
     let (mut end, mut align) = (0u64, 1u64);
     for &f in &fields {
-        let l = table.get(f.idx())?.as_ref()?;
+        let l = table.get(&f)?;
         let off = end.checked_next_multiple_of(l.align)?;
         offsets.push(off);
         end = off.checked_add(l.size)?;

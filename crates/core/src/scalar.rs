@@ -108,6 +108,51 @@ pub fn float_width(op: Opcode) -> Option<u32> {
         .map(|s| s.bits)
 }
 
+/// A value scalar as the back ends handle it: the class and width of a non-`void` row of
+/// [`SCALARS`] in one small value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// `iN`.
+    Int(u32),
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+    /// `ptr`.
+    Ptr,
+}
+
+impl Scalar {
+    /// The scalar of type opcode `op` (`None` for `void` and non-scalars).
+    pub fn of(op: Opcode) -> Option<Scalar> {
+        let s = scalar(op)?;
+        match s.class {
+            ScalarClass::Int => Some(Scalar::Int(s.bits)),
+            ScalarClass::Float if s.bits == 32 => Some(Scalar::F32),
+            ScalarClass::Float => Some(Scalar::F64),
+            ScalarClass::Ptr => Some(Scalar::Ptr),
+            ScalarClass::Void => None,
+        }
+    }
+
+    /// Size in memory, in bytes.
+    pub fn size(self) -> u64 {
+        match self {
+            Scalar::Int(w) => u64::from(w.div_ceil(8)),
+            Scalar::F32 => 4,
+            Scalar::F64 | Scalar::Ptr => 8,
+        }
+    }
+
+    /// The integer width, for integers.
+    pub fn width(self) -> Option<u32> {
+        match self {
+            Scalar::Int(w) => Some(w),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +193,14 @@ mod tests {
         assert_eq!(float_width(Opcode::F64), Some(64));
         assert_eq!(scalar_named("ptr").map(|s| (s.size, s.align)), Some((8, 8)));
         assert_eq!(scalar(Opcode::I1).map(|s| (s.size, s.align)), Some((1, 1)));
+        for s in SCALARS.iter().filter(|s| s.class != ScalarClass::Void) {
+            assert_eq!(
+                Scalar::of(s.opcode).map(Scalar::size),
+                Some(s.size),
+                "{}",
+                s.name
+            );
+        }
+        assert_eq!(Scalar::of(Opcode::VOID), None);
     }
 }

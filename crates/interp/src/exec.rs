@@ -5,7 +5,7 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::Interpreter;
 use crate::externs;
-use crate::layout::Scalar;
+use crate::layout::{Scalar, ScalarValue};
 use crate::noir;
 use crate::program::{Body, Ret, Src};
 use crate::pure;

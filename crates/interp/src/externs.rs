@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::layout::Scalar;
+use crate::layout::{Scalar, ScalarValue};
 use crate::memory::{Kind, Memory};
 use crate::program::Ret;
 use crate::trap::TrapKind;

@@ -20,45 +20,16 @@ pub(crate) const MAX_VALUE_CELLS: u64 = 1 << 16;
 /// [`MAX_VALUE_CELLS`] (using one as a register value traps with out of memory).
 pub(crate) const MAX_CONST_CELLS: u64 = 1 << 24;
 
-/// What kind of scalar a scalar type is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Scalar {
-    /// `iN`.
-    Int(u32),
-    /// `f32`.
-    F32,
-    /// `f64`.
-    F64,
-    /// `ptr`.
-    Ptr,
+pub(crate) use irkit_core::scalar::Scalar;
+
+/// The interpreter value of a scalar.
+pub(crate) trait ScalarValue {
+    /// The value with these raw bits (integers are masked to their width).
+    fn value(self, bits: u64) -> Value;
 }
 
-impl Scalar {
-    /// The scalar of type opcode `op` (`None` for `void` and non-scalars), from the one table
-    /// of scalar types ([`irkit_core::scalar`]).
-    pub(crate) fn of(op: irkit_core::Opcode) -> Option<Scalar> {
-        use irkit_core::scalar::ScalarClass;
-        let s = irkit_core::scalar::scalar(op)?;
-        match s.class {
-            ScalarClass::Int => Some(Scalar::Int(s.bits)),
-            ScalarClass::Float if s.bits == 32 => Some(Scalar::F32),
-            ScalarClass::Float => Some(Scalar::F64),
-            ScalarClass::Ptr => Some(Scalar::Ptr),
-            ScalarClass::Void => None,
-        }
-    }
-
-    /// Size in memory, in bytes.
-    pub(crate) fn size(self) -> u64 {
-        match self {
-            Scalar::Int(w) => u64::from(w.div_ceil(8)),
-            Scalar::F32 => 4,
-            Scalar::F64 | Scalar::Ptr => 8,
-        }
-    }
-
-    /// The value with these raw bits (integers are masked to their width).
-    pub(crate) fn value(self, bits: u64) -> Value {
+impl ScalarValue for Scalar {
+    fn value(self, bits: u64) -> Value {
         match self {
             Scalar::Int(w) => Value::int(w, bits).unwrap_or(Value::I64(bits)),
             Scalar::F32 => Value::F32(bits as u32),

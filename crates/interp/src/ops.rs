@@ -3,7 +3,7 @@
 
 use irkit_core::Opcode;
 
-use crate::layout::Scalar;
+use crate::layout::{Scalar, ScalarValue};
 use crate::trap::TrapKind;
 use crate::value::{Value, mask, sext};
 

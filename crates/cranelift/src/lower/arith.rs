@@ -16,7 +16,7 @@ use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{FloatCC, Inst, IntCC, Opcode};
 
 use super::func::{FnLower, Place};
-use super::types::Scalar;
+use super::types::{ClifType, Scalar};
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// An integer or float binary operation or a conversion.

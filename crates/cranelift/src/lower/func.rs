@@ -17,7 +17,7 @@ use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Module, Opcode};
 
-use super::types::Scalar;
+use super::types::{ClifType, Scalar};
 use super::{Callee, Ctx, PTR, def_name};
 use crate::error::{cl_err, unsupported};
 use crate::runtime::UNREACHABLE_AFTER_EXIT;

@@ -11,7 +11,7 @@ use irkit_core::{Inst, Opcode};
 
 use super::PTR;
 use super::func::{FnLower, Place};
-use super::types::{Scalar, Shape};
+use super::types::{ClifType, Scalar, Shape};
 use crate::error::unsupported;
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {

@@ -18,7 +18,7 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::error::{cl_err, unsupported};
 use crate::runtime::Runtime;
-use types::{Layouts, Scalar};
+use types::{ClifType, Layouts, Scalar};
 
 /// How a module is lowered: what differs between the JIT and an object file.
 pub(crate) struct LowerOptions<'a> {

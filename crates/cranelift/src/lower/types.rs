@@ -12,22 +12,16 @@ use irkit_core::{Inst, Module};
 /// The largest number of leaves an aggregate value may have in registers.
 pub(crate) const MAX_LEAVES: usize = 1024;
 
-/// A scalar IR type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Scalar {
-    /// `iN`.
-    Int(u32),
-    /// `f32`.
-    F32,
-    /// `f64`.
-    F64,
-    /// `ptr`.
-    Ptr,
+pub(crate) use irkit_core::scalar::Scalar;
+
+/// The Cranelift type of a scalar.
+pub(crate) trait ClifType {
+    /// The Cranelift type holding it.
+    fn clif(self) -> Type;
 }
 
-impl Scalar {
-    /// The Cranelift type holding it.
-    pub(crate) fn clif(self) -> Type {
+impl ClifType for Scalar {
+    fn clif(self) -> Type {
         match self {
             Scalar::Int(1 | 8) => types::I8,
             Scalar::Int(16) => types::I16,
@@ -35,28 +29,6 @@ impl Scalar {
             Scalar::Int(_) | Scalar::Ptr => types::I64,
             Scalar::F32 => types::F32,
             Scalar::F64 => types::F64,
-        }
-    }
-
-    /// The scalar of type opcode `op` (`None` for `void` and non-scalars), from the one table
-    /// of scalar types ([`irkit_core::scalar`]).
-    pub(crate) fn of(op: irkit_core::Opcode) -> Option<Scalar> {
-        use irkit_core::scalar::ScalarClass;
-        let s = irkit_core::scalar::scalar(op)?;
-        match s.class {
-            ScalarClass::Int => Some(Scalar::Int(s.bits)),
-            ScalarClass::Float if s.bits == 32 => Some(Scalar::F32),
-            ScalarClass::Float => Some(Scalar::F64),
-            ScalarClass::Ptr => Some(Scalar::Ptr),
-            ScalarClass::Void => None,
-        }
-    }
-
-    /// The integer width, for integers.
-    pub(crate) fn width(self) -> Option<u32> {
-        match self {
-            Scalar::Int(w) => Some(w),
-            _ => None,
         }
     }
 }
