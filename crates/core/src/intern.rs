@@ -54,7 +54,8 @@ impl Module {
             return Ok(existing);
         }
         let scope = self.hoist_scope(opcode, key.ty, &key.operands)?;
-        let mut data = InstData::new(opcode, key.ty, key.operands.to_vec(), key.payload.clone());
+        let operands = key.operands.iter().copied().collect();
+        let mut data = InstData::new(opcode, key.ty, operands, key.payload.clone());
         data.parent = Some(scope);
         let inst = self.alloc(data)?;
         self.intern.insert(key, inst);

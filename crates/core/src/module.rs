@@ -13,6 +13,8 @@
 
 use std::collections::HashMap;
 
+use thin_vec::ThinVec;
+
 use crate::{CoreError, Inst, Opcode, Payload};
 
 /// One instruction: opcode, optional type, operands, decorations, children, payload.
@@ -21,9 +23,11 @@ pub struct InstData {
     pub(crate) opcode: Opcode,
     pub(crate) ty: Option<Inst>,
     pub(crate) parent: Option<Inst>,
-    pub(crate) operands: Vec<Inst>,
-    pub(crate) decorations: Vec<Inst>,
-    pub(crate) children: Vec<Inst>,
+    // Thin vectors (one pointer each, no allocation when empty): most instructions have few
+    // operands and no children, and the arena holds every instruction of a program.
+    pub(crate) operands: ThinVec<Inst>,
+    pub(crate) decorations: ThinVec<Inst>,
+    pub(crate) children: ThinVec<Inst>,
     pub(crate) payload: Payload,
     pub(crate) dead: bool,
 }
@@ -111,7 +115,7 @@ impl Module {
         m.insts.push(InstData::new(
             Opcode::MODULE,
             None,
-            Vec::new(),
+            ThinVec::new(),
             Payload::None,
         ));
         m
@@ -261,7 +265,7 @@ impl Module {
             self.check_slot(o)?;
         }
         let ty = ty.map(|t| self.resolve(t));
-        let operands = operands.into_iter().map(|o| self.resolve(o)).collect();
+        let operands: ThinVec<Inst> = operands.into_iter().map(|o| self.resolve(o)).collect();
         self.alloc(InstData::new(opcode, ty, operands, payload))
     }
 
@@ -455,7 +459,7 @@ impl Module {
         for &o in &operands {
             self.check_slot(o)?;
         }
-        let operands = operands.into_iter().map(|o| self.resolve(o)).collect();
+        let operands: ThinVec<Inst> = operands.into_iter().map(|o| self.resolve(o)).collect();
         self.insts[inst.idx()].operands = operands;
         Ok(())
     }
@@ -630,7 +634,7 @@ impl InstData {
     pub(crate) fn new(
         opcode: Opcode,
         ty: Option<Inst>,
-        operands: Vec<Inst>,
+        operands: ThinVec<Inst>,
         payload: Payload,
     ) -> InstData {
         InstData {
@@ -638,8 +642,8 @@ impl InstData {
             ty,
             parent: None,
             operands,
-            decorations: Vec::new(),
-            children: Vec::new(),
+            decorations: ThinVec::new(),
+            children: ThinVec::new(),
             payload,
             dead: false,
         }

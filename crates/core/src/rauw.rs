@@ -75,7 +75,7 @@ impl Module {
             let key = HoistKey {
                 opcode: d.opcode,
                 ty: d.ty,
-                operands: d.operands.clone().into_boxed_slice(),
+                operands: d.operands.as_slice().into(),
                 payload: d.payload.clone(),
             };
             staged_key.insert(key.clone(), h);
@@ -107,7 +107,7 @@ impl Module {
         for (h, key, scope) in staged {
             let d = &mut self.insts[h.idx()];
             d.ty = key.ty;
-            d.operands = key.operands.to_vec();
+            d.operands = key.operands.iter().copied().collect();
             d.parent = Some(scope);
             self.intern.insert(key, h);
             self.pool.push(h);

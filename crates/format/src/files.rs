@@ -105,13 +105,15 @@ pub fn read_input(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
         // A shorter stream is reported by the reader (the header's length check).
         return Ok(bytes);
     }
+    // Each byte is looked at once: the first bytes here, every later chunk as it arrives (a
+    // scan of the whole buffer per chunk made reading quadratic in the input).
+    if let Some(k) = bytes.iter().position(|&b| b == 0) {
+        return Err(bad(format!(
+            "byte {k} is NUL: neither a binary module nor `.ir` text"
+        )));
+    }
     let mut chunk = vec![0u8; 1 << 16];
     loop {
-        if let Some(k) = bytes.iter().position(|&b| b == 0) {
-            return Err(bad(format!(
-                "byte {k} is NUL: neither a binary module nor `.ir` text"
-            )));
-        }
         let n = reader.read(&mut chunk)?;
         if n == 0 {
             return Ok(bytes);

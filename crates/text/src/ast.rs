@@ -5,6 +5,7 @@
 //! still names, so forward references are resolved later, by the lowering.
 
 use irkit_core::Opcode;
+use thin_vec::ThinVec;
 
 use crate::error::Pos;
 
@@ -95,7 +96,8 @@ impl Operand {
 pub(crate) struct ResultDef {
     pub(crate) name: Name,
     pub(crate) pos: Pos,
-    pub(crate) ty: Option<Operand>,
+    /// Boxed: most results are written without a type, and statements are many.
+    pub(crate) ty: Option<Box<Operand>>,
 }
 
 /// What a statement defines.
@@ -107,15 +109,19 @@ pub(crate) enum StmtKind {
         /// Spelled by name (payload kinds are checked) rather than `#id`.
         by_name: bool,
         op_pos: Pos,
-        payload: Option<(PayloadLit, Pos)>,
+        /// Boxed: few statements have one, and statements are many.
+        payload: Option<Box<(PayloadLit, Pos)>>,
         operands: Vec<Operand>,
-        body: Option<Vec<Stmt>>,
+        body: Option<ThinVec<Stmt>>,
     },
     /// `%t = <inline type or constant>`: names a hoistable value.
     Alias(Operand),
 }
 
 /// One statement (an instruction, a decoration entry, a block from a label, a parameter).
+///
+/// Statements are many (one per line), so rare parts are boxed and lists are thin vectors (one
+/// pointer, no allocation when empty).
 #[derive(Clone, Debug)]
 pub(crate) struct Stmt {
     /// The position of its first token (its first decoration group's, if any).
@@ -129,7 +135,7 @@ pub(crate) struct Stmt {
     /// For a block written as a label: how many of its children are the label's parameters
     /// (the children after them are the statements that followed the label).
     pub(crate) label_params: Option<usize>,
-    pub(crate) decos: Vec<Stmt>,
+    pub(crate) decos: ThinVec<Stmt>,
     pub(crate) result: Option<ResultDef>,
     pub(crate) kind: StmtKind,
 }

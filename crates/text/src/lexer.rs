@@ -116,6 +116,8 @@ pub(crate) struct Lexer<'s, 'd> {
     out: Option<Token>,
     /// The end-of-file token, once reached (handed out again on every later call).
     eof: Option<Token>,
+    /// Whether comments are kept (for the formatter), or only skipped.
+    keep_comments: bool,
     comments: Vec<Comment>,
 }
 
@@ -129,7 +131,7 @@ pub(crate) fn lex(source: &str, diags: &mut Diags) -> Vec<Token> {
 /// order; lexical errors go to `diags`.
 #[cfg(test)]
 pub(crate) fn lex_with_comments(source: &str, diags: &mut Diags) -> (Vec<Token>, Vec<Comment>) {
-    let mut lx = Lexer::new(source, diags);
+    let mut lx = Lexer::new(source, diags, true);
     let mut out = Vec::new();
     loop {
         let t = lx.next_token();
@@ -143,7 +145,8 @@ pub(crate) fn lex_with_comments(source: &str, diags: &mut Diags) -> (Vec<Token>,
 }
 
 impl<'s, 'd> Lexer<'s, 'd> {
-    pub(crate) fn new(src: &'s str, diags: &'d mut Diags) -> Lexer<'s, 'd> {
+    /// A lexer over `src` that keeps its comments if `keep_comments` (see [`Lexer::into_comments`]).
+    pub(crate) fn new(src: &'s str, diags: &'d mut Diags, keep_comments: bool) -> Lexer<'s, 'd> {
         Lexer {
             src,
             i: 0,
@@ -153,6 +156,7 @@ impl<'s, 'd> Lexer<'s, 'd> {
             diags,
             out: None,
             eof: None,
+            keep_comments,
             comments: Vec::new(),
         }
     }
@@ -243,17 +247,18 @@ impl<'s, 'd> Lexer<'s, 'd> {
                 ';' => {
                     let pos = self.pos();
                     self.bump();
-                    let mut text = String::new();
-                    while let Some(c) = self.peek().filter(|&c| c != '\n') {
-                        text.push(c);
+                    let start = self.i;
+                    while self.peek().is_some_and(|c| c != '\n') {
                         self.bump();
                     }
-                    text.truncate(text.trim_end().len());
-                    self.comments.push(Comment {
-                        pos,
-                        text,
-                        own_line: self.line_start,
-                    });
+                    if self.keep_comments {
+                        let text = self.src[start..self.i].trim_end().to_string();
+                        self.comments.push(Comment {
+                            pos,
+                            text,
+                            own_line: self.line_start,
+                        });
+                    }
                 }
                 _ => self.token(),
             }

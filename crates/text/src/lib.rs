@@ -39,12 +39,7 @@ use irkit_core::Module;
 
 /// Parses a whole `.ir` file. `file_name` is only used in error messages.
 pub fn parse(source: &str, file_name: &str) -> Result<Module, ParseErrors> {
-    let mut diags = error::Diags::default();
-    let (file, _, _) = parser::parse_source(source, &mut diags);
-    if !diags.is_empty() {
-        return Err(diags.finish(file_name, source));
-    }
-    lower::lower(&file, diags, false)
+    lower::lower_source(source, false)
         .map(|l| l.module)
         .map_err(|d| d.finish(file_name, source))
 }
@@ -70,12 +65,7 @@ pub fn parse_with_source_map(
     source: &str,
     file_name: &str,
 ) -> Result<(Module, SourceMap), ParseErrors> {
-    let mut diags = error::Diags::default();
-    let (file, _, _) = parser::parse_source(source, &mut diags);
-    if !diags.is_empty() {
-        return Err(diags.finish(file_name, source));
-    }
-    lower::lower(&file, diags, true)
+    lower::lower_source(source, true)
         .map(|l| {
             (
                 l.module,
@@ -98,7 +88,7 @@ pub fn parse_with_trivia(source: &str, file_name: &str) -> Result<(Module, Trivi
     if !diags.is_empty() {
         return Err(diags.finish(file_name, source));
     }
-    let lowered = lower::lower(&file, diags, true).map_err(|d| d.finish(file_name, source))?;
+    let lowered = lower::lower_file(&file, true).map_err(|d| d.finish(file_name, source))?;
     let (module, created, numbers) = (lowered.module, lowered.created, lowered.numbers);
     let mut trivia = trivia::collect(&file, &comments, source, &created, eof);
     trivia.numbers = numbers;

@@ -1,13 +1,20 @@
 //! Lowering: the syntax tree to a [`Module`], resolving names (forward references included).
 //!
-//! Three phases, so that any statement may refer to any name of its scope wherever it is
-//! defined:
+//! The file is lowered one top-level item at a time, in two passes over its items, so that a
+//! statement may refer to any name of its scope wherever it is defined, while only one item's
+//! syntax tree needs to be held at a time (a caller that parses the source twice, as
+//! [`lower_source`] does, never holds the whole tree):
 //!
-//! 1. create every non-hoistable instruction (detached operands and type), attach it, add its
-//!    name hint first among its decorations, and record every name;
-//! 2. intern the named types and constants (`%t = …` statements) in dependency order, found by
-//!    an explicit-stack depth-first search (a cycle is an error, not a stack overflow);
-//! 3. resolve the types and operands of the instructions of phase 1.
+//! 1. **declare**: every top-level statement creates its instruction (without operands, type,
+//!    decorations or body) and defines its name in the module scope; the module-scope types and
+//!    constants (`@t = …`) are kept;
+//! 2. the module-scope types and constants are interned in dependency order, found by an
+//!    explicit-stack depth-first search (a cycle is an error, not a stack overflow);
+//! 3. **define**, item by item: create the instructions written inside the item (decorations,
+//!    body, nested bodies) and record their names in the item's local scope, intern the item's
+//!    own named types and constants (as in 2), then resolve the types and operands of the item's
+//!    instructions. Everything a lookup can find is known by then: the item's local names and
+//!    the whole module scope.
 //!
 //! Scopes: the names of top-level statements (and of `#![…]` entries) form the module scope;
 //! everything written inside a top-level statement (its decorations, body, nested bodies)
@@ -20,14 +27,19 @@ use irkit_core::{Inst, Module, Opcode, Payload, PayloadKind};
 use crate::ast::{ConstValue, File, Name, Operand, PayloadLit, Stmt, StmtKind};
 use crate::error::{Diags, Pos};
 use crate::literal::{int_in_width, int_payload, parse_f32, parse_f64};
+use crate::parser::{Item, parse_items};
 
-type ScopeId = usize;
-const MODULE_SCOPE: ScopeId = 0;
+/// The sigils a name may be written with.
+const SIGILS: [char; 3] = ['%', '@', '^'];
 
 #[derive(Clone, Copy)]
 enum Binding {
     Inst(Inst),
-    Hoist(usize),
+    /// A module-scope type or constant, by its index in [`Lower::module_hoists`].
+    Hoist(u32),
+    /// A type or constant of the current item's local scope, by its index in
+    /// [`Local::hoists`].
+    LocalHoist(u32),
 }
 
 #[derive(Clone, Copy)]
@@ -36,18 +48,59 @@ enum Place {
     Deco(Inst),
 }
 
-struct HoistDef<'a> {
-    stmt: &'a Stmt,
-    scope: ScopeId,
-    value: Option<Inst>,
+/// How a top-level statement was written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Top {
+    /// An entry of a `#![…]` line: a decoration of the module.
+    RootDeco,
+    /// A top-level statement: a child of the module.
+    Stmt,
 }
 
-struct Lower<'a> {
+/// The local scope of the top-level item being defined: what is written inside it.
+///
+/// Statements are taken apart as they are lowered: a statement whose names all resolve when it
+/// is created gets its type and operands at once and is dropped; only the others (forward
+/// references, names of the module scope that a later local name could still shadow, local
+/// types and constants) wait for the end of the item.
+struct Local {
+    names: HashMap<Name, (Binding, Pos)>,
+    /// Its named types and constants, and the value each was interned as (by
+    /// [`Lower::intern_local_hoists`], at the end of the item).
+    hoists: Vec<Stmt>,
+    hoist_values: Vec<Option<Inst>>,
+    /// Its instructions whose type and operands are still to be resolved.
+    pending: Vec<(Inst, Stmt)>,
+    /// The item's top-level instruction.
+    owner: Inst,
+}
+
+impl Local {
+    fn new(owner: Inst) -> Self {
+        Local {
+            names: HashMap::new(),
+            hoists: Vec::new(),
+            hoist_values: Vec::new(),
+            pending: Vec::new(),
+            owner,
+        }
+    }
+}
+
+pub(crate) struct Lower {
     m: Module,
     diags: Diags,
-    scopes: Vec<HashMap<&'a Name, (Binding, Pos)>>,
-    hoists: Vec<HoistDef<'a>>,
-    pending: Vec<(Inst, &'a Stmt, ScopeId)>,
+    /// The module scope (owned: an item's tree is gone once it is lowered).
+    names: HashMap<Name, (Binding, Pos)>,
+    /// A name to look up others by (no allocation per lookup once it has grown).
+    probe: Name,
+    /// The value of each module-scope type or constant, once interned.
+    module_hoists: Vec<Option<Inst>>,
+    /// The instruction each top-level statement created when declared, in order (`None` for
+    /// types, constants and statements that failed).
+    tops: Vec<Option<Inst>>,
+    /// The next entry of `tops` to define.
+    next_top: usize,
     /// The instruction created for each statement ([`Stmt::id`]) that created one; only kept
     /// when asked for (comment attachment needs it).
     created: Option<HashMap<usize, Inst>>,
@@ -56,14 +109,13 @@ struct Lower<'a> {
     positions: HashMap<Inst, Pos>,
     /// The digits of each value named by number (`%2`); kept with `created`.
     numbers: HashMap<Inst, String>,
-    /// The top-level instruction whose statement opened each local scope (`None` for the
-    /// module scope, and for a statement that created nothing).
-    scope_owner: Vec<Option<Inst>>,
-    /// Names by how they print: (scope, is a block label, text) -> (as written, where).
-    printed: HashMap<(ScopeId, bool, &'a str), (&'a Name, Pos)>,
+    /// Every statement's instruction and position, and every named type's or constant's value
+    /// and position: where the nesting check reports.
+    stmt_pos: Vec<(Inst, Pos)>,
+    hoist_pos: Vec<(Option<Inst>, Pos)>,
 }
 
-/// What [`lower`] builds.
+/// What [`lower_file`] and [`lower_source`] build.
 pub(crate) struct Lowered {
     pub(crate) module: Module,
     /// The instruction created for each statement, by [`Stmt::id`] (when asked for).
@@ -74,89 +126,205 @@ pub(crate) struct Lowered {
     pub(crate) numbers: HashMap<Inst, String>,
 }
 
-/// Builds the module for `file`, with the instruction created for each statement (by
-/// [`Stmt::id`]; types, constants and `#![…]` entries create none); on any error, returns
-/// the diagnostics instead.
-pub(crate) fn lower(file: &File, diags: Diags, keep_created: bool) -> Result<Lowered, Diags> {
-    let mut lw = Lower {
-        m: Module::new(),
-        diags,
-        scopes: vec![HashMap::new()],
-        hoists: Vec::new(),
-        pending: Vec::new(),
-        created: keep_created.then(HashMap::new),
-        positions: HashMap::new(),
-        numbers: HashMap::new(),
-        scope_owner: vec![None],
-        printed: HashMap::new(),
+/// Builds the module for a parsed `file`, with the instruction created for each statement (by
+/// [`Stmt::id`]; types, constants and `#![…]` lines create none) if `keep_created`; on any
+/// error, returns the diagnostics instead.
+pub(crate) fn lower_file(file: &File, keep_created: bool) -> Result<Lowered, Diags> {
+    let items = || {
+        let decos = file.root_decos.iter().map(|d| (d, Top::RootDeco));
+        decos.chain(file.items.iter().map(|s| (s, Top::Stmt)))
     };
-    let root = lw.m.root();
-    for d in &file.root_decos {
-        let local = lw.new_scope();
-        let before = lw.m.decorations(root).len();
-        lw.create(d, Place::Deco(root), MODULE_SCOPE, local);
-        if lw.m.decorations(root).len() > before {
-            lw.scope_owner[local] = lw.m.decorations(root).last().copied();
+    let mut lw = Lower::new(keep_created);
+    let mut module_hoists = Vec::new();
+    for (s, top) in items() {
+        if lw.declare(s, top) {
+            module_hoists.push(s);
         }
     }
-    for s in &file.items {
-        let local = lw.new_scope();
-        let before = lw.m.children(root).len();
-        lw.create(s, Place::Child(root), MODULE_SCOPE, local);
-        if lw.m.children(root).len() > before {
-            lw.scope_owner[local] = lw.m.children(root).last().copied();
-        }
+    lw.intern_module_hoists(&module_hoists);
+    for (s, _) in items() {
+        lw.define_item(s.clone());
     }
-    lw.intern_hoists();
-    lw.resolve_pending();
-    if lw.diags.is_empty() {
-        lw.check_nesting();
-    }
-    if lw.diags.is_empty() {
-        Ok(Lowered {
-            module: lw.m,
-            created: lw.created.unwrap_or_default(),
-            positions: lw.positions,
-            numbers: lw.numbers,
-        })
-    } else {
-        Err(lw.diags)
-    }
+    lw.finish()
 }
 
-impl<'a> Lower<'a> {
-    fn new_scope(&mut self) -> ScopeId {
-        self.scopes.push(HashMap::new());
-        self.scope_owner.push(None);
-        self.scopes.len() - 1
+/// Parses `source` and builds its module, holding one top-level item's syntax tree at a time:
+/// the source is parsed twice, once to declare the module scope and once to define each item.
+/// Parse errors come first: if there are any, they are the result.
+pub(crate) fn lower_source(source: &str, keep_created: bool) -> Result<Lowered, Diags> {
+    let mut diags = Diags::default();
+    let mut lw = Lower::new(keep_created);
+    let mut module_hoists = Vec::new();
+    parse_items(source, &mut diags, false, &mut |item| match item {
+        Item::RootDecos(entries, _) => {
+            for d in &entries {
+                lw.declare(d, Top::RootDeco);
+            }
+        }
+        Item::Stmt(s) => {
+            if lw.declare(&s, Top::Stmt) {
+                module_hoists.push(s);
+            }
+        }
+    });
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    lw.intern_module_hoists(&module_hoists.iter().collect::<Vec<_>>());
+    drop(module_hoists);
+    // The same source parses the same way again, without errors.
+    let mut again = Diags::default();
+    parse_items(source, &mut again, false, &mut |item| match item {
+        Item::RootDecos(entries, _) => {
+            for d in entries {
+                lw.define_item(d);
+            }
+        }
+        Item::Stmt(s) => lw.define_item(s),
+    });
+    lw.finish()
+}
+
+impl Lower {
+    fn new(keep_created: bool) -> Lower {
+        Lower {
+            m: Module::new(),
+            diags: Diags::default(),
+            names: HashMap::new(),
+            probe: Name {
+                sigil: '%',
+                text: String::new(),
+                anon: false,
+            },
+            module_hoists: Vec::new(),
+            tops: Vec::new(),
+            next_top: 0,
+            created: keep_created.then(HashMap::new),
+            positions: HashMap::new(),
+            numbers: HashMap::new(),
+            stmt_pos: Vec::new(),
+            hoist_pos: Vec::new(),
+        }
+    }
+
+    fn finish(mut self) -> Result<Lowered, Diags> {
+        if self.diags.is_empty() {
+            self.check_nesting();
+        }
+        if self.diags.is_empty() {
+            Ok(Lowered {
+                module: self.m,
+                created: self.created.unwrap_or_default(),
+                positions: self.positions,
+                numbers: self.numbers,
+            })
+        } else {
+            Err(self.diags)
+        }
     }
 
     fn error(&mut self, pos: Pos, msg: impl Into<String>) {
         self.diags.push(pos, msg);
     }
 
-    fn define(&mut self, scope: ScopeId, name: &'a Name, b: Binding, pos: Pos) {
-        if let Some((_, first)) = self.scopes[scope].get(name) {
+    /// Pass 1 for top-level statement `s`: creates its instruction and names it in the module
+    /// scope. Returns whether `s` is a module-scope type or constant, which the caller keeps for
+    /// [`Lower::intern_module_hoists`].
+    fn declare(&mut self, s: &Stmt, top: Top) -> bool {
+        if self.diags.full() {
+            self.tops.push(None);
+            return false;
+        }
+        let root = self.m.root();
+        let place = match top {
+            Top::RootDeco => Place::Deco(root),
+            Top::Stmt => Place::Child(root),
+        };
+        if is_hoist(s) {
+            self.tops.push(None);
+            if !self.check_hoist(s, place) {
+                return false;
+            }
+            let Some(idx) = self.hoist_index(self.module_hoists.len(), s.pos) else {
+                return false;
+            };
+            self.module_hoists.push(None);
+            if let Some(r) = &s.result {
+                self.define_module(&r.name, Binding::Hoist(idx), r.pos);
+            }
+            return true;
+        }
+        let inst = self.make(s, place, None);
+        self.tops.push(inst);
+        false
+    }
+
+    /// Pass 3 for top-level statement `s`, declared before: everything written inside it.
+    fn define_item(&mut self, s: Stmt) {
+        let k = self.next_top;
+        self.next_top += 1;
+        let Some(Some(inst)) = self.tops.get(k).copied() else {
+            return;
+        };
+        if self.diags.full() {
+            return;
+        }
+        let mut local = Local::new(inst);
+        self.fill(s, inst, &mut local);
+        self.intern_local_hoists(&mut local);
+        for (inst, stmt) in std::mem::take(&mut local.pending) {
+            if self.diags.full() {
+                return;
+            }
+            self.resolve(inst, &stmt, &local);
+        }
+    }
+
+    fn define_module(&mut self, name: &Name, b: Binding, pos: Pos) {
+        if let Some((_, first)) = self.names.get(name) {
             let msg = format!(
                 "`{}` is already defined at {}:{}",
                 name.display(),
                 first.line,
                 first.col
             );
-            self.error(pos, msg);
-            return;
+            return self.error(pos, msg);
+        }
+        // See `define_local`: two names that would print alike are one name.
+        if let Binding::Inst(_) = b
+            && let Some((shown, first)) = self.printed_alike(None, name, |_, _| true)
+        {
+            let msg = format!(
+                "`{}` is already defined as `{}` at {}:{} (they would print alike)",
+                name.display(),
+                shown.display(),
+                first.line,
+                first.col
+            );
+            return self.error(pos, msg);
+        }
+        self.names.insert(name.clone(), (b, pos));
+    }
+
+    fn define_local(&mut self, local: &mut Local, name: &Name, b: Binding, pos: Pos) {
+        if let Some((_, first)) = local.names.get(name) {
+            let msg = format!(
+                "`{}` is already defined at {}:{}",
+                name.display(),
+                first.line,
+                first.col
+            );
+            return self.error(pos, msg);
         }
         // The printer gives every named instruction of a scope one sigil by kind: `@` at module
         // level, `^` for blocks and `%` for everything else inside a definition. Two names that
         // would print alike (`@x` and `%x` in one body, say) could not print back faithfully,
         // so they are one name here. (Lookup stays exact: `@f` in a body still finds the
         // module's `@f`.)
-        if let Binding::Inst(inst) = b
-            && !name.anon
-        {
-            let block = scope != MODULE_SCOPE && self.m.opcode(inst) == Opcode::BLOCK;
-            let key = (scope, block, name.text.as_str());
-            if let Some((shown, first)) = self.printed.get(&key) {
+        if let Binding::Inst(inst) = b {
+            let block = self.m.opcode(inst) == Opcode::BLOCK;
+            let same_kind = |m: &Module, other: Inst| (m.opcode(other) == Opcode::BLOCK) == block;
+            if let Some((shown, first)) = self.printed_alike(Some(local), name, same_kind) {
                 let msg = format!(
                     "`{}` is already defined as `{}` at {}:{} (they would print alike)",
                     name.display(),
@@ -164,18 +332,45 @@ impl<'a> Lower<'a> {
                     first.line,
                     first.col
                 );
-                self.error(pos, msg);
-                return;
+                return self.error(pos, msg);
             }
-            self.printed.insert(key, (name, pos));
         }
-        self.scopes[scope].insert(name, (b, pos));
+        local.names.insert(name.clone(), (b, pos));
     }
 
-    fn lookup(&self, scope: ScopeId, name: &Name) -> Option<Binding> {
-        self.scopes[scope]
-            .get(name)
-            .or_else(|| self.scopes[MODULE_SCOPE].get(name))
+    /// Another instruction of the scope (`local`'s, else the module's) named `name` with
+    /// another sigil, which `same_kind` says would print with the same one: the name as it was
+    /// written and where. Anonymous names print as written.
+    fn printed_alike(
+        &mut self,
+        local: Option<&Local>,
+        name: &Name,
+        same_kind: impl Fn(&Module, Inst) -> bool,
+    ) -> Option<(Name, Pos)> {
+        if name.anon {
+            return None;
+        }
+        self.probe.text.clear();
+        self.probe.text.push_str(&name.text);
+        for sigil in SIGILS.into_iter().filter(|&c| c != name.sigil) {
+            self.probe.sigil = sigil;
+            let found = match local {
+                Some(l) => l.names.get(&self.probe),
+                None => self.names.get(&self.probe),
+            };
+            if let Some(&(Binding::Inst(other), first)) = found
+                && same_kind(&self.m, other)
+            {
+                return Some((self.probe.clone(), first));
+            }
+        }
+        None
+    }
+
+    fn lookup(&self, local: Option<&Local>, name: &Name) -> Option<Binding> {
+        local
+            .and_then(|l| l.names.get(name))
+            .or_else(|| self.names.get(name))
             .map(|(b, _)| *b)
     }
 
@@ -201,8 +396,7 @@ impl<'a> Lower<'a> {
             Nesting::Tree(inst) => {
                 // The statement of the instruction, or of its nearest ancestor that has one
                 // (a name hint is created for, not by, a statement).
-                let stmts: HashMap<Inst, Pos> =
-                    self.pending.iter().map(|(i, s, _)| (*i, s.pos)).collect();
+                let stmts: HashMap<Inst, Pos> = self.stmt_pos.iter().copied().collect();
                 let mut cur = Some(inst);
                 while let Some(i) = cur {
                     if let Some(&pos) = stmts.get(&i) {
@@ -223,19 +417,19 @@ impl<'a> Lower<'a> {
             Nesting::Value(_) => {
                 let depth = irkit_core::limits::value_depths(&self.m);
                 let deep = |i: Inst| depth.get(i.idx()).copied().unwrap_or(0) > MAX_NESTING;
-                for h in &self.hoists {
-                    if h.value.is_some_and(deep) {
-                        consider(h.stmt.pos, format!("{n}"));
+                for &(v, pos) in &self.hoist_pos {
+                    if v.is_some_and(deep) {
+                        consider(pos, format!("{n}"));
                     }
                 }
-                for (i, s, _) in &self.pending {
-                    let d = self.m.data(*i);
+                for &(i, pos) in &self.stmt_pos {
+                    let d = self.m.data(i);
                     if d.ty()
                         .into_iter()
                         .chain(d.operands().iter().copied())
                         .any(deep)
                     {
-                        consider(s.pos, format!("uses {n}"));
+                        consider(pos, format!("uses {n}"));
                     }
                 }
             }
@@ -244,56 +438,79 @@ impl<'a> Lower<'a> {
         self.error(pos, msg);
     }
 
-    // ---- phase 1 ------------------------------------------------------------------------------
+    // ---- creating instructions ----------------------------------------------------------------
 
-    fn create(&mut self, s: &'a Stmt, place: Place, name_scope: ScopeId, inner: ScopeId) {
+    /// Creates the instructions of statement `s`, written inside the item of `local`, at
+    /// `place`.
+    fn create(&mut self, s: Stmt, place: Place, local: &mut Local) {
         if self.diags.full() {
             return;
         }
+        if is_hoist(&s) {
+            if self.check_hoist(&s, place)
+                && let Some(idx) = self.hoist_index(local.hoists.len(), s.pos)
+            {
+                if let Some(r) = &s.result {
+                    self.define_local(local, &r.name, Binding::LocalHoist(idx), r.pos);
+                }
+                local.hoists.push(s);
+                local.hoist_values.push(None);
+            }
+            return;
+        }
+        if let Some(inst) = self.make(&s, place, Some(local)) {
+            self.fill(s, inst, local);
+        }
+    }
+
+    /// The instruction of non-hoistable statement `s`, without type and operands, attached at
+    /// `place`, with its name hint, its name defined in `local` (the module scope if `None`).
+    fn make(&mut self, s: &Stmt, place: Place, local: Option<&mut Local>) -> Option<Inst> {
         let StmtKind::Inst {
             op,
-            by_name: _,
             op_pos,
             payload,
-            operands: _,
-            body,
+            ..
         } = &s.kind
         else {
-            return self.hoist_stmt(s, place, name_scope);
+            return None;
         };
-        if op.is_hoistable() {
-            return self.hoist_stmt(s, place, name_scope);
-        }
         let (op, op_pos) = (*op, *op_pos);
         let payload = match payload {
-            Some((lit, pos)) => self.plain_payload(lit, *pos),
+            Some(p) => self.plain_payload(&p.0, p.1),
             None => Payload::None,
         };
         let inst = match self.m.new_inst(op, None, Vec::new(), payload) {
             Ok(i) => i,
-            Err(e) => return self.error(op_pos, format!("cannot build `{op}`: {e}")),
+            Err(e) => {
+                self.error(op_pos, format!("cannot build `{op}`: {e}"));
+                return None;
+            }
         };
         let attached = match place {
             Place::Child(parent) => {
                 if op.is_decoration() {
-                    return self.error(
+                    self.error(
                         op_pos,
                         format!(
                             "decoration `{op}` must be written in `#[…]` before what it decorates"
                         ),
                     );
+                    return None;
                 }
                 self.m.append_child(parent, inst)
             }
             Place::Deco(owner) => {
                 if op.is_known() && !op.is_decoration() {
-                    return self.error(op_pos, format!("`{op}` is not a decoration"));
+                    self.error(op_pos, format!("`{op}` is not a decoration"));
+                    return None;
                 }
                 self.m.attach_decoration(owner, inst)
             }
         };
         if let Err(e) = attached {
-            return self.error(op_pos, format!("cannot build `{op}`: {e}"));
+            self.error(op_pos, format!("cannot build `{op}`: {e}"));
+            return None;
         }
         if let Some(created) = &mut self.created {
             created.insert(s.id, inst);
@@ -303,6 +520,7 @@ impl<'a> Lower<'a> {
                 self.numbers.insert(inst, r.name.text.clone());
             }
         }
+        self.stmt_pos.push((inst, s.pos));
         if let Some(r) = &s.result {
             if !r.name.anon {
                 let hint = self.m.new_inst(
@@ -317,44 +535,82 @@ impl<'a> Lower<'a> {
                     self.error(r.pos, format!("cannot name `{op}`: {e}"));
                 }
             }
-            self.define(name_scope, &r.name, Binding::Inst(inst), r.pos);
-        }
-        for d in &s.decos {
-            self.create(d, Place::Deco(inst), inner, inner);
-        }
-        if let Some(body) = body {
-            for c in body {
-                self.create(c, Place::Child(inst), inner, inner);
+            match local {
+                Some(local) => self.define_local(local, &r.name, Binding::Inst(inst), r.pos),
+                None => self.define_module(&r.name, Binding::Inst(inst), r.pos),
             }
         }
-        self.pending.push((inst, s, inner));
+        Some(inst)
     }
 
-    fn hoist_stmt(&mut self, s: &'a Stmt, place: Place, scope: ScopeId) {
+    /// The decorations and body of statement `s`, whose instruction is `inst`; `s` waits in
+    /// `local` for its type and operands.
+    fn fill(&mut self, mut s: Stmt, inst: Inst, local: &mut Local) {
+        for d in std::mem::take(&mut s.decos) {
+            self.create(d, Place::Deco(inst), local);
+        }
+        if let StmtKind::Inst { body, .. } = &mut s.kind
+            && let Some(body) = body.take()
+        {
+            for c in body {
+                self.create(c, Place::Child(inst), local);
+            }
+        }
+        if self.resolvable_now(&s, local) {
+            self.resolve(inst, &s, local);
+        } else {
+            local.pending.push((inst, s));
+        }
+    }
+
+    /// Whether every name `s`'s type and operands use is bound to an instruction of the local
+    /// scope already: then resolving them now gives what resolving them at the end of the
+    /// item would. (A name found only in the module scope could still be shadowed by a local
+    /// name defined later; a local type or constant is interned at the end of the item.)
+    fn resolvable_now(&self, s: &Stmt, local: &Local) -> bool {
+        let mut refs = Vec::new();
+        if let Some(t) = s.result.as_ref().and_then(|r| r.ty.as_deref()) {
+            collect_refs(t, &mut refs);
+        }
+        if let StmtKind::Inst { operands, .. } = &s.kind {
+            for o in operands {
+                collect_refs(o, &mut refs);
+            }
+        }
+        refs.iter()
+            .all(|n| matches!(local.names.get(*n), Some((Binding::Inst(_), _))))
+    }
+
+    /// Index `n` of a named type or constant, if it fits the 32 bits a binding keeps.
+    fn hoist_index(&mut self, n: usize, pos: Pos) -> Option<u32> {
+        let idx = u32::try_from(n).ok();
+        if idx.is_none() {
+            self.error(pos, "more than 2^32 named types and constants in one scope");
+        }
+        idx
+    }
+
+    /// Whether a type or constant statement may stand at `place` (errors reported).
+    fn check_hoist(&mut self, s: &Stmt, place: Place) -> bool {
         if let Place::Deco(_) = place {
-            return self.error(s.pos, "a type or constant cannot be a decoration");
+            self.error(s.pos, "a type or constant cannot be a decoration");
+            return false;
         }
         if !s.decos.is_empty() {
-            return self.error(s.pos, "types and constants carry no decorations");
+            self.error(s.pos, "types and constants carry no decorations");
+            return false;
         }
         if let StmtKind::Inst {
             body: Some(_), op, ..
         } = &s.kind
         {
-            return self.error(
+            self.error(
                 s.pos,
                 format!("`{op}` is a type or constant and has no body"),
             );
+            return false;
         }
-        let idx = self.hoists.len();
-        self.hoists.push(HoistDef {
-            stmt: s,
-            scope,
-            value: None,
-        });
-        if let Some(r) = &s.result {
-            self.define(scope, &r.name, Binding::Hoist(idx), r.pos);
-        }
+        true
     }
 
     /// The payload of a non-hoistable instruction (no result type is needed to read it).
@@ -381,33 +637,50 @@ impl<'a> Lower<'a> {
         }
     }
 
-    // ---- phase 2 ------------------------------------------------------------------------------
+    // ---- types and constants ------------------------------------------------------------------
 
-    /// The hoistable statements another one's operands and type name.
-    fn hoist_deps(&self, idx: usize) -> Vec<usize> {
-        let h = &self.hoists[idx];
-        let mut refs = Vec::new();
-        match &h.stmt.kind {
-            StmtKind::Alias(o) => collect_refs(o, &mut refs),
-            StmtKind::Inst { operands, .. } => {
-                if let Some(t) = h.stmt.result.as_ref().and_then(|r| r.ty.as_ref()) {
-                    collect_refs(t, &mut refs);
-                }
-                for o in operands {
-                    collect_refs(o, &mut refs);
-                }
+    /// Pass 2: interns the module-scope types and constants `stmts` (in declaration order).
+    fn intern_module_hoists(&mut self, stmts: &[&Stmt]) {
+        for (idx, cyclic) in self.hoist_order(stmts, None) {
+            let v = self.intern_named(stmts[idx], cyclic, None);
+            if let Some(slot) = self.module_hoists.get_mut(idx) {
+                *slot = v;
             }
         }
-        refs.into_iter()
-            .filter_map(|n| match self.lookup(h.scope, n) {
-                Some(Binding::Hoist(j)) => Some(j),
-                _ => None,
-            })
-            .collect()
     }
 
-    fn intern_hoists(&mut self) {
-        let n = self.hoists.len();
+    /// Interns the types and constants of the item of `local`.
+    fn intern_local_hoists(&mut self, local: &mut Local) {
+        let hoists = std::mem::take(&mut local.hoists);
+        let stmts: Vec<&Stmt> = hoists.iter().collect();
+        for (idx, cyclic) in self.hoist_order(&stmts, Some(local)) {
+            let v = self.intern_named(stmts[idx], cyclic, Some(local));
+            local.hoist_values[idx] = v;
+        }
+    }
+
+    /// The value of named type or constant `stmt` (`None` after an error).
+    fn intern_named(&mut self, stmt: &Stmt, cyclic: bool, local: Option<&Local>) -> Option<Inst> {
+        let v = if cyclic {
+            let name = stmt
+                .result
+                .as_ref()
+                .map_or_else(String::new, |r| format!("`{}` ", r.name.display()));
+            self.error(stmt.pos, format!("{name}is defined in terms of itself"));
+            None
+        } else {
+            self.intern_hoist(stmt, local)
+                .filter(|&v| self.lives_where_written(stmt, v, local.map(|l| l.owner)))
+        };
+        self.hoist_pos.push((v, stmt.pos));
+        v
+    }
+
+    /// The indices of `stmts`, each after the ones it names (a dependency order), and whether
+    /// each is part of a cycle. An explicit-stack depth-first search.
+    fn hoist_order(&self, stmts: &[&Stmt], local: Option<&Local>) -> Vec<(usize, bool)> {
+        let n = stmts.len();
+        let deps = |idx: usize| self.hoist_deps(stmts[idx], local);
         let mut state = vec![0u8; n]; // 0 new, 1 on the stack, 2 done
         let mut cyclic = vec![false; n];
         let mut order = Vec::with_capacity(n);
@@ -416,17 +689,16 @@ impl<'a> Lower<'a> {
                 continue;
             }
             state[start] = 1;
-            let mut stack = vec![(start, self.hoist_deps(start), 0usize)];
-            while let Some((node, deps, k)) = stack.last_mut() {
-                if let Some(&d) = deps.get(*k) {
+            let mut stack = vec![(start, deps(start), 0usize)];
+            while let Some((node, ds, k)) = stack.last_mut() {
+                if let Some(&d) = ds.get(*k) {
                     *k += 1;
-                    match state[d] {
-                        0 => {
+                    match state.get(d) {
+                        Some(0) => {
                             state[d] = 1;
-                            let dd = self.hoist_deps(d);
-                            stack.push((d, dd, 0));
+                            stack.push((d, deps(d), 0));
                         }
-                        1 => cyclic[d] = true,
+                        Some(1) => cyclic[d] = true,
                         _ => {}
                     }
                 } else {
@@ -436,32 +708,42 @@ impl<'a> Lower<'a> {
                 }
             }
         }
-        for idx in order {
-            if cyclic[idx] {
-                let s = self.hoists[idx].stmt;
-                let name = s
-                    .result
-                    .as_ref()
-                    .map_or_else(String::new, |r| format!("`{}` ", r.name.display()));
-                self.error(s.pos, format!("{name}is defined in terms of itself"));
-                continue;
-            }
-            self.hoists[idx].value = self
-                .intern_hoist(idx)
-                .filter(|&v| self.lives_where_written(idx, v));
-        }
+        order.into_iter().map(|i| (i, cyclic[i])).collect()
     }
 
-    /// Whether hoisted value `v` of statement `idx` lives in the scope the statement is
-    /// written in, or in the module scope (which every scope sees). A value whose operands
+    /// The types and constants of the same scope that `stmt`'s operands and type name.
+    fn hoist_deps(&self, stmt: &Stmt, local: Option<&Local>) -> Vec<usize> {
+        let mut refs = Vec::new();
+        match &stmt.kind {
+            StmtKind::Alias(o) => collect_refs(o, &mut refs),
+            StmtKind::Inst { operands, .. } => {
+                if let Some(t) = stmt.result.as_ref().and_then(|r| r.ty.as_ref()) {
+                    collect_refs(t, &mut refs);
+                }
+                for o in operands {
+                    collect_refs(o, &mut refs);
+                }
+            }
+        }
+        refs.into_iter()
+            .filter_map(|n| match (self.lookup(local, n), local.is_some()) {
+                (Some(Binding::Hoist(j)), false) | (Some(Binding::LocalHoist(j)), true) => {
+                    Some(j as usize)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether hoisted value `v` of `stmt` lives in the scope the statement is written in (the
+    /// item of `owner`), or in the module scope (which every scope sees). A value whose operands
     /// place it in another definition's scope (`type_param 0 @g` written in the body of
     /// `@h`) could not be printed where it was written, so the text is refused.
-    fn lives_where_written(&mut self, idx: usize, v: Inst) -> bool {
+    fn lives_where_written(&mut self, stmt: &Stmt, v: Inst, owner: Option<Inst>) -> bool {
         let root = self.m.root();
         let Some(home) = self.m.parent(v).filter(|&p| p != root) else {
             return true;
         };
-        let (stmt, scope) = (self.hoists[idx].stmt, self.hoists[idx].scope);
         // The top-level instruction `home` is in (the tree is at most the parser's nesting
         // bound deep, and the walk is bounded anyway).
         let mut top = home;
@@ -471,7 +753,7 @@ impl<'a> Lower<'a> {
                 _ => break,
             }
         }
-        if self.scope_owner.get(scope).copied().flatten() == Some(top) {
+        if owner == Some(top) {
             return true;
         }
         let owner = irkit_core::place::def_label(&self.m, top);
@@ -489,8 +771,7 @@ impl<'a> Lower<'a> {
         false
     }
 
-    fn intern_hoist(&mut self, idx: usize) -> Option<Inst> {
-        let (stmt, scope) = (self.hoists[idx].stmt, self.hoists[idx].scope);
+    fn intern_hoist(&mut self, stmt: &Stmt, local: Option<&Local>) -> Option<Inst> {
         let StmtKind::Inst {
             op,
             by_name,
@@ -503,21 +784,21 @@ impl<'a> Lower<'a> {
             let StmtKind::Alias(o) = &stmt.kind else {
                 return None;
             };
-            return self.operand(o, scope);
+            return self.operand(o, local);
         };
         let ty = match stmt.result.as_ref().and_then(|r| r.ty.as_ref()) {
-            Some(t) => Some(self.operand(t, scope)?),
+            Some(t) => Some(self.operand(t, local)?),
             None => None,
         };
         let mut ops = Vec::with_capacity(operands.len());
         let mut ok = true;
         for o in operands {
-            match self.operand(o, scope) {
+            match self.operand(o, local) {
                 Some(i) => ops.push(i),
                 None => ok = false,
             }
         }
-        let payload = match payload {
+        let payload = match payload.as_deref() {
             Some((lit, pos)) => {
                 let float_kind = *by_name && op.payload_kind() == Some(PayloadKind::Float);
                 match lit {
@@ -568,47 +849,46 @@ impl<'a> Lower<'a> {
         self.float_bits(&value, width, pos).map(Payload::Float)
     }
 
-    // ---- phase 3 ------------------------------------------------------------------------------
+    // ---- resolving ----------------------------------------------------------------------------
 
-    fn resolve_pending(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        for &(inst, stmt, scope) in &pending {
-            if self.diags.full() {
-                return;
-            }
-            if let Some(t) = stmt.result.as_ref().and_then(|r| r.ty.as_ref())
-                && let Some(ty) = self.operand(t, scope)
-                && let Err(e) = self.m.set_type(inst, Some(ty))
-            {
-                self.error(t.pos(), format!("cannot set the type: {e}"));
-            }
-            let StmtKind::Inst { operands, .. } = &stmt.kind else {
-                continue;
-            };
-            let mut ops = Vec::with_capacity(operands.len());
-            for o in operands {
-                if let Some(i) = self.operand(o, scope) {
-                    ops.push(i);
-                }
-            }
-            if ops.len() == operands.len()
-                && !ops.is_empty()
-                && let Err(e) = self.m.set_operands(inst, ops)
-            {
-                self.error(stmt.pos, format!("cannot set the operands: {e}"));
+    /// Sets the types and operands of the instructions of the item of `local`.
+    /// Sets the type and operands of `inst`, the instruction of statement `stmt` written in
+    /// the item of `local`.
+    fn resolve(&mut self, inst: Inst, stmt: &Stmt, local: &Local) {
+        if let Some(t) = stmt.result.as_ref().and_then(|r| r.ty.as_ref())
+            && let Some(ty) = self.operand(t, Some(local))
+            && let Err(e) = self.m.set_type(inst, Some(ty))
+        {
+            self.error(t.pos(), format!("cannot set the type: {e}"));
+        }
+        let StmtKind::Inst { operands, .. } = &stmt.kind else {
+            return;
+        };
+        let mut ops = Vec::with_capacity(operands.len());
+        for o in operands {
+            if let Some(i) = self.operand(o, Some(local)) {
+                ops.push(i);
             }
         }
-        // Kept for the nesting check, which reports at statements.
-        self.pending = pending;
+        if ops.len() == operands.len()
+            && !ops.is_empty()
+            && let Err(e) = self.m.set_operands(inst, ops)
+        {
+            self.error(stmt.pos, format!("cannot set the operands: {e}"));
+        }
     }
 
     /// The instruction an operand stands for, interning inline types and constants; `None`
     /// after reporting an error (or when it names a value that already failed).
-    fn operand(&mut self, o: &Operand, scope: ScopeId) -> Option<Inst> {
+    fn operand(&mut self, o: &Operand, local: Option<&Local>) -> Option<Inst> {
         match o {
-            Operand::Ref(name, pos) => match self.lookup(scope, name) {
+            Operand::Ref(name, pos) => match self.lookup(local, name) {
                 Some(Binding::Inst(i)) => Some(i),
-                Some(Binding::Hoist(j)) => self.hoists[j].value,
+                Some(Binding::Hoist(j)) => self.module_hoists.get(j as usize).copied().flatten(),
+                Some(Binding::LocalHoist(j)) => local
+                    .and_then(|l| l.hoist_values.get(j as usize))
+                    .copied()
+                    .flatten(),
                 None => {
                     self.error(*pos, format!("undefined name `{}`", name.display()));
                     None
@@ -616,29 +896,29 @@ impl<'a> Lower<'a> {
             },
             Operand::Prim(op, pos) => self.intern(*op, None, &[], Payload::None, *pos),
             Operand::Array(n, elem, pos) => {
-                let e = self.operand(elem, scope)?;
+                let e = self.operand(elem, local)?;
                 self.intern(Opcode::ARRAY, None, &[e], Payload::Int(*n), *pos)
             }
             Operand::Struct(fields, pos) => {
-                let ops = self.operands(fields, scope)?;
+                let ops = self.operands(fields, local)?;
                 self.intern(Opcode::STRUCT, None, &ops, Payload::None, *pos)
             }
             Operand::Fn(ops, pos) => {
-                let ops = self.operands(ops, scope)?;
+                let ops = self.operands(ops, local)?;
                 self.intern(Opcode::FN, None, &ops, Payload::None, *pos)
             }
             Operand::Const(ty, value, pos) => {
-                let t = self.operand(ty, scope)?;
-                self.constant(t, value, *pos, scope)
+                let t = self.operand(ty, local)?;
+                self.constant(t, value, *pos, local)
             }
         }
     }
 
-    fn operands(&mut self, list: &[Operand], scope: ScopeId) -> Option<Vec<Inst>> {
+    fn operands(&mut self, list: &[Operand], local: Option<&Local>) -> Option<Vec<Inst>> {
         let mut out = Vec::with_capacity(list.len());
         let mut ok = true;
         for o in list {
-            match self.operand(o, scope) {
+            match self.operand(o, local) {
                 Some(i) => out.push(i),
                 None => ok = false,
             }
@@ -667,7 +947,13 @@ impl<'a> Lower<'a> {
         crate::printer::operand_text(&self.m, t)
     }
 
-    fn constant(&mut self, t: Inst, value: &ConstValue, pos: Pos, scope: ScopeId) -> Option<Inst> {
+    fn constant(
+        &mut self,
+        t: Inst,
+        value: &ConstValue,
+        pos: Pos,
+        local: Option<&Local>,
+    ) -> Option<Inst> {
         let (op, payload, ops) = match value {
             ConstValue::Int(v) => {
                 if let Some(w) = self.m.int_width(t) {
@@ -722,7 +1008,7 @@ impl<'a> Lower<'a> {
                 Vec::new(),
             ),
             ConstValue::Aggregate(elems) => {
-                let ops = self.operands(elems, scope)?;
+                let ops = self.operands(elems, local)?;
                 (Opcode::CONST_AGGREGATE, Payload::None, ops)
             }
         };
@@ -779,5 +1065,14 @@ fn collect_refs<'n>(o: &'n Operand, out: &mut Vec<&'n Name>) {
                 elems.iter().for_each(|x| collect_refs(x, out));
             }
         }
+    }
+}
+
+/// Whether `s` names a type or constant (a hoistable value) rather than creating an
+/// instruction of the tree.
+fn is_hoist(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Inst { op, .. } => op.is_hoistable(),
+        StmtKind::Alias(_) => true,
     }
 }

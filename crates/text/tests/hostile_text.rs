@@ -156,3 +156,51 @@ fn the_same_input_gives_the_same_messages() {
     let two = irkit_text::parse(source, "same.ir").unwrap_err().render();
     assert_eq!(one, two);
 }
+
+/// `n` small functions, each referring to the next (a forward reference across items).
+fn many_small_functions(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!(
+            "@f{i}: fn(i32) -> i32 = func {{\n^entry(%a: i32):\n  %r: i32 = call @f{}(%a)\n  ret %r\n}}\n",
+            (i + 1) % n
+        ));
+    }
+    s
+}
+
+/// One function of `n` chained additions.
+fn one_long_function(n: usize) -> String {
+    let mut s = String::from("@main: fn(i32) -> i32 = func {\n^entry(%a: i32):\n");
+    let mut prev = "%a".to_string();
+    for i in 0..n {
+        s.push_str(&format!("  %v{i}: i32 = iadd {prev}, %a\n"));
+        prev = format!("%v{i}");
+    }
+    s.push_str(&format!("  ret {prev}\n}}\n"));
+    s
+}
+
+#[test]
+fn many_small_functions_parse_within_twenty_times_their_size() {
+    let _serial = serial();
+    let source = many_small_functions(20_000);
+    let peak = peak_parsing(&source);
+    assert!(
+        peak <= 20 * source.len(),
+        "{peak} bytes held for a {}-byte input",
+        source.len()
+    );
+}
+
+#[test]
+fn one_long_function_parses_within_twenty_times_its_size() {
+    let _serial = serial();
+    let source = one_long_function(50_000);
+    let peak = peak_parsing(&source);
+    assert!(
+        peak <= 20 * source.len(),
+        "{peak} bytes held for a {}-byte input",
+        source.len()
+    );
+}

@@ -229,7 +229,7 @@ impl Cx<'_> {
                     None => break 'build,
                 }
             }
-            r = if ty == d.ty && ops == d.operands {
+            r = if ty == d.ty && ops == *d.operands {
                 Some(t)
             } else {
                 self.m.lookup(d.opcode, ty, &ops, &d.payload)
@@ -334,7 +334,9 @@ impl Cx<'_> {
             self.err(s, msg);
             return;
         };
-        let params: Vec<Inst> = self.live(g).map_or_else(Vec::new, |gd| gd.operands.clone());
+        let params: Vec<Inst> = self
+            .live(g)
+            .map_or_else(Vec::new, |gd| gd.operands.to_vec());
         if params.len() != args.len() {
             let msg = format!(
                 "`specialize` of {} passes {}, the generic takes {}",
@@ -626,7 +628,7 @@ impl Cx<'_> {
         }
         let reqs: Vec<Inst> = self
             .live(iface)
-            .map_or_else(Vec::new, |x| x.operands.clone());
+            .map_or_else(Vec::new, |x| x.operands.to_vec());
         let mut covered: HashMap<Inst, Inst> = HashMap::new();
         for &e in &d.children {
             let Some(ed) = self.live(e) else { continue };

@@ -63,7 +63,7 @@ impl Cx<'_> {
             let key = HoistKey {
                 opcode: d.opcode,
                 ty: d.ty,
-                operands: d.operands.clone().into_boxed_slice(),
+                operands: d.operands.as_slice().into(),
                 payload: d.payload.clone(),
             };
             match m.intern.get(&key) {

@@ -32,7 +32,7 @@ impl Cx<'_> {
             );
         }
         let sig = d.ty.and_then(|t| match self.kind(t) {
-            Kind::Fn => self.live(t).map(|td| td.operands.clone()),
+            Kind::Fn => self.live(t).map(|td| td.operands.to_vec()),
             Kind::Bad => None,
             _ => {
                 let msg = format!(
@@ -173,7 +173,7 @@ impl Cx<'_> {
             return;
         };
         let r = self.result(i);
-        let ops: Vec<Inst> = self.live(i).map_or_else(Vec::new, |d| d.operands.clone());
+        let ops: Vec<Inst> = self.live(i).map_or_else(Vec::new, |d| d.operands.to_vec());
         match op {
             Opcode::EVENT => {}
             Opcode::CUE => {
@@ -321,7 +321,9 @@ impl Cx<'_> {
             self.err(dec, msg);
             return;
         }
-        let ops: Vec<Inst> = self.live(dec).map_or_else(Vec::new, |d| d.operands.clone());
+        let ops: Vec<Inst> = self
+            .live(dec)
+            .map_or_else(Vec::new, |d| d.operands.to_vec());
         for (k, &v) in ops.iter().enumerate() {
             let good = self.tparent.get(v.idx()).copied().flatten() == Some(p)
                 && self.is_local_value(v)

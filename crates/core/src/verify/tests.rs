@@ -1574,7 +1574,7 @@ fn hoistable_not_unique() {
         .alloc(crate::module::InstData::new(
             Opcode::I32,
             None,
-            vec![],
+            thin_vec::ThinVec::new(),
             Payload::None,
         ))
         .unwrap();

@@ -9,6 +9,7 @@
 //! on, so one run reports every independent error.
 
 use irkit_core::Opcode;
+use thin_vec::ThinVec;
 
 use crate::ast::{File, Name, Operand, PayloadLit, ResultDef, Stmt, StmtKind};
 use crate::error::{Diags, Pos};
@@ -54,7 +55,36 @@ struct Parser<'s, 'd> {
 /// Parses `source` into a file, lexing as it goes; errors go to `diags`. Also returns the
 /// comments (for trivia) and the position of the end of the input.
 pub(crate) fn parse_source(source: &str, diags: &mut Diags) -> (File, Vec<Comment>, Pos) {
-    let mut lx = Lexer::new(source, diags);
+    let mut file = File::default();
+    let (comments, eof) = parse_items(source, diags, true, &mut |item| match item {
+        Item::RootDecos(entries, span) => {
+            file.root_decos.extend(entries);
+            file.root_spans.push(span);
+        }
+        Item::Stmt(s) => file.items.push(s),
+    });
+    file.items.shrink_to_fit();
+    (file, comments, eof)
+}
+
+/// One top-level item of a file, as [`parse_items`] hands it out.
+pub(crate) enum Item {
+    /// The entries of one `#![…]` line, with the positions of its first and last tokens.
+    RootDecos(Vec<Stmt>, (Pos, Pos)),
+    /// A top-level statement.
+    Stmt(Stmt),
+}
+
+/// Parses `source`, handing each top-level item to `sink` as soon as it is read; errors go to
+/// `diags`. Returns the comments (kept only if `keep_comments`, for trivia) and the position of
+/// the end of the input.
+pub(crate) fn parse_items(
+    source: &str,
+    diags: &mut Diags,
+    keep_comments: bool,
+    sink: &mut dyn FnMut(Item),
+) -> (Vec<Comment>, Pos) {
+    let mut lx = Lexer::new(source, diags, keep_comments);
     let ahead = (0..LOOKAHEAD).map(|_| lx.next_token()).collect();
     let mut p = Parser {
         lx,
@@ -65,12 +95,12 @@ pub(crate) fn parse_source(source: &str, diags: &mut Diags) -> (File, Vec<Commen
         value_depth: 0,
         next_id: 0,
     };
-    let file = p.file();
+    p.items(sink);
     while p.peek().tok != Tok::Eof {
         p.bump();
     }
     let eof = p.peek().pos;
-    (file, p.lx.into_comments(), eof)
+    (p.lx.into_comments(), eof)
 }
 
 impl Parser<'_, '_> {
@@ -191,30 +221,34 @@ impl Parser<'_, '_> {
 
     // ---- file and bodies ----------------------------------------------------------------------
 
-    fn file(&mut self) -> File {
-        let mut file = File::default();
+    /// Parses the top-level items one by one, handing each to `sink` as soon as it is complete
+    /// (an item the parser could not read is reported and skipped), so a caller that does not
+    /// keep them holds one item's syntax tree at a time.
+    fn items(&mut self, sink: &mut dyn FnMut(Item)) {
         while !self.is(&Tok::Eof) && !self.lx.diags.full() {
             let start = self.consumed;
             let r = if self.is(&Tok::HashBang) {
                 let first = self.bump().pos;
-                self.deco_entries(&mut file.root_decos).and_then(|()| {
-                    file.root_spans.push((first, self.prev_pos()));
-                    self.end_of_stmt(false)
+                let mut entries = Vec::new();
+                self.deco_entries(&mut entries).and_then(|()| {
+                    let span = (first, self.prev_pos());
+                    self.end_of_stmt(false)?;
+                    sink(Item::RootDecos(entries, span));
+                    Ok(())
                 })
             } else if self.is(&Tok::RBrace) {
                 self.expected("a statement")
             } else {
                 self.stmt().and_then(|s| {
-                    file.items.push(s);
-                    self.end_of_stmt(false)
+                    self.end_of_stmt(false)?;
+                    sink(Item::Stmt(s));
+                    Ok(())
                 })
             };
             if r.is_err() {
                 self.recover(start, false);
             }
         }
-        file.items.shrink_to_fit();
-        file
     }
 
     /// The statements of a body, after its `{`, through its `}`. In a `func` body, block
@@ -325,11 +359,11 @@ impl Parser<'_, '_> {
                 end: self.prev_pos(),
                 braces: None,
                 label_params: None,
-                decos: pdecos,
+                decos: pdecos.into(),
                 result: Some(ResultDef {
                     name: Name { sigil, text, anon },
                     pos: nt.pos,
-                    ty: Some(ty),
+                    ty: Some(Box::new(ty)),
                 }),
                 kind: StmtKind::Inst {
                     op: Opcode::PARAM,
@@ -372,7 +406,7 @@ impl Parser<'_, '_> {
             end: self.prev_pos(),
             braces: None,
             label_params,
-            decos,
+            decos: decos.into(),
             result: Some(ResultDef {
                 name: Name { sigil, text, anon },
                 pos: t.pos,
@@ -384,7 +418,7 @@ impl Parser<'_, '_> {
                 op_pos: t.pos,
                 payload: None,
                 operands: Vec::new(),
-                body: Some(children),
+                body: Some(children.into()),
             },
         })
     }
@@ -405,7 +439,7 @@ impl Parser<'_, '_> {
         self.bump();
         let ty = if self.is(&Tok::Colon) {
             self.bump();
-            Some(self.single_operand(true)?)
+            Some(Box::new(self.single_operand(true)?))
         } else {
             None
         };
@@ -459,14 +493,14 @@ impl Parser<'_, '_> {
                 end: self.prev_pos(),
                 braces: None,
                 label_params: None,
-                decos,
+                decos: decos.into(),
                 result,
                 kind: StmtKind::Alias(operand),
             });
         }
         let (op, by_name, op_pos) = self.opname(result.is_some() || !decos.is_empty())?;
         let payload = if self.same_line() && self.at_payload(op, by_name) {
-            Some(self.payload(op, by_name)?)
+            Some(Box::new(self.payload(op, by_name)?))
         } else {
             self.check_missing_payload(op, by_name, op_pos)?;
             None
@@ -551,7 +585,7 @@ impl Parser<'_, '_> {
                 end: mark.pos,
                 braces: None,
                 label_params: None,
-                decos: Vec::new(),
+                decos: ThinVec::new(),
                 result: None,
                 kind: StmtKind::Inst {
                     op,
@@ -589,7 +623,7 @@ impl Parser<'_, '_> {
             end: open,
             braces: None,
             label_params: None,
-            decos: Vec::new(),
+            decos: ThinVec::new(),
             result: None,
             kind: StmtKind::Inst {
                 op: Opcode::RESULT,
@@ -608,7 +642,7 @@ impl Parser<'_, '_> {
             end: close,
             braces: Some((open, close)),
             label_params: None,
-            decos: h.decos,
+            decos: h.decos.into(),
             result: h.result,
             kind: StmtKind::Inst {
                 op: h.op,
@@ -616,7 +650,7 @@ impl Parser<'_, '_> {
                 op_pos: h.op_pos,
                 payload: h.payload,
                 operands: h.operands,
-                body: Some(params),
+                body: Some(params.into()),
             },
         })
     }
@@ -689,7 +723,7 @@ impl Parser<'_, '_> {
             end: self.prev_pos(),
             braces,
             label_params: None,
-            decos: h.decos,
+            decos: h.decos.into(),
             result: h.result,
             kind: StmtKind::Inst {
                 op: h.op,
@@ -697,7 +731,7 @@ impl Parser<'_, '_> {
                 op_pos: h.op_pos,
                 payload: h.payload,
                 operands: h.operands,
-                body,
+                body: body.map(ThinVec::from),
             },
         })
     }
@@ -712,7 +746,7 @@ impl Parser<'_, '_> {
         if self.is(&Tok::LParen) {
             self.bump();
             if self.at_payload(op, by_name) {
-                payload = Some(self.payload(op, by_name)?);
+                payload = Some(Box::new(self.payload(op, by_name)?));
                 if self.is(&Tok::Comma) {
                     self.bump();
                 }
@@ -767,6 +801,6 @@ struct InstHead {
     op: Opcode,
     by_name: bool,
     op_pos: Pos,
-    payload: Option<(PayloadLit, Pos)>,
+    payload: Option<Box<(PayloadLit, Pos)>>,
     operands: Vec<Operand>,
 }
