@@ -250,7 +250,7 @@ impl Lower {
             };
             self.module_hoists.push(None);
             if let Some(r) = &s.result {
-                self.define_module(&r.name, Binding::Hoist(idx), r.pos);
+                self.define(None, &r.name, Binding::Hoist(idx), r.pos);
             }
             return true;
         }
@@ -280,34 +280,13 @@ impl Lower {
         }
     }
 
-    fn define_module(&mut self, name: &Name, b: Binding, pos: Pos) {
-        if let Some((_, first)) = self.names.get(name) {
-            let msg = format!(
-                "`{}` is already defined at {}:{}",
-                name.display(),
-                first.line,
-                first.col
-            );
-            return self.error(pos, msg);
-        }
-        // See `define_local`: two names that would print alike are one name.
-        if let Binding::Inst(_) = b
-            && let Some((shown, first)) = self.printed_alike(None, name, |_, _| true)
-        {
-            let msg = format!(
-                "`{}` is already defined as `{}` at {}:{} (they would print alike)",
-                name.display(),
-                shown.display(),
-                first.line,
-                first.col
-            );
-            return self.error(pos, msg);
-        }
-        self.names.insert(name.clone(), (b, pos));
-    }
-
-    fn define_local(&mut self, local: &mut Local, name: &Name, b: Binding, pos: Pos) {
-        if let Some((_, first)) = local.names.get(name) {
+    /// Defines `name` in `local`'s scope, or the module scope if `None`.
+    fn define(&mut self, local: Option<&mut Local>, name: &Name, b: Binding, pos: Pos) {
+        let names = match &local {
+            Some(l) => &l.names,
+            None => &self.names,
+        };
+        if let Some(&(_, first)) = names.get(name) {
             let msg = format!(
                 "`{}` is already defined at {}:{}",
                 name.display(),
@@ -322,9 +301,11 @@ impl Lower {
         // so they are one name here. (Lookup stays exact: `@f` in a body still finds the
         // module's `@f`.)
         if let Binding::Inst(inst) = b {
-            let block = self.m.opcode(inst) == Opcode::BLOCK;
-            let same_kind = |m: &Module, other: Inst| (m.opcode(other) == Opcode::BLOCK) == block;
-            if let Some((shown, first)) = self.printed_alike(Some(local), name, same_kind) {
+            let in_body = local.is_some();
+            let block = in_body && self.m.opcode(inst) == Opcode::BLOCK;
+            let same_kind =
+                |m: &Module, other: Inst| !in_body || (m.opcode(other) == Opcode::BLOCK) == block;
+            if let Some((shown, first)) = self.printed_alike(local.as_deref(), name, same_kind) {
                 let msg = format!(
                     "`{}` is already defined as `{}` at {}:{} (they would print alike)",
                     name.display(),
@@ -335,7 +316,10 @@ impl Lower {
                 return self.error(pos, msg);
             }
         }
-        local.names.insert(name.clone(), (b, pos));
+        match local {
+            Some(l) => l.names.insert(name.clone(), (b, pos)),
+            None => self.names.insert(name.clone(), (b, pos)),
+        };
     }
 
     /// Another instruction of the scope (`local`'s, else the module's) named `name` with
@@ -451,7 +435,7 @@ impl Lower {
                 && let Some(idx) = self.hoist_index(local.hoists.len(), s.pos)
             {
                 if let Some(r) = &s.result {
-                    self.define_local(local, &r.name, Binding::LocalHoist(idx), r.pos);
+                    self.define(Some(local), &r.name, Binding::LocalHoist(idx), r.pos);
                 }
                 local.hoists.push(s);
                 local.hoist_values.push(None);
@@ -535,10 +519,7 @@ impl Lower {
                     self.error(r.pos, format!("cannot name `{op}`: {e}"));
                 }
             }
-            match local {
-                Some(local) => self.define_local(local, &r.name, Binding::Inst(inst), r.pos),
-                None => self.define_module(&r.name, Binding::Inst(inst), r.pos),
-            }
+            self.define(local, &r.name, Binding::Inst(inst), r.pos);
         }
         Some(inst)
     }
