@@ -256,10 +256,12 @@ impl<'v> FlatBytes<'v> {
 }
 
 impl Flat for FlatBytes<'_> {
+    #[inline]
     fn count(&self) -> usize {
         self.count as usize
     }
 
+    #[inline]
     fn rec(&self, i: usize) -> Rec {
         let Some(mut r) = self.stored(i) else {
             return Rec::default();
@@ -277,6 +279,7 @@ impl Flat for FlatBytes<'_> {
         r
     }
 
+    #[inline]
     fn operand(&self, j: usize) -> u32 {
         match j.checked_mul(4) {
             Some(at) if at < self.operands.len() => u32_at(self.operands, at),
@@ -284,6 +287,7 @@ impl Flat for FlatBytes<'_> {
         }
     }
 
+    #[inline]
     fn operand_len(&self) -> usize {
         self.n_ops as usize
     }
