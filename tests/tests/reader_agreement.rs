@@ -148,6 +148,11 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             edit(&base, "debug", FieldKind::DebugPosition, ANY, 0, |_| 5),
         ),
         (
+            "debug_in_dropped_decoration",
+            "a name hint on a decoration the linker drops (a `pin_if`), after a body decoration",
+            dropped_decoration_debug(),
+        ),
+        (
             "lying_definition_opcode",
             "the definition index says @count is a global_var",
             edit(
@@ -274,6 +279,77 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             },
         ),
     ]
+}
+
+/// The base module with `#[pin_if(@helper, @main)]` on `@count`, which carries a body
+/// decoration (`weak`) at position 0 and a name hint at position 1 (moved to the debug
+/// section). The linker drops the `pin_if` (it re-creates it), so the copy skips its subtree;
+/// the name hint's position still counts the `weak` before it (spec/format.md §2.3).
+fn dropped_decoration_debug() -> Vec<u8> {
+    use irkit_core::{Opcode, Payload};
+    let mut m = irkit_text::parse(BASE, "base.ir").unwrap_or_else(|e| panic!("{e}"));
+    let export = |m: &irkit_core::Module, name: &str| {
+        m.children(m.root()).iter().copied().find(|&d| {
+            m.decorations(d).iter().any(|&x| {
+                m.opcode(x) == Opcode::EXPORT && *m.payload(x) == Payload::Str(name.into())
+            })
+        })
+    };
+    let count = export(&m, "count").expect("@count");
+    let main = export(&m, "main").expect("@main");
+    let helper = m
+        .children(m.root())
+        .iter()
+        .copied()
+        .find(|&d| m.name(d) == Some("helper"))
+        .expect("@helper");
+    let pin = m
+        .add_decoration(count, Opcode::PIN_IF, vec![helper, main], Payload::None)
+        .expect("pin_if");
+    m.add_decoration(pin, Opcode::WEAK, Vec::new(), Payload::None)
+        .expect("weak");
+    m.add_decoration(
+        pin,
+        Opcode::NAME_HINT,
+        Vec::new(),
+        Payload::Str("pin".into()),
+    )
+    .expect("name");
+    irkit_format::write(&m).expect("writes")
+}
+
+/// The two decoders (`materialize` and the linker's copy, `spec/format.md` §4) merge the debug
+/// records of an instruction inside a decoration the copy drops by the same rule: both accept
+/// the file (the copy used to count only the decorations it copied, and refused the name hint
+/// as past the end of the `pin_if`'s list).
+#[test]
+fn both_decoders_merge_debug_records_by_one_rule() {
+    let bytes = std::fs::read(crafted_dir().join("debug_in_dropped_decoration.irm")).unwrap();
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let m = view
+        .materialize()
+        .unwrap_or_else(|e| panic!("materialize: {e}"));
+    let pins: Vec<_> = m
+        .walk()
+        .into_iter()
+        .filter(|&i| m.opcode(i) == irkit_core::Opcode::PIN_IF)
+        .collect();
+    assert_eq!(pins.len(), 1);
+    let decos: Vec<_> = m
+        .decorations(pins[0])
+        .iter()
+        .map(|&d| m.opcode(d))
+        .collect();
+    assert_eq!(
+        decos,
+        [irkit_core::Opcode::WEAK, irkit_core::Opcode::NAME_HINT],
+        "the name hint at position 1, after the body decoration"
+    );
+    for library in [true, false] {
+        if let Err(e) = link_of(&bytes, library) {
+            panic!("the copy refuses what materialize accepts (library {library}): {e}");
+        }
+    }
 }
 
 /// What one reader did.

@@ -6,12 +6,20 @@
 //! Unlike [`ModuleView::materialize`], nothing outside the copied definition is decoded except
 //! the debug section (for name hints and source locations, when asked for) and whatever the
 //! caller's [`CopyMapper`] touches.
+//!
+//! This is the one archive-to-module decoder: [`ModuleView::materialize`] is this copy of
+//! every definition (and of the root archive) with the identity mapping, so both readers build
+//! the same instructions, merge the same debug records by the same rule
+//! ([`DefCopier::attach_decorations`]) and refuse the same inputs.
+
+use std::sync::Arc;
 
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use crate::defview::{DefView, InstView, Ref};
 use crate::error::{Location, ReadCause, ReadError};
-use crate::schema::{ArchivedDebugRec, ArchivedDebugTable, DEBUG_LOC, DEBUG_NAME};
+use crate::placed::{DebugBytes, DebugEntry, DebugRecs};
+use crate::schema::{DEBUG_LOC, DEBUG_NAME};
 use crate::view::ModuleView;
 
 /// Decides what the outside references of a copied definition become in the destination
@@ -58,7 +66,7 @@ impl ModuleView {
     /// A copier for this file's definitions; with `debug`, it re-creates name hints and
     /// source locations from the debug section (validated here, once).
     pub fn copier(&self, debug: bool) -> Result<DefCopier<'_>, ReadError> {
-        let debug = if debug { self.debug_archive()? } else { None };
+        let debug = if debug { self.debug()? } else { None };
         Ok(DefCopier { view: self, debug })
     }
 
@@ -82,7 +90,45 @@ impl ModuleView {
 #[derive(Clone, Copy)]
 pub struct DefCopier<'v> {
     view: &'v ModuleView,
-    debug: Option<&'v ArchivedDebugTable>,
+    debug: Option<DebugBytes<'v>>,
+}
+
+/// Who decodes, for the place its errors name: `copy` names the definition
+/// (`section definitions: definition 3: instruction 7: …`), `materialize` the whole module
+/// (`materialize: definition 3, instruction 7: …`, `materialize: root archive, …`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reader {
+    Copy,
+    Materialize,
+}
+
+/// Builds the errors of one decoded archive (`index`: the definition, `None` for the root).
+pub(crate) struct Place {
+    pub file: Arc<str>,
+    pub reader: Reader,
+    pub index: Option<u32>,
+}
+
+impl Place {
+    /// A malformed input at instruction `local` of the archive (or at the archive).
+    pub(crate) fn err(&self, local: Option<u32>, msg: impl std::fmt::Display) -> ReadError {
+        let (location, msg) = match (self.reader, self.index, local) {
+            (Reader::Copy, Some(i), Some(l)) => {
+                (Location::Definition(i), format!("instruction {l}: {msg}"))
+            }
+            (Reader::Copy, Some(i), None) => (Location::Definition(i), msg.to_string()),
+            (_, Some(i), Some(l)) => (
+                Location::Materialize,
+                format!("definition {i}, instruction {l}: {msg}"),
+            ),
+            (_, None, Some(l)) => (
+                Location::Materialize,
+                format!("root archive, instruction {l}: {msg}"),
+            ),
+            (_, _, None) => (Location::Materialize, msg.to_string()),
+        };
+        ReadError::new(&self.file, location, ReadCause::Malformed(msg))
+    }
 }
 
 impl<'v> DefCopier<'v> {
@@ -100,7 +146,7 @@ impl<'v> DefCopier<'v> {
         target: Inst,
         map: &mut M,
     ) -> Result<CopySummary, M::Error> {
-        let file: std::sync::Arc<str> = self.view.file().into();
+        let file: Arc<str> = self.view.file().into();
         let Some(index) = d.index() else {
             return Err(ReadError::new(
                 &file,
@@ -109,18 +155,42 @@ impl<'v> DefCopier<'v> {
             )
             .into());
         };
-        let bad = |msg: String| {
-            ReadError::new(
-                &file,
-                Location::Definition(index),
-                ReadCause::Malformed(msg),
-            )
+        let place = Place {
+            file,
+            reader: Reader::Copy,
+            index: Some(index),
         };
+        self.decode(d, dst, target, map, &place)
+    }
+
+    /// Decodes archive `d` (a definition, or the root archive into `dst`'s root) as `target`:
+    /// the one decoding path of [`DefCopier::copy`] and [`ModuleView::materialize`].
+    pub(crate) fn decode<M: CopyMapper>(
+        &self,
+        d: DefView<'v>,
+        dst: &mut Module,
+        target: Inst,
+        map: &mut M,
+        place: &Place,
+    ) -> Result<CopySummary, M::Error> {
+        let bad = |local: Option<u32>, msg: &dyn std::fmt::Display| place.err(local, msg);
+        if d.index().is_none()
+            && (d.root().opcode() != Opcode::MODULE || d.root().subs().any(|(deco, _)| !deco))
+        {
+            return Err(bad(
+                None,
+                &"the root archive must hold the `module` instruction and only its decorations",
+            )
+            .into());
+        }
         if dst.get(target).map(|t| t.opcode()) != Some(d.root().opcode()) {
-            return Err(bad(format!(
-                "copy target {target} is not a `{}` instruction",
-                d.root().opcode()
-            ))
+            return Err(bad(
+                None,
+                &format_args!(
+                    "copy target {target} is not a `{}` instruction",
+                    d.root().opcode()
+                ),
+            )
             .into());
         }
         let n = d.len() as usize;
@@ -150,15 +220,22 @@ impl<'v> DefCopier<'v> {
                 }
             }
             stack.push((l, iv.subtree_end(), iv.decoration_count()));
-            at_limit[l as usize] = stack.len() as u32 >= irkit_core::MAX_NESTING;
+            if let Some(a) = at_limit.get_mut(l as usize) {
+                *a = stack.len() as u32 >= irkit_core::MAX_NESTING;
+            }
             if l < skip_until {
+                // Not copied, but it holds its place in its owner's decoration list, which
+                // the owner's debug records count (spec/format.md §2.3).
+                if is_deco {
+                    decos.push((owner, None));
+                }
                 continue;
             }
             let payload = iv.payload().to_payload();
             let inst = if l == 0 {
                 if !payload.is_none() {
                     dst.set_payload(target, payload)
-                        .map_err(|e| bad(format!("instruction 0: {e}")))?;
+                        .map_err(|e| bad(Some(0), &e))?;
                 }
                 target
             } else {
@@ -169,50 +246,50 @@ impl<'v> DefCopier<'v> {
                 }
                 let inst = dst
                     .new_inst(iv.opcode(), None, Vec::new(), payload)
-                    .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+                    .map_err(|e| bad(Some(l), &e))?;
                 if is_deco {
                     decos.push((owner, Some(inst)));
                 } else {
-                    let parent = locals[owner as usize].unwrap_or(target);
-                    dst.append_child(parent, inst)
-                        .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+                    let parent = locals.get(owner as usize).copied().flatten();
+                    dst.append_child(parent.unwrap_or(target), inst)
+                        .map_err(|e| bad(Some(l), &e))?;
                 }
                 inst
             };
-            locals[l as usize] = Some(inst);
+            if let Some(slot) = locals.get_mut(l as usize) {
+                *slot = Some(inst);
+            }
             summary.insts += 1;
         }
         // Decorations of decorations (refused by the verifier, but representable) would
         // interleave owners: group by owner, keeping each owner's order.
         decos.sort_by_key(|&(owner, _)| owner);
-        let dbg: &[ArchivedDebugRec] = match self.debug {
-            Some(t) => {
-                let e = t.entries.as_slice();
-                let lo = e.partition_point(|r| r.def.to_native() < index);
-                let hi = e.partition_point(|r| r.def.to_native() <= index);
-                &e[lo..hi]
-            }
-            None => &[],
+        // The root archive has no debug records (root decorations stay in it, §2.3).
+        let dbg = match (self.debug, d.index()) {
+            (Some(t), Some(index)) => t.entries.of_def(index),
+            _ => DebugRecs::default(),
         };
-        if let Some(r) = dbg
-            .iter()
-            .find(|r| at_limit.get(r.local.to_native() as usize) == Some(&true))
-        {
-            return Err(crate::validate::debug_too_deep(&file, index, r.local.to_native()).into());
+        if let (Some(index), Some(r)) = (
+            d.index(),
+            dbg.iter()
+                .find(|r| at_limit.get(r.local as usize) == Some(&true)),
+        ) {
+            return Err(crate::validate::debug_too_deep(&place.file, index, r.local).into());
         }
-        summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, &bad)?;
+        summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, place)?;
         // Types and operands, now that every local exists.
         for iv in d.insts() {
             let l = iv.local();
-            let Some(inst) = locals[l as usize] else {
+            let Some(inst) = locals.get(l as usize).copied().flatten() else {
                 continue;
             };
             let mut resolve = |r: Ref, dst: &mut Module| -> Result<Inst, M::Error> {
                 match r {
                     Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
-                        bad(format!(
-                            "instruction {l}: reference to local {x}, which is not copied"
-                        ))
+                        bad(
+                            Some(l),
+                            &format_args!("reference to local {x}, which is not copied"),
+                        )
                         .into()
                     }),
                     Ref::Pool(p) => map.pool(dst, p),
@@ -221,41 +298,43 @@ impl<'v> DefCopier<'v> {
             };
             if let Some(t) = iv.ty() {
                 let t = resolve(t, dst)?;
-                dst.set_type(inst, Some(t))
-                    .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+                dst.set_type(inst, Some(t)).map_err(|e| bad(Some(l), &e))?;
             }
             if iv.operand_count() > 0 {
                 let mut ops = Vec::with_capacity(iv.operand_count());
                 for o in iv.operands() {
                     ops.push(resolve(o, dst)?);
                 }
-                dst.set_operands(inst, ops)
-                    .map_err(|e| bad(format!("instruction {l}: {e}")))?;
+                dst.set_operands(inst, ops).map_err(|e| bad(Some(l), &e))?;
             }
         }
         Ok(summary)
     }
 
-    /// Attaches the copied body decorations and the debug ones, merged by position: a debug
-    /// record holds a position in its owner's full decoration list, body decorations fill the
-    /// other positions in order. Returns how many debug decorations were created.
+    /// Attaches the copied body decorations and the debug ones, merged by position: the one
+    /// rule for debug records (`spec/format.md` §2.3). A record holds position `position` of
+    /// its owner's full decoration list; the owner's body decorations (copied or not) fill
+    /// the other positions, in order; a record past the end of the merged list (a gap) is
+    /// refused. So the `m` records of an instruction with `n` body decorations must take
+    /// positions below `m + n`, which `validate_all` checks up front. Returns how many debug
+    /// decorations were created.
     fn attach_decorations(
         &self,
         dst: &mut Module,
         locals: &[Option<Inst>],
         decos: &[(u32, Option<Inst>)],
-        dbg: &[ArchivedDebugRec],
-        bad: &dyn Fn(String) -> ReadError,
+        dbg: DebugRecs<'_>,
+        place: &Place,
     ) -> Result<u64, ReadError> {
-        let debug_strings = self.debug.map(|t| &t.strings);
+        let debug_strings = self.debug.map(|t| t.strings);
         let mut created = 0;
         let (mut bi, mut di) = (0usize, 0usize);
         while bi < decos.len() || di < dbg.len() {
             // The next owner in pre-order (local index order) with anything to attach.
             let owner = match (decos.get(bi), dbg.get(di)) {
-                (Some(&(a, _)), Some(r)) => a.min(r.local.to_native()),
+                (Some(&(a, _)), Some(r)) => a.min(r.local),
                 (Some(&(a, _)), None) => a,
-                (None, Some(r)) => r.local.to_native(),
+                (None, Some(r)) => r.local,
                 (None, None) => break,
             };
             let owner_inst = locals.get(owner as usize).copied().flatten();
@@ -263,34 +342,15 @@ impl<'v> DefCopier<'v> {
             loop {
                 let debug_here = dbg
                     .get(di)
-                    .filter(|r| r.local.to_native() == owner && r.position.to_native() == pos);
+                    .filter(|r| r.local == owner && r.position == pos);
                 if let Some(r) = debug_here {
                     di += 1;
                     pos += 1;
-                    let opcode = match r.kind {
-                        DEBUG_NAME => Opcode::NAME_HINT,
-                        DEBUG_LOC => Opcode::LOC,
-                        // A debug kind from a newer minor version: skipped (it held its
-                        // place in the decoration list).
-                        _ => continue,
-                    };
-                    let Some(o) = owner_inst else { continue };
-                    let text = debug_strings
-                        .and_then(|s| crate::hash::Strings::get_str(s, r.text.to_native()))
-                        .unwrap_or("");
-                    let ops = if r.kind == DEBUG_LOC {
-                        let i32t = dst.ty_i32();
-                        [r.line.to_native(), r.col.to_native()]
-                            .into_iter()
-                            .map(|v| dst.const_int(i32t, v as u64))
-                            .collect::<Result<Vec<_>, _>>()
-                            .map_err(|e| bad(e.to_string()))?
-                    } else {
-                        Vec::new()
-                    };
-                    dst.add_decoration(o, opcode, ops, Payload::Str(text.into()))
-                        .map_err(|e| bad(format!("instruction {owner}: {e}")))?;
-                    created += 1;
+                    if let Some(o) = owner_inst
+                        && self.debug_decoration(dst, o, &r, debug_strings, place, owner)?
+                    {
+                        created += 1;
+                    }
                     continue;
                 }
                 match decos.get(bi) {
@@ -299,17 +359,20 @@ impl<'v> DefCopier<'v> {
                         pos += 1;
                         if let (Some(o), Some(c)) = (owner_inst, copy) {
                             dst.attach_decoration(o, c)
-                                .map_err(|e| bad(format!("instruction {owner}: {e}")))?;
+                                .map_err(|e| place.err(Some(owner), e))?;
                         }
                     }
                     _ => {
                         // A debug record left for this owner is past the end of its list.
-                        if let Some(r) = dbg.get(di).filter(|r| r.local.to_native() == owner) {
-                            return Err(bad(format!(
-                                "debug entry for instruction {owner} at decoration position \
-                                 {}, but the decoration list ends at {pos}",
-                                r.position.to_native()
-                            )));
+                        if let Some(r) = dbg.get(di).filter(|r| r.local == owner) {
+                            return Err(place.err(
+                                None,
+                                format_args!(
+                                    "debug entry for instruction {owner} at decoration \
+                                     position {}, but the decoration list ends at {pos}",
+                                    r.position
+                                ),
+                            ));
                         }
                         break;
                     }
@@ -317,5 +380,37 @@ impl<'v> DefCopier<'v> {
             }
         }
         Ok(created)
+    }
+
+    /// Re-creates the decoration of debug record `r` on `owner` (local `local`); `false` for a
+    /// kind from a newer minor version, which is skipped (it held its place in the list).
+    fn debug_decoration(
+        &self,
+        dst: &mut Module,
+        owner: Inst,
+        r: &DebugEntry,
+        strings: Option<crate::hash::FileStrings<'_>>,
+        place: &Place,
+        local: u32,
+    ) -> Result<bool, ReadError> {
+        let opcode = match r.kind {
+            DEBUG_NAME => Opcode::NAME_HINT,
+            DEBUG_LOC => Opcode::LOC,
+            _ => return Ok(false),
+        };
+        let text = strings.and_then(|s| s.str_at(r.text)).unwrap_or("");
+        let ops = if r.kind == DEBUG_LOC {
+            let i32t = dst.ty_i32();
+            [r.line, r.col]
+                .into_iter()
+                .map(|v| dst.const_int(i32t, v as u64))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| place.err(None, e))?
+        } else {
+            Vec::new()
+        };
+        dst.add_decoration(owner, opcode, ops, Payload::Str(text.into()))
+            .map_err(|e| place.err(Some(local), e))?;
+        Ok(true)
     }
 }

@@ -4,12 +4,10 @@
 use irkit_core::Opcode;
 
 use crate::error::{Location, ReadCause, ReadError};
-use crate::hash::{DefKey, FileStrings, Flat, HashCtx, Rec, Strings};
+use crate::hash::{DefKey, FileStrings, Flat, HashCtx, Rec};
 use crate::header::SectionKind;
-use crate::schema::{
-    ArchivedBody, ArchivedPoolTable, DEBUG_NAME, REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL,
-    TAG_POOL, payload_kind,
-};
+use crate::placed::FlatBytes;
+use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 use crate::view::ModuleView;
 
 /// A reference held by an operand or a type slot.
@@ -56,6 +54,11 @@ pub enum PayloadView<'v> {
 }
 
 impl PayloadView<'_> {
+    /// Whether there is no payload.
+    pub fn is_none(&self) -> bool {
+        matches!(self, PayloadView::None)
+    }
+
     /// An owned core payload.
     pub fn to_payload(&self) -> irkit_core::Payload {
         use irkit_core::Payload;
@@ -83,11 +86,12 @@ fn payload<'v>(r: &Rec, strings: FileStrings<'v>, blob: &'v [u8]) -> PayloadView
     }
 }
 
-/// One validated definition archive (or the root's), read in place.
+/// One validated definition archive (or the root's), read in place (by hand, see
+/// `placed.rs`: its length is fixed when the view is made).
 #[derive(Clone, Copy)]
 pub struct DefView<'v> {
     strings: FileStrings<'v>,
-    body: &'v ArchivedBody,
+    body: FlatBytes<'v>,
     index: Option<u32>,
     hash: [u8; 32],
 }
@@ -96,7 +100,7 @@ impl<'v> DefView<'v> {
     pub(crate) fn new(
         view: &'v ModuleView,
         index: Option<u32>,
-        body: &'v ArchivedBody,
+        body: FlatBytes<'v>,
         hash: [u8; 32],
     ) -> DefView<'v> {
         let strings = view.file_strings();
@@ -109,7 +113,7 @@ impl<'v> DefView<'v> {
     }
 
     /// The archive itself (for hashing).
-    pub(crate) fn archived(&self) -> &'v ArchivedBody {
+    pub(crate) fn archived(&self) -> FlatBytes<'v> {
         self.body
     }
 
@@ -120,12 +124,12 @@ impl<'v> DefView<'v> {
 
     /// Number of instructions (local indices are `0..len`).
     pub fn len(&self) -> u32 {
-        self.body.insts.len() as u32
+        self.body.count() as u32
     }
 
     /// Whether the archive has no instructions (never true for a validated one).
     pub fn is_empty(&self) -> bool {
-        self.body.insts.is_empty()
+        self.body.count() == 0
     }
 
     /// The recorded content hash (zero for the root archive).
@@ -197,25 +201,20 @@ impl<'v> InstView<'v> {
 
     /// Number of operands.
     pub fn operand_count(&self) -> usize {
-        let r = self.rec();
-        r.ops_end.saturating_sub(r.ops_start) as usize
+        self.operands().len()
     }
 
     /// Its operands.
     pub fn operands(&self) -> impl ExactSizeIterator<Item = Ref> + 'v {
-        let r = self.rec();
-        let ops = &self.def.body.operands;
-        let slice = ops
-            .get(r.ops_start as usize..r.ops_end as usize)
-            .unwrap_or(&[]);
-        slice
-            .iter()
-            .map(|o| Ref::decode(o.to_native()).unwrap_or(Ref::Local(0)))
+        self.def
+            .body
+            .operands_of(self.rec())
+            .map(|o| Ref::decode(o).unwrap_or(Ref::Local(0)))
     }
 
     /// Its payload.
     pub fn payload(&self) -> PayloadView<'v> {
-        payload(&self.rec(), self.def.strings, &self.def.body.bytes)
+        payload(&self.rec(), self.def.strings, self.def.body.bytes())
     }
 
     /// Number of decorations (name hints and locations live in the debug section instead).
@@ -278,11 +277,11 @@ impl<'v> Iterator for Subs<'v> {
     }
 }
 
-/// The validated pool, read in place.
+/// The validated pool, read in place (by hand, see `placed.rs`).
 #[derive(Clone, Copy)]
 pub struct PoolView<'v> {
     strings: FileStrings<'v>,
-    pool: &'v ArchivedPoolTable,
+    pool: FlatBytes<'v>,
 }
 
 /// One pool value.
@@ -293,19 +292,19 @@ pub struct PoolEntryView<'v> {
 }
 
 impl<'v> PoolView<'v> {
-    pub(crate) fn new(view: &'v ModuleView, pool: &'v ArchivedPoolTable) -> PoolView<'v> {
+    pub(crate) fn new(view: &'v ModuleView, pool: FlatBytes<'v>) -> PoolView<'v> {
         let strings = view.file_strings();
         PoolView { strings, pool }
     }
 
     /// Number of pool values.
     pub fn len(&self) -> u32 {
-        self.pool.entries.len() as u32
+        self.pool.count() as u32
     }
 
     /// Whether the pool is empty.
     pub fn is_empty(&self) -> bool {
-        self.pool.entries.is_empty()
+        self.pool.count() == 0
     }
 
     /// Pool value `i`.
@@ -316,7 +315,7 @@ impl<'v> PoolView<'v> {
         })
     }
 
-    pub(crate) fn archived(&self) -> &'v ArchivedPoolTable {
+    pub(crate) fn archived(&self) -> FlatBytes<'v> {
         self.pool
     }
 }
@@ -339,20 +338,14 @@ impl<'v> PoolEntryView<'v> {
     }
     /// Its operands (earlier pool values or definitions).
     pub fn operands(&self) -> impl ExactSizeIterator<Item = Ref> + 'v {
-        let r = self.rec();
-        let slice = self
+        self.pool
             .pool
-            .pool
-            .operands
-            .get(r.ops_start as usize..r.ops_end as usize)
-            .unwrap_or(&[]);
-        slice
-            .iter()
-            .map(|o| Ref::decode(o.to_native()).unwrap_or(Ref::Pool(0)))
+            .operands_of(self.rec())
+            .map(|o| Ref::decode(o).unwrap_or(Ref::Pool(0)))
     }
     /// Its payload.
     pub fn payload(&self) -> PayloadView<'v> {
-        payload(&self.rec(), self.pool.strings, &self.pool.pool.bytes)
+        payload(&self.rec(), self.pool.strings, self.pool.pool.bytes())
     }
 }
 
@@ -360,7 +353,7 @@ impl<'v> PoolEntryView<'v> {
 pub(crate) fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
     let n = view.def_count();
     let mut keys = Vec::with_capacity(n as usize);
-    let debug = view.debug_archive()?;
+    let debug = view.debug()?;
     for i in 0..n {
         let d = view.def(i)?;
         let root = d.root();
@@ -371,17 +364,7 @@ pub(crate) fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
                     _ => None,
                 })
         };
-        let name = || {
-            let dbg = debug?;
-            let entries = dbg.entries.as_slice();
-            let at = entries.partition_point(|e| (e.def.to_native(), e.local.to_native()) < (i, 0));
-            entries[at..]
-                .iter()
-                .take_while(|e| e.def.to_native() == i && e.local.to_native() == 0)
-                .find(|e| e.kind == DEBUG_NAME)
-                .and_then(|e| dbg.strings.get_str(e.text.to_native()))
-                .map(str::to_string)
-        };
+        let name = || debug?.def_name(i).map(str::to_string);
         keys.push(
             first(Opcode::EXPORT)
                 .map(DefKey::Export)
@@ -408,14 +391,14 @@ pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
         let keys = def_keys(view)?;
         let strings = view.file_strings();
         let pool = view.pool()?;
-        let pool_hashes = HashCtx::pool_hashes(&strings, pool.archived(), &keys);
+        let pool_hashes = HashCtx::pool_hashes(&strings, &pool.archived(), &keys);
         let ctx = HashCtx {
             strings: &strings,
             pool_hashes: &pool_hashes,
             def_keys: &keys,
         };
         (0..view.def_count())
-            .map(|i| Ok(ctx.body_hash(view.def(i)?.body)))
+            .map(|i| Ok(ctx.body_hash(&view.def(i)?.body)))
             .collect::<Result<_, ReadError>>()?
     };
     for (i, hash) in (0..view.def_count()).zip(recomputed) {

@@ -13,8 +13,12 @@
 //!   fixed-layout symbol index, checking only the bytes it touches; every other table, and
 //!   each definition, is validated (its hash, rkyv's bytecheck, then every index in it) the
 //!   first time it is used, and then read without copying through [`DefView`] / [`InstView`].
+//!   rkyv's checked access runs once per archive, in that validation; afterwards archives are
+//!   read by hand through bounds-checked slices (the private `placed` module, whose doc says
+//!   why this stays sound when a mapped file is cut under the reader).
 //!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
-//! * [`ModuleView::materialize`] rebuilds a core module equal to the one written.
+//! * [`ModuleView::materialize`] rebuilds a core module equal to the one written, through the
+//!   same decoder as [`ModuleView::copy_def`] (one decoding path, one rule for debug records).
 //! * [`read_input`] reads any tool's input from a stream once, within a documented limit, and
 //!   stops at the first bytes that cannot be right; [`write_file`] writes any tool's output
 //!   safely: a regular file atomically (a temporary
@@ -47,6 +51,7 @@ pub mod hostile;
 mod hostile_deep;
 mod mapping;
 mod materialize;
+mod placed;
 mod schema;
 mod semantic;
 mod validate;

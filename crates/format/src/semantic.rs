@@ -444,7 +444,7 @@ fn view_key(
     if let Some(k) = keys.get(&j) {
         return Ok(k.clone());
     }
-    let k = def_key(view.def(j)?.archived(), &strings);
+    let k = def_key(&view.def(j)?.archived(), &strings);
     keys.insert(j, k.clone());
     Ok(k)
 }
@@ -459,7 +459,7 @@ impl Graph for ViewGraph<'_> {
         match node {
             Node::Def(i) => {
                 let body = view.def(i)?.archived();
-                labeler.body(&mut self.feed, body, |j| view_key(view, strings, keys, j))
+                labeler.body(&mut self.feed, &body, |j| view_key(view, strings, keys, j))
             }
             Node::Pool(i) => {
                 if self.pool.is_none() {
@@ -471,7 +471,7 @@ impl Graph for ViewGraph<'_> {
                         .cx(crate::header::SectionKind::POOL)
                         .bad("no pool".into()));
                 };
-                labeler.pool_entry(&mut self.feed, pool, i as usize, |j| {
+                labeler.pool_entry(&mut self.feed, &pool, i as usize, |j| {
                     view_key(view, strings, keys, j)
                 })
             }

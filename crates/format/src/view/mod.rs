@@ -21,12 +21,12 @@ use rkyv::util::AlignedVec;
 
 use crate::defview::{DefView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
-use crate::hash::{FileStrings, Strings, hex};
+use crate::hash::{FileStrings, hex};
 use crate::header::{self, DirEntry, Header, SectionKind};
 use crate::mapping::Mapping;
+use crate::placed::{DebugBytes, FlatBytes};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
-    ArchivedSymbolTable, DEBUG_NAME,
 };
 use crate::validate::{self, Ctx, Limits};
 
@@ -200,6 +200,8 @@ pub struct DefInfo {
     pub content_hash: [u8; 32],
 }
 
+/// rkyv's checked access (bytecheck) to an archive: run once per archive, by the validation
+/// that the view caches; afterwards the archive is read by hand ([`crate::placed`]).
 pub(crate) fn access<'a, T>(bytes: &'a [u8], cx: &Ctx<'_>) -> Result<&'a T, ReadError>
 where
     T: rkyv::Portable + for<'b> CheckBytes<rkyv::api::high::HighValidator<'b, BoxedError>>,
@@ -421,33 +423,12 @@ impl ModuleView {
         self.symbol_index.is_some()
     }
 
-    pub(crate) fn strings_archive(&self) -> Result<&ArchivedStringTable, ReadError> {
-        access(
-            &self.bytes()[self.strings.clone()],
-            &self.cx(SectionKind::STRINGS),
-        )
-    }
-
-    fn symbols_archive(&self) -> Result<&ArchivedSymbolTable, ReadError> {
-        access(
-            &self.bytes()[self.symbols.clone()],
-            &self.cx(SectionKind::SYMBOLS),
-        )
-    }
-
-    pub(crate) fn def_index_archive(&self) -> Result<&ArchivedDefIndex, ReadError> {
-        access(
-            &self.bytes()[self.def_index.clone()],
-            &self.cx(SectionKind::DEF_INDEX),
-        )
-    }
-
     /// The string table, validated on first use (section hash, bytecheck, ends, UTF-8).
     fn strings_state(&self) -> Result<&StrState, ReadError> {
         lazy(&self.strings_st, || {
             self.check_section_hash(SectionKind::STRINGS)?;
             let cx = self.cx(SectionKind::STRINGS);
-            let table = self.strings_archive()?;
+            let table: &ArchivedStringTable = access(&self.bytes()[self.strings.clone()], &cx)?;
             let count = validate::strings(table, &cx)?;
             // Where rkyv put the two arrays, as offsets into the file.
             let base = self.bytes().as_ptr() as usize;
@@ -497,7 +478,7 @@ impl ModuleView {
         lazy(&self.defs_st, || {
             self.check_section_hash(SectionKind::DEF_INDEX)?;
             let cx = self.cx(SectionKind::DEF_INDEX);
-            let index = self.def_index_archive()?;
+            let index: &ArchivedDefIndex = access(&self.bytes()[self.def_index.clone()], &cx)?;
             let n = validate::def_index(index, self.defs.len() as u64, &cx)?;
             if n != self.def_count {
                 return Err(cx.bad(format!("{n} definitions, its root says {}", self.def_count)));
@@ -548,23 +529,17 @@ impl ModuleView {
     /// The name hint of definition `i` from the debug section (`None` without debug info,
     /// or when the debug section is invalid).
     pub fn def_name(&self, i: u32) -> Option<&str> {
-        let dbg = self.debug_archive().ok()??;
-        let entries = dbg.entries.as_slice();
-        let at = entries.partition_point(|e| (e.def.to_native(), e.local.to_native()) < (i, 0));
-        entries[at..]
-            .iter()
-            .take_while(|e| e.def.to_native() == i && e.local.to_native() == 0)
-            .find(|e| e.kind == DEBUG_NAME)
-            .and_then(|e| dbg.strings.get_str(e.text.to_native()))
+        self.debug().ok()??.def_name(i)
     }
 
     /// The pool, validated on first use (hash, structure, every index). Validates the strings.
     pub fn pool(&self) -> Result<PoolView<'_>, ReadError> {
-        let cx = self.cx(SectionKind::POOL);
+        let bytes = &self.bytes()[self.pool.clone()];
         cached(&self.pool_ok, || {
+            let cx = self.cx(SectionKind::POOL);
             let string_count = self.strings_state()?.count;
             self.check_section_hash(SectionKind::POOL)?;
-            let pool: &ArchivedPoolTable = access(&self.bytes()[self.pool.clone()], &cx)?;
+            let pool: &ArchivedPoolTable = access(bytes, &cx)?;
             let lim = Limits {
                 pool_len: pool.entries.len() as u32,
                 def_count: self.def_count,
@@ -572,10 +547,10 @@ impl ModuleView {
                 is_pool: true,
                 base_depth: 0,
             };
-            validate::flat(pool, &lim, &cx)
+            validate::flat(pool, &lim, &cx)?;
+            placed_as_checked(FlatBytes::pool(bytes).is_pool(pool), &cx)
         })?;
-        let pool = access(&self.bytes()[self.pool.clone()], &cx)?;
-        Ok(PoolView::new(self, pool))
+        Ok(PoolView::new(self, FlatBytes::pool(bytes)))
     }
 
     /// The limits of a definition's body (`base_depth` 1) or the root's (0).
@@ -630,10 +605,15 @@ impl ModuleView {
                     entry.opcode
                 )));
             }
-            validate::flat(body, &self.body_limits(pool_len, 1), &cx)
+            validate::flat(body, &self.body_limits(pool_len, 1), &cx)?;
+            placed_as_checked(FlatBytes::body(bytes).is_body(body), &cx)
         })?;
-        let body = access(bytes, &cx)?;
-        Ok(DefView::new(self, Some(i), body, entry.content_hash))
+        Ok(DefView::new(
+            self,
+            Some(i),
+            FlatBytes::body(bytes),
+            entry.content_hash,
+        ))
     }
 
     /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
@@ -654,25 +634,27 @@ impl ModuleView {
             self.check_section_hash(SectionKind::ROOT)?;
             let pool_len = self.pool()?.len();
             let body: &ArchivedBody = access(bytes, &cx)?;
-            validate::flat(body, &self.body_limits(pool_len, 0), &cx)
+            validate::flat(body, &self.body_limits(pool_len, 0), &cx)?;
+            placed_as_checked(FlatBytes::body(bytes).is_body(body), &cx)
         })?;
-        Ok(DefView::new(self, None, access(bytes, &cx)?, [0; 32]))
+        Ok(DefView::new(self, None, FlatBytes::body(bytes), [0; 32]))
     }
 
     /// The debug section, validated on first use; `None` when the file has none.
-    pub(crate) fn debug_archive(&self) -> Result<Option<&ArchivedDebugTable>, ReadError> {
+    pub(crate) fn debug(&self) -> Result<Option<DebugBytes<'_>>, ReadError> {
         let Some(range) = self.debug.clone() else {
             return Ok(None);
         };
-        let cx = self.cx(SectionKind::DEBUG);
         let bytes = &self.bytes()[range];
         cached(&self.debug_ok, || {
+            let cx = self.cx(SectionKind::DEBUG);
             let defs = &self.def_table()?.meta;
             self.check_section_hash(SectionKind::DEBUG)?;
             let t: &ArchivedDebugTable = access(bytes, &cx)?;
-            validate::debug(t, defs, &cx)
+            validate::debug(t, defs, &cx)?;
+            placed_as_checked(DebugBytes::new(bytes).is(t), &cx)
         })?;
-        access(bytes, &cx).map(Some)
+        Ok(Some(DebugBytes::new(bytes)))
     }
 
     /// Checks that every byte between the directory and the sections, and between sections,
@@ -711,21 +693,23 @@ impl ModuleView {
     /// (they are sorted strictly) below `m + n`, so that the merged list has no gap
     /// (`spec/format.md` §2.3). Materializing and copying merge by the same rule.
     fn check_debug_positions(&self) -> Result<(), ReadError> {
-        let Some(dbg) = self.debug_archive()? else {
+        let Some(dbg) = self.debug()? else {
             return Ok(());
         };
-        let entries = dbg.entries.as_slice();
+        let entries = dbg.entries;
         // Local depths of the definition whose records are being checked (records are
         // sorted by definition: each is computed once).
         let mut depths: Option<(u32, Vec<u32>)> = None;
         let mut k = 0;
         while let Some(e) = entries.get(k) {
-            let (def, local) = (e.def.to_native(), e.local.to_native());
-            let same = entries[k..]
-                .iter()
-                .take_while(|r| r.def.to_native() == def && r.local.to_native() == local)
+            let (def, local) = (e.def, e.local);
+            let same = (k..entries.len())
+                .map_while(|j| entries.get(j).filter(|r| r.def == def && r.local == local))
                 .count();
-            let last = entries[k + same - 1].position.to_native() as u64;
+            let last = (k + same)
+                .checked_sub(1)
+                .and_then(|j| entries.get(j))
+                .map_or(0, |r| r.position as u64);
             let view = self.def(def)?;
             if depths.as_ref().is_none_or(|(d, _)| *d != def) {
                 depths = Some((def, view.local_depths()));
@@ -738,11 +722,7 @@ impl ModuleView {
                     return Err(validate::debug_too_deep(&self.file, def, local));
                 }
             }
-            let body = view.archived();
-            let n_decos = body
-                .insts
-                .get(local as usize)
-                .map_or(0, |r| r.n_decos.to_native() as u64);
+            let n_decos = view.inst(local).map_or(0, |r| r.decoration_count() as u64);
             if last >= same as u64 + n_decos {
                 return Err(self.cx(SectionKind::DEBUG).bad(format!(
                     "entry {}: definition {def}, instruction {local}: decoration position \
@@ -751,7 +731,7 @@ impl ModuleView {
                     same as u64 + n_decos
                 )));
             }
-            k += same;
+            k += same.max(1);
         }
         Ok(())
     }
@@ -785,12 +765,21 @@ impl ModuleView {
         self.checked_symbols()?;
         self.check_symbol_index()?;
         self.root()?;
-        self.debug_archive()?;
+        self.debug()?;
         for i in 0..self.def_count {
             self.def(i)?;
         }
         self.check_debug_positions()?;
         crate::defview::check_content_hashes(self)
+    }
+}
+
+/// Refuses an archive whose hand reading ([`crate::placed`]) is not what rkyv checked.
+fn placed_as_checked(same: bool, cx: &Ctx<'_>) -> Result<(), ReadError> {
+    if same {
+        Ok(())
+    } else {
+        Err(cx.bad("the archive's arrays are not where spec/format.md §2 puts them".into()))
     }
 }
 

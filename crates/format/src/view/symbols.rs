@@ -13,7 +13,8 @@ use crate::defview::PayloadView;
 use crate::error::{ReadCause, ReadError};
 use crate::hash::FileStrings;
 use crate::header::{MAX_DIR_ENTRY_SIZE, SectionKind};
-use crate::schema::{ArchivedSymbolRec, ArchivedSymbolTable, REF_NONE, SYMIX_HEADER, SYMIX_RECORD};
+use crate::placed::{SymbolBytes, SymbolEntry};
+use crate::schema::{ArchivedSymbolTable, REF_NONE, SYMIX_HEADER, SYMIX_RECORD};
 use crate::validate::{self, Ctx};
 
 /// The symbol-index section (kind 8), read in place with bounds-checked little-endian reads.
@@ -144,12 +145,13 @@ impl<'v> SymIndex<'v> {
 impl ModuleView {
     /// The symbol table, validated on first use (section hash, bytecheck, name, definition
     /// and signature indices in range, order). Validates the strings and the pool.
-    pub(super) fn checked_symbols(&self) -> Result<&ArchivedSymbolTable, ReadError> {
+    pub(super) fn checked_symbols(&self) -> Result<SymbolBytes<'_>, ReadError> {
+        let bytes = &self.bytes()[self.symbols.clone()];
         cached(&self.symbols_ok, || {
             self.check_section_hash(SectionKind::SYMBOLS)?;
             let strings = self.strings_state()?.count;
             let cx = self.cx(SectionKind::SYMBOLS);
-            let t = self.symbols_archive()?;
+            let t: &ArchivedSymbolTable = super::access(bytes, &cx)?;
             validate::symbols(t, &self.file_strings(), strings, self.def_count, &cx)?;
             let pool_len = self.pool()?.len();
             for s in t.symbols.iter() {
@@ -162,18 +164,18 @@ impl ModuleView {
                     }));
                 }
             }
-            Ok(())
+            super::placed_as_checked(SymbolBytes::new(bytes).is(t), &cx)
         })?;
-        self.symbols_archive()
+        Ok(SymbolBytes::new(bytes))
     }
 
-    fn symbol_of<'v>(&'v self, strings: FileStrings<'v>, s: &ArchivedSymbolRec) -> Symbol<'v> {
-        let sig = s.signature.to_native();
+    fn symbol_of<'v>(&'v self, strings: FileStrings<'v>, s: &SymbolEntry) -> Symbol<'v> {
+        let sig = s.signature;
         Symbol {
-            name: strings.str_at(s.name.to_native()).unwrap_or(""),
+            name: strings.str_at(s.name).unwrap_or(""),
             role: SymbolRole::from_code(s.role),
-            kind: Opcode(s.def_opcode.to_native()),
-            def: s.def.to_native(),
+            kind: Opcode(s.def_opcode),
+            def: s.def,
             signature: (sig != REF_NONE).then_some(sig),
             hash: s.hash,
         }
@@ -199,10 +201,7 @@ impl ModuleView {
         }
         let t = self.checked_symbols()?;
         let strings = self.file_strings();
-        Ok(t.symbols
-            .iter()
-            .map(|s| self.symbol_of(strings, s))
-            .collect())
+        Ok(t.iter().map(|s| self.symbol_of(strings, &s)).collect())
     }
 
     /// Every symbol named `name` (binary search; usually one). Empty when the lookup meets
@@ -220,13 +219,19 @@ impl ModuleView {
         let Some(range) = self.symbol_index.clone() else {
             let t = self.checked_symbols()?;
             let strings = self.file_strings();
-            let syms = t.symbols.as_slice();
-            let name_of = |s: &ArchivedSymbolRec| strings.str_at(s.name.to_native()).unwrap_or("");
-            let start = syms.partition_point(|s| name_of(s).as_bytes() < name.as_bytes());
-            return Ok(syms[start..]
-                .iter()
-                .take_while(|s| name_of(s) == name)
-                .map(|s| self.symbol_of(strings, s))
+            let name_of = |k: usize| t.get(k).and_then(|s| strings.str_at(s.name)).unwrap_or("");
+            let (mut lo, mut hi) = (0, t.len());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if name_of(mid).as_bytes() < name.as_bytes() {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            return Ok((lo..t.len())
+                .map_while(|k| t.get(k).filter(|_| name_of(k) == name))
+                .map(|s| self.symbol_of(strings, &s))
                 .collect());
         };
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
@@ -420,21 +425,21 @@ impl ModuleView {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let t = self.checked_symbols()?;
         let strings = self.file_strings();
-        if ix.count != t.symbols.len() {
+        if ix.count != t.len() {
             return Err(cx.bad(format!(
                 "{} records, the symbol table has {} symbols",
                 ix.count,
-                t.symbols.len()
+                t.len()
             )));
         }
-        for (k, s) in t.symbols.iter().enumerate() {
+        for (k, s) in t.iter().enumerate() {
             let r = ix.rec(k, &cx)?;
-            let sym = self.symbol_of(strings, s);
+            let sym = self.symbol_of(strings, &s);
             let same = r.name == sym.name.as_bytes()
                 && r.def == sym.def
                 && r.opcode == sym.kind.0
                 && r.role == s.role
-                && r.signature == s.signature.to_native()
+                && r.signature == s.signature
                 && r.hash == sym.hash;
             if !same {
                 return Err(cx.bad(format!(
