@@ -152,3 +152,17 @@ pub fn diff(expected: &str, actual: &str) -> String {
     }
     out
 }
+
+/// A `.ir` text input for the linker, as `ir-link` makes one: parsed, then encoded in memory
+/// ([`irkit_link::Input::from_module`]). On failure, the problems as `error: …` lines (a parse
+/// error as `error: FILE:LINE:COL: MESSAGE`).
+pub fn text_input(name: &str, text: &str) -> Result<irkit_link::Input, Vec<String>> {
+    let module = irkit_text::parse(text, name).map_err(|errs| {
+        errs.errors()
+            .iter()
+            .map(|e| format!("error: {}:{}:{}: {}", e.file, e.line, e.column, e.message))
+            .collect::<Vec<_>>()
+    })?;
+    irkit_link::Input::from_module(name, &module)
+        .map_err(|e| e.errors().iter().map(|e| e.render()).collect())
+}

@@ -22,7 +22,7 @@ fn text(name: &str) -> String {
 fn inputs() -> Vec<Input> {
     ["lib.ir", "ord.ir", "main.ir"]
         .iter()
-        .map(|n| Input::from_text(n, &text(n)).unwrap_or_else(|e| panic!("{n}: {e}")))
+        .map(|n| irkit_tests::text_input(n, &text(n)).unwrap_or_else(|e| panic!("{n}: {e:?}")))
         .collect()
 }
 
@@ -99,7 +99,7 @@ fn memoized_one_clone_per_distinct_instantiation() {
     main.push_str("  ret %x49\n}\n");
     let mut ins = inputs();
     ins.pop();
-    ins.push(Input::from_text("main.ir", &main).unwrap_or_else(|e| panic!("{e}")));
+    ins.push(irkit_tests::text_input("main.ir", &main).unwrap_or_else(|e| panic!("{e:?}")));
     let linked = link(ins, &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(linked.stats.instantiations, 2);
     let m = &linked.module;
@@ -112,7 +112,7 @@ fn memoized_one_clone_per_distinct_instantiation() {
 fn generic_witness_table_specializes_and_runs() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("link/generic_witness_table/main.ir");
     let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-    let input = Input::from_text("main.ir", &src).unwrap_or_else(|e| panic!("{e}"));
+    let input = irkit_tests::text_input("main.ir", &src).unwrap_or_else(|e| panic!("{e:?}"));
     let linked = link(vec![input], &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     // Pair<i32>, ord_pair<i32, ord_i32>, pair_less<i32, ord_i32>, max<Pair<i32>, …>.
     assert_eq!(linked.stats.instantiations, 4);
@@ -129,7 +129,7 @@ fn generic_calling_generic_with_a_generic_struct_runs() {
         .iter()
         .map(|n| {
             let src = std::fs::read_to_string(dir.join(n)).unwrap_or_else(|e| panic!("{e}"));
-            Input::from_text(n, &src).unwrap_or_else(|e| panic!("{n}: {e}"))
+            irkit_tests::text_input(n, &src).unwrap_or_else(|e| panic!("{n}: {e:?}"))
         })
         .collect();
     let linked = link(inputs, &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));

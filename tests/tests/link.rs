@@ -86,9 +86,9 @@ fn run_link(inputs: &[(String, String)], opts: &LinkOptions) -> Result<(String, 
     let mut opened = Vec::new();
     let mut errors = Vec::new();
     for (name, text) in sorted {
-        match Input::from_text(name, text) {
+        match irkit_tests::text_input(name, text) {
             Ok(i) => opened.push(i),
-            Err(e) => errors.extend(e.errors().iter().map(|e| format!("error: {e}"))),
+            Err(e) => errors.extend(e),
         }
     }
     if !errors.is_empty() {
@@ -259,7 +259,7 @@ fn unreached_is_not_validated() -> Result<(), Failed> {
     let inputs = || -> Result<Vec<Input>, Failed> {
         Ok(vec![
             Input::from_bytes("lib.irm", &bytes).map_err(|e| format!("{e:?}"))?,
-            Input::from_text("main.ir", MAIN).map_err(|e| format!("{e:?}"))?,
+            irkit_tests::text_input("main.ir", MAIN).map_err(|e| e.join("\n"))?,
         ])
     };
     let linked = link(inputs()?, &LinkOptions::default())

@@ -234,17 +234,13 @@ fn instantiation_past_the_limit_is_a_link_error() {
     );
     let m = irkit_text::parse(&src, "gen.ir").unwrap_or_else(|e| panic!("{e}"));
     irkit_core::verify::verify(&m).expect("the input is valid");
-    let dir = std::env::temp_dir().join(format!("irkit-nesting-gen-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("gen.ir");
-    std::fs::write(&file, &src).unwrap();
-    let errs = irkit_link::link_files(&[&file], &irkit_link::LinkOptions::default()).unwrap_err();
+    let input = irkit_link::Input::from_module("gen.ir", &m).unwrap();
+    let errs = irkit_link::link(vec![input], &irkit_link::LinkOptions::default()).unwrap_err();
     assert_eq!(
         errs.to_string(),
         "error: instantiating generics built a type or constant nested deeper than 256 levels (the \
          nesting limit)"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Decorations nest like children (`#[#[…] a] b`), and a decoration may have a body: chains of

@@ -2,7 +2,7 @@
 //! truncation guard on, reading past the new end gives zeros instead of SIGBUS, and the linker
 //! refuses the input as changed, naming the file, instead of linking what it read.
 
-use irkit_link::{Input, LinkOptions, link};
+use irkit_link::{Input, LinkOptions, Opened, link};
 
 /// A module large enough that its definitions lie on pages past the first one.
 fn program() -> String {
@@ -30,7 +30,7 @@ fn a_module_truncated_while_mapped_is_refused_as_changed() {
     let path = dir.path().join("cut.irm");
     std::fs::write(&path, &bytes).unwrap();
 
-    let input = Input::open(&path).unwrap();
+    let input = Input::open(&path).and_then(Opened::module).unwrap();
     // Cut the file to its first page: header and directory were read at open; everything the
     // link reads next is gone.
     std::fs::OpenOptions::new()
@@ -53,7 +53,7 @@ fn an_untouched_module_links_under_the_guard() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("whole.irm");
     std::fs::write(&path, &bytes).unwrap();
-    let input = Input::open(&path).unwrap();
+    let input = Input::open(&path).and_then(Opened::module).unwrap();
     let linked = link(vec![input], &LinkOptions::default()).unwrap();
     assert!(linked.stats.defs_copied >= 401);
 }

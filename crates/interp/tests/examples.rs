@@ -65,8 +65,8 @@ fn noir_fib_prints_fib_0_to_20_and_returns_120() {
 #[test]
 fn two_module_linked_returns_42() {
     let inputs = vec![
-        Input::from_text("lib.ir", &example("two_module/lib.ir")).expect("lib"),
-        Input::from_text("main.ir", &example("two_module/main.ir")).expect("main"),
+        text_input("lib.ir", &example("two_module/lib.ir")).expect("lib"),
+        text_input("main.ir", &example("two_module/main.ir")).expect("main"),
     ];
     let linked = link(inputs, &LinkOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     irkit_core::verify::verify(&linked.module).expect("linked module verifies");
@@ -84,4 +84,10 @@ fn two_module_unlinked_traps_on_import() {
         irkit_interp::TrapKind::UnresolvedImport("counter".into()),
         "{t}"
     );
+}
+
+/// A `.ir` text input, parsed and encoded in memory as `ir-link` does.
+fn text_input(name: &str, text: &str) -> Result<Input, String> {
+    let module = irkit_text::parse(text, name).map_err(|e| e.to_string())?;
+    Input::from_module(name, &module).map_err(|e| e.to_string())
 }

@@ -49,10 +49,14 @@ pub enum LinkError {
         /// The I/O error.
         message: String,
     },
-    /// A `.ir` text input that does not parse (one error of possibly several).
-    #[error("{}:{}:{}: {}", .0.file, .0.line, .0.column, .0.message)]
-    Parse(Box<irkit_text::ParseError>),
-    /// A `.ir` input that parses but has no binary encoding.
+    /// An input that is not a binary module (text is the caller's to parse: see
+    /// [`Input::open`](crate::Input::open) and [`Input::from_module`](crate::Input::from_module)).
+    #[error("{file}: not a binary module (no `IRKMOD` magic)")]
+    NotBinary {
+        /// The input.
+        file: String,
+    },
+    /// A module given in memory that has no binary encoding.
     #[error("{file}: cannot encode: {message}")]
     Encode {
         /// The input.
@@ -224,14 +228,8 @@ impl fmt::Display for LinkErrors {
 impl std::error::Error for LinkErrors {}
 
 impl LinkError {
-    /// The problem as a tool shows it: `error: ` and the one line of `Display`, or for a parse
-    /// error `file:line:col: error: message` followed by the source line and a caret under the
-    /// column, as every other tool renders parse errors
-    /// ([`ParseError::render`](irkit_text::ParseError::render)).
+    /// The problem as a tool shows it: `error: ` and the one line of `Display`.
     pub fn render(&self) -> String {
-        match self {
-            LinkError::Parse(e) => e.render(),
-            _ => format!("error: {self}"),
-        }
+        format!("error: {self}")
     }
 }

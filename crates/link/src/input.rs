@@ -1,8 +1,11 @@
-//! Link inputs: binary modules opened in place, or `.ir` text parsed and encoded in memory so
-//! that both go through the same lazy reader.
+//! Link inputs: binary modules, opened in place (a file is mapped) or held in memory. The
+//! linker reads nothing else: a front end (the CLI for `.ir` text, `irkit-wasm` for
+//! WebAssembly) builds a [`Module`] and hands it over with [`Input::from_module`], which encodes
+//! it in memory so that every input goes through the same lazy reader.
 
 use std::path::Path;
 
+use irkit_core::Module;
 use irkit_format::{MAGIC, ModuleView};
 
 use crate::error::{LinkError, LinkErrors};
@@ -19,13 +22,33 @@ impl std::fmt::Debug for Input {
     }
 }
 
+/// What [`Input::open`] found at a path, read once.
+#[derive(Debug)]
+pub enum Opened {
+    /// A binary module.
+    Module(Box<Input>),
+    /// Anything else (`.ir` text, say), read into memory, for the caller to recognize: `name` as
+    /// given, and the bytes.
+    Other(String, Vec<u8>),
+}
+
+impl Opened {
+    /// The binary module opened, or an error naming the input if it was something else.
+    pub fn module(self) -> Result<Input, LinkErrors> {
+        match self {
+            Opened::Module(input) => Ok(*input),
+            Opened::Other(file, _) => Err(LinkErrors(vec![LinkError::NotBinary { file }])),
+        }
+    }
+}
+
 impl Input {
     /// Opens the input at `path`, reading it once: a regular file is opened, its first bytes
     /// read through that handle, and then, if they are the binary magic, the same file is
-    /// mapped (header, directory checked), else the rest is read as `.ir` text; anything else
+    /// mapped (header, directory checked), else the rest is read into memory; anything else
     /// (a pipe such as `<(cat x.ir)`, `/dev/fd/N`, or `-` for stdin) is read into memory once
     /// and recognized the same way. Errors name the input as given.
-    pub fn open(path: impl AsRef<Path>) -> Result<Input, LinkErrors> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Opened, LinkErrors> {
         use std::io::Read;
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -35,14 +58,19 @@ impl Input {
                 message: e.to_string(),
             }])
         };
+        let in_memory = |bytes: Vec<u8>| {
+            if bytes.starts_with(&MAGIC) {
+                Input::from_bytes(&name, &bytes).map(|i| Opened::Module(Box::new(i)))
+            } else {
+                Ok(Opened::Other(name.clone(), bytes))
+            }
+        };
         if path.as_os_str() == "-" {
-            let bytes = irkit_format::read_input(std::io::stdin().lock()).map_err(io)?;
-            return Input::from_bytes(&name, &bytes);
+            return in_memory(irkit_format::read_input(std::io::stdin().lock()).map_err(io)?);
         }
         let mut f = std::fs::File::open(path).map_err(io)?;
         if !f.metadata().map_err(io)?.is_file() {
-            let bytes = irkit_format::read_input(f).map_err(io)?;
-            return Input::from_bytes(&name, &bytes);
+            return in_memory(irkit_format::read_input(f).map_err(io)?);
         }
         let mut head = Vec::with_capacity(MAGIC.len());
         (&mut f)
@@ -52,58 +80,38 @@ impl Input {
         if head == MAGIC {
             let view = ModuleView::from_file(&f, &name)
                 .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
-            return Ok(Input { name, view });
+            return Ok(Opened::Module(Box::new(Input { name, view })));
         }
         use std::io::Seek;
         f.rewind().map_err(io)?;
-        let bytes = irkit_format::read_input(f).map_err(io)?;
-        Input::from_bytes(&name, &bytes)
+        in_memory(irkit_format::read_input(f).map_err(io)?)
     }
 
-    /// An input held in memory, named `name` in messages: a binary module, or `.ir` text.
+    /// A binary module held in memory, named `name` in messages.
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Input, LinkErrors> {
-        if bytes.starts_with(&MAGIC) {
-            let view = ModuleView::from_bytes_named(bytes, name)
-                .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
-            return Ok(Input {
-                name: name.to_string(),
-                view,
-            });
-        }
-        match std::str::from_utf8(bytes) {
-            Ok(text) => Input::from_text(name, text),
-            Err(e) => Err(LinkErrors(vec![LinkError::Io {
+        if !bytes.starts_with(&MAGIC) {
+            return Err(LinkErrors(vec![LinkError::NotBinary {
                 file: name.to_string(),
-                message: format!(
-                    "neither a binary module nor UTF-8 text (invalid byte at offset {})",
-                    e.valid_up_to()
-                ),
-            }])),
+            }]));
         }
-    }
-
-    /// A `.ir` text input: parsed, encoded in memory, then read like any binary module.
-    pub fn from_text(name: &str, text: &str) -> Result<Input, LinkErrors> {
-        let module = irkit_text::parse(text, name).map_err(|errs| {
-            LinkErrors(
-                errs.errors()
-                    .iter()
-                    .map(|e| LinkError::Parse(Box::new(e.clone())))
-                    .collect(),
-            )
-        })?;
-        let bytes = irkit_format::write(&module).map_err(|e| {
-            LinkErrors(vec![LinkError::Encode {
-                file: name.to_string(),
-                message: e.to_string(),
-            }])
-        })?;
-        let view = ModuleView::from_bytes_named(&bytes, name)
+        let view = ModuleView::from_bytes_named(bytes, name)
             .map_err(|e| LinkErrors(vec![LinkError::Read(e)]))?;
         Ok(Input {
             name: name.to_string(),
             view,
         })
+    }
+
+    /// A module built in memory by a front end, named `name` in messages: encoded, then read
+    /// like any binary module.
+    pub fn from_module(name: &str, module: &Module) -> Result<Input, LinkErrors> {
+        let bytes = irkit_format::write(module).map_err(|e| {
+            LinkErrors(vec![LinkError::Encode {
+                file: name.to_string(),
+                message: e.to_string(),
+            }])
+        })?;
+        Input::from_bytes(name, &bytes)
     }
 
     /// An already opened module, named `name` in messages.

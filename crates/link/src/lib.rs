@@ -1,7 +1,8 @@
 //! # irkit-link: the linker
 //!
-//! Links binary modules (`.irm`, or `.ir` text assembled in memory) into one module, lazily
-//! and independently of the order of its inputs. `spec/linking.md` is the normative
+//! Links binary modules (`.irm` files, or modules a front end built and encoded in memory:
+//! [`Input::from_module`]) into one module, lazily and independently of the order of its
+//! inputs. It reads module views only: parsing `.ir` text is the caller's (the CLI's). `spec/linking.md` is the normative
 //! description; in short:
 //!
 //! * **Roots**: the entry point (`main` by default) in an executable link, every name given
@@ -27,7 +28,11 @@
 //!
 //! ```no_run
 //! use irkit_link::{Input, LinkOptions, link};
-//! let inputs = vec![Input::open("main.irm")?, Input::open("lib.irm")?];
+//! let bytes = std::fs::read("lib.irm")?;
+//! let inputs = vec![
+//!     Input::from_bytes("main.irm", &std::fs::read("main.irm")?)?,
+//!     Input::from_bytes("lib.irm", &bytes)?,
+//! ];
 //! let linked = link(inputs, &LinkOptions::default()).map_err(|e| e.to_string())?;
 //! let bytes = irkit_format::write(&linked.module).map_err(|e| e.to_string())?;
 //! # let _ = bytes;
@@ -40,7 +45,7 @@ mod linker;
 pub mod specialize;
 
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
-pub use input::Input;
+pub use input::{Input, Opened};
 pub use linker::{link, link_files};
 pub use specialize::specialize;
 

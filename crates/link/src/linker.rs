@@ -9,7 +9,7 @@ use irkit_core::{Inst, Module, Opcode, Payload};
 use irkit_format::{CopyMapper, DefCopier, InstView, ModuleView, PayloadView, PoolView, Ref};
 
 use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
-use crate::input::Input;
+use crate::input::{Input, Opened};
 use crate::{LinkOptions, Linked, Stats};
 
 mod imports;
@@ -17,8 +17,10 @@ mod resolve;
 
 use resolve::{ExportIndex, linkage, linkage_of};
 
-/// Opens every file of `paths` (sorted first, so errors come in a fixed order), then links
-/// them. Every unreadable input is reported, not only the first.
+/// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
+/// links them. Every unreadable input is reported, not only the first; an input that is not a
+/// binary module is an error (a front end parses it and links with [`link`] and
+/// [`Input::from_module`]).
 pub fn link_files<P: AsRef<Path>>(paths: &[P], opts: &LinkOptions) -> Result<Linked, LinkErrors> {
     let t = Instant::now();
     let mut sorted: Vec<&Path> = paths.iter().map(|p| p.as_ref()).collect();
@@ -26,7 +28,7 @@ pub fn link_files<P: AsRef<Path>>(paths: &[P], opts: &LinkOptions) -> Result<Lin
     let mut inputs = Vec::with_capacity(sorted.len());
     let mut errors = Vec::new();
     for p in sorted {
-        match Input::open(p) {
+        match Input::open(p).and_then(Opened::module) {
             Ok(i) => inputs.push(i),
             Err(e) => errors.extend(e.0),
         }

@@ -97,7 +97,7 @@ fn program(seed: u64, n: usize) -> Vec<(String, String)> {
 fn link_bytes(inputs: &[(String, String)], opts: &LinkOptions) -> Result<Vec<u8>, String> {
     let opened = inputs
         .iter()
-        .map(|(n, t)| Input::from_text(n, t).map_err(|e| format!("{e:?}\n{t}")))
+        .map(|(n, t)| text_input(n, t).map_err(|e| format!("{e}\n{t}")))
         .collect::<Result<Vec<_>, _>>()?;
     let linked = link(opened, opts).map_err(|e| e.to_string())?;
     irkit_format::write(&linked.module).map_err(|e| e.to_string())
@@ -139,7 +139,7 @@ fn unreached_definitions_are_not_copied() {
     let inputs = program(7, 3);
     let opened: Vec<Input> = inputs
         .iter()
-        .map(|(n, t)| Input::from_text(n, t).unwrap())
+        .map(|(n, t)| text_input(n, t).unwrap())
         .collect();
     let linked = link(opened, &LinkOptions::default()).unwrap();
     let m = &linked.module;
@@ -152,4 +152,10 @@ fn unreached_definitions_are_not_copied() {
         .filter(|&&d| m.decoration_str(d, irkit_core::Opcode::EXPORT) == Some("shared"))
         .count();
     assert_eq!(shared, 1);
+}
+
+/// A `.ir` text input, parsed and encoded in memory as `ir-link` does.
+fn text_input(name: &str, text: &str) -> Result<Input, String> {
+    let module = irkit_text::parse(text, name).map_err(|e| e.to_string())?;
+    Input::from_module(name, &module).map_err(|e| e.to_string())
 }

@@ -75,7 +75,7 @@ fn corrupted_inputs_never_panic() {
                     ..LinkOptions::default()
                 };
                 let lib = Input::from_bytes("lib.irm", &b).expect("opened before");
-                let main = Input::from_text("main.ir", MAIN).expect("main parses");
+                let main = text_input("main.ir", MAIN).expect("main parses");
                 match link(vec![lib, main], &opts) {
                     Ok(l) => {
                         outcomes[1] += 1;
@@ -95,4 +95,10 @@ fn corrupted_inputs_never_panic() {
     }
     // Both outcomes happen: the corruption is not always fatal, nor always harmless.
     assert!(outcomes[1] > 0 && outcomes[2] > 0, "{outcomes:?}");
+}
+
+/// A `.ir` text input, parsed and encoded in memory as `ir-link` does.
+fn text_input(name: &str, text: &str) -> Result<Input, String> {
+    let module = irkit_text::parse(text, name).map_err(|e| e.to_string())?;
+    Input::from_module(name, &module).map_err(|e| e.to_string())
 }

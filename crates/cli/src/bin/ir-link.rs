@@ -12,7 +12,7 @@ use clap::{Parser, ValueEnum};
 use irkit_backend::RunOptions;
 use irkit_cli::output;
 use irkit_cli::report::Problems;
-use irkit_link::{LinkOptions, Stats, link_files};
+use irkit_link::{LinkOptions, Stats};
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -89,12 +89,8 @@ fn main() -> ExitCode {
         max_instantiation_depth: args.max_instantiation_depth,
     };
     let mut problems = Problems::new();
-    let mut linked = match link_files(&args.inputs, &opts) {
-        Ok(l) => l,
-        Err(errors) => {
-            irkit_cli::report::report_link_errors(&args.inputs, &errors, &mut problems);
-            return problems.finish();
-        }
+    let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
+        return problems.finish();
     };
     let t = Instant::now();
     let mut lowered = None;

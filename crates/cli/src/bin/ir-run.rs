@@ -14,7 +14,7 @@ use clap::Parser;
 use irkit_backend::{Outcome, RunOptions};
 use irkit_cli::backends::{self, BACKENDS};
 use irkit_cli::report::Problems;
-use irkit_link::{LinkOptions, link_files};
+use irkit_link::LinkOptions;
 
 /// Link irkit modules and run their `main`.
 #[derive(Parser)]
@@ -55,12 +55,8 @@ fn main() -> ExitCode {
         ..LinkOptions::default()
     };
     let mut problems = Problems::new();
-    let mut linked = match link_files(&args.inputs, &opts) {
-        Ok(l) => l,
-        Err(errors) => {
-            irkit_cli::report::report_link_errors(&args.inputs, &errors, &mut problems);
-            return problems.finish();
-        }
+    let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
+        return problems.finish();
     };
     let name = if args.interp { "interp" } else { &args.backend };
     let Some(backend) = backends::backend(name) else {

@@ -102,7 +102,7 @@ impl State<'_> {
         let parts: Vec<String> = ops
             .iter()
             .map(|o| match o {
-                DeclOperand::Value(v) => irkit_text::print_inst(out, *v),
+                DeclOperand::Value(v) => irkit_core::message::value_text(out, *v),
                 DeclOperand::Def(Key::Def(_, d)) => format!("definition {d}"),
                 DeclOperand::Def(Key::Import(n) | Key::Extern(n)) => format!("@{n}"),
                 DeclOperand::Local => "a local value".to_string(),
@@ -125,7 +125,7 @@ impl State<'_> {
 
     fn type_text(out: &Module, ty: Option<Inst>) -> String {
         match ty {
-            Some(t) => irkit_text::print_inst(out, t),
+            Some(t) => irkit_core::message::value_text(out, t),
             None => "(no type)".to_string(),
         }
     }
