@@ -54,11 +54,7 @@ fn expected_row(info: &OpInfo) -> Vec<String> {
     vec![
         format!("{:#06x}", info.opcode.0),
         info.name.to_string(),
-        if info.operands.is_empty() {
-            "-".to_string()
-        } else {
-            info.operands.to_string()
-        },
+        info.signature.to_string(),
         arity,
         ty.to_string(),
         payload.to_string(),
