@@ -43,6 +43,32 @@ pub enum Role {
 }
 
 impl Role {
+    /// Every role, in the order of the spec's role table.
+    pub const ALL: [Role; 8] = [
+        Role::Value,
+        Role::Type,
+        Role::Const,
+        Role::Edge,
+        Role::Def,
+        Role::State,
+        Role::Var,
+        Role::Any,
+    ];
+
+    /// The spec's name for the role (the opcode table's roles column).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Value => "value",
+            Role::Type => "type",
+            Role::Const => "const",
+            Role::Edge => "edge",
+            Role::Def => "def",
+            Role::State => "state",
+            Role::Var => "var",
+            Role::Any => "any",
+        }
+    }
+
     /// Whether an operand in this role is read when the instruction executes (a NOIR proc's
     /// *active dependencies* are its read operands that are proc-local): values, case values
     /// and states; not types, the `var` a `next` writes, definitions or instructions named
@@ -240,10 +266,10 @@ impl Signature {
         true
     }
 
-    /// The role of operand `k` of an instruction with `n` operands, for a signature without
+    /// The slot of operand `k` of an instruction with `n` operands, for a signature without
     /// edges (`None` with edges, where it depends on where the block operands are, and past
     /// the end).
-    pub fn role_at(self, k: usize, n: usize) -> Option<Role> {
+    pub fn slot_at(self, k: usize, n: usize) -> Option<Slot> {
         if self.has_edges() || k >= n {
             return None;
         }
@@ -251,9 +277,19 @@ impl Signature {
         // takes what the fixed ones before it leave.
         let slots = self.0;
         match slots.iter().position(|s| s.rep.is_variable()) {
-            Some(v) if k >= v => Some(slots[v].role),
-            _ => slots.get(k).map(|s| s.role),
+            Some(v) if k >= v => Some(slots[v]),
+            _ => slots.get(k).copied(),
         }
+    }
+
+    /// The role of operand `k` of an instruction with `n` operands ([`Signature::slot_at`]).
+    pub fn role_at(self, k: usize, n: usize) -> Option<Role> {
+        self.slot_at(k, n).map(|s| s.role)
+    }
+
+    /// The spec's roles column: each slot's role with its repetition (`value, edge, edge`).
+    pub const fn roles(self) -> RolesColumn {
+        RolesColumn(self)
     }
 
     /// How many leading operands are not read ([`Role::is_read`]): the type of `elem`, the
@@ -267,25 +303,46 @@ impl Signature {
     }
 }
 
+/// The spec's roles column of a signature ([`Signature::roles`]).
+pub struct RolesColumn(Signature);
+
+/// Each slot's role with its repetition (`value, edge, edge`); `-` for none.
+impl fmt::Display for RolesColumn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_slots(f, self.0, |f, s| {
+            write!(f, "{}{}", s.role.name(), s.rep.suffix())
+        })
+    }
+}
+
 /// The spec's operand column: `cond, then, arg*, else, arg*`; an edge is its block and its
 /// arguments (`(case, arg*)*` when it repeats); `-` for none.
 impl fmt::Display for Signature {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("-");
-        }
-        for (k, s) in self.0.iter().enumerate() {
-            if k > 0 {
-                f.write_str(", ")?;
-            }
-            match (s.role, s.rep) {
-                (Role::Edge, Rep::One) => write!(f, "{}, arg*", s.name)?,
-                (Role::Edge, rep) => write!(f, "({}, arg*){}", s.name, rep.suffix())?,
-                (_, rep) => write!(f, "{}{}", s.name, rep.suffix())?,
-            }
-        }
-        Ok(())
+        write_slots(f, *self, |f, s| match (s.role, s.rep) {
+            (Role::Edge, Rep::One) => write!(f, "{}, arg*", s.name),
+            (Role::Edge, rep) => write!(f, "({}, arg*){}", s.name, rep.suffix()),
+            (_, rep) => write!(f, "{}{}", s.name, rep.suffix()),
+        })
     }
+}
+
+/// Writes the slots of `sig` separated by commas, each as `slot` spells it; `-` for none.
+fn write_slots(
+    f: &mut fmt::Formatter<'_>,
+    sig: Signature,
+    slot: impl Fn(&mut fmt::Formatter<'_>, &Slot) -> fmt::Result,
+) -> fmt::Result {
+    if sig.0.is_empty() {
+        return f.write_str("-");
+    }
+    for (k, s) in sig.0.iter().enumerate() {
+        if k > 0 {
+            f.write_str(", ")?;
+        }
+        slot(f, s)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -317,7 +374,27 @@ mod tests {
             })
         );
         assert_eq!(sw.edge_count(), (1, true));
+        assert_eq!(sw.roles().to_string(), "value, const*, edge, edge*");
         assert_eq!(Signature(&[]).to_string(), "-");
+    }
+
+    /// [`Role::ALL`] lists every role once (a new role fails to compile here until it is
+    /// listed, and so until the spec's role table has it: `tests/tests/spec.rs`).
+    #[test]
+    fn all_roles_are_listed() {
+        let position = |r: Role| match r {
+            Role::Value => 0,
+            Role::Type => 1,
+            Role::Const => 2,
+            Role::Edge => 3,
+            Role::Def => 4,
+            Role::State => 5,
+            Role::Var => 6,
+            Role::Any => 7,
+        };
+        for (k, r) in Role::ALL.into_iter().enumerate() {
+            assert_eq!(position(r), k, "{r:?}");
+        }
     }
 
     #[test]
