@@ -44,17 +44,24 @@ pub fn edges<F: Fn(Inst) -> bool>(ops: &[Inst], is_block: F) -> (Range<usize>, E
     )
 }
 
-/// The operands of a terminator of opcode `op` divided as its operand roles say: the range of
-/// its own operands and its edges, in order; `None` if the registry gives `op` no edges (not a
+/// A terminator's operands as its operand roles divide them ([`branch`]).
+#[derive(Clone, Debug)]
+pub struct Branch<'a, F> {
+    /// The fixed leading operands (`br`'s condition, `switch`'s value).
+    pub fixed: Range<usize>,
+    /// The variable run after them, up to the first edge (`switch`'s case values).
+    pub run: Range<usize>,
+    /// The edges, in order.
+    pub edges: Edges<'a, F>,
+}
+
+/// The operands of a terminator of opcode `op` divided as its operand roles say: its own
+/// operands and its edges, in order; `None` if the registry gives `op` no edges (not a
 /// branch, or an opaque opcode). The edges start after the signature's fixed leading operands
 /// (`br`'s condition), or, when a variable run follows them (`switch`'s case values), at the
 /// first block operand after those: so the first edge's target is at the position the
 /// signature gives it even when that operand is not a block (which the verifier reports).
-pub fn branch<F: Fn(Inst) -> bool>(
-    op: Opcode,
-    ops: &[Inst],
-    is_block: F,
-) -> Option<(Range<usize>, Edges<'_, F>)> {
+pub fn branch<F: Fn(Inst) -> bool>(op: Opcode, ops: &[Inst], is_block: F) -> Option<Branch<'_, F>> {
     let start = op.info()?.signature.edge_start()?;
     let fixed = start.fixed.min(ops.len());
     let first = if start.variable {
@@ -62,14 +69,15 @@ pub fn branch<F: Fn(Inst) -> bool>(
     } else {
         fixed
     };
-    Some((
-        0..first,
-        Edges {
+    Some(Branch {
+        fixed: 0..fixed,
+        run: fixed..first,
+        edges: Edges {
             ops,
             is_block,
             next: first,
         },
-    ))
+    })
 }
 
 fn next_block(ops: &[Inst], from: usize, is_block: &impl Fn(Inst) -> bool) -> usize {
@@ -109,7 +117,7 @@ impl<F: Fn(Inst) -> bool> Iterator for Edges<'_, F> {
 pub fn edges_of(m: &Module, term: Inst) -> (Range<usize>, Vec<Edge>) {
     let ops = m.operands(term);
     match branch(m.opcode(term), ops, |o| m.opcode(o) == Opcode::BLOCK) {
-        Some((leading, es)) => (leading, es.collect()),
+        Some(b) => (0..b.run.end, b.edges.collect()),
         None => (0..ops.len(), Vec::new()),
     }
 }
@@ -164,30 +172,30 @@ mod tests {
     fn leading_operands_come_from_the_roles() {
         let v = |k: u32| Inst::from_index(k);
         let is_block = |o: Inst| o.index() >= 10;
-        // (leading operands, [(target position, argument positions)]).
-        type Decoded = (Range<usize>, Vec<(usize, Range<usize>)>);
+        // (fixed operands, variable run, [(target position, argument positions)]).
+        type Decoded = (Range<usize>, Range<usize>, Vec<(usize, Range<usize>)>);
         let targets = |op, ops: &[Inst]| -> Option<Decoded> {
-            let (lead, es) = branch(op, ops, is_block)?;
-            Some((lead, es.map(|e| (e.at, e.args)).collect()))
+            let b = branch(op, ops, is_block)?;
+            Some((b.fixed, b.run, b.edges.map(|e| (e.at, e.args)).collect()))
         };
         // br ^c, ^t(%x), ^e: a block in the condition's place is the condition.
         let br = [v(10), v(11), v(1), v(12)];
         assert_eq!(
             targets(Opcode::BR, &br),
-            Some((0..1, vec![(1, 2..3), (3, 4..4)]))
+            Some((0..1, 1..1, vec![(1, 2..3), (3, 4..4)]))
         );
         // switch %v, 1, 2, ^d, ^a(%x), ^b
         let sw = [v(1), v(2), v(3), v(10), v(11), v(4), v(12)];
         assert_eq!(
             targets(Opcode::SWITCH, &sw),
-            Some((0..3, vec![(3, 4..4), (4, 5..6), (6, 7..7)]))
+            Some((0..1, 1..3, vec![(3, 4..4), (4, 5..6), (6, 7..7)]))
         );
         assert_eq!(
             targets(Opcode::JUMP, &[v(10), v(1)]),
-            Some((0..0, vec![(0, 1..2)]))
+            Some((0..0, 0..0, vec![(0, 1..2)]))
         );
         // Too few operands: no panic, the edges that are there.
-        assert_eq!(targets(Opcode::BR, &[]), Some((0..0, vec![])));
+        assert_eq!(targets(Opcode::BR, &[]), Some((0..0, 0..0, vec![])));
         assert_eq!(targets(Opcode::RET, &[v(1)]), None);
         assert_eq!(targets(Opcode(0x7777), &[v(10)]), None);
     }

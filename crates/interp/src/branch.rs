@@ -67,12 +67,13 @@ pub(crate) fn decode(
 ) -> Option<Branch> {
     let op = m.opcode(term);
     let ops = m.operands(term);
-    let (leading, edges) = irkit_core::edges::branch(op, ops, |o| m.opcode(o) == Opcode::BLOCK)?;
+    let branch = irkit_core::edges::branch(op, ops, |o| m.opcode(o) == Opcode::BLOCK)?;
     let operand = |inst: Inst| Operand {
         inst,
         src: src(inst),
     };
-    let edges: Vec<Edge> = edges
+    let edges: Vec<Edge> = branch
+        .edges
         .map(|e| {
             let args: Box<[Operand]> = ops
                 .get(e.args)
@@ -113,7 +114,7 @@ pub(crate) fn decode(
         Opcode::BR => Branch::Br(first, edges.into()),
         Opcode::SWITCH => {
             let cases = ops
-                .get(1..leading.end)
+                .get(branch.run)
                 .unwrap_or(&[])
                 .iter()
                 .map(|&c| match src(c) {

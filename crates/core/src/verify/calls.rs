@@ -178,12 +178,12 @@ impl<'m> Cx<'m> {
     /// edges are where the registry's operand roles put them ([`crate::edges::branch`]).
     pub(super) fn check_branch(&mut self, i: Inst, op: Opcode) {
         let ops: &[Inst] = self.live(i).map_or(&[], |d| &d.operands);
-        let Some((leading, edges)) =
-            crate::edges::branch(op, ops, |o| self.opc(o) == Some(Opcode::BLOCK))
+        let Some(branch) = crate::edges::branch(op, ops, |o| self.opc(o) == Some(Opcode::BLOCK))
         else {
             return;
         };
-        let edges: Vec<Edge> = edges.collect();
+        let cases = ops.get(branch.run).unwrap_or(&[]);
+        let edges: Vec<Edge> = branch.edges.collect();
         match op {
             Opcode::JUMP => {
                 let Some(e) = edges.first() else { return };
@@ -230,7 +230,6 @@ impl<'m> Cx<'m> {
                     self.err(i, "`switch` needs a default target block");
                     return;
                 }
-                let cases = ops.get(1..leading.end).unwrap_or(&[]);
                 let ncases = cases.len();
                 if edges.len() - 1 != ncases {
                     self.err(

@@ -46,12 +46,12 @@ impl<'m> Cx<'m> {
             if !ld.opcode.is_terminator() {
                 continue;
             }
-            let Some((_, edges)) =
+            let Some(branch) =
                 crate::edges::branch(ld.opcode, &ld.operands, |o| index(o).is_some())
             else {
                 continue;
             };
-            for e in edges {
+            for e in branch.edges {
                 if let Some(t) = index(e.target)
                     && !succs[k].contains(&t)
                 {

@@ -17,17 +17,17 @@ type LoweredEdge = (ir::Block, Vec<BlockArg>);
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// The edges of terminator `op` with operands `ops`, as the registry's operand roles
     /// divide them (`irkit_core::edges::branch`), each with its Cranelift block and
-    /// arguments; and the range of the terminator's own operands.
+    /// arguments; and the variable run of its own operands before them (`switch`'s cases).
     pub(crate) fn edges(
         &mut self,
         op: Opcode,
         ops: &[Inst],
     ) -> Result<(Range<usize>, Vec<LoweredEdge>), BackendError> {
         let m = self.ctx.m;
-        let (leading, edges) = irkit_core::edges::branch(op, ops, |o| m.opcode(o) == Opcode::BLOCK)
+        let branch = irkit_core::edges::branch(op, ops, |o| m.opcode(o) == Opcode::BLOCK)
             .ok_or_else(|| self.malformed("a terminator without edges"))?;
         let mut out = Vec::new();
-        for e in edges {
+        for e in branch.edges {
             let cb = *self
                 .blocks
                 .get(&e.target)
@@ -38,14 +38,14 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             }
             out.push((cb, args));
         }
-        Ok((leading, out))
+        Ok((branch.run, out))
     }
 
     pub(crate) fn switch(&mut self, ops: &[Inst]) -> Result<(), BackendError> {
         let m = self.ctx.m;
         let v = self.val1(ops[0])?;
-        let (leading, edges) = self.edges(Opcode::SWITCH, ops)?;
-        let cases = ops.get(1..leading.end).unwrap_or(&[]);
+        let (run, edges) = self.edges(Opcode::SWITCH, ops)?;
+        let cases = ops.get(run).unwrap_or(&[]);
         if edges.len() != cases.len() + 1 {
             return Err(self.malformed("switch edges do not match its cases"));
         }
