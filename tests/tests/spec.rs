@@ -1,9 +1,10 @@
-//! The spec and the code agree: `spec/ir.md`'s opcode table is the registry, row for row, and
-//! its condition-code tables are `IntCC`/`FloatCC`.
+//! The spec and the code agree: `spec/ir.md`'s opcode table is the registry, row for row (the
+//! operand and roles columns are the registry's operand signatures), and its condition-code
+//! tables are `IntCC`/`FloatCC`.
 
 use std::path::Path;
 
-use irkit_core::{Flags, FloatCC, IntCC, OpInfo, PayloadKind, REGISTRY, TypeRule};
+use irkit_core::{Flags, FloatCC, IntCC, OpInfo, PayloadKind, REGISTRY, Role, TypeRule};
 
 fn spec_text() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/ir.md");
@@ -54,11 +55,8 @@ fn expected_row(info: &OpInfo) -> Vec<String> {
     vec![
         format!("{:#06x}", info.opcode.0),
         info.name.to_string(),
-        if info.operands.is_empty() {
-            "-".to_string()
-        } else {
-            info.operands.to_string()
-        },
+        info.signature.to_string(),
+        info.signature.roles().to_string(),
         arity,
         ty.to_string(),
         payload.to_string(),
@@ -72,7 +70,7 @@ fn opcode_table_matches_the_registry() {
     let rows = table(
         &text,
         &[
-            "id", "name", "operands", "arity", "type", "payload", "flags",
+            "id", "name", "operands", "roles", "arity", "type", "payload", "flags",
         ],
     );
     let mut problems = Vec::new();
@@ -103,6 +101,18 @@ fn opcode_table_matches_the_registry() {
     );
     // The flags column spells flags exactly as `Flags::ALL` does.
     assert_eq!(Flags::ALL.len(), 12);
+}
+
+/// The role table of "Operand roles" lists every role, by the name the roles column uses.
+#[test]
+fn role_table_matches() {
+    let text = spec_text();
+    let got: Vec<String> = table(&text, &["role", "the operand is"])
+        .iter()
+        .map(|r| unquote(&r[0]))
+        .collect();
+    let want: Vec<String> = Role::ALL.iter().map(|r| r.name().to_string()).collect();
+    assert_eq!(got, want, "role table in spec/ir.md");
 }
 
 #[test]

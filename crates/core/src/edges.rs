@@ -2,13 +2,16 @@
 //!
 //! The operands of a terminator are divided into *edges* by its block operands
 //! (spec/ir.md, "Edges"): the operands after a block operand, up to the next block operand or
-//! the end, are the arguments of the edge to that block. The operands before the first block
-//! operand are the terminator's own (the condition of `br`, the value and case values of
-//! `switch`). The verifier, the CFG code, the interpreter, the Cranelift lowering and the
-//! printer all read edges through [`edges`], so a new terminator, or a change to how edges are
-//! written, is made in one place.
+//! the end, are the arguments of the edge to that block. The operands before the first edge
+//! are the terminator's own (the condition of `br`, the value and case values of `switch`):
+//! how many there are is the registry's answer ([`branch`] reads the opcode's operand roles,
+//! [`crate::roles::Signature::edge_start`]), so an opcode whose roles say "edges follow" is
+//! decoded without any code of its own. The verifier, the CFG code, the interpreter, the
+//! Cranelift lowering and testgen read a terminator's edges through [`branch`]; the printer,
+//! which spells any operand list (a malformed one too), groups a block operand with the
+//! operands after it with the same splitter, [`edges`].
 //!
-//! Whether an operand is a block is the caller's question ([`edges`] takes a predicate), so the
+//! Whether an operand is a block is the caller's question (both take a predicate), so the
 //! verifier can ask it with its checked accessors on a module it has not yet accepted.
 
 use std::ops::Range;
@@ -39,6 +42,42 @@ pub fn edges<F: Fn(Inst) -> bool>(ops: &[Inst], is_block: F) -> (Range<usize>, E
             next: first,
         },
     )
+}
+
+/// A terminator's operands as its operand roles divide them ([`branch`]).
+#[derive(Clone, Debug)]
+pub struct Branch<'a, F> {
+    /// The fixed leading operands (`br`'s condition, `switch`'s value).
+    pub fixed: Range<usize>,
+    /// The variable run after them, up to the first edge (`switch`'s case values).
+    pub run: Range<usize>,
+    /// The edges, in order.
+    pub edges: Edges<'a, F>,
+}
+
+/// The operands of a terminator of opcode `op` divided as its operand roles say: its own
+/// operands and its edges, in order; `None` if the registry gives `op` no edges (not a
+/// branch, or an opaque opcode). The edges start after the signature's fixed leading operands
+/// (`br`'s condition), or, when a variable run follows them (`switch`'s case values), at the
+/// first block operand after those: so the first edge's target is at the position the
+/// signature gives it even when that operand is not a block (which the verifier reports).
+pub fn branch<F: Fn(Inst) -> bool>(op: Opcode, ops: &[Inst], is_block: F) -> Option<Branch<'_, F>> {
+    let start = op.info()?.signature.edge_start()?;
+    let fixed = start.fixed.min(ops.len());
+    let first = if start.variable {
+        next_block(ops, fixed, &is_block)
+    } else {
+        fixed
+    };
+    Some(Branch {
+        fixed: 0..fixed,
+        run: fixed..first,
+        edges: Edges {
+            ops,
+            is_block,
+            next: first,
+        },
+    })
 }
 
 fn next_block(ops: &[Inst], from: usize, is_block: &impl Fn(Inst) -> bool) -> usize {
@@ -73,10 +112,14 @@ impl<F: Fn(Inst) -> bool> Iterator for Edges<'_, F> {
 }
 
 /// The edges of terminator `term` of a module whose handles are valid (a verified or
-/// trusted module).
+/// trusted module), as [`branch`] decodes them; all its operands and no edge for an
+/// instruction that has none.
 pub fn edges_of(m: &Module, term: Inst) -> (Range<usize>, Vec<Edge>) {
-    let (leading, es) = edges(m.operands(term), |o| m.opcode(o) == Opcode::BLOCK);
-    (leading, es.collect())
+    let ops = m.operands(term);
+    match branch(m.opcode(term), ops, |o| m.opcode(o) == Opcode::BLOCK) {
+        Some(b) => (0..b.run.end, b.edges.collect()),
+        None => (0..ops.len(), Vec::new()),
+    }
 }
 
 /// The successor blocks of `term`, in edge order, each once.
@@ -120,5 +163,40 @@ mod tests {
         let none = [v(1), v(2)];
         let (lead, mut es) = edges(&none, |o| o.index() >= 10);
         assert_eq!((lead, es.next()), (0..2, None));
+    }
+
+    /// [`branch`] takes the leading operands from the registry: `br`'s one condition (even if
+    /// it were a block), `switch`'s value and the case values up to the first block; nothing
+    /// for an instruction without edges.
+    #[test]
+    fn leading_operands_come_from_the_roles() {
+        let v = |k: u32| Inst::from_index(k);
+        let is_block = |o: Inst| o.index() >= 10;
+        // (fixed operands, variable run, [(target position, argument positions)]).
+        type Decoded = (Range<usize>, Range<usize>, Vec<(usize, Range<usize>)>);
+        let targets = |op, ops: &[Inst]| -> Option<Decoded> {
+            let b = branch(op, ops, is_block)?;
+            Some((b.fixed, b.run, b.edges.map(|e| (e.at, e.args)).collect()))
+        };
+        // br ^c, ^t(%x), ^e: a block in the condition's place is the condition.
+        let br = [v(10), v(11), v(1), v(12)];
+        assert_eq!(
+            targets(Opcode::BR, &br),
+            Some((0..1, 1..1, vec![(1, 2..3), (3, 4..4)]))
+        );
+        // switch %v, 1, 2, ^d, ^a(%x), ^b
+        let sw = [v(1), v(2), v(3), v(10), v(11), v(4), v(12)];
+        assert_eq!(
+            targets(Opcode::SWITCH, &sw),
+            Some((0..1, 1..3, vec![(3, 4..4), (4, 5..6), (6, 7..7)]))
+        );
+        assert_eq!(
+            targets(Opcode::JUMP, &[v(10), v(1)]),
+            Some((0..0, 0..0, vec![(0, 1..2)]))
+        );
+        // Too few operands: no panic, the edges that are there.
+        assert_eq!(targets(Opcode::BR, &[]), Some((0..0, 0..0, vec![])));
+        assert_eq!(targets(Opcode::RET, &[v(1)]), None);
+        assert_eq!(targets(Opcode(0x7777), &[v(10)]), None);
     }
 }

@@ -10,7 +10,7 @@
 //! handles, never by pointers, so copying between modules is a matter of remapping indices.
 //!
 //! **One registry** ([`opcode::REGISTRY`]) defines every opcode: name, stable numeric id,
-//! operand shape, result-type rule, payload kind, flags. An id the registry does not know is an
+//! operand signature (the [`Role`] of each operand), result-type rule, payload kind, flags. An id the registry does not know is an
 //! *opaque* opcode: kept, printed and re-serialized losslessly, refused only by the verifier.
 //!
 //! **Hoistable values** (types, constants, generic parameters, `specialize`) are hash-consed
@@ -50,6 +50,7 @@ pub mod opcode;
 pub mod payload;
 pub mod place;
 pub mod rauw;
+pub mod roles;
 pub mod scalar;
 pub mod verify;
 
@@ -63,3 +64,4 @@ pub use module::{InstData, Module};
 pub use opcode::{Arity, Flags, OpInfo, Opcode, PayloadKind, REGISTRY, TypeRule};
 pub use payload::Payload;
 pub use rauw::ReplaceReport;
+pub use roles::{Rep, Role, Signature, Slot};

@@ -44,16 +44,21 @@ pub fn is_void_in_proc(op: Opcode) -> bool {
     )
 }
 
-/// The operands of `i` that it reads as values (its *active* dependencies, before filtering
-/// to proc-local ones): every operand, except the target of a `next` (written, not read) and
-/// the type operand of `elem`.
+/// The operands of `i` that it reads (its *active* dependencies, before filtering to
+/// proc-local ones): every operand whose registry role is read ([`Role::is_read`]), so all
+/// but the target of a `next` (written, not read) and the type operand of `elem`. For the
+/// opcodes a proc may hold the unread operands lead (a test of [`crate::roles`] checks it),
+/// so they are a suffix of the operands.
+///
+/// [`Role::is_read`]: crate::roles::Role::is_read
 pub fn read_operands(m: &Module, i: Inst) -> &[Inst] {
     let Some(d) = m.get(i) else { return &[] };
     let ops = d.operands();
-    match d.opcode() {
-        Opcode::NEXT | Opcode::ELEM => ops.get(1..).unwrap_or(&[]),
-        _ => ops,
-    }
+    let unread = d
+        .opcode()
+        .info()
+        .map_or(0, |info| info.signature.unread_prefix());
+    ops.get(unread..).unwrap_or(&[])
 }
 
 /// The passive dependencies of `i`: the operands of all its `when` decorations (each must be

@@ -1,7 +1,8 @@
 //! The opcode registry: the single source of truth for every instruction kind.
 //!
 //! Each opcode has a text name, a **stable numeric id** (what the binary format stores; never
-//! reused, never renumbered), an operand shape, a result-type rule, a payload kind and flags.
+//! reused, never renumbered), an operand signature (the [`Role`] of each operand, from which
+//! its arity follows), a result-type rule, a payload kind and flags.
 //! Everything else (parser, printer, verifier, writer, reader) reads this table; nothing else
 //! lists opcodes. An id the table does not know is kept as an *opaque* opcode: it loads, prints
 //! and re-serializes losslessly, and only the verifier and back ends reject it.
@@ -9,6 +10,8 @@
 //! `spec/ir.md` carries the same table; a test checks that the two agree.
 
 use std::fmt;
+
+use crate::roles::{Role, Signature, Slot};
 
 /// An opcode, named by its stable numeric id. Ids the registry does not know are allowed
 /// ([`Opcode::info`] returns `None` for them) so that newer modules stay readable.
@@ -185,10 +188,11 @@ pub struct OpInfo {
     pub opcode: Opcode,
     /// Its text name.
     pub name: &'static str,
-    /// Operand count.
+    /// Operand count, computed from [`OpInfo::signature`].
     pub arity: Arity,
-    /// Operand signature as the spec writes it (e.g. `%lhs, %rhs`).
-    pub operands: &'static str,
+    /// What each operand stands for ([`Role`]), slot by slot; its `Display` is the spec's
+    /// operand column (`cond, then, arg*, else, arg*`).
+    pub signature: Signature,
     /// Whether it has a result type.
     pub ty: TypeRule,
     /// Its payload kind.
@@ -198,7 +202,7 @@ pub struct OpInfo {
 }
 
 macro_rules! registry {
-    ($( $konst:ident = $id:literal, $name:literal, $arity:expr, $ops:literal, $ty:ident, $payload:ident, [$($flag:ident)*]; )*) => {
+    ($( $konst:ident = $id:literal, $name:literal, [$($role:ident $slot:literal),*], $ty:ident, $payload:ident, [$($flag:ident)*]; )*) => {
         impl Opcode {
             $(
                 #[doc = concat!("`", $name, "` (stable id ", stringify!($id), ").")]
@@ -220,8 +224,8 @@ macro_rules! registry {
                 OpInfo {
                     opcode: Opcode($id),
                     name: $name,
-                    arity: $arity,
-                    operands: $ops,
+                    arity: Signature(&[$(Slot::new(Role::$role, $slot)),*]).arity(),
+                    signature: Signature(&[$(Slot::new(Role::$role, $slot)),*]),
                     ty: TypeRule::$ty,
                     payload: PayloadKind::$payload,
                     flags: Flags(0 $( | Flags::$flag.0 )*),
@@ -230,8 +234,6 @@ macro_rules! registry {
         ];
     };
 }
-
-use Arity::{AtLeast, Exact, Range};
 
 /// Ids below this bound are looked up in [`SLOTS`]; every registry id must be below it.
 const SLOT_IDS: usize = 0x500;
@@ -259,125 +261,125 @@ static SLOTS: [u8; SLOT_IDS] = {
 
 registry! {
     // -- the root ---------------------------------------------------------------------------
-    MODULE          = 0x0001, "module",          Exact(0), "", None, None, [PARENT];
+    MODULE          = 0x0001, "module",          [], None, None, [PARENT];
     // -- types --------------------------------------------------------------------------------
-    VOID            = 0x0010, "void",            Exact(0), "", None, None, [HOISTABLE TYPE];
-    I1              = 0x0011, "i1",              Exact(0), "", None, None, [HOISTABLE TYPE];
-    I8              = 0x0012, "i8",              Exact(0), "", None, None, [HOISTABLE TYPE];
-    I16             = 0x0013, "i16",             Exact(0), "", None, None, [HOISTABLE TYPE];
-    I32             = 0x0014, "i32",             Exact(0), "", None, None, [HOISTABLE TYPE];
-    I64             = 0x0015, "i64",             Exact(0), "", None, None, [HOISTABLE TYPE];
-    F32             = 0x0016, "f32",             Exact(0), "", None, None, [HOISTABLE TYPE];
-    F64             = 0x0017, "f64",             Exact(0), "", None, None, [HOISTABLE TYPE];
-    PTR             = 0x0018, "ptr",             Exact(0), "", None, None, [HOISTABLE TYPE];
-    ARRAY           = 0x0019, "array",           Exact(1), "elem", None, Int, [HOISTABLE TYPE];
-    STRUCT          = 0x001A, "struct",          AtLeast(0), "field*", None, None, [HOISTABLE TYPE];
-    NAMED_STRUCT    = 0x001B, "named_struct",    AtLeast(0), "field*", None, Str, [HOISTABLE TYPE];
-    FN              = 0x001C, "fn",              AtLeast(1), "ret, param*", None, None, [HOISTABLE TYPE];
+    VOID            = 0x0010, "void",            [], None, None, [HOISTABLE TYPE];
+    I1              = 0x0011, "i1",              [], None, None, [HOISTABLE TYPE];
+    I8              = 0x0012, "i8",              [], None, None, [HOISTABLE TYPE];
+    I16             = 0x0013, "i16",             [], None, None, [HOISTABLE TYPE];
+    I32             = 0x0014, "i32",             [], None, None, [HOISTABLE TYPE];
+    I64             = 0x0015, "i64",             [], None, None, [HOISTABLE TYPE];
+    F32             = 0x0016, "f32",             [], None, None, [HOISTABLE TYPE];
+    F64             = 0x0017, "f64",             [], None, None, [HOISTABLE TYPE];
+    PTR             = 0x0018, "ptr",             [], None, None, [HOISTABLE TYPE];
+    ARRAY           = 0x0019, "array",           [Type "elem"], None, Int, [HOISTABLE TYPE];
+    STRUCT          = 0x001A, "struct",          [Type "field*"], None, None, [HOISTABLE TYPE];
+    NAMED_STRUCT    = 0x001B, "named_struct",    [Type "field*"], None, Str, [HOISTABLE TYPE];
+    FN              = 0x001C, "fn",              [Type "ret", Type "param*"], None, None, [HOISTABLE TYPE];
     // -- constants ----------------------------------------------------------------------------
-    CONST_INT       = 0x0030, "const_int",       Exact(0), "", Required, Int, [HOISTABLE CONSTANT];
-    CONST_FLOAT     = 0x0031, "const_float",     Exact(0), "", Required, Float, [HOISTABLE CONSTANT];
-    CONST_NULL      = 0x0032, "const_null",      Exact(0), "", Required, None, [HOISTABLE CONSTANT];
-    CONST_ZERO      = 0x0033, "const_zero",      Exact(0), "", Required, None, [HOISTABLE CONSTANT];
-    CONST_AGGREGATE = 0x0034, "const_aggregate", AtLeast(0), "elem*", Required, None, [HOISTABLE CONSTANT];
-    CONST_BYTES     = 0x0035, "const_bytes",     Exact(0), "", Required, Bytes, [HOISTABLE CONSTANT];
+    CONST_INT       = 0x0030, "const_int",       [], Required, Int, [HOISTABLE CONSTANT];
+    CONST_FLOAT     = 0x0031, "const_float",     [], Required, Float, [HOISTABLE CONSTANT];
+    CONST_NULL      = 0x0032, "const_null",      [], Required, None, [HOISTABLE CONSTANT];
+    CONST_ZERO      = 0x0033, "const_zero",      [], Required, None, [HOISTABLE CONSTANT];
+    CONST_AGGREGATE = 0x0034, "const_aggregate", [Value "elem*"], Required, None, [HOISTABLE CONSTANT];
+    CONST_BYTES     = 0x0035, "const_bytes",     [], Required, Bytes, [HOISTABLE CONSTANT];
     // -- definitions and structure ------------------------------------------------------------
-    FUNC            = 0x0050, "func",            Exact(0), "", Required, None, [PARENT DEFINITION];
-    GLOBAL_VAR      = 0x0051, "global_var",      Range(0, 1), "init?", Required, None, [DEFINITION];
-    GLOBAL_CONST    = 0x0052, "global_const",    Range(0, 1), "init?", Required, None, [DEFINITION];
-    BLOCK           = 0x0058, "block",           Exact(0), "", None, None, [PARENT];
-    PARAM           = 0x0059, "param",           Exact(0), "", Required, None, [];
+    FUNC            = 0x0050, "func",            [], Required, None, [PARENT DEFINITION];
+    GLOBAL_VAR      = 0x0051, "global_var",      [Value "init?"], Required, None, [DEFINITION];
+    GLOBAL_CONST    = 0x0052, "global_const",    [Value "init?"], Required, None, [DEFINITION];
+    BLOCK           = 0x0058, "block",           [], None, None, [PARENT];
+    PARAM           = 0x0059, "param",           [], Required, None, [];
     // -- integer and float arithmetic (NIR's `bin`) ---------------------------------------------
-    IADD            = 0x0100, "iadd",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    ISUB            = 0x0101, "isub",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    IMUL            = 0x0102, "imul",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    SDIV            = 0x0103, "sdiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
-    UDIV            = 0x0104, "udiv",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
-    SREM            = 0x0105, "srem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
-    UREM            = 0x0106, "urem",            Exact(2), "lhs, rhs", Required, None, [MAY_TRAP IN_PROC];
-    SHL             = 0x0107, "shl",             Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    LSHR            = 0x0108, "lshr",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    ASHR            = 0x0109, "ashr",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    AND             = 0x010A, "and",             Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    OR              = 0x010B, "or",              Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    XOR             = 0x010C, "xor",             Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    FADD            = 0x010D, "fadd",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    FSUB            = 0x010E, "fsub",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    FMUL            = 0x010F, "fmul",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    FDIV            = 0x0110, "fdiv",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
-    FREM            = 0x0111, "frem",            Exact(2), "lhs, rhs", Required, None, [IN_PROC];
+    IADD            = 0x0100, "iadd",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    ISUB            = 0x0101, "isub",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    IMUL            = 0x0102, "imul",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    SDIV            = 0x0103, "sdiv",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    UDIV            = 0x0104, "udiv",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    SREM            = 0x0105, "srem",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    UREM            = 0x0106, "urem",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    SHL             = 0x0107, "shl",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    LSHR            = 0x0108, "lshr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    ASHR            = 0x0109, "ashr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    AND             = 0x010A, "and",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    OR              = 0x010B, "or",              [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    XOR             = 0x010C, "xor",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FADD            = 0x010D, "fadd",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FSUB            = 0x010E, "fsub",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FMUL            = 0x010F, "fmul",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FDIV            = 0x0110, "fdiv",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FREM            = 0x0111, "frem",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
     // -- comparisons (Ark's ICMP/FCMP condition codes) ------------------------------------------
-    ICMP            = 0x0120, "icmp",            Exact(2), "lhs, rhs", Required, IntCC, [IN_PROC];
-    FCMP            = 0x0121, "fcmp",            Exact(2), "lhs, rhs", Required, FloatCC, [IN_PROC];
+    ICMP            = 0x0120, "icmp",            [Value "lhs", Value "rhs"], Required, IntCC, [IN_PROC];
+    FCMP            = 0x0121, "fcmp",            [Value "lhs", Value "rhs"], Required, FloatCC, [IN_PROC];
     // -- conversions (NIR's `conv`) -------------------------------------------------------------
-    TRUNC           = 0x0130, "trunc",           Exact(1), "value", Required, None, [IN_PROC];
-    ZEXT            = 0x0131, "zext",            Exact(1), "value", Required, None, [IN_PROC];
-    SEXT            = 0x0132, "sext",            Exact(1), "value", Required, None, [IN_PROC];
-    FPTRUNC         = 0x0133, "fptrunc",         Exact(1), "value", Required, None, [IN_PROC];
-    FPEXT           = 0x0134, "fpext",           Exact(1), "value", Required, None, [IN_PROC];
-    FPTOUI          = 0x0135, "fptoui",          Exact(1), "value", Required, None, [IN_PROC];
-    FPTOSI          = 0x0136, "fptosi",          Exact(1), "value", Required, None, [IN_PROC];
-    UITOFP          = 0x0137, "uitofp",          Exact(1), "value", Required, None, [IN_PROC];
-    SITOFP          = 0x0138, "sitofp",          Exact(1), "value", Required, None, [IN_PROC];
-    PTRTOINT        = 0x0139, "ptrtoint",        Exact(1), "value", Required, None, [IN_PROC];
-    INTTOPTR        = 0x013A, "inttoptr",        Exact(1), "value", Required, None, [IN_PROC];
-    BITCAST         = 0x013B, "bitcast",         Exact(1), "value", Required, None, [IN_PROC];
-    SELECT          = 0x0140, "select",          Exact(3), "cond, if_true, if_false", Required, None, [IN_PROC];
+    TRUNC           = 0x0130, "trunc",           [Value "value"], Required, None, [IN_PROC];
+    ZEXT            = 0x0131, "zext",            [Value "value"], Required, None, [IN_PROC];
+    SEXT            = 0x0132, "sext",            [Value "value"], Required, None, [IN_PROC];
+    FPTRUNC         = 0x0133, "fptrunc",         [Value "value"], Required, None, [IN_PROC];
+    FPEXT           = 0x0134, "fpext",           [Value "value"], Required, None, [IN_PROC];
+    FPTOUI          = 0x0135, "fptoui",          [Value "value"], Required, None, [IN_PROC];
+    FPTOSI          = 0x0136, "fptosi",          [Value "value"], Required, None, [IN_PROC];
+    UITOFP          = 0x0137, "uitofp",          [Value "value"], Required, None, [IN_PROC];
+    SITOFP          = 0x0138, "sitofp",          [Value "value"], Required, None, [IN_PROC];
+    PTRTOINT        = 0x0139, "ptrtoint",        [Value "value"], Required, None, [IN_PROC];
+    INTTOPTR        = 0x013A, "inttoptr",        [Value "value"], Required, None, [IN_PROC];
+    BITCAST         = 0x013B, "bitcast",         [Value "value"], Required, None, [IN_PROC];
+    SELECT          = 0x0140, "select",          [Value "cond", Value "if_true", Value "if_false"], Required, None, [IN_PROC];
     // -- memory ---------------------------------------------------------------------------------
-    STACKALLOC      = 0x0150, "stackalloc",      Exact(1), "type", Required, None, [SIDE_EFFECTS];
-    LOAD            = 0x0151, "load",            Exact(1), "ptr", Required, None, [SIDE_EFFECTS MAY_TRAP];
-    STORE           = 0x0152, "store",           Exact(2), "ptr, value", None, None, [SIDE_EFFECTS MAY_TRAP];
-    ELEM            = 0x0153, "elem",            AtLeast(3), "type, ptr, index+", Required, None, [IN_PROC];
-    EXTRACT         = 0x0154, "extract",         Exact(1), "aggregate", Required, Int, [IN_PROC];
-    INSERT          = 0x0155, "insert",          Exact(2), "aggregate, value", Required, Int, [IN_PROC];
+    STACKALLOC      = 0x0150, "stackalloc",      [Type "type"], Required, None, [SIDE_EFFECTS];
+    LOAD            = 0x0151, "load",            [Value "ptr"], Required, None, [SIDE_EFFECTS MAY_TRAP];
+    STORE           = 0x0152, "store",           [Value "ptr", Value "value"], None, None, [SIDE_EFFECTS MAY_TRAP];
+    ELEM            = 0x0153, "elem",            [Type "type", Value "ptr", Value "index+"], Required, None, [IN_PROC];
+    EXTRACT         = 0x0154, "extract",         [Value "aggregate"], Required, Int, [IN_PROC];
+    INSERT          = 0x0155, "insert",          [Value "aggregate", Value "value"], Required, Int, [IN_PROC];
     // -- calls ----------------------------------------------------------------------------------
-    CALL            = 0x0160, "call",            AtLeast(1), "callee, arg*", Optional, None, [SIDE_EFFECTS MAY_TRAP];
-    CALL_INDIRECT   = 0x0161, "call_indirect",   AtLeast(2), "signature, callee, arg*", Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    CALL            = 0x0160, "call",            [Def "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    CALL_INDIRECT   = 0x0161, "call_indirect",   [Type "signature", Value "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
     // -- terminators ----------------------------------------------------------------------------
-    RET             = 0x0180, "ret",             Range(0, 1), "value?", None, None, [TERMINATOR SIDE_EFFECTS];
-    JUMP            = 0x0181, "jump",            AtLeast(1), "target, arg*", None, None, [TERMINATOR SIDE_EFFECTS];
-    BR              = 0x0182, "br",              AtLeast(3), "cond, then, arg*, else, arg*", None, None, [TERMINATOR SIDE_EFFECTS];
-    SWITCH          = 0x0183, "switch",          AtLeast(2), "value, case_value*, default, arg*, (case, arg*)*", None, None, [TERMINATOR SIDE_EFFECTS];
-    UNREACHABLE     = 0x0184, "unreachable",     Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
-    TRAP            = 0x0185, "trap",            Exact(0), "", None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    RET             = 0x0180, "ret",             [Value "value?"], None, None, [TERMINATOR SIDE_EFFECTS];
+    JUMP            = 0x0181, "jump",            [Edge "target"], None, None, [TERMINATOR SIDE_EFFECTS];
+    BR              = 0x0182, "br",              [Value "cond", Edge "then", Edge "else"], None, None, [TERMINATOR SIDE_EFFECTS];
+    SWITCH          = 0x0183, "switch",          [Value "value", Const "case_value*", Edge "default", Edge "case*"], None, None, [TERMINATOR SIDE_EFFECTS];
+    UNREACHABLE     = 0x0184, "unreachable",     [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    TRAP            = 0x0185, "trap",            [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     // -- decorations ----------------------------------------------------------------------------
-    EXPORT          = 0x0200, "export",          Exact(0), "", None, Str, [DECORATION];
-    IMPORT          = 0x0201, "import",          Exact(0), "", None, Str, [DECORATION];
-    PIN             = 0x0202, "pin",             Exact(1), "def", None, None, [DECORATION];
-    PIN_IF          = 0x0203, "pin_if",          Exact(2), "def, cond", None, None, [DECORATION];
-    PIN_WEAK        = 0x0204, "pin_weak",        Exact(1), "def", None, None, [DECORATION];
-    STUB            = 0x0205, "stub",            Exact(0), "", None, None, [DECORATION];
-    EXTERN          = 0x0206, "extern",          Exact(0), "", None, Str, [DECORATION];
-    WEAK            = 0x0207, "weak",            Exact(0), "", None, None, [DECORATION];
-    LINKONCE        = 0x0208, "linkonce",        Exact(0), "", None, None, [DECORATION];
-    INLINE_HINT     = 0x0209, "inline_hint",     Exact(0), "", None, None, [DECORATION];
-    INLINE_ALWAYS   = 0x020A, "inline_always",   Exact(0), "", None, None, [DECORATION];
-    INLINE_NEVER    = 0x020B, "inline_never",    Exact(0), "", None, None, [DECORATION];
-    PURE            = 0x020C, "pure",            Exact(0), "", None, None, [DECORATION];
-    NAME_HINT       = 0x020D, "name_hint",       Exact(0), "", None, Str, [DECORATION];
-    LOC             = 0x020E, "loc",             Exact(2), "line, column", None, Str, [DECORATION];
+    EXPORT          = 0x0200, "export",          [], None, Str, [DECORATION];
+    IMPORT          = 0x0201, "import",          [], None, Str, [DECORATION];
+    PIN             = 0x0202, "pin",             [Def "def"], None, None, [DECORATION];
+    PIN_IF          = 0x0203, "pin_if",          [Def "def", Def "cond"], None, None, [DECORATION];
+    PIN_WEAK        = 0x0204, "pin_weak",        [Def "def"], None, None, [DECORATION];
+    STUB            = 0x0205, "stub",            [], None, None, [DECORATION];
+    EXTERN          = 0x0206, "extern",          [], None, Str, [DECORATION];
+    WEAK            = 0x0207, "weak",            [], None, None, [DECORATION];
+    LINKONCE        = 0x0208, "linkonce",        [], None, None, [DECORATION];
+    INLINE_HINT     = 0x0209, "inline_hint",     [], None, None, [DECORATION];
+    INLINE_ALWAYS   = 0x020A, "inline_always",   [], None, None, [DECORATION];
+    INLINE_NEVER    = 0x020B, "inline_never",    [], None, None, [DECORATION];
+    PURE            = 0x020C, "pure",            [], None, None, [DECORATION];
+    NAME_HINT       = 0x020D, "name_hint",       [], None, Str, [DECORATION];
+    LOC             = 0x020E, "loc",             [Const "line", Const "column"], None, Str, [DECORATION];
     // -- generics (format 1.1): validated before link, specialized after ---------------------
-    GENERIC         = 0x0300, "generic",         AtLeast(0), "param*", Optional, None, [PARENT DEFINITION];
-    TYPE_PARAM      = 0x0301, "type_param",      Exact(1), "generic", None, Int, [HOISTABLE TYPE];
-    WITNESS_PARAM   = 0x0302, "witness_param",   Exact(2), "generic, type_param", Required, Int, [HOISTABLE];
-    SPECIALIZE      = 0x0303, "specialize",      AtLeast(1), "generic, arg*", Optional, None, [HOISTABLE];
-    INTERFACE       = 0x0304, "interface",       AtLeast(0), "requirement*", None, None, [DEFINITION];
-    INTERFACE_REQ   = 0x0305, "interface_req",   Exact(0), "", Required, None, [DEFINITION];
-    WITNESS_TABLE   = 0x0306, "witness_table",   Exact(1), "type", Required, None, [PARENT DEFINITION];
-    WITNESS_ENTRY   = 0x0307, "witness_entry",   Exact(2), "requirement, impl", None, None, [];
-    LOOKUP_WITNESS  = 0x0308, "lookup_witness",  Exact(2), "witness, requirement", Required, None, [];
+    GENERIC         = 0x0300, "generic",         [Any "param*"], Optional, None, [PARENT DEFINITION];
+    TYPE_PARAM      = 0x0301, "type_param",      [Def "generic"], None, Int, [HOISTABLE TYPE];
+    WITNESS_PARAM   = 0x0302, "witness_param",   [Def "generic", Type "type_param"], Required, Int, [HOISTABLE];
+    SPECIALIZE      = 0x0303, "specialize",      [Def "generic", Any "arg*"], Optional, None, [HOISTABLE];
+    INTERFACE       = 0x0304, "interface",       [Def "requirement*"], None, None, [DEFINITION];
+    INTERFACE_REQ   = 0x0305, "interface_req",   [], Required, None, [DEFINITION];
+    WITNESS_TABLE   = 0x0306, "witness_table",   [Type "type"], Required, None, [PARENT DEFINITION];
+    WITNESS_ENTRY   = 0x0307, "witness_entry",   [Def "requirement", Def "impl"], None, None, [];
+    LOOKUP_WITNESS  = 0x0308, "lookup_witness",  [Any "witness", Def "requirement"], Required, None, [];
     // -- NOIR (format 1.2): the blockless function form, shared/seeds/noir.txt --------------
-    PROC            = 0x0400, "proc",            Exact(0), "", Required, None, [PARENT DEFINITION];
-    EVENT           = 0x0401, "event",           Exact(0), "", None, None, [NOIR];
-    CUE             = 0x0402, "cue",             Exact(1), "event", None, None, [SIDE_EFFECTS NOIR];
-    VAR             = 0x0403, "var",             Exact(1), "init", Required, None, [NOIR];
-    NEXT            = 0x0404, "next",            Exact(2), "var, value", None, None, [SIDE_EFFECTS NOIR];
-    CASE            = 0x0405, "case",            AtLeast(2), "value, case_value+", None, None, [NOIR];
-    PHI             = 0x0406, "phi",             AtLeast(1), "value+", Required, None, [NOIR];
-    COALESCE        = 0x0407, "coalesce",        AtLeast(1), "value+", Required, None, [NOIR];
-    RESULT          = 0x0408, "result",          Range(0, 1), "value?", None, None, [];
-    WHEN            = 0x0410, "when",            AtLeast(1), "dep+", None, None, [DECORATION];
-    UNLESS          = 0x0411, "unless",          AtLeast(1), "dep+", None, None, [DECORATION];
+    PROC            = 0x0400, "proc",            [], Required, None, [PARENT DEFINITION];
+    EVENT           = 0x0401, "event",           [], None, None, [NOIR];
+    CUE             = 0x0402, "cue",             [State "event"], None, None, [SIDE_EFFECTS NOIR];
+    VAR             = 0x0403, "var",             [Value "init"], Required, None, [NOIR];
+    NEXT            = 0x0404, "next",            [Var "var", Value "value"], None, None, [SIDE_EFFECTS NOIR];
+    CASE            = 0x0405, "case",            [Value "value", Const "case_value+"], None, None, [NOIR];
+    PHI             = 0x0406, "phi",             [Value "value+"], Required, None, [NOIR];
+    COALESCE        = 0x0407, "coalesce",        [Value "value+"], Required, None, [NOIR];
+    RESULT          = 0x0408, "result",          [Value "value?"], None, None, [];
+    WHEN            = 0x0410, "when",            [State "dep+"], None, None, [DECORATION];
+    UNLESS          = 0x0411, "unless",          [State "dep+"], None, None, [DECORATION];
 }
 
 /// Defines an opcode group: a constant array and a predicate that matches the same list (a

@@ -4,10 +4,11 @@
 use irkit_core::{Inst, Module, Opcode};
 
 use crate::Interpreter;
+use crate::branch::{Branch, Case, Edge, Operand};
 use crate::externs;
 use crate::layout::{Scalar, ScalarValue};
 use crate::noir;
-use crate::program::{Body, Ret, Src};
+use crate::program::{BlockInfo, Body, Ret, Src};
 use crate::pure;
 use crate::trap::{Location, Trap, TrapKind, func_label};
 use crate::value::Value;
@@ -30,8 +31,8 @@ struct Frame {
 enum Flow {
     /// Go on with the next instruction, after writing the result (if any).
     Next(Option<Value>),
-    /// Take an edge: target block instruction and argument values.
-    Jump(Inst, Vec<Value>),
+    /// An edge was taken: the frame is at the target block's first instruction.
+    Moved,
     /// Call function `func` with the arguments.
     Call(u32, Vec<Value>),
     /// Return from the activation.
@@ -94,11 +95,7 @@ impl Interpreter<'_> {
                     }
                     frame.ip += 1;
                 }
-                Flow::Jump(target, vals) => {
-                    if let Err(k) = self.take_edge(frame, target, vals) {
-                        return Err(self.locate(stack, k));
-                    }
-                }
+                Flow::Moved => {}
                 Flow::Call(callee, vals) => match self.enter(stack, callee, vals) {
                     Ok(None) => {}
                     Ok(Some(r)) => {
@@ -190,33 +187,6 @@ impl Interpreter<'_> {
         }
     }
 
-    /// Assigns the edge arguments to `target`'s parameters (all were read already) and moves
-    /// to its first instruction.
-    fn take_edge(&self, frame: &mut Frame, target: Inst, vals: Vec<Value>) -> Res<()> {
-        let bi = self
-            .prog
-            .block_index(target)
-            .ok_or_else(|| malformed("branch target is not a block"))?;
-        let Body::Blocks(bs) = &self.prog.funcs[frame.func as usize].body else {
-            return Err(malformed("branch outside a body"));
-        };
-        let b = bs
-            .get(bi as usize)
-            .filter(|b| b.inst == target)
-            .ok_or_else(|| malformed("branch to a block of another function"))?;
-        if b.params.len() != vals.len() {
-            return Err(malformed(
-                "edge arguments do not match the target's parameters",
-            ));
-        }
-        for (&slot, v) in b.params.iter().zip(vals) {
-            frame.regs[slot as usize] = Some(v);
-        }
-        frame.block = bi;
-        frame.ip = 0;
-        Ok(())
-    }
-
     /// The trap `kind` located at the current instruction of the innermost frame.
     fn locate(&self, stack: &[Frame], kind: TrapKind) -> Trap {
         let location = stack.last().map(|f| {
@@ -246,7 +216,18 @@ impl Interpreter<'_> {
 
     /// The value of operand `v` in `frame`.
     fn val(&self, frame: &Frame, v: Inst) -> Res<Value> {
-        match self.prog.src(v) {
+        self.src_val(
+            frame,
+            Operand {
+                inst: v,
+                src: self.prog.src(v),
+            },
+        )
+    }
+
+    /// The value of an operand whose source is known.
+    fn src_val(&self, frame: &Frame, Operand { inst: v, src }: Operand) -> Res<Value> {
+        match src {
             Src::Local(s) => frame
                 .regs
                 .get(s as usize)
@@ -262,12 +243,6 @@ impl Interpreter<'_> {
     fn operand(&self, frame: &Frame, ops: &[Inst], i: usize) -> Res<Value> {
         let v = *ops.get(i).ok_or_else(|| malformed("missing operand"))?;
         self.val(frame, v)
-    }
-
-    fn int_operand(&self, frame: &Frame, ops: &[Inst], i: usize) -> Res<(u32, u64)> {
-        self.operand(frame, ops, i)?
-            .as_int()
-            .ok_or_else(|| malformed("operand is not an integer"))
     }
 
     fn ptr_operand(&self, frame: &Frame, ops: &[Inst], i: usize) -> Res<u64> {
@@ -354,45 +329,9 @@ impl Interpreter<'_> {
                 };
                 return Ok(Flow::Return(r));
             }
-            Opcode::JUMP => {
-                let edge = self.edges(ops).1.next();
-                return self.edge(
-                    frame,
-                    ops,
-                    edge.ok_or_else(|| malformed("jump without target"))?,
-                );
-            }
-            Opcode::BR => {
-                let (_, c) = self.int_operand(frame, ops, 0)?;
-                let mut edges = self.edges(ops).1;
-                let edge = if c & 1 == 1 {
-                    edges.next()
-                } else {
-                    edges.nth(1)
-                };
-                return self.edge(
-                    frame,
-                    ops,
-                    edge.ok_or_else(|| malformed("br without target"))?,
-                );
-            }
-            Opcode::SWITCH => {
-                let (_, x) = self.int_operand(frame, ops, 0)?;
-                let (leading, mut edges) = self.edges(ops);
-                let mut case = None;
-                for (i, &c) in ops.get(1..leading.end).unwrap_or(&[]).iter().enumerate() {
-                    if self.val(frame, c)?.as_int().map(|(_, b)| b) == Some(x) {
-                        case = Some(i);
-                        break;
-                    }
-                }
-                // Edge 0 is the default; case `i` takes edge `i + 1`.
-                let edge = edges.nth(case.map_or(0, |i| i + 1));
-                return self.edge(
-                    frame,
-                    ops,
-                    edge.ok_or_else(|| malformed("switch with too few edges"))?,
-                );
+            Opcode::JUMP | Opcode::BR | Opcode::SWITCH => {
+                self.branch(frame)?;
+                return Ok(Flow::Moved);
             }
             Opcode::UNREACHABLE => return Err(TrapKind::Unreachable),
             Opcode::TRAP => return Err(TrapKind::Trap),
@@ -408,21 +347,88 @@ impl Interpreter<'_> {
         ops.iter().map(|&a| self.val(frame, a)).collect()
     }
 
-    /// The edges of a terminator's operands (`irkit_core::edges`).
-    fn edges<'o>(
-        &self,
-        ops: &'o [Inst],
-    ) -> (
-        std::ops::Range<usize>,
-        irkit_core::edges::Edges<'o, impl Fn(Inst) -> bool + '_>,
-    ) {
-        irkit_core::edges::edges(ops, |o| self.module.opcode(o) == Opcode::BLOCK)
+    /// Executes the `jump`, `br` or `switch` ending the current block, decoded when the
+    /// program was prepared ([`crate::branch`]): picks the edge and takes it.
+    fn branch(&self, frame: &mut Frame) -> Res<()> {
+        let Body::Blocks(bs) = &self.prog.funcs[frame.func as usize].body else {
+            return Err(malformed("branch outside a body"));
+        };
+        let branch = bs
+            .get(frame.block as usize)
+            .filter(|b| frame.ip + 1 == b.body.len())
+            .and_then(|b| b.branch.as_ref())
+            .ok_or_else(|| malformed("a branch before the end of its block"))?;
+        let edge = match branch {
+            Branch::Jump(e) => e.as_ref().ok_or_else(|| malformed("jump without target"))?,
+            Branch::Br(c, edges) => {
+                let (_, c) = self.int_of(frame, *c)?;
+                edges
+                    .get(if c & 1 == 1 { 0 } else { 1 })
+                    .ok_or_else(|| malformed("br without target"))?
+            }
+            Branch::Switch(v, cases, edges) => {
+                let (_, x) = self.int_of(frame, *v)?;
+                let mut case = None;
+                for (i, c) in cases.iter().enumerate() {
+                    let bits = match *c {
+                        Case::Bits(b) => b,
+                        Case::Read(o) => self.src_val(frame, o)?.as_int().map(|(_, b)| b),
+                    };
+                    if bits == Some(x) {
+                        case = Some(i);
+                        break;
+                    }
+                }
+                // Edge 0 is the default; case `i` takes edge `i + 1`.
+                edges
+                    .get(case.map_or(0, |i| i + 1))
+                    .ok_or_else(|| malformed("switch with too few edges"))?
+            }
+        };
+        self.take(frame, bs, edge)
     }
 
-    /// Takes `edge`: reads all its arguments.
-    fn edge(&self, frame: &Frame, ops: &[Inst], edge: irkit_core::edges::Edge) -> Res<Flow> {
-        let vals = self.args(frame, &ops[edge.args])?;
-        Ok(Flow::Jump(edge.target, vals))
+    /// The integer value of a branch's first operand.
+    fn int_of(&self, frame: &Frame, o: Option<Operand>) -> Res<(u32, u64)> {
+        let o = o.ok_or_else(|| malformed("missing operand"))?;
+        self.src_val(frame, o)?
+            .as_int()
+            .ok_or_else(|| malformed("operand is not an integer"))
+    }
+
+    /// Takes `edge`: assigns its arguments to the target's parameters as if simultaneously
+    /// (all read before any is written, unless no argument reads an earlier parameter) and
+    /// moves to the target's first instruction.
+    fn take(&self, frame: &mut Frame, bs: &[BlockInfo], edge: &Edge) -> Res<()> {
+        let target = match (edge.direct, edge.target) {
+            (true, Ok(bi)) => {
+                let b = bs
+                    .get(bi as usize)
+                    .ok_or_else(|| malformed("branch to a missing block"))?;
+                for (&a, &slot) in edge.args.iter().zip(&b.params) {
+                    frame.regs[slot as usize] = Some(self.src_val(frame, a)?);
+                }
+                bi
+            }
+            (_, target) => {
+                let vals = edge
+                    .args
+                    .iter()
+                    .map(|&a| self.src_val(frame, a))
+                    .collect::<Res<Vec<Value>>>()?;
+                let bi = target.map_err(malformed)?;
+                let b = bs
+                    .get(bi as usize)
+                    .ok_or_else(|| malformed("branch to a missing block"))?;
+                for (&slot, v) in b.params.iter().zip(vals) {
+                    frame.regs[slot as usize] = Some(v);
+                }
+                bi
+            }
+        };
+        frame.block = target;
+        frame.ip = 0;
+        Ok(())
     }
 }
 

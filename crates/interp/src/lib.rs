@@ -42,6 +42,7 @@
 //! ```
 
 mod backend;
+mod branch;
 mod exec;
 pub mod externs;
 mod layout;

@@ -4,6 +4,7 @@
 
 use irkit_core::{Inst, Module, Opcode};
 
+use crate::branch::Branch;
 use crate::layout::{Layouts, MAX_CONST_CELLS, MAX_VALUE_CELLS, Scalar, Shape};
 use crate::memory::{Kind, Memory};
 use crate::noir::ProcInfo;
@@ -34,6 +35,8 @@ pub(crate) struct BlockInfo {
     pub(crate) params: Vec<u32>,
     /// Its non-parameter children, the terminator last.
     pub(crate) body: Vec<Inst>,
+    /// Its terminator decoded, if it is a `jump`, `br` or `switch` (see [`crate::branch`]).
+    pub(crate) branch: Option<Branch>,
 }
 
 /// What a function's body is.
@@ -146,6 +149,7 @@ impl Program {
             }
         }
         p.constants(m)?;
+        p.decode_branches(m);
         for (d, ty, addr) in globals {
             if let Some(&init) = m.operands(d).first() {
                 p.init_global(m, mem, init, ty, addr)?;
@@ -208,6 +212,7 @@ impl Program {
                 inst: b,
                 params: Vec::with_capacity(nparams),
                 body: m.children(b)[nparams..].to_vec(),
+                branch: None,
             };
             for &c in m.children(b) {
                 if m.opcode(c).is_terminator() {
@@ -248,6 +253,35 @@ impl Program {
             body,
             nslots: slot,
         })
+    }
+
+    /// Decodes every block's branch, once every operand's source is known (constants and
+    /// definitions included).
+    fn decode_branches(&mut self, m: &Module) {
+        for fi in 0..self.funcs.len() {
+            let Body::Blocks(bs) = &self.funcs[fi].body else {
+                continue;
+            };
+            let decoded: Vec<Option<Branch>> = bs
+                .iter()
+                .map(|b| {
+                    let &term = b.body.last()?;
+                    crate::branch::decode(
+                        m,
+                        bs,
+                        term,
+                        |v| self.src(v),
+                        |b| self.block_index(b),
+                        &self.consts,
+                    )
+                })
+                .collect();
+            if let Body::Blocks(bs) = &mut self.funcs[fi].body {
+                for (b, d) in bs.iter_mut().zip(decoded) {
+                    b.branch = d;
+                }
+            }
+        }
     }
 
     /// Values of every constant of the pool, in dependency order.

@@ -174,36 +174,37 @@ impl<'m> Cx<'m> {
         }
     }
 
-    /// `jump`, `br` and `switch`: targets, edge arguments, condition and case values.
+    /// `jump`, `br` and `switch`: targets, edge arguments, condition and case values. The
+    /// edges are where the registry's operand roles put them ([`crate::edges::branch`]).
     pub(super) fn check_branch(&mut self, i: Inst, op: Opcode) {
         let ops: &[Inst] = self.live(i).map_or(&[], |d| &d.operands);
-        // The edges after the terminator's first operand (the condition or the switched
-        // value), at their positions in `ops`.
-        let edges: Vec<Edge> = crate::edges::edges(ops.get(1..).unwrap_or(&[]), |o| {
-            self.opc(o) == Some(Opcode::BLOCK)
-        })
-        .1
-        .map(|e| Edge {
-            target: e.target,
-            at: e.at + 1,
-            args: e.args.start + 1..e.args.end + 1,
-        })
-        .collect();
+        let Some(branch) = crate::edges::branch(op, ops, |o| self.opc(o) == Some(Opcode::BLOCK))
+        else {
+            return;
+        };
+        let cases = ops.get(branch.run).unwrap_or(&[]);
+        let edges: Vec<Edge> = branch.edges.collect();
         match op {
             Opcode::JUMP => {
-                let end = ops.len();
-                self.check_edge(i, 0, 1..end);
+                let Some(e) = edges.first() else { return };
+                // I4: one edge (a first operand that is no block is check_edge's to report).
+                if edges.len() > 1 && self.opc(e.target) == Some(Opcode::BLOCK) {
+                    let msg = format!("`jump` needs one target block, found {}", edges.len());
+                    self.err(i, msg);
+                    return;
+                }
+                self.check_edge(i, e.at, e.args.clone());
             }
             Opcode::BR => {
                 if let Some(c) = self.val(i, 0) {
                     let ok = self.is_i1(c);
                     self.need(i, 0, c, ok, "i1");
                 }
-                if edges.first().is_none_or(|e| e.at != 1) {
-                    let msg = format!(
-                        "operand 1 (the `then` target) must be a block, found {}",
-                        self.opname(ops[1])
-                    );
+                let then = edges.first().map(|e| e.target);
+                if then.is_none_or(|t| self.opc(t) != Some(Opcode::BLOCK)) {
+                    let found = then.map_or_else(|| "nothing".to_owned(), |t| self.opname(t));
+                    let msg =
+                        format!("operand 1 (the `then` target) must be a block, found {found}");
                     self.err(i, msg);
                     return;
                 }
@@ -225,11 +226,11 @@ impl<'m> Cx<'m> {
                     let ok = self.int_w(v).is_some();
                     self.need(i, 0, v, ok, "an integer type")
                 });
-                let Some(first) = edges.first().map(|e| e.at) else {
+                if edges.is_empty() {
                     self.err(i, "`switch` needs a default target block");
                     return;
-                };
-                let ncases = first - 1;
+                }
+                let ncases = cases.len();
                 if edges.len() - 1 != ncases {
                     self.err(
                         i,
@@ -241,7 +242,7 @@ impl<'m> Cx<'m> {
                     );
                 }
                 let mut seen: Vec<(u64, usize)> = Vec::new();
-                for (c, &cv) in ops[1..first].iter().enumerate() {
+                for (c, &cv) in cases.iter().enumerate() {
                     let Some(cd) = self.live(cv) else { continue };
                     if cd.opcode != Opcode::CONST_INT {
                         let msg = format!(

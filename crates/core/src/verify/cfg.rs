@@ -36,7 +36,7 @@ impl<'m> Cx<'m> {
             let k = *self.block_ix.get(o.idx())? as usize;
             (blocks.get(k) == Some(&o)).then_some(k)
         };
-        // Successors: every block operand of a block's terminator that is a block of `f`.
+        // Successors: every edge target of a block's terminator that is a block of `f`.
         let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
         for (k, &b) in blocks.iter().enumerate() {
             let Some(&last) = self.live(b).and_then(|d| d.children.last()) else {
@@ -46,7 +46,12 @@ impl<'m> Cx<'m> {
             if !ld.opcode.is_terminator() {
                 continue;
             }
-            for e in crate::edges::edges(&ld.operands, |o| index(o).is_some()).1 {
+            let Some(branch) =
+                crate::edges::branch(ld.opcode, &ld.operands, |o| index(o).is_some())
+            else {
+                continue;
+            };
+            for e in branch.edges {
                 if let Some(t) = index(e.target)
                     && !succs[k].contains(&t)
                 {

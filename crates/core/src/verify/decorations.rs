@@ -141,13 +141,16 @@ impl Cx<'_> {
                 }
             }
             Opcode::LOC => {
+                let sig = op.info().map(|i| i.signature);
+                let n = d.operands.len();
                 for (k, &o) in d.operands.iter().enumerate() {
                     let good = self.live(o).is_some_and(|x| {
                         x.opcode == Opcode::CONST_INT
                             && x.ty.and_then(|t| self.opc(t)) == Some(Opcode::I32)
                     });
                     if !good {
-                        let what = if k == 0 { "line" } else { "column" };
+                        // The slot's name in the registry: `line` or `column`.
+                        let what = sig.and_then(|s| s.slot_at(k, n)).map_or("?", |s| s.name);
                         let msg = format!(
                             "`loc` operand {k} ({what}) must be an i32 const_int, found {} ({})",
                             self.vname(o),

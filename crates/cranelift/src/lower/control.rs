@@ -1,6 +1,7 @@
 //! Control flow: branch edges with their arguments, `switch`, and the block order.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use cranelift_codegen::ir::{self, BlockArg, InstBuilder};
 use cranelift_frontend::Switch;
@@ -10,36 +11,41 @@ use irkit_core::{Inst, Module, Opcode};
 
 use super::func::FnLower;
 
+/// A lowered edge: the Cranelift block and the arguments passed to it.
+type LoweredEdge = (ir::Block, Vec<BlockArg>);
+
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
-    /// The edges of a terminator's operands (`irkit_core::edges`), each with its Cranelift
-    /// block and arguments.
+    /// The edges of terminator `op` with operands `ops`, as the registry's operand roles
+    /// divide them (`irkit_core::edges::branch`), each with its Cranelift block and
+    /// arguments; and the variable run of its own operands before them (`switch`'s cases).
     pub(crate) fn edges(
         &mut self,
+        op: Opcode,
         ops: &[Inst],
-    ) -> Result<Vec<(ir::Block, Vec<BlockArg>)>, BackendError> {
+    ) -> Result<(Range<usize>, Vec<LoweredEdge>), BackendError> {
         let m = self.ctx.m;
-        let (_, edges) = irkit_core::edges::edges(ops, |o| m.opcode(o) == Opcode::BLOCK);
+        let branch = irkit_core::edges::branch(op, ops, |o| m.opcode(o) == Opcode::BLOCK)
+            .ok_or_else(|| self.malformed("a terminator without edges"))?;
         let mut out = Vec::new();
-        for e in edges {
+        for e in branch.edges {
             let cb = *self
                 .blocks
                 .get(&e.target)
                 .ok_or_else(|| self.malformed("branch to an unknown block"))?;
             let mut args = Vec::new();
-            for &a in &ops[e.args] {
+            for &a in ops.get(e.args).unwrap_or(&[]) {
                 args.extend(self.val(a)?.into_iter().map(BlockArg::Value));
             }
             out.push((cb, args));
         }
-        Ok(out)
+        Ok((branch.run, out))
     }
 
     pub(crate) fn switch(&mut self, ops: &[Inst]) -> Result<(), BackendError> {
         let m = self.ctx.m;
         let v = self.val1(ops[0])?;
-        let (leading, _) = irkit_core::edges::edges(ops, |o| m.opcode(o) == Opcode::BLOCK);
-        let cases = ops.get(1..leading.end).unwrap_or(&[]);
-        let edges = self.edges(ops)?;
+        let (run, edges) = self.edges(Opcode::SWITCH, ops)?;
+        let cases = ops.get(run).unwrap_or(&[]);
         if edges.len() != cases.len() + 1 {
             return Err(self.malformed("switch edges do not match its cases"));
         }

@@ -432,14 +432,14 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.b.ins().return_(&vs);
             }
             Opcode::JUMP => {
-                let Some((target, args)) = self.edges(ops)?.into_iter().next() else {
+                let Some((target, args)) = self.edges(op, ops)?.1.into_iter().next() else {
                     return Err(self.malformed("jump without target"));
                 };
                 self.b.ins().jump(target, &args);
             }
             Opcode::BR => {
                 let c = self.val1(ops[0])?;
-                let mut edges = self.edges(ops)?.into_iter();
+                let mut edges = self.edges(op, ops)?.1.into_iter();
                 let (Some((t, targs)), Some((e, eargs))) = (edges.next(), edges.next()) else {
                     return Err(self.malformed("br without two edges"));
                 };
