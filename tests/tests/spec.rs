@@ -222,3 +222,62 @@ fn released_opcode_ids_never_change() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// spec/README.md lists every document of `spec/`, and nothing that is not there.
+#[test]
+fn the_spec_index_lists_every_spec_file() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec");
+    let index = std::fs::read_to_string(dir.join("README.md")).expect("spec/README.md");
+    let listed: std::collections::BTreeSet<String> = index
+        .lines()
+        .filter_map(|l| l.strip_prefix("| [`"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect();
+    let present: std::collections::BTreeSet<String> = std::fs::read_dir(&dir)
+        .expect("spec/")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "README.md")
+        .collect();
+    assert_eq!(
+        listed, present,
+        "spec/README.md's table against the files of spec/"
+    );
+}
+
+/// No document refers to the design documents by a path: they are not in the repository, so
+/// they are cited by name.
+#[test]
+fn design_documents_are_cited_by_name_not_by_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stack = vec![
+        root.join("spec"),
+        root.join("crates"),
+        root.join("examples"),
+    ];
+    stack.push(root.join("README.md"));
+    let mut offenders = Vec::new();
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n == "target") {
+                continue;
+            }
+            for e in std::fs::read_dir(&p).expect("a directory").flatten() {
+                stack.push(e.path());
+            }
+        } else if p
+            .extension()
+            .is_some_and(|x| x == "md" || x == "rs" || x == "ir")
+        {
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            if text.contains("shared/seeds") || text.contains("seeds/") {
+                offenders.push(p.display().to_string());
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "paths to the design documents in {offenders:?}"
+    );
+}

@@ -1,5 +1,5 @@
 //! Condition codes of `icmp` and `fcmp`, numbered as Ark's Circuit IR numbers them
-//! (ark-circuit-ir.txt, "Integer/Floating-point binary compare operations"). The number is the
+//! (*Ark Circuit IR*, "Integer/Floating-point binary compare operations"). The number is the
 //! instruction's integer payload.
 
 use std::fmt;

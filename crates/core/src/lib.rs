@@ -2,7 +2,7 @@
 //!
 //! This crate owns irkit's in-memory IR and nothing else: no text, no bytes, no linking.
 //!
-//! **Everything is an instruction** (Slang's IR design, `shared/seeds/slang-ir.txt`). A module,
+//! **Everything is an instruction** (the design document *Slang IR*). A module,
 //! a function, a block, a block parameter, a type, a constant, a global, a decoration: each is
 //! one [`InstData`] with an [`Opcode`], an optional type (itself an instruction), ordered
 //! operands, decorations, children, and an optional literal [`Payload`]. The [`Module`] is the

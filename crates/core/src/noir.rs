@@ -1,4 +1,4 @@
-//! NOIR procs: the blockless function form (shared/seeds/noir.txt), analysed.
+//! NOIR procs: the blockless function form (the design document *NOIR*), analysed.
 //!
 //! A `proc` is a definition whose children are its parameters, then its instructions directly
 //! (no blocks), then one `result`. Order among the instructions comes from their

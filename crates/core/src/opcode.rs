@@ -368,7 +368,7 @@ registry! {
     WITNESS_TABLE   = 0x0306, "witness_table",   [Type "type"], Required, None, [PARENT DEFINITION];
     WITNESS_ENTRY   = 0x0307, "witness_entry",   [Def "requirement", Def "impl"], None, None, [];
     LOOKUP_WITNESS  = 0x0308, "lookup_witness",  [Any "witness", Def "requirement"], Required, None, [];
-    // -- NOIR (format 1.2): the blockless function form, shared/seeds/noir.txt --------------
+    // -- NOIR (format 1.2): the blockless function form of the design document *NOIR* ---
     PROC            = 0x0400, "proc",            [], Required, None, [PARENT DEFINITION];
     EVENT           = 0x0401, "event",           [], None, None, [NOIR];
     CUE             = 0x0402, "cue",             [State "event"], None, None, [SIDE_EFFECTS NOIR];

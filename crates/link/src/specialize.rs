@@ -1,7 +1,7 @@
 //! Specialization after link: every `specialize` of a generic whose definition the link found
 //! is replaced by an instance of that definition with the arguments substituted.
 //!
-//! The pass follows Slang's (`shared/seeds/slang-ir.txt`: generics "validated before link, and
+//! The pass follows the design document *Slang IR* (generics "validated before link, and
 //! specialization performed after"; its specialization cache is keyed on the deduplicated
 //! `specialize` instruction):
 //!
