@@ -15,6 +15,8 @@
 //! Leading comment lines after the first are the case's description and are kept verbatim.
 //! Run with `IRKIT_BLESS=1` to rewrite every case's expectations from the actual results.
 
+pub mod expect;
+
 use std::fmt::Write as _;
 use std::path::Path;
 

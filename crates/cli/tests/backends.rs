@@ -5,16 +5,10 @@
 //! procs, the trap's kind: the interpreter locates a trap in the proc, native code in the
 //! function the proc was lowered to).
 //!
-//! The programs: the examples (`examples/*.ir`, the two-module example linked from both files),
-//! the runnable cases of `tests/run/*.ir`, whose expectations are comments beside the input:
-//!
-//! ```text
-//! ; expect: exit 7                 the exit code (0 if not given, 70 with `trap`)
-//! ; expect: stdout "bye\n"         standard output, exactly (empty if not given)
-//! ; expect: trap <kind>            the program traps with this kind (exit code 70)
-//! ; expect: stderr "<line>"        standard error, exactly this one line
-//! ```
-//!
+//! The programs: the examples (`examples/*.ir`, and each directory of `examples/` linked from
+//! all its files) and the runnable cases of `tests/run/*.ir`, whose expectations are the
+//! `; expect:` lines beside the input (`irkit_tests::expect`: exit code, standard output, trap,
+//! standard error; `IRKIT_BLESS=1` rewrites them from the interpreter's run),
 //! and every linker case of `tests/link/*/expected.ir` that exports `main` (no expectation
 //! beyond agreement), and random linked programs from `irkit-testgen` (module sets with a
 //! `main`; seeds 0..RANDOM_SEEDS, `IRKIT_RANDOM_SEEDS` to change the count) through the
@@ -24,6 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use irkit_tests::expect::Expect;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn repo() -> PathBuf {
@@ -64,57 +59,6 @@ fn uses_procs(files: &[PathBuf]) -> bool {
     files.iter().any(|f| {
         std::fs::read_to_string(f).is_ok_and(|t| t.contains("= proc(") || t.contains("= proc {"))
     })
-}
-
-/// What a case expects.
-#[derive(Debug, Default)]
-struct Expect {
-    code: Option<i32>,
-    stdout: Option<String>,
-    trap: Option<String>,
-    stderr: Option<String>,
-}
-
-fn unescape(s: &str) -> Result<String, String> {
-    let s = s
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .ok_or_else(|| format!("not a quoted string: {s}"))?;
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some('"') => out.push('"'),
-            other => return Err(format!("bad escape \\{other:?}")),
-        }
-    }
-    Ok(out)
-}
-
-fn parse_expect(text: &str) -> Result<Expect, String> {
-    let mut e = Expect::default();
-    for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("; expect:") else {
-            continue;
-        };
-        let rest = rest.trim();
-        let (key, val) = rest.split_once(' ').unwrap_or((rest, ""));
-        match key {
-            "exit" => e.code = Some(val.parse().map_err(|_| format!("bad exit code {val}"))?),
-            "stdout" => e.stdout = Some(unescape(val)?),
-            "trap" => e.trap = Some(val.to_string()),
-            "stderr" => e.stderr = Some(unescape(val)?),
-            _ => return Err(format!("unknown expectation `{key}`")),
-        }
-    }
-    Ok(e)
 }
 
 /// Extra options for every tool (`--link-stubs` for the linker cases that link stubs).
@@ -168,17 +112,16 @@ fn check(
     name: &str,
     files: &[PathBuf],
     extra: Extra<'_>,
-    expect: Option<&Expect>,
+    expect: Option<(&Path, &Expect)>,
 ) -> Result<(), Failed> {
     let interp = run_interp(files, extra);
     let jit = run_jit(files, extra);
     let exe = run_exe(name, files, extra)?;
-    if let Some(e) = expect {
-        let code = if e.trap.is_some() {
-            70
-        } else {
-            e.code.unwrap_or(0)
-        };
+    if let Some((file, e)) = expect {
+        if irkit_tests::blessing() {
+            bless(file, e, &interp)?;
+        }
+        let code = e.exit_code();
         if interp.code != Some(code) {
             return Err(format!(
                 "interpreter: exit code {:?}, expected {code}: {interp:?}",
@@ -236,34 +179,30 @@ fn check(
     Ok(())
 }
 
-/// The examples and what each computes (examples/README.md). Exit codes are 8 bits:
-/// fib_iterative's 832040 is 40.
-const EXAMPLES: &[(&str, &[&str], i32, &str)] = &[
-    ("fib_recursive", &["fib_recursive.ir"], 55, ""),
-    ("fib_iterative", &["fib_iterative.ir"], 832040 & 0xff, ""),
-    ("fcn_pointer", &["fcn_pointer.ir"], 69, ""),
-    ("memory", &["memory.ir"], 144, ""),
-    ("switch", &["switch.ir"], 122, ""),
-    ("printing", &["printing.ir"], 0, "n = 6170\n"),
-    (
-        "two_module",
-        &["two_module/lib.ir", "two_module/main.ir"],
-        42,
-        "",
-    ),
-    (
-        "generics",
-        &["generics/lib.ir", "generics/ord.ir", "generics/main.ir"],
-        19,
-        "",
-    ),
-    (
-        "noir_fib",
-        &["noir_fib.ir"],
-        120,
-        "0 1 1 2 3 5 8 13 21 34 55 89 144 233 377 610 987 1597 2584 4181 6765\n",
-    ),
-];
+/// The run of `interp` as `file`'s expectations, written into it (`IRKIT_BLESS=1`). An
+/// expected `result` (the entry's whole return value, which a process does not show) is kept:
+/// `tests/tests/examples.rs` blesses it.
+fn bless(file: &Path, e: &Expect, interp: &Run) -> Result<(), Failed> {
+    let trap = interp
+        .stderr
+        .strip_prefix("trap: ")
+        .and_then(|t| t.split(" in ").next())
+        .map(|k| k.trim_end().to_string());
+    let stdout = Some(interp.stdout.clone());
+    let actual = Expect {
+        result: e.result,
+        exit: interp.code,
+        stdout,
+        stderr: e
+            .stderr
+            .as_ref()
+            .map(|_| interp.stderr.trim_end().to_string()),
+        trap,
+    };
+    let text = std::fs::read_to_string(file).map_err(|err| err.to_string())?;
+    std::fs::write(file, actual.rewrite(&text)).map_err(|err| format!("cannot bless: {err}"))?;
+    Ok(())
+}
 
 fn sorted_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -331,42 +270,21 @@ fn main() {
             random_program(seed)
         }));
     }
-    let examples = repo().join("examples");
-    // Every example (a file, or a directory of modules linked together) is in the table: a
-    // new one must be added with its expected result.
-    let mut listed = sorted_files(&examples, "ir");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&examples)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    listed.extend(dirs);
-    for f in listed {
-        let n = f
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        trials.push(Trial::test(format!("examples_listed::{n}"), move || {
-            if EXAMPLES.iter().any(|(name, ..)| *name == n) {
-                Ok(())
-            } else {
-                Err(format!("examples/{n} is not in the EXAMPLES table of this test").into())
-            }
-        }));
-    }
-    for &(name, files, code, stdout) in EXAMPLES {
-        let files: Vec<PathBuf> = files.iter().map(|f| examples.join(f)).collect();
-        let e = Expect {
-            code: Some(code),
-            stdout: Some(stdout.to_string()),
-            ..Expect::default()
-        };
+    for ex in irkit_tests::expect::examples() {
+        let name = ex.name.clone();
         trials.push(Trial::test(format!("examples::{name}"), move || {
-            check(&format!("example_{name}"), &files, &[], Some(&e))
+            let file = ex.stating?;
+            let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+            if !Expect::stated(&text) {
+                return Err(format!("{} states no `; expect:` lines", file.display()).into());
+            }
+            let e = Expect::parse(&text)?;
+            check(
+                &format!("example_{}", ex.name),
+                &ex.files,
+                &[],
+                Some((&file, &e)),
+            )
         }));
     }
     for f in sorted_files(&repo().join("tests/run"), "ir") {
@@ -377,8 +295,13 @@ fn main() {
             .into_owned();
         trials.push(Trial::test(format!("run::{n}"), move || {
             let text = std::fs::read_to_string(&f).map_err(|e| e.to_string())?;
-            let e = parse_expect(&text)?;
-            check(&format!("run_{n}"), std::slice::from_ref(&f), &[], Some(&e))
+            let e = Expect::parse(&text)?;
+            check(
+                &format!("run_{n}"),
+                std::slice::from_ref(&f),
+                &[],
+                Some((&f, &e)),
+            )
         }));
     }
     let mut link_cases: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/link"))

@@ -8,6 +8,7 @@ mod common;
 use common::module;
 use irkit_backend::{Backend, Outcome, RunOptions};
 use irkit_interp::{InterpBackend, Interpreter, ProcResult, TrapKind, Value, eval_proc};
+use irkit_tests::expect::Expect;
 
 /// The seed's iterative fibonacci, with a func calling it and a func calling it indirectly.
 const FIB: &str = r#"
@@ -537,7 +538,7 @@ fn eval_proc_checks_its_callee_and_arguments() {
 
 #[test]
 fn runnable_noir_cases_give_their_expected_outcome() {
-    // tests/run/noir_*.ir: each states `; expect: exit N` or `; expect: trap <kind>`.
+    // tests/run/noir_*.ir: each states its exit code or trap (`irkit_tests::expect`).
     let dir = format!("{}/../../tests/run", env!("CARGO_MANIFEST_DIR"));
     let mut seen = 0;
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
@@ -552,24 +553,20 @@ fn runnable_noir_cases_give_their_expected_outcome() {
     entries.sort();
     for path in entries {
         let src = std::fs::read_to_string(&path).expect("readable");
-        let expect = src
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("; expect:"))
-            .unwrap_or_else(|| panic!("{}: no expectation", path.display()))
-            .trim();
+        assert!(Expect::stated(&src), "{}: no expectation", path.display());
+        let expect = Expect::parse(&src).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let m = module(&src);
         let mut it = Interpreter::new(&m).expect("interpreter");
         let got = it.run_main();
-        match (expect.strip_prefix("exit "), expect.strip_prefix("trap ")) {
-            (Some(code), _) => {
-                let code: i32 = code.parse().expect("exit code");
+        match &expect.trap {
+            None => {
+                let code = expect.exit_code();
                 assert_eq!(got.map(|c| c & 0xff), Ok(code), "{}", path.display());
             }
-            (_, Some(kind)) => {
+            Some(kind) => {
                 let t = got.expect_err("traps");
-                assert_eq!(t.kind.to_string(), kind, "{}", path.display());
+                assert_eq!(&t.kind.to_string(), kind, "{}", path.display());
             }
-            _ => panic!("{}: unknown expectation {expect}", path.display()),
         }
         seen += 1;
     }
