@@ -64,6 +64,15 @@ pub enum LinkError {
         /// Why.
         message: String,
     },
+    /// A link-time optimization pass failed on a module it should accept: a bug of the pass
+    /// (the link is refused rather than written wrong).
+    #[error("internal error in the {pass} pass: {message}")]
+    Pass {
+        /// The pass.
+        pass: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// The entry point is exported by no input.
     #[error("undefined entry point @{name}: no input exports it")]
     MissingEntry {

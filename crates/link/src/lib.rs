@@ -39,11 +39,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod devirtualize;
 mod error;
 mod input;
 mod linker;
 pub mod specialize;
 
+pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use input::{Input, Opened};
 pub use linker::{link, link_files};
@@ -77,6 +79,9 @@ pub struct LinkOptions {
     /// counts one level more; beyond this (polymorphic recursion) the link fails naming the
     /// chain.
     pub max_instantiation_depth: usize,
+    /// Rewrite indirect calls that can only call one function as direct calls
+    /// (`--devirtualize`, part of `-O`; see [`devirtualize()`]).
+    pub devirtualize: bool,
 }
 
 impl Default for LinkOptions {
@@ -90,6 +95,7 @@ impl Default for LinkOptions {
             debug_info: true,
             verify: true,
             max_instantiation_depth: 64,
+            devirtualize: false,
         }
     }
 }
@@ -119,6 +125,10 @@ pub struct Stats {
     pub reach_copy: Duration,
     /// Specializing generics.
     pub specialize: Duration,
+    /// Indirect calls rewritten as direct calls ([`LinkOptions::devirtualize`]).
+    pub devirtualized: u64,
+    /// The optimization passes.
+    pub optimize: Duration,
     /// Verifying the result.
     pub verify: Duration,
 }

@@ -83,6 +83,19 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         Err(e) => return Err(LinkErrors(vec![e])),
     }
     stats.specialize = t.elapsed();
+    let t = Instant::now();
+    if opts.devirtualize {
+        match crate::devirtualize::devirtualize(&mut out) {
+            Ok(r) => stats.devirtualized = r.calls,
+            Err(e) => {
+                return Err(LinkErrors(vec![LinkError::Pass {
+                    pass: "devirtualize",
+                    message: e.to_string(),
+                }]));
+            }
+        }
+    }
+    stats.optimize = t.elapsed();
     // Inputs are within the nesting limit; only substitution can deepen a value.
     if irkit_core::check_nesting(&out).is_err() {
         let depth = irkit_core::limits::value_depths(&out);

@@ -65,6 +65,12 @@ struct Args {
     /// Print counts and per-phase times to stderr.
     #[arg(long)]
     stats: bool,
+    /// Run every link-time optimization pass (today: `--devirtualize`).
+    #[arg(short = 'O')]
+    optimize: bool,
+    /// Rewrite each indirect call that can only call one function as a direct call of it.
+    #[arg(long)]
+    devirtualize: bool,
     /// How deep generic specialization may nest before the link fails (polymorphic
     /// recursion).
     #[arg(long, value_name = "N", default_value_t = LinkOptions::default().max_instantiation_depth)]
@@ -87,6 +93,7 @@ fn main() -> ExitCode {
         debug_info: !args.strip_debug,
         verify: true,
         max_instantiation_depth: args.max_instantiation_depth,
+        devirtualize: args.devirtualize || args.optimize,
     };
     let mut problems = Problems::new();
     let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
@@ -238,13 +245,15 @@ fn print_stats(s: &Stats, write: Duration) {
     );
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
+    irkit_cli::note!("calls devirtualized: {}", s.devirtualized);
     irkit_cli::note!("time open:           {}", ms(s.open));
     irkit_cli::note!("time resolve:        {}", ms(s.resolve));
     irkit_cli::note!("time reach+copy:     {}", ms(s.reach_copy));
     irkit_cli::note!("time specialize:     {}", ms(s.specialize));
+    irkit_cli::note!("time optimize:       {}", ms(s.optimize));
     irkit_cli::note!("time verify:         {}", ms(s.verify));
     irkit_cli::note!("time write:          {}", ms(write));
-    let total = s.open + s.resolve + s.reach_copy + s.specialize + s.verify + write;
+    let total = s.open + s.resolve + s.reach_copy + s.specialize + s.optimize + s.verify + write;
     irkit_cli::note!("time total:          {}", ms(total));
     if let Some(kb) = peak_rss_kb() {
         irkit_cli::note!("peak rss:            {kb} kB");
