@@ -1,7 +1,7 @@
 //! The linker's file-driven cases: one folder per case under `tests/link/`, holding the
 //! modules (`*.ir`, or an `inputs` file listing paths relative to the repository root), an
 //! optional `args` file (ir-link options: `--entry N`, `--export N`, `--library`,
-//! `--internalize`, `--link-stubs`, `--strip-debug`, `--devirtualize`, `-O`), and the expectation: `expected.ir` (the linked module,
+//! `--internalize`, `--link-stubs`, `--strip-debug`, `--devirtualize`, `--inline`, `-O`), and the expectation: `expected.ir` (the linked module,
 //! printed) or `expected.err` (the error lines, `error: ...`, file names as in the folder).
 //!
 //! Every case is also linked with its inputs in every order: the output bytes (or the error
@@ -68,7 +68,9 @@ fn case_options(dir: &Path) -> Result<LinkOptions, String> {
             "--internalize" => o.internalize = true,
             "--link-stubs" => o.link_stubs = true,
             "--strip-debug" => o.debug_info = false,
-            "--devirtualize" | "-O" => o.devirtualize = true,
+            "--devirtualize" => o.devirtualize = true,
+            "--inline" => o.inline = true,
+            "-O" => (o.devirtualize, o.inline) = (true, true),
             "--entry" => o.entry = words.next().ok_or("--entry needs a name")?.to_string(),
             "--export" => o
                 .exports

@@ -68,12 +68,7 @@ impl Targets {
 /// signature as a direct call of that function. `m` must verify.
 pub fn devirtualize(m: &mut Module) -> Result<Devirtualized, CoreError> {
     let mut rewrites: Vec<(Inst, Inst)> = Vec::new();
-    let funcs: Vec<Inst> = m
-        .top_level()
-        .iter()
-        .copied()
-        .filter(|&d| m.opcode(d) == Opcode::FUNC)
-        .collect();
+    let funcs = crate::rewrite::functions(m);
     for f in funcs {
         let calls: Vec<Inst> = m
             .blocks(f)
@@ -125,10 +120,7 @@ fn direct_call(m: &mut Module, call: Inst, target: Inst) -> Result<Inst, CoreErr
         .position(|&c| c == call)
         .ok_or(CoreError::BadHandle(call))?;
     m.insert_child(block, at, new)?;
-    for d in m.decorations(call).to_vec() {
-        m.detach(d)?;
-        m.attach_decoration(new, d)?;
-    }
+    crate::rewrite::move_decorations(m, call, new)?;
     m.detach(call)?;
     Ok(new)
 }

@@ -41,14 +41,21 @@
 
 pub mod devirtualize;
 mod error;
+pub mod fold;
+pub mod inline;
 mod input;
 mod linker;
+pub mod prune;
+mod rewrite;
 pub mod specialize;
 
 pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
+pub use fold::fold_constants;
+pub use inline::{Visible, inline_single_calls};
 pub use input::{Input, Opened};
 pub use linker::{link, link_files};
+pub use prune::remove_unreferenced;
 pub use specialize::specialize;
 
 use std::time::Duration;
@@ -82,6 +89,9 @@ pub struct LinkOptions {
     /// Rewrite indirect calls that can only call one function as direct calls
     /// (`--devirtualize`, part of `-O`; see [`devirtualize()`]).
     pub devirtualize: bool,
+    /// Inline each function into its only call site, fold what became constant, remove what
+    /// nothing uses any more (`--inline`, part of `-O`; see [`inline_single_calls()`]).
+    pub inline: bool,
 }
 
 impl Default for LinkOptions {
@@ -96,6 +106,7 @@ impl Default for LinkOptions {
             verify: true,
             max_instantiation_depth: 64,
             devirtualize: false,
+            inline: false,
         }
     }
 }
@@ -127,6 +138,10 @@ pub struct Stats {
     pub specialize: Duration,
     /// Indirect calls rewritten as direct calls ([`LinkOptions::devirtualize`]).
     pub devirtualized: u64,
+    /// Functions inlined into their only call site ([`LinkOptions::inline`]).
+    pub inlined: u64,
+    /// Definitions removed because nothing used them any more after the passes.
+    pub removed: u64,
     /// The optimization passes.
     pub optimize: Duration,
     /// Verifying the result.

@@ -84,16 +84,10 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     }
     stats.specialize = t.elapsed();
     let t = Instant::now();
-    if opts.devirtualize {
-        match crate::devirtualize::devirtualize(&mut out) {
-            Ok(r) => stats.devirtualized = r.calls,
-            Err(e) => {
-                return Err(LinkErrors(vec![LinkError::Pass {
-                    pass: "devirtualize",
-                    message: e.to_string(),
-                }]));
-            }
-        }
+    if (opts.devirtualize || opts.inline)
+        && let Err(e) = optimize(&mut out, opts, &mut stats)
+    {
+        return Err(LinkErrors(vec![e]));
     }
     stats.optimize = t.elapsed();
     // Inputs are within the nesting limit; only substitution can deepen a value.
@@ -723,3 +717,51 @@ impl CopyMapper for Mapper<'_, '_> {
         }
     }
 }
+
+/// The link-time optimization passes `opts` asks for, in rounds until one changes nothing
+/// (inlining can make a call devirtualizable, which can make a function inlinable), at most
+/// [`MAX_ROUNDS`]; then the definitions nothing uses any more are removed.
+fn optimize(out: &mut Module, opts: &LinkOptions, stats: &mut Stats) -> Result<(), LinkError> {
+    let pass = |pass: &'static str| {
+        move |e: irkit_core::CoreError| LinkError::Pass {
+            pass,
+            message: e.to_string(),
+        }
+    };
+    let visible = crate::inline::Visible {
+        library: opts.library,
+        names: &opts.exports,
+        entry: &opts.entry,
+    };
+    for _ in 0..MAX_ROUNDS {
+        let mut changed = false;
+        if opts.devirtualize {
+            let d = crate::devirtualize::devirtualize(out).map_err(pass("devirtualize"))?;
+            stats.devirtualized += d.calls;
+            changed |= d.calls > 0;
+        }
+        if opts.inline {
+            let i = crate::inline::inline_single_calls(out, &visible).map_err(pass("inline"))?;
+            let f = crate::fold::fold_constants(out).map_err(pass("fold"))?;
+            stats.inlined += i.functions;
+            changed |= i.functions > 0 || f.selects > 0 || f.branches > 0;
+        }
+        if !changed {
+            break;
+        }
+    }
+    let removed = crate::prune::remove_unreferenced(out, &visible).map_err(pass("prune"))?;
+    stats.removed += removed;
+    // Types and constants only the removed definitions used (a removed global's initializer,
+    // say) leave the pool with them.
+    if removed > 0 {
+        *out = out.compact().map_err(|e| LinkError::Pass {
+            pass: "prune",
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// How many rounds of the optimization passes run at most.
+const MAX_ROUNDS: usize = 4;

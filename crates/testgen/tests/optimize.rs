@@ -2,7 +2,7 @@
 //! from the generator (module sets with a `main`) run in the reference interpreter with and
 //! without the passes, and give the same result, output, or trap kind. A generated indirect
 //! call through `select` of one function twice is the case devirtualization rewrites; the test
-//! also checks that it did rewrite some, so it cannot pass by doing nothing.
+//! also checks that the passes did rewrite and inline some, so it cannot pass by doing nothing.
 
 use irkit_format::write;
 use irkit_interp::Interpreter;
@@ -29,31 +29,34 @@ fn linked(seed: u64, opts: &LinkOptions) -> irkit_link::Linked {
 }
 
 #[test]
-fn devirtualization_keeps_every_program_s_behaviour() {
+fn the_passes_keep_every_program_s_behaviour() {
     let seeds: u64 = std::env::var("IRKIT_RANDOM_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let mut rewritten = 0;
+    let (mut rewritten, mut inlined) = (0, 0);
     for seed in 0..seeds {
         let plain = linked(seed, &LinkOptions::default());
         let opts = LinkOptions {
             devirtualize: true,
+            inline: true,
             ..LinkOptions::default()
         };
         let optimized = linked(seed, &opts);
         rewritten += optimized.stats.devirtualized;
+        inlined += optimized.stats.inlined;
         irkit_core::verify::verify(&optimized.module).unwrap_or_else(|e| {
             panic!("seed {seed}: the optimized program does not verify: {e:?}")
         });
         assert_eq!(
             run(&plain.module),
             run(&optimized.module),
-            "seed {seed}: devirtualization changed the program's behaviour"
+            "seed {seed}: the passes changed the program's behaviour"
         );
     }
     assert!(
         rewritten > 0,
         "no call was devirtualized in {seeds} programs"
     );
+    assert!(inlined > 0, "no function was inlined in {seeds} programs");
 }

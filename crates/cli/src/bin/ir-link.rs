@@ -65,9 +65,13 @@ struct Args {
     /// Print counts and per-phase times to stderr.
     #[arg(long)]
     stats: bool,
-    /// Run every link-time optimization pass (today: `--devirtualize`).
+    /// Run every link-time optimization pass (`--devirtualize`, `--inline`).
     #[arg(short = 'O')]
     optimize: bool,
+    /// Inline each function into its only call site, fold what became constant, and remove
+    /// the definitions nothing uses any more.
+    #[arg(long)]
+    inline: bool,
     /// Rewrite each indirect call that can only call one function as a direct call of it.
     #[arg(long)]
     devirtualize: bool,
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         verify: true,
         max_instantiation_depth: args.max_instantiation_depth,
         devirtualize: args.devirtualize || args.optimize,
+        inline: args.inline || args.optimize,
     };
     let mut problems = Problems::new();
     let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
@@ -246,6 +251,8 @@ fn print_stats(s: &Stats, write: Duration) {
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
     irkit_cli::note!("calls devirtualized: {}", s.devirtualized);
+    irkit_cli::note!("functions inlined:   {}", s.inlined);
+    irkit_cli::note!("definitions removed: {}", s.removed);
     irkit_cli::note!("time open:           {}", ms(s.open));
     irkit_cli::note!("time resolve:        {}", ms(s.resolve));
     irkit_cli::note!("time reach+copy:     {}", ms(s.reach_copy));

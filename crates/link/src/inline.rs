@@ -1,0 +1,219 @@
+//! Inlining a function into its one call site (spec/linking.md, "Optimization passes"), as the
+//! design document *Simple, chapter 18* does when a call site is a function's only use.
+//!
+//! A function `f` is inlined when all of these hold:
+//!
+//! * it is a `func` with a body, without `inline_never`, and no `stackalloc` in it (its
+//!   objects would live until the caller returns instead of until `f` returns: a loop around
+//!   the call would keep every one of them);
+//! * nothing outside the linked program can see it: no `extern`, and no `export` the output
+//!   keeps visible ([`Visible`]);
+//! * its only use in the whole module is as the callee of one direct `call`, in another
+//!   function (so `f` is not recursive, and its address is never taken).
+//!
+//! The call's block is split after the call: the rest (the terminator included) moves to a
+//! new *continuation* block, with one parameter for the call's result. The call becomes a jump
+//! to `f`'s entry block, every `ret v` of `f` a jump to the continuation passing `v`, and `f`'s
+//! blocks move into the caller, after the call's block. `f`'s entry block then has one
+//! predecessor, the call's block, which dominates it: its parameters are replaced by the
+//! call's arguments everywhere and removed. Then `f`, which nothing uses any more, is removed.
+//! The program computes the same: the same instructions run in the same order, with the same
+//! values, minus a call and its return.
+
+use std::collections::HashMap;
+
+use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
+
+/// Which exported definitions the output keeps visible to other programs.
+pub struct Visible<'a> {
+    /// A library link: every export.
+    pub library: bool,
+    /// The entry point's export name, and the names given with `--export`.
+    pub names: &'a [String],
+    /// The entry point.
+    pub entry: &'a str,
+}
+
+impl Visible<'_> {
+    /// Whether other programs can see definition `d` of `m` (its `extern` or kept export).
+    pub fn sees(&self, m: &Module, d: Inst) -> bool {
+        if m.find_decoration(d, Opcode::EXTERN).is_some() {
+            return true;
+        }
+        match m.decoration_str(d, Opcode::EXPORT) {
+            Some(name) => {
+                self.library || name == self.entry || self.names.iter().any(|n| n == name)
+            }
+            None => false,
+        }
+    }
+}
+
+/// What [`inline_single_calls`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inlined {
+    /// Functions inlined into their call site and removed.
+    pub functions: u64,
+}
+
+/// How a top-level function is used.
+#[derive(Default)]
+struct Uses {
+    /// Its direct call sites.
+    calls: Vec<Inst>,
+    /// Any other use (its address taken, a pin, an operand of a constant).
+    other: bool,
+}
+
+/// Inlines every function that can be (see the module documentation) into its one call site.
+/// `m` must verify; it still does afterwards.
+pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inlined, CoreError> {
+    let funcs = crate::rewrite::functions(m);
+    let mut uses: HashMap<Inst, Uses> = funcs.iter().map(|&f| (f, Uses::default())).collect();
+    let mut owner: HashMap<Inst, Inst> = HashMap::new();
+    let all = m.walk().into_iter().chain(m.pool().iter().copied());
+    for i in all {
+        for (k, &o) in m.operands(i).iter().enumerate() {
+            let Some(u) = uses.get_mut(&o) else { continue };
+            if k == 0 && m.opcode(i) == Opcode::CALL {
+                u.calls.push(i);
+            } else {
+                u.other = true;
+            }
+        }
+    }
+    for u in uses.values() {
+        for &c in &u.calls {
+            if let Some(f) = m.enclosing_func(c) {
+                owner.insert(c, f);
+            }
+        }
+    }
+    let mut subst: HashMap<Inst, Inst> = HashMap::new();
+    let mut removed = Vec::new();
+    for f in funcs {
+        let Some(u) = uses.get(&f) else { continue };
+        let [call] = u.calls.as_slice() else { continue };
+        let call = *call;
+        let Some(&g) = owner.get(&call) else { continue };
+        if u.other
+            || g == f
+            || m.entry_block(f).is_none()
+            || m.opcode(g) != Opcode::FUNC
+            || m.find_decoration(f, Opcode::INLINE_NEVER).is_some()
+            || visible.sees(m, f)
+            || has_stackalloc(m, f)
+        {
+            continue;
+        }
+        // The calls `f` makes are now made by `g`.
+        for b in m.blocks(f).collect::<Vec<_>>() {
+            for &i in m.children(b) {
+                if owner.contains_key(&i) {
+                    owner.insert(i, g);
+                }
+            }
+        }
+        inline_call(m, call, f, &mut subst)?;
+        removed.push(f);
+    }
+    if !removed.is_empty() {
+        m.replace_all_uses(&subst)?;
+        // The call instructions, the parameters of the inlined entry blocks, the functions.
+        for &from in subst.keys() {
+            if m.is_live(from) {
+                m.remove(from)?;
+            }
+        }
+        for &f in &removed {
+            m.remove(f)?;
+        }
+    }
+    Ok(Inlined {
+        functions: removed.len() as u64,
+    })
+}
+
+fn has_stackalloc(m: &Module, f: Inst) -> bool {
+    m.walk_from(f)
+        .into_iter()
+        .any(|i| m.opcode(i) == Opcode::STACKALLOC)
+}
+
+/// Inlines `f` at `call` (its only call site): see the module documentation. The uses to
+/// rewrite afterwards go into `subst` (the call's result to the continuation's parameter,
+/// `f`'s entry parameters to the call's arguments); the call and those parameters are left
+/// detached, for the caller to remove once the uses are rewritten.
+fn inline_call(
+    m: &mut Module,
+    call: Inst,
+    f: Inst,
+    subst: &mut HashMap<Inst, Inst>,
+) -> Result<(), CoreError> {
+    let block = m.parent(call).ok_or(CoreError::BadHandle(call))?;
+    let g = m.parent(block).ok_or(CoreError::BadHandle(block))?;
+    let entry = m.entry_block(f).ok_or(CoreError::BadHandle(f))?;
+    let at = m
+        .children(block)
+        .iter()
+        .position(|&c| c == call)
+        .ok_or(CoreError::BadHandle(call))?;
+    // The continuation: the call's result as a parameter, then what followed the call.
+    let cont = m.new_inst(Opcode::BLOCK, None, vec![], Payload::None)?;
+    let result = match m.ty(call) {
+        Some(t) => {
+            let p = m.new_inst(Opcode::PARAM, Some(t), vec![], Payload::None)?;
+            m.append_child(cont, p)?;
+            subst.insert(call, p);
+            Some(p)
+        }
+        None => None,
+    };
+    let rest: Vec<Inst> = m.children(block)[at + 1..].to_vec();
+    for i in rest {
+        m.detach(i)?;
+        m.append_child(cont, i)?;
+    }
+    // The call's arguments stand for `f`'s parameters.
+    let args: Vec<Inst> = m.operands(call).get(1..).unwrap_or(&[]).to_vec();
+    for (p, a) in m.block_params(entry).to_vec().into_iter().zip(args) {
+        subst.insert(p, a);
+    }
+    for p in m.block_params(entry).to_vec() {
+        m.detach(p)?;
+    }
+    let jump = m.new_inst(Opcode::JUMP, None, vec![entry], Payload::None)?;
+    m.detach(call)?;
+    m.append_child(block, jump)?;
+    // `f`'s blocks move into `g` after the call's block, each `ret` becoming a jump to the
+    // continuation, which follows them.
+    let blocks: Vec<Inst> = m.blocks(f).collect();
+    let mut pos = m
+        .children(g)
+        .iter()
+        .position(|&c| c == block)
+        .ok_or(CoreError::BadHandle(block))?
+        + 1;
+    for b in blocks {
+        if let Some(&term) = m.children(b).last()
+            && m.opcode(term) == Opcode::RET
+        {
+            let mut ops = vec![cont];
+            ops.extend(
+                m.operands(term)
+                    .iter()
+                    .copied()
+                    .take(usize::from(result.is_some())),
+            );
+            let j = m.new_inst(Opcode::JUMP, None, ops, Payload::None)?;
+            crate::rewrite::move_decorations(m, term, j)?;
+            m.remove(term)?;
+            m.append_child(b, j)?;
+        }
+        m.detach(b)?;
+        m.insert_child(g, pos, b)?;
+        pos += 1;
+    }
+    m.insert_child(g, pos, cont)?;
+    Ok(())
+}
