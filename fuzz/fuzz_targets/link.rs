@@ -1,5 +1,5 @@
-//! Generated module sets through the linker, with options chosen by the input: `Ok` or an
-//! error, never a panic. Executable links of a generated set must succeed (every import is
+//! Generated module sets through the linker, with options chosen by the input (the
+//! optimization passes included): `Ok` or an error, never a panic. Executable links of a generated set must succeed (every import is
 //! provided), a successful link must verify, and the inputs' order must not matter.
 #![no_main]
 
@@ -19,6 +19,8 @@ fuzz_target!(|data: &[u8]| {
         } else {
             Vec::new()
         },
+        devirtualize: e.chance(40),
+        inline: e.chance(40),
         ..LinkOptions::default()
     };
     let cfg = Config {
