@@ -114,6 +114,25 @@ impl<'m> Builder<'m> {
         Ok((b, params))
     }
 
+    /// Appends a parameter of type `ty` to `block`, after its existing parameters and before
+    /// its instructions. A front end that builds SSA form while it translates (Braun et al.)
+    /// discovers a block's parameters after the block already has instructions; each edge into
+    /// the block then needs one more argument, which is the front end's job.
+    pub fn append_block_param(&mut self, block: Inst, ty: Inst) -> Result<Inst, CoreError> {
+        if self.m.opcode(block) != Opcode::BLOCK {
+            return Err(CoreError::WrongKind {
+                opcode: self.m.opcode(block),
+                what: "is not a block: only blocks have parameters",
+            });
+        }
+        let n = self.m.block_params(block).len();
+        let p = self
+            .m
+            .new_inst(Opcode::PARAM, Some(ty), Vec::new(), Payload::None)?;
+        self.m.insert_child(block, n, p)?;
+        Ok(p)
+    }
+
     /// Moves the cursor to the end of `block`.
     pub fn position_at_end(&mut self, block: Inst) {
         self.block = Some(block);
@@ -253,5 +272,33 @@ impl<'m> Builder<'m> {
             ops.extend_from_slice(args);
         }
         self.inst(Opcode::SWITCH, None, ops, Payload::None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_block_param_goes_after_the_parameters() {
+        let mut m = Module::new();
+        let mut b = Builder::new(&mut m);
+        let i32t = b.module().ty_i32();
+        let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+        let f = b.func("f", sig).unwrap();
+        let (entry, params) = b.block(f, &[i32t]).unwrap();
+        let (next, _) = b.block(f, &[]).unwrap();
+        b.position_at_end(entry);
+        b.jump(next, &[params[0]]).unwrap();
+        b.position_at_end(next);
+        let one = b.module().const_i32(1);
+        let r = b.binary(Opcode::IADD, one, one).unwrap();
+        b.ret(Some(r)).unwrap();
+        let p = b.append_block_param(next, i32t).unwrap();
+        assert_eq!(m.block_params(next), [p]);
+        assert_eq!(m.children(next)[0], p);
+        crate::verify::verify(&m).unwrap();
+        let mut b = Builder::new(&mut m);
+        assert!(b.append_block_param(f, i32t).is_err());
     }
 }

@@ -1,0 +1,183 @@
+//! The module initializer, `wasm-init:<name>`: what wasm does when it instantiates a module.
+//!
+//! In order: return at once if it already ran (a guard global); run the initializers of the
+//! modules this one imports from, in the order of their first import; allocate the defined
+//! memory's initial pages; set the globals whose initial value is another global; copy the
+//! active data segments (trapping if one does not fit the memory); call the `start`
+//! function.
+
+use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
+use wasmparser::{Data, DataKind, Operator};
+
+use crate::env::{Env, Memory};
+use crate::error::{At, Place, WasmError};
+use crate::memory::{self, Libc};
+use crate::names;
+
+/// A defined global whose initial value is the value of another (imported) global.
+pub struct GlobalInit {
+    /// The global to set.
+    pub dst: u32,
+    /// The global to read.
+    pub src: u32,
+}
+
+/// What the initializer does.
+pub struct Init<'s, 'a> {
+    /// The module's name.
+    pub name: &'s str,
+    /// The modules imported from, in order of first import.
+    pub init_modules: Vec<String>,
+    /// The defined memory and its initial pages.
+    pub memory: Option<(Memory, u64)>,
+    /// The C functions, if there is a memory.
+    pub libc: Option<Libc>,
+    /// Globals set from other globals.
+    pub global_inits: Vec<GlobalInit>,
+    /// The data segments.
+    pub data: &'s [Data<'a>],
+    /// The start function and the offset of its section.
+    pub start: Option<(u32, u64)>,
+}
+
+impl Init<'_, '_> {
+    /// Builds the initializer into `m`.
+    pub fn build(&self, m: &mut Module, env: &Env) -> Result<Inst, WasmError> {
+        let place = Place::at(0);
+        let mut b = Builder::new(m);
+        let i1 = b.module().ty_i1();
+        let void = b.module().ty_void();
+        let sig = b.module().ty_fn(void, &[]).at(place)?;
+        let guard = b.global_var("initialized", i1, None).at(place)?;
+        let f = b.func("wasm_init", sig).at(place)?;
+        b.export(f, &names::init_symbol(self.name)).at(place)?;
+        let (entry, _) = b.block(f, &[]).at(place)?;
+        let (done, _) = b.block(f, &[]).at(place)?;
+        let (go, _) = b.block(f, &[]).at(place)?;
+        let (trap, _) = b.block(f, &[]).at(place)?;
+        b.position_at_end(trap);
+        b.inst(Opcode::TRAP, None, Vec::new(), Payload::None)
+            .at(place)?;
+        b.position_at_end(done);
+        b.ret(None).at(place)?;
+        b.position_at_end(entry);
+        let ran = b
+            .inst(Opcode::LOAD, Some(i1), vec![guard], Payload::None)
+            .at(place)?;
+        b.br(ran, done, &[], go, &[]).at(place)?;
+        b.position_at_end(go);
+        let t = b.module().const_bool(true);
+        b.inst(Opcode::STORE, None, vec![guard, t], Payload::None)
+            .at(place)?;
+        for module in &self.init_modules {
+            let d = b
+                .func(&format!("init_{}", crate::names::escape(module)), sig)
+                .at(place)?;
+            b.import(d, &names::init_symbol(module)).at(place)?;
+            b.call(d, &[]).at(place)?;
+        }
+        if let Some((mem, initial)) = &self.memory
+            && *initial > 0
+        {
+            let n = b.module().const_i32(*initial as i32);
+            let r = b.call(mem.grow, &[n]).at(place)?;
+            let m1 = b.module().const_i32(-1);
+            let failed = b.icmp(IntCC::Eq, r, m1).at(place)?;
+            check(&mut b, f, failed, trap, place)?;
+        }
+        for gi in &self.global_inits {
+            let (dst, src) = (env.globals[gi.dst as usize], env.globals[gi.src as usize]);
+            let v = b
+                .inst(Opcode::LOAD, Some(src.ty), vec![src.inst], Payload::None)
+                .at(place)?;
+            b.inst(Opcode::STORE, None, vec![dst.inst, v], Payload::None)
+                .at(place)?;
+        }
+        for d in self.data {
+            let place = Place::at(d.range.start);
+            let DataKind::Active { offset_expr, .. } = &d.kind else {
+                continue;
+            };
+            let (Some(mem), Some(libc)) = (env.memory, self.libc) else {
+                return Err(WasmError::unsupported(
+                    "a data segment without a memory",
+                    place,
+                ));
+            };
+            let i64t = b.module().ty_i64();
+            let op = offset_expr
+                .get_operators_reader()
+                .read()
+                .map_err(|e| WasmError::invalid(&e))?;
+            let offset = match op {
+                Operator::I32Const { value } => b.module().const_i64(i64::from(value as u32)),
+                Operator::GlobalGet { global_index } => {
+                    let g = env.globals[global_index as usize];
+                    let v = b
+                        .inst(Opcode::LOAD, Some(g.ty), vec![g.inst], Payload::None)
+                        .at(place)?;
+                    b.convert(Opcode::ZEXT, i64t, v).at(place)?
+                }
+                other => {
+                    return Err(WasmError::unsupported(
+                        format!(
+                            "constant expression `{}`",
+                            crate::func::operator_name(&other)
+                        ),
+                        place,
+                    ));
+                }
+            };
+            let len = b.module().const_i64(d.data.len() as i64);
+            let end = b.binary(Opcode::IADD, offset, len).at(place)?;
+            let size = memory::load_field(&mut b, &mem, 1).at(place)?;
+            let oob = b.icmp(IntCC::Ugt, end, size).at(place)?;
+            check(&mut b, f, oob, trap, place)?;
+            if d.data.is_empty() {
+                continue;
+            }
+            let bytes = b.module().const_bytes(d.data);
+            let bytes_ty = b
+                .module()
+                .ty(bytes)
+                .ok_or_else(|| WasmError::unsupported("an untyped constant", place))?;
+            let seg = b.global_const("data", bytes_ty, bytes).at(place)?;
+            let base = memory::load_field(&mut b, &mem, 0).at(place)?;
+            let i8t = b.module().ty_i8();
+            let p = b.module().ty_ptr();
+            let dst = b
+                .inst(
+                    Opcode::ELEM,
+                    Some(p),
+                    vec![i8t, base, offset],
+                    Payload::None,
+                )
+                .at(place)?;
+            b.call(libc.memcpy, &[dst, seg, len]).at(place)?;
+        }
+        if let Some((start, offset)) = self.start {
+            let place = Place::at(offset);
+            let s = env
+                .funcs
+                .get(start as usize)
+                .ok_or_else(|| WasmError::unsupported(format!("start function {start}"), place))?;
+            b.call(s.inst, &[]).at(place)?;
+        }
+        b.ret(None).at(place)?;
+        Ok(f)
+    }
+}
+
+/// Traps if `cond`; continues in a new block of `f` otherwise.
+fn check(
+    b: &mut Builder<'_>,
+    f: Inst,
+    cond: Inst,
+    trap: Inst,
+    place: Place,
+) -> Result<(), WasmError> {
+    let (cont, _) = b.block(f, &[]).at(place)?;
+    b.br(cond, trap, &[], cont, &[]).at(place)?;
+    b.position_at_end(cont);
+    Ok(())
+}

@@ -1,0 +1,104 @@
+//! Reading a validated binary module into the pieces translation needs, in wasm's order.
+
+use wasmparser::{
+    Data, Export, FuncType, FunctionBody, Global, Import, MemoryType, Parser, Payload,
+};
+
+use crate::error::{Place, WasmError};
+
+/// The sections of a module, read (not yet translated).
+#[derive(Default)]
+pub struct Sections<'a> {
+    /// The function types.
+    pub types: Vec<FuncType>,
+    /// The imports, with their offsets.
+    pub imports: Vec<(Import<'a>, u64)>,
+    /// The type index of each defined function.
+    pub funcs: Vec<u32>,
+    /// The defined memory (at most one: validation refuses more), with its offset.
+    pub memory: Option<(MemoryType, u64)>,
+    /// The defined globals, with their offsets.
+    pub globals: Vec<(Global<'a>, u64)>,
+    /// The exports, with their offsets.
+    pub exports: Vec<(Export<'a>, u64)>,
+    /// The start function, with the section's offset.
+    pub start: Option<(u32, u64)>,
+    /// The data segments.
+    pub data: Vec<Data<'a>>,
+    /// The function bodies, in order.
+    pub bodies: Vec<FunctionBody<'a>>,
+}
+
+fn invalid(e: wasmparser::BinaryReaderError) -> WasmError {
+    WasmError::invalid(&e)
+}
+
+/// Reads the sections of `wasm` (already validated).
+pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
+    let mut s = Sections::default();
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.map_err(invalid)? {
+            Payload::TypeSection(r) => {
+                for t in r.into_iter_err_on_gc_types() {
+                    s.types.push(t.map_err(invalid)?);
+                }
+            }
+            Payload::ImportSection(r) => {
+                let offset = r.range().start;
+                for i in r.into_imports() {
+                    s.imports.push((i.map_err(invalid)?, offset));
+                }
+            }
+            Payload::FunctionSection(r) => {
+                for t in r {
+                    s.funcs.push(t.map_err(invalid)?);
+                }
+            }
+            Payload::TableSection(r) if r.count() > 0 => {
+                return Err(WasmError::unsupported(
+                    "a table",
+                    Place::at(r.range().start),
+                ));
+            }
+            Payload::MemorySection(r) => {
+                let offset = r.range().start;
+                for mt in r {
+                    s.memory = Some((mt.map_err(invalid)?, offset));
+                }
+            }
+            Payload::TagSection(r) => {
+                return Err(WasmError::unsupported(
+                    "an exception tag",
+                    Place::at(r.range().start),
+                ));
+            }
+            Payload::GlobalSection(r) => {
+                for g in r.into_iter_with_offsets() {
+                    let (offset, g) = g.map_err(invalid)?;
+                    s.globals.push((g, offset));
+                }
+            }
+            Payload::ExportSection(r) => {
+                for e in r.into_iter_with_offsets() {
+                    let (offset, e) = e.map_err(invalid)?;
+                    s.exports.push((e, offset));
+                }
+            }
+            Payload::StartSection { func, range } => s.start = Some((func, range.start)),
+            Payload::ElementSection(r) if r.count() > 0 => {
+                return Err(WasmError::unsupported(
+                    "an element segment",
+                    Place::at(r.range().start),
+                ));
+            }
+            Payload::DataSection(r) => {
+                for d in r {
+                    s.data.push(d.map_err(invalid)?);
+                }
+            }
+            Payload::CodeSectionEntry(body) => s.bodies.push(body),
+            _ => {}
+        }
+    }
+    Ok(s)
+}
