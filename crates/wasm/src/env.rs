@@ -1,6 +1,8 @@
 //! What a function body needs to know about its module: the irkit definitions standing for
 //! wasm's functions, globals and memory, and the wasm types.
 
+use std::collections::HashMap;
+
 use irkit_core::Inst;
 use wasmparser::{FuncType, ValType};
 
@@ -46,4 +48,19 @@ pub struct Env {
     pub globals: Vec<Global>,
     /// The memory, if the module has or imports one.
     pub memory: Option<Memory>,
+    /// The table, if the module has or imports one.
+    pub table: Option<Table>,
+    /// The signature id global of each canonical signature in use ([`crate::table`]).
+    pub sigs: HashMap<String, Inst>,
+}
+
+/// The table of function references: a global of type [`Table::ty`].
+#[derive(Clone, Copy, Debug)]
+pub struct Table {
+    /// The global `{ptr entries, i64 length}`.
+    pub global: Inst,
+    /// Its type, `struct {ptr, i64}`.
+    pub ty: Inst,
+    /// The type of an entry, `struct {ptr function, ptr signature id}`.
+    pub entry_ty: Inst,
 }

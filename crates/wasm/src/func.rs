@@ -365,6 +365,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.ret()?;
             }
             Operator::Call { function_index } => self.call(function_index)?,
+            Operator::CallIndirect { type_index, .. } => self.call_indirect(type_index)?,
             Operator::Drop => {
                 self.pop()?;
             }

@@ -2,17 +2,18 @@
 //!
 //! In order: return at once if it already ran (a guard global); run the initializers of the
 //! modules this one imports from, in the order of their first import; allocate the defined
-//! memory's initial pages; set the globals whose initial value is another global; copy the
-//! active data segments (trapping if one does not fit the memory); call the `start`
+//! memory's initial pages; set the globals whose initial value is another global; write the
+//! active element segments into the table and copy the active data segments (trapping if one does not fit the memory); call the `start`
 //! function.
 
 use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
-use wasmparser::{Data, DataKind, Operator};
+use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
 
 use crate::env::{Env, Memory};
 use crate::error::{At, Place, WasmError};
 use crate::memory::{self, Libc};
 use crate::names;
+use crate::table;
 
 /// A defined global whose initial value is the value of another (imported) global.
 pub struct GlobalInit {
@@ -36,6 +37,8 @@ pub struct Init<'s, 'a> {
     pub global_inits: Vec<GlobalInit>,
     /// The data segments.
     pub data: &'s [Data<'a>],
+    /// The element segments.
+    pub elements: &'s [Element<'a>],
     /// The start function and the offset of its section.
     pub start: Option<(u32, u64)>,
 }
@@ -92,6 +95,9 @@ impl Init<'_, '_> {
                 .at(place)?;
             b.inst(Opcode::STORE, None, vec![dst.inst, v], Payload::None)
                 .at(place)?;
+        }
+        for e in self.elements {
+            self.element(&mut b, env, f, trap, e)?;
         }
         for d in self.data {
             let place = Place::at(d.range.start);
@@ -165,6 +171,126 @@ impl Init<'_, '_> {
         }
         b.ret(None).at(place)?;
         Ok(f)
+    }
+}
+
+impl Init<'_, '_> {
+    /// Writes the entries of an active element segment into the table, trapping if it does not
+    /// fit.
+    fn element(
+        &self,
+        b: &mut Builder<'_>,
+        env: &Env,
+        f: Inst,
+        trap: Inst,
+        e: &Element<'_>,
+    ) -> Result<(), WasmError> {
+        let place = Place::at(e.range.start);
+        let ElementKind::Active { offset_expr, .. } = &e.kind else {
+            return Ok(());
+        };
+        let t = env
+            .table
+            .ok_or_else(|| WasmError::unsupported("an element segment without a table", place))?;
+        let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
+        let mut funcs = Vec::new();
+        match &e.items {
+            ElementItems::Functions(r) => {
+                for i in r.clone() {
+                    funcs.push(Some(i.map_err(invalid)?));
+                }
+            }
+            ElementItems::Expressions(_, r) => {
+                for x in r.clone() {
+                    let x = x.map_err(invalid)?;
+                    match x.get_operators_reader().read().map_err(invalid)? {
+                        Operator::RefFunc { function_index } => funcs.push(Some(function_index)),
+                        Operator::RefNull { .. } => funcs.push(None),
+                        other => {
+                            return Err(WasmError::unsupported(
+                                format!(
+                                    "element expression `{}`",
+                                    crate::func::operator_name(&other)
+                                ),
+                                place,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let off = offset(b, env, offset_expr, place)?;
+        let n = b.module().const_i64(funcs.len() as i64);
+        let end = b.binary(Opcode::IADD, off, n).at(place)?;
+        let len = table::load_field(b, &t, 1).at(place)?;
+        let oob = b.icmp(IntCC::Ugt, end, len).at(place)?;
+        check(b, f, oob, trap, place)?;
+        let entries = table::load_field(b, &t, 0).at(place)?;
+        for (k, func) in funcs.into_iter().enumerate() {
+            let kc = b.module().const_i64(k as i64);
+            let idx = b.binary(Opcode::IADD, off, kc).at(place)?;
+            let entry = table::entry_addr(b, &t, entries, idx).at(place)?;
+            let (fp, sig) = match func {
+                Some(fi) => {
+                    let func = env
+                        .funcs
+                        .get(fi as usize)
+                        .ok_or_else(|| WasmError::unsupported(format!("function {fi}"), place))?;
+                    let sig = env
+                        .sigs
+                        .get(&table::sig_symbol(&func.ty))
+                        .copied()
+                        .ok_or_else(|| {
+                            WasmError::unsupported("a function of a signature without an id", place)
+                        })?;
+                    (func.inst, sig)
+                }
+                None => {
+                    let null = b.module().const_null();
+                    (null, null)
+                }
+            };
+            for (k, v) in [(0, fp), (1, sig)] {
+                let a = table::entry_field(b, &t, entry, k).at(place)?;
+                b.inst(Opcode::STORE, None, vec![a, v], Payload::None)
+                    .at(place)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The value of an offset expression (`i32.const` or `global.get`) as an `i64`.
+fn offset(
+    b: &mut Builder<'_>,
+    env: &Env,
+    expr: &ConstExpr<'_>,
+    place: Place,
+) -> Result<Inst, WasmError> {
+    let i64t = b.module().ty_i64();
+    let op = expr
+        .get_operators_reader()
+        .read()
+        .map_err(|e| WasmError::invalid(&e))?;
+    match op {
+        Operator::I32Const { value } => Ok(b.module().const_i64(i64::from(value as u32))),
+        Operator::GlobalGet { global_index } => {
+            let g = env
+                .globals
+                .get(global_index as usize)
+                .ok_or_else(|| WasmError::unsupported(format!("global {global_index}"), place))?;
+            let v = b
+                .inst(Opcode::LOAD, Some(g.ty), vec![g.inst], Payload::None)
+                .at(place)?;
+            b.convert(Opcode::ZEXT, i64t, v).at(place)
+        }
+        other => Err(WasmError::unsupported(
+            format!(
+                "constant expression `{}`",
+                crate::func::operator_name(&other)
+            ),
+            place,
+        )),
     }
 }
 

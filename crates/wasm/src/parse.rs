@@ -1,7 +1,8 @@
 //! Reading a validated binary module into the pieces translation needs, in wasm's order.
 
 use wasmparser::{
-    Data, Export, FuncType, FunctionBody, Global, Import, MemoryType, Parser, Payload,
+    Data, Element, Export, FuncType, FunctionBody, Global, Import, MemoryType, Parser, Payload,
+    TableType,
 };
 
 use crate::error::{Place, WasmError};
@@ -17,6 +18,10 @@ pub struct Sections<'a> {
     pub funcs: Vec<u32>,
     /// The defined memory (at most one: validation refuses more), with its offset.
     pub memory: Option<(MemoryType, u64)>,
+    /// The defined table (at most one: validation refuses more), with its offset.
+    pub table: Option<(TableType, u64)>,
+    /// The element segments.
+    pub elements: Vec<Element<'a>>,
     /// The defined globals, with their offsets.
     pub globals: Vec<(Global<'a>, u64)>,
     /// The exports, with their offsets.
@@ -54,11 +59,18 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                     s.funcs.push(t.map_err(invalid)?);
                 }
             }
-            Payload::TableSection(r) if r.count() > 0 => {
-                return Err(WasmError::unsupported(
-                    "a table",
-                    Place::at(r.range().start),
-                ));
+            Payload::TableSection(r) => {
+                let offset = r.range().start;
+                for t in r {
+                    let t = t.map_err(invalid)?;
+                    if !matches!(t.init, wasmparser::TableInit::RefNull) {
+                        return Err(WasmError::unsupported(
+                            "a table initializer expression",
+                            Place::at(offset),
+                        ));
+                    }
+                    s.table = Some((t.ty, offset));
+                }
             }
             Payload::MemorySection(r) => {
                 let offset = r.range().start;
@@ -85,11 +97,10 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                 }
             }
             Payload::StartSection { func, range } => s.start = Some((func, range.start)),
-            Payload::ElementSection(r) if r.count() > 0 => {
-                return Err(WasmError::unsupported(
-                    "an element segment",
-                    Place::at(r.range().start),
-                ));
+            Payload::ElementSection(r) => {
+                for e in r {
+                    s.elements.push(e.map_err(invalid)?);
+                }
             }
             Payload::DataSection(r) => {
                 for d in r {

@@ -4,14 +4,32 @@
 use irkit_core::{Builder, Inst, Module, Opcode, Payload};
 use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
 
-use crate::env::{Env, Func, Global, Memory};
+use crate::env::{Env, Func, Global, Memory, Table};
 use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
 use crate::init::{GlobalInit, Init};
 use crate::memory::{self, Libc, MAX_PAGES};
 use crate::names;
 use crate::parse::{self, Sections};
+use crate::table;
 use crate::types;
+
+/// The tables translated: 32-bit, of `funcref`, of at most 2^20 entries.
+fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError> {
+    if tt.table64 || tt.shared || tt.element_type != wasmparser::RefType::FUNCREF {
+        return Err(WasmError::unsupported(
+            "a table other than a 32-bit funcref table",
+            place,
+        ));
+    }
+    if tt.initial > 1 << 20 {
+        return Err(WasmError::unsupported(
+            "a table of more than 2^20 entries",
+            place,
+        ));
+    }
+    Ok(())
+}
 
 /// The WebAssembly features this front end accepts: 1.0 (MVP) with mutable-global imports
 /// and exports, sign extension, non-trapping float-to-int conversions and multi-value.
@@ -101,6 +119,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         ..Env::default()
     };
     let mut mem_import = None;
+    let mut table_import = None;
     let mut init_modules: Vec<String> = Vec::new();
     for (imp, offset) in &s.imports {
         let place = Place::at(*offset);
@@ -136,7 +155,18 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 Builder::new(m).import(g, &sym).at(place)?;
                 mem_import = Some(g);
             }
-            TypeRef::Table(_) => return Err(WasmError::unsupported("a table import", place)),
+            TypeRef::Table(tt) => {
+                check_table(&tt, place)?;
+                let (ty, entry_ty) = table::table_types(m).at(place)?;
+                let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
+                Builder::new(m).import(g, &sym).at(place)?;
+                table_import = Some(g);
+                env.table = Some(Table {
+                    global: g,
+                    ty,
+                    entry_ty,
+                });
+            }
             TypeRef::Tag(_) => return Err(WasmError::unsupported("a tag import", place)),
         }
     }
@@ -191,6 +221,31 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         memory::build_grow(&mut b, &mem, &l, place)?;
         env.memory = Some(mem);
         libc = Some(l);
+    }
+    // The table, and the signature ids `call_indirect` compares.
+    if let Some((tt, offset)) = &s.table {
+        let place = Place::at(*offset);
+        check_table(tt, place)?;
+        let (ty, entry_ty) = table::table_types(m).at(place)?;
+        let arr = m.ty_array(entry_ty, tt.initial).at(place)?;
+        let entries = Builder::new(m)
+            .global_var("table_entries", arr, None)
+            .at(place)?;
+        let len = m.const_i64(tt.initial as i64);
+        let init = m.const_aggregate(ty, &[entries, len]).at(place)?;
+        let g = Builder::new(m)
+            .global_var("table", ty, Some(init))
+            .at(place)?;
+        env.table = Some(Table {
+            global: g,
+            ty,
+            entry_ty,
+        });
+    }
+    if env.table.is_some() {
+        for ft in s.types.clone() {
+            table::sig_id(&mut Builder::new(m), &mut env, &ft, Place::at(0))?;
+        }
     }
     // Globals.
     let mut global_inits = Vec::new();
@@ -258,7 +313,13 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                     return Err(WasmError::unsupported("exporting a missing memory", place));
                 }
             },
-            ExternalKind::Table => return Err(WasmError::unsupported("a table export", place)),
+            ExternalKind::Table => match (table_import, &env.table) {
+                (Some(g), _) => (g, true),
+                (None, Some(t)) => (t.global, false),
+                (None, None) => {
+                    return Err(WasmError::unsupported("exporting a missing table", place));
+                }
+            },
             ExternalKind::Tag => return Err(WasmError::unsupported("a tag export", place)),
         };
         let mut b = Builder::new(m);
@@ -286,7 +347,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             b.export(w, &sym).at(place)?;
         } else {
             return Err(WasmError::unsupported(
-                "exporting a global or memory twice, or re-exporting an imported one",
+                "exporting a global, memory or table twice, or re-exporting an imported one",
                 place,
             ));
         }
@@ -298,6 +359,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         libc,
         global_inits,
         data: &s.data,
+        elements: &s.elements,
         start: s.start,
     }
     .build(m, &env)?;
