@@ -11,6 +11,7 @@ use wasmparser::Operator;
 
 use crate::error::{At, WasmError};
 use crate::func::FuncTranslator;
+use crate::rounding::Round;
 
 /// Integer or float operand width, for the conversions.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -277,6 +278,10 @@ impl FuncTranslator<'_, '_> {
             O::F32Neg | O::F64Neg => self.unary(Self::fneg)?,
             O::F32Abs | O::F64Abs => self.unary(Self::fabs)?,
             O::F32Copysign | O::F64Copysign => self.copysign()?,
+            O::F32Ceil | O::F64Ceil => self.round(Round::Ceil)?,
+            O::F32Floor | O::F64Floor => self.round(Round::Floor)?,
+            O::F32Trunc | O::F64Trunc => self.round(Round::Trunc)?,
+            O::F32Nearest | O::F64Nearest => self.round(Round::Nearest)?,
             O::F32Min | O::F64Min => self.min_max(true)?,
             O::F32Max | O::F64Max => self.min_max(false)?,
             O::I32WrapI64 => self.convert(Opcode::TRUNC, I32)?,
