@@ -135,18 +135,8 @@ impl Cfg {
                     b.switch(*v, (d.target, &d.args), &cases)?
                 }
                 Some(Term::Ret(v)) => b.ret(*v)?,
-                Some(Term::Trap) => b.inst(
-                    irkit_core::Opcode::TRAP,
-                    None,
-                    Vec::new(),
-                    irkit_core::Payload::None,
-                )?,
-                Some(Term::Unreachable) | None => b.inst(
-                    irkit_core::Opcode::UNREACHABLE,
-                    None,
-                    Vec::new(),
-                    irkit_core::Payload::None,
-                )?,
+                Some(Term::Trap) => b.trap()?,
+                Some(Term::Unreachable) | None => b.unreachable()?,
             };
         }
         Ok(())

@@ -374,8 +374,8 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 let y = self.pop()?;
                 let x = self.pop()?;
                 let cond = self.nonzero(c)?;
-                let ty = self.b.module().value_type(x);
-                let r = self.inst(Opcode::SELECT, ty, vec![cond, x, y], Payload::None)?;
+                let place = self.place();
+                let r = self.b.select(cond, x, y).at(place)?;
                 self.stack.push(r);
             }
             Operator::LocalGet { local_index } => {
@@ -513,12 +513,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 let place = self.place();
                 let mut agg = self.b.module().const_zero(self.ret_ty).at(place)?;
                 for (k, &v) in vs.iter().enumerate() {
-                    agg = self.inst(
-                        Opcode::INSERT,
-                        Some(self.ret_ty),
-                        vec![agg, v],
-                        Payload::Int(k as u64),
-                    )?;
+                    agg = self.b.insert(agg, k as u64, v).at(place)?;
                 }
                 Some(agg)
             }
@@ -548,10 +543,9 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             0 => {}
             1 => self.stack.push(r),
             _ => {
-                let sty = self.b.module().ty(r);
+                let place = self.place();
                 for k in 0..n {
-                    let fty = sty.and_then(|s| self.b.module().operands(s).get(k).copied());
-                    let v = self.inst(Opcode::EXTRACT, fty, vec![r], Payload::Int(k as u64))?;
+                    let v = self.b.extract(r, k as u64).at(place)?;
                     self.stack.push(v);
                 }
             }

@@ -6,7 +6,7 @@
 //! active element segments into the table and copy the active data segments (trapping if one does not fit the memory); call the `start`
 //! function.
 
-use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
+use irkit_core::{Builder, Inst, IntCC, Module, Opcode};
 use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
 
 use crate::env::{Env, Memory};
@@ -59,19 +59,15 @@ impl Init<'_, '_> {
         let (go, _) = b.block(f, &[]).at(place)?;
         let (trap, _) = b.block(f, &[]).at(place)?;
         b.position_at_end(trap);
-        b.inst(Opcode::TRAP, None, Vec::new(), Payload::None)
-            .at(place)?;
+        b.trap().at(place)?;
         b.position_at_end(done);
         b.ret(None).at(place)?;
         b.position_at_end(entry);
-        let ran = b
-            .inst(Opcode::LOAD, Some(i1), vec![guard], Payload::None)
-            .at(place)?;
+        let ran = b.load(i1, guard).at(place)?;
         b.br(ran, done, &[], go, &[]).at(place)?;
         b.position_at_end(go);
         let t = b.module().const_bool(true);
-        b.inst(Opcode::STORE, None, vec![guard, t], Payload::None)
-            .at(place)?;
+        b.store(guard, t).at(place)?;
         for module in &self.init_modules {
             let d = b
                 .func(&format!("init_{}", crate::names::escape(module)), sig)
@@ -90,11 +86,8 @@ impl Init<'_, '_> {
         }
         for gi in &self.global_inits {
             let (dst, src) = (env.globals[gi.dst as usize], env.globals[gi.src as usize]);
-            let v = b
-                .inst(Opcode::LOAD, Some(src.ty), vec![src.inst], Payload::None)
-                .at(place)?;
-            b.inst(Opcode::STORE, None, vec![dst.inst, v], Payload::None)
-                .at(place)?;
+            let v = b.load(src.ty, src.inst).at(place)?;
+            b.store(dst.inst, v).at(place)?;
         }
         for e in self.elements {
             self.element(&mut b, env, f, trap, e)?;
@@ -119,9 +112,7 @@ impl Init<'_, '_> {
                 Operator::I32Const { value } => b.module().const_i64(i64::from(value as u32)),
                 Operator::GlobalGet { global_index } => {
                     let g = env.globals[global_index as usize];
-                    let v = b
-                        .inst(Opcode::LOAD, Some(g.ty), vec![g.inst], Payload::None)
-                        .at(place)?;
+                    let v = b.load(g.ty, g.inst).at(place)?;
                     b.convert(Opcode::ZEXT, i64t, v).at(place)?
                 }
                 other => {
@@ -150,15 +141,7 @@ impl Init<'_, '_> {
             let seg = b.global_const("data", bytes_ty, bytes).at(place)?;
             let base = memory::load_field(&mut b, &mem, 0).at(place)?;
             let i8t = b.module().ty_i8();
-            let p = b.module().ty_ptr();
-            let dst = b
-                .inst(
-                    Opcode::ELEM,
-                    Some(p),
-                    vec![i8t, base, offset],
-                    Payload::None,
-                )
-                .at(place)?;
+            let dst = b.elem(i8t, base, &[offset]).at(place)?;
             b.call(libc.memcpy, &[dst, seg, len]).at(place)?;
         }
         if let Some((start, offset)) = self.start {
@@ -252,8 +235,7 @@ impl Init<'_, '_> {
             };
             for (k, v) in [(0, fp), (1, sig)] {
                 let a = table::entry_field(b, &t, entry, k).at(place)?;
-                b.inst(Opcode::STORE, None, vec![a, v], Payload::None)
-                    .at(place)?;
+                b.store(a, v).at(place)?;
             }
         }
         Ok(())
@@ -279,9 +261,7 @@ fn offset(
                 .globals
                 .get(global_index as usize)
                 .ok_or_else(|| WasmError::unsupported(format!("global {global_index}"), place))?;
-            let v = b
-                .inst(Opcode::LOAD, Some(g.ty), vec![g.inst], Payload::None)
-                .at(place)?;
+            let v = b.load(g.ty, g.inst).at(place)?;
             b.convert(Opcode::ZEXT, i64t, v).at(place)
         }
         other => Err(WasmError::unsupported(

@@ -70,16 +70,10 @@ impl Libc {
 
 /// The address of field `k` of the memory global.
 fn field(b: &mut Builder<'_>, mem: &Memory, k: u64) -> Result<Inst, irkit_core::CoreError> {
-    let p = b.module().ty_ptr();
     let zero = b.module().const_i64(0);
     let i32t = b.module().ty_i32();
     let k = b.module().const_int(i32t, k)?;
-    b.inst(
-        Opcode::ELEM,
-        Some(p),
-        vec![mem.ty, mem.global, zero, k],
-        Payload::None,
-    )
+    b.elem(mem.ty, mem.global, &[zero, k])
 }
 
 /// Loads field `k` (0 base, 1 size, 2 maximum pages) of the memory global.
@@ -94,7 +88,7 @@ pub fn load_field(
         b.module().ty_i64()
     };
     let a = field(b, mem, k)?;
-    b.inst(Opcode::LOAD, Some(ty), vec![a], Payload::None)
+    b.load(ty, a)
 }
 
 /// Builds the module's `memory.grow` helper, `fn(i32 delta) -> i32`: the old size in pages,
@@ -155,15 +149,14 @@ fn build_grow_body(
     b.jump(fill, &[])?;
     b.position_at_end(fill);
     let i8t = b.module().ty_i8();
-    let ptr = b.module().ty_ptr();
-    let tail = b.inst(Opcode::ELEM, Some(ptr), vec![i8t, p, size], Payload::None)?;
+    let tail = b.elem(i8t, p, &[size])?;
     let grown = b.binary(Opcode::ISUB, new_size, size)?;
     let zero32 = b.module().const_i32(0);
     b.call(libc.memset, &[tail, zero32, grown])?;
     let fb = field(b, mem, 0)?;
-    b.inst(Opcode::STORE, None, vec![fb, p], Payload::None)?;
+    b.store(fb, p)?;
     let fs = field(b, mem, 1)?;
-    b.inst(Opcode::STORE, None, vec![fs, new_size], Payload::None)?;
+    b.store(fs, new_size)?;
     b.jump(done, &[])?;
     b.position_at_end(done);
     let r = b.convert(Opcode::TRUNC, i32t, old_pages)?;

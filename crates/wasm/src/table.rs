@@ -69,27 +69,15 @@ pub fn entry_addr(
     entries: Inst,
     index: Inst,
 ) -> Result<Inst, CoreError> {
-    let p = b.module().ty_ptr();
-    b.inst(
-        Opcode::ELEM,
-        Some(p),
-        vec![t.entry_ty, entries, index],
-        Payload::None,
-    )
+    b.elem(t.entry_ty, entries, &[index])
 }
 
 /// The address of field `k` of the table global.
 fn field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
-    let p = b.module().ty_ptr();
     let zero = b.module().const_i64(0);
     let i32t = b.module().ty_i32();
     let k = b.module().const_int(i32t, k)?;
-    b.inst(
-        Opcode::ELEM,
-        Some(p),
-        vec![t.ty, t.global, zero, k],
-        Payload::None,
-    )
+    b.elem(t.ty, t.global, &[zero, k])
 }
 
 /// Loads the entries pointer (`k = 0`) or the length (`k = 1`) of the table.
@@ -100,21 +88,15 @@ pub fn load_field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreEr
         b.module().ty_i64()
     };
     let a = field(b, t, k)?;
-    b.inst(Opcode::LOAD, Some(ty), vec![a], Payload::None)
+    b.load(ty, a)
 }
 
 /// The address of field `k` of an entry at `entry`.
 pub fn entry_field(b: &mut Builder<'_>, t: &Table, entry: Inst, k: u64) -> Result<Inst, CoreError> {
-    let p = b.module().ty_ptr();
     let zero = b.module().const_i64(0);
     let i32t = b.module().ty_i32();
     let k = b.module().const_int(i32t, k)?;
-    b.inst(
-        Opcode::ELEM,
-        Some(p),
-        vec![t.entry_ty, entry, zero, k],
-        Payload::None,
-    )
+    b.elem(t.entry_ty, entry, &[zero, k])
 }
 
 impl FuncTranslator<'_, '_> {
@@ -150,9 +132,9 @@ impl FuncTranslator<'_, '_> {
         let e = entry_addr(&mut self.b, &t, entries, index).at(place)?;
         let p = self.b.module().ty_ptr();
         let fa = entry_field(&mut self.b, &t, e, 0).at(place)?;
-        let fp = self.inst(Opcode::LOAD, Some(p), vec![fa], Payload::None)?;
+        let fp = self.b.load(p, fa).at(place)?;
         let sa = entry_field(&mut self.b, &t, e, 1).at(place)?;
-        let sp = self.inst(Opcode::LOAD, Some(p), vec![sa], Payload::None)?;
+        let sp = self.b.load(p, sa).at(place)?;
         let null = self.b.module().const_null();
         let is_null = self.b.icmp(IntCC::Eq, fp, null).at(place)?;
         self.trap_if(is_null)?;
