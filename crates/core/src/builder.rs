@@ -56,6 +56,18 @@ impl<'m> Builder<'m> {
         self.definition(Opcode::GLOBAL_CONST, name, ty, vec![init])
     }
 
+    /// A global without an initial value: a `global_var` if `mutable`, else a `global_const`.
+    /// Such a global is an import declaration once marked [`Builder::import`]; a variable that
+    /// is not imported starts zeroed; a constant must be imported.
+    pub fn global_decl(&mut self, name: &str, ty: Inst, mutable: bool) -> Result<Inst, CoreError> {
+        let op = if mutable {
+            Opcode::GLOBAL_VAR
+        } else {
+            Opcode::GLOBAL_CONST
+        };
+        self.definition(op, name, ty, Vec::new())
+    }
+
     fn definition(
         &mut self,
         op: Opcode,
@@ -408,5 +420,19 @@ mod tests {
         crate::verify::verify(&m).unwrap();
         let mut b = Builder::new(&mut m);
         assert!(b.append_block_param(f, i32t).is_err());
+    }
+
+    #[test]
+    fn global_declarations_are_imports_or_zeroed_variables() {
+        let mut m = Module::new();
+        let mut b = Builder::new(&mut m);
+        let i64t = b.module().ty_i64();
+        let c = b.global_decl("c", i64t, false).unwrap();
+        b.import(c, "lib:c").unwrap();
+        let v = b.global_decl("v", i64t, true).unwrap();
+        assert_eq!(m.opcode(c), Opcode::GLOBAL_CONST);
+        assert_eq!(m.opcode(v), Opcode::GLOBAL_VAR);
+        assert!(m.operands(v).is_empty());
+        crate::verify::verify(&m).unwrap();
     }
 }

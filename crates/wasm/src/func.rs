@@ -439,8 +439,15 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             .ok_or_else(|| WasmError::unsupported(format!("global {index}"), self.place()))
     }
 
-    /// `x != 0` for an `i32` condition.
+    /// `x != 0` for an `i32` condition: the comparison itself when `x` is one made `i32`.
     pub(crate) fn nonzero(&mut self, x: Inst) -> Result<Inst, WasmError> {
+        let m = self.b.module();
+        if m.opcode(x) == Opcode::ZEXT
+            && let Some(&c) = m.operands(x).first()
+            && m.value_type(c).is_some_and(|t| m.opcode(t) == Opcode::I1)
+        {
+            return Ok(c);
+        }
         let zero = self.b.module().const_i32(0);
         let place = self.place();
         self.b.icmp(IntCC::Ne, x, zero).at(place)

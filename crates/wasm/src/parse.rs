@@ -30,6 +30,9 @@ pub struct Sections<'a> {
     pub start: Option<(u32, u64)>,
     /// The data segments.
     pub data: Vec<Data<'a>>,
+    /// Function names from the `name` custom section (name hints only; a malformed name
+    /// section is ignored, as wasm requires).
+    pub func_names: std::collections::HashMap<u32, String>,
     /// The function bodies, in order.
     pub bodies: Vec<FunctionBody<'a>>,
 }
@@ -108,8 +111,33 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                 }
             }
             Payload::CodeSectionEntry(body) => s.bodies.push(body),
+            Payload::CustomSection(c) => {
+                if let wasmparser::KnownCustom::Name(r) = c.as_known() {
+                    read_names(r, &mut s.func_names);
+                }
+            }
             _ => {}
         }
     }
     Ok(s)
+}
+
+/// Collects the function names of a `name` section, stopping at the first malformed entry.
+fn read_names(
+    r: wasmparser::NameSectionReader<'_>,
+    out: &mut std::collections::HashMap<u32, String>,
+) {
+    for name in r {
+        let Ok(wasmparser::Name::Function(map)) = name else {
+            continue;
+        };
+        for naming in map {
+            match naming {
+                Ok(n) => {
+                    out.insert(n.index, n.name.to_string());
+                }
+                Err(_) => return,
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Translation of a whole module: imports, definitions and exports under the name mapping,
 //! then every function body, then the initializer.
 
-use irkit_core::{Builder, Inst, Module, Opcode, Payload};
+use irkit_core::{Builder, Inst, Module};
 use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
 
 use crate::env::{Env, Func, Global, Memory, Table};
@@ -56,6 +56,14 @@ pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
     Ok(m)
 }
 
+/// The name hint of defined function `index`: its name from the name section, else `f<index>`.
+fn func_hint(s: &Sections<'_>, index: usize) -> String {
+    match s.func_names.get(&(index as u32)) {
+        Some(n) if !n.is_empty() => hint("", n),
+        _ => format!("f{index}"),
+    }
+}
+
 /// A name hint for a definition: `prefix` and the wasm name, kept to identifier characters.
 fn hint(prefix: &str, name: &str) -> String {
     let clean: String = name
@@ -97,18 +105,7 @@ fn global_decl(
     mutable: bool,
     place: Place,
 ) -> Result<Inst, WasmError> {
-    let op = if mutable {
-        Opcode::GLOBAL_VAR
-    } else {
-        Opcode::GLOBAL_CONST
-    };
-    let g = m
-        .new_inst(op, Some(ty), Vec::new(), Payload::None)
-        .at(place)?;
-    let root = m.root();
-    m.append_child(root, g).at(place)?;
-    m.set_name(g, name).at(place)?;
-    Ok(g)
+    Builder::new(m).global_decl(name, ty, mutable).at(place)
 }
 
 /// Declares every import and definition, exports them, builds the memory helper and the
@@ -177,7 +174,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let place = Place::at(code_offset);
         let sig = signature(m, &env, t, place)?;
         let f = Builder::new(m)
-            .func(&format!("f{}", n_imported_funcs + i), sig)
+            .func(&func_hint(s, n_imported_funcs + i), sig)
             .at(place)?;
         let ty = env.types[t as usize].clone();
         env.funcs.push(Func { inst: f, ty });
