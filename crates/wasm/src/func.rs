@@ -595,3 +595,29 @@ pub(crate) fn operator_name(op: &Operator<'_>) -> String {
         _ => words.join("_"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operator_names_are_wasm_text_names() {
+        assert_eq!(operator_name(&Operator::F32Sqrt), "f32.sqrt");
+        assert_eq!(
+            operator_name(&Operator::I32TruncSatF64U),
+            "i32.trunc_sat_f64_u"
+        );
+        assert_eq!(
+            operator_name(&Operator::MemoryGrow { mem: 0 }),
+            "memory.grow"
+        );
+        assert_eq!(
+            operator_name(&Operator::CallIndirect {
+                type_index: 0,
+                table_index: 0
+            }),
+            "call_indirect"
+        );
+        assert_eq!(operator_name(&Operator::Nop), "nop");
+    }
+}

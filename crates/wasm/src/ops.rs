@@ -203,6 +203,29 @@ impl FuncTranslator<'_, '_> {
         Ok(())
     }
 
+    /// `sqrt` through the module's helper (`f32`: widened, then narrowed).
+    fn sqrt(&mut self, narrow: bool) -> Result<(), WasmError> {
+        let place = self.place();
+        let helper = self
+            .env
+            .sqrt
+            .ok_or_else(|| WasmError::unsupported("`sqrt` without its helper", place))?;
+        let x = self.pop()?;
+        let f64t = self.ty(Ty::F64);
+        let x = if narrow {
+            self.conv(Opcode::FPEXT, f64t, x)?
+        } else {
+            x
+        };
+        let mut r = self.b.call(helper, &[x]).at(place)?;
+        if narrow {
+            let f32t = self.ty(Ty::F32);
+            r = self.conv(Opcode::FPTRUNC, f32t, r)?;
+        }
+        self.stack.push(r);
+        Ok(())
+    }
+
     /// Translates a numeric operator; `false` if `op` is not one this front end handles.
     pub(crate) fn numeric(&mut self, op: &Operator<'_>) -> Result<bool, WasmError> {
         use Operator as O;
@@ -282,6 +305,8 @@ impl FuncTranslator<'_, '_> {
             O::F32Floor | O::F64Floor => self.round(Round::Floor)?,
             O::F32Trunc | O::F64Trunc => self.round(Round::Trunc)?,
             O::F32Nearest | O::F64Nearest => self.round(Round::Nearest)?,
+            O::F64Sqrt => self.sqrt(false)?,
+            O::F32Sqrt => self.sqrt(true)?,
             O::F32Min | O::F64Min => self.min_max(true)?,
             O::F32Max | O::F64Max => self.min_max(false)?,
             O::I32WrapI64 => self.convert(Opcode::TRUNC, I32)?,

@@ -7,6 +7,8 @@
   (func (export "floor32") (param f32) (result f32) local.get 0 f32.floor)
   (func (export "trunc32") (param f32) (result f32) local.get 0 f32.trunc)
   (func (export "nearest32") (param f32) (result f32) local.get 0 f32.nearest)
+  (func (export "sqrt") (param f64) (result f64) local.get 0 f64.sqrt)
+  (func (export "sqrt32") (param f32) (result f32) local.get 0 f32.sqrt)
 )
 ;; invoke ceil f64:1.5
 ;; => f64:0x4000000000000000
@@ -80,3 +82,17 @@
 ;; => f32:0x4b000000
 ;; invoke nearest32 f32:16777216
 ;; => f32:0x4b800000
+;; invoke sqrt f64:2
+;; => f64:0x3ff6a09e667f3bcd
+;; invoke sqrt f64:-0
+;; => f64:0x8000000000000000
+;; invoke sqrt f64:-1
+;; => f64:0x7ff8000000000000
+;; invoke sqrt f64:1e-320
+;; => f64:0x1eb67e93ddbc0e73
+;; invoke sqrt f64:0x7ff0000000000000
+;; => f64:0x7ff0000000000000
+;; invoke sqrt32 f32:2
+;; => f32:0x3fb504f3
+;; invoke sqrt32 f32:1e-45
+;; => f32:0x1a3504f3
