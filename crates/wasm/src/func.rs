@@ -75,7 +75,12 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
     ) -> Result<(), WasmError> {
         let place = Place::in_func(index, body.range().start);
         let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
-        let fty = env.funcs[index as usize].ty.clone();
+        let fty = env
+            .funcs
+            .get(index as usize)
+            .ok_or_else(|| WasmError::unsupported(format!("function {index}"), place))?
+            .ty
+            .clone();
         let mut b = b;
         let m = b.module();
         let unsupported = |t: ValType| {
@@ -203,6 +208,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
     /// Pops `n` operands, in stack order (the deepest first).
     pub(crate) fn pop_n(&mut self, n: usize) -> Result<Vec<Inst>, WasmError> {
         if n > self.stack.len() {
+            self.stack.clear();
             self.pop()?;
         }
         Ok(self.stack.split_off(self.stack.len() - n))

@@ -85,7 +85,13 @@ impl Init<'_, '_> {
             check(&mut b, f, failed, trap, place)?;
         }
         for gi in &self.global_inits {
-            let (dst, src) = (env.globals[gi.dst as usize], env.globals[gi.src as usize]);
+            let global = |i: u32| {
+                env.globals
+                    .get(i as usize)
+                    .copied()
+                    .ok_or_else(|| WasmError::unsupported(format!("global {i}"), place))
+            };
+            let (dst, src) = (global(gi.dst)?, global(gi.src)?);
             let v = b.load(src.ty, src.inst).at(place)?;
             b.store(dst.inst, v).at(place)?;
         }
@@ -103,28 +109,7 @@ impl Init<'_, '_> {
                     place,
                 ));
             };
-            let i64t = b.module().ty_i64();
-            let op = offset_expr
-                .get_operators_reader()
-                .read()
-                .map_err(|e| WasmError::invalid(&e))?;
-            let offset = match op {
-                Operator::I32Const { value } => b.module().const_i64(i64::from(value as u32)),
-                Operator::GlobalGet { global_index } => {
-                    let g = env.globals[global_index as usize];
-                    let v = b.load(g.ty, g.inst).at(place)?;
-                    b.convert(Opcode::ZEXT, i64t, v).at(place)?
-                }
-                other => {
-                    return Err(WasmError::unsupported(
-                        format!(
-                            "constant expression `{}`",
-                            crate::func::operator_name(&other)
-                        ),
-                        place,
-                    ));
-                }
-            };
+            let offset = offset(&mut b, env, offset_expr, place)?;
             let len = b.module().const_i64(d.data.len() as i64);
             let end = b.binary(Opcode::IADD, offset, len).at(place)?;
             let size = memory::load_field(&mut b, &mem, 1).at(place)?;

@@ -73,7 +73,13 @@ impl Ssa {
         var: Var,
         block: Inst,
     ) -> Result<Inst, CoreError> {
-        let ty = self.var_types[var as usize];
+        let ty = *self
+            .var_types
+            .get(var as usize)
+            .ok_or(CoreError::WrongKind {
+                opcode: irkit_core::Opcode::PARAM,
+                what: "is not a local of the function",
+            })?;
         let mut chain = Vec::new();
         let mut visited = HashSet::new();
         let mut cur = block;

@@ -50,7 +50,11 @@ pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
     let imported = env.funcs.len() - s.bodies.len();
     for (i, body) in s.bodies.iter().enumerate() {
         let index = (imported + i) as u32;
-        let f = env.funcs[index as usize].inst;
+        let f = env
+            .funcs
+            .get(index as usize)
+            .ok_or_else(|| WasmError::unsupported(format!("function {index}"), Place::at(0)))?
+            .inst;
         FuncTranslator::translate(Builder::new(&mut m), &env, index, f, body)?;
     }
     Ok(m)
@@ -148,7 +152,11 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let mut b = Builder::new(m);
                 let f = b.func(&hint("import_", imp.name), sig).at(place)?;
                 b.import(f, &sym).at(place)?;
-                let ty = env.types[t as usize].clone();
+                let ty = env
+                    .types
+                    .get(t as usize)
+                    .cloned()
+                    .ok_or_else(|| WasmError::unsupported(format!("type {t}"), place))?;
                 env.funcs.push(Func { inst: f, ty });
             }
             TypeRef::Global(gt) => {
@@ -194,7 +202,11 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let f = Builder::new(m)
             .func(&func_hint(s, n_imported_funcs + i), sig)
             .at(place)?;
-        let ty = env.types[t as usize].clone();
+        let ty = env
+            .types
+            .get(t as usize)
+            .cloned()
+            .ok_or_else(|| WasmError::unsupported(format!("type {t}"), place))?;
         env.funcs.push(Func { inst: f, ty });
     }
     // The memory.
@@ -324,11 +336,16 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let sym = names::symbol(name, e.name);
         let (def, is_import) = match e.kind {
             ExternalKind::Func | ExternalKind::FuncExact => {
-                let f = &env.funcs[e.index as usize];
+                let f = env.funcs.get(e.index as usize).ok_or_else(|| {
+                    WasmError::unsupported(format!("function {}", e.index), place)
+                })?;
                 (f.inst, (e.index as usize) < n_imported_funcs)
             }
             ExternalKind::Global => {
-                let g = &env.globals[e.index as usize];
+                let g = env
+                    .globals
+                    .get(e.index as usize)
+                    .ok_or_else(|| WasmError::unsupported(format!("global {}", e.index), place))?;
                 (g.inst, (e.index as usize) < n_imported_globals)
             }
             ExternalKind::Memory => match (mem_import, &env.memory) {
