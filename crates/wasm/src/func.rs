@@ -60,6 +60,8 @@ pub(crate) struct FuncTranslator<'a, 'm> {
     /// The block instructions are appended to.
     pub(crate) block: Inst,
     trap_block: Option<Inst>,
+    /// The SSA variables holding the memory's base and size, if the body accesses memory.
+    pub(crate) mem_vars: Option<(u32, u32)>,
     results: Vec<Inst>,
     ret_ty: Inst,
 }
@@ -98,6 +100,13 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             declared.push((n, ty));
             var_types.extend(std::iter::repeat_n(ty, n as usize));
         }
+        let mut mem_vars = None;
+        if env.memory.is_some() && body_uses_memory(body)? {
+            let n = var_types.len() as u32;
+            let (p, i64t) = (m.ty_ptr(), m.ty_i64());
+            var_types.extend([p, i64t]);
+            mem_vars = Some((n, n + 1));
+        }
         let (entry, entry_params) = b.block(func, &params).at(place)?;
         let mut t = FuncTranslator {
             b,
@@ -112,6 +121,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             skipped: 0,
             block: entry,
             trap_block: None,
+            mem_vars,
             results: results.clone(),
             ret_ty,
         };
@@ -130,6 +140,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 var += 1;
             }
         }
+        t.reload_memory()?;
         let end = t.new_block(&results)?;
         t.frames.push(Frame {
             kind: Kind::Block,
@@ -547,6 +558,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         let (callee, np, nr) = (f.inst, f.ty.params().len(), f.ty.results().len());
         let args = self.pop_n(np)?;
         let r = self.b.call(callee, &args).at(place)?;
+        self.reload_memory()?;
         self.push_results(r, nr)
     }
 
@@ -574,6 +586,18 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         self.ssa.fill_pending(&mut self.b).at(place)?;
         self.ssa.cfg.emit(&mut self.b).at(place)
     }
+}
+
+/// Whether `body` accesses the memory.
+fn body_uses_memory(body: &FunctionBody<'_>) -> Result<bool, WasmError> {
+    let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
+    let mut ops = body.get_operators_reader().map_err(invalid)?;
+    while !ops.eof() {
+        if crate::memory::uses_memory(&ops.read().map_err(invalid)?) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The wasm text name of an operator (`F32Sqrt` is `f32.sqrt`), for messages.

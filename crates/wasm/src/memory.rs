@@ -5,8 +5,9 @@
 //! of its bytes (from `malloc`; null while the size is 0), its size in bytes, and the most
 //! pages it may grow to. An access of `n` bytes at wasm address `a` with static offset `o`
 //! computes `ea = zext(a) + o` in 64 bits (no wrap-around), traps unless `ea + n <= size`,
-//! then loads or stores at `base + ea`. Every access reads `base` and `size` afresh: a call
-//! may have grown (moved) the memory.
+//! then loads or stores at `base + ea`. A function accessing the memory keeps `base` and
+//! `size` in two SSA variables, read at its entry and again after every call (a call may have
+//! grown, so moved, the memory).
 
 use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
 use wasmparser::{MemArg, Operator};
@@ -167,7 +168,73 @@ fn build_grow_body(
     Ok(())
 }
 
+/// Whether `op` accesses the memory (so a function using it keeps the memory's base and size
+/// in SSA values).
+pub(crate) fn uses_memory(op: &Operator<'_>) -> bool {
+    use Operator as O;
+    matches!(
+        op,
+        O::I32Load { .. }
+            | O::I64Load { .. }
+            | O::F32Load { .. }
+            | O::F64Load { .. }
+            | O::I32Load8S { .. }
+            | O::I32Load8U { .. }
+            | O::I32Load16S { .. }
+            | O::I32Load16U { .. }
+            | O::I64Load8S { .. }
+            | O::I64Load8U { .. }
+            | O::I64Load16S { .. }
+            | O::I64Load16U { .. }
+            | O::I64Load32S { .. }
+            | O::I64Load32U { .. }
+            | O::I32Store { .. }
+            | O::I64Store { .. }
+            | O::F32Store { .. }
+            | O::F64Store { .. }
+            | O::I32Store8 { .. }
+            | O::I32Store16 { .. }
+            | O::I64Store8 { .. }
+            | O::I64Store16 { .. }
+            | O::I64Store32 { .. }
+            | O::MemorySize { .. }
+            | O::MemoryGrow { .. }
+    )
+}
+
 impl FuncTranslator<'_, '_> {
+    /// Reads the memory's base and size into their SSA variables (at the function's entry,
+    /// and again after every call: any call may grow, so move, the memory).
+    pub(crate) fn reload_memory(&mut self) -> Result<(), WasmError> {
+        let Some((base_var, size_var)) = self.mem_vars else {
+            return Ok(());
+        };
+        let mem = self.memory()?;
+        let place = self.place();
+        let base = load_field(&mut self.b, &mem, 0).at(place)?;
+        let size = load_field(&mut self.b, &mem, 1).at(place)?;
+        self.ssa.def_var(base_var, self.block, base);
+        self.ssa.def_var(size_var, self.block, size);
+        Ok(())
+    }
+
+    /// The memory's base and size here.
+    fn memory_state(&mut self) -> Result<(Inst, Inst), WasmError> {
+        let place = self.place();
+        let (base_var, size_var) = self
+            .mem_vars
+            .ok_or_else(|| WasmError::unsupported("a memory access without a memory", place))?;
+        let base = self
+            .ssa
+            .use_var(&mut self.b, base_var, self.block)
+            .at(place)?;
+        let size = self
+            .ssa
+            .use_var(&mut self.b, size_var, self.block)
+            .at(place)?;
+        Ok((base, size))
+    }
+
     fn memory(&self) -> Result<Memory, WasmError> {
         self.env
             .memory
@@ -176,10 +243,8 @@ impl FuncTranslator<'_, '_> {
 
     /// The checked address of an `n`-byte access at wasm address `addr` (an `i32`).
     fn address(&mut self, addr: Inst, arg: &MemArg, n: u64) -> Result<Inst, WasmError> {
-        let mem = self.memory()?;
         let place = self.place();
-        let base = load_field(&mut self.b, &mem, 0).at(place)?;
-        let size = load_field(&mut self.b, &mem, 1).at(place)?;
+        let (base, size) = self.memory_state()?;
         let i64t = self.ty(Ty::I64);
         let mut ea = self.conv(Opcode::ZEXT, i64t, addr)?;
         if arg.offset != 0 {
@@ -271,9 +336,7 @@ impl FuncTranslator<'_, '_> {
             }
             O::I64Store32 { memarg } => self.store(memarg, Some(i32t))?,
             O::MemorySize { .. } => {
-                let mem = self.memory()?;
-                let place = self.place();
-                let size = load_field(&mut self.b, &mem, 1).at(place)?;
+                let (_, size) = self.memory_state()?;
                 let sixteen = self.b.module().const_i64(16);
                 let pages = self.binary(Opcode::LSHR, size, sixteen)?;
                 let r = self.conv(Opcode::TRUNC, i32t, pages)?;
@@ -284,6 +347,7 @@ impl FuncTranslator<'_, '_> {
                 let d = self.pop()?;
                 let place = self.place();
                 let r = self.b.call(mem.grow, &[d]).at(place)?;
+                self.reload_memory()?;
                 self.stack.push(r);
             }
             _ => return Ok(false),

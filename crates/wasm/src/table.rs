@@ -141,6 +141,7 @@ impl FuncTranslator<'_, '_> {
         let wrong = self.b.icmp(IntCC::Ne, sp, expected).at(place)?;
         self.trap_if(wrong)?;
         let r = self.b.call_indirect(sig, fp, &args).at(place)?;
+        self.reload_memory()?;
         self.push_results(r, ft.results().len())
     }
 }
