@@ -120,6 +120,47 @@ impl Cfg {
         }
     }
 
+    /// The arguments of edge `edge` of `src`'s terminator.
+    pub fn edge_args(&self, src: Inst, edge: usize) -> Option<&[Inst]> {
+        let t = self.terms.get(&src)?;
+        t.edges().get(edge).map(|e| e.args.as_slice())
+    }
+
+    /// Removes argument `index` of edge `edge` of `src`'s terminator.
+    pub fn remove_arg(&mut self, src: Inst, edge: usize, index: usize) {
+        if let Some(e) = self.terms.get_mut(&src).and_then(|t| t.edge_mut(edge))
+            && index < e.args.len()
+        {
+            e.args.remove(index);
+        }
+    }
+
+    /// Applies `f` to every value a terminator uses (conditions, switch values, returned
+    /// values, edge arguments).
+    pub fn map_values(&mut self, f: impl Fn(Inst) -> Inst) {
+        for t in self.terms.values_mut() {
+            match t {
+                Term::Jump(e) => e.args.iter_mut().for_each(|a| *a = f(*a)),
+                Term::Br(c, a, b) => {
+                    *c = f(*c);
+                    a.args
+                        .iter_mut()
+                        .chain(b.args.iter_mut())
+                        .for_each(|x| *x = f(*x));
+                }
+                Term::Switch(v, d, cases) => {
+                    *v = f(*v);
+                    d.args.iter_mut().for_each(|x| *x = f(*x));
+                    for (_, e) in cases {
+                        e.args.iter_mut().for_each(|x| *x = f(*x));
+                    }
+                }
+                Term::Ret(v) => *v = v.map(&f),
+                Term::Unreachable | Term::Trap => {}
+            }
+        }
+    }
+
     /// Writes every terminator into the function; a block left open gets `unreachable`.
     pub fn emit(&self, b: &mut Builder<'_>) -> Result<(), CoreError> {
         for &block in &self.blocks {

@@ -584,6 +584,9 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             self.ssa.seal_block(blk);
         }
         self.ssa.fill_pending(&mut self.b).at(place)?;
+        self.ssa
+            .remove_trivial_params(&mut self.b, self.func)
+            .at(place)?;
         self.ssa.cfg.emit(&mut self.b).at(place)
     }
 }

@@ -8,12 +8,13 @@
 //! *sealed* (its predecessors are not all known: a loop header before its back edges), gets
 //! a new parameter, whose argument on every incoming edge is the variable's value at the end
 //! of that predecessor. Those arguments are filled from a work list, never by recursion, so no
-//! input can exhaust the stack. Trivial parameters (every edge passes the same value) are
-//! kept: they are correct, only redundant.
+//! input can exhaust the stack. Once the body is complete, [`Ssa::remove_trivial_params`]
+//! removes the parameters every edge passes the same value to (or the parameter itself), as
+//! Braun et al.'s trivial phis, until none is left.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use irkit_core::{Builder, CoreError, Inst};
+use irkit_core::{Builder, CoreError, Inst, Opcode};
 
 use crate::cfg::Cfg;
 
@@ -32,6 +33,8 @@ pub struct Ssa {
     incomplete: HashMap<Inst, Vec<(Var, Inst)>>,
     /// Parameters whose edge arguments are still to be filled, in creation order.
     pending: VecDeque<(Inst, Var)>,
+    /// Every parameter made here, with its block.
+    made: Vec<(Inst, Inst)>,
 }
 
 impl Ssa {
@@ -44,6 +47,7 @@ impl Ssa {
             sealed: HashSet::new(),
             incomplete: HashMap::new(),
             pending: VecDeque::new(),
+            made: Vec::new(),
         }
     }
 
@@ -93,6 +97,7 @@ impl Ssa {
             }
             if !self.sealed.contains(&cur) {
                 let p = b.append_block_param(cur, ty)?;
+                self.made.push((cur, p));
                 self.incomplete.entry(cur).or_default().push((var, p));
                 self.defs.insert((cur, var), p);
                 break p;
@@ -105,6 +110,7 @@ impl Ssa {
                 }
                 _ => {
                     let p = b.append_block_param(cur, ty)?;
+                    self.made.push((cur, p));
                     self.defs.insert((cur, var), p);
                     self.pending.push_back((cur, var));
                     break p;
@@ -126,6 +132,115 @@ impl Ssa {
                 let v = self.use_var(b, var, src)?;
                 self.cfg.push_arg(src, edge, v);
             }
+        }
+        Ok(())
+    }
+}
+
+impl Ssa {
+    /// Removes the trivial parameters made here (after [`Ssa::fill_pending`]): a parameter
+    /// whose incoming arguments are all one value `v` or itself is replaced by `v` (by zero if
+    /// it has no other incoming value: its block is unreachable), in the function's
+    /// instructions and in the edges, and removed with its arguments, repeatedly, since a
+    /// replacement can make other parameters trivial.
+    pub fn remove_trivial_params(
+        &mut self,
+        b: &mut Builder<'_>,
+        func: Inst,
+    ) -> Result<(), CoreError> {
+        let mut subst: HashMap<Inst, Inst> = HashMap::new();
+        let find = |subst: &HashMap<Inst, Inst>, mut x: Inst| {
+            while let Some(&y) = subst.get(&x) {
+                x = y;
+            }
+            x
+        };
+        let index: HashMap<Inst, usize> = self
+            .made
+            .iter()
+            .filter_map(|&(blk, p)| {
+                b.module()
+                    .block_params(blk)
+                    .iter()
+                    .position(|&q| q == p)
+                    .map(|i| (p, i))
+            })
+            .collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &(blk, p) in &self.made {
+                if subst.contains_key(&p) {
+                    continue;
+                }
+                let Some(&i) = index.get(&p) else { continue };
+                let mut only: Option<Inst> = None;
+                let mut trivial = true;
+                for &(src, edge) in self.cfg.preds(blk) {
+                    let Some(&a) = self.cfg.edge_args(src, edge).and_then(|args| args.get(i))
+                    else {
+                        trivial = false;
+                        break;
+                    };
+                    let a = find(&subst, a);
+                    if a == p || only == Some(a) {
+                        continue;
+                    }
+                    if only.is_some() {
+                        trivial = false;
+                        break;
+                    }
+                    only = Some(a);
+                }
+                if !trivial {
+                    continue;
+                }
+                let v = match only {
+                    Some(v) => v,
+                    None => {
+                        let ty = b.module().ty(p).ok_or(CoreError::WrongKind {
+                            opcode: Opcode::PARAM,
+                            what: "has no type",
+                        })?;
+                        b.module().const_zero(ty)?
+                    }
+                };
+                subst.insert(p, v);
+                changed = true;
+            }
+        }
+        if subst.is_empty() {
+            return Ok(());
+        }
+        let resolved: HashMap<Inst, Inst> = subst.keys().map(|&k| (k, find(&subst, k))).collect();
+        // Uses in the function's instructions.
+        let m = b.module();
+        let blocks: Vec<Inst> = m.blocks(func).collect();
+        for &blk in &blocks {
+            for inst in m.children(blk).to_vec() {
+                let ops = m.operands(inst).to_vec();
+                for (k, o) in ops.into_iter().enumerate() {
+                    if let Some(&v) = resolved.get(&o) {
+                        m.set_operand(inst, k, v)?;
+                    }
+                }
+            }
+        }
+        // Uses in the terminators, then the removed parameters' arguments and the parameters.
+        self.cfg
+            .map_values(|x| resolved.get(&x).copied().unwrap_or(x));
+        let mut removed: Vec<(Inst, usize, Inst)> = self
+            .made
+            .iter()
+            .filter(|(_, p)| resolved.contains_key(p))
+            .filter_map(|&(blk, p)| index.get(&p).map(|&i| (blk, i, p)))
+            .collect();
+        removed.sort_by_key(|&(blk, i, _)| (blk, std::cmp::Reverse(i)));
+        for (blk, i, p) in removed {
+            for (src, edge) in self.cfg.preds(blk).to_vec() {
+                self.cfg.remove_arg(src, edge, i);
+            }
+            b.module().remove(p)?;
         }
         Ok(())
     }
