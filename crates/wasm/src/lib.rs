@@ -81,3 +81,8 @@ fn one_line(s: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// The front-end guide, `docs/frontend.md`, whose examples are compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/frontend.md")]
+pub struct FrontendGuide;
