@@ -110,6 +110,40 @@ fn text_output_and_default_names() {
 }
 
 #[test]
+fn binary_input_from_a_file_or_stdin() {
+    use std::io::Write;
+    let t = temp_dir("binary");
+    let wat = b"(module (func (export \"seven\") (result i32) i32.const 7))";
+    let wasm = irkit_wasm::to_binary(wat).unwrap().into_owned();
+    let path = t.join("seven.wasm");
+    std::fs::write(&path, &wasm).unwrap();
+    let out = t.join("seven.ir");
+    let o = run(
+        "ir-wasm",
+        &[path.to_str().unwrap(), "-o", out.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("wasm:seven:seven"), "{text}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ir-wasm"))
+        .args(["-", "--name", "s", "-o", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&wasm).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = irkit_format::ModuleView::from_bytes(&o.stdout)
+        .unwrap()
+        .materialize()
+        .unwrap();
+    assert!(m.find_export("wasm:s:seven").is_some());
+    let _ = std::fs::remove_dir_all(&t);
+}
+
+#[test]
 fn bad_input_exits_1_with_one_line_naming_the_file() {
     let t = temp_dir("bad");
     let cases: [(&str, &[u8], &str); 4] = [
