@@ -8,7 +8,8 @@
 //! ;; => i32:55
 //! ```
 //!
-//! Every module is translated, verified, written to `.irm` bytes and read back; all of a
+//! Every module is translated, verified, printed as text and parsed back, written to `.irm`
+//! bytes and read back; all of a
 //! file's modules are linked together (a library link: every export is a root); the linked
 //! module is run in the interpreter: first every module's initializer, in file order, then
 //! the invocations in order, in one instance (memory and globals persist). A result is
@@ -99,6 +100,13 @@ pub fn build(mods: &[(String, String)]) -> Result<irkit_core::Module, String> {
         if let Err(errs) = irkit_core::verify::verify(&m) {
             let msgs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
             return Err(format!("{name}: does not verify:\n{}", msgs.join("\n")));
+        }
+        // The text form prints and parses back to a module that verifies.
+        let text = irkit_text::print(&m);
+        let reparsed = irkit_text::parse(&text, &format!("{name}.ir"))
+            .map_err(|e| format!("{name}: text: {e}"))?;
+        if irkit_core::verify::verify(&reparsed).is_err() {
+            return Err(format!("{name}: the printed text does not verify"));
         }
         let bytes = irkit_format::write(&m).map_err(|e| format!("{name}: write: {e}"))?;
         let input = Input::from_bytes(&format!("{name}.irm"), &bytes)
