@@ -198,6 +198,43 @@ fn bad_input_exits_1_with_one_line_naming_the_file() {
     let _ = std::fs::remove_dir_all(&t);
 }
 
+/// Unlinkable wasm programs are the linker's errors: a missing module or export, and an import
+/// whose type is not the export's.
+#[test]
+fn unlinkable_programs_exit_1_naming_the_symbol() {
+    let t = temp_dir("unlinkable");
+    let (lib, main) = compile(&t, "run");
+    let o = run("ir-link", &[&main, "--emit", "ir", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("wasm:lib:"), "{}", stderr(&o));
+    let wrong = t.join("wrong.wat");
+    std::fs::write(
+        &wrong,
+        "(module (import \"lib\" \"sum\" (func $s (param i64) (result i64)))\n\
+         (func (export \"go\") (result i32) i64.const 1 call $s i32.wrap_i64))",
+    )
+    .unwrap();
+    let wrong_irm = t.join("wrong.irm");
+    let o = run(
+        "ir-wasm",
+        &[
+            wrong.to_str().unwrap(),
+            "-o",
+            wrong_irm.to_str().unwrap(),
+            "--main",
+            "go",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(
+        "ir-link",
+        &[&lib, wrong_irm.to_str().unwrap(), "--emit", "ir", "-o", "-"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("wasm:lib:sum"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&t);
+}
+
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(run("ir-wasm", &[]).status.code(), Some(2));
