@@ -56,6 +56,18 @@ impl<'m> Builder<'m> {
         self.definition(Opcode::GLOBAL_CONST, name, ty, vec![init])
     }
 
+    /// A global without an initial value: a `global_var` if `mutable`, else a `global_const`.
+    /// Such a global is an import declaration once marked [`Builder::import`]; a variable that
+    /// is not imported starts zeroed; a constant must be imported.
+    pub fn global_decl(&mut self, name: &str, ty: Inst, mutable: bool) -> Result<Inst, CoreError> {
+        let op = if mutable {
+            Opcode::GLOBAL_VAR
+        } else {
+            Opcode::GLOBAL_CONST
+        };
+        self.definition(op, name, ty, Vec::new())
+    }
+
     fn definition(
         &mut self,
         op: Opcode,
@@ -112,6 +124,25 @@ impl<'m> Builder<'m> {
             params.push(p);
         }
         Ok((b, params))
+    }
+
+    /// Appends a parameter of type `ty` to `block`, after its existing parameters and before
+    /// its instructions. A front end that builds SSA form while it translates (Braun et al.)
+    /// discovers a block's parameters after the block already has instructions; each edge into
+    /// the block then needs one more argument, which is the front end's job.
+    pub fn append_block_param(&mut self, block: Inst, ty: Inst) -> Result<Inst, CoreError> {
+        if self.m.opcode(block) != Opcode::BLOCK {
+            return Err(CoreError::WrongKind {
+                opcode: self.m.opcode(block),
+                what: "is not a block: only blocks have parameters",
+            });
+        }
+        let n = self.m.block_params(block).len();
+        let p = self
+            .m
+            .new_inst(Opcode::PARAM, Some(ty), Vec::new(), Payload::None)?;
+        self.m.insert_child(block, n, p)?;
+        Ok(p)
     }
 
     /// Moves the cursor to the end of `block`.
@@ -204,6 +235,77 @@ impl<'m> Builder<'m> {
         self.inst(Opcode::CALL_INDIRECT, ty, ops, Payload::None)
     }
 
+    /// `select cond, if_true, if_false`, of the type of `if_true`.
+    pub fn select(&mut self, cond: Inst, if_true: Inst, if_false: Inst) -> Result<Inst, CoreError> {
+        let ty = self.m.value_type(if_true);
+        self.inst(
+            Opcode::SELECT,
+            ty,
+            vec![cond, if_true, if_false],
+            Payload::None,
+        )
+    }
+
+    /// `load T, ptr`: a scalar of type `ty` read at `ptr`.
+    pub fn load(&mut self, ty: Inst, ptr: Inst) -> Result<Inst, CoreError> {
+        self.inst(Opcode::LOAD, Some(ty), vec![ptr], Payload::None)
+    }
+
+    /// `store ptr, value`.
+    pub fn store(&mut self, ptr: Inst, value: Inst) -> Result<Inst, CoreError> {
+        self.inst(Opcode::STORE, None, vec![ptr, value], Payload::None)
+    }
+
+    /// `elem T, base, indices…`: an address computed from `base` (see spec/ir.md, `elem`).
+    pub fn elem(&mut self, ty: Inst, base: Inst, indices: &[Inst]) -> Result<Inst, CoreError> {
+        let p = self.m.ty_ptr();
+        let mut ops = vec![ty, base];
+        ops.extend_from_slice(indices);
+        self.inst(Opcode::ELEM, Some(p), ops, Payload::None)
+    }
+
+    /// The type of field or element `k` of the aggregate type `agg_ty`.
+    fn field_type(&self, agg_ty: Inst, k: u64) -> Result<Inst, CoreError> {
+        let ops = self.m.operands(agg_ty);
+        let field = match self.m.opcode(agg_ty) {
+            Opcode::STRUCT | Opcode::NAMED_STRUCT => {
+                usize::try_from(k).ok().and_then(|k| ops.get(k))
+            }
+            Opcode::ARRAY => ops.first(),
+            _ => None,
+        };
+        field.copied().ok_or(CoreError::WrongKind {
+            opcode: self.m.opcode(agg_ty),
+            what: "has no such field or element",
+        })
+    }
+
+    /// `extract k agg`: field or element `k` of an aggregate value.
+    pub fn extract(&mut self, agg: Inst, k: u64) -> Result<Inst, CoreError> {
+        let agg_ty = self.m.value_type(agg).ok_or(CoreError::WrongKind {
+            opcode: self.m.opcode(agg),
+            what: "is not a value",
+        })?;
+        let ty = self.field_type(agg_ty, k)?;
+        self.inst(Opcode::EXTRACT, Some(ty), vec![agg], Payload::Int(k))
+    }
+
+    /// `insert k agg, value`: the aggregate with field or element `k` replaced.
+    pub fn insert(&mut self, agg: Inst, k: u64, value: Inst) -> Result<Inst, CoreError> {
+        let ty = self.m.value_type(agg);
+        self.inst(Opcode::INSERT, ty, vec![agg, value], Payload::Int(k))
+    }
+
+    /// `trap`.
+    pub fn trap(&mut self) -> Result<Inst, CoreError> {
+        self.inst(Opcode::TRAP, None, Vec::new(), Payload::None)
+    }
+
+    /// `unreachable`.
+    pub fn unreachable(&mut self) -> Result<Inst, CoreError> {
+        self.inst(Opcode::UNREACHABLE, None, Vec::new(), Payload::None)
+    }
+
     /// `ret` (with or without a value).
     pub fn ret(&mut self, value: Option<Inst>) -> Result<Inst, CoreError> {
         self.inst(
@@ -253,5 +355,84 @@ impl<'m> Builder<'m> {
             ops.extend_from_slice(args);
         }
         self.inst(Opcode::SWITCH, None, ops, Payload::None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_aggregate_and_terminator_helpers_build_valid_code() {
+        let mut m = Module::new();
+        let mut b = Builder::new(&mut m);
+        let i32t = b.module().ty_i32();
+        let i64t = b.module().ty_i64();
+        let pair = b.module().ty_struct(&[i32t, i64t]).unwrap();
+        let sig = b.module().ty_fn(i64t, &[i32t]).unwrap();
+        let g = b.global_var("g", pair, None).unwrap();
+        let f = b.func("f", sig).unwrap();
+        let (entry, params) = b.block(f, &[i32t]).unwrap();
+        let (bad, _) = b.block(f, &[]).unwrap();
+        let (dead, _) = b.block(f, &[]).unwrap();
+        let (ok, _) = b.block(f, &[]).unwrap();
+        b.position_at_end(entry);
+        let zero = b.module().const_i64(0);
+        let one = b.module().const_i32(1);
+        let field1 = b.elem(pair, g, &[zero, one]).unwrap();
+        let v = b.load(i64t, field1).unwrap();
+        let agg = b.module().const_zero(pair).unwrap();
+        let agg = b.insert(agg, 1, v).unwrap();
+        let x = b.extract(agg, 1).unwrap();
+        assert_eq!(b.module().ty(x), Some(i64t));
+        b.store(field1, x).unwrap();
+        let c = b.icmp(IntCC::Eq, params[0], one).unwrap();
+        let y = b.select(c, x, zero).unwrap();
+        assert!(b.extract(y, 0).is_err());
+        b.br(c, bad, &[], ok, &[]).unwrap();
+        b.position_at_end(bad);
+        b.trap().unwrap();
+        b.position_at_end(dead);
+        b.unreachable().unwrap();
+        b.position_at_end(ok);
+        b.ret(Some(y)).unwrap();
+        crate::verify::verify(&m).unwrap();
+    }
+
+    #[test]
+    fn append_block_param_goes_after_the_parameters() {
+        let mut m = Module::new();
+        let mut b = Builder::new(&mut m);
+        let i32t = b.module().ty_i32();
+        let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+        let f = b.func("f", sig).unwrap();
+        let (entry, params) = b.block(f, &[i32t]).unwrap();
+        let (next, _) = b.block(f, &[]).unwrap();
+        b.position_at_end(entry);
+        b.jump(next, &[params[0]]).unwrap();
+        b.position_at_end(next);
+        let one = b.module().const_i32(1);
+        let r = b.binary(Opcode::IADD, one, one).unwrap();
+        b.ret(Some(r)).unwrap();
+        let p = b.append_block_param(next, i32t).unwrap();
+        assert_eq!(m.block_params(next), [p]);
+        assert_eq!(m.children(next)[0], p);
+        crate::verify::verify(&m).unwrap();
+        let mut b = Builder::new(&mut m);
+        assert!(b.append_block_param(f, i32t).is_err());
+    }
+
+    #[test]
+    fn global_declarations_are_imports_or_zeroed_variables() {
+        let mut m = Module::new();
+        let mut b = Builder::new(&mut m);
+        let i64t = b.module().ty_i64();
+        let c = b.global_decl("c", i64t, false).unwrap();
+        b.import(c, "lib:c").unwrap();
+        let v = b.global_decl("v", i64t, true).unwrap();
+        assert_eq!(m.opcode(c), Opcode::GLOBAL_CONST);
+        assert_eq!(m.opcode(v), Opcode::GLOBAL_VAR);
+        assert!(m.operands(v).is_empty());
+        crate::verify::verify(&m).unwrap();
     }
 }

@@ -1,0 +1,185 @@
+//! A function's control-flow graph while it is being built: the terminator of each block is
+//! kept abstract (its edges, with arguments that SSA construction may still extend) and
+//! written into the irkit function only when the whole body is translated.
+
+use std::collections::HashMap;
+
+use irkit_core::{Builder, CoreError, Inst};
+
+/// A branch edge: a target block and the arguments for its parameters.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    /// The target block.
+    pub target: Inst,
+    /// One argument per parameter of `target` (parameters added later by SSA construction
+    /// get theirs appended).
+    pub args: Vec<Inst>,
+}
+
+impl Edge {
+    /// An edge to `target` with `args`.
+    pub fn new(target: Inst, args: &[Inst]) -> Edge {
+        Edge {
+            target,
+            args: args.to_vec(),
+        }
+    }
+}
+
+/// A block's terminator.
+#[derive(Clone, Debug)]
+pub enum Term {
+    /// `jump`.
+    Jump(Edge),
+    /// `br cond, then, else`.
+    Br(Inst, Edge, Edge),
+    /// `switch value, cases…`: the default edge, then one `(case value, edge)` per case.
+    Switch(Inst, Edge, Vec<(Inst, Edge)>),
+    /// `ret [value]`.
+    Ret(Option<Inst>),
+    /// `unreachable`.
+    Unreachable,
+    /// `trap`.
+    Trap,
+}
+
+impl Term {
+    fn edges(&self) -> Vec<&Edge> {
+        match self {
+            Term::Jump(e) => vec![e],
+            Term::Br(_, a, b) => vec![a, b],
+            Term::Switch(_, d, cases) => std::iter::once(d)
+                .chain(cases.iter().map(|c| &c.1))
+                .collect(),
+            Term::Ret(_) | Term::Unreachable | Term::Trap => Vec::new(),
+        }
+    }
+
+    fn edge_mut(&mut self, i: usize) -> Option<&mut Edge> {
+        match self {
+            Term::Jump(e) => (i == 0).then_some(e),
+            Term::Br(_, a, b) => match i {
+                0 => Some(a),
+                1 => Some(b),
+                _ => None,
+            },
+            Term::Switch(_, d, cases) => match i {
+                0 => Some(d),
+                _ => cases.get_mut(i - 1).map(|c| &mut c.1),
+            },
+            Term::Ret(_) | Term::Unreachable | Term::Trap => None,
+        }
+    }
+}
+
+/// The blocks of one function, their abstract terminators and their predecessors.
+#[derive(Debug, Default)]
+pub struct Cfg {
+    blocks: Vec<Inst>,
+    terms: HashMap<Inst, Term>,
+    preds: HashMap<Inst, Vec<(Inst, usize)>>,
+}
+
+impl Cfg {
+    /// Records a new block (in creation order, which is the order of the function's blocks).
+    pub fn add_block(&mut self, block: Inst) {
+        self.blocks.push(block);
+    }
+
+    /// The blocks, in creation order.
+    pub fn blocks(&self) -> &[Inst] {
+        &self.blocks
+    }
+
+    /// Whether `block` has a terminator.
+    pub fn is_terminated(&self, block: Inst) -> bool {
+        self.terms.contains_key(&block)
+    }
+
+    /// Ends `block` with `term`. A block is terminated once; a second terminator is ignored
+    /// (the translator only terminates reachable, open blocks).
+    pub fn terminate(&mut self, block: Inst, term: Term) {
+        if self.terms.contains_key(&block) {
+            return;
+        }
+        for (i, e) in term.edges().into_iter().enumerate() {
+            self.preds.entry(e.target).or_default().push((block, i));
+        }
+        self.terms.insert(block, term);
+    }
+
+    /// The predecessor edges of `block`: (source block, edge index in its terminator).
+    pub fn preds(&self, block: Inst) -> &[(Inst, usize)] {
+        self.preds.get(&block).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Appends `arg` to edge `edge` of `src`'s terminator.
+    pub fn push_arg(&mut self, src: Inst, edge: usize, arg: Inst) {
+        if let Some(e) = self.terms.get_mut(&src).and_then(|t| t.edge_mut(edge)) {
+            e.args.push(arg);
+        }
+    }
+
+    /// The arguments of edge `edge` of `src`'s terminator.
+    pub fn edge_args(&self, src: Inst, edge: usize) -> Option<&[Inst]> {
+        let t = self.terms.get(&src)?;
+        t.edges().get(edge).map(|e| e.args.as_slice())
+    }
+
+    /// Removes argument `index` of edge `edge` of `src`'s terminator.
+    pub fn remove_arg(&mut self, src: Inst, edge: usize, index: usize) {
+        if let Some(e) = self.terms.get_mut(&src).and_then(|t| t.edge_mut(edge))
+            && index < e.args.len()
+        {
+            e.args.remove(index);
+        }
+    }
+
+    /// Applies `f` to every value a terminator uses (conditions, switch values, returned
+    /// values, edge arguments).
+    pub fn map_values(&mut self, f: impl Fn(Inst) -> Inst) {
+        for t in self.terms.values_mut() {
+            match t {
+                Term::Jump(e) => e.args.iter_mut().for_each(|a| *a = f(*a)),
+                Term::Br(c, a, b) => {
+                    *c = f(*c);
+                    a.args
+                        .iter_mut()
+                        .chain(b.args.iter_mut())
+                        .for_each(|x| *x = f(*x));
+                }
+                Term::Switch(v, d, cases) => {
+                    *v = f(*v);
+                    d.args.iter_mut().for_each(|x| *x = f(*x));
+                    for (_, e) in cases {
+                        e.args.iter_mut().for_each(|x| *x = f(*x));
+                    }
+                }
+                Term::Ret(v) => *v = v.map(&f),
+                Term::Unreachable | Term::Trap => {}
+            }
+        }
+    }
+
+    /// Writes every terminator into the function; a block left open gets `unreachable`.
+    pub fn emit(&self, b: &mut Builder<'_>) -> Result<(), CoreError> {
+        for &block in &self.blocks {
+            b.position_at_end(block);
+            match self.terms.get(&block) {
+                Some(Term::Jump(e)) => b.jump(e.target, &e.args)?,
+                Some(Term::Br(c, t, e)) => b.br(*c, t.target, &t.args, e.target, &e.args)?,
+                Some(Term::Switch(v, d, cases)) => {
+                    let cases: Vec<(Inst, Inst, &[Inst])> = cases
+                        .iter()
+                        .map(|(k, e)| (*k, e.target, e.args.as_slice()))
+                        .collect();
+                    b.switch(*v, (d.target, &d.args), &cases)?
+                }
+                Some(Term::Ret(v)) => b.ret(*v)?,
+                Some(Term::Trap) => b.trap()?,
+                Some(Term::Unreachable) | None => b.unreachable()?,
+            };
+        }
+        Ok(())
+    }
+}

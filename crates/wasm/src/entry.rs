@@ -1,0 +1,56 @@
+//! An entry point for a translated module: `main`, which runs the module's initializer and
+//! then one of its exported functions, so a wasm program links into an executable (`ir-link
+//! --emit exe`) or runs with `ir-run` like any irkit program.
+
+use irkit_core::{Builder, Module, Opcode};
+
+use crate::error::{At, Place, WasmError};
+use crate::names;
+
+/// Adds `main` (exported as `main`) to `m`, the translation of a module compiled as `name`:
+/// it calls `wasm-init:NAME`, then the export `field`, which must take no parameters and
+/// return nothing or an `i32`, and returns that result (0 for none).
+pub fn add_main(m: &mut Module, name: &str, field: &str) -> Result<(), WasmError> {
+    let place = Place::at(0);
+    let sym = names::symbol(name, field);
+    let no_such = || {
+        WasmError::unsupported(
+            format!("`--main {field}`: no exported function `{field}`"),
+            place,
+        )
+    };
+    let f = m.find_export(&sym).ok_or_else(no_such)?;
+    let init = m
+        .find_export(&names::init_symbol(name))
+        .ok_or_else(no_such)?;
+    if m.opcode(f) != Opcode::FUNC {
+        return Err(no_such());
+    }
+    let sig = m.ty(f).ok_or_else(no_such)?;
+    let (ret, params) = m.fn_signature(sig).ok_or_else(no_such)?;
+    let ret_op = m.opcode(ret);
+    if !params.is_empty() || !(ret_op == Opcode::VOID || ret_op == Opcode::I32) {
+        return Err(WasmError::unsupported(
+            format!(
+                "`--main {field}`: a main function of a type other than [] -> [] or [] -> [i32]"
+            ),
+            place,
+        ));
+    }
+    let mut b = Builder::new(m);
+    let i32t = b.module().ty_i32();
+    let main_sig = b.module().ty_fn(i32t, &[]).at(place)?;
+    let main = b.func("main", main_sig).at(place)?;
+    b.export(main, "main").at(place)?;
+    let (entry, _) = b.block(main, &[]).at(place)?;
+    b.position_at_end(entry);
+    b.call(init, &[]).at(place)?;
+    let r = b.call(f, &[]).at(place)?;
+    let r = if ret_op == Opcode::VOID {
+        b.module().const_i32(0)
+    } else {
+        r
+    };
+    b.ret(Some(r)).at(place)?;
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! What a function body needs to know about its module: the irkit definitions standing for
+//! wasm's functions, globals and memory, and the wasm types.
+
+use std::collections::HashMap;
+
+use irkit_core::Inst;
+use wasmparser::{FuncType, ValType};
+
+/// A wasm function: its irkit `func` and its wasm type.
+#[derive(Clone, Debug)]
+pub struct Func {
+    /// The irkit function (a declaration when imported).
+    pub inst: Inst,
+    /// Its wasm type.
+    pub ty: FuncType,
+}
+
+/// A wasm global.
+#[derive(Clone, Copy, Debug)]
+pub struct Global {
+    /// The irkit `global_var` or `global_const`.
+    pub inst: Inst,
+    /// Its irkit value type.
+    pub ty: Inst,
+    /// Its wasm value type.
+    pub wasm_ty: ValType,
+}
+
+/// The linear memory: a global of type [`Memory::ty`] and the module's `memory.grow` helper.
+#[derive(Clone, Copy, Debug)]
+pub struct Memory {
+    /// The global `{ptr base, i64 size in bytes, i64 maximum pages}`.
+    pub global: Inst,
+    /// Its type, `struct {ptr, i64, i64}`.
+    pub ty: Inst,
+    /// `fn(i32 delta) -> i32`: wasm's `memory.grow` on this memory.
+    pub grow: Inst,
+}
+
+/// The module's entities, in wasm's index spaces (imports first).
+#[derive(Debug, Default)]
+pub struct Env {
+    /// Every function type of the type section.
+    pub types: Vec<FuncType>,
+    /// Every function.
+    pub funcs: Vec<Func>,
+    /// Every global.
+    pub globals: Vec<Global>,
+    /// The memory, if the module has or imports one.
+    pub memory: Option<Memory>,
+    /// The table, if the module has or imports one.
+    pub table: Option<Table>,
+    /// The module's `sqrt` helper, `fn(f64) -> f64`, if a body uses `sqrt`.
+    pub sqrt: Option<Inst>,
+    /// The signature id global of each canonical signature in use ([`crate::table`]).
+    pub sigs: HashMap<String, Inst>,
+}
+
+/// The table of function references: a global of type [`Table::ty`].
+#[derive(Clone, Copy, Debug)]
+pub struct Table {
+    /// The global `{ptr entries, i64 length}`.
+    pub global: Inst,
+    /// Its type, `struct {ptr, i64}`.
+    pub ty: Inst,
+    /// The type of an entry, `struct {ptr function, ptr signature id}`.
+    pub entry_ty: Inst,
+}

@@ -1,0 +1,274 @@
+//! The module initializer, `wasm-init:<name>`: what wasm does when it instantiates a module.
+//!
+//! In order: return at once if it already ran (a guard global); run the initializers of the
+//! modules this one imports from, in the order of their first import; allocate the defined
+//! memory's initial pages; set the globals whose initial value is another global; write the
+//! active element segments into the table and copy the active data segments (trapping if one does not fit the memory); call the `start`
+//! function.
+
+use irkit_core::{Builder, Inst, IntCC, Module, Opcode};
+use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
+
+use crate::env::{Env, Memory};
+use crate::error::{At, Place, WasmError};
+use crate::memory::{self, Libc};
+use crate::names;
+use crate::table;
+
+/// A defined global whose initial value is the value of another (imported) global.
+pub struct GlobalInit {
+    /// The global to set.
+    pub dst: u32,
+    /// The global to read.
+    pub src: u32,
+}
+
+/// What the initializer does.
+pub struct Init<'s, 'a> {
+    /// The module's name.
+    pub name: &'s str,
+    /// The modules imported from, in order of first import.
+    pub init_modules: Vec<String>,
+    /// The defined memory and its initial pages.
+    pub memory: Option<(Memory, u64)>,
+    /// The C functions, if there is a memory.
+    pub libc: Option<Libc>,
+    /// Globals set from other globals.
+    pub global_inits: Vec<GlobalInit>,
+    /// The data segments.
+    pub data: &'s [Data<'a>],
+    /// The element segments.
+    pub elements: &'s [Element<'a>],
+    /// The start function and the offset of its section.
+    pub start: Option<(u32, u64)>,
+}
+
+impl Init<'_, '_> {
+    /// Builds the initializer into `m`.
+    pub fn build(&self, m: &mut Module, env: &Env) -> Result<Inst, WasmError> {
+        let place = Place::at(0);
+        let mut b = Builder::new(m);
+        let i1 = b.module().ty_i1();
+        let void = b.module().ty_void();
+        let sig = b.module().ty_fn(void, &[]).at(place)?;
+        let guard = b.global_var("initialized", i1, None).at(place)?;
+        let f = b.func("wasm_init", sig).at(place)?;
+        b.export(f, &names::init_symbol(self.name)).at(place)?;
+        let (entry, _) = b.block(f, &[]).at(place)?;
+        let (done, _) = b.block(f, &[]).at(place)?;
+        let (go, _) = b.block(f, &[]).at(place)?;
+        let (trap, _) = b.block(f, &[]).at(place)?;
+        b.position_at_end(trap);
+        b.trap().at(place)?;
+        b.position_at_end(done);
+        b.ret(None).at(place)?;
+        b.position_at_end(entry);
+        let ran = b.load(i1, guard).at(place)?;
+        b.br(ran, done, &[], go, &[]).at(place)?;
+        b.position_at_end(go);
+        let t = b.module().const_bool(true);
+        b.store(guard, t).at(place)?;
+        for module in &self.init_modules {
+            let d = b
+                .func(&format!("init_{}", crate::names::escape(module)), sig)
+                .at(place)?;
+            b.import(d, &names::init_symbol(module)).at(place)?;
+            b.call(d, &[]).at(place)?;
+        }
+        if let Some((mem, initial)) = &self.memory
+            && *initial > 0
+        {
+            let n = b.module().const_i32(*initial as i32);
+            let r = b.call(mem.grow, &[n]).at(place)?;
+            let m1 = b.module().const_i32(-1);
+            let failed = b.icmp(IntCC::Eq, r, m1).at(place)?;
+            check(&mut b, f, failed, trap, place)?;
+        }
+        for gi in &self.global_inits {
+            let global = |i: u32| {
+                env.globals
+                    .get(i as usize)
+                    .copied()
+                    .ok_or_else(|| WasmError::unsupported(format!("global {i}"), place))
+            };
+            let (dst, src) = (global(gi.dst)?, global(gi.src)?);
+            let v = b.load(src.ty, src.inst).at(place)?;
+            b.store(dst.inst, v).at(place)?;
+        }
+        for e in self.elements {
+            self.element(&mut b, env, f, trap, e)?;
+        }
+        for d in self.data {
+            let place = Place::at(d.range.start);
+            let DataKind::Active { offset_expr, .. } = &d.kind else {
+                continue;
+            };
+            let (Some(mem), Some(libc)) = (env.memory, self.libc) else {
+                return Err(WasmError::unsupported(
+                    "a data segment without a memory",
+                    place,
+                ));
+            };
+            let offset = offset(&mut b, env, offset_expr, place)?;
+            let len = b.module().const_i64(d.data.len() as i64);
+            let end = b.binary(Opcode::IADD, offset, len).at(place)?;
+            let size = memory::load_field(&mut b, &mem, 1).at(place)?;
+            let oob = b.icmp(IntCC::Ugt, end, size).at(place)?;
+            check(&mut b, f, oob, trap, place)?;
+            if d.data.is_empty() {
+                continue;
+            }
+            let bytes = b.module().const_bytes(d.data);
+            let bytes_ty = b
+                .module()
+                .ty(bytes)
+                .ok_or_else(|| WasmError::unsupported("an untyped constant", place))?;
+            let seg = b.global_const("data", bytes_ty, bytes).at(place)?;
+            let base = memory::load_field(&mut b, &mem, 0).at(place)?;
+            let i8t = b.module().ty_i8();
+            let dst = b.elem(i8t, base, &[offset]).at(place)?;
+            b.call(libc.memcpy, &[dst, seg, len]).at(place)?;
+        }
+        if let Some((start, offset)) = self.start {
+            let place = Place::at(offset);
+            let s = env
+                .funcs
+                .get(start as usize)
+                .ok_or_else(|| WasmError::unsupported(format!("start function {start}"), place))?;
+            b.call(s.inst, &[]).at(place)?;
+        }
+        b.ret(None).at(place)?;
+        Ok(f)
+    }
+}
+
+impl Init<'_, '_> {
+    /// Writes the entries of an active element segment into the table, trapping if it does not
+    /// fit.
+    fn element(
+        &self,
+        b: &mut Builder<'_>,
+        env: &Env,
+        f: Inst,
+        trap: Inst,
+        e: &Element<'_>,
+    ) -> Result<(), WasmError> {
+        let place = Place::at(e.range.start);
+        let ElementKind::Active { offset_expr, .. } = &e.kind else {
+            return Ok(());
+        };
+        let t = env
+            .table
+            .ok_or_else(|| WasmError::unsupported("an element segment without a table", place))?;
+        let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
+        let mut funcs = Vec::new();
+        match &e.items {
+            ElementItems::Functions(r) => {
+                for i in r.clone() {
+                    funcs.push(Some(i.map_err(invalid)?));
+                }
+            }
+            ElementItems::Expressions(_, r) => {
+                for x in r.clone() {
+                    let x = x.map_err(invalid)?;
+                    match x.get_operators_reader().read().map_err(invalid)? {
+                        Operator::RefFunc { function_index } => funcs.push(Some(function_index)),
+                        Operator::RefNull { .. } => funcs.push(None),
+                        other => {
+                            return Err(WasmError::unsupported(
+                                format!(
+                                    "element expression `{}`",
+                                    crate::func::operator_name(&other)
+                                ),
+                                place,
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let off = offset(b, env, offset_expr, place)?;
+        let n = b.module().const_i64(funcs.len() as i64);
+        let end = b.binary(Opcode::IADD, off, n).at(place)?;
+        let len = table::load_field(b, &t, 1).at(place)?;
+        let oob = b.icmp(IntCC::Ugt, end, len).at(place)?;
+        check(b, f, oob, trap, place)?;
+        let entries = table::load_field(b, &t, 0).at(place)?;
+        for (k, func) in funcs.into_iter().enumerate() {
+            let kc = b.module().const_i64(k as i64);
+            let idx = b.binary(Opcode::IADD, off, kc).at(place)?;
+            let entry = table::entry_addr(b, &t, entries, idx).at(place)?;
+            let (fp, sig) = match func {
+                Some(fi) => {
+                    let func = env
+                        .funcs
+                        .get(fi as usize)
+                        .ok_or_else(|| WasmError::unsupported(format!("function {fi}"), place))?;
+                    let sig = env
+                        .sigs
+                        .get(&table::sig_symbol(&func.ty))
+                        .copied()
+                        .ok_or_else(|| {
+                            WasmError::unsupported("a function of a signature without an id", place)
+                        })?;
+                    (func.inst, sig)
+                }
+                None => {
+                    let null = b.module().const_null();
+                    (null, null)
+                }
+            };
+            for (k, v) in [(0, fp), (1, sig)] {
+                let a = table::entry_field(b, &t, entry, k).at(place)?;
+                b.store(a, v).at(place)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The value of an offset expression (`i32.const` or `global.get`) as an `i64`.
+fn offset(
+    b: &mut Builder<'_>,
+    env: &Env,
+    expr: &ConstExpr<'_>,
+    place: Place,
+) -> Result<Inst, WasmError> {
+    let i64t = b.module().ty_i64();
+    let op = expr
+        .get_operators_reader()
+        .read()
+        .map_err(|e| WasmError::invalid(&e))?;
+    match op {
+        Operator::I32Const { value } => Ok(b.module().const_i64(i64::from(value as u32))),
+        Operator::GlobalGet { global_index } => {
+            let g = env
+                .globals
+                .get(global_index as usize)
+                .ok_or_else(|| WasmError::unsupported(format!("global {global_index}"), place))?;
+            let v = b.load(g.ty, g.inst).at(place)?;
+            b.convert(Opcode::ZEXT, i64t, v).at(place)
+        }
+        other => Err(WasmError::unsupported(
+            format!(
+                "constant expression `{}`",
+                crate::func::operator_name(&other)
+            ),
+            place,
+        )),
+    }
+}
+
+/// Traps if `cond`; continues in a new block of `f` otherwise.
+fn check(
+    b: &mut Builder<'_>,
+    f: Inst,
+    cond: Inst,
+    trap: Inst,
+    place: Place,
+) -> Result<(), WasmError> {
+    let (cont, _) = b.block(f, &[]).at(place)?;
+    b.br(cond, trap, &[], cont, &[]).at(place)?;
+    b.position_at_end(cont);
+    Ok(())
+}

@@ -1,0 +1,357 @@
+//! Linear memory: its representation, bounds-checked loads and stores, `memory.size` and the
+//! module's `memory.grow` helper.
+//!
+//! The memory is a global of type `struct {ptr base, i64 size, i64 max_pages}`: the address
+//! of its bytes (from `malloc`; null while the size is 0), its size in bytes, and the most
+//! pages it may grow to. An access of `n` bytes at wasm address `a` with static offset `o`
+//! computes `ea = zext(a) + o` in 64 bits (no wrap-around), traps unless `ea + n <= size`,
+//! then loads or stores at `base + ea`. A function accessing the memory keeps `base` and
+//! `size` in two SSA variables, read at its entry and again after every call (a call may have
+//! grown, so moved, the memory).
+
+use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
+use wasmparser::{MemArg, Operator};
+
+use crate::env::Memory;
+use crate::error::{At, Place, WasmError};
+use crate::func::FuncTranslator;
+use crate::ops::Ty;
+
+/// The size of a wasm page.
+pub const PAGE: u64 = 65536;
+/// The most pages a 32-bit memory has.
+pub const MAX_PAGES: u64 = 65536;
+
+/// The memory global's type, `struct {ptr, i64, i64}`.
+pub fn memory_type(m: &mut Module) -> Result<Inst, irkit_core::CoreError> {
+    let p = m.ty_ptr();
+    let i64t = m.ty_i64();
+    m.ty_struct(&[p, i64t, i64t])
+}
+
+/// The C functions the memory needs: `malloc`, `free`, `memcpy`, `memset`.
+#[derive(Clone, Copy, Debug)]
+pub struct Libc {
+    /// `malloc(i64) -> ptr`.
+    pub malloc: Inst,
+    /// `free(ptr)`.
+    pub free: Inst,
+    /// `memcpy(ptr, ptr, i64) -> ptr`.
+    pub memcpy: Inst,
+    /// `memset(ptr, i32, i64) -> ptr`.
+    pub memset: Inst,
+}
+
+impl Libc {
+    /// Declares the four functions as `extern`s of the module.
+    pub fn declare(b: &mut Builder<'_>, place: Place) -> Result<Libc, WasmError> {
+        let m = b.module();
+        let (p, i64t, i32t, void) = (m.ty_ptr(), m.ty_i64(), m.ty_i32(), m.ty_void());
+        let sigs = [
+            ("malloc", m.ty_fn(p, &[i64t])),
+            ("free", m.ty_fn(void, &[p])),
+            ("memcpy", m.ty_fn(p, &[p, p, i64t])),
+            ("memset", m.ty_fn(p, &[p, i32t, i64t])),
+        ];
+        let mut fs = Vec::new();
+        for (name, sig) in sigs {
+            let f = b.func(name, sig.at(place)?).at(place)?;
+            b.decorate(f, Opcode::EXTERN, Vec::new(), Payload::Str(name.into()))
+                .at(place)?;
+            fs.push(f);
+        }
+        Ok(Libc {
+            malloc: fs[0],
+            free: fs[1],
+            memcpy: fs[2],
+            memset: fs[3],
+        })
+    }
+}
+
+/// The address of field `k` of the memory global.
+fn field(b: &mut Builder<'_>, mem: &Memory, k: u64) -> Result<Inst, irkit_core::CoreError> {
+    let zero = b.module().const_i64(0);
+    let i32t = b.module().ty_i32();
+    let k = b.module().const_int(i32t, k)?;
+    b.elem(mem.ty, mem.global, &[zero, k])
+}
+
+/// Loads field `k` (0 base, 1 size, 2 maximum pages) of the memory global.
+pub fn load_field(
+    b: &mut Builder<'_>,
+    mem: &Memory,
+    k: u64,
+) -> Result<Inst, irkit_core::CoreError> {
+    let ty = if k == 0 {
+        b.module().ty_ptr()
+    } else {
+        b.module().ty_i64()
+    };
+    let a = field(b, mem, k)?;
+    b.load(ty, a)
+}
+
+/// Builds the module's `memory.grow` helper, `fn(i32 delta) -> i32`: the old size in pages,
+/// or -1 (leaving the memory as it was) if the new size would pass the maximum or the
+/// allocation fails. Growing copies the bytes to a new allocation, zeroes the rest, and frees
+/// the old one.
+pub fn build_grow(
+    b: &mut Builder<'_>,
+    mem: &Memory,
+    libc: &Libc,
+    place: Place,
+) -> Result<(), WasmError> {
+    build_grow_body(b, mem, libc).at(place)
+}
+
+fn build_grow_body(
+    b: &mut Builder<'_>,
+    mem: &Memory,
+    libc: &Libc,
+) -> Result<(), irkit_core::CoreError> {
+    let i32t = b.module().ty_i32();
+    let i64t = b.module().ty_i64();
+    let f = mem.grow;
+    let (entry, params) = b.block(f, &[i32t])?;
+    let (check0, _) = b.block(f, &[])?;
+    let (alloc, _) = b.block(f, &[])?;
+    let (copy, _) = b.block(f, &[])?;
+    let (fill, _) = b.block(f, &[])?;
+    let (done, _) = b.block(f, &[])?;
+    let (fail, _) = b.block(f, &[])?;
+    b.position_at_end(entry);
+    let base = load_field(b, mem, 0)?;
+    let size = load_field(b, mem, 1)?;
+    let max = load_field(b, mem, 2)?;
+    let sixteen = b.module().const_i64(16);
+    let old_pages = b.binary(Opcode::LSHR, size, sixteen)?;
+    let delta = b.convert(Opcode::ZEXT, i64t, params[0])?;
+    let new_pages = b.binary(Opcode::IADD, old_pages, delta)?;
+    let too_big = b.icmp(IntCC::Ugt, new_pages, max)?;
+    b.br(too_big, fail, &[], check0, &[])?;
+    b.position_at_end(check0);
+    let zero = b.module().const_i64(0);
+    let none = b.icmp(IntCC::Eq, delta, zero)?;
+    b.br(none, done, &[], alloc, &[])?;
+    b.position_at_end(alloc);
+    let new_size = b.binary(Opcode::SHL, new_pages, sixteen)?;
+    let p = b.call(libc.malloc, &[new_size])?;
+    let null = b.module().const_null();
+    let is_null = b.icmp(IntCC::Eq, p, null)?;
+    let was_empty = b.icmp(IntCC::Eq, size, zero)?;
+    let (copy_or_fill, _) = b.block(f, &[])?;
+    b.br(is_null, fail, &[], copy_or_fill, &[])?;
+    b.position_at_end(copy_or_fill);
+    b.br(was_empty, fill, &[], copy, &[])?;
+    b.position_at_end(copy);
+    b.call(libc.memcpy, &[p, base, size])?;
+    b.call(libc.free, &[base])?;
+    b.jump(fill, &[])?;
+    b.position_at_end(fill);
+    let i8t = b.module().ty_i8();
+    let tail = b.elem(i8t, p, &[size])?;
+    let grown = b.binary(Opcode::ISUB, new_size, size)?;
+    let zero32 = b.module().const_i32(0);
+    b.call(libc.memset, &[tail, zero32, grown])?;
+    let fb = field(b, mem, 0)?;
+    b.store(fb, p)?;
+    let fs = field(b, mem, 1)?;
+    b.store(fs, new_size)?;
+    b.jump(done, &[])?;
+    b.position_at_end(done);
+    let r = b.convert(Opcode::TRUNC, i32t, old_pages)?;
+    b.ret(Some(r))?;
+    b.position_at_end(fail);
+    let m1 = b.module().const_i32(-1);
+    b.ret(Some(m1))?;
+    Ok(())
+}
+
+/// Whether `op` accesses the memory (so a function using it keeps the memory's base and size
+/// in SSA values).
+pub(crate) fn uses_memory(op: &Operator<'_>) -> bool {
+    use Operator as O;
+    matches!(
+        op,
+        O::I32Load { .. }
+            | O::I64Load { .. }
+            | O::F32Load { .. }
+            | O::F64Load { .. }
+            | O::I32Load8S { .. }
+            | O::I32Load8U { .. }
+            | O::I32Load16S { .. }
+            | O::I32Load16U { .. }
+            | O::I64Load8S { .. }
+            | O::I64Load8U { .. }
+            | O::I64Load16S { .. }
+            | O::I64Load16U { .. }
+            | O::I64Load32S { .. }
+            | O::I64Load32U { .. }
+            | O::I32Store { .. }
+            | O::I64Store { .. }
+            | O::F32Store { .. }
+            | O::F64Store { .. }
+            | O::I32Store8 { .. }
+            | O::I32Store16 { .. }
+            | O::I64Store8 { .. }
+            | O::I64Store16 { .. }
+            | O::I64Store32 { .. }
+            | O::MemorySize { .. }
+            | O::MemoryGrow { .. }
+    )
+}
+
+impl FuncTranslator<'_, '_> {
+    /// Reads the memory's base and size into their SSA variables (at the function's entry,
+    /// and again after every call: any call may grow, so move, the memory).
+    pub(crate) fn reload_memory(&mut self) -> Result<(), WasmError> {
+        let Some((base_var, size_var)) = self.mem_vars else {
+            return Ok(());
+        };
+        let mem = self.memory()?;
+        let place = self.place();
+        let base = load_field(&mut self.b, &mem, 0).at(place)?;
+        let size = load_field(&mut self.b, &mem, 1).at(place)?;
+        self.ssa.def_var(base_var, self.block, base);
+        self.ssa.def_var(size_var, self.block, size);
+        Ok(())
+    }
+
+    /// The memory's base and size here.
+    fn memory_state(&mut self) -> Result<(Inst, Inst), WasmError> {
+        let place = self.place();
+        let (base_var, size_var) = self
+            .mem_vars
+            .ok_or_else(|| WasmError::unsupported("a memory access without a memory", place))?;
+        let base = self
+            .ssa
+            .use_var(&mut self.b, base_var, self.block)
+            .at(place)?;
+        let size = self
+            .ssa
+            .use_var(&mut self.b, size_var, self.block)
+            .at(place)?;
+        Ok((base, size))
+    }
+
+    fn memory(&self) -> Result<Memory, WasmError> {
+        self.env
+            .memory
+            .ok_or_else(|| WasmError::unsupported("a memory access without a memory", self.place()))
+    }
+
+    /// The checked address of an `n`-byte access at wasm address `addr` (an `i32`).
+    fn address(&mut self, addr: Inst, arg: &MemArg, n: u64) -> Result<Inst, WasmError> {
+        let place = self.place();
+        let (base, size) = self.memory_state()?;
+        let i64t = self.ty(Ty::I64);
+        let mut ea = self.conv(Opcode::ZEXT, i64t, addr)?;
+        if arg.offset != 0 {
+            let o = self.b.module().const_i64(arg.offset as i64);
+            ea = self.binary(Opcode::IADD, ea, o)?;
+        }
+        let n = self.b.module().const_i64(n as i64);
+        let end = self.binary(Opcode::IADD, ea, n)?;
+        let oob = self.b.icmp(IntCC::Ugt, end, size).at(place)?;
+        self.trap_if(oob)?;
+        let i8t = self.b.module().ty_i8();
+        let p = self.b.module().ty_ptr();
+        self.inst(Opcode::ELEM, Some(p), vec![i8t, base, ea], Payload::None)
+    }
+
+    /// A load of `n` bytes as `ty`, then `ext` (`ZEXT`/`SEXT`) to `to` when `n` is narrower.
+    fn load(
+        &mut self,
+        arg: &MemArg,
+        loaded: Inst,
+        ext: Option<(Opcode, Ty)>,
+    ) -> Result<(), WasmError> {
+        let n = self.byte_size(loaded);
+        let a = self.pop()?;
+        let p = self.address(a, arg, n)?;
+        let mut v = self.inst(Opcode::LOAD, Some(loaded), vec![p], Payload::None)?;
+        if let Some((op, to)) = ext {
+            let t = self.ty(to);
+            v = self.conv(op, t, v)?;
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    /// A store of the top operand, truncated to `narrow` first if given.
+    fn store(&mut self, arg: &MemArg, narrow: Option<Inst>) -> Result<(), WasmError> {
+        let mut v = self.pop()?;
+        let a = self.pop()?;
+        if let Some(t) = narrow {
+            v = self.conv(Opcode::TRUNC, t, v)?;
+        }
+        let vt = self.b.module().ty(v).unwrap_or(v);
+        let n = self.byte_size(vt);
+        let p = self.address(a, arg, n)?;
+        self.inst(Opcode::STORE, None, vec![p, v], Payload::None)?;
+        Ok(())
+    }
+
+    fn byte_size(&mut self, ty: Inst) -> u64 {
+        let m = self.b.module();
+        u64::from(m.int_width(ty).or_else(|| m.float_width(ty)).unwrap_or(64) / 8)
+    }
+
+    /// Translates a memory operator; `false` if `op` is not one.
+    pub(crate) fn memory_operator(&mut self, op: &Operator<'_>) -> Result<bool, WasmError> {
+        use Operator as O;
+        use Ty::*;
+        let m = self.b.module();
+        let (i8t, i16t, i32t, i64t, f32t, f64t) = (
+            m.ty_i8(),
+            m.ty_int(16).unwrap_or(m.ty_i32()),
+            m.ty_i32(),
+            m.ty_i64(),
+            m.ty_f32(),
+            m.ty_f64(),
+        );
+        match op {
+            O::I32Load { memarg } => self.load(memarg, i32t, None)?,
+            O::I64Load { memarg } => self.load(memarg, i64t, None)?,
+            O::F32Load { memarg } => self.load(memarg, f32t, None)?,
+            O::F64Load { memarg } => self.load(memarg, f64t, None)?,
+            O::I32Load8S { memarg } => self.load(memarg, i8t, Some((Opcode::SEXT, I32)))?,
+            O::I32Load8U { memarg } => self.load(memarg, i8t, Some((Opcode::ZEXT, I32)))?,
+            O::I32Load16S { memarg } => self.load(memarg, i16t, Some((Opcode::SEXT, I32)))?,
+            O::I32Load16U { memarg } => self.load(memarg, i16t, Some((Opcode::ZEXT, I32)))?,
+            O::I64Load8S { memarg } => self.load(memarg, i8t, Some((Opcode::SEXT, I64)))?,
+            O::I64Load8U { memarg } => self.load(memarg, i8t, Some((Opcode::ZEXT, I64)))?,
+            O::I64Load16S { memarg } => self.load(memarg, i16t, Some((Opcode::SEXT, I64)))?,
+            O::I64Load16U { memarg } => self.load(memarg, i16t, Some((Opcode::ZEXT, I64)))?,
+            O::I64Load32S { memarg } => self.load(memarg, i32t, Some((Opcode::SEXT, I64)))?,
+            O::I64Load32U { memarg } => self.load(memarg, i32t, Some((Opcode::ZEXT, I64)))?,
+            O::I32Store { memarg }
+            | O::I64Store { memarg }
+            | O::F32Store { memarg }
+            | O::F64Store { memarg } => self.store(memarg, None)?,
+            O::I32Store8 { memarg } | O::I64Store8 { memarg } => self.store(memarg, Some(i8t))?,
+            O::I32Store16 { memarg } | O::I64Store16 { memarg } => {
+                self.store(memarg, Some(i16t))?
+            }
+            O::I64Store32 { memarg } => self.store(memarg, Some(i32t))?,
+            O::MemorySize { .. } => {
+                let (_, size) = self.memory_state()?;
+                let sixteen = self.b.module().const_i64(16);
+                let pages = self.binary(Opcode::LSHR, size, sixteen)?;
+                let r = self.conv(Opcode::TRUNC, i32t, pages)?;
+                self.stack.push(r);
+            }
+            O::MemoryGrow { .. } => {
+                let mem = self.memory()?;
+                let d = self.pop()?;
+                let place = self.place();
+                let r = self.b.call(mem.grow, &[d]).at(place)?;
+                self.reload_memory()?;
+                self.stack.push(r);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}

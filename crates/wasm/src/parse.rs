@@ -1,0 +1,143 @@
+//! Reading a validated binary module into the pieces translation needs, in wasm's order.
+
+use wasmparser::{
+    Data, Element, Export, FuncType, FunctionBody, Global, Import, MemoryType, Parser, Payload,
+    TableType,
+};
+
+use crate::error::{Place, WasmError};
+
+/// The sections of a module, read (not yet translated).
+#[derive(Default)]
+pub struct Sections<'a> {
+    /// The function types.
+    pub types: Vec<FuncType>,
+    /// The imports, with their offsets.
+    pub imports: Vec<(Import<'a>, u64)>,
+    /// The type index of each defined function.
+    pub funcs: Vec<u32>,
+    /// The defined memory (at most one: validation refuses more), with its offset.
+    pub memory: Option<(MemoryType, u64)>,
+    /// The defined table (at most one: validation refuses more), with its offset.
+    pub table: Option<(TableType, u64)>,
+    /// The element segments.
+    pub elements: Vec<Element<'a>>,
+    /// The defined globals, with their offsets.
+    pub globals: Vec<(Global<'a>, u64)>,
+    /// The exports, with their offsets.
+    pub exports: Vec<(Export<'a>, u64)>,
+    /// The start function, with the section's offset.
+    pub start: Option<(u32, u64)>,
+    /// The data segments.
+    pub data: Vec<Data<'a>>,
+    /// Function names from the `name` custom section (name hints only; a malformed name
+    /// section is ignored, as wasm requires).
+    pub func_names: std::collections::HashMap<u32, String>,
+    /// The function bodies, in order.
+    pub bodies: Vec<FunctionBody<'a>>,
+}
+
+fn invalid(e: wasmparser::BinaryReaderError) -> WasmError {
+    WasmError::invalid(&e)
+}
+
+/// Reads the sections of `wasm` (already validated).
+pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
+    let mut s = Sections::default();
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.map_err(invalid)? {
+            Payload::TypeSection(r) => {
+                for t in r.into_iter_err_on_gc_types() {
+                    s.types.push(t.map_err(invalid)?);
+                }
+            }
+            Payload::ImportSection(r) => {
+                let offset = r.range().start;
+                for i in r.into_imports() {
+                    s.imports.push((i.map_err(invalid)?, offset));
+                }
+            }
+            Payload::FunctionSection(r) => {
+                for t in r {
+                    s.funcs.push(t.map_err(invalid)?);
+                }
+            }
+            Payload::TableSection(r) => {
+                let offset = r.range().start;
+                for t in r {
+                    let t = t.map_err(invalid)?;
+                    if !matches!(t.init, wasmparser::TableInit::RefNull) {
+                        return Err(WasmError::unsupported(
+                            "a table initializer expression",
+                            Place::at(offset),
+                        ));
+                    }
+                    s.table = Some((t.ty, offset));
+                }
+            }
+            Payload::MemorySection(r) => {
+                let offset = r.range().start;
+                for mt in r {
+                    s.memory = Some((mt.map_err(invalid)?, offset));
+                }
+            }
+            Payload::TagSection(r) => {
+                return Err(WasmError::unsupported(
+                    "an exception tag",
+                    Place::at(r.range().start),
+                ));
+            }
+            Payload::GlobalSection(r) => {
+                for g in r.into_iter_with_offsets() {
+                    let (offset, g) = g.map_err(invalid)?;
+                    s.globals.push((g, offset));
+                }
+            }
+            Payload::ExportSection(r) => {
+                for e in r.into_iter_with_offsets() {
+                    let (offset, e) = e.map_err(invalid)?;
+                    s.exports.push((e, offset));
+                }
+            }
+            Payload::StartSection { func, range } => s.start = Some((func, range.start)),
+            Payload::ElementSection(r) => {
+                for e in r {
+                    s.elements.push(e.map_err(invalid)?);
+                }
+            }
+            Payload::DataSection(r) => {
+                for d in r {
+                    s.data.push(d.map_err(invalid)?);
+                }
+            }
+            Payload::CodeSectionEntry(body) => s.bodies.push(body),
+            Payload::CustomSection(c) => {
+                if let wasmparser::KnownCustom::Name(r) = c.as_known() {
+                    read_names(r, &mut s.func_names);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+/// Collects the function names of a `name` section, stopping at the first malformed entry.
+fn read_names(
+    r: wasmparser::NameSectionReader<'_>,
+    out: &mut std::collections::HashMap<u32, String>,
+) {
+    for name in r {
+        let Ok(wasmparser::Name::Function(map)) = name else {
+            continue;
+        };
+        for naming in map {
+            match naming {
+                Ok(n) => {
+                    out.insert(n.index, n.name.to_string());
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}

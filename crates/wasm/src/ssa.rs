@@ -1,0 +1,247 @@
+//! SSA construction for the locals of a function, after Braun, Buchwald, Hack, Leißa, Mallon
+//! and Zwinkau, "Simple and Efficient SSA Construction" (CC 2013), as Cranelift's frontend
+//! does it, with block parameters instead of phis.
+//!
+//! A *variable* (a wasm local) is defined in a block by [`Ssa::def_var`] and read by
+//! [`Ssa::use_var`]. A read with no definition in its block looks through the predecessors:
+//! a block with one predecessor forwards the read; a block with several, or one not yet
+//! *sealed* (its predecessors are not all known: a loop header before its back edges), gets
+//! a new parameter, whose argument on every incoming edge is the variable's value at the end
+//! of that predecessor. Those arguments are filled from a work list, never by recursion, so no
+//! input can exhaust the stack. Once the body is complete, [`Ssa::remove_trivial_params`]
+//! removes the parameters every edge passes the same value to (or the parameter itself), as
+//! Braun et al.'s trivial phis, until none is left.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use irkit_core::{Builder, CoreError, Inst, Opcode};
+
+use crate::cfg::Cfg;
+
+/// A variable: the index of a wasm local.
+pub type Var = u32;
+
+/// The SSA construction state of one function.
+#[derive(Debug)]
+pub struct Ssa {
+    /// The function's control-flow graph.
+    pub cfg: Cfg,
+    var_types: Vec<Inst>,
+    defs: HashMap<(Inst, Var), Inst>,
+    sealed: HashSet<Inst>,
+    /// Parameters made for reads in unsealed blocks, completed when the block is sealed.
+    incomplete: HashMap<Inst, Vec<(Var, Inst)>>,
+    /// Parameters whose edge arguments are still to be filled, in creation order.
+    pending: VecDeque<(Inst, Var)>,
+    /// Every parameter made here, with its block.
+    made: Vec<(Inst, Inst)>,
+}
+
+impl Ssa {
+    /// A new state for variables of the given types.
+    pub fn new(var_types: Vec<Inst>) -> Ssa {
+        Ssa {
+            cfg: Cfg::default(),
+            var_types,
+            defs: HashMap::new(),
+            sealed: HashSet::new(),
+            incomplete: HashMap::new(),
+            pending: VecDeque::new(),
+            made: Vec::new(),
+        }
+    }
+
+    /// `var` has value `v` from here to the end of `block` (or the next definition).
+    pub fn def_var(&mut self, var: Var, block: Inst, v: Inst) {
+        self.defs.insert((block, var), v);
+    }
+
+    /// Declares that every predecessor of `block` is known.
+    pub fn seal_block(&mut self, block: Inst) {
+        if self.sealed.insert(block) {
+            for (var, _) in self.incomplete.remove(&block).unwrap_or_default() {
+                self.pending.push_back((block, var));
+            }
+        }
+    }
+
+    /// Whether `block` is sealed.
+    pub fn is_sealed(&self, block: Inst) -> bool {
+        self.sealed.contains(&block)
+    }
+
+    /// The value of `var` at the current end of `block`.
+    pub fn use_var(
+        &mut self,
+        b: &mut Builder<'_>,
+        var: Var,
+        block: Inst,
+    ) -> Result<Inst, CoreError> {
+        let ty = *self
+            .var_types
+            .get(var as usize)
+            .ok_or(CoreError::WrongKind {
+                opcode: irkit_core::Opcode::PARAM,
+                what: "is not a local of the function",
+            })?;
+        let mut chain = Vec::new();
+        let mut visited = HashSet::new();
+        let mut cur = block;
+        let value = loop {
+            if let Some(&v) = self.defs.get(&(cur, var)) {
+                break v;
+            }
+            if !visited.insert(cur) {
+                // A cycle of single-predecessor blocks: unreachable from the entry.
+                break b.module().const_zero(ty)?;
+            }
+            if !self.sealed.contains(&cur) {
+                let p = b.append_block_param(cur, ty)?;
+                self.made.push((cur, p));
+                self.incomplete.entry(cur).or_default().push((var, p));
+                self.defs.insert((cur, var), p);
+                break p;
+            }
+            match self.cfg.preds(cur) {
+                [] => break b.module().const_zero(ty)?,
+                [(src, _)] => {
+                    chain.push(cur);
+                    cur = *src;
+                }
+                _ => {
+                    let p = b.append_block_param(cur, ty)?;
+                    self.made.push((cur, p));
+                    self.defs.insert((cur, var), p);
+                    self.pending.push_back((cur, var));
+                    break p;
+                }
+            }
+        };
+        for c in chain {
+            self.defs.insert((c, var), value);
+        }
+        Ok(value)
+    }
+
+    /// Fills the edge arguments of every parameter made so far (and of those that filling
+    /// makes), in creation order, so each edge gets its arguments in parameter order.
+    pub fn fill_pending(&mut self, b: &mut Builder<'_>) -> Result<(), CoreError> {
+        while let Some((block, var)) = self.pending.pop_front() {
+            let preds = self.cfg.preds(block).to_vec();
+            for (src, edge) in preds {
+                let v = self.use_var(b, var, src)?;
+                self.cfg.push_arg(src, edge, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ssa {
+    /// Removes the trivial parameters made here (after [`Ssa::fill_pending`]): a parameter
+    /// whose incoming arguments are all one value `v` or itself is replaced by `v` (by zero if
+    /// it has no other incoming value: its block is unreachable), in the function's
+    /// instructions and in the edges, and removed with its arguments, repeatedly, since a
+    /// replacement can make other parameters trivial.
+    pub fn remove_trivial_params(
+        &mut self,
+        b: &mut Builder<'_>,
+        func: Inst,
+    ) -> Result<(), CoreError> {
+        let mut subst: HashMap<Inst, Inst> = HashMap::new();
+        let find = |subst: &HashMap<Inst, Inst>, mut x: Inst| {
+            while let Some(&y) = subst.get(&x) {
+                x = y;
+            }
+            x
+        };
+        let index: HashMap<Inst, usize> = self
+            .made
+            .iter()
+            .filter_map(|&(blk, p)| {
+                b.module()
+                    .block_params(blk)
+                    .iter()
+                    .position(|&q| q == p)
+                    .map(|i| (p, i))
+            })
+            .collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &(blk, p) in &self.made {
+                if subst.contains_key(&p) {
+                    continue;
+                }
+                let Some(&i) = index.get(&p) else { continue };
+                let mut only: Option<Inst> = None;
+                let mut trivial = true;
+                for &(src, edge) in self.cfg.preds(blk) {
+                    let Some(&a) = self.cfg.edge_args(src, edge).and_then(|args| args.get(i))
+                    else {
+                        trivial = false;
+                        break;
+                    };
+                    let a = find(&subst, a);
+                    if a == p || only == Some(a) {
+                        continue;
+                    }
+                    if only.is_some() {
+                        trivial = false;
+                        break;
+                    }
+                    only = Some(a);
+                }
+                if !trivial {
+                    continue;
+                }
+                let v = match only {
+                    Some(v) => v,
+                    None => {
+                        let ty = b.module().ty(p).ok_or(CoreError::WrongKind {
+                            opcode: Opcode::PARAM,
+                            what: "has no type",
+                        })?;
+                        b.module().const_zero(ty)?
+                    }
+                };
+                subst.insert(p, v);
+                changed = true;
+            }
+        }
+        if subst.is_empty() {
+            return Ok(());
+        }
+        let resolved: HashMap<Inst, Inst> = subst.keys().map(|&k| (k, find(&subst, k))).collect();
+        // Uses in the function's instructions.
+        let m = b.module();
+        let blocks: Vec<Inst> = m.blocks(func).collect();
+        for &blk in &blocks {
+            for inst in m.children(blk).to_vec() {
+                let ops = m.operands(inst).to_vec();
+                for (k, o) in ops.into_iter().enumerate() {
+                    if let Some(&v) = resolved.get(&o) {
+                        m.set_operand(inst, k, v)?;
+                    }
+                }
+            }
+        }
+        // Uses in the terminators, then the removed parameters' arguments and the parameters.
+        self.cfg
+            .map_values(|x| resolved.get(&x).copied().unwrap_or(x));
+        let mut removed: Vec<(Inst, usize, Inst)> = self
+            .made
+            .iter()
+            .filter(|(_, p)| resolved.contains_key(p))
+            .filter_map(|&(blk, p)| index.get(&p).map(|&i| (blk, i, p)))
+            .collect();
+        removed.sort_by_key(|&(blk, i, _)| (blk, std::cmp::Reverse(i)));
+        for (blk, i, p) in removed {
+            for (src, edge) in self.cfg.preds(blk).to_vec() {
+                self.cfg.remove_arg(src, edge, i);
+            }
+            b.module().remove(p)?;
+        }
+        Ok(())
+    }
+}

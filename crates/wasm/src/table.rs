@@ -1,0 +1,147 @@
+//! Tables of function references and `call_indirect`.
+//!
+//! A table is a global of type `struct {ptr entries, i64 length}`; an entry is
+//! `struct {ptr function, ptr signature}`, both null in an empty entry. A *signature id* is
+//! the address of a one-byte `global_const` exported as `wasm-sig:` + the canonical signature
+//! (for example `wasm-sig:(i32 i64)->(f32)`) and marked `linkonce`: every module using the
+//! signature has a copy, and linking collapses them into one, so the id is the same in every
+//! module of a program. `call_indirect` loads the entry at the index, traps if the index is out
+//! of bounds, the entry is null or its signature id is not the expected one, and otherwise
+//! calls the function through `call_indirect` with the irkit signature.
+
+use irkit_core::{Builder, CoreError, Inst, IntCC, Module, Opcode, Payload};
+use wasmparser::FuncType;
+
+use crate::env::{Env, Table};
+use crate::error::{At, Place, WasmError};
+use crate::func::FuncTranslator;
+use crate::ops::Ty;
+use crate::types;
+
+/// The canonical text of a signature: `(params)->(results)`, types separated by spaces.
+pub fn canonical(ft: &FuncType) -> String {
+    let list = |ts: &[wasmparser::ValType]| {
+        ts.iter()
+            .map(|&t| types::val_type_name(t))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!("({})->({})", list(ft.params()), list(ft.results()))
+}
+
+/// The export name of a signature id.
+pub fn sig_symbol(ft: &FuncType) -> String {
+    format!("wasm-sig:{}", canonical(ft))
+}
+
+/// The table global's type and the entry type.
+pub fn table_types(m: &mut Module) -> Result<(Inst, Inst), CoreError> {
+    let p = m.ty_ptr();
+    let i64t = m.ty_i64();
+    Ok((m.ty_struct(&[p, i64t])?, m.ty_struct(&[p, p])?))
+}
+
+/// The signature id of `ft`, declared in the module on first use.
+pub fn sig_id(
+    b: &mut Builder<'_>,
+    env: &mut Env,
+    ft: &FuncType,
+    place: Place,
+) -> Result<Inst, WasmError> {
+    let name = sig_symbol(ft);
+    if let Some(&g) = env.sigs.get(&name) {
+        return Ok(g);
+    }
+    let i8t = b.module().ty_i8();
+    let zero = b.module().const_zero(i8t).at(place)?;
+    let g = b.global_const("sig", i8t, zero).at(place)?;
+    b.export(g, &name).at(place)?;
+    b.decorate(g, Opcode::LINKONCE, Vec::new(), Payload::None)
+        .at(place)?;
+    env.sigs.insert(name, g);
+    Ok(g)
+}
+
+/// The address of entry `index` (an `i64`) of the table whose entries start at `entries`.
+pub fn entry_addr(
+    b: &mut Builder<'_>,
+    t: &Table,
+    entries: Inst,
+    index: Inst,
+) -> Result<Inst, CoreError> {
+    b.elem(t.entry_ty, entries, &[index])
+}
+
+/// The address of field `k` of the table global.
+fn field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
+    let zero = b.module().const_i64(0);
+    let i32t = b.module().ty_i32();
+    let k = b.module().const_int(i32t, k)?;
+    b.elem(t.ty, t.global, &[zero, k])
+}
+
+/// Loads the entries pointer (`k = 0`) or the length (`k = 1`) of the table.
+pub fn load_field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
+    let ty = if k == 0 {
+        b.module().ty_ptr()
+    } else {
+        b.module().ty_i64()
+    };
+    let a = field(b, t, k)?;
+    b.load(ty, a)
+}
+
+/// The address of field `k` of an entry at `entry`.
+pub fn entry_field(b: &mut Builder<'_>, t: &Table, entry: Inst, k: u64) -> Result<Inst, CoreError> {
+    let zero = b.module().const_i64(0);
+    let i32t = b.module().ty_i32();
+    let k = b.module().const_int(i32t, k)?;
+    b.elem(t.entry_ty, entry, &[zero, k])
+}
+
+impl FuncTranslator<'_, '_> {
+    /// `call_indirect (type type_index)` through the table.
+    pub(crate) fn call_indirect(&mut self, type_index: u32) -> Result<(), WasmError> {
+        let place = self.place();
+        let t = self
+            .env
+            .table
+            .ok_or_else(|| WasmError::unsupported("`call_indirect` without a table", place))?;
+        let ft = self
+            .env
+            .types
+            .get(type_index as usize)
+            .cloned()
+            .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), place))?;
+        let expected = *self.env.sigs.get(&sig_symbol(&ft)).ok_or_else(|| {
+            WasmError::unsupported(format!("signature {} without an id", canonical(&ft)), place)
+        })?;
+        let sig = types::signature(self.b.module(), &ft)
+            .map_err(|v| {
+                WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
+            })?
+            .at(place)?;
+        let index = self.pop()?;
+        let args = self.pop_n(ft.params().len())?;
+        let i64t = self.ty(Ty::I64);
+        let index = self.conv(Opcode::ZEXT, i64t, index)?;
+        let entries = load_field(&mut self.b, &t, 0).at(place)?;
+        let len = load_field(&mut self.b, &t, 1).at(place)?;
+        let oob = self.b.icmp(IntCC::Uge, index, len).at(place)?;
+        self.trap_if(oob)?;
+        let e = entry_addr(&mut self.b, &t, entries, index).at(place)?;
+        let p = self.b.module().ty_ptr();
+        let fa = entry_field(&mut self.b, &t, e, 0).at(place)?;
+        let fp = self.b.load(p, fa).at(place)?;
+        let sa = entry_field(&mut self.b, &t, e, 1).at(place)?;
+        let sp = self.b.load(p, sa).at(place)?;
+        let null = self.b.module().const_null();
+        let is_null = self.b.icmp(IntCC::Eq, fp, null).at(place)?;
+        self.trap_if(is_null)?;
+        let wrong = self.b.icmp(IntCC::Ne, sp, expected).at(place)?;
+        self.trap_if(wrong)?;
+        let r = self.b.call_indirect(sig, fp, &args).at(place)?;
+        self.reload_memory()?;
+        self.push_results(r, ft.results().len())
+    }
+}

@@ -1,0 +1,409 @@
+//! Translation of a whole module: imports, definitions and exports under the name mapping,
+//! then every function body, then the initializer.
+
+use irkit_core::{Builder, Inst, Module};
+use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
+
+use crate::env::{Env, Func, Global, Memory, Table};
+use crate::error::{At, Place, WasmError};
+use crate::func::FuncTranslator;
+use crate::init::{GlobalInit, Init};
+use crate::memory::{self, Libc, MAX_PAGES};
+use crate::names;
+use crate::parse::{self, Sections};
+use crate::table;
+use crate::types;
+
+/// The tables translated: 32-bit, of `funcref`, of at most 2^20 entries.
+fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError> {
+    if tt.table64 || tt.shared || tt.element_type != wasmparser::RefType::FUNCREF {
+        return Err(WasmError::unsupported(
+            "a table other than a 32-bit funcref table",
+            place,
+        ));
+    }
+    if tt.initial > 1 << 20 {
+        return Err(WasmError::unsupported(
+            "a table of more than 2^20 entries",
+            place,
+        ));
+    }
+    Ok(())
+}
+
+/// The WebAssembly features this front end accepts: 1.0 (MVP) with mutable-global imports
+/// and exports, sign extension, non-trapping float-to-int conversions and multi-value.
+pub fn features() -> wasmparser::WasmFeatures {
+    use wasmparser::WasmFeatures as F;
+    F::WASM1 | F::SIGN_EXTENSION | F::SATURATING_FLOAT_TO_INT | F::MULTI_VALUE
+}
+
+/// Translates the binary module `wasm`, compiled under the name `name` (the module name other
+/// modules import it by), into an irkit module.
+pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
+    wasmparser::Validator::new_with_features(features())
+        .validate_all(wasm)
+        .map_err(|e| WasmError::invalid(&e))?;
+    let s = parse::sections(wasm)?;
+    let mut m = Module::new();
+    let env = declare(&mut m, &s, name)?;
+    let imported = env.funcs.len() - s.bodies.len();
+    for (i, body) in s.bodies.iter().enumerate() {
+        let index = (imported + i) as u32;
+        let f = env
+            .funcs
+            .get(index as usize)
+            .ok_or_else(|| WasmError::unsupported(format!("function {index}"), Place::at(0)))?
+            .inst;
+        FuncTranslator::translate(Builder::new(&mut m), &env, index, f, body)?;
+    }
+    Ok(m)
+}
+
+/// The name hint of defined function `index`: its name from the name section, else `f<index>`.
+fn func_hint(s: &Sections<'_>, index: usize) -> String {
+    match s.func_names.get(&(index as u32)) {
+        Some(n) if !n.is_empty() => hint("", n),
+        _ => format!("f{index}"),
+    }
+}
+
+/// Whether a function body uses `f32.sqrt` or `f64.sqrt`.
+fn uses_sqrt(s: &Sections<'_>) -> Result<bool, WasmError> {
+    for body in &s.bodies {
+        let mut ops = body
+            .get_operators_reader()
+            .map_err(|e| WasmError::invalid(&e))?;
+        while !ops.eof() {
+            if matches!(
+                ops.read().map_err(|e| WasmError::invalid(&e))?,
+                Operator::F32Sqrt | Operator::F64Sqrt
+            ) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A name hint for a definition: `prefix` and the wasm name, kept to identifier characters.
+fn hint(prefix: &str, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{prefix}{clean}")
+}
+
+fn value_type(m: &mut Module, t: ValType, place: Place) -> Result<Inst, WasmError> {
+    types::val_type(m, t).ok_or_else(|| {
+        WasmError::unsupported(format!("value type {}", types::val_type_name(t)), place)
+    })
+}
+
+fn signature(m: &mut Module, env: &Env, ty: u32, place: Place) -> Result<Inst, WasmError> {
+    let ft = env
+        .types
+        .get(ty as usize)
+        .ok_or_else(|| WasmError::unsupported(format!("type {ty}"), place))?;
+    types::signature(m, ft)
+        .map_err(|t| {
+            WasmError::unsupported(format!("value type {}", types::val_type_name(t)), place)
+        })?
+        .at(place)
+}
+
+/// A global definition without an initial value (an import, or one set by the initializer).
+fn global_decl(
+    m: &mut Module,
+    name: &str,
+    ty: Inst,
+    mutable: bool,
+    place: Place,
+) -> Result<Inst, WasmError> {
+    Builder::new(m).global_decl(name, ty, mutable).at(place)
+}
+
+/// Declares every import and definition, exports them, builds the memory helper and the
+/// initializer; returns the environment function bodies are translated in.
+fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmError> {
+    let mut env = Env {
+        types: s.types.clone(),
+        ..Env::default()
+    };
+    let mut mem_import = None;
+    let mut table_import = None;
+    let mut init_modules: Vec<String> = Vec::new();
+    for (imp, offset) in &s.imports {
+        let place = Place::at(*offset);
+        let sym = names::symbol(imp.module, imp.name);
+        if imp.module != name && !init_modules.iter().any(|x| x == imp.module) {
+            init_modules.push(imp.module.to_string());
+        }
+        match imp.ty {
+            TypeRef::Func(t) | TypeRef::FuncExact(t) => {
+                let sig = signature(m, &env, t, place)?;
+                let mut b = Builder::new(m);
+                let f = b.func(&hint("import_", imp.name), sig).at(place)?;
+                b.import(f, &sym).at(place)?;
+                let ty = env
+                    .types
+                    .get(t as usize)
+                    .cloned()
+                    .ok_or_else(|| WasmError::unsupported(format!("type {t}"), place))?;
+                env.funcs.push(Func { inst: f, ty });
+            }
+            TypeRef::Global(gt) => {
+                let ty = value_type(m, gt.content_type, place)?;
+                let g = global_decl(m, &hint("import_", imp.name), ty, gt.mutable, place)?;
+                Builder::new(m).import(g, &sym).at(place)?;
+                env.globals.push(Global {
+                    inst: g,
+                    ty,
+                    wasm_ty: gt.content_type,
+                });
+            }
+            TypeRef::Memory(mt) => {
+                if mt.memory64 || mt.shared {
+                    return Err(WasmError::unsupported("a 64-bit or shared memory", place));
+                }
+                let ty = memory::memory_type(m).at(place)?;
+                let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
+                Builder::new(m).import(g, &sym).at(place)?;
+                mem_import = Some(g);
+            }
+            TypeRef::Table(tt) => {
+                check_table(&tt, place)?;
+                let (ty, entry_ty) = table::table_types(m).at(place)?;
+                let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
+                Builder::new(m).import(g, &sym).at(place)?;
+                table_import = Some(g);
+                env.table = Some(Table {
+                    global: g,
+                    ty,
+                    entry_ty,
+                });
+            }
+            TypeRef::Tag(_) => return Err(WasmError::unsupported("a tag import", place)),
+        }
+    }
+    let n_imported_funcs = env.funcs.len();
+    let n_imported_globals = env.globals.len();
+    let code_offset = s.bodies.first().map_or(0, |b| b.range().start);
+    for (i, &t) in s.funcs.iter().enumerate() {
+        let place = Place::at(code_offset);
+        let sig = signature(m, &env, t, place)?;
+        let f = Builder::new(m)
+            .func(&func_hint(s, n_imported_funcs + i), sig)
+            .at(place)?;
+        let ty = env
+            .types
+            .get(t as usize)
+            .cloned()
+            .ok_or_else(|| WasmError::unsupported(format!("type {t}"), place))?;
+        env.funcs.push(Func { inst: f, ty });
+    }
+    // The memory.
+    let mut mem_initial = None;
+    let mem_global = match (&s.memory, mem_import) {
+        (Some((mt, offset)), _) => {
+            let place = Place::at(*offset);
+            if mt.memory64 || mt.shared {
+                return Err(WasmError::unsupported("a 64-bit or shared memory", place));
+            }
+            let ty = memory::memory_type(m).at(place)?;
+            let max = mt.maximum.unwrap_or(MAX_PAGES).min(MAX_PAGES);
+            let null = m.const_null();
+            let zero = m.const_i64(0);
+            let maxc = m.const_i64(max as i64);
+            let init = m.const_aggregate(ty, &[null, zero, maxc]).at(place)?;
+            let g = Builder::new(m)
+                .global_var("memory", ty, Some(init))
+                .at(place)?;
+            mem_initial = Some(mt.initial);
+            Some((g, place))
+        }
+        (None, Some(g)) => Some((g, Place::at(0))),
+        (None, None) => None,
+    };
+    let mut libc = None;
+    if let Some((g, place)) = mem_global {
+        let mut b = Builder::new(m);
+        let l = Libc::declare(&mut b, place)?;
+        let ty = memory::memory_type(b.module()).at(place)?;
+        let i32t = b.module().ty_i32();
+        let sig = b.module().ty_fn(i32t, &[i32t]).at(place)?;
+        let grow = b.func("memory.grow", sig).at(place)?;
+        let mem = Memory {
+            global: g,
+            ty,
+            grow,
+        };
+        memory::build_grow(&mut b, &mem, &l, place)?;
+        env.memory = Some(mem);
+        libc = Some(l);
+    }
+    // The sqrt helper, if a body uses sqrt.
+    if uses_sqrt(s)? {
+        let mut b = Builder::new(m);
+        let f64t = b.module().ty_f64();
+        let place = Place::at(code_offset);
+        let sig = b.module().ty_fn(f64t, &[f64t]).at(place)?;
+        let f = b.func("sqrt", sig).at(place)?;
+        crate::sqrt::build_sqrt(&mut b, f, place)?;
+        env.sqrt = Some(f);
+    }
+    // The table, and the signature ids `call_indirect` compares.
+    if let Some((tt, offset)) = &s.table {
+        let place = Place::at(*offset);
+        check_table(tt, place)?;
+        let (ty, entry_ty) = table::table_types(m).at(place)?;
+        let arr = m.ty_array(entry_ty, tt.initial).at(place)?;
+        let entries = Builder::new(m)
+            .global_var("table_entries", arr, None)
+            .at(place)?;
+        let len = m.const_i64(tt.initial as i64);
+        let init = m.const_aggregate(ty, &[entries, len]).at(place)?;
+        let g = Builder::new(m)
+            .global_var("table", ty, Some(init))
+            .at(place)?;
+        env.table = Some(Table {
+            global: g,
+            ty,
+            entry_ty,
+        });
+    }
+    if env.table.is_some() {
+        for ft in s.types.clone() {
+            table::sig_id(&mut Builder::new(m), &mut env, &ft, Place::at(0))?;
+        }
+    }
+    // Globals.
+    let mut global_inits = Vec::new();
+    for (i, (g, offset)) in s.globals.iter().enumerate() {
+        let place = Place::at(*offset);
+        let index = n_imported_globals + i;
+        let ty = value_type(m, g.ty.content_type, place)?;
+        let mut ops = g.init_expr.get_operators_reader();
+        let op = ops.read().map_err(|e| WasmError::invalid(&e))?;
+        let c = match op {
+            Operator::I32Const { value } => Some(m.const_i32(value)),
+            Operator::I64Const { value } => Some(m.const_i64(value)),
+            Operator::F32Const { value } => {
+                Some(m.const_float_bits(ty, u64::from(value.bits())).at(place)?)
+            }
+            Operator::F64Const { value } => Some(m.const_float_bits(ty, value.bits()).at(place)?),
+            Operator::GlobalGet { global_index } => {
+                global_inits.push(GlobalInit {
+                    dst: index as u32,
+                    src: global_index,
+                });
+                None
+            }
+            other => {
+                return Err(WasmError::unsupported(
+                    format!(
+                        "constant expression `{}`",
+                        crate::func::operator_name(&other)
+                    ),
+                    place,
+                ));
+            }
+        };
+        let gname = format!("g{index}");
+        let inst = match c {
+            Some(c) if g.ty.mutable => Builder::new(m).global_var(&gname, ty, Some(c)).at(place)?,
+            Some(c) => Builder::new(m).global_const(&gname, ty, c).at(place)?,
+            // Set by the initializer, so a variable even when wasm says immutable.
+            None => global_decl(m, &gname, ty, true, place)?,
+        };
+        env.globals.push(Global {
+            inst,
+            ty,
+            wasm_ty: g.ty.content_type,
+        });
+    }
+    // Exports.
+    let mut exported = std::collections::HashSet::new();
+    for (e, offset) in &s.exports {
+        let place = Place::at(*offset);
+        let sym = names::symbol(name, e.name);
+        let (def, is_import) = match e.kind {
+            ExternalKind::Func | ExternalKind::FuncExact => {
+                let f = env.funcs.get(e.index as usize).ok_or_else(|| {
+                    WasmError::unsupported(format!("function {}", e.index), place)
+                })?;
+                (f.inst, (e.index as usize) < n_imported_funcs)
+            }
+            ExternalKind::Global => {
+                let g = env
+                    .globals
+                    .get(e.index as usize)
+                    .ok_or_else(|| WasmError::unsupported(format!("global {}", e.index), place))?;
+                (g.inst, (e.index as usize) < n_imported_globals)
+            }
+            ExternalKind::Memory => match (mem_import, &env.memory) {
+                (Some(g), _) => (g, true),
+                (None, Some(mem)) => (mem.global, false),
+                (None, None) => {
+                    return Err(WasmError::unsupported("exporting a missing memory", place));
+                }
+            },
+            ExternalKind::Table => match (table_import, &env.table) {
+                (Some(g), _) => (g, true),
+                (None, Some(t)) => (t.global, false),
+                (None, None) => {
+                    return Err(WasmError::unsupported("exporting a missing table", place));
+                }
+            },
+            ExternalKind::Tag => return Err(WasmError::unsupported("a tag export", place)),
+        };
+        let mut b = Builder::new(m);
+        if !is_import && exported.insert(def) {
+            b.export(def, &sym).at(place)?;
+            continue;
+        }
+        if matches!(e.kind, ExternalKind::Func | ExternalKind::FuncExact) {
+            // A second export of a function, or a re-exported import: a forwarding function.
+            let sig = b
+                .module()
+                .ty(def)
+                .ok_or_else(|| WasmError::unsupported("an untyped function", place))?;
+            let w = b.func(&hint("export_", e.name), sig).at(place)?;
+            let params: Vec<Inst> = b
+                .module()
+                .fn_signature(sig)
+                .map(|(_, p)| p.to_vec())
+                .unwrap_or_default();
+            let (entry, args) = b.block(w, &params).at(place)?;
+            b.position_at_end(entry);
+            let r = b.call(def, &args).at(place)?;
+            let has_result = b.module().ty(r).is_some();
+            b.ret(has_result.then_some(r)).at(place)?;
+            b.export(w, &sym).at(place)?;
+        } else {
+            return Err(WasmError::unsupported(
+                "exporting a global, memory or table twice, or re-exporting an imported one",
+                place,
+            ));
+        }
+    }
+    Init {
+        name,
+        init_modules,
+        memory: env.memory.zip(mem_initial),
+        libc,
+        global_inits,
+        data: &s.data,
+        elements: &s.elements,
+        start: s.start,
+    }
+    .build(m, &env)?;
+    Ok(env)
+}

@@ -1,0 +1,108 @@
+//! Bad input is refused with one clear line, never a panic: malformed bytes, invalid modules,
+//! text that does not parse, and valid modules using what is not translated yet.
+
+use irkit_wasm::{WasmError, translate, translate_input};
+
+fn err(input: &[u8]) -> WasmError {
+    match translate_input(input, "m") {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    }
+}
+
+fn one_line(e: &WasmError) -> String {
+    let s = e.to_string();
+    assert!(!s.contains('\n'), "{s}");
+    s
+}
+
+#[test]
+fn malformed_bytes_name_the_offset() {
+    // A truncated type section.
+    let e = err(b"\0asm\x01\0\0\0\x01\x05\x01");
+    assert!(matches!(e, WasmError::Invalid { .. }), "{e:?}");
+    let s = one_line(&e);
+    assert!(
+        s.starts_with("invalid WebAssembly module at byte offset 0x"),
+        "{s}"
+    );
+    // A wrong version.
+    let e = err(b"\0asm\x02\0\0\0");
+    assert!(matches!(e, WasmError::Invalid { offset: 4, .. }), "{e:?}");
+    // Not even the magic: treated as text, which does not parse.
+    let e = translate(b"\x01\x02\x03", "m").unwrap_err();
+    assert!(matches!(e, WasmError::Invalid { offset: 0, .. }), "{e:?}");
+}
+
+#[test]
+fn invalid_modules_give_wasmparsers_message() {
+    let e = err(b"(module (func (result i32)))");
+    match &e {
+        WasmError::Invalid { message, .. } => {
+            assert!(message.contains("type mismatch"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    one_line(&e);
+    let e = err(b"(module (func local.get 3))");
+    assert!(matches!(e, WasmError::Invalid { .. }), "{e:?}");
+    // A feature outside the accepted set (SIMD).
+    let e = err(b"(module (func (param v128)))");
+    assert!(matches!(e, WasmError::Invalid { .. }), "{e:?}");
+}
+
+#[test]
+fn text_errors_are_one_line() {
+    let e = err(b"(module (func");
+    assert!(matches!(e, WasmError::Text(_)), "{e:?}");
+    one_line(&e);
+}
+
+#[test]
+fn unsupported_constructs_are_named_with_their_offset() {
+    let e = err(b"(module (import \"a\" \"g\" (global i32)) (export \"g\" (global 0)))");
+    let s = one_line(&e);
+    assert!(s.starts_with("byte offset 0x"), "{s}");
+    assert!(
+        s.ends_with("re-exporting an imported one is not supported yet"),
+        "{s}"
+    );
+    let e = err(b"(module (memory 1) (export \"a\" (memory 0)) (export \"b\" (memory 0)))");
+    assert!(matches!(e, WasmError::Unsupported { .. }), "{e:?}");
+}
+
+#[test]
+fn unsupported_tables_are_refused() {
+    let e = err(b"(module (table 1 externref))");
+    assert!(matches!(e, WasmError::Invalid { .. }), "{e:?}");
+    let e = err(b"(module (table 2000000 funcref))");
+    assert!(
+        one_line(&e).ends_with("a table of more than 2^20 entries is not supported yet"),
+        "{e}"
+    );
+}
+
+/// Every single-byte change of valid modules either translates to a module that verifies or
+/// is refused with an error: never a panic, never an invalid irkit module.
+#[test]
+fn mutated_modules_never_panic() {
+    let sources = [
+        include_str!("cases/control.wat"),
+        include_str!("cases/memory.wat"),
+        include_str!("cases/tables.wat"),
+    ];
+    for src in sources {
+        let wasm = wat::parse_str(src).expect("case parses");
+        for i in 8..wasm.len() {
+            for v in [0u8, 1, 0x0b, 0x7f, 0x80, 0xff, wasm[i] ^ 1] {
+                let mut bad = wasm.clone();
+                bad[i] = v;
+                if let Ok(m) = translate(&bad, "m")
+                    && let Err(errs) = irkit_core::verify::verify(&m)
+                {
+                    panic!("byte {i} = {v:#x}: translated module does not verify: {errs:?}");
+                }
+            }
+        }
+    }
+}
