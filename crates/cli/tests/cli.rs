@@ -9,6 +9,16 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// Held while a child process is spawned. A child forked by another test's thread inherits
+/// every descriptor open at that moment until it execs: had it inherited the read end of the
+/// closed-reader pipe below, the tool's write would succeed and the test would flake. With
+/// every spawn of this file under this lock, the read end is closed before anyone else forks.
+static SPAWN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn spawn_lock() -> std::sync::MutexGuard<'static, ()> {
+    SPAWN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn run(bin: &str, args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;
     let exe = match bin {
@@ -30,7 +40,9 @@ fn run(bin: &str, args: &[&str], stdin: Option<&str>) -> Output {
     });
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
+    let spawned = spawn_lock();
     let mut child = cmd.spawn().expect("spawn tool");
+    drop(spawned);
     if let Some(input) = stdin {
         child
             .stdin
@@ -321,16 +333,20 @@ fn stdout_closed_or_full_is_exit_1_not_a_panic() {
             "ir-info" => env!("CARGO_BIN_EXE_ir-info"),
             _ => env!("CARGO_BIN_EXE_ir-verify"),
         };
-        // A pipe whose reader is gone before the tool starts.
+        // A pipe whose reader is gone before the tool starts (and before any other test
+        // forks: see `SPAWN`).
+        let spawning = spawn_lock();
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let out = Command::new(exe)
+        let child = Command::new(exe)
             .args(&args)
             .current_dir(repo())
             .stdout(writer)
             .stderr(std::process::Stdio::piped())
-            .output()
+            .spawn()
             .unwrap();
+        drop(spawning);
+        let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{bin}: {}", stderr(&out));
         assert!(
             !stderr(&out).contains("panicked"),
@@ -340,13 +356,16 @@ fn stdout_closed_or_full_is_exit_1_not_a_panic() {
         // A full device.
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
         if let Ok(full) = full {
-            let out = Command::new(exe)
+            let spawning = spawn_lock();
+            let child = Command::new(exe)
                 .args(&args)
                 .current_dir(repo())
                 .stdout(full)
                 .stderr(std::process::Stdio::piped())
-                .output()
+                .spawn()
                 .unwrap();
+            drop(spawning);
+            let out = child.wait_with_output().unwrap();
             assert_eq!(out.status.code(), Some(1), "{bin}: {}", stderr(&out));
             assert!(
                 stderr(&out).contains("cannot write"),
@@ -382,6 +401,7 @@ fn dev_zero_is_refused_at_once_by_every_tool() {
 #[test]
 fn info_stops_at_a_bad_magic_on_an_endless_stream() {
     use std::io::Write;
+    let spawning = spawn_lock();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ir-info"))
         .arg("-")
         .stdin(std::process::Stdio::piped())
@@ -389,6 +409,7 @@ fn info_stops_at_a_bad_magic_on_an_endless_stream() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    drop(spawning);
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let line = b"y\n".repeat(4096);
