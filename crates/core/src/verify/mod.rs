@@ -30,7 +30,7 @@ mod generics;
 mod handles;
 mod hoist;
 mod insts;
-mod noir;
+mod procs;
 mod structure;
 mod types;
 
