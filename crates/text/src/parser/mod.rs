@@ -4,9 +4,9 @@
 //! [`irkit_core::MAX_NESTING`]), so no input can overflow the stack: bodies and decorations
 //! may nest [`MAX_DEPTH`] levels (each is a level of the instruction tree), and so may inline
 //! types and constants (each is a level of value depth) and operand groups. Depth built
-//! without syntactic nesting (named values, label-form blocks) is checked on the built
-//! module, when lowering. On an error it reports, skips to the next line (keeping braces balanced) and goes
-//! on, so one run reports every independent error.
+//! without syntactic nesting (named values, label-form blocks) is checked when the module is
+//! built (`build/`). On an error it reports, skips to the next line (keeping braces balanced)
+//! and goes on, so one run reports every independent error.
 
 use irkit_core::Opcode;
 use thin_vec::ThinVec;
