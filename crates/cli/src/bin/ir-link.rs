@@ -89,7 +89,7 @@ fn main() -> ExitCode {
         max_instantiation_depth: args.max_instantiation_depth,
     };
     let mut problems = Problems::new();
-    let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
+    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, &mut problems) else {
         return problems.finish();
     };
     let t = Instant::now();
