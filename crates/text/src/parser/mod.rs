@@ -16,8 +16,9 @@ use crate::error::{Diags, Pos};
 use crate::lexer::{Comment, Lexer, Tok, Token};
 
 mod operands;
+mod words;
 
-use operands::{is_const_value_start, is_operand_start};
+use words::{is_const_value_start, is_operand_start, prim_type};
 
 /// How deeply bodies and decorations may nest, and, separately, inline types, constants and
 /// operand groups: the IR's nesting limit, [`irkit_core::MAX_NESTING`].
@@ -27,11 +28,6 @@ pub const MAX_DEPTH: u32 = irkit_core::MAX_NESTING;
 struct Reported;
 
 type PResult<T> = Result<T, Reported>;
-
-/// The type keyword `word` (`i32`, `ptr`, …), from the one table of scalar types.
-fn prim_type(word: &str) -> Option<Opcode> {
-    irkit_core::scalar::scalar_named(word).map(|s| s.opcode)
-}
 
 /// How many tokens the parser looks ahead at most (`peek_at(k)` takes `k < LOOKAHEAD`).
 const LOOKAHEAD: usize = 3;
