@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use irkit_core::Module;
+use irkit_core::verify::VerifyError;
 use irkit_format::{MAGIC, ModuleView};
 
-use crate::report::Problems;
+use crate::report::{Problems, verify_error_line};
 
 /// The format an input was read in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,73 +173,19 @@ fn line_col_of_byte(bytes: &[u8], offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Opens the inputs of a link, each read once, in path order (so problems come in a fixed
-/// order): a binary module as the linker opens it (a regular file is mapped), anything else as
-/// `.ir` text, parsed here and handed to the linker encoded ([`irkit_link::Input::from_module`]).
-/// Every problem of every input is reported; `None` if there was any. Also returns the time
-/// spent, for `--stats`.
-pub fn open_link_inputs(
-    paths: &[std::path::PathBuf],
-    problems: &mut Problems,
-) -> Option<(Vec<irkit_link::Input>, std::time::Duration)> {
-    use irkit_link::{Input, Opened};
-    let start = std::time::Instant::now();
-    let mut sorted: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
-    sorted.sort();
-    let before = problems.len();
-    let mut inputs = Vec::with_capacity(sorted.len());
-    for path in sorted {
-        let (name, bytes) = match Input::open(path) {
-            Ok(Opened::Module(input)) => {
-                inputs.push(*input);
-                continue;
-            }
-            Ok(Opened::Other(name, bytes)) => (name, bytes),
-            Err(errors) => {
-                errors
-                    .errors()
-                    .iter()
-                    .for_each(|e| problems.push(e.render()));
-                continue;
-            }
-        };
-        let Some(source) = text_of(&name, bytes, problems) else {
-            continue;
-        };
-        match irkit_text::parse(&source, &name) {
-            Ok(module) => match Input::from_module(&name, &module) {
-                Ok(input) => inputs.push(input),
-                Err(errors) => errors
-                    .errors()
-                    .iter()
-                    .for_each(|e| problems.push(e.render())),
-            },
-            Err(errors) => errors
-                .errors()
-                .iter()
-                .for_each(|e| problems.push(e.render())),
-        }
-    }
-    (problems.len() == before).then(|| (inputs, start.elapsed()))
-}
-
-/// Opens the inputs of `paths` ([`open_link_inputs`]) and links them: the linked program, or
-/// `None` with every problem reported (link errors as
-/// [`report_link_errors`](crate::report::report_link_errors) gives them).
-pub fn link_paths(
-    paths: &[std::path::PathBuf],
-    opts: &irkit_link::LinkOptions,
-    problems: &mut Problems,
-) -> Option<irkit_link::Linked> {
-    let (inputs, open_time) = open_link_inputs(paths, problems)?;
-    match irkit_link::link(inputs, opts) {
-        Ok(mut linked) => {
-            linked.stats.open += open_time;
-            Some(linked)
-        }
-        Err(errors) => {
-            crate::report::report_link_errors(paths, &errors, problems);
-            None
-        }
-    }
+/// Every verifier error of a loaded input, one line each (see [`verify_error_line`](crate::report::verify_error_line)); for a
+/// text input the source is parsed again, only now that there are errors, to find where each
+/// instruction was written.
+pub fn verify_error_lines(loaded: &Loaded, errors: &[VerifyError]) -> Vec<String> {
+    let positions = match loaded.format {
+        Format::Text => irkit_text::parse_with_source_map(&loaded.source, &loaded.name)
+            .ok()
+            .map(|(_, p)| p),
+        Format::Binary => None,
+    };
+    let names = irkit_text::Names::new(&loaded.module);
+    errors
+        .iter()
+        .map(|e| verify_error_line(&loaded.name, &loaded.module, &names, e, positions.as_ref()))
+        .collect()
 }

@@ -2,7 +2,8 @@
 //!
 //! This crate owns the `ir-*` binaries and only what they share: reading inputs (files or
 //! stdin, by format), reporting problems one line each, choosing exit codes, and writing
-//! outputs atomically. Every real job is done by a library crate (`irkit-core`,
+//! outputs atomically (files, each using only those before it: `report`, `input`, `link`,
+//! `output`, `backends`, `signals`). Every real job is done by a library crate (`irkit-core`,
 //! `irkit-text`); a binary is argument parsing plus calls into them.
 //!
 //! Exit codes, the same for every tool: `0` success, `1` the input has problems (each reported
@@ -11,6 +12,7 @@
 
 pub mod backends;
 pub mod input;
+pub mod link;
 pub mod output;
 pub mod report;
 pub mod signals;

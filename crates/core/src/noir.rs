@@ -1,4 +1,5 @@
-//! NOIR procs: the blockless function form (the design document *NOIR*), analysed.
+//! The dependency graph of a NOIR proc (the blockless function form of the design document
+//! *NOIR*) and the proc analyses built on it.
 //!
 //! A `proc` is a definition whose children are its parameters, then its instructions directly
 //! (no blocks), then one `result`. Order among the instructions comes from their

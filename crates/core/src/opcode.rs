@@ -11,44 +11,12 @@
 
 use std::fmt;
 
-use crate::roles::{Role, Signature, Slot};
+use crate::roles::{Arity, Role, Signature, Slot};
 
 /// An opcode, named by its stable numeric id. Ids the registry does not know are allowed
 /// ([`Opcode::info`] returns `None` for them) so that newer modules stay readable.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Opcode(pub u16);
-
-/// How many operands an instruction takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arity {
-    /// Exactly this many.
-    Exact(u8),
-    /// At least `min`, at most `max`.
-    Range(u8, u8),
-    /// At least this many.
-    AtLeast(u8),
-}
-
-impl Arity {
-    /// Whether `n` operands fit this shape.
-    pub fn accepts(self, n: usize) -> bool {
-        match self {
-            Arity::Exact(k) => n == k as usize,
-            Arity::Range(lo, hi) => (lo as usize..=hi as usize).contains(&n),
-            Arity::AtLeast(lo) => n >= lo as usize,
-        }
-    }
-}
-
-impl fmt::Display for Arity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Arity::Exact(k) => write!(f, "{k}"),
-            Arity::Range(lo, hi) => write!(f, "{lo}..{hi}"),
-            Arity::AtLeast(lo) => write!(f, "{lo}+"),
-        }
-    }
-}
 
 /// Whether an instruction carries a result type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,37 @@
 
 use std::fmt;
 
-use crate::opcode::Arity;
+/// How many operands an instruction takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly this many.
+    Exact(u8),
+    /// At least `min`, at most `max`.
+    Range(u8, u8),
+    /// At least this many.
+    AtLeast(u8),
+}
+
+impl Arity {
+    /// Whether `n` operands fit this shape.
+    pub fn accepts(self, n: usize) -> bool {
+        match self {
+            Arity::Exact(k) => n == k as usize,
+            Arity::Range(lo, hi) => (lo as usize..=hi as usize).contains(&n),
+            Arity::AtLeast(lo) => n >= lo as usize,
+        }
+    }
+}
+
+impl fmt::Display for Arity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arity::Exact(k) => write!(f, "{k}"),
+            Arity::Range(lo, hi) => write!(f, "{lo}..{hi}"),
+            Arity::AtLeast(lo) => write!(f, "{lo}+"),
+        }
+    }
+}
 
 /// What an operand position stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -9,9 +9,10 @@ use cranelift_module::{DataDescription, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Opcode};
 
+use crate::context::{Callee, Ctx};
 use crate::error::{cl_err, unsupported};
-use crate::lower::types::Shape;
-use crate::lower::{Callee, Ctx, def_name};
+use crate::place::def_name;
+use crate::types::Shape;
 
 /// A definition's address stored in data: at `offset`, the address of `target`.
 struct Reloc {

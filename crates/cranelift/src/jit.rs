@@ -20,8 +20,9 @@ use cranelift_module::Linkage;
 use irkit_backend::BackendError;
 use irkit_core::Module;
 
+use crate::context::LowerOptions;
 use crate::error::cl_err;
-use crate::lower::{LowerOptions, lower_module};
+use crate::lower::lower_module;
 
 /// C's `fmod`, provided to the JIT directly (the process may not have loaded `libm`).
 extern "C" fn irkit_fmod(a: f64, b: f64) -> f64 {

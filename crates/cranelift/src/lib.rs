@@ -4,7 +4,8 @@
 //! module: lowering every core opcode to Cranelift IR (the private `lower` module: blocks with
 //! parameters, `switch`, direct and indirect calls, stack slots, aggregates split into scalar
 //! values), global data with initializers and relocations (`data`), the generated trap routine
-//! and C `main` (`runtime`), and `extern` calls into C. From the same lowering it produces
+//! and C `main` (`routines`, their symbols in `runtime`), and `extern` calls into C. From the
+//! same lowering it produces
 //!
 //! * object files ([`emit_object`], through `cranelift-object`),
 //! * executables ([`build_executable`]: the object linked by the system `cc`),
@@ -25,7 +26,15 @@
 //!
 //! It does not parse, link or verify: use `irkit-text`/`irkit-format`, `irkit-link` and
 //! `irkit_core::verify` first.
+//!
+//! Files, each using only those above it: `types` (layouts and leaves of IR types, the pointer
+//! type), `place` (trap locations as the interpreter spells them), `runtime` (the runtime's
+//! symbols and state words), `context` (the state one lowering shares), `data` (globals),
+//! `routines` (trap, fault and entry routines), `lower` (the driver and declarations; function
+//! bodies in `lower/func`, with `arith`, `memory` and `control`), and last `object`, `exe` and
+//! `jit`.
 
+mod context;
 mod data;
 mod error;
 pub mod exe;
@@ -35,7 +44,10 @@ mod isa;
 pub mod jit;
 mod lower;
 mod object;
+mod place;
+mod routines;
 mod runtime;
+mod types;
 
 pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{build_executable, build_executable_with_depth, link_executable};

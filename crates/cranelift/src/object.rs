@@ -5,8 +5,9 @@ use cranelift_object::{ObjectBuilder, ObjectModule};
 use irkit_backend::BackendError;
 use irkit_core::Module;
 
+use crate::context::LowerOptions;
 use crate::error::cl_err;
-use crate::lower::{LowerOptions, lower_module};
+use crate::lower::lower_module;
 
 /// Compiles `m` to the bytes of a relocatable object file for the host. If `m` exports a `main`
 /// function, the object's global symbol `main` (C's `int main(void)`) runs it and returns its

@@ -3,12 +3,9 @@
 
 use irkit_core::Opcode;
 
-use crate::error::{Location, ReadCause, ReadError};
-use crate::hash::{DefKey, FileStrings, Flat, HashCtx, Rec};
-use crate::header::SectionKind;
+use crate::hash::{FileStrings, Flat, Rec};
 use crate::placed::FlatBytes;
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
-use crate::view::ModuleView;
 
 /// A reference held by an operand or a type slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,12 +95,11 @@ pub struct DefView<'v> {
 
 impl<'v> DefView<'v> {
     pub(crate) fn new(
-        view: &'v ModuleView,
+        strings: FileStrings<'v>,
         index: Option<u32>,
         body: FlatBytes<'v>,
         hash: [u8; 32],
     ) -> DefView<'v> {
-        let strings = view.file_strings();
         DefView {
             strings,
             body,
@@ -292,8 +288,7 @@ pub struct PoolEntryView<'v> {
 }
 
 impl<'v> PoolView<'v> {
-    pub(crate) fn new(view: &'v ModuleView, pool: FlatBytes<'v>) -> PoolView<'v> {
-        let strings = view.file_strings();
+    pub(crate) fn new(strings: FileStrings<'v>, pool: FlatBytes<'v>) -> PoolView<'v> {
         PoolView { strings, pool }
     }
 
@@ -347,83 +342,4 @@ impl<'v> PoolEntryView<'v> {
     pub fn payload(&self) -> PayloadView<'v> {
         payload(&self.rec(), self.pool.strings, self.pool.pool.bytes())
     }
-}
-
-/// The key each definition is referred to by in content hashes, from the file.
-pub(crate) fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
-    let n = view.def_count();
-    let mut keys = Vec::with_capacity(n as usize);
-    let debug = view.debug()?;
-    for i in 0..n {
-        let d = view.def(i)?;
-        let root = d.root();
-        let first = |op: Opcode| {
-            root.decorations()
-                .find_map(|x| match (x.opcode() == op, x.payload()) {
-                    (true, PayloadView::Str(s)) => Some(s.to_string()),
-                    _ => None,
-                })
-        };
-        let name = || debug?.def_name(i).map(str::to_string);
-        keys.push(
-            first(Opcode::EXPORT)
-                .map(DefKey::Export)
-                .or_else(|| first(Opcode::IMPORT).map(DefKey::Import))
-                .or_else(|| first(Opcode::EXTERN).map(DefKey::Extern))
-                .or_else(|| name().map(DefKey::Name))
-                .unwrap_or(DefKey::Index(i)),
-        );
-    }
-    Ok(keys)
-}
-
-/// Recomputes every definition's content hash and compares it with the directory and the
-/// symbol table.
-pub(crate) fn check_content_hashes(view: &ModuleView) -> Result<(), ReadError> {
-    let recomputed: Vec<[u8; 32]> = if view.version().0 >= 2 {
-        // 2.x stores the semantic hash (spec/format.md §3.2).
-        let mut h = crate::semantic::Hasher::new(crate::semantic::ViewGraph::new(view));
-        (0..view.def_count())
-            .map(|i| h.hash(crate::semantic::Node::Def(i)))
-            .collect::<Result<_, _>>()?
-    } else {
-        // 1.x stores the v1 content hash (spec/format.md §3.1).
-        let keys = def_keys(view)?;
-        let strings = view.file_strings();
-        let pool = view.pool()?;
-        let pool_hashes = HashCtx::pool_hashes(&strings, &pool.archived(), &keys);
-        let ctx = HashCtx {
-            strings: &strings,
-            pool_hashes: &pool_hashes,
-            def_keys: &keys,
-        };
-        (0..view.def_count())
-            .map(|i| Ok(ctx.body_hash(&view.def(i)?.body)))
-            .collect::<Result<_, ReadError>>()?
-    };
-    for (i, hash) in (0..view.def_count()).zip(recomputed) {
-        let d = view.def(i)?;
-        if hash != d.content_hash() {
-            return Err(ReadError::new(
-                &view.file().into(),
-                Location::Definition(i),
-                ReadCause::Malformed("content hash mismatch".into()),
-            ));
-        }
-    }
-    // Every `export`/`import`/`extern` decoration of a definition has its record, and no
-    // record more.
-    for i in 0..view.def_count() {
-        view.check_def_symbols(i)?;
-    }
-    // (Each symbol's opcode was compared with its definition's by `check_def_symbols`.)
-    for s in view.symbols() {
-        if view.def_meta(s.def).map(|d| d.content_hash) != Some(s.hash) {
-            return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
-                "symbol `{}`: hash differs from its definition's",
-                s.name
-            )));
-        }
-    }
-    Ok(())
 }

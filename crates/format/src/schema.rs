@@ -113,6 +113,18 @@ pub(crate) struct DefEntry {
     pub content_hash: [u8; 32],
 }
 
+/// A definitions-directory entry as the reader keeps it, copied out of the archived
+/// [`DefEntry`] when the directory is first used.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DefMeta {
+    pub offset: u64,
+    pub length: u64,
+    pub inst_count: u32,
+    pub opcode: u16,
+    pub body_hash: [u8; 32],
+    pub content_hash: [u8; 32],
+}
+
 /// The definitions directory.
 #[derive(Archive, Serialize, Default)]
 pub(crate) struct DefIndex {

@@ -9,8 +9,8 @@ use irkit_core::MAX_NESTING;
 use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::{Flat, Strings};
 use crate::schema::{
-    ArchivedDebugTable, ArchivedDefIndex, ArchivedStringTable, ArchivedSymbolTable, REF_MAX_INDEX,
-    REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
+    ArchivedDebugTable, ArchivedDefIndex, ArchivedStringTable, ArchivedSymbolTable, DefMeta,
+    REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
 };
 
 /// Shorthand for building errors at one location.
@@ -284,7 +284,7 @@ fn operand_count(f: &(impl Flat + ?Sized)) -> usize {
 /// Checks the debug section against the definitions directory.
 pub(crate) fn debug(
     t: &ArchivedDebugTable,
-    index: &[crate::view::DefMeta],
+    index: &[DefMeta],
     cx: &Ctx<'_>,
 ) -> Result<(), ReadError> {
     let string_count = strings(&t.strings, cx)? as u64;

@@ -9,7 +9,7 @@
 
 use irkit_core::{Inst, Module, Opcode};
 
-use crate::program::{BlockInfo, Src};
+use crate::source::Src;
 use crate::value::Value;
 
 /// An operand: the instruction (named in messages) and where its value comes from.
@@ -54,12 +54,12 @@ pub(crate) enum Branch {
     Switch(Option<Operand>, Box<[Case]>, Box<[Edge]>),
 }
 
-/// Decodes the branch ending a block of a function whose blocks are `blocks`, with
-/// `src`/`block_index`/`consts` the program's tables; `None` if the block's last instruction
-/// is not a `jump`, `br` or `switch`.
-pub(crate) fn decode(
+/// Decodes the branch ending a block of a function whose `k`th block is `block(k)` (its
+/// instruction and parameter slots), with `src`/`block_index`/`consts` the program's tables;
+/// `None` if the block's last instruction is not a `jump`, `br` or `switch`.
+pub(crate) fn decode<'b>(
     m: &Module,
-    blocks: &[BlockInfo],
+    block: impl Fn(u32) -> Option<(Inst, &'b [u32])>,
     term: Inst,
     src: impl Fn(Inst) -> Src,
     block_index: impl Fn(Inst) -> Option<u32>,
@@ -84,20 +84,19 @@ pub(crate) fn decode(
             let target = block_index(e.target)
                 .ok_or("branch target is not a block")
                 .and_then(|bi| {
-                    blocks
-                        .get(bi as usize)
-                        .filter(|b| b.inst == e.target)
+                    block(bi)
+                        .filter(|&(inst, _)| inst == e.target)
                         .ok_or("branch to a block of another function")
-                        .map(|b| (bi, b))
+                        .map(|(_, params)| (bi, params))
                 })
-                .and_then(|(bi, b)| {
-                    (b.params.len() == args.len())
-                        .then_some((bi, b))
+                .and_then(|(bi, params)| {
+                    (params.len() == args.len())
+                        .then_some((bi, params))
                         .ok_or("edge arguments do not match the target's parameters")
                 });
-            let direct = target.is_ok_and(|(_, b)| {
+            let direct = target.is_ok_and(|(_, params)| {
                 args.iter().enumerate().all(|(k, a)| match a.src {
-                    Src::Local(s) => !b.params[..k].contains(&s),
+                    Src::Local(s) => !params[..k].contains(&s),
                     _ => true,
                 })
             });

@@ -7,9 +7,10 @@ use crate::Interpreter;
 use crate::branch::{Branch, Case, Edge, Operand};
 use crate::externs;
 use crate::layout::{Scalar, ScalarValue};
-use crate::noir;
-use crate::program::{BlockInfo, Body, Ret, Src};
+use crate::proc_eval;
+use crate::program::{BlockInfo, Body, Ret};
 use crate::pure;
+use crate::source::Src;
 use crate::trap::{Location, Trap, TrapKind, func_label};
 use crate::value::Value;
 
@@ -157,7 +158,7 @@ impl Interpreter<'_> {
             }
             Body::Import(name) => Err(Trap::new(TrapKind::UnresolvedImport(name.clone()))),
             Body::Proc(p) => {
-                noir::call(self.module, &self.prog, &mut self.fuel, p, &args).map(Some)
+                proc_eval::call(self.module, &self.prog, &mut self.fuel, p, &args).map(Some)
             }
             Body::Blocks(bs) => {
                 if stack.len() >= self.max_depth {
@@ -265,9 +266,12 @@ impl Interpreter<'_> {
         let ops = m.operands(inst);
         let v = match op {
             _ if pure::is_pure(op) => {
-                return Ok(Flow::Next(Some(pure::eval(m, &self.prog, inst, |v| {
-                    self.val(frame, v)
-                })?)));
+                return Ok(Flow::Next(Some(pure::eval(
+                    m,
+                    &self.prog.layouts,
+                    inst,
+                    |v| self.val(frame, v),
+                )?)));
             }
             Opcode::STACKALLOC => {
                 let ty = *ops

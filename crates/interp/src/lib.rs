@@ -26,7 +26,7 @@
 //!   `memset`, `exit`, `abort`; any other is [`TrapKind::UnknownExtern`].
 //!
 //! * NOIR procs (spec/ir.md, "NOIR: procs without blocks") are evaluated directly by their
-//!   iteration semantics ([`noir`]): a `call` of a proc, or a run of one
+//!   iteration semantics ([`proc_eval`]): a `call` of a proc, or a run of one
 //!   ([`Interpreter::run`], `main` included), evaluates it, and [`Interpreter::eval_proc`] /
 //!   [`eval_proc`] also report an undefined result instead of trapping. Procs have function
 //!   addresses like `func`s, so `call_indirect` reaches them too.
@@ -47,15 +47,17 @@ mod exec;
 pub mod externs;
 mod layout;
 mod memory;
-pub mod noir;
 pub mod ops;
+pub mod proc_eval;
+mod proc_info;
 mod program;
 mod pure;
+mod source;
 mod trap;
 mod value;
 
 pub use backend::InterpBackend;
-pub use noir::{ProcResult, eval_proc};
+pub use proc_eval::{ProcResult, eval_proc};
 pub use trap::{InterpError, Location, Trap, TrapKind};
 pub use value::Value;
 

@@ -7,24 +7,12 @@ use irkit_core::{Inst, Module, Opcode};
 use crate::branch::Branch;
 use crate::layout::{Layouts, MAX_CONST_CELLS, MAX_VALUE_CELLS, Scalar, Shape};
 use crate::memory::{Kind, Memory};
-use crate::noir::ProcInfo;
+use crate::proc_info::ProcInfo;
+use crate::source::Src;
 use crate::trap::{InterpError, TrapKind};
 use crate::value::Value;
 
 const NONE: u32 = u32::MAX;
-
-/// Where an operand's value comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Src {
-    /// Not a value (or not one the interpreter knows).
-    None,
-    /// Register slot of the current activation.
-    Local(u32),
-    /// Entry of [`Program::consts`].
-    Const(u32),
-    /// A constant aggregate too large to be a register value.
-    TooLarge,
-}
 
 /// One block of a function body.
 #[derive(Debug)]
@@ -48,7 +36,7 @@ pub(crate) enum Body {
     Extern(String),
     /// A declaration imported from another module (unlinked), or a body-less function.
     Import(String),
-    /// A NOIR proc (evaluated by [`crate::noir`]).
+    /// A NOIR proc (evaluated by [`crate::proc_eval`]).
     Proc(Box<ProcInfo>),
 }
 
@@ -268,7 +256,7 @@ impl Program {
                     let &term = b.body.last()?;
                     crate::branch::decode(
                         m,
-                        bs,
+                        |bi| bs.get(bi as usize).map(|b| (b.inst, &b.params[..])),
                         term,
                         |v| self.src(v),
                         |b| self.block_index(b),

@@ -1,13 +1,12 @@
 //! The pure core operations (integer and float arithmetic, `icmp`, `fcmp`, the conversions,
 //! `select`, `extract`, `insert`, `elem`) applied to operand values: shared by the block-form
-//! execution loop ([`crate::exec`]) and the NOIR evaluator ([`crate::noir`]), which differ only
+//! execution loop ([`crate::exec`]) and the NOIR evaluator ([`crate::proc_eval`]), which differ only
 //! in where operand values come from.
 
 use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode};
 
-use crate::layout::Shape;
+use crate::layout::{Layouts, Shape};
 use crate::ops;
-use crate::program::Program;
 use crate::trap::TrapKind;
 use crate::value::{Value, sext};
 
@@ -55,7 +54,7 @@ impl<R: Fn(Inst) -> Res<Value>> Operands<'_, R> {
 /// wrong types or an opcode that is not pure.
 pub(crate) fn eval(
     m: &Module,
-    prog: &Program,
+    layouts: &Layouts,
     inst: Inst,
     read: impl Fn(Inst) -> Res<Value>,
 ) -> Res<Value> {
@@ -66,7 +65,7 @@ pub(crate) fn eval(
     };
     let result_scalar = || {
         m.ty(inst)
-            .and_then(|t| prog.layouts.scalar(t))
+            .and_then(|t| layouts.scalar(t))
             .ok_or_else(|| malformed("result type is not a scalar"))
     };
     let v = match op {
@@ -119,7 +118,7 @@ pub(crate) fn eval(
             let (_, c) = o.int(0)?;
             Some(o.get(if c & 1 == 1 { 1 } else { 2 })?)
         }
-        Opcode::ELEM => Some(Value::Ptr(elem(prog, &o)?)),
+        Opcode::ELEM => Some(Value::Ptr(elem(layouts, &o)?)),
         Opcode::EXTRACT => {
             let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
             match o.get(0)? {
@@ -152,11 +151,10 @@ pub(crate) fn eval(
 }
 
 /// `elem T, %p, %i0, ...`: the address, wrapping modulo 2^64.
-fn elem<R: Fn(Inst) -> Res<Value>>(prog: &Program, o: &Operands<'_, R>) -> Res<u64> {
+fn elem<R: Fn(Inst) -> Res<Value>>(layouts: &Layouts, o: &Operands<'_, R>) -> Res<u64> {
     let bad = || malformed("elem: bad type path");
     let mut ty = *o.ops.first().ok_or_else(bad)?;
     let mut addr = o.ptr(1)?;
-    let layouts = &prog.layouts;
     for (n, i) in (2..o.ops.len()).enumerate() {
         let (w, bits) = o.int(i)?;
         let idx = sext(bits, w);

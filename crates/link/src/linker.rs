@@ -13,9 +13,10 @@ use crate::input::{Input, Opened};
 use crate::{LinkOptions, Linked, Stats};
 
 mod imports;
+mod linkage;
 mod resolve;
 
-use resolve::{ExportIndex, linkage, linkage_of};
+use linkage::{ExportIndex, linkage, linkage_of};
 
 /// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
 /// links them. Every unreadable input is reported, not only the first; an input that is not a

@@ -1,5 +1,5 @@
 //! Emission into the function being built: new blocks with parameters, instructions appended
-//! to the current block, `select`s folded when their condition is known.
+//! to the current block (`select`s folded when their condition is known are in `flags.rs`).
 
 use std::collections::HashMap;
 
@@ -7,7 +7,6 @@ use irkit_core::noir::ProcGraph;
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use crate::LowerError;
-use crate::flags::Bit;
 
 /// The state of one proc's lowering: the module, the proc's graph, the function being built
 /// and the block instructions are appended to.
@@ -58,21 +57,5 @@ impl Emit<'_> {
         let i = self.m.new_inst(op, ty, ops, payload)?;
         self.m.append_child(self.block, i)?;
         Ok(i)
-    }
-
-    /// `c ? a : b` on values of type `ty` (no instruction when `c` is known or `a` is `b`).
-    pub(crate) fn sel_val(
-        &mut self,
-        c: Bit,
-        a: Inst,
-        b: Inst,
-        ty: Option<Inst>,
-    ) -> Result<Inst, LowerError> {
-        match c {
-            Bit::Known(true) => Ok(a),
-            Bit::Known(false) => Ok(b),
-            Bit::Dynamic(_) if a == b => Ok(a),
-            Bit::Dynamic(ci) => self.emit(Opcode::SELECT, ty, vec![ci, a, b], Payload::None),
-        }
     }
 }

@@ -83,4 +83,20 @@ impl Emit<'_> {
             },
         }
     }
+
+    /// `c ? a : b` on values of type `ty` (no instruction when `c` is known or `a` is `b`).
+    pub(crate) fn sel_val(
+        &mut self,
+        c: Bit,
+        a: Inst,
+        b: Inst,
+        ty: Option<Inst>,
+    ) -> Result<Inst, LowerError> {
+        match c {
+            Bit::Known(true) => Ok(a),
+            Bit::Known(false) => Ok(b),
+            Bit::Dynamic(_) if a == b => Ok(a),
+            Bit::Dynamic(ci) => self.emit(Opcode::SELECT, ty, vec![ci, a, b], Payload::None),
+        }
+    }
 }

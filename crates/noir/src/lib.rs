@@ -7,24 +7,25 @@
 //! interpreter's evaluator (`irkit_interp::eval_proc`) and the lowered function agree on every
 //! result and trap kind (property-tested on random procs from `irkit-testgen`).
 //!
-//! How (`lower.rs`): instructions that depend on no `event` run once, in the entry block; the
-//! others are carried, value and *defined* flag, as parameters of one loop block, recomputed in
-//! each iteration under an *updated* flag (a `select` keeps the previous state), together with
-//! one *cued* flag per event. Flags known at lowering time are folded (`flags.rs`). A division
-//! the proc would not execute computes 0 / 1. The loop exits when no event was cued; the exit
-//! returns the result or executes `unreachable` when it is undefined. The module must verify
-//! first (`check.rs`; several `next`s of one `var` are merged beforehand): a malformed proc is
-//! a [`LowerError`], never a panic. The function takes the proc's place (`replace.rs`).
+//! How (`to_blocks.rs`): instructions that depend on no `event` run once, in the entry block;
+//! the others are carried, value and *defined* flag, as parameters of one loop block,
+//! recomputed in each iteration under an *updated* flag (a `select` keeps the previous state),
+//! together with one *cued* flag per event. Flags known at lowering time are folded
+//! (`flags.rs`). A division the proc would not execute computes 0 / 1. The loop exits when no
+//! event was cued; the exit returns the result or executes `unreachable` when it is undefined.
+//! The module must verify first (`check.rs`; several `next`s of one `var` are merged
+//! beforehand): a malformed proc is a [`LowerError`], never a panic. The function takes the
+//! proc's place (`replace.rs`).
 
 mod check;
 mod emit;
 mod error;
 mod flags;
-mod lower;
 mod replace;
+mod to_blocks;
 
 pub use error::LowerError;
-pub use lower::ProcLowering;
+pub use to_blocks::ProcLowering;
 
 use irkit_core::{Inst, Module, Opcode};
 
@@ -43,7 +44,7 @@ pub fn lower_procs(m: &mut Module) -> Result<Vec<ProcLowering>, LowerError> {
     check::prepare(m, &procs)?;
     let mut out = Vec::with_capacity(procs.len());
     for p in procs {
-        out.push(lower::lower_verified(m, p)?);
+        out.push(to_blocks::lower_verified(m, p)?);
     }
     Ok(out)
 }
@@ -61,7 +62,7 @@ pub fn lower_proc(m: &mut Module, p: Inst) -> Result<ProcLowering, LowerError> {
         return Err(LowerError::NotAProc(p.index()));
     }
     check::prepare(m, &irkit_core::noir::procs(m))?;
-    lower::lower_verified(m, p)
+    to_blocks::lower_verified(m, p)
 }
 
 /// Whether `m` has a proc to lower.

@@ -1,8 +1,8 @@
-//! The syntax tree the parser builds and the lowering turns into a [`Module`](irkit_core::Module).
+//! The syntax tree the parser builds and the builder turns into a [`Module`](irkit_core::Module).
 //!
 //! It is close to the text: readable forms are already expanded (labels became `block`
 //! statements with `param` children, grouped arguments became plain operands), but names are
-//! still names, so forward references are resolved later, by the lowering.
+//! still names, so forward references are resolved later, by the builder.
 
 use irkit_core::Opcode;
 use thin_vec::ThinVec;
@@ -32,7 +32,7 @@ impl Name {
     }
 }
 
-/// A payload literal as written; the lowering turns it into a [`Payload`](irkit_core::Payload).
+/// A payload literal as written; the builder turns it into a [`Payload`](irkit_core::Payload).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum PayloadLit {
     Int(i128),
@@ -126,7 +126,7 @@ pub(crate) enum StmtKind {
 pub(crate) struct Stmt {
     /// The position of its first token (its first decoration group's, if any).
     pub(crate) pos: Pos,
-    /// Unique per parse; the lowering maps it to the instruction it creates (for trivia).
+    /// Unique per parse; the builder maps it to the instruction it creates (for trivia).
     pub(crate) id: usize,
     /// The position of its last token (the `}` of its body, the `:` of a label).
     pub(crate) end: Pos,

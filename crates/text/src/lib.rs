@@ -2,7 +2,10 @@
 //!
 //! This crate owns the conversion between text and [`Module`]: the lexer, the parser (text to
 //! a syntax tree, then to a module, resolving names and forward references), the canonical
-//! printer, and the diagnostics of both. The normative description is `spec/text.md`.
+//! printer, and the diagnostics of both. The normative description is `spec/text.md`. Files:
+//! `lexer`, `parser/` (text to the syntax tree of `ast`), `build/` (the syntax tree to a
+//! module: scopes, named types and constants, operands), `printer/` with `names` and `trivia`
+//! (module to text), `literal` and `error` (shared by both directions).
 //!
 //! * [`parse`] reads a whole file; it never panics, bounds its recursion, and reports every
 //!   error it can (up to [`MAX_ERRORS`]) with file, line, column and a caret rendering.
@@ -20,10 +23,10 @@
 //! well structured and in SSA form is the verifier's job (`irkit_core::verify`).
 
 mod ast;
+mod build;
 mod error;
 mod lexer;
 mod literal;
-mod lower;
 mod names;
 mod parser;
 mod printer;
@@ -39,7 +42,7 @@ use irkit_core::Module;
 
 /// Parses a whole `.ir` file. `file_name` is only used in error messages.
 pub fn parse(source: &str, file_name: &str) -> Result<Module, ParseErrors> {
-    lower::lower_source(source, false)
+    build::build_source(source, false)
         .map(|l| l.module)
         .map_err(|d| d.finish(file_name, source))
 }
@@ -65,7 +68,7 @@ pub fn parse_with_source_map(
     source: &str,
     file_name: &str,
 ) -> Result<(Module, SourceMap), ParseErrors> {
-    lower::lower_source(source, true)
+    build::build_source(source, true)
         .map(|l| {
             (
                 l.module,
@@ -88,8 +91,8 @@ pub fn parse_with_trivia(source: &str, file_name: &str) -> Result<(Module, Trivi
     if !diags.is_empty() {
         return Err(diags.finish(file_name, source));
     }
-    let lowered = lower::lower_file(&file, true).map_err(|d| d.finish(file_name, source))?;
-    let (module, created, numbers) = (lowered.module, lowered.created, lowered.numbers);
+    let built = build::build_file(&file, true).map_err(|d| d.finish(file_name, source))?;
+    let (module, created, numbers) = (built.module, built.created, built.numbers);
     let mut trivia = trivia::collect(&file, &comments, source, &created, eof);
     trivia.numbers = numbers;
     Ok((module, trivia))

@@ -101,7 +101,7 @@ fn main() -> ExitCode {
         inline: args.inline || args.optimize,
     };
     let mut problems = Problems::new();
-    let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
+    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, &mut problems) else {
         return problems.finish();
     };
     let t = Instant::now();

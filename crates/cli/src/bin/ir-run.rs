@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         ..LinkOptions::default()
     };
     let mut problems = Problems::new();
-    let Some(mut linked) = irkit_cli::input::link_paths(&args.inputs, &opts, &mut problems) else {
+    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, &mut problems) else {
         return problems.finish();
     };
     let name = if args.interp { "interp" } else { &args.backend };

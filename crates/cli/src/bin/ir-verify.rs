@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use irkit_cli::report::{Problems, verify_error_lines};
+use irkit_cli::input::verify_error_lines;
+use irkit_cli::report::Problems;
 use irkit_cli::{input, output};
 
 /// Verify irkit modules: structure, types, dominance, hoistable invariants, decorations.

@@ -4,8 +4,7 @@
 use crate::edges::Edge;
 use crate::{Inst, Opcode};
 
-use super::types::Kind;
-use super::{Cx, VTy, plural};
+use super::{Cx, Kind, VTy, plural};
 
 impl<'m> Cx<'m> {
     /// `(ret, params)` of a well-formed fn type.

@@ -6,13 +6,10 @@
 
 use crate::{Inst, Opcode};
 
-use super::Cx;
+use super::{Cx, NO_DOM};
 
 /// Sentinel for "no immediate dominator yet".
 const UNDEF: usize = usize::MAX;
-
-/// Dominator-tree numbers of a slot that has none.
-pub(super) const NO_DOM: (u32, u32) = (u32::MAX, 0);
 
 impl<'m> Cx<'m> {
     /// Computes the dominator tree of function `f` and stores it.

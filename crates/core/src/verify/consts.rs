@@ -2,8 +2,7 @@
 
 use crate::{Inst, Opcode};
 
-use super::types::Kind;
-use super::{Cx, VTy, plural};
+use super::{Cx, Kind, VTy, plural};
 
 impl Cx<'_> {
     /// Checks every constant of the pool.

@@ -16,8 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::{Inst, Opcode};
 
-use super::types::Kind;
-use super::{Cx, VTy, plural};
+use super::{Cx, Kind, VTy, plural};
 
 /// What a generic defines.
 #[derive(Clone, Copy, Debug)]

@@ -4,8 +4,7 @@
 use crate::opcode::Flags;
 use crate::{FloatCC, Inst, IntCC, Opcode, Payload, PayloadKind, TypeRule};
 
-use super::types::Kind;
-use super::{Cx, VTy, plural};
+use super::{Cx, Kind, VTy, plural};
 
 /// Decorations whose string payload must not be empty.
 const NONEMPTY_STR: [Opcode; 4] = [

@@ -30,14 +30,12 @@ mod generics;
 mod handles;
 mod hoist;
 mod insts;
-mod noir;
+mod procs;
 mod structure;
 mod types;
 
 #[cfg(test)]
 mod tests;
-
-use types::Kind;
 
 /// The most errors [`verify`] reports for one module.
 pub const MAX_ERRORS: usize = 1000;
@@ -109,6 +107,24 @@ pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct VTy(Option<Inst>);
 
+/// What a slot is, as a type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    /// Not a type at all.
+    NotType,
+    /// A malformed type (already reported), or a type that could not be checked.
+    Bad,
+    /// A value type: int, float, ptr, array, struct, named_struct.
+    Value,
+    /// `void`.
+    Void,
+    /// A `fn` type.
+    Fn,
+}
+
+/// Dominator-tree numbers of a slot that has none.
+const NO_DOM: (u32, u32) = (u32::MAX, 0);
+
 /// The verifier's state: the module, the errors so far, and per-slot tables.
 pub(crate) struct Cx<'m> {
     m: &'m Module,
@@ -138,7 +154,7 @@ pub(crate) struct Cx<'m> {
     /// The module's `ptr` type, if interned.
     ptr: Option<Inst>,
     /// Per block slot: its (pre, post) numbers in its function's dominator tree, or
-    /// `cfg::NO_DOM` (not a block of a function whose dominators were computed, or unreachable).
+    /// `NO_DOM` (not a block of a function whose dominators were computed, or unreachable).
     dom_num: Vec<(u32, u32)>,
     /// Scratch for `compute_doms`: a block's position in its function's block list.
     block_ix: Vec<u32>,
@@ -164,7 +180,7 @@ impl<'m> Cx<'m> {
             kind: vec![Kind::NotType; n],
             tree: Vec::new(),
             ptr: None,
-            dom_num: vec![cfg::NO_DOM; n],
+            dom_num: vec![NO_DOM; n],
             block_ix: vec![u32::MAX; n],
             exports: HashMap::new(),
         }

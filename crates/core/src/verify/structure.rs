@@ -5,8 +5,7 @@
 
 use crate::{Inst, Opcode};
 
-use super::types::Kind;
-use super::{Cx, VTy, plural};
+use super::{Cx, Kind, VTy, plural};
 
 impl Cx<'_> {
     /// The children of the tree instruction `p` that the walk reached, with their positions.

@@ -7,22 +7,7 @@
 
 use crate::{Inst, Opcode, Payload};
 
-use super::{Cx, VTy};
-
-/// What a slot is, as a type.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Kind {
-    /// Not a type at all.
-    NotType,
-    /// A malformed type (already reported), or a type that could not be checked.
-    Bad,
-    /// A value type: int, float, ptr, array, struct, named_struct.
-    Value,
-    /// `void`.
-    Void,
-    /// A `fn` type.
-    Fn,
-}
+use super::{Cx, Kind, VTy};
 
 /// Longest type spelling in a message before it is cut with `…`.
 const RENDER_BUDGET: usize = 120;

@@ -15,8 +15,9 @@ use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{FloatCC, Inst, IntCC, Opcode};
 
-use super::func::{FnLower, Place};
-use super::types::{ClifType, Scalar};
+use super::func::FnLower;
+use crate::place::Place;
+use crate::types::{ClifType, Scalar};
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// An integer or float binary operation or a conversion.

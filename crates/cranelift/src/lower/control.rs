@@ -1,13 +1,12 @@
 //! Control flow: branch edges with their arguments, `switch`, and the block order.
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 use cranelift_codegen::ir::{self, BlockArg, InstBuilder};
 use cranelift_frontend::Switch;
 use cranelift_module::Module as ClModule;
 use irkit_backend::BackendError;
-use irkit_core::{Inst, Module, Opcode};
+use irkit_core::{Inst, Opcode};
 
 use super::func::FnLower;
 
@@ -63,35 +62,4 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         Ok(())
     }
-}
-
-/// The blocks of `f` reachable from its entry, in reverse post-order (entry first).
-pub(crate) fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
-    let Some(entry) = m.entry_block(f) else {
-        return Vec::new();
-    };
-    let succs = |b: Inst| -> Vec<Inst> {
-        m.children(b)
-            .last()
-            .map(|&t| irkit_core::edges::successors(m, t))
-            .unwrap_or_default()
-    };
-    let mut post = Vec::new();
-    let mut seen = HashSet::new();
-    seen.insert(entry);
-    let mut stack = vec![(entry, succs(entry), 0usize)];
-    while let Some((b, ss, i)) = stack.last_mut() {
-        if let Some(&s) = ss.get(*i) {
-            *i += 1;
-            if seen.insert(s) {
-                let next = succs(s);
-                stack.push((s, next, 0));
-            }
-        } else {
-            post.push(*b);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
 }

@@ -7,7 +7,7 @@
 //! is used; blocks unreachable from the entry are not lowered. A trap is a branch to a cold
 //! block that calls the trap routine with the trap line, located as the interpreter locates it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::runtime::{DEPTH, STACK_LIMIT};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -17,54 +17,16 @@ use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Module, Opcode};
 
-use super::types::{ClifType, Scalar};
-use super::{Callee, Ctx, PTR, def_name};
+use crate::context::{Callee, Ctx};
 use crate::error::{cl_err, unsupported};
+use crate::place::{Place, def_name};
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
+use crate::types::{ClifType, PTR, Scalar};
 
 /// The most a function's `stackalloc` objects may take together: Cranelift's limit on a frame
 /// (`ABIMachineSpec::maximum_frame_size`, 1 GiB on every target), less room for the rest of
 /// the frame.
 pub(crate) const MAX_FRAME: u64 = (1 << 30) - (1 << 20);
-
-/// Where an instruction is, spelled as the interpreter spells a trap location.
-#[derive(Clone, Debug)]
-pub(crate) struct Place {
-    func: String,
-    block: String,
-    index: usize,
-    inst: Inst,
-}
-
-impl Place {
-    /// Instruction `inst`, the `index`th of block `block` (`^name`) of function `func`
-    /// (`@name`).
-    pub(crate) fn new(func: String, block: String, index: usize, inst: Inst) -> Place {
-        Place {
-            func,
-            block,
-            index,
-            inst,
-        }
-    }
-
-    /// `@f ^b, instruction N (op %name)`.
-    pub(crate) fn render(&self, m: &Module) -> String {
-        let mut s = format!(
-            "{} {}, instruction {} ({}",
-            self.func,
-            self.block,
-            self.index,
-            m.opcode(self.inst)
-        );
-        if let Some(n) = m.name(self.inst) {
-            s.push_str(" %");
-            s.push_str(n);
-        }
-        s.push(')');
-        s
-    }
-}
 
 /// Lowers function definition `f` and defines it in the Cranelift module.
 pub(crate) fn lower_function<M: ClModule>(
@@ -141,7 +103,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 .map_or_else(|| format!("^bb{i}"), |n| format!("^{n}"));
             self.block_names.insert(blk, name);
         }
-        let order = super::control::rpo(m, f);
+        let order = rpo(m, f);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {
@@ -247,7 +209,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     }
                     Opcode::CONST_BYTES => {
                         let bytes = m.payload(c).as_bytes().unwrap_or(&[]);
-                        if bytes.len() > super::types::MAX_LEAVES {
+                        if bytes.len() > crate::types::MAX_LEAVES {
                             return Err(unsupported(
                                 self.fname.clone(),
                                 "a const_bytes value too large for registers",
@@ -594,4 +556,35 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         Ok(())
     }
+}
+
+/// The blocks of `f` reachable from its entry, in reverse post-order (entry first).
+fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
+    let Some(entry) = m.entry_block(f) else {
+        return Vec::new();
+    };
+    let succs = |b: Inst| -> Vec<Inst> {
+        m.children(b)
+            .last()
+            .map(|&t| irkit_core::edges::successors(m, t))
+            .unwrap_or_default()
+    };
+    let mut post = Vec::new();
+    let mut seen = HashSet::new();
+    seen.insert(entry);
+    let mut stack = vec![(entry, succs(entry), 0usize)];
+    while let Some((b, ss, i)) = stack.last_mut() {
+        if let Some(&s) = ss.get(*i) {
+            *i += 1;
+            if seen.insert(s) {
+                let next = succs(s);
+                stack.push((s, next, 0));
+            }
+        } else {
+            post.push(*b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
 }

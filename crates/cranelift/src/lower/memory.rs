@@ -9,10 +9,11 @@ use cranelift_module::Module as ClModule;
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Opcode};
 
-use super::PTR;
-use super::func::{FnLower, Place};
-use super::types::{ClifType, Scalar, Shape};
+use super::func::FnLower;
 use crate::error::unsupported;
+use crate::place::Place;
+use crate::types::PTR;
+use crate::types::{ClifType, Scalar, Shape};
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// `stackalloc T`: the address of this instruction's zeroed stack slot.

@@ -27,9 +27,11 @@ use crate::mapping::Mapping;
 use crate::placed::{DebugBytes, FlatBytes};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
+    DefMeta,
 };
 use crate::validate::{self, Ctx, Limits};
 
+mod hashes;
 mod symbols;
 
 enum Backing {
@@ -64,17 +66,6 @@ impl Backing {
 }
 
 type Cache = OnceLock<Result<(), Box<ReadError>>>;
-
-/// A definitions-directory entry, copied out at open (88 bytes per definition).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DefMeta {
-    pub offset: u64,
-    pub length: u64,
-    pub inst_count: u32,
-    pub opcode: u16,
-    pub body_hash: [u8; 32],
-    pub content_hash: [u8; 32],
-}
 
 /// The validated string table: its count and where rkyv put its two arrays in the file.
 #[derive(Clone, Debug, Default)]
@@ -550,7 +541,7 @@ impl ModuleView {
             validate::flat(pool, &lim, &cx)?;
             placed_as_checked(FlatBytes::pool(bytes).is_pool(pool), &cx)
         })?;
-        Ok(PoolView::new(self, FlatBytes::pool(bytes)))
+        Ok(PoolView::new(self.file_strings(), FlatBytes::pool(bytes)))
     }
 
     /// The limits of a definition's body (`base_depth` 1) or the root's (0).
@@ -609,21 +600,11 @@ impl ModuleView {
             placed_as_checked(FlatBytes::body(bytes).is_body(body), &cx)
         })?;
         Ok(DefView::new(
-            self,
+            self.file_strings(),
             Some(i),
             FlatBytes::body(bytes),
             entry.content_hash,
         ))
-    }
-
-    /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
-    /// its code and, by content, every definition and pool value it reaches privately
-    /// (validating each definition it reads). Equal semantic hashes mean that one definition
-    /// can stand for the other; unlike [`DefInfo::content_hash`], nothing here is taken on
-    /// trust from the file.
-    pub fn semantic_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
-        let mut h = crate::semantic::Hasher::new(crate::semantic::ViewGraph::new(self));
-        h.hash(crate::semantic::Node::Def(i))
     }
 
     /// The root `module` instruction with its decorations, validated on first use.
@@ -637,7 +618,12 @@ impl ModuleView {
             validate::flat(body, &self.body_limits(pool_len, 0), &cx)?;
             placed_as_checked(FlatBytes::body(bytes).is_body(body), &cx)
         })?;
-        Ok(DefView::new(self, None, FlatBytes::body(bytes), [0; 32]))
+        Ok(DefView::new(
+            self.file_strings(),
+            None,
+            FlatBytes::body(bytes),
+            [0; 32],
+        ))
     }
 
     /// The debug section, validated on first use; `None` when the file has none.
@@ -770,7 +756,7 @@ impl ModuleView {
             self.def(i)?;
         }
         self.check_debug_positions()?;
-        crate::defview::check_content_hashes(self)
+        self.check_content_hashes()
     }
 }
 

@@ -4,9 +4,9 @@
 //! [`irkit_core::MAX_NESTING`]), so no input can overflow the stack: bodies and decorations
 //! may nest [`MAX_DEPTH`] levels (each is a level of the instruction tree), and so may inline
 //! types and constants (each is a level of value depth) and operand groups. Depth built
-//! without syntactic nesting (named values, label-form blocks) is checked on the built
-//! module, when lowering. On an error it reports, skips to the next line (keeping braces balanced) and goes
-//! on, so one run reports every independent error.
+//! without syntactic nesting (named values, label-form blocks) is checked when the module is
+//! built (`build/`). On an error it reports, skips to the next line (keeping braces balanced)
+//! and goes on, so one run reports every independent error.
 
 use irkit_core::Opcode;
 
@@ -16,8 +16,9 @@ use crate::lexer::{Comment, Lexer, Tok, Token};
 
 mod operands;
 mod statements;
+mod words;
 
-use operands::is_operand_start;
+use words::is_operand_start;
 
 /// How deeply bodies and decorations may nest, and, separately, inline types, constants and
 /// operand groups: the IR's nesting limit, [`irkit_core::MAX_NESTING`].
@@ -27,11 +28,6 @@ pub const MAX_DEPTH: u32 = irkit_core::MAX_NESTING;
 struct Reported;
 
 type PResult<T> = Result<T, Reported>;
-
-/// The type keyword `word` (`i32`, `ptr`, …), from the one table of scalar types.
-fn prim_type(word: &str) -> Option<Opcode> {
-    irkit_core::scalar::scalar_named(word).map(|s| s.opcode)
-}
 
 /// How many tokens the parser looks ahead at most (`peek_at(k)` takes `k < LOOKAHEAD`).
 const LOOKAHEAD: usize = 3;

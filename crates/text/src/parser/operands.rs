@@ -3,7 +3,8 @@
 
 use irkit_core::{FloatCC, IntCC, Opcode, PayloadKind};
 
-use super::{MAX_DEPTH, PResult, Parser, prim_type};
+use super::words::{is_const_value_start, prim_type};
+use super::{MAX_DEPTH, PResult, Parser};
 use crate::ast::{ConstValue, Name, Operand, PayloadLit};
 use crate::error::Pos;
 use crate::lexer::Tok;
@@ -278,22 +279,6 @@ impl Parser<'_, '_> {
                 );
             }
         })
-    }
-}
-
-pub(super) fn is_const_value_start(tok: &Tok) -> bool {
-    match tok {
-        Tok::Int(_) | Tok::Float(_) | Tok::Nan(_) | Tok::Bytes(_) | Tok::LBracket => true,
-        Tok::Ident(w) => matches!(w.as_str(), "true" | "false" | "null" | "zero"),
-        _ => false,
-    }
-}
-
-pub(super) fn is_operand_start(tok: &Tok) -> bool {
-    match tok {
-        Tok::Name { .. } | Tok::LBracket => true,
-        Tok::Ident(w) => prim_type(w).is_some() || w == "struct" || w == "fn",
-        _ => false,
     }
 }
 

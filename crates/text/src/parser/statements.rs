@@ -4,8 +4,8 @@
 use irkit_core::Opcode;
 use thin_vec::ThinVec;
 
-use super::operands::{is_const_value_start, is_operand_start};
-use super::{PResult, Parser, prim_type};
+use super::words::{is_const_value_start, is_operand_start, prim_type};
+use super::{PResult, Parser};
 use crate::ast::{Name, Operand, PayloadLit, ResultDef, Stmt, StmtKind};
 use crate::error::Pos;
 use crate::lexer::Tok;

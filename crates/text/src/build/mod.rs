@@ -1,9 +1,9 @@
-//! Lowering: the syntax tree to a [`Module`], resolving names (forward references included).
+//! Building: the syntax tree to a [`Module`], resolving names (forward references included).
 //!
-//! The file is lowered one top-level item at a time, in two passes over its items, so that a
+//! The file is built one top-level item at a time, in two passes over its items, so that a
 //! statement may refer to any name of its scope wherever it is defined, while only one item's
 //! syntax tree needs to be held at a time (a caller that parses the source twice, as
-//! [`lower_source`] does, never holds the whole tree):
+//! [`build_source`] does, never holds the whole tree):
 //!
 //! 1. **declare**: every top-level statement creates its instruction (without operands, type,
 //!    decorations or body) and defines its name in the module scope; the module-scope types and
@@ -38,7 +38,7 @@ const SIGILS: [char; 3] = ['%', '@', '^'];
 #[derive(Clone, Copy)]
 enum Binding {
     Inst(Inst),
-    /// A module-scope type or constant, by its index in [`Lower::module_hoists`].
+    /// A module-scope type or constant, by its index in [`Build::module_hoists`].
     Hoist(u32),
     /// A type or constant of the current item's local scope, by its index in
     /// [`Local::hoists`].
@@ -62,14 +62,14 @@ pub(crate) enum Top {
 
 /// The local scope of the top-level item being defined: what is written inside it.
 ///
-/// Statements are taken apart as they are lowered: a statement whose names all resolve when it
+/// Statements are taken apart as they are built: a statement whose names all resolve when it
 /// is created gets its type and operands at once and is dropped; only the others (forward
 /// references, names of the module scope that a later local name could still shadow, local
 /// types and constants) wait for the end of the item.
 struct Local {
     names: HashMap<Name, (Binding, Pos)>,
     /// Its named types and constants, and the value each was interned as (by
-    /// [`Lower::intern_local_hoists`], at the end of the item).
+    /// [`Build::intern_local_hoists`], at the end of the item).
     hoists: Vec<Stmt>,
     hoist_values: Vec<Option<Inst>>,
     /// Its instructions whose type and operands are still to be resolved.
@@ -90,10 +90,10 @@ impl Local {
     }
 }
 
-pub(crate) struct Lower {
+pub(crate) struct Build {
     m: Module,
     diags: Diags,
-    /// The module scope (owned: an item's tree is gone once it is lowered).
+    /// The module scope (owned: an item's tree is gone once it is built).
     names: HashMap<Name, (Binding, Pos)>,
     /// A name to look up others by (no allocation per lookup once it has grown).
     probe: Name,
@@ -118,8 +118,8 @@ pub(crate) struct Lower {
     hoist_pos: Vec<(Option<Inst>, Pos)>,
 }
 
-/// What [`lower_file`] and [`lower_source`] build.
-pub(crate) struct Lowered {
+/// What [`build_file`] and [`build_source`] build.
+pub(crate) struct Built {
     pub(crate) module: Module,
     /// The instruction created for each statement, by [`Stmt::id`] (when asked for).
     pub(crate) created: HashMap<usize, Inst>,
@@ -132,12 +132,12 @@ pub(crate) struct Lowered {
 /// Builds the module for a parsed `file`, with the instruction created for each statement (by
 /// [`Stmt::id`]; types, constants and `#![…]` lines create none) if `keep_created`; on any
 /// error, returns the diagnostics instead.
-pub(crate) fn lower_file(file: &File, keep_created: bool) -> Result<Lowered, Diags> {
+pub(crate) fn build_file(file: &File, keep_created: bool) -> Result<Built, Diags> {
     let items = || {
         let decos = file.root_decos.iter().map(|d| (d, Top::RootDeco));
         decos.chain(file.items.iter().map(|s| (s, Top::Stmt)))
     };
-    let mut lw = Lower::new(keep_created);
+    let mut lw = Build::new(keep_created);
     let mut module_hoists = Vec::new();
     for (s, top) in items() {
         if lw.declare(s, top) {
@@ -154,9 +154,9 @@ pub(crate) fn lower_file(file: &File, keep_created: bool) -> Result<Lowered, Dia
 /// Parses `source` and builds its module, holding one top-level item's syntax tree at a time:
 /// the source is parsed twice, once to declare the module scope and once to define each item.
 /// Parse errors come first: if there are any, they are the result.
-pub(crate) fn lower_source(source: &str, keep_created: bool) -> Result<Lowered, Diags> {
+pub(crate) fn build_source(source: &str, keep_created: bool) -> Result<Built, Diags> {
     let mut diags = Diags::default();
-    let mut lw = Lower::new(keep_created);
+    let mut lw = Build::new(keep_created);
     let mut module_hoists = Vec::new();
     parse_items(source, &mut diags, false, &mut |item| match item {
         Item::RootDecos(entries, _) => {
@@ -188,9 +188,9 @@ pub(crate) fn lower_source(source: &str, keep_created: bool) -> Result<Lowered, 
     lw.finish()
 }
 
-impl Lower {
-    fn new(keep_created: bool) -> Lower {
-        Lower {
+impl Build {
+    fn new(keep_created: bool) -> Build {
+        Build {
             m: Module::new(),
             diags: Diags::default(),
             names: HashMap::new(),
@@ -210,12 +210,12 @@ impl Lower {
         }
     }
 
-    fn finish(mut self) -> Result<Lowered, Diags> {
+    fn finish(mut self) -> Result<Built, Diags> {
         if self.diags.is_empty() {
             self.check_nesting();
         }
         if self.diags.is_empty() {
-            Ok(Lowered {
+            Ok(Built {
                 module: self.m,
                 created: self.created.unwrap_or_default(),
                 positions: self.positions,
@@ -232,7 +232,7 @@ impl Lower {
 
     /// Pass 1 for top-level statement `s`: creates its instruction and names it in the module
     /// scope. Returns whether `s` is a module-scope type or constant, which the caller keeps for
-    /// [`Lower::intern_module_hoists`].
+    /// [`Build::intern_module_hoists`].
     fn declare(&mut self, s: &Stmt, top: Top) -> bool {
         if self.diags.full() {
             self.tops.push(None);

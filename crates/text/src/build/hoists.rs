@@ -3,11 +3,11 @@
 
 use irkit_core::{Inst, Opcode, Payload, PayloadKind};
 
-use super::{Binding, Local, Lower, collect_refs};
+use super::{Binding, Build, Local, collect_refs};
 use crate::ast::{ConstValue, PayloadLit, Stmt, StmtKind};
 use crate::error::Pos;
 
-impl Lower {
+impl Build {
     /// Pass 2: interns the module-scope types and constants `stmts` (in declaration order).
     pub(super) fn intern_module_hoists(&mut self, stmts: &[&Stmt]) {
         for (idx, cyclic) in self.hoist_order(stmts, None) {

@@ -9,6 +9,9 @@ use cranelift_codegen::ir::Type;
 use cranelift_codegen::ir::types;
 use irkit_core::{Inst, Module};
 
+/// The pointer type.
+pub(crate) const PTR: Type = types::I64;
+
 /// The largest number of leaves an aggregate value may have in registers.
 pub(crate) const MAX_LEAVES: usize = 1024;
 

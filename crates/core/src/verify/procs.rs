@@ -6,8 +6,7 @@
 use crate::noir::{self, ProcGraph};
 use crate::{Inst, Opcode};
 
-use super::types::Kind;
-use super::{Cx, VTy, plural};
+use super::{Cx, Kind, VTy, plural};
 
 impl Cx<'_> {
     /// The proc `i` is directly in, if its walk parent is one.

@@ -3,12 +3,12 @@
 
 use irkit_core::{Inst, Opcode, Payload};
 
-use super::{Binding, Local, Lower};
+use super::{Binding, Build, Local};
 use crate::ast::{ConstValue, Operand, Stmt, StmtKind};
 use crate::error::Pos;
 use crate::literal::{int_in_width, parse_f32, parse_f64};
 
-impl Lower {
+impl Build {
     /// Sets the types and operands of the instructions of the item of `local`.
     /// Sets the type and operands of `inst`, the instruction of statement `stmt` written in
     /// the item of `local`.

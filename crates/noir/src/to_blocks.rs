@@ -1,4 +1,5 @@
-//! The lowering of one proc to a `func` (spec/ir.md, "NOIR", "Lowering to the block form").
+//! One proc rewritten into the block form: a `func` with an entry block, one loop block and
+//! the exit (spec/ir.md, "NOIR", "Lowering to the block form").
 
 use std::collections::HashMap;
 

@@ -1,0 +1,123 @@
+//! Linking the tools' inputs: opening each once (binary modules as the linker opens them,
+//! `.ir` text parsed here), linking them, and reporting a failed link against the inputs
+//! themselves.
+
+use std::path::Path;
+
+use crate::input::{load, text_of, verify_error_lines};
+use crate::report::Problems;
+
+/// Opens the inputs of a link, each read once, in path order (so problems come in a fixed
+/// order): a binary module as the linker opens it (a regular file is mapped), anything else as
+/// `.ir` text, parsed here and handed to the linker encoded ([`irkit_link::Input::from_module`]).
+/// Every problem of every input is reported; `None` if there was any. Also returns the time
+/// spent, for `--stats`.
+pub fn open_link_inputs(
+    paths: &[std::path::PathBuf],
+    problems: &mut Problems,
+) -> Option<(Vec<irkit_link::Input>, std::time::Duration)> {
+    use irkit_link::{Input, Opened};
+    let start = std::time::Instant::now();
+    let mut sorted: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+    sorted.sort();
+    let before = problems.len();
+    let mut inputs = Vec::with_capacity(sorted.len());
+    for path in sorted {
+        let (name, bytes) = match Input::open(path) {
+            Ok(Opened::Module(input)) => {
+                inputs.push(*input);
+                continue;
+            }
+            Ok(Opened::Other(name, bytes)) => (name, bytes),
+            Err(errors) => {
+                errors
+                    .errors()
+                    .iter()
+                    .for_each(|e| problems.push(e.render()));
+                continue;
+            }
+        };
+        let Some(source) = text_of(&name, bytes, problems) else {
+            continue;
+        };
+        match irkit_text::parse(&source, &name) {
+            Ok(module) => match Input::from_module(&name, &module) {
+                Ok(input) => inputs.push(input),
+                Err(errors) => errors
+                    .errors()
+                    .iter()
+                    .for_each(|e| problems.push(e.render())),
+            },
+            Err(errors) => errors
+                .errors()
+                .iter()
+                .for_each(|e| problems.push(e.render())),
+        }
+    }
+    (problems.len() == before).then(|| (inputs, start.elapsed()))
+}
+
+/// Opens the inputs of `paths` ([`open_link_inputs`]) and links them: the linked program, or
+/// `None` with every problem reported (link errors as
+/// [`report_link_errors`] gives them).
+pub fn link_paths(
+    paths: &[std::path::PathBuf],
+    opts: &irkit_link::LinkOptions,
+    problems: &mut Problems,
+) -> Option<irkit_link::Linked> {
+    let (inputs, open_time) = open_link_inputs(paths, problems)?;
+    match irkit_link::link(inputs, opts) {
+        Ok(mut linked) => {
+            linked.stats.open += open_time;
+            Some(linked)
+        }
+        Err(errors) => {
+            report_link_errors(paths, &errors, problems);
+            None
+        }
+    }
+}
+
+/// Reports a failed link. When the linked program does not verify, each input that can be read
+/// again (a file, not a pipe or stdin) is verified on its own, and its errors are reported the
+/// way `ir-verify` reports them (file, line and column, place); the linked program's own errors
+/// are reported only when no input is at fault.
+pub fn report_link_errors(
+    inputs: &[std::path::PathBuf],
+    errors: &irkit_link::LinkErrors,
+    problems: &mut Problems,
+) {
+    let verify_failed = errors
+        .errors()
+        .iter()
+        .any(|e| matches!(e, irkit_link::LinkError::Verify(_)));
+    if verify_failed {
+        let mut blamed = false;
+        for path in inputs {
+            if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let mut quiet = Problems::new();
+            let Some(loaded) = load(path, &mut quiet) else {
+                continue;
+            };
+            if let Err(errs) = irkit_core::verify::verify(&loaded.module) {
+                blamed = true;
+                for line in verify_error_lines(&loaded, &errs) {
+                    problems.push(line);
+                }
+            }
+        }
+        if blamed {
+            for e in errors.errors() {
+                if !matches!(e, irkit_link::LinkError::Verify(_)) {
+                    problems.push(e.render());
+                }
+            }
+            return;
+        }
+    }
+    for e in errors.errors() {
+        problems.push(e.render());
+    }
+}

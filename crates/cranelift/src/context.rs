@@ -1,0 +1,164 @@
+//! Module-wide state of one lowering, shared by the declarations, the global data, the
+//! runtime routines and every function body: the Cranelift module being filled, the symbol of
+//! every definition ([`Callee`], data ids), type layouts, the runtime's ids, and the helpers
+//! that build signatures, leaves and trap-message data from them.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{self, AbiParam, ArgumentExtension, Signature};
+use cranelift_module::{DataId, FuncId, Linkage, Module as ClModule};
+use irkit_backend::BackendError;
+use irkit_core::{Inst, Module, Opcode};
+
+use crate::error::cl_err;
+use crate::runtime::{Runtime, StackBudget};
+use crate::types::{self, ClifType, Layouts, Scalar};
+
+/// How a module is lowered: what differs between the JIT and an object file.
+pub(crate) struct LowerOptions<'a> {
+    /// The symbol of the C-callable entry wrapper (`main` for an object file).
+    pub(crate) entry_symbol: &'a str,
+    /// Linkage of the entry wrapper.
+    pub(crate) entry_linkage: Linkage,
+    /// The export name of the IR entry function; `None` for no entry wrapper (a library).
+    pub(crate) entry_export: Option<&'a str>,
+    /// Whether the wrapper calls `fflush(NULL)` before returning (the JIT: the process goes on).
+    pub(crate) flush_on_return: bool,
+    /// Whether an `extern` C function of this name can be called; a call of one that cannot is
+    /// lowered to the "unknown extern function" trap, as the interpreter reports it.
+    pub(crate) extern_available: &'a dyn Fn(&str) -> bool,
+    /// Where zero-initialized globals live. `None`: in the Cranelift module, as zero-fill data
+    /// (`.bss` in an object file). `Some(place)`: the JIT; `place(symbol, size, align, writable)` maps
+    /// lazily zeroed memory for the global and makes `symbol` resolve to it, and the global is
+    /// an imported symbol of the Cranelift module (never touched, never copied).
+    pub(crate) zero_data: Option<&'a ZeroData<'a>>,
+    /// Whether code refers to data through absolute 64-bit addresses (the JIT: its data may lie
+    /// anywhere in the address space) instead of PC-relative ones (object files).
+    pub(crate) far_data: bool,
+    /// The call depth limit (at least 1).
+    pub(crate) max_depth: u64,
+    /// The native stack the program may use.
+    pub(crate) stack_budget: StackBudget,
+}
+
+/// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align,
+/// writable)`.
+pub(crate) type ZeroData<'a> = dyn Fn(&str, u64, u64, bool) -> Result<(), String> + 'a;
+
+/// What a function definition or declaration lowers to.
+#[derive(Clone, Debug)]
+pub(crate) enum Callee {
+    /// A symbol that can be called.
+    Func(FuncId),
+    /// An `extern` the back end cannot call (its C name): calling it traps.
+    Unavailable(String),
+    /// C's `abort`: calling it is the "abort called" trap.
+    Abort(FuncId),
+}
+
+/// Module-wide state shared by every function's lowering.
+pub(crate) struct Ctx<'m, M: ClModule> {
+    /// The IR module.
+    pub(crate) m: &'m Module,
+    /// The Cranelift module being filled.
+    pub(crate) cl: M,
+    /// Type layouts.
+    pub(crate) layouts: Layouts,
+    /// Each `func` definition or declaration.
+    pub(crate) funcs: HashMap<Inst, Callee>,
+    /// Each global.
+    pub(crate) globals: HashMap<Inst, DataId>,
+    /// The runtime routines and C imports the generated code calls.
+    pub(crate) rt: Runtime,
+    /// Trap messages already emitted, by text.
+    pub(crate) messages: HashMap<String, DataId>,
+    /// Whether data is referred to through absolute addresses ([`LowerOptions::far_data`]).
+    pub(crate) far_data: bool,
+    /// The call depth limit ([`LowerOptions::max_depth`]).
+    pub(crate) max_depth: u64,
+    /// The stack each function's `stackalloc` objects take (16-byte aligned), by function.
+    pub(crate) frames: HashMap<Inst, u64>,
+    /// The largest of [`Ctx::frames`] by `fn` type: what an indirect call of that type
+    /// reserves (only a function of the call's type may be called through it).
+    pub(crate) max_frame: HashMap<Inst, u64>,
+}
+
+impl<M: ClModule> Ctx<'_, M> {
+    /// A reference to data object `id` in function `func`: PC-relative (colocated) for data
+    /// this module defines, unless [`Ctx::far_data`]; absolute otherwise.
+    pub(crate) fn data_in_func(&self, id: DataId, func: &mut ir::Function) -> ir::GlobalValue {
+        let gv = self.cl.declare_data_in_func(id, func);
+        if self.far_data
+            && let ir::GlobalValueData::Symbol { colocated, .. } = &mut func.global_values[gv]
+        {
+            *colocated = false;
+        }
+        gv
+    }
+
+    /// The Cranelift signature of `fn` type `ty`: aggregates are passed as their leaves.
+    /// For C functions, narrow integers are extended as the C ABI expects.
+    pub(crate) fn signature(&self, ty: Inst, c_abi: bool) -> Result<Signature, String> {
+        let m = self.m;
+        let mut sig = self.cl.make_signature();
+        let ops = m.operands(ty);
+        let Some((&ret, params)) = ops.split_first() else {
+            return Err("fn type without a return type".into());
+        };
+        for &p in params {
+            self.push_leaves(&mut sig.params, p, c_abi)?;
+        }
+        if m.opcode(ret) != Opcode::VOID {
+            self.push_leaves(&mut sig.returns, ret, c_abi)?;
+        }
+        Ok(sig)
+    }
+
+    fn push_leaves(&self, out: &mut Vec<AbiParam>, t: Inst, c_abi: bool) -> Result<(), String> {
+        for s in self.leaves(t)? {
+            let mut p = AbiParam::new(s.clif());
+            if c_abi {
+                p.extension = match s {
+                    Scalar::Int(1) => ArgumentExtension::Uext,
+                    Scalar::Int(8 | 16) => ArgumentExtension::Sext,
+                    _ => ArgumentExtension::None,
+                };
+            }
+            out.push(p);
+        }
+        Ok(())
+    }
+
+    /// The scalar leaves of value type `t`.
+    pub(crate) fn leaves(&self, t: Inst) -> Result<Vec<Scalar>, String> {
+        let l = self
+            .layouts
+            .get(t)
+            .ok_or_else(|| format!("{} is not a value type", self.m.opcode(t)))?;
+        let leaves = l.leaves.as_ref().ok_or_else(|| {
+            format!(
+                "a value of this type has more than {} scalars (keep it in memory)",
+                types::MAX_LEAVES
+            )
+        })?;
+        Ok(leaves.iter().map(|&(s, _)| s).collect())
+    }
+
+    /// The read-only data object holding `text`, defined once.
+    pub(crate) fn message(&mut self, text: &str) -> Result<DataId, BackendError> {
+        if let Some(&id) = self.messages.get(text) {
+            return Ok(id);
+        }
+        let id = self
+            .cl
+            .declare_anonymous_data(false, false)
+            .map_err(|e| cl_err("trap message", e))?;
+        let mut d = cranelift_module::DataDescription::new();
+        d.define(text.as_bytes().to_vec().into_boxed_slice());
+        self.cl
+            .define_data(id, &d)
+            .map_err(|e| cl_err("trap message", e))?;
+        self.messages.insert(text.to_string(), id);
+        Ok(id)
+    }
+}

@@ -1,0 +1,171 @@
+//! Content hashes recomputed from the file: the semantic hash of a definition
+//! ([`ModuleView::semantic_hash`]) over the file's reference graph ([`ViewGraph`], validating
+//! each archive as it is reached), and the check that every recorded hash is the recomputed one.
+
+use irkit_core::Opcode;
+use rustc_hash::FxHashMap as HashMap;
+
+use super::ModuleView;
+use crate::defview::{PayloadView, PoolView};
+use crate::error::{Location, ReadCause, ReadError};
+use crate::feed::Feed;
+use crate::hash::{DefKey, FileStrings, HashCtx};
+use crate::header::SectionKind;
+use crate::semantic::{Graph, Hasher, Label, Labeler, Node, def_key};
+
+impl ModuleView {
+    /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
+    /// its code and, by content, every definition and pool value it reaches privately
+    /// (validating each definition it reads). Equal semantic hashes mean that one definition
+    /// can stand for the other; unlike [`DefInfo::content_hash`], nothing here is taken on
+    /// trust from the file.
+    pub fn semantic_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
+        let mut h = Hasher::new(ViewGraph::new(self));
+        h.hash(Node::Def(i))
+    }
+
+    /// Recomputes every definition's content hash and compares it with the directory and the
+    /// symbol table.
+    pub(crate) fn check_content_hashes(&self) -> Result<(), ReadError> {
+        let view = self;
+        let recomputed: Vec<[u8; 32]> = if view.version().0 >= 2 {
+            // 2.x stores the semantic hash (spec/format.md §3.2).
+            let mut h = Hasher::new(ViewGraph::new(view));
+            (0..view.def_count())
+                .map(|i| h.hash(Node::Def(i)))
+                .collect::<Result<_, _>>()?
+        } else {
+            // 1.x stores the v1 content hash (spec/format.md §3.1).
+            let keys = def_keys(view)?;
+            let strings = view.file_strings();
+            let pool = view.pool()?;
+            let pool_hashes = HashCtx::pool_hashes(&strings, &pool.archived(), &keys);
+            let ctx = HashCtx {
+                strings: &strings,
+                pool_hashes: &pool_hashes,
+                def_keys: &keys,
+            };
+            (0..view.def_count())
+                .map(|i| Ok(ctx.body_hash(&view.def(i)?.archived())))
+                .collect::<Result<_, ReadError>>()?
+        };
+        for (i, hash) in (0..view.def_count()).zip(recomputed) {
+            let d = view.def(i)?;
+            if hash != d.content_hash() {
+                return Err(ReadError::new(
+                    &view.file().into(),
+                    Location::Definition(i),
+                    ReadCause::Malformed("content hash mismatch".into()),
+                ));
+            }
+        }
+        // Every `export`/`import`/`extern` decoration of a definition has its record, and no
+        // record more.
+        for i in 0..view.def_count() {
+            view.check_def_symbols(i)?;
+        }
+        // (Each symbol's opcode was compared with its definition's by `check_def_symbols`.)
+        for s in view.symbols() {
+            if view.def_meta(s.def).map(|d| d.content_hash) != Some(s.hash) {
+                return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
+                    "symbol `{}`: hash differs from its definition's",
+                    s.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The key each definition is referred to by in content hashes, from the file.
+fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
+    let n = view.def_count();
+    let mut keys = Vec::with_capacity(n as usize);
+    let debug = view.debug()?;
+    for i in 0..n {
+        let d = view.def(i)?;
+        let root = d.root();
+        let first = |op: Opcode| {
+            root.decorations()
+                .find_map(|x| match (x.opcode() == op, x.payload()) {
+                    (true, PayloadView::Str(s)) => Some(s.to_string()),
+                    _ => None,
+                })
+        };
+        let name = || debug?.def_name(i).map(str::to_string);
+        keys.push(
+            first(Opcode::EXPORT)
+                .map(DefKey::Export)
+                .or_else(|| first(Opcode::IMPORT).map(DefKey::Import))
+                .or_else(|| first(Opcode::EXTERN).map(DefKey::Extern))
+                .or_else(|| name().map(DefKey::Name))
+                .unwrap_or(DefKey::Index(i)),
+        );
+    }
+    Ok(keys)
+}
+
+/// The reference graph of a file, read through its validated archives (each definition is
+/// validated when its label is first needed).
+struct ViewGraph<'v> {
+    view: &'v ModuleView,
+    strings: FileStrings<'v>,
+    pool: Option<PoolView<'v>>,
+    keys: HashMap<u32, Option<DefKey>>,
+    feed: Feed,
+}
+
+impl<'v> ViewGraph<'v> {
+    fn new(view: &'v ModuleView) -> ViewGraph<'v> {
+        ViewGraph {
+            view,
+            strings: view.file_strings(),
+            pool: None,
+            keys: HashMap::default(),
+            feed: Feed::new(),
+        }
+    }
+}
+
+/// The key of definition `j` of `view` (memoized in `keys`).
+fn view_key(
+    view: &ModuleView,
+    strings: FileStrings<'_>,
+    keys: &mut HashMap<u32, Option<DefKey>>,
+    j: u32,
+) -> Result<Option<DefKey>, ReadError> {
+    if let Some(k) = keys.get(&j) {
+        return Ok(k.clone());
+    }
+    let k = def_key(&view.def(j)?.archived(), &strings);
+    keys.insert(j, k.clone());
+    Ok(k)
+}
+
+impl Graph for ViewGraph<'_> {
+    type Error = ReadError;
+
+    fn label(&mut self, node: Node) -> Result<Label, ReadError> {
+        let (view, strings) = (self.view, self.strings);
+        let keys = &mut self.keys;
+        let labeler = Labeler { strings: &strings };
+        match node {
+            Node::Def(i) => {
+                let body = view.def(i)?.archived();
+                labeler.body(&mut self.feed, &body, |j| view_key(view, strings, keys, j))
+            }
+            Node::Pool(i) => {
+                if self.pool.is_none() {
+                    self.pool = Some(view.pool()?);
+                }
+                let pool = self.pool.as_ref().map(|p| p.archived());
+                let Some(pool) = pool else {
+                    return Err(view.cx(SectionKind::POOL).bad("no pool".into()));
+                };
+                labeler.pool_entry(&mut self.feed, &pool, i as usize, |j| {
+                    view_key(view, strings, keys, j)
+                })
+            }
+        }
+    }
+}
