@@ -596,7 +596,7 @@ fn body_uses_memory(body: &FunctionBody<'_>) -> Result<bool, WasmError> {
     let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
     let mut ops = body.get_operators_reader().map_err(invalid)?;
     while !ops.eof() {
-        if crate::memory::uses_memory(&ops.read().map_err(invalid)?) {
+        if uses_memory(&ops.read().map_err(invalid)?) {
             return Ok(true);
         }
     }
@@ -627,6 +627,40 @@ pub(crate) fn operator_name(op: &Operator<'_>) -> String {
         }
         _ => words.join("_"),
     }
+}
+
+/// Whether `op` accesses the memory (so a function using it keeps the memory's base and size
+/// in SSA values).
+fn uses_memory(op: &Operator<'_>) -> bool {
+    use Operator as O;
+    matches!(
+        op,
+        O::I32Load { .. }
+            | O::I64Load { .. }
+            | O::F32Load { .. }
+            | O::F64Load { .. }
+            | O::I32Load8S { .. }
+            | O::I32Load8U { .. }
+            | O::I32Load16S { .. }
+            | O::I32Load16U { .. }
+            | O::I64Load8S { .. }
+            | O::I64Load8U { .. }
+            | O::I64Load16S { .. }
+            | O::I64Load16U { .. }
+            | O::I64Load32S { .. }
+            | O::I64Load32U { .. }
+            | O::I32Store { .. }
+            | O::I64Store { .. }
+            | O::F32Store { .. }
+            | O::F64Store { .. }
+            | O::I32Store8 { .. }
+            | O::I32Store16 { .. }
+            | O::I64Store8 { .. }
+            | O::I64Store16 { .. }
+            | O::I64Store32 { .. }
+            | O::MemorySize { .. }
+            | O::MemoryGrow { .. }
+    )
 }
 
 #[cfg(test)]

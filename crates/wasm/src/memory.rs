@@ -168,40 +168,6 @@ fn build_grow_body(
     Ok(())
 }
 
-/// Whether `op` accesses the memory (so a function using it keeps the memory's base and size
-/// in SSA values).
-pub(crate) fn uses_memory(op: &Operator<'_>) -> bool {
-    use Operator as O;
-    matches!(
-        op,
-        O::I32Load { .. }
-            | O::I64Load { .. }
-            | O::F32Load { .. }
-            | O::F64Load { .. }
-            | O::I32Load8S { .. }
-            | O::I32Load8U { .. }
-            | O::I32Load16S { .. }
-            | O::I32Load16U { .. }
-            | O::I64Load8S { .. }
-            | O::I64Load8U { .. }
-            | O::I64Load16S { .. }
-            | O::I64Load16U { .. }
-            | O::I64Load32S { .. }
-            | O::I64Load32U { .. }
-            | O::I32Store { .. }
-            | O::I64Store { .. }
-            | O::F32Store { .. }
-            | O::F64Store { .. }
-            | O::I32Store8 { .. }
-            | O::I32Store16 { .. }
-            | O::I64Store8 { .. }
-            | O::I64Store16 { .. }
-            | O::I64Store32 { .. }
-            | O::MemorySize { .. }
-            | O::MemoryGrow { .. }
-    )
-}
-
 impl FuncTranslator<'_, '_> {
     /// Reads the memory's base and size into their SSA variables (at the function's entry,
     /// and again after every call: any call may grow, so move, the memory).
