@@ -10,14 +10,14 @@
 
 use std::collections::HashMap;
 
-use crate::scalar::ScalarInfo;
+use crate::scalar::Scalar;
 use crate::{Inst, Module, Opcode};
 
 /// What a value type is made of.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LayoutShape {
     /// A scalar (never `void`).
-    Scalar(&'static ScalarInfo),
+    Scalar(Scalar),
     /// `[len x elem]`: element `i` is at `i * size(elem)`.
     Array {
         /// The element type.
@@ -62,10 +62,12 @@ impl Layouts {
                 Opcode::STRUCT | Opcode::NAMED_STRUCT => structure(m, &table, t),
                 op => crate::scalar::scalar(op)
                     .filter(|s| s.size > 0)
-                    .map(|s| TypeLayout {
-                        size: s.size,
-                        align: s.align,
-                        shape: LayoutShape::Scalar(s),
+                    .and_then(|s| {
+                        Some(TypeLayout {
+                            size: s.size,
+                            align: s.align,
+                            shape: LayoutShape::Scalar(Scalar::of(op)?),
+                        })
                     }),
             };
             if let Some(l) = layout {

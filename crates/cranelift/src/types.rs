@@ -50,26 +50,8 @@ pub(crate) struct Layout {
     pub(crate) shape: Shape,
 }
 
-/// The shape of a value type.
-#[derive(Clone, Debug)]
-pub(crate) enum Shape {
-    /// A scalar.
-    Scalar(Scalar),
-    /// `[len x elem]`.
-    Array {
-        /// Element type.
-        elem: Inst,
-        /// Length.
-        len: u64,
-    },
-    /// A structure: field types and offsets.
-    Struct {
-        /// Field types.
-        fields: Vec<Inst>,
-        /// Field offsets.
-        offsets: Vec<u64>,
-    },
-}
+/// The shape of a value type: what core's layout says it is made of.
+pub(crate) use irkit_core::layout::LayoutShape as Shape;
 
 /// The layouts of every value type of a module, computed once in pool order.
 #[derive(Debug, Default)]
@@ -82,19 +64,13 @@ impl Layouts {
     /// `irkit_core::layout` (the one computation of spec/ir.md's "Layout"), plus the scalar
     /// leaves a value of the type is split into (types come after their operands in the pool).
     pub(crate) fn new(m: &Module) -> Layouts {
-        use irkit_core::layout::LayoutShape;
         let core = irkit_core::layout::Layouts::new(m);
         let mut map: HashMap<Inst, Layout> = HashMap::new();
         for &t in m.pool() {
             let Some(cl) = core.get(t) else { continue };
             let (shape, leaves) = match &cl.shape {
-                LayoutShape::Scalar(_) => {
-                    let Some(s) = Scalar::of(m.opcode(t)) else {
-                        continue;
-                    };
-                    (Shape::Scalar(s), Some(vec![(s, 0)]))
-                }
-                LayoutShape::Array { elem, len } => {
+                Shape::Scalar(s) => (Shape::Scalar(*s), Some(vec![(*s, 0)])),
+                Shape::Array { elem, len } => {
                     let Some(e) = map.get(elem) else { continue };
                     let leaves = e.leaves.as_ref().and_then(|el| {
                         let n = (el.len() as u64).checked_mul(*len)?;
@@ -115,7 +91,7 @@ impl Layouts {
                         leaves,
                     )
                 }
-                LayoutShape::Struct { fields, offsets } => {
+                Shape::Struct { fields, offsets } => {
                     let mut leaves = Some(Vec::new());
                     let mut ok = true;
                     for (f, &off) in fields.iter().zip(offsets) {

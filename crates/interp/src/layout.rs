@@ -39,26 +39,8 @@ impl ScalarValue for Scalar {
     }
 }
 
-/// The shape of a value type.
-#[derive(Clone, Debug)]
-pub(crate) enum Shape {
-    /// A scalar.
-    Scalar(Scalar),
-    /// `[len x elem]`.
-    Array {
-        /// Element type.
-        elem: Inst,
-        /// Length.
-        len: u64,
-    },
-    /// A `struct` or `named_struct`.
-    Struct {
-        /// Field types, in order.
-        fields: Vec<Inst>,
-        /// Field offsets, in order.
-        offsets: Vec<u64>,
-    },
-}
+/// The shape of a value type: what core's layout says it is made of.
+pub(crate) use irkit_core::layout::LayoutShape as Shape;
 
 /// The layout of one value type.
 #[derive(Clone, Debug)]
@@ -81,37 +63,21 @@ impl Layouts {
     /// Computes the layouts of the module's types. A type whose size overflows `u64`, or whose
     /// operands are not value types, gets none (using it is reported as an error later).
     pub(crate) fn compute(m: &Module) -> Layouts {
-        use irkit_core::layout::LayoutShape;
         let core = irkit_core::layout::Layouts::new(m);
         let mut table: Vec<Option<Layout>> = vec![None; m.arena_len()];
         for &t in m.pool() {
             let Some(cl) = core.get(t) else { continue };
-            let layout = match &cl.shape {
-                LayoutShape::Scalar(_) => Scalar::of(m.opcode(t)).map(|s| (Shape::Scalar(s), 1)),
-                LayoutShape::Array { elem, len } => lookup(&table, *elem).map(|e| {
-                    (
-                        Shape::Array {
-                            elem: *elem,
-                            len: *len,
-                        },
-                        e.cells.saturating_mul(*len).max(1),
-                    )
+            // Cells: one per scalar leaf (saturating), at least one for an empty aggregate.
+            let cells = match &cl.shape {
+                Shape::Scalar(_) => Some(1),
+                Shape::Array { elem, len } => {
+                    lookup(&table, *elem).map(|e| e.cells.saturating_mul(*len).max(1))
+                }
+                Shape::Struct { fields, .. } => fields.iter().try_fold(1u64, |cells, &f| {
+                    lookup(&table, f).map(|l| cells.saturating_add(l.cells))
                 }),
-                LayoutShape::Struct { fields, offsets } => fields
-                    .iter()
-                    .try_fold(1u64, |cells, &f| {
-                        lookup(&table, f).map(|l| cells.saturating_add(l.cells))
-                    })
-                    .map(|cells| {
-                        (
-                            Shape::Struct {
-                                fields: fields.clone(),
-                                offsets: offsets.clone(),
-                            },
-                            cells,
-                        )
-                    }),
             };
+            let layout = cells.map(|cells| (cl.shape.clone(), cells));
             if let (Some((shape, cells)), Some(slot)) = (layout, table.get_mut(t.idx())) {
                 *slot = Some(Layout {
                     size: cl.size,
