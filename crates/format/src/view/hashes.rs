@@ -17,7 +17,7 @@ impl ModuleView {
     /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
     /// its code and, by content, every definition and pool value it reaches privately
     /// (validating each definition it reads). Equal semantic hashes mean that one definition
-    /// can stand for the other; unlike [`DefInfo::content_hash`], nothing here is taken on
+    /// can stand for the other; unlike [`DefInfo::content_hash`](crate::DefInfo::content_hash), nothing here is taken on
     /// trust from the file.
     pub fn semantic_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
         let mut h = Hasher::new(ViewGraph::new(self));
