@@ -108,15 +108,18 @@ fn value_type(m: &mut Module, t: ValType, place: Place) -> Result<Inst, WasmErro
 }
 
 fn signature(m: &mut Module, env: &Env, ty: u32, place: Place) -> Result<Inst, WasmError> {
-    let ft = env
-        .types
-        .get(ty as usize)
-        .ok_or_else(|| WasmError::unsupported(format!("type {ty}"), place))?;
-    types::signature(m, ft)
+    types::signature(m, func_type(env, ty, place)?)
         .map_err(|t| {
             WasmError::unsupported(format!("value type {}", types::val_type_name(t)), place)
         })?
         .at(place)
+}
+
+/// Function type `ty` of the module.
+fn func_type(env: &Env, ty: u32, place: Place) -> Result<&wasmparser::FuncType, WasmError> {
+    env.types
+        .get(ty as usize)
+        .ok_or_else(|| WasmError::unsupported(format!("type {ty}"), place))
 }
 
 /// A global definition without an initial value (an import, or one set by the initializer).
@@ -152,11 +155,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let mut b = Builder::new(m);
                 let f = b.func(&hint("import_", imp.name), sig).at(place)?;
                 b.import(f, &sym).at(place)?;
-                let ty = env
-                    .types
-                    .get(t as usize)
-                    .cloned()
-                    .ok_or_else(|| WasmError::unsupported(format!("type {t}"), place))?;
+                let ty = func_type(&env, t, place)?.clone();
                 env.funcs.push(Func { inst: f, ty });
             }
             TypeRef::Global(gt) => {
@@ -202,11 +201,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let f = Builder::new(m)
             .func(&func_hint(s, n_imported_funcs + i), sig)
             .at(place)?;
-        let ty = env
-            .types
-            .get(t as usize)
-            .cloned()
-            .ok_or_else(|| WasmError::unsupported(format!("type {t}"), place))?;
+        let ty = func_type(&env, t, place)?.clone();
         env.funcs.push(Func { inst: f, ty });
     }
     // The memory.
