@@ -552,17 +552,13 @@ impl Build {
     /// item would. (A name found only in the module scope could still be shadowed by a local
     /// name defined later; a local type or constant is interned at the end of the item.)
     fn resolvable_now(&self, s: &Stmt, local: &Local) -> bool {
-        let mut refs = Vec::new();
-        if let Some(t) = s.result.as_ref().and_then(|r| r.ty.as_deref()) {
-            collect_refs(t, &mut refs);
-        }
-        if let StmtKind::Inst { operands, .. } = &s.kind {
-            for o in operands {
-                collect_refs(o, &mut refs);
-            }
-        }
-        refs.iter()
-            .all(|n| matches!(local.names.get(*n), Some((Binding::Inst(_), _))))
+        let bound = &mut |n: &Name| matches!(local.names.get(n), Some((Binding::Inst(_), _)));
+        let ty = s.result.as_ref().and_then(|r| r.ty.as_deref());
+        let operands = match &s.kind {
+            StmtKind::Inst { operands, .. } => operands.as_slice(),
+            StmtKind::Alias(_) => &[],
+        };
+        ty.into_iter().chain(operands).all(|o| all_refs(o, bound))
     }
 
     /// Index `n` of a named type or constant, if it fits the 32 bits a binding keeps.
@@ -623,16 +619,27 @@ impl Build {
 }
 
 fn collect_refs<'n>(o: &'n Operand, out: &mut Vec<&'n Name>) {
+    all_refs(o, &mut |n| {
+        out.push(n);
+        true
+    });
+}
+
+/// Whether `f` holds for every name operand `o` refers to (inline types and constants
+/// included), stopping at the first that it does not hold for. Recursion is bounded by the
+/// parser's value depth.
+fn all_refs<'n>(o: &'n Operand, f: &mut impl FnMut(&'n Name) -> bool) -> bool {
     match o {
-        Operand::Ref(n, _) => out.push(n),
-        Operand::Prim(..) => {}
-        Operand::Array(_, e, _) => collect_refs(e, out),
-        Operand::Struct(v, _) | Operand::Fn(v, _) => v.iter().for_each(|x| collect_refs(x, out)),
+        Operand::Ref(n, _) => f(n),
+        Operand::Prim(..) => true,
+        Operand::Array(_, e, _) => all_refs(e, f),
+        Operand::Struct(v, _) | Operand::Fn(v, _) => v.iter().all(|x| all_refs(x, f)),
         Operand::Const(t, v, _) => {
-            collect_refs(t, out);
-            if let ConstValue::Aggregate(elems) = v {
-                elems.iter().for_each(|x| collect_refs(x, out));
-            }
+            all_refs(t, f)
+                && match v {
+                    ConstValue::Aggregate(elems) => elems.iter().all(|x| all_refs(x, f)),
+                    _ => true,
+                }
         }
     }
 }
