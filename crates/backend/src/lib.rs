@@ -178,6 +178,80 @@ pub trait Backend {
     fn runs_procs(&self) -> bool {
         true
     }
+
+    /// Opens a [`Session`] with `opts`' limits (its `entry` is not used). A back end without
+    /// sessions reports [`BackendError::Unsupported`].
+    fn session(&self, opts: &RunOptions) -> Result<Box<dyn Session>, BackendError> {
+        let _ = opts;
+        Err(BackendError::Unsupported {
+            backend: self.name(),
+            place: "module".into(),
+            what: "sessions".into(),
+        })
+    }
+}
+
+/// A scalar value passed to, or returned by, a function called through a [`Session`]. Floats
+/// are carried as their bits, so NaN payloads cross the boundary unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Val {
+    /// `i1`.
+    I1(bool),
+    /// `i8`.
+    I8(u8),
+    /// `i16`.
+    I16(u16),
+    /// `i32`.
+    I32(u32),
+    /// `i64`.
+    I64(u64),
+    /// `f32`, as its bits.
+    F32(u32),
+    /// `f64`, as its bits.
+    F64(u64),
+    /// `ptr`: an address of the back end's own address space.
+    Ptr(u64),
+}
+
+/// How one call through a [`Session`] ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// The function returned: its result's scalar leaves in field order (none for `void`, one
+    /// for a scalar, each field of a `struct` result in turn).
+    Returned(Vec<Val>),
+    /// The call trapped. The session stays usable: the state the call changed before the
+    /// trap (memory, globals) stays changed, as in WebAssembly.
+    Trapped {
+        /// The trap kind, as spelled in [`trap_kinds`] (or the text of a `trap` that names
+        /// its kind).
+        kind: String,
+        /// The whole one-line report: `trap: <kind> in @f ^b, instruction N (op)`.
+        message: String,
+    },
+    /// The program called C's `exit(n)`. The session stays usable.
+    Exited(i32),
+}
+
+/// A live program: instantiated once, then its exported functions called many times, its
+/// state (globals, memory, heap) kept from one call to the next (spec/backends.md,
+/// "Sessions").
+pub trait Session {
+    /// The live program, as last given to [`Session::load`] (an empty module before).
+    fn module(&self) -> &Module;
+
+    /// Makes `module` (linked, verified) the live program. The first load instantiates it
+    /// (globals initialized, as [`Backend::run`] does before calling the entry). A later load
+    /// takes a module that **extends** the live one: every definition of the live module is
+    /// still there, unchanged, at the same instruction (`Inst`), and only new definitions are
+    /// appended (`irkit-link` builds such a module). The state of the live definitions is
+    /// kept; new globals are initialized. A module that does not extend the live one is
+    /// refused ([`BackendError::Malformed`]) and the session is unchanged.
+    fn load(&mut self, module: Module) -> Result<(), BackendError>;
+
+    /// Calls the function exported as `export` with `args`, which must match its parameters
+    /// in number and scalar type (else [`BackendError::Entry`]); parameters and results are
+    /// scalars, or `struct`s of scalars for results.
+    fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError>;
 }
 
 /// A back end that compiles a module to a relocatable object file.
