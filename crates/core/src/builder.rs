@@ -301,6 +301,25 @@ impl<'m> Builder<'m> {
         self.inst(Opcode::TRAP, None, Vec::new(), Payload::None)
     }
 
+    /// `trap_msg "kind"`: a trap reported with the kind `kind` (1 to
+    /// [`MAX_TRAP_KIND`](crate::MAX_TRAP_KIND) printable ASCII characters; the verifier
+    /// checks).
+    pub fn trap_msg(&mut self, kind: &str) -> Result<Inst, CoreError> {
+        self.inst(
+            Opcode::TRAP_MSG,
+            None,
+            Vec::new(),
+            Payload::Str(kind.into()),
+        )
+    }
+
+    /// A unary operation (`clz` … `popcnt`, `fneg` … `fnearest`): the result has the
+    /// operand's type.
+    pub fn unary(&mut self, op: Opcode, x: Inst) -> Result<Inst, CoreError> {
+        let ty = self.m.value_type(x);
+        self.inst(op, ty, vec![x], Payload::None)
+    }
+
     /// `unreachable`.
     pub fn unreachable(&mut self) -> Result<Inst, CoreError> {
         self.inst(Opcode::UNREACHABLE, None, Vec::new(), Payload::None)

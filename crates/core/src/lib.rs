@@ -59,7 +59,7 @@ pub use clone::{CloneError, Cloner};
 pub use condcode::{FloatCC, IntCC};
 pub use entity::Inst;
 pub use error::CoreError;
-pub use limits::{MAX_NESTING, Nesting, check_nesting};
+pub use limits::{MAX_NESTING, MAX_TRAP_KIND, Nesting, check_nesting, trap_kind_problem};
 pub use module::{InstData, Module};
 pub use opcode::{Flags, OpInfo, Opcode, PayloadKind, REGISTRY, TypeRule};
 pub use payload::Payload;

@@ -200,3 +200,28 @@ mod tests {
         assert_eq!(check_nesting(&m), Err(Nesting::Tree(deco)));
     }
 }
+
+/// The longest kind text a `trap_msg` may carry, in bytes (`spec/ir.md`, `trap_msg`).
+pub const MAX_TRAP_KIND: usize = 64;
+
+/// Why `text` cannot be a `trap_msg` kind (`None` if it can): it must be 1 to
+/// [`MAX_TRAP_KIND`] printable ASCII characters (space to `~`), not starting or ending with a
+/// space, so that it prints on the trap line as is.
+pub fn trap_kind_problem(text: &str) -> Option<String> {
+    if text.is_empty() {
+        Some("the trap kind is empty".to_owned())
+    } else if text.len() > MAX_TRAP_KIND {
+        Some(format!(
+            "the trap kind is {} bytes long, more than {MAX_TRAP_KIND}",
+            text.len()
+        ))
+    } else if let Some(c) = text.chars().find(|c| !(' '..='~').contains(c)) {
+        Some(format!(
+            "the trap kind holds {c:?}, not printable ASCII (space to `~`)"
+        ))
+    } else if text.starts_with(' ') || text.ends_with(' ') {
+        Some("the trap kind starts or ends with a space".to_owned())
+    } else {
+        None
+    }
+}

@@ -310,6 +310,23 @@ registry! {
     SWITCH          = 0x0183, "switch",          [Value "value", Const "case_value*", Edge "default", Edge "case*"], None, None, [TERMINATOR SIDE_EFFECTS];
     UNREACHABLE     = 0x0184, "unreachable",     [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     TRAP            = 0x0185, "trap",            [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    TRAP_MSG        = 0x0186, "trap_msg",        [], None, Str, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    // -- bit counts, rotates and float unary operations (format 2.1) --------------------------
+    CLZ             = 0x0190, "clz",             [Value "value"], Required, None, [IN_PROC];
+    CTZ             = 0x0191, "ctz",             [Value "value"], Required, None, [IN_PROC];
+    POPCNT          = 0x0192, "popcnt",          [Value "value"], Required, None, [IN_PROC];
+    ROTL            = 0x0193, "rotl",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    ROTR            = 0x0194, "rotr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FNEG            = 0x0195, "fneg",            [Value "value"], Required, None, [IN_PROC];
+    FABS            = 0x0196, "fabs",            [Value "value"], Required, None, [IN_PROC];
+    FCOPYSIGN       = 0x0197, "fcopysign",       [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FMIN            = 0x0198, "fmin",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FMAX            = 0x0199, "fmax",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FSQRT           = 0x019A, "fsqrt",           [Value "value"], Required, None, [IN_PROC];
+    FCEIL           = 0x019B, "fceil",           [Value "value"], Required, None, [IN_PROC];
+    FFLOOR          = 0x019C, "ffloor",          [Value "value"], Required, None, [IN_PROC];
+    FTRUNC          = 0x019D, "ftrunc",          [Value "value"], Required, None, [IN_PROC];
+    FNEAREST        = 0x019E, "fnearest",        [Value "value"], Required, None, [IN_PROC];
     // -- decorations ----------------------------------------------------------------------------
     EXPORT          = 0x0200, "export",          [], None, Str, [DECORATION];
     IMPORT          = 0x0201, "import",          [], None, Str, [DECORATION];
@@ -373,9 +390,15 @@ opcode_groups! {
     /// The integer binary operations (NIR's `bin` on integers): both operands and the result
     /// have one integer type.
     INT_BINARY, is_int_binary,
-        [IADD, ISUB, IMUL, SDIV, UDIV, SREM, UREM, SHL, LSHR, ASHR, AND, OR, XOR];
+        [IADD, ISUB, IMUL, SDIV, UDIV, SREM, UREM, SHL, LSHR, ASHR, AND, OR, XOR, ROTL, ROTR];
     /// The float binary operations: both operands and the result have one float type.
-    FLOAT_BINARY, is_float_binary, [FADD, FSUB, FMUL, FDIV, FREM];
+    FLOAT_BINARY, is_float_binary, [FADD, FSUB, FMUL, FDIV, FREM, FCOPYSIGN, FMIN, FMAX];
+    /// The integer unary operations (bit counts, format 2.1): the operand and the result have
+    /// one integer type.
+    INT_UNARY, is_int_unary, [CLZ, CTZ, POPCNT];
+    /// The float unary operations (format 2.1): the operand and the result have one float
+    /// type.
+    FLOAT_UNARY, is_float_unary, [FNEG, FABS, FSQRT, FCEIL, FFLOOR, FTRUNC, FNEAREST];
     /// The conversions (NIR's `conv`): one operand, the result type is the target.
     CONVERSIONS, is_conversion,
         [TRUNC, ZEXT, SEXT, FPTRUNC, FPEXT, FPTOUI, FPTOSI, UITOFP, SITOFP, PTRTOINT, INTTOPTR, BITCAST];
@@ -529,11 +552,20 @@ mod tests {
             assert_eq!(op.info().unwrap().arity, Arity::Exact(1), "{op}");
             assert!(op.is_conversion() && !op.is_int_binary() && !op.is_float_binary());
         }
+        for op in Opcode::INT_UNARY.iter().chain(&Opcode::FLOAT_UNARY) {
+            assert_eq!(op.info().unwrap().arity, Arity::Exact(1), "{op}");
+            assert!(op.is_int_unary() != op.is_float_unary(), "{op}");
+            assert!(!op.is_conversion() && !op.is_int_binary() && !op.is_float_binary());
+        }
         let members = REGISTRY.iter().filter(|i| {
             let op = i.opcode;
-            op.is_int_binary() || op.is_float_binary() || op.is_conversion()
+            op.is_int_binary()
+                || op.is_float_binary()
+                || op.is_conversion()
+                || op.is_int_unary()
+                || op.is_float_unary()
         });
-        assert_eq!(members.count(), 13 + 5 + 12);
+        assert_eq!(members.count(), 15 + 8 + 12 + 3 + 7);
     }
 
     #[test]

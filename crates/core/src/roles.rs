@@ -444,7 +444,7 @@ mod tests {
 
     /// Every opcode has a signature the spec can spell, with named slots; edges only on
     /// terminators; and every terminator either has edges (its successors: `jump`, `br`,
-    /// `switch`) or leaves the function (`ret`, `unreachable`, `trap`). A new opcode is
+    /// `switch`) or leaves the function (`ret`, `unreachable`, `trap`, `trap_msg`). A new opcode is
     /// handled where its roles say: a terminator with edges by [`crate::edges::branch`] and
     /// so by the verifier's `check_branch` (verify/calls.rs), the interpreter's
     /// `branch::decode` and the Cranelift lowering's terminator arms (lower/func.rs), each of
@@ -452,7 +452,12 @@ mod tests {
     #[test]
     fn every_opcode_has_roles_and_every_terminator_an_edge_description() {
         use crate::Opcode;
-        let exits = [Opcode::RET, Opcode::UNREACHABLE, Opcode::TRAP];
+        let exits = [
+            Opcode::RET,
+            Opcode::UNREACHABLE,
+            Opcode::TRAP,
+            Opcode::TRAP_MSG,
+        ];
         for info in REGISTRY {
             let sig = info.signature;
             assert!(

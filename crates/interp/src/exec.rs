@@ -339,6 +339,10 @@ impl Interpreter<'_> {
             }
             Opcode::UNREACHABLE => return Err(TrapKind::Unreachable),
             Opcode::TRAP => return Err(TrapKind::Trap),
+            Opcode::TRAP_MSG => {
+                let kind = m.payload(inst).as_str().unwrap_or_default();
+                return Err(TrapKind::Message(kind.to_owned()));
+            }
             _ => return Err(malformed(format!("{op} cannot be executed"))),
         };
         match v {

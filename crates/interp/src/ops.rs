@@ -42,6 +42,21 @@ pub(crate) fn int_binop(op: Opcode, width: u32, a: u64, b: u64) -> Result<u64, T
         Opcode::AND => a & b,
         Opcode::OR => a | b,
         Opcode::XOR => a ^ b,
+        Opcode::ROTL | Opcode::ROTR => {
+            let a = mask(a, width);
+            // A rotation by the amount modulo the width (a power of two: the same as masking).
+            let n = shamt;
+            let n = if op == Opcode::ROTL {
+                n
+            } else {
+                (width - n) % width
+            };
+            if n == 0 {
+                a
+            } else {
+                (a << n) | (a >> (width - n))
+            }
+        }
         _ => {
             return Err(TrapKind::Malformed(format!(
                 "{op} is not an integer operation"
@@ -51,10 +66,90 @@ pub(crate) fn int_binop(op: Opcode, width: u32, a: u64, b: u64) -> Result<u64, T
     Ok(mask(r, width))
 }
 
-/// A float binary operation on `f32` bits; a NaN result is the canonical NaN.
+/// An integer unary operation (`clz`, `ctz`, `popcnt`) on a `width`-bit pattern; the result
+/// is a count, at most `width`.
+pub(crate) fn int_unop(op: Opcode, width: u32, a: u64) -> Result<u64, TrapKind> {
+    let a = mask(a, width);
+    let r = match op {
+        // The pattern sits in the low `width` bits: leading zeros beyond them are not counted.
+        Opcode::CLZ => u64::from(a.leading_zeros() - (64 - width)),
+        Opcode::CTZ => u64::from(a.trailing_zeros().min(width)),
+        Opcode::POPCNT => u64::from(a.count_ones()),
+        _ => {
+            return Err(TrapKind::Malformed(format!(
+                "{op} is not an integer unary operation"
+            )));
+        }
+    };
+    Ok(r)
+}
+
+/// wasm's `min`/`max` (spec/ir.md `fmin`): a NaN if either operand is one; -0 is below +0.
+macro_rules! min_max {
+    ($x:expr, $y:expr, $min:expr) => {{
+        let (x, y) = ($x, $y);
+        if x.is_nan() || y.is_nan() {
+            x + y
+        } else if x == y {
+            // Equal: only the signs of zeros may differ.
+            if x.is_sign_negative() == $min { x } else { y }
+        } else if (x < y) == $min {
+            x
+        } else {
+            y
+        }
+    }};
+}
+
+/// A float unary operation on `f32` bits: `fneg` and `fabs` change the sign bit only (a NaN
+/// keeps its payload); the others give the canonical NaN for a NaN.
+pub(crate) fn f32_unop(op: Opcode, a: u32) -> Result<u32, TrapKind> {
+    let x = f32::from_bits(a);
+    let r = match op {
+        Opcode::FNEG => return Ok(a ^ 0x8000_0000),
+        Opcode::FABS => return Ok(a & 0x7fff_ffff),
+        Opcode::FSQRT => x.sqrt(),
+        Opcode::FCEIL => x.ceil(),
+        Opcode::FFLOOR => x.floor(),
+        Opcode::FTRUNC => x.trunc(),
+        Opcode::FNEAREST => x.round_ties_even(),
+        _ => {
+            return Err(TrapKind::Malformed(format!(
+                "{op} is not a float unary operation"
+            )));
+        }
+    };
+    Ok(canon32(r))
+}
+
+/// A float unary operation on `f64` bits (see [`f32_unop`]).
+pub(crate) fn f64_unop(op: Opcode, a: u64) -> Result<u64, TrapKind> {
+    let x = f64::from_bits(a);
+    let r = match op {
+        Opcode::FNEG => return Ok(a ^ (1 << 63)),
+        Opcode::FABS => return Ok(a & !(1 << 63)),
+        Opcode::FSQRT => x.sqrt(),
+        Opcode::FCEIL => x.ceil(),
+        Opcode::FFLOOR => x.floor(),
+        Opcode::FTRUNC => x.trunc(),
+        Opcode::FNEAREST => x.round_ties_even(),
+        _ => {
+            return Err(TrapKind::Malformed(format!(
+                "{op} is not a float unary operation"
+            )));
+        }
+    };
+    Ok(canon64(r))
+}
+
+/// A float binary operation on `f32` bits; a NaN result is the canonical NaN, except for
+/// `fcopysign`, which changes the sign bit only.
 pub(crate) fn f32_binop(op: Opcode, a: u32, b: u32) -> Result<u32, TrapKind> {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     let r = match op {
+        Opcode::FCOPYSIGN => return Ok((a & 0x7fff_ffff) | (b & 0x8000_0000)),
+        Opcode::FMIN => min_max!(x, y, true),
+        Opcode::FMAX => min_max!(x, y, false),
         Opcode::FADD => x + y,
         Opcode::FSUB => x - y,
         Opcode::FMUL => x * y,
@@ -69,10 +164,13 @@ pub(crate) fn f32_binop(op: Opcode, a: u32, b: u32) -> Result<u32, TrapKind> {
     Ok(canon32(r))
 }
 
-/// A float binary operation on `f64` bits; a NaN result is the canonical NaN.
+/// A float binary operation on `f64` bits (see [`f32_binop`]).
 pub(crate) fn f64_binop(op: Opcode, a: u64, b: u64) -> Result<u64, TrapKind> {
     let (x, y) = (f64::from_bits(a), f64::from_bits(b));
     let r = match op {
+        Opcode::FCOPYSIGN => return Ok((a & !(1 << 63)) | (b & (1 << 63))),
+        Opcode::FMIN => min_max!(x, y, true),
+        Opcode::FMAX => min_max!(x, y, false),
         Opcode::FADD => x + y,
         Opcode::FSUB => x - y,
         Opcode::FMUL => x * y,
@@ -163,6 +261,54 @@ mod tests {
         assert_eq!(int_binop(Opcode::SHL, 1, 1, 1), Ok(1));
         assert_eq!(int_binop(Opcode::ASHR, 8, 0x80, 9), Ok(0xc0));
         assert_eq!(int_binop(Opcode::LSHR, 8, 0x80, 7), Ok(1));
+    }
+
+    #[test]
+    fn bit_counts_and_rotates_at_every_width() {
+        assert_eq!(int_unop(Opcode::CLZ, 32, 0), Ok(32));
+        assert_eq!(int_unop(Opcode::CLZ, 8, 1), Ok(7));
+        assert_eq!(int_unop(Opcode::CLZ, 1, 0), Ok(1));
+        assert_eq!(int_unop(Opcode::CLZ, 1, 1), Ok(0));
+        assert_eq!(int_unop(Opcode::CTZ, 16, 0), Ok(16));
+        assert_eq!(int_unop(Opcode::CTZ, 64, 1 << 63), Ok(63));
+        assert_eq!(int_unop(Opcode::POPCNT, 64, u64::MAX), Ok(64));
+        assert_eq!(int_unop(Opcode::POPCNT, 8, 0xff), Ok(8));
+        assert_eq!(int_binop(Opcode::ROTL, 8, 0x81, 1), Ok(0x03));
+        assert_eq!(
+            int_binop(Opcode::ROTL, 32, 0x8000_0001, 32),
+            Ok(0x8000_0001)
+        );
+        assert_eq!(int_binop(Opcode::ROTR, 16, 0x0001, 1), Ok(0x8000));
+        assert_eq!(int_binop(Opcode::ROTR, 64, 1, 65), Ok(1 << 63));
+        assert_eq!(int_binop(Opcode::ROTL, 1, 1, 1), Ok(1));
+    }
+
+    #[test]
+    fn float_min_max_and_signs() {
+        let (pz, nz) = (0f64.to_bits(), (-0f64).to_bits());
+        assert_eq!(f64_binop(Opcode::FMIN, pz, nz), Ok(nz));
+        assert_eq!(f64_binop(Opcode::FMIN, nz, pz), Ok(nz));
+        assert_eq!(f64_binop(Opcode::FMAX, nz, pz), Ok(pz));
+        let nan = 0x7ff0_0000_0000_0001;
+        assert_eq!(f64_binop(Opcode::FMAX, nan, pz), Ok(CANONICAL_NAN_F64));
+        assert_eq!(
+            f64_binop(Opcode::FMIN, 1f64.to_bits(), nan),
+            Ok(CANONICAL_NAN_F64)
+        );
+        assert_eq!(f64_unop(Opcode::FNEG, nan), Ok(nan | 1 << 63));
+        assert_eq!(
+            f32_binop(Opcode::FCOPYSIGN, 0x7fc0_0001, 0x8000_0000),
+            Ok(0xffc0_0001)
+        );
+        assert_eq!(
+            f64_unop(Opcode::FNEAREST, 2.5f64.to_bits()),
+            Ok(2f64.to_bits())
+        );
+        assert_eq!(f64_unop(Opcode::FNEAREST, (-0.5f64).to_bits()), Ok(nz));
+        assert_eq!(
+            f32_unop(Opcode::FSQRT, (-1f32).to_bits()),
+            Ok(CANONICAL_NAN_F32)
+        );
     }
 
     #[test]

@@ -78,6 +78,15 @@ pub(crate) fn eval(
             let r = ops::int_binop(op, w, a, b)?;
             Value::int(w, r)
         }
+        _ if op.is_int_unary() => {
+            let (w, a) = o.int(0)?;
+            Value::int(w, ops::int_unop(op, w, a)?)
+        }
+        _ if op.is_float_unary() => match o.get(0)? {
+            Value::F32(a) => Some(Value::F32(ops::f32_unop(op, a)?)),
+            Value::F64(a) => Some(Value::F64(ops::f64_unop(op, a)?)),
+            _ => None,
+        },
         _ if op.is_float_binary() => match (o.get(0)?, o.get(1)?) {
             (Value::F32(a), Value::F32(b)) => Some(Value::F32(ops::f32_binop(op, a, b)?)),
             (Value::F64(a), Value::F64(b)) => Some(Value::F64(ops::f64_binop(op, a, b)?)),

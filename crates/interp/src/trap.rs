@@ -18,6 +18,9 @@ pub enum TrapKind {
     /// `trap` executed.
     #[error("trap executed")]
     Trap,
+    /// `trap_msg` executed: its kind text.
+    #[error("{0}")]
+    Message(String),
     /// A load or store not inside one live object.
     #[error("out-of-bounds access of {size} bytes at 0x{addr:x}")]
     OutOfBounds {

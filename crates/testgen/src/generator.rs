@@ -17,9 +17,14 @@ const INT_CCS: [u64; 10] = [1, 2, 3, 4, 5, 6, 10, 11, 12, 13];
 /// `slt`.
 const CC_SLT: u64 = 12;
 
-const INT_BINOPS: [Opcode; 13] = Opcode::INT_BINARY;
+const INT_BINOPS: [Opcode; 15] = Opcode::INT_BINARY;
 
-const FLOAT_BINOPS: [Opcode; 5] = Opcode::FLOAT_BINARY;
+const FLOAT_BINOPS: [Opcode; 8] = Opcode::FLOAT_BINARY;
+
+/// The unary operations (bit counts; float sign, root and rounding operations).
+const INT_UNOPS: [Opcode; 3] = Opcode::INT_UNARY;
+
+const FLOAT_UNOPS: [Opcode; 7] = Opcode::FLOAT_UNARY;
 
 /// Local name hints: identifiers and names the printer has to quote.
 const LOCAL_NAMES: [&str; 6] = ["v", "tmp.", "x y", "é", "q\"", "7"];

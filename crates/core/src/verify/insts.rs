@@ -111,6 +111,11 @@ impl<'m> Cx<'m> {
         } else if NONEMPTY_STR.contains(&op) && d.payload.as_str().is_some_and(str::is_empty) {
             self.err(i, format!("`{name}` needs a non-empty string payload"));
             good = false;
+        } else if op == Opcode::TRAP_MSG
+            && let Some(why) = d.payload.as_str().and_then(crate::trap_kind_problem)
+        {
+            self.err(i, format!("`{name}`: {why}"));
+            good = false;
         }
         if !info.flags.contains(Flags::PARENT) && !d.children.is_empty() {
             self.err(
@@ -270,6 +275,12 @@ impl<'m> Cx<'m> {
             _ if op.is_float_binary() => {
                 self.same_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
             }
+            _ if op.is_int_unary() => {
+                self.one_class(i, r, |cx, v| cx.int_w(v).is_some(), "an integer type");
+            }
+            _ if op.is_float_unary() => {
+                self.one_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
+            }
             Opcode::ICMP => {
                 self.same_class(
                     i,
@@ -350,6 +361,21 @@ impl<'m> Cx<'m> {
         };
         if let (Some(t), Some(r)) = (t, r) {
             self.need_res_eq(i, r, t);
+        }
+    }
+
+    /// Operand 0 of one class; the result (if given) of its type.
+    fn one_class(
+        &mut self,
+        i: Inst,
+        r: Option<VTy>,
+        class: impl Fn(&Self, VTy) -> bool,
+        what: &str,
+    ) {
+        let a = self.val(i, 0);
+        let a = a.filter(|&a| self.need(i, 0, a, class(self, a), what));
+        if let (Some(a), Some(r)) = (a, r) {
+            self.need_res_eq(i, r, a);
         }
     }
 

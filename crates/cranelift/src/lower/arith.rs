@@ -6,7 +6,9 @@
 //! * division checks the divisor for zero and `MIN / -1` first and branches to the trap;
 //! * shifts: Cranelift masks the amount to the type's width like the spec, except for `i1`
 //!   (held in 8 bits), whose shifts return the value unchanged;
-//! * float results that are NaN are replaced by the canonical NaN; `frem` calls C's `fmod`;
+//! * float results that are NaN are replaced by the canonical NaN (except those of the bit
+//!   operations `fneg`, `fabs` and `fcopysign`); `frem` calls C's `fmod`;
+//! * bit counts and rotates of `i1` are computed on its 0/1 directly;
 //! * float-to-integer conversions saturate (`fcvt_to_*_sat` to 64 bits, then clamped).
 
 use cranelift_codegen::ir::condcodes::{FloatCC as CFloatCC, IntCC as CIntCC};
@@ -42,6 +44,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             return Ok(self.convert(op, v, ss, rs));
         }
         let a = self.val1(ops[0])?;
+        if op.is_int_unary() || op.is_float_unary() {
+            return Ok(self.unop(op, rs, a));
+        }
         let b = self.val1(ops[1])?;
         match rs {
             Scalar::Int(w) => self.int_binop(op, w, a, b, place),
@@ -68,7 +73,12 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             Opcode::AND => i.band(a, b),
             Opcode::OR => i.bor(a, b),
             Opcode::XOR => i.bxor(a, b),
-            Opcode::SHL | Opcode::LSHR | Opcode::ASHR if w == 1 => return Ok(a),
+            Opcode::SHL | Opcode::LSHR | Opcode::ASHR | Opcode::ROTL | Opcode::ROTR if w == 1 => {
+                return Ok(a);
+            }
+            // Cranelift rotates by the amount modulo the width, as the spec does.
+            Opcode::ROTL => i.rotl(a, b),
+            Opcode::ROTR => i.rotr(a, b),
             Opcode::SHL => i.ishl(a, b),
             Opcode::LSHR => i.ushr(a, b),
             Opcode::ASHR => i.sshr(a, b),
@@ -131,8 +141,40 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         })
     }
 
+    /// A unary operation: a bit count (an `i1` lives in an `I8` holding 0 or 1, so its
+    /// `clz` and `ctz` are `1 - x` and its `popcnt` is `x`) or a float unary operation
+    /// (`fneg` and `fabs` are bit operations that keep a NaN's payload, the others give the
+    /// canonical NaN).
+    fn unop(&mut self, op: Opcode, s: Scalar, a: Value) -> Value {
+        let i = self.b.ins();
+        match op {
+            Opcode::CLZ | Opcode::CTZ if s == Scalar::Int(1) => i.bxor_imm_u(a, 1),
+            Opcode::POPCNT if s == Scalar::Int(1) => a,
+            Opcode::CLZ => i.clz(a),
+            Opcode::CTZ => i.ctz(a),
+            Opcode::POPCNT => i.popcnt(a),
+            Opcode::FNEG => i.fneg(a),
+            Opcode::FABS => i.fabs(a),
+            _ => {
+                let r = match op {
+                    Opcode::FSQRT => i.sqrt(a),
+                    Opcode::FCEIL => i.ceil(a),
+                    Opcode::FFLOOR => i.floor(a),
+                    Opcode::FTRUNC => i.trunc(a),
+                    _ => i.nearest(a),
+                };
+                self.canonicalize(r, s)
+            }
+        }
+    }
+
     fn float_binop(&mut self, op: Opcode, s: Scalar, a: Value, b: Value) -> Value {
         let r = match op {
+            // A bit operation: a NaN keeps its payload.
+            Opcode::FCOPYSIGN => return self.b.ins().fcopysign(a, b),
+            // wasm's rules: a NaN if either operand is one, -0 below +0.
+            Opcode::FMIN => self.b.ins().fmin(a, b),
+            Opcode::FMAX => self.b.ins().fmax(a, b),
             Opcode::FADD => self.b.ins().fadd(a, b),
             Opcode::FSUB => self.b.ins().fsub(a, b),
             Opcode::FMUL => self.b.ins().fmul(a, b),

@@ -324,7 +324,12 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let m = self.ctx.m;
         let op = m.opcode(inst);
         let ops = m.operands(inst);
-        if op.is_int_binary() || op.is_float_binary() || op.is_conversion() {
+        if op.is_int_binary()
+            || op.is_float_binary()
+            || op.is_int_unary()
+            || op.is_float_unary()
+            || op.is_conversion()
+        {
             let r = self.arith(inst, op, place)?;
             self.set(inst, vec![r]);
             return Ok(());
@@ -410,6 +415,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             Opcode::SWITCH => self.switch(ops)?,
             Opcode::UNREACHABLE => self.trap_here(trap_kinds::UNREACHABLE, place)?,
             Opcode::TRAP => self.trap_here(trap_kinds::TRAP, place)?,
+            Opcode::TRAP_MSG => {
+                let kind = m.payload(inst).as_str().unwrap_or_default();
+                self.trap_here(kind, place)?;
+            }
             _ => {
                 return Err(unsupported(
                     place.render(m),

@@ -4,7 +4,9 @@
 
 use irkit_core::{Inst, Opcode, Payload};
 
-use super::{CC_SLT, FLOAT_BINOPS, Gen, INT_BINOPS, INT_CCS, LOCAL_NAMES, Scope, Sig};
+use super::{
+    CC_SLT, FLOAT_BINOPS, FLOAT_UNOPS, Gen, INT_BINOPS, INT_CCS, INT_UNOPS, LOCAL_NAMES, Scope, Sig,
+};
 use crate::ty::{SCALARS, Ty};
 
 impl Gen<'_, '_> {
@@ -369,7 +371,14 @@ impl Gen<'_, '_> {
         match self.e.below(13) {
             0 => {
                 let t = self.int_ty();
-                let op = INT_BINOPS[self.e.below(INT_BINOPS.len())];
+                let k = self.e.below(INT_BINOPS.len() + INT_UNOPS.len());
+                let Some(&op) = INT_BINOPS.get(k) else {
+                    let op = INT_UNOPS[k - INT_BINOPS.len()];
+                    let x = self.value(&t, scope);
+                    let r = self.emit(b, op, Some(&t), vec![x], Payload::None);
+                    scope.vals.push((r, t));
+                    return;
+                };
                 let lhs = self.value(&t, scope);
                 let rhs = if matches!(
                     op,
@@ -391,7 +400,14 @@ impl Gen<'_, '_> {
             }
             1 => {
                 let t = self.float_ty();
-                let op = FLOAT_BINOPS[self.e.below(FLOAT_BINOPS.len())];
+                let k = self.e.below(FLOAT_BINOPS.len() + FLOAT_UNOPS.len());
+                let Some(&op) = FLOAT_BINOPS.get(k) else {
+                    let op = FLOAT_UNOPS[k - FLOAT_BINOPS.len()];
+                    let x = self.value(&t, scope);
+                    let r = self.emit(b, op, Some(&t), vec![x], Payload::None);
+                    scope.vals.push((r, t));
+                    return;
+                };
                 let ops = vec![self.value(&t, scope), self.value(&t, scope)];
                 let r = self.emit(b, op, Some(&t), ops, Payload::None);
                 scope.vals.push((r, t));
