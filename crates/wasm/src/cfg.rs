@@ -39,8 +39,8 @@ pub enum Term {
     Ret(Option<Inst>),
     /// `unreachable`.
     Unreachable,
-    /// `trap`.
-    Trap,
+    /// `trap_msg kind`: a wasm trap with its message (`"out of bounds memory access"` …).
+    Trap(&'static str),
 }
 
 impl Term {
@@ -51,7 +51,7 @@ impl Term {
             Term::Switch(_, d, cases) => std::iter::once(d)
                 .chain(cases.iter().map(|c| &c.1))
                 .collect(),
-            Term::Ret(_) | Term::Unreachable | Term::Trap => Vec::new(),
+            Term::Ret(_) | Term::Unreachable | Term::Trap(_) => Vec::new(),
         }
     }
 
@@ -67,7 +67,7 @@ impl Term {
                 0 => Some(d),
                 _ => cases.get_mut(i - 1).map(|c| &mut c.1),
             },
-            Term::Ret(_) | Term::Unreachable | Term::Trap => None,
+            Term::Ret(_) | Term::Unreachable | Term::Trap(_) => None,
         }
     }
 }
@@ -156,7 +156,7 @@ impl Cfg {
                     }
                 }
                 Term::Ret(v) => *v = v.map(&f),
-                Term::Unreachable | Term::Trap => {}
+                Term::Unreachable | Term::Trap(_) => {}
             }
         }
     }
@@ -176,7 +176,7 @@ impl Cfg {
                     b.switch(*v, (d.target, &d.args), &cases)?
                 }
                 Some(Term::Ret(v)) => b.ret(*v)?,
-                Some(Term::Trap) => b.trap()?,
+                Some(Term::Trap(kind)) => b.trap_msg(kind)?,
                 Some(Term::Unreachable) | None => b.unreachable()?,
             };
         }

@@ -50,8 +50,6 @@ pub struct Env {
     pub memory: Option<Memory>,
     /// The table, if the module has or imports one.
     pub table: Option<Table>,
-    /// The module's `sqrt` helper, `fn(f64) -> f64`, if a body uses `sqrt`.
-    pub sqrt: Option<Inst>,
     /// The signature id global of each canonical signature in use ([`crate::table`]).
     pub sigs: HashMap<String, Inst>,
 }

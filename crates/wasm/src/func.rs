@@ -59,7 +59,7 @@ pub(crate) struct FuncTranslator<'a, 'm> {
     skipped: u32,
     /// The block instructions are appended to.
     pub(crate) block: Inst,
-    trap_block: Option<Inst>,
+    trap_blocks: Vec<(&'static str, Inst)>,
     /// The SSA variables holding the memory's base and size, if the body accesses memory.
     pub(crate) mem_vars: Option<(u32, u32)>,
     results: Vec<Inst>,
@@ -120,7 +120,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             reachable: true,
             skipped: 0,
             block: entry,
-            trap_block: None,
+            trap_blocks: Vec::new(),
             mem_vars,
             results: results.clone(),
             ret_ty,
@@ -182,21 +182,22 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         self.ssa.cfg.terminate(self.block, term);
     }
 
-    /// The function's shared block that traps (made on first use).
-    pub(crate) fn trap_block(&mut self) -> Result<Inst, WasmError> {
-        if let Some(t) = self.trap_block {
+    /// The function's shared block that traps with `kind` (made on first use; one per kind).
+    pub(crate) fn trap_block(&mut self, kind: &'static str) -> Result<Inst, WasmError> {
+        if let Some(&(_, t)) = self.trap_blocks.iter().find(|(k, _)| *k == kind) {
             return Ok(t);
         }
         let t = self.new_block(&[])?;
-        self.ssa.cfg.terminate(t, Term::Trap);
+        self.ssa.cfg.terminate(t, Term::Trap(kind));
         self.ssa.seal_block(t);
-        self.trap_block = Some(t);
+        self.trap_blocks.push((kind, t));
         Ok(t)
     }
 
-    /// Continues in a new block if `cond` (an `i1`) is false; traps if it is true.
-    pub(crate) fn trap_if(&mut self, cond: Inst) -> Result<(), WasmError> {
-        let trap = self.trap_block()?;
+    /// Continues in a new block if `cond` (an `i1`) is false; traps with the wasm trap
+    /// message `kind` ([`crate::traps`]) if it is true.
+    pub(crate) fn trap_if(&mut self, cond: Inst, kind: &'static str) -> Result<(), WasmError> {
+        let trap = self.trap_block(kind)?;
         let cont = self.new_block(&[])?;
         self.terminate(Term::Br(cond, Edge::new(trap, &[]), Edge::new(cont, &[])));
         self.ssa.seal_block(cont);

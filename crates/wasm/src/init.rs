@@ -60,6 +60,10 @@ impl Init<'_, '_> {
         let (trap, _) = b.block(f, &[]).at(place)?;
         b.position_at_end(trap);
         b.trap().at(place)?;
+        let mut traps = Traps {
+            f,
+            blocks: Vec::new(),
+        };
         b.position_at_end(done);
         b.ret(None).at(place)?;
         b.position_at_end(entry);
@@ -96,6 +100,7 @@ impl Init<'_, '_> {
             b.store(dst.inst, v).at(place)?;
         }
         for e in self.elements {
+            let trap = traps.block(&mut b, crate::traps::OUT_OF_BOUNDS_TABLE, place)?;
             self.element(&mut b, env, f, trap, e)?;
         }
         for d in self.data {
@@ -114,6 +119,7 @@ impl Init<'_, '_> {
             let end = b.binary(Opcode::IADD, offset, len).at(place)?;
             let size = memory::load_field(&mut b, &mem, 1).at(place)?;
             let oob = b.icmp(IntCC::Ugt, end, size).at(place)?;
+            let trap = traps.block(&mut b, crate::traps::OUT_OF_BOUNDS_MEMORY, place)?;
             check(&mut b, f, oob, trap, place)?;
             if d.data.is_empty() {
                 continue;
@@ -256,6 +262,35 @@ fn offset(
             ),
             place,
         )),
+    }
+}
+
+/// The initializer's blocks that trap with a wasm message, made on first use (one per kind).
+struct Traps {
+    f: Inst,
+    blocks: Vec<(&'static str, Inst)>,
+}
+
+impl Traps {
+    /// The block that traps with `kind`; the builder's cursor stays where it was.
+    fn block(
+        &mut self,
+        b: &mut Builder<'_>,
+        kind: &'static str,
+        place: Place,
+    ) -> Result<Inst, WasmError> {
+        if let Some(&(_, t)) = self.blocks.iter().find(|(k, _)| *k == kind) {
+            return Ok(t);
+        }
+        let here = b.current_block();
+        let (t, _) = b.block(self.f, &[]).at(place)?;
+        b.position_at_end(t);
+        b.trap_msg(kind).at(place)?;
+        if let Some(here) = here {
+            b.position_at_end(here);
+        }
+        self.blocks.push((kind, t));
+        Ok(t)
     }
 }
 

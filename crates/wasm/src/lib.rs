@@ -16,7 +16,7 @@
 //! The pieces: [`parse`] reads the sections; [`translate`](mod@translate) declares imports,
 //! definitions and exports; [`func`] translates a body's structured control flow, with
 //! [`ssa`] (SSA construction for locals) over [`cfg`] (terminators kept open until the body
-//! is done); [`ops`], [`bits`], [`rounding`] and [`sqrt`] the numeric operators; [`memory`] linear memory; [`table`] tables and `call_indirect`; [`init`]
+//! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and `call_indirect`; [`init`]
 //! the module initializer; [`entry`] an optional `main` for running a module as a program.
 //!
 //! ```
@@ -30,7 +30,6 @@
 //! assert!(m.find_export("wasm:lib:add").is_some());
 //! ```
 
-pub mod bits;
 pub mod cfg;
 pub mod entry;
 pub mod env;
@@ -41,11 +40,10 @@ pub mod memory;
 pub mod names;
 pub mod ops;
 pub mod parse;
-pub mod rounding;
-pub mod sqrt;
 pub mod ssa;
 pub mod table;
 pub mod translate;
+pub mod traps;
 pub mod types;
 
 use std::borrow::Cow;

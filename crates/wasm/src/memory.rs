@@ -220,7 +220,7 @@ impl FuncTranslator<'_, '_> {
         let n = self.b.module().const_i64(n as i64);
         let end = self.binary(Opcode::IADD, ea, n)?;
         let oob = self.b.icmp(IntCC::Ugt, end, size).at(place)?;
-        self.trap_if(oob)?;
+        self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
         let i8t = self.b.module().ty_i8();
         let p = self.b.module().ty_ptr();
         self.inst(Opcode::ELEM, Some(p), vec![i8t, base, ea], Payload::None)

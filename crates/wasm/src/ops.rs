@@ -3,15 +3,14 @@
 //! Most map to one irkit instruction. wasm's results differ from the IR's in a few places,
 //! handled here in ordinary IR: comparisons give an `i32`; `rem_s` of `MIN` by `-1` is 0
 //! (the IR's `srem` traps); trapping float-to-integer conversions check their range first
-//! (the IR's `fptosi`/`fptoui` saturate). Operators the IR lacks are built from exact
-//! sequences ([`crate::bits`]); the rest are refused by the caller.
+//! (the IR's `fptosi`/`fptoui` saturate). Bit counts, rotates and the float sign, root and
+//! rounding operators are the IR's own (format 2.1); the rest are refused by the caller.
 
 use irkit_core::{FloatCC, Inst, IntCC, Opcode, Payload};
 use wasmparser::Operator;
 
 use crate::error::{At, WasmError};
 use crate::func::FuncTranslator;
-use crate::rounding::Round;
 
 /// Integer or float operand width, for the conversions.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -99,16 +98,6 @@ impl FuncTranslator<'_, '_> {
         self.push_bool(c)
     }
 
-    fn unary(
-        &mut self,
-        f: fn(&mut Self, Inst) -> Result<Inst, WasmError>,
-    ) -> Result<(), WasmError> {
-        let x = self.pop()?;
-        let r = f(self, x)?;
-        self.stack.push(r);
-        Ok(())
-    }
-
     /// `rem_s`: 0 when the divisor is -1 (where the IR's `srem` would trap on `MIN`).
     fn rem_s(&mut self) -> Result<(), WasmError> {
         let y = self.pop()?;
@@ -150,8 +139,8 @@ impl FuncTranslator<'_, '_> {
         Ok(())
     }
 
-    /// A trapping float-to-integer conversion: traps unless `trunc(x)` fits the integer type
-    /// (NaN included), then converts (the IR's conversion is exact in range).
+    /// A trapping float-to-integer conversion: traps on NaN ("invalid conversion to integer")
+    /// and unless `trunc(x)` fits the integer type ("integer overflow"), then converts (the IR's conversion is exact in range).
     fn trunc_trap(&mut self, from: Ty, to: Ty, signed: bool) -> Result<(), WasmError> {
         let x = self.pop()?;
         let bits = if to == Ty::I32 { 32 } else { 64 };
@@ -186,12 +175,14 @@ impl FuncTranslator<'_, '_> {
         } else {
             FloatCC::Ogt
         };
+        let nan = self.b.fcmp(FloatCC::Uno, x, x).at(place)?;
+        self.trap_if(nan, crate::traps::INVALID_CONVERSION)?;
         let above = self.b.fcmp(lo_cc, x, lo_c).at(place)?;
         let below = self.b.fcmp(FloatCC::Olt, x, hi_c).at(place)?;
         let ok = self.binary(Opcode::AND, above, below)?;
         let t = self.b.module().const_bool(true);
         let bad = self.binary(Opcode::XOR, ok, t)?;
-        self.trap_if(bad)?;
+        self.trap_if(bad, crate::traps::INTEGER_OVERFLOW)?;
         let it = self.ty(to);
         let op = if signed {
             Opcode::FPTOSI
@@ -203,25 +194,11 @@ impl FuncTranslator<'_, '_> {
         Ok(())
     }
 
-    /// `sqrt` through the module's helper (`f32`: widened, then narrowed).
-    fn sqrt(&mut self, narrow: bool) -> Result<(), WasmError> {
-        let place = self.place();
-        let helper = self
-            .env
-            .sqrt
-            .ok_or_else(|| WasmError::unsupported("`sqrt` without its helper", place))?;
+    /// A unary operator (`clz` … `popcnt`, `fneg` … `fnearest`) on the top operand.
+    fn un(&mut self, op: Opcode) -> Result<(), WasmError> {
         let x = self.pop()?;
-        let f64t = self.ty(Ty::F64);
-        let x = if narrow {
-            self.conv(Opcode::FPEXT, f64t, x)?
-        } else {
-            x
-        };
-        let mut r = self.b.call(helper, &[x]).at(place)?;
-        if narrow {
-            let f32t = self.ty(Ty::F32);
-            r = self.conv(Opcode::FPTRUNC, f32t, r)?;
-        }
+        let place = self.place();
+        let r = self.b.unary(op, x).at(place)?;
         self.stack.push(r);
         Ok(())
     }
@@ -289,26 +266,25 @@ impl FuncTranslator<'_, '_> {
             O::I32Shl | O::I64Shl => self.bin(Opcode::SHL)?,
             O::I32ShrS | O::I64ShrS => self.bin(Opcode::ASHR)?,
             O::I32ShrU | O::I64ShrU => self.bin(Opcode::LSHR)?,
-            O::I32Rotl | O::I64Rotl => self.rotate(true)?,
-            O::I32Rotr | O::I64Rotr => self.rotate(false)?,
-            O::I32Clz | O::I64Clz => self.unary(Self::clz)?,
-            O::I32Ctz | O::I64Ctz => self.unary(Self::ctz)?,
-            O::I32Popcnt | O::I64Popcnt => self.unary(Self::popcnt)?,
+            O::I32Rotl | O::I64Rotl => self.bin(Opcode::ROTL)?,
+            O::I32Rotr | O::I64Rotr => self.bin(Opcode::ROTR)?,
+            O::I32Clz | O::I64Clz => self.un(Opcode::CLZ)?,
+            O::I32Ctz | O::I64Ctz => self.un(Opcode::CTZ)?,
+            O::I32Popcnt | O::I64Popcnt => self.un(Opcode::POPCNT)?,
             O::F32Add | O::F64Add => self.bin(Opcode::FADD)?,
             O::F32Sub | O::F64Sub => self.bin(Opcode::FSUB)?,
             O::F32Mul | O::F64Mul => self.bin(Opcode::FMUL)?,
             O::F32Div | O::F64Div => self.bin(Opcode::FDIV)?,
-            O::F32Neg | O::F64Neg => self.unary(Self::fneg)?,
-            O::F32Abs | O::F64Abs => self.unary(Self::fabs)?,
-            O::F32Copysign | O::F64Copysign => self.copysign()?,
-            O::F32Ceil | O::F64Ceil => self.round(Round::Ceil)?,
-            O::F32Floor | O::F64Floor => self.round(Round::Floor)?,
-            O::F32Trunc | O::F64Trunc => self.round(Round::Trunc)?,
-            O::F32Nearest | O::F64Nearest => self.round(Round::Nearest)?,
-            O::F64Sqrt => self.sqrt(false)?,
-            O::F32Sqrt => self.sqrt(true)?,
-            O::F32Min | O::F64Min => self.min_max(true)?,
-            O::F32Max | O::F64Max => self.min_max(false)?,
+            O::F32Neg | O::F64Neg => self.un(Opcode::FNEG)?,
+            O::F32Abs | O::F64Abs => self.un(Opcode::FABS)?,
+            O::F32Copysign | O::F64Copysign => self.bin(Opcode::FCOPYSIGN)?,
+            O::F32Ceil | O::F64Ceil => self.un(Opcode::FCEIL)?,
+            O::F32Floor | O::F64Floor => self.un(Opcode::FFLOOR)?,
+            O::F32Trunc | O::F64Trunc => self.un(Opcode::FTRUNC)?,
+            O::F32Nearest | O::F64Nearest => self.un(Opcode::FNEAREST)?,
+            O::F32Sqrt | O::F64Sqrt => self.un(Opcode::FSQRT)?,
+            O::F32Min | O::F64Min => self.bin(Opcode::FMIN)?,
+            O::F32Max | O::F64Max => self.bin(Opcode::FMAX)?,
             O::I32WrapI64 => self.convert(Opcode::TRUNC, I32)?,
             O::I64ExtendI32S => self.convert(Opcode::SEXT, I64)?,
             O::I64ExtendI32U => self.convert(Opcode::ZEXT, I64)?,

@@ -128,7 +128,7 @@ impl FuncTranslator<'_, '_> {
         let entries = load_field(&mut self.b, &t, 0).at(place)?;
         let len = load_field(&mut self.b, &t, 1).at(place)?;
         let oob = self.b.icmp(IntCC::Uge, index, len).at(place)?;
-        self.trap_if(oob)?;
+        self.trap_if(oob, crate::traps::UNDEFINED_ELEMENT)?;
         let e = entry_addr(&mut self.b, &t, entries, index).at(place)?;
         let p = self.b.module().ty_ptr();
         let fa = entry_field(&mut self.b, &t, e, 0).at(place)?;
@@ -137,9 +137,9 @@ impl FuncTranslator<'_, '_> {
         let sp = self.b.load(p, sa).at(place)?;
         let null = self.b.module().const_null();
         let is_null = self.b.icmp(IntCC::Eq, fp, null).at(place)?;
-        self.trap_if(is_null)?;
+        self.trap_if(is_null, crate::traps::UNINITIALIZED_ELEMENT)?;
         let wrong = self.b.icmp(IntCC::Ne, sp, expected).at(place)?;
-        self.trap_if(wrong)?;
+        self.trap_if(wrong, crate::traps::INDIRECT_CALL_TYPE_MISMATCH)?;
         let r = self.b.call_indirect(sig, fp, &args).at(place)?;
         self.reload_memory()?;
         self.push_results(r, ft.results().len())

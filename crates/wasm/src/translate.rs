@@ -68,24 +68,6 @@ fn func_hint(s: &Sections<'_>, index: usize) -> String {
     }
 }
 
-/// Whether a function body uses `f32.sqrt` or `f64.sqrt`.
-fn uses_sqrt(s: &Sections<'_>) -> Result<bool, WasmError> {
-    for body in &s.bodies {
-        let mut ops = body
-            .get_operators_reader()
-            .map_err(|e| WasmError::invalid(&e))?;
-        while !ops.eof() {
-            if matches!(
-                ops.read().map_err(|e| WasmError::invalid(&e))?,
-                Operator::F32Sqrt | Operator::F64Sqrt
-            ) {
-                return Ok(true);
-            }
-        }
-    }
-    Ok(false)
-}
-
 /// A name hint for a definition: `prefix` and the wasm name, kept to identifier characters.
 fn hint(prefix: &str, name: &str) -> String {
     let clean: String = name
@@ -243,16 +225,6 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         memory::build_grow(&mut b, &mem, &l, place)?;
         env.memory = Some(mem);
         libc = Some(l);
-    }
-    // The sqrt helper, if a body uses sqrt.
-    if uses_sqrt(s)? {
-        let mut b = Builder::new(m);
-        let f64t = b.module().ty_f64();
-        let place = Place::at(code_offset);
-        let sig = b.module().ty_fn(f64t, &[f64t]).at(place)?;
-        let f = b.func("sqrt", sig).at(place)?;
-        crate::sqrt::build_sqrt(&mut b, f, place)?;
-        env.sqrt = Some(f);
     }
     // The table, and the signature ids `call_indirect` compares.
     if let Some((tt, offset)) = &s.table {

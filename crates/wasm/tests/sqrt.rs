@@ -1,4 +1,4 @@
-//! `f32.sqrt` and `f64.sqrt` are correctly rounded: the translated helper agrees bit for bit
+//! `f32.sqrt` and `f64.sqrt` are correctly rounded: the IR's `fsqrt` they become agrees bit for bit
 //! with the host's square root on special values, subnormals and random bit patterns (NaN
 //! results are the canonical NaN).
 

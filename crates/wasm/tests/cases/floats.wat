@@ -57,25 +57,25 @@
 ;; invoke trunc_s f32:-2147483648
 ;; => i32:-2147483648
 ;; invoke trunc_s f32:2147483648
-;; => trap: trap executed
+;; => trap: integer overflow
 ;; invoke trunc_s f32:-2147483904
-;; => trap: trap executed
+;; => trap: integer overflow
 ;; invoke trunc_s f32:-3.9
 ;; => i32:-3
 ;; invoke trunc_s f32:0x7fc00000
-;; => trap: trap executed
+;; => trap: invalid conversion to integer
 ;; invoke trunc_u f64:4294967295.9
 ;; => i32:-1
 ;; invoke trunc_u f64:4294967296
-;; => trap: trap executed
+;; => trap: integer overflow
 ;; invoke trunc_u f64:-0.99
 ;; => i32:0
 ;; invoke trunc_u f64:-1
-;; => trap: trap executed
+;; => trap: integer overflow
 ;; invoke trunc_s64 f64:-9223372036854775808
 ;; => i64:-9223372036854775808
 ;; invoke trunc_s64 f64:9223372036854775808
-;; => trap: trap executed
+;; => trap: integer overflow
 ;; invoke trunc_sat_s f32:1e20
 ;; => i32:2147483647
 ;; invoke trunc_sat_s f32:0x7fc00000

@@ -33,13 +33,13 @@
 ;; invoke load i32:65532
 ;; => i32:0
 ;; invoke load i32:65533
-;; => trap: trap executed
+;; => trap: out of bounds memory access
 ;; invoke load i32:-1
-;; => trap: trap executed
+;; => trap: out of bounds memory access
 ;; invoke load_off i32:65532
-;; => trap: trap executed
+;; => trap: out of bounds memory access
 ;; invoke load8_u i32:65536
-;; => trap: trap executed
+;; => trap: out of bounds memory access
 ;; invoke store i32:100 i32:0x12345678
 ;; => void
 ;; invoke load8_u i32:100
@@ -51,7 +51,7 @@
 ;; invoke load i32:100
 ;; => i32:305445752
 ;; invoke store i32:65533 i32:1
-;; => trap: trap executed
+;; => trap: out of bounds memory access
 ;; invoke store_f64 i32:200 f64:-2.5
 ;; => void
 ;; invoke load_f64 i32:200
@@ -71,7 +71,7 @@
 ;; invoke load i32:131000
 ;; => i32:99
 ;; invoke load i32:131072
-;; => trap: trap executed
+;; => trap: out of bounds memory access
 ;; invoke grow i32:2
 ;; => i32:-1
 ;; invoke grow i32:1

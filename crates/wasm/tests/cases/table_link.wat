@@ -19,6 +19,6 @@
 ;; invoke host.call i32:2 i64:7
 ;; => i64:14
 ;; invoke host.call i32:0 i64:7
-;; => trap: trap executed
+;; => trap: uninitialized element
 ;; invoke plugin.call_here i32:2 i64:21
 ;; => i64:42

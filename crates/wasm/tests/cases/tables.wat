@@ -22,12 +22,12 @@
 ;; invoke apply1 i32:2 i32:9
 ;; => i32:-9
 ;; invoke apply i32:2 i32:5 i32:3
-;; => trap: trap executed
+;; => trap: indirect call type mismatch
 ;; invoke apply1 i32:0 i32:9
-;; => trap: trap executed
+;; => trap: indirect call type mismatch
 ;; invoke apply i32:3 i32:5 i32:3
-;; => trap: trap executed
+;; => trap: uninitialized element
 ;; invoke apply i32:5 i32:5 i32:3
-;; => trap: trap executed
+;; => trap: undefined element
 ;; invoke apply i32:-1 i32:5 i32:3
-;; => trap: trap executed
+;; => trap: undefined element
