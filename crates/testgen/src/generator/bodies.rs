@@ -190,7 +190,15 @@ impl Gen<'_, '_> {
                 11 if depth > 0 && self.e.chance(50) => {
                     match self.e.below(4) {
                         0 => self.emit(b, Opcode::UNREACHABLE, None, vec![], Payload::None),
-                        1 => self.emit(b, Opcode::TRAP, None, vec![], Payload::None),
+                        1 if self.e.chance(50) => {
+                            self.emit(b, Opcode::TRAP, None, vec![], Payload::None)
+                        }
+                        1 => {
+                            // `trap_msg` with a kind of the shortest, a long and an odd text.
+                            let kinds = ["x", "out of bounds memory access", "~!@# $%^&*()_+\"'"];
+                            let kind = kinds[self.e.below(kinds.len())];
+                            self.emit(b, Opcode::TRAP_MSG, None, vec![], Payload::Str(kind.into()))
+                        }
                         _ => {
                             self.ret(b, &scope);
                             b
