@@ -136,6 +136,31 @@ pub fn value_depths(m: &Module) -> Vec<u32> {
     depth
 }
 
+/// The longest kind text a `trap_msg` may carry, in bytes (`spec/ir.md`, `trap_msg`).
+pub const MAX_TRAP_KIND: usize = 64;
+
+/// Why `text` cannot be a `trap_msg` kind (`None` if it can): it must be 1 to
+/// [`MAX_TRAP_KIND`] printable ASCII characters (space to `~`), not starting or ending with a
+/// space, so that it prints on the trap line as is.
+pub fn trap_kind_problem(text: &str) -> Option<String> {
+    if text.is_empty() {
+        Some("the trap kind is empty".to_owned())
+    } else if text.len() > MAX_TRAP_KIND {
+        Some(format!(
+            "the trap kind is {} bytes long, more than {MAX_TRAP_KIND}",
+            text.len()
+        ))
+    } else if let Some(c) = text.chars().find(|c| !(' '..='~').contains(c)) {
+        Some(format!(
+            "the trap kind holds {c:?}, not printable ASCII (space to `~`)"
+        ))
+    } else if text.starts_with(' ') || text.ends_with(' ') {
+        Some("the trap kind starts or ends with a space".to_owned())
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,29 +224,16 @@ mod tests {
             .unwrap();
         assert_eq!(check_nesting(&m), Err(Nesting::Tree(deco)));
     }
-}
 
-/// The longest kind text a `trap_msg` may carry, in bytes (`spec/ir.md`, `trap_msg`).
-pub const MAX_TRAP_KIND: usize = 64;
-
-/// Why `text` cannot be a `trap_msg` kind (`None` if it can): it must be 1 to
-/// [`MAX_TRAP_KIND`] printable ASCII characters (space to `~`), not starting or ending with a
-/// space, so that it prints on the trap line as is.
-pub fn trap_kind_problem(text: &str) -> Option<String> {
-    if text.is_empty() {
-        Some("the trap kind is empty".to_owned())
-    } else if text.len() > MAX_TRAP_KIND {
-        Some(format!(
-            "the trap kind is {} bytes long, more than {MAX_TRAP_KIND}",
-            text.len()
-        ))
-    } else if let Some(c) = text.chars().find(|c| !(' '..='~').contains(c)) {
-        Some(format!(
-            "the trap kind holds {c:?}, not printable ASCII (space to `~`)"
-        ))
-    } else if text.starts_with(' ') || text.ends_with(' ') {
-        Some("the trap kind starts or ends with a space".to_owned())
-    } else {
-        None
+    #[test]
+    fn trap_kinds_are_short_printable_ascii() {
+        use super::{MAX_TRAP_KIND, trap_kind_problem};
+        assert_eq!(trap_kind_problem("out of bounds memory access"), None);
+        assert_eq!(trap_kind_problem(&"x".repeat(MAX_TRAP_KIND)), None);
+        assert!(trap_kind_problem(&"x".repeat(MAX_TRAP_KIND + 1)).is_some());
+        assert!(trap_kind_problem("").is_some());
+        assert!(trap_kind_problem("caf\u{e9}").is_some());
+        assert!(trap_kind_problem("a\tb").is_some());
+        assert!(trap_kind_problem("end ").is_some());
     }
 }
