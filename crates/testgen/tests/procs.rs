@@ -172,6 +172,16 @@ fn pure(m: &Module, i: Inst, op: Opcode, xs: &[u64]) -> Result<u64, &'static str
         Opcode::SHL => xs[0] << shift(1),
         Opcode::LSHR => xs[0] >> shift(1),
         Opcode::ASHR => (sext(xs[0], w) >> shift(1)) as u64,
+        Opcode::ROTL | Opcode::ROTR => {
+            // Rotate left by n (right by n is left by w - n), n the amount modulo the width.
+            let x = mask_to_width(xs[0], w);
+            let n = if op == Opcode::ROTL {
+                shift(1)
+            } else {
+                (w - shift(1)) % w
+            };
+            if n == 0 { x } else { (x << n) | (x >> (w - n)) }
+        }
         Opcode::SDIV | Opcode::UDIV | Opcode::SREM | Opcode::UREM => {
             if xs[1] == 0 {
                 return Err("integer division by zero");

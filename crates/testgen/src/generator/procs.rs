@@ -30,7 +30,7 @@ use crate::ty::Ty;
 mod loops;
 
 /// Integer operations that never trap.
-const SAFE_BINOPS: [Opcode; 9] = [
+const SAFE_BINOPS: [Opcode; 11] = [
     Opcode::IADD,
     Opcode::ISUB,
     Opcode::IMUL,
@@ -40,6 +40,8 @@ const SAFE_BINOPS: [Opcode; 9] = [
     Opcode::AND,
     Opcode::OR,
     Opcode::XOR,
+    Opcode::ROTL,
+    Opcode::ROTR,
 ];
 
 const DIVS: [Opcode; 4] = [Opcode::SDIV, Opcode::UDIV, Opcode::SREM, Opcode::UREM];
