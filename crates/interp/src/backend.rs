@@ -66,6 +66,11 @@ mod tests {
         );
         assert_eq!(TrapKind::Unreachable.to_string(), trap_kinds::UNREACHABLE);
         assert_eq!(TrapKind::Trap.to_string(), trap_kinds::TRAP);
+        // `trap_msg`'s kind is its payload, verbatim.
+        assert_eq!(
+            TrapKind::Message("out of bounds memory access".into()).to_string(),
+            "out of bounds memory access"
+        );
         assert_eq!(TrapKind::Abort.to_string(), trap_kinds::ABORT);
         assert_eq!(
             TrapKind::BadFunctionPointer { addr: 0 }.to_string(),
