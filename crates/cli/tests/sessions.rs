@@ -1,0 +1,125 @@
+//! Sessions (spec/backends.md, "Sessions"): the same loads and calls on every back end that
+//! has sessions, with the same results. `sessions/a.ir` is instantiated, its exports called
+//! (results, a struct result's leaves, traps, the state a trap leaves, `exit`, the call depth
+//! limit), then `sessions/b.ir` is linked onto the live program (`irkit_link::extend`) and
+//! loaded: it imports `a`'s global and function and sees their live state.
+
+use irkit_backend::{Backend, Call, RunOptions, Session, Val, trap_kinds};
+use irkit_core::Module;
+use irkit_link::{LinkOptions, extend};
+
+fn input(name: &str) -> irkit_link::Input {
+    let path = format!("{}/tests/sessions/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("test module");
+    irkit_tests::text_input(name, &text).expect("test module parses")
+}
+
+fn load(s: &mut dyn Session, name: &str) {
+    let m = extend(s.module(), vec![input(name)], &LinkOptions::default())
+        .expect("links onto the live program")
+        .module;
+    s.load(m).expect("loads");
+}
+
+fn trapped(kind: &str) -> Call {
+    Call::Trapped {
+        kind: kind.into(),
+        message: String::new(),
+    }
+}
+
+/// The call's result, with a trap's message checked for its kind and then dropped (the place
+/// is spelled alike, but this test compares kinds).
+fn call(s: &mut dyn Session, f: &str, args: &[Val]) -> Call {
+    match s.call(f, args).expect("a callable export") {
+        Call::Trapped { kind, message } => {
+            assert!(
+                message.starts_with(&format!("trap: {kind} in @")),
+                "{message}"
+            );
+            trapped(&kind)
+        }
+        c => c,
+    }
+}
+
+fn script(backend: &dyn Backend) {
+    let opts = RunOptions {
+        max_depth: 100,
+        ..RunOptions::default()
+    };
+    let mut s = backend.session(&opts).expect("sessions are supported");
+    let s = &mut *s;
+    assert_eq!(s.module().top_level().len(), 0);
+    load(s, "a.ir");
+    let ret = |v: Vec<Val>| Call::Returned(v);
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(40)]));
+    assert_eq!(call(s, "bump", &[Val::I32(2)]), ret(vec![Val::I32(42)]));
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(42)]));
+    assert_eq!(
+        call(s, "div", &[Val::I32(7), Val::I32(0)]),
+        trapped(trap_kinds::DIVISION_BY_ZERO)
+    );
+    assert_eq!(
+        call(s, "div", &[Val::I32(0x8000_0000), Val::I32(u32::MAX)]),
+        trapped(trap_kinds::INTEGER_OVERFLOW)
+    );
+    assert_eq!(
+        call(s, "div", &[Val::I32(-7i32 as u32), Val::I32(2)]),
+        ret(vec![Val::I32(-3i32 as u32)])
+    );
+    // The state a trap leaves is kept.
+    assert_eq!(
+        call(s, "set_then_trap", &[Val::I32(7)]),
+        trapped(trap_kinds::TRAP)
+    );
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(7)]));
+    assert_eq!(call(s, "quit", &[Val::I32(3)]), Call::Exited(3));
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(4)]));
+    // The depth counter restarts at each call.
+    assert_eq!(
+        call(s, "deep", &[Val::I64(200)]),
+        trapped(&trap_kinds::stack_overflow(100))
+    );
+    assert_eq!(call(s, "deep", &[Val::I64(99)]), ret(vec![Val::I64(99)]));
+    assert_eq!(
+        call(s, "deep", &[Val::I64(100)]),
+        trapped(&trap_kinds::stack_overflow(100))
+    );
+    assert_eq!(
+        call(s, "pair", &[Val::I8(0xfe), Val::F64(1.5f64.to_bits())]),
+        ret(vec![
+            Val::I8(0xfe),
+            Val::F64(3.0f64.to_bits()),
+            Val::I1(true)
+        ])
+    );
+    assert_eq!(call(s, "nop", &[]), ret(vec![]));
+    // Bad calls are errors, not results.
+    assert!(s.call("nowhere", &[]).is_err());
+    assert!(s.call("bump", &[]).is_err());
+    assert!(s.call("bump", &[Val::I64(1)]).is_err());
+    // A module that does not extend the live one is refused; the session goes on.
+    assert!(s.load(Module::new()).is_err());
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(4)]));
+
+    // A second module, linked onto the live program, sees its state.
+    load(s, "b.ir");
+    assert_eq!(call(s, "b_get", &[]), ret(vec![Val::I32(4)]));
+    assert_eq!(call(s, "b_bump2", &[Val::I32(10)]), ret(vec![Val::I64(29)]));
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(24)]));
+    assert_eq!(call(s, "bump", &[Val::I32(1)]), ret(vec![Val::I32(25)]));
+    assert_eq!(call(s, "b_get", &[]), ret(vec![Val::I32(25)]));
+    assert_eq!(call(s, "b_bump2", &[Val::I32(0)]), ret(vec![Val::I64(54)]));
+    // The first module's functions still work, and trap, after the load.
+    assert_eq!(
+        call(s, "div", &[Val::I32(1), Val::I32(0)]),
+        trapped(trap_kinds::DIVISION_BY_ZERO)
+    );
+    assert_eq!(call(s, "b_get", &[]), ret(vec![Val::I32(25)]));
+}
+
+#[test]
+fn interpreter_session() {
+    script(&irkit_interp::InterpBackend);
+}
