@@ -28,8 +28,13 @@ fn trapped(kind: &str) -> Call {
     }
 }
 
-/// The call's result, with a trap's message checked for its kind and then dropped (the place
-/// is spelled alike, but this test compares kinds).
+thread_local! {
+    /// Every trap line of the script, in order (compared between the back ends).
+    static LINES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The call's result, with a trap's message checked for its kind, recorded in [`LINES`], and
+/// dropped.
 fn call(s: &mut dyn Session, f: &str, args: &[Val]) -> Call {
     match s.call(f, args).expect("a callable export") {
         Call::Trapped { kind, message } => {
@@ -37,13 +42,16 @@ fn call(s: &mut dyn Session, f: &str, args: &[Val]) -> Call {
                 message.starts_with(&format!("trap: {kind} in @")),
                 "{message}"
             );
+            LINES.with(|l| l.borrow_mut().push(message));
             trapped(&kind)
         }
         c => c,
     }
 }
 
-fn script(backend: &dyn Backend) {
+/// Runs the script on `backend`; returns its trap lines.
+fn script(backend: &dyn Backend) -> Vec<String> {
+    LINES.with(|l| l.borrow_mut().clear());
     let opts = RunOptions {
         max_depth: 100,
         ..RunOptions::default()
@@ -117,9 +125,21 @@ fn script(backend: &dyn Backend) {
         trapped(trap_kinds::DIVISION_BY_ZERO)
     );
     assert_eq!(call(s, "b_get", &[]), ret(vec![Val::I32(25)]));
+    LINES.with(|l| l.take())
 }
 
 #[test]
 fn interpreter_session() {
-    script(&irkit_interp::InterpBackend);
+    let lines = script(&irkit_interp::InterpBackend);
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some("trap: integer division by zero in @div ^entry, instruction 0 (sdiv %q)")
+    );
+}
+
+/// The JIT gives the same results and the same trap lines as the interpreter.
+#[test]
+fn jit_session() {
+    let jit = script(&irkit_cranelift::Jit);
+    assert_eq!(jit, script(&irkit_interp::InterpBackend));
 }

@@ -47,13 +47,15 @@ mod object;
 mod place;
 mod routines;
 mod runtime;
+mod session;
 mod types;
 
 pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{build_executable, build_executable_with_depth, link_executable};
 pub use object::{emit_object, emit_object_with, emit_object_with_entry};
+pub use session::JitSession;
 
-use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions};
+use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions, Session};
 use irkit_core::Module;
 
 /// The JIT back end (name `jit`): compiles the module into this process and runs it.
@@ -84,6 +86,11 @@ impl Backend for Jit {
 
     fn runs_procs(&self) -> bool {
         false
+    }
+
+    /// A [`JitSession`]: traps and `exit` are call results, the process goes on.
+    fn session(&self, opts: &RunOptions) -> Result<Box<dyn Session>, BackendError> {
+        Ok(Box::new(JitSession::new(opts)))
     }
 }
 
