@@ -125,6 +125,34 @@ fn script(backend: &dyn Backend) -> Vec<String> {
         trapped(trap_kinds::DIVISION_BY_ZERO)
     );
     assert_eq!(call(s, "b_get", &[]), ret(vec![Val::I32(25)]));
+
+    // A third: data naming live and new functions, zero-initialized memory, indirect calls.
+    load(s, "c.ir");
+    assert_eq!(call(s, "zero_at", &[Val::I32(1)]), ret(vec![Val::I64(0)]));
+    let via = |s: &mut dyn Session, i: u32, x: u32| call(s, "via", &[Val::I32(i), Val::I32(x)]);
+    assert_eq!(via(s, 0, 5), ret(vec![Val::I32(1030)]));
+    assert_eq!(call(s, "get", &[]), ret(vec![Val::I32(30)]));
+    assert_eq!(via(s, 1, 21), ret(vec![Val::I32(1042)]));
+    assert_eq!(call(s, "zero_at", &[Val::I32(1)]), ret(vec![Val::I64(21)]));
+    assert_eq!(
+        call(s, "div_via", &[Val::I32(3)]),
+        trapped(trap_kinds::DIVISION_BY_ZERO)
+    );
+    assert_eq!(
+        call(s, "null_call", &[]),
+        trapped(&trap_kinds::bad_function_pointer(0))
+    );
+    assert_eq!(
+        call(
+            s,
+            "mix",
+            &[Val::F32(2.5f32.to_bits()), Val::I1(true), Val::I16(0x7fff)]
+        ),
+        ret(vec![Val::F32((-2.5f32).to_bits()), Val::I16(0x7ffd)])
+    );
+    assert_eq!(call(s, "quit", &[Val::I32(-1i32 as u32)]), Call::Exited(-1));
+    assert_eq!(call(s, "b_get", &[]), ret(vec![Val::I32(0)]));
+    assert_eq!(call(s, "zero_at", &[Val::I32(0)]), ret(vec![Val::I64(5)]));
     LINES.with(|l| l.take())
 }
 
