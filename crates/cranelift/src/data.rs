@@ -83,7 +83,8 @@ pub(crate) fn zero_initialized(m: &irkit_core::Module, d: Inst) -> bool {
     true
 }
 
-/// Defines the data object of every global of the module.
+/// Defines the data object of every global of the module but the first `live` top-level
+/// definitions (a session's live ones, defined by an earlier lowering).
 pub(crate) fn define_all<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     live: usize,

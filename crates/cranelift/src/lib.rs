@@ -10,7 +10,10 @@
 //! * object files ([`emit_object`], through `cranelift-object`),
 //! * executables ([`build_executable`]: the object linked by the system `cc`),
 //! * in-process runs ([`jit::compile`], through `cranelift-jit`), behind the
-//!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`).
+//!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`),
+//! * sessions ([`JitSession`], `Jit::session`): a live program whose exports are called many
+//!   times and onto which extending modules are compiled; in session mode traps and `exit`
+//!   return to the host instead of ending the process (spec/backends.md, "Sessions").
 //!
 //! It takes modules without NOIR procs: rewriting procs into functions
 //! (`irkit_noir::lower_procs`) is a pipeline step of its own, run before (the CLI runs it; a
