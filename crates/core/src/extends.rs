@@ -46,3 +46,45 @@ impl Module {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Module, Opcode, Payload};
+
+    fn global(m: &mut Module, v: i64) -> crate::Inst {
+        let i32t = m.ty_i32();
+        let c = m.const_i32(v as i32);
+        let g = m
+            .new_inst(Opcode::GLOBAL_VAR, Some(i32t), vec![c], Payload::None)
+            .unwrap();
+        let root = m.root();
+        m.append_child(root, g).unwrap();
+        g
+    }
+
+    #[test]
+    fn appending_extends_and_editing_does_not() {
+        let mut base = Module::new();
+        global(&mut base, 1);
+        assert!(base.extends(&base).is_ok());
+        assert!(base.extends(&Module::new()).is_ok());
+        let mut more = base.clone();
+        global(&mut more, 2);
+        assert!(more.extends(&base).is_ok());
+        assert!(base.extends(&more).is_err(), "fewer instructions");
+        // Changing a live definition's initializer is not an extension.
+        let mut edited = more.clone();
+        let g = edited.top_level()[0];
+        let c = edited.const_i32(7);
+        edited.set_operands(g, vec![c]).unwrap();
+        assert!(edited.extends(&base).is_err());
+        // Nor is moving the live definitions.
+        let mut moved = base.clone();
+        let g = moved.top_level()[0];
+        moved.detach(g).unwrap();
+        let root = moved.root();
+        global(&mut moved, 3);
+        moved.append_child(root, g).unwrap();
+        assert!(moved.extends(&base).is_err());
+    }
+}

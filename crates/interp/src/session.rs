@@ -25,7 +25,7 @@ pub(crate) struct Parts {
     pub(crate) output: externs::Output,
 }
 
-/// A live program in the reference interpreter ([`crate::InterpBackend::session`]). `putchar`
+/// A live program in the reference interpreter (`InterpBackend`'s [`irkit_backend::Backend::session`]). `putchar`
 /// writes to the process's standard output.
 pub struct InterpSession {
     module: Module,
