@@ -12,7 +12,8 @@
 //!    by name to `base`'s exported definition of that name (kind and type checked, as a normal
 //!    link checks them); an export of a name `base` already exports is a duplicate, except a
 //!    `linkonce` copy equal (by semantic hash) to `base`'s `linkonce` definition, which
-//!    resolves to `base`'s copy; a body-less `extern` declaration resolves to `base`'s
+//!    resolves to `base`'s copy, and a `weak` definition, which yields to `base`'s (kind and
+//!    type checked as an import's); a body-less `extern` declaration resolves to `base`'s
 //!    declaration of the same C symbol. Everything else is copied after `base`'s definitions
 //!    (types and constants re-interned, so they merge with `base`'s).
 
@@ -35,7 +36,8 @@ pub const LIVE_PROGRAM: &str = "the live program";
 /// `base`'s exports. An import neither defines is an error ([`LinkError::Undefined`]), as are
 /// the other problems of a normal link; so is an export of a name `base` already exports
 /// ([`LinkError::Duplicate`]), unless both are `linkonce` and equal, when `base`'s copy is
-/// used ([`LinkError::LinkonceMismatch`] if they differ). [`LinkOptions::library`] and
+/// used ([`LinkError::LinkonceMismatch`] if they differ), or the new one is `weak`, when it
+/// yields to `base`'s (a strong one cannot replace a live `weak` definition: duplicate). [`LinkOptions::library`] and
 /// [`LinkOptions::internalize`] are ignored (the link is a library link, keeping every
 /// export); the result is verified when [`LinkOptions::verify`] is on.
 pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkErrors> {
@@ -100,7 +102,7 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
                 });
                 continue;
             };
-            if base.opcode(b) != lib.opcode(d) {
+            if !same_kind(lib.opcode(d), base.opcode(b)) {
                 errors.push(LinkError::KindMismatch {
                     name: n.to_string(),
                     import_file: file_of(&importer, n),
@@ -110,7 +112,7 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
                 });
             }
             cloner.map(d, b);
-            checks.push((d, b, Check::Import(n.to_string())));
+            checks.push((d, b, Check::Import(n.to_string(), file_of(&importer, n))));
             continue;
         }
         if let Some(n) = lib.decoration_str(d, Opcode::EXPORT)
@@ -118,7 +120,19 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
         {
             let once = |m: &Module, x: Inst| m.find_decoration(x, Opcode::LINKONCE).is_some();
             let second = file_of(&exporter, n);
-            if once(base, b) && once(&lib, d) {
+            if lib.find_decoration(d, Opcode::WEAK).is_some() {
+                // A weak definition yields to the live one, checked as an import of it.
+                if !same_kind(lib.opcode(d), base.opcode(b)) {
+                    errors.push(LinkError::KindMismatch {
+                        name: n.to_string(),
+                        import_file: second.clone(),
+                        import_kind: lib.opcode(d).to_string(),
+                        export_file: LIVE_PROGRAM.to_string(),
+                        export_kind: base.opcode(b).to_string(),
+                    });
+                }
+                checks.push((d, b, Check::Import(n.to_string(), second)));
+            } else if once(base, b) && once(&lib, d) {
                 if views.is_none() {
                     match (encode(base), encode(&lib)) {
                         (Ok(a), Ok(l)) => views = Some((a, l)),
@@ -186,14 +200,14 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
             }
             None => None,
         };
-        if out.ty(b) == ty && base.opcode(b) == lib.opcode(d) {
+        if out.ty(b) == ty && same_kind(lib.opcode(d), base.opcode(b)) {
             continue;
         }
         match check {
-            Check::Import(n) => {
-                if base.opcode(b) == lib.opcode(d) {
+            Check::Import(n, file) => {
+                if same_kind(lib.opcode(d), base.opcode(b)) {
                     errors.push(LinkError::TypeMismatch {
-                        import_file: file_of(&importer, &n),
+                        import_file: file,
                         name: n,
                         import_ty: type_text(&out, ty),
                         export_file: LIVE_PROGRAM.to_string(),
@@ -228,10 +242,16 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
     Ok(Linked { module: out, stats })
 }
 
+/// Whether an import of kind `import` may resolve to an export of kind `export`: the same
+/// opcode, or a `func` import of a NOIR `proc` (as in a normal link).
+fn same_kind(import: Opcode, export: Opcode) -> bool {
+    import == export || (import == Opcode::FUNC && export == Opcode::PROC)
+}
+
 /// What a declaration resolved to `base` is checked for.
 enum Check {
-    /// An import of this name.
-    Import(String),
+    /// An import (or a `weak` definition) of this name, in this input.
+    Import(String, String),
     /// A body-less `extern` declaration of this C symbol.
     Extern(String),
 }
