@@ -256,3 +256,77 @@ fn random_sessions() {
         "only {incremental} sets loaded one module at a time"
     );
 }
+
+/// Live indirect call sites reserve the stack of the largest function of their type compiled
+/// so far: the JIT refuses a later function of that type with larger stack objects, and the
+/// session goes on.
+#[test]
+fn jit_refuses_a_larger_frame_behind_live_indirect_calls() {
+    let first = r#"
+@slot: ptr = global_var ptr null
+
+#[export("set")]
+@set: fn(ptr) -> void = func {
+^entry(%f: ptr):
+  store @slot, %f
+  ret
+}
+
+#[export("small")]
+@small: fn(i64) -> i64 = func {
+^entry(%x: i64):
+  %a: ptr = stackalloc [4 x i64]
+  ret %x
+}
+
+#[export("call")]
+@call: fn(i64) -> i64 = func {
+^entry(%x: i64):
+  %f: ptr = load @slot
+  %r: i64 = call_indirect fn(i64) -> i64, %f(%x)
+  ret %r
+}
+"#;
+    let second = r#"
+#[export("big")]
+@big: fn(i64) -> i64 = func {
+^entry(%x: i64):
+  %a: ptr = stackalloc [100000 x i64]
+  ret %x
+}
+"#;
+    let third = r#"
+#[export("fine")]
+@fine: fn(i64) -> i64 = func {
+^entry(%x: i64):
+  %a: ptr = stackalloc [2 x i64]
+  %y: i64 = iadd %x, i64 1
+  ret %y
+}
+"#;
+    let text = |name: &str, t: &str| irkit_tests::text_input(name, t).expect("parses");
+    let mut s = irkit_cranelift::Jit
+        .session(&RunOptions::default())
+        .expect("sessions");
+    let opts = LinkOptions::default();
+    let m = extend(s.module(), vec![text("first.ir", first)], &opts).unwrap();
+    s.load(m.module).unwrap();
+    let m = extend(s.module(), vec![text("second.ir", second)], &opts).unwrap();
+    let err = s.load(m.module).unwrap_err().to_string();
+    assert!(err.contains("reserve"), "{err}");
+    let m = extend(s.module(), vec![text("third.ir", third)], &opts).unwrap();
+    s.load(m.module).unwrap();
+    assert_eq!(
+        s.call("fine", &[Val::I64(1)]).unwrap(),
+        Call::Returned(vec![Val::I64(2)])
+    );
+    assert_eq!(
+        s.call("call", &[Val::I64(1)]).unwrap(),
+        Call::Trapped {
+            kind: trap_kinds::bad_function_pointer(0),
+            message:
+                "trap: bad function pointer 0x0 in @call ^entry, instruction 1 (call_indirect %r)"
+                    .into()
+        }
+    );
+}

@@ -145,6 +145,11 @@ pub(crate) const STOPPED_TRAP: i64 = 1;
 /// [`STOP`] after `exit(n)`.
 pub(crate) const STOPPED_EXIT: i64 = 2;
 
+/// Session mode: the least stack an indirect call reserves for its callee's `stackalloc`
+/// objects, so that functions of its type loaded later with objects up to this size may be
+/// called through it (larger ones are refused while such a call site is live).
+pub(crate) const SESSION_INDIRECT_RESERVE: u64 = 64 * 1024;
+
 /// The size of the state in session mode.
 pub(crate) const SESSION_STATE: usize = 40;
 

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use cranelift_jit::JITModule;
 use cranelift_module::{DataId, FuncOrDataId, Linkage, Module as ClModule};
 use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
-use irkit_core::{Module, Opcode};
+use irkit_core::{Inst, Module, Opcode};
 
 use crate::context::{LowerOptions, SessionLower};
 use crate::error::cl_err;
@@ -47,6 +47,10 @@ pub struct JitSession {
     state: Option<DataId>,
     entries: HashMap<String, Entry>,
     max_depth: usize,
+    /// For each `fn` type of a `call_indirect` in the compiled code: the stack its call sites
+    /// reserve for the callee's `stackalloc` objects (the largest frame of a function of that
+    /// type when the first of them was compiled; see [`JitSession::check_frames`]).
+    reserved: HashMap<Inst, u64>,
 }
 
 impl JitSession {
@@ -60,7 +64,56 @@ impl JitSession {
             state: None,
             entries: HashMap::new(),
             max_depth: opts.max_depth.max(1),
+            reserved: HashMap::new(),
         }
+    }
+
+    /// Indirect call sites check, before the call, that the largest frame of a function of the
+    /// call's type fits (spec/backends.md, "Call depth and the native stack"); those compiled
+    /// already reserve what that largest frame was then. A new function of such a type with a
+    /// larger frame could be called from them with too little room: it is refused. Returns
+    /// the reservations after the load (new types of indirect calls added).
+    fn check_frames(&self, m: &Module, live: usize) -> Result<HashMap<Inst, u64>, BackendError> {
+        let layouts = crate::types::Layouts::new(m);
+        let (frames, max_frame) = crate::lower::frames(m, &layouts);
+        let new = &m.top_level()[live.min(m.top_level().len())..];
+        for &f in new {
+            if let (Some(ty), Some(&frame)) = (m.ty(f), frames.get(&f))
+                && let Some(&room) = self.reserved.get(&ty)
+                && frame > room
+            {
+                return Err(BackendError::Unsupported {
+                    backend: "cranelift",
+                    place: irkit_core::place::def_label(m, f),
+                    what: format!(
+                        "in a session, stack objects of {frame} bytes in a function of a type \
+                         whose indirect calls in the live code reserve {room}"
+                    ),
+                });
+            }
+        }
+        let mut reserved = self.reserved.clone();
+        for &f in new {
+            if m.opcode(f) != Opcode::FUNC {
+                continue;
+            }
+            for blk in m.blocks(f) {
+                for &i in m.children(blk) {
+                    if m.opcode(i) == Opcode::CALL_INDIRECT
+                        && let Some(&ty) = m.operands(i).first()
+                    {
+                        reserved.entry(ty).or_insert_with(|| {
+                            max_frame
+                                .get(&ty)
+                                .copied()
+                                .unwrap_or(0)
+                                .max(crate::runtime::SESSION_INDIRECT_RESERVE)
+                        });
+                    }
+                }
+            }
+        }
+        Ok(reserved)
     }
 
     fn stack(&self) -> usize {
@@ -137,6 +190,7 @@ impl Session for JitSession {
                     .into(),
             });
         }
+        let reserved = self.check_frames(&module, live)?;
         let (jit, zero) = match (self.jit.take(), &self.zero) {
             (Some(j), Some(z)) => (j, z.clone()),
             _ => new_jit_module()?,
@@ -186,6 +240,7 @@ impl Session for JitSession {
             );
         }
         self.jit = Some(jit);
+        self.reserved = reserved;
         self.zero = Some(zero);
         self.state = Some(state);
         self.module = module;

@@ -547,7 +547,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             // interpreter's message: null is address 0 in both).
             let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
             self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
-            let frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
+            let mut frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
+            if self.ctx.session.is_some() {
+                // Functions of this type compiled later may be called here too.
+                frame = frame.max(crate::runtime::SESSION_INDIRECT_RESERVE);
+            }
             let saved = self.enter_call(frame, place)?;
             let call = self.b.ins().call_indirect(sr, callee, &args);
             self.leave_call(saved);

@@ -198,30 +198,7 @@ impl<M: ClModule> Ctx<'_, M> {
 
     /// Fills [`Ctx::frames`] and [`Ctx::max_frame`].
     fn measure_frames(&mut self) {
-        let m = self.m;
-        for &f in m.top_level() {
-            if m.opcode(f) != Opcode::FUNC {
-                continue;
-            }
-            let mut total = 0u64;
-            for blk in m.blocks(f) {
-                for &i in m.children(blk) {
-                    if m.opcode(i) == Opcode::STACKALLOC {
-                        let size = m
-                            .operands(i)
-                            .first()
-                            .and_then(|&t| self.layouts.get(t))
-                            .map_or(0, |l| l.size);
-                        total = total.saturating_add(size.saturating_add(15) & !15);
-                    }
-                }
-            }
-            if let Some(ty) = m.ty(f) {
-                let most = self.max_frame.entry(ty).or_insert(0);
-                *most = (*most).max(total);
-            }
-            self.frames.insert(f, total);
-        }
+        (self.frames, self.max_frame) = frames(self.m, &self.layouts);
     }
 
     /// The symbol and linkage of global `d` (`ext`: its `extern` name): a C data object
@@ -278,6 +255,37 @@ impl<M: ClModule> Ctx<'_, M> {
         self.signature(ty, c_abi)
             .map_err(|what| unsupported(def_place(m, f), what))
     }
+}
+
+/// The stack each function's `stackalloc` objects take (16-byte aligned), by function, and the
+/// largest of these by `fn` type (what an indirect call of that type reserves).
+pub(crate) fn frames(m: &Module, layouts: &Layouts) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
+    let mut frames = HashMap::new();
+    let mut max_frame: HashMap<Inst, u64> = HashMap::new();
+    for &f in m.top_level() {
+        if m.opcode(f) != Opcode::FUNC {
+            continue;
+        }
+        let mut total = 0u64;
+        for blk in m.blocks(f) {
+            for &i in m.children(blk) {
+                if m.opcode(i) == Opcode::STACKALLOC {
+                    let size = m
+                        .operands(i)
+                        .first()
+                        .and_then(|&t| layouts.get(t))
+                        .map_or(0, |l| l.size);
+                    total = total.saturating_add(size.saturating_add(15) & !15);
+                }
+            }
+        }
+        if let Some(ty) = m.ty(f) {
+            let most = max_frame.entry(ty).or_insert(0);
+            *most = (*most).max(total);
+        }
+        frames.insert(f, total);
+    }
+    (frames, max_frame)
 }
 
 fn def_place(m: &Module, d: Inst) -> String {
