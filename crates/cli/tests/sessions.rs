@@ -330,3 +330,47 @@ fn jit_refuses_a_larger_frame_behind_live_indirect_calls() {
         }
     );
 }
+
+/// What a WebAssembly script runner does: instantiate `lib.wat`, call its exports, then
+/// instantiate `main.wat`, which imports `lib`'s memory, global and functions from the live
+/// instance. Both back ends agree.
+fn wasm_script(backend: &dyn Backend) -> Vec<Call> {
+    let wasm = |name: &str| {
+        let path = format!("{}/tests/wasm/{name}.wat", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(&path).expect("wat file");
+        let m = irkit_wasm::translate_input(&bytes, name).expect("translates");
+        irkit_link::Input::from_module(&format!("{name}.irm"), &m).expect("encodes")
+    };
+    let mut s = backend
+        .session(&RunOptions::default())
+        .expect("sessions are supported");
+    let opts = LinkOptions::default();
+    let mut out = Vec::new();
+    let m = extend(s.module(), vec![wasm("lib")], &opts).expect("links");
+    s.load(m.module).expect("loads");
+    out.push(s.call("wasm-init:lib", &[]).expect("init"));
+    out.push(s.call("wasm:lib:fill", &[Val::I32(3)]).expect("fill"));
+    out.push(s.call("wasm:lib:sum", &[Val::I32(3)]).expect("sum"));
+    let m = extend(s.module(), vec![wasm("main")], &opts).expect("links onto lib");
+    s.load(m.module).expect("loads");
+    out.push(s.call("wasm-init:main", &[]).expect("init"));
+    out.push(s.call("wasm:main:oob", &[]).expect("oob"));
+    out.push(s.call("wasm:main:run", &[]).expect("run"));
+    out.push(s.call("wasm:main:oob", &[]).expect("oob"));
+    out.push(s.call("wasm:lib:sum", &[Val::I32(5)]).expect("sum"));
+    out
+}
+
+#[test]
+fn wasm_instances_share_live_state() {
+    let interp = wasm_script(&irkit_interp::InterpBackend);
+    assert_eq!(interp[2], Call::Returned(vec![Val::I32(5)]));
+    // One page of memory: out of bounds.
+    assert!(matches!(interp[4], Call::Trapped { .. }), "{interp:?}");
+    // 38 as a program, plus one: this script's own call of `sum` counted in lib's live global.
+    assert_eq!(interp[5], Call::Returned(vec![Val::I32(39)]));
+    // `run` grew the shared memory by two pages: 65536 is in bounds (and zero) now.
+    assert_eq!(interp[6], Call::Returned(vec![Val::I32(0)]));
+    assert_eq!(interp[7], Call::Returned(vec![Val::I32(30)]));
+    assert_eq!(wasm_script(&irkit_cranelift::Jit), interp);
+}
