@@ -40,6 +40,7 @@ pub mod edges;
 pub mod entity;
 pub mod equiv;
 pub mod error;
+mod extends;
 pub mod intern;
 pub mod layout;
 pub mod limits;

@@ -39,6 +39,21 @@ pub(crate) struct LowerOptions<'a> {
     pub(crate) max_depth: u64,
     /// The native stack the program may use.
     pub(crate) stack_budget: StackBudget,
+    /// Session mode (the JIT's sessions, spec/backends.md "Sessions"): traps and `exit` return
+    /// to the host instead of ending the process, and only the definitions the Cranelift
+    /// module does not hold yet are compiled. `None` for a run or an object file.
+    pub(crate) session: Option<SessionLower>,
+}
+
+/// What a session's lowering of an extending module skips.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SessionLower {
+    /// The first `live` top-level definitions are compiled already (declared again, with the
+    /// same symbols, never defined again).
+    pub(crate) live: usize,
+    /// Whether this is the session's first lowering (which defines the runtime's routines and
+    /// state).
+    pub(crate) first: bool,
 }
 
 /// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align,
@@ -54,6 +69,8 @@ pub(crate) enum Callee {
     Unavailable(String),
     /// C's `abort`: calling it is the "abort called" trap.
     Abort(FuncId),
+    /// C's `exit` in session mode: calling it stops the session's call with the exit code.
+    SessionExit,
 }
 
 /// Module-wide state shared by every function's lowering.
@@ -81,6 +98,8 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// The largest of [`Ctx::frames`] by `fn` type: what an indirect call of that type
     /// reserves (only a function of the call's type may be called through it).
     pub(crate) max_frame: HashMap<Inst, u64>,
+    /// Session mode ([`LowerOptions::session`]).
+    pub(crate) session: Option<SessionLower>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

@@ -83,10 +83,14 @@ pub(crate) fn zero_initialized(m: &irkit_core::Module, d: Inst) -> bool {
     true
 }
 
-/// Defines the data object of every global of the module.
-pub(crate) fn define_all<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
+/// Defines the data object of every global of the module but the first `live` top-level
+/// definitions (a session's live ones, defined by an earlier lowering).
+pub(crate) fn define_all<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    live: usize,
+) -> Result<(), BackendError> {
     let m = ctx.m;
-    for &d in m.top_level() {
+    for &d in m.top_level().iter().skip(live) {
         let Some(&id) = ctx.globals.get(&d) else {
             continue;
         };

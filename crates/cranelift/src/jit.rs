@@ -36,7 +36,7 @@ extern "C" fn irkit_fmodf(a: f32, b: f32) -> f32 {
 
 /// Whether the process can provide C function `name`.
 #[allow(unsafe_code)]
-fn in_process(name: &str) -> bool {
+pub(crate) fn in_process(name: &str) -> bool {
     if matches!(name, "fmod" | "fmodf") {
         return true;
     }
@@ -52,13 +52,17 @@ fn in_process(name: &str) -> bool {
 /// The mappings holding a compiled module's zero-initialized globals, by symbol: (address,
 /// length). Unmapped when the [`Compiled`] module is dropped.
 #[derive(Debug, Default)]
-struct ZeroMaps(HashMap<String, (usize, usize)>);
+pub(crate) struct ZeroMaps(HashMap<String, (usize, usize)>);
 
 impl ZeroMaps {
     /// Maps `size` zero bytes aligned to `align` for `symbol`, read-only unless `writable`
     /// (a `global_const`'s zeros stay read-only, as its initialized bytes would).
     #[allow(unsafe_code)]
     fn map(&mut self, symbol: &str, size: u64, align: u64, writable: bool) -> Result<(), String> {
+        if self.0.contains_key(symbol) {
+            // A session's later lowering declares the live globals again: same memory.
+            return Ok(());
+        }
         let len = usize::try_from(size.max(1)).map_err(|e| e.to_string())?;
         // SAFETY: `sysconf` has no preconditions.
         let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
@@ -115,6 +119,43 @@ pub fn stack_size(max_depth: usize) -> usize {
     max_depth.saturating_mul(4096).clamp(64 << 20, 1 << 30)
 }
 
+/// The stack the program may use on a thread of `stack` bytes: what the thread's start used
+/// above the entry wrapper is well under 64 KiB.
+pub(crate) fn stack_budget(stack: usize) -> u64 {
+    (stack as u64).saturating_sub(64 * 1024 + crate::runtime::STACK_MARGIN)
+}
+
+/// The zero-initialized globals' mappings, shared by a JIT module's symbol lookup and its
+/// lowering.
+pub(crate) type SharedZero = Arc<Mutex<ZeroMaps>>;
+
+/// A new JIT module for the host, with the symbols every program may use (`fmod`, `fmodf`,
+/// the zero-initialized globals of `ZeroMaps`).
+pub(crate) fn new_jit_module() -> Result<(JITModule, SharedZero), BackendError> {
+    let isa = crate::isa::host(false)?;
+    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    builder.symbol("fmod", irkit_fmod as *const u8);
+    builder.symbol("fmodf", irkit_fmodf as *const u8);
+    let zero = Arc::new(Mutex::new(ZeroMaps::default()));
+    let lookup = Arc::clone(&zero);
+    builder.symbol_lookup_fn(Box::new(move |name| {
+        let maps = lookup.lock().ok()?;
+        maps.0.get(name).map(|&(addr, _)| addr as *const u8)
+    }));
+    Ok((JITModule::new(builder), zero))
+}
+
+/// The `zero_data` callback of [`LowerOptions`] mapping into `zero`.
+pub(crate) fn place_zero(
+    zero: &SharedZero,
+) -> impl Fn(&str, u64, u64, bool) -> Result<(), String> + '_ {
+    move |symbol: &str, size: u64, align: u64, writable: bool| {
+        zero.lock()
+            .map_err(|_| "the JIT's data is unavailable".to_string())?
+            .map(symbol, size, align, writable)
+    }
+}
+
 /// A module compiled into memory, ready to run.
 pub struct Compiled {
     module: JITModule,
@@ -147,23 +188,10 @@ pub fn compile_with_depth(
     max_depth: usize,
 ) -> Result<Compiled, BackendError> {
     let stack = stack_size(max_depth);
-    // What the thread's start used above the entry wrapper: well under 64 KiB.
-    let budget = (stack as u64).saturating_sub(64 * 1024 + crate::runtime::STACK_MARGIN);
-    let isa = crate::isa::host(false)?;
-    let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-    builder.symbol("fmod", irkit_fmod as *const u8);
-    builder.symbol("fmodf", irkit_fmodf as *const u8);
-    let zero = Arc::new(Mutex::new(ZeroMaps::default()));
-    let lookup = Arc::clone(&zero);
-    builder.symbol_lookup_fn(Box::new(move |name| {
-        let maps = lookup.lock().ok()?;
-        maps.0.get(name).map(|&(addr, _)| addr as *const u8)
-    }));
-    let place_zero = |symbol: &str, size: u64, align: u64, writable: bool| {
-        zero.lock()
-            .map_err(|_| "the JIT's data is unavailable".to_string())?
-            .map(symbol, size, align, writable)
-    };
+    let budget = stack_budget(stack);
+    let (jit, zero) = new_jit_module()?;
+    let shared = Arc::clone(&zero);
+    let place_zero = place_zero(&shared);
     let opts = LowerOptions {
         entry_symbol: "irkit.entry",
         entry_linkage: Linkage::Local,
@@ -173,9 +201,10 @@ pub fn compile_with_depth(
         zero_data: Some(&place_zero),
         far_data: true,
         max_depth: max_depth as u64,
+        session: None,
         stack_budget: crate::runtime::StackBudget::Fixed(budget),
     };
-    let (mut module, id) = lower_module(m, JITModule::new(builder), &opts)?;
+    let (mut module, id) = lower_module(m, jit, &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
     module
         .finalize_definitions()

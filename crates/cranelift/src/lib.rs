@@ -10,7 +10,10 @@
 //! * object files ([`emit_object`], through `cranelift-object`),
 //! * executables ([`build_executable`]: the object linked by the system `cc`),
 //! * in-process runs ([`jit::compile`], through `cranelift-jit`), behind the
-//!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`).
+//!   [`irkit_backend::Backend`] trait as [`Jit`] (name `jit`),
+//! * sessions ([`JitSession`], `Jit::session`): a live program whose exports are called many
+//!   times and onto which extending modules are compiled; in session mode traps and `exit`
+//!   return to the host instead of ending the process (spec/backends.md, "Sessions").
 //!
 //! It takes modules without NOIR procs: rewriting procs into functions
 //! (`irkit_noir::lower_procs`) is a pipeline step of its own, run before (the CLI runs it; a
@@ -47,13 +50,15 @@ mod object;
 mod place;
 mod routines;
 mod runtime;
+mod session;
 mod types;
 
 pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{build_executable, build_executable_with_depth, link_executable};
 pub use object::{emit_object, emit_object_with, emit_object_with_entry};
+pub use session::JitSession;
 
-use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions};
+use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions, Session};
 use irkit_core::Module;
 
 /// The JIT back end (name `jit`): compiles the module into this process and runs it.
@@ -84,6 +89,11 @@ impl Backend for Jit {
 
     fn runs_procs(&self) -> bool {
         false
+    }
+
+    /// A [`JitSession`]: traps and `exit` are call results, the process goes on.
+    fn session(&self, opts: &RunOptions) -> Result<Box<dyn Session>, BackendError> {
+        Ok(Box::new(JitSession::new(opts)))
     }
 }
 

@@ -45,6 +45,7 @@ pub fn emit_object_with(
         zero_data: None,
         far_data: false,
         max_depth: max_depth as u64,
+        session: None,
         stack_budget: crate::runtime::StackBudget::MainThread,
     };
     let (obj, _) = lower_module(m, ObjectModule::new(builder), &opts)?;

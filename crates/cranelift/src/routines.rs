@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{
     AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{FuncId, Module as ClModule};
+use cranelift_module::{FuncId, Linkage, Module as ClModule};
 use irkit_backend::{BackendError, EXIT_TRAP, trap_kinds};
 use irkit_core::Opcode;
 
@@ -17,13 +17,17 @@ use crate::context::{Callee, Ctx, LowerOptions};
 use crate::error::cl_err;
 use crate::place::first_place;
 use crate::runtime::{
-    DEFAULT_STACK, DEPTH, MAX_MAIN_STACK, STACK_LIMIT, STACK_MARGIN, StackBudget,
-    UNREACHABLE_AFTER_EXIT,
+    DEFAULT_STACK, DEPTH, MAX_MAIN_STACK, STACK_LIMIT, STACK_MARGIN, STOP, STOP_ARG, STOP_MSG,
+    STOPPED_TRAP, StackBudget, UNREACHABLE_AFTER_EXIT,
 };
-use crate::types::{PTR, Scalar};
+use crate::types::{ClifType, PTR, Scalar};
 
-/// Defines `irkit.rt.trap`: `write(2, msg, len); exit(70);`.
+/// Defines `irkit.rt.trap`: `write(2, msg, len); exit(70);`. In session mode it records the
+/// trap in the state ([`STOP`], [`STOP_MSG`], [`STOP_ARG`]) and returns.
 pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
+    if ctx.session.is_some() {
+        return define_session_trap_routine(ctx);
+    }
     let rt = ctx.rt;
     let mut c = ctx.cl.make_context();
     c.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(types::I64)];
@@ -47,6 +51,147 @@ pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(
     ctx.cl
         .define_function(rt.trap, &mut c)
         .map_err(|e| cl_err("runtime trap routine", e))
+}
+
+/// Session mode's `irkit.rt.trap(msg, len)`: `state.stop = TRAP; state.msg = msg; state.arg =
+/// len; return`.
+fn define_session_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
+    let rt = ctx.rt;
+    let mut c = ctx.cl.make_context();
+    c.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(types::I64)];
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let gv = ctx.data_in_func(rt.state, b.func);
+        let at = b.ins().symbol_value(PTR, gv);
+        let flags = MemFlagsData::trusted();
+        b.ins().store(flags, msg, at, STOP_MSG);
+        b.ins().store(flags, len, at, STOP_ARG);
+        let how = b.ins().iconst(types::I64, STOPPED_TRAP);
+        b.ins().store(flags, how, at, STOP);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(ctx.cl.target_config());
+    }
+    ctx.cl
+        .define_function(rt.trap, &mut c)
+        .map_err(|e| cl_err("runtime trap routine", e))
+}
+
+/// Session mode: defines the host-callable wrapper `void irkit.call.N(const u64 *args, u64
+/// *results)` of exported function `f` (instruction N): sets the stack limit, clears the stop
+/// word, checks that `f`'s stack objects fit, counts `f` as the one live activation, calls it
+/// with the arguments read from `args` (one 8-byte slot per parameter, the value in its low
+/// bytes), writes its result's leaves to `results` (one slot each), flushes C's `stdout` and
+/// returns; the host then reads the stop word (spec/backends.md, "Sessions"). `None` when a
+/// parameter is not a scalar (the function cannot be called through a session).
+pub(crate) fn define_session_wrapper<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    fctx: &mut FunctionBuilderContext,
+    opts: &LowerOptions<'_>,
+    f: irkit_core::Inst,
+    export: &str,
+) -> Result<Option<crate::lower::SessionEntry>, BackendError> {
+    let m = ctx.m;
+    let Some(Callee::Func(fid)) = ctx.funcs.get(&f).cloned() else {
+        return Ok(None);
+    };
+    let Some(fty) = m.ty(f) else {
+        return Ok(None);
+    };
+    let Some((&ret, ps)) = m.operands(fty).split_first() else {
+        return Ok(None);
+    };
+    let mut params = Vec::with_capacity(ps.len());
+    for &p in ps {
+        match ctx.layouts.scalar(p) {
+            Some(s) => params.push(s),
+            None => return Ok(None),
+        }
+    }
+    let results = if m.opcode(ret) == Opcode::VOID {
+        Vec::new()
+    } else {
+        match ctx.leaves(ret) {
+            Ok(l) => l,
+            Err(_) => return Ok(None),
+        }
+    };
+    let mut sig = ctx.cl.make_signature();
+    sig.params = vec![AbiParam::new(PTR), AbiParam::new(PTR)];
+    let id = ctx
+        .cl
+        .declare_function(&format!("irkit.call.{}", f.index()), Linkage::Local, &sig)
+        .map_err(|e| cl_err("session wrapper", e))?;
+    let mut c = ctx.cl.make_context();
+    c.func.signature = sig;
+    {
+        let mut b = FunctionBuilder::new(&mut c.func, fctx);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        let (args, outs) = (b.block_params(block)[0], b.block_params(block)[1]);
+        set_stack_limit(ctx, &mut b, opts.stack_budget);
+        let flags = MemFlagsData::trusted();
+        let gv = ctx.data_in_func(ctx.rt.state, b.func);
+        let at = b.ins().symbol_value(PTR, gv);
+        let zero = b.ins().iconst(types::I64, 0);
+        b.ins().store(flags, zero, at, STOP);
+        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+        let limit = b.ins().load(types::I64, flags, at, STACK_LIMIT);
+        let need = b.ins().iadd_imm_u(limit, frame as i64);
+        let sp = b.ins().get_stack_pointer(PTR);
+        let low = b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+        let (cold, cont) = (b.create_block(), b.create_block());
+        b.set_cold_block(cold);
+        b.ins().brif(low, cold, &[], cont, &[]);
+        b.switch_to_block(cold);
+        let text = format!(
+            "trap: {} in {}\n",
+            trap_kinds::NATIVE_STACK_EXHAUSTED,
+            first_place(m, f)
+        );
+        let msg = ctx.message(&text)?;
+        let gv = ctx.data_in_func(msg, b.func);
+        let p = b.ins().symbol_value(PTR, gv);
+        let n = b.ins().iconst(types::I64, text.len() as i64);
+        let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
+        b.ins().call(tr, &[p, n]);
+        b.ins().return_(&[]);
+        b.switch_to_block(cont);
+        let one = b.ins().iconst(types::I64, 1);
+        b.ins().store(flags, one, at, DEPTH);
+        let vals: Vec<_> = params
+            .iter()
+            .enumerate()
+            .map(|(i, s)| b.ins().load(s.clif(), flags, args, 8 * i as i32))
+            .collect();
+        let callee = ctx.cl.declare_func_in_func(fid, b.func);
+        let call = b.ins().call(callee, &vals);
+        let rs = b.inst_results(call).to_vec();
+        for (i, v) in rs.into_iter().enumerate() {
+            b.ins().store(flags, v, outs, 8 * i as i32);
+        }
+        let fflush = ctx.cl.declare_func_in_func(ctx.rt.fflush, b.func);
+        let null = b.ins().iconst(PTR, 0);
+        b.ins().call(fflush, &[null]);
+        b.ins().return_(&[]);
+        b.seal_all_blocks();
+        b.finalize(ctx.cl.target_config());
+    }
+    ctx.cl
+        .define_function(id, &mut c)
+        .map_err(|e| cl_err("session wrapper", e))?;
+    Ok(Some(crate::lower::SessionEntry {
+        export: export.to_string(),
+        id,
+        params,
+        results,
+    }))
 }
 
 /// The line an executable prints when its code faults on memory (spec/backends.md, "What

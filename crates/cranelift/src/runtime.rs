@@ -68,8 +68,14 @@ pub(crate) struct Runtime {
 }
 
 impl Runtime {
-    /// Declares the runtime's functions in `cl`.
-    pub(crate) fn declare<M: ClModule>(cl: &mut M) -> Result<Runtime, BackendError> {
+    /// Declares the runtime's functions in `cl`, and the state words: `session` is `None` for
+    /// a run or an object file (two words, defined), `Some(define)` in a session (the
+    /// [`SESSION_STATE`] bytes, defined only by its first lowering: later ones extend the same
+    /// Cranelift module).
+    pub(crate) fn declare<M: ClModule>(
+        cl: &mut M,
+        session: Option<bool>,
+    ) -> Result<Runtime, BackendError> {
         let mut decl = |name: &str, linkage, params: &[types::Type], ret: Option<types::Type>| {
             let mut sig = cl.make_signature();
             sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -108,7 +114,10 @@ impl Runtime {
             signal: decl("signal", Linkage::Import, &[types::I32, PTR], Some(PTR))?,
             exit_now: decl("_exit", Linkage::Import, &[types::I32], None)?,
             fault: decl("irkit.rt.fault", Linkage::Local, &[types::I32], None)?,
-            state: words(cl, "irkit.rt.state")?,
+            state: match session {
+                None => words(cl, "irkit.rt.state", 16, true)?,
+                Some(define) => words(cl, "irkit.rt.state", SESSION_STATE, define)?,
+            },
         })
     }
 }
@@ -119,14 +128,47 @@ pub(crate) const DEPTH: i32 = 0;
 /// Offset of the stack limit in [`Runtime::state`].
 pub(crate) const STACK_LIMIT: i32 = 8;
 
-/// Declares and defines two zeroed, writable, local 8-byte words.
-fn words<M: ClModule>(cl: &mut M, name: &str) -> Result<DataId, BackendError> {
+/// Session mode only (spec/backends.md, "Sessions"): offset of the word saying how the
+/// current call stopped: 0 while it runs (or returned), [`STOPPED_TRAP`] or [`STOPPED_EXIT`].
+/// Every call site checks it after the call and returns at once when it is set.
+pub(crate) const STOP: i32 = 16;
+
+/// Session mode: offset of the trap line's address (a trap), written with [`STOP`].
+pub(crate) const STOP_MSG: i32 = 24;
+
+/// Session mode: offset of the trap line's length (a trap) or the exit code (`exit`).
+pub(crate) const STOP_ARG: i32 = 32;
+
+/// [`STOP`] after a trap.
+pub(crate) const STOPPED_TRAP: i64 = 1;
+
+/// [`STOP`] after `exit(n)`.
+pub(crate) const STOPPED_EXIT: i64 = 2;
+
+/// Session mode: the least stack an indirect call reserves for its callee's `stackalloc`
+/// objects, so that functions of its type loaded later with objects up to this size may be
+/// called through it (larger ones are refused while such a call site is live).
+pub(crate) const SESSION_INDIRECT_RESERVE: u64 = 64 * 1024;
+
+/// The size of the state in session mode.
+pub(crate) const SESSION_STATE: usize = 40;
+
+/// Declares `size` zeroed, writable, local bytes of 8-byte words, and defines them if
+/// `define`.
+fn words<M: ClModule>(
+    cl: &mut M,
+    name: &str,
+    size: usize,
+    define: bool,
+) -> Result<DataId, BackendError> {
     let id = cl
         .declare_data(name, Linkage::Local, true, false)
         .map_err(|e| cl_err("runtime", e))?;
-    let mut d = DataDescription::new();
-    d.set_align(8);
-    d.define_zeroinit(16);
-    cl.define_data(id, &d).map_err(|e| cl_err("runtime", e))?;
+    if define {
+        let mut d = DataDescription::new();
+        d.set_align(8);
+        d.define_zeroinit(size);
+        cl.define_data(id, &d).map_err(|e| cl_err("runtime", e))?;
+    }
     Ok(id)
 }

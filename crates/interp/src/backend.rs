@@ -1,7 +1,7 @@
 //! The interpreter as an [`irkit_backend::Backend`]: the oracle the native back ends are
 //! compared with.
 
-use irkit_backend::{Backend, BackendError, Outcome, RunOptions};
+use irkit_backend::{Backend, BackendError, Outcome, RunOptions, Session};
 use irkit_core::Module;
 
 use crate::{Interpreter, TrapKind};
@@ -45,6 +45,10 @@ impl Backend for InterpBackend {
                 }),
             },
         }
+    }
+
+    fn session(&self, opts: &RunOptions) -> Result<Box<dyn Session>, BackendError> {
+        Ok(Box::new(crate::InterpSession::new(opts)))
     }
 }
 

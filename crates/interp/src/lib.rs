@@ -52,12 +52,14 @@ pub mod proc_eval;
 mod proc_info;
 mod program;
 mod pure;
+mod session;
 mod source;
 mod trap;
 mod value;
 
 pub use backend::InterpBackend;
 pub use proc_eval::{ProcResult, eval_proc};
+pub use session::InterpSession;
 pub use trap::{InterpError, Location, Trap, TrapKind};
 pub use value::Value;
 
@@ -132,7 +134,7 @@ impl<'m> Interpreter<'m> {
             return Err(InterpError::Malformed(format!("{}: {n}", n.inst())));
         }
         let mut mem = Memory::new(limit);
-        let prog = Program::build(module, &mut mem)?;
+        let prog = Program::build(module, &mut mem, None)?;
         Ok(Interpreter {
             module,
             prog,
@@ -283,6 +285,33 @@ impl<'m> Interpreter<'m> {
             }
         }
         true
+    }
+
+    /// An interpreter for `module` from the state of another (a session's, see
+    /// [`InterpSession`]), with fuel and depth limit for the next run.
+    pub(crate) fn from_parts(
+        module: &'m Module,
+        parts: session::Parts,
+        fuel: Option<u64>,
+        max_depth: usize,
+    ) -> Interpreter<'m> {
+        Interpreter {
+            module,
+            prog: parts.prog,
+            mem: parts.mem,
+            output: parts.output,
+            fuel,
+            max_depth,
+        }
+    }
+
+    /// The state apart from the module (see [`Interpreter::from_parts`]).
+    pub(crate) fn into_parts(self) -> session::Parts {
+        session::Parts {
+            prog: self.prog,
+            mem: self.mem,
+            output: self.output,
+        }
     }
 
     /// The module being run.

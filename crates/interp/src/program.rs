@@ -83,6 +83,9 @@ pub(crate) struct Program {
     src: Vec<Src>,
     /// Values of constants and definitions.
     pub(crate) consts: Vec<Value>,
+    /// How many top-level definitions were prepared (those of an extending module's prefix
+    /// keep their addresses, see [`Program::build`]).
+    defs: usize,
 }
 
 fn malformed(what: String) -> InterpError {
@@ -90,8 +93,15 @@ fn malformed(what: String) -> InterpError {
 }
 
 impl Program {
-    /// Prepares `m` and builds its initial memory.
-    pub(crate) fn build(m: &Module, mem: &mut Memory) -> Result<Program, InterpError> {
+    /// Prepares `m` and builds its initial memory. With `prev`, the program of a module `m`
+    /// extends (`Module::extends`, checked by the caller), the definitions `prev` prepared keep
+    /// their addresses and function indices, and only the new globals are allocated and
+    /// initialized in `mem` (which holds `prev`'s objects).
+    pub(crate) fn build(
+        m: &Module,
+        mem: &mut Memory,
+        prev: Option<&Program>,
+    ) -> Result<Program, InterpError> {
         let n = m.arena_len();
         let mut p = Program {
             layouts: Layouts::compute(m),
@@ -100,16 +110,28 @@ impl Program {
             block_of: vec![NONE; n],
             src: vec![Src::None; n],
             consts: Vec::new(),
+            defs: m.top_level().len(),
         };
         let mut globals = Vec::new();
-        for &d in m.top_level() {
+        // The address `prev` gave definition `d` (one of its first `prev.defs`).
+        let old = |k: usize, d: Inst| -> Option<u64> {
+            let prev = prev.filter(|p| k < p.defs)?;
+            match prev.src(d) {
+                Src::Const(i) => prev.consts.get(i as usize)?.as_ptr(),
+                _ => None,
+            }
+        };
+        for (k, &d) in m.top_level().iter().enumerate() {
             let op = m.opcode(d);
             if op == Opcode::FUNC || op == Opcode::PROC {
                 let idx = u32::try_from(p.funcs.len())
                     .map_err(|_| malformed("too many functions".into()))?;
-                let addr = mem
-                    .alloc(Kind::Func(idx), 0)
-                    .map_err(|_| InterpError::TooLarge("too many functions".into()))?;
+                let addr = match old(k, d) {
+                    Some(a) => a,
+                    None => mem
+                        .alloc(Kind::Func(idx), 0)
+                        .map_err(|_| InterpError::TooLarge("too many functions".into()))?,
+                };
                 p.set_const(d, Value::Ptr(addr))?;
                 p.func_of[d.idx()] = idx;
                 let f = p.func_info(m, d)?;
@@ -129,6 +151,11 @@ impl Program {
                         readonly: op == Opcode::GLOBAL_CONST,
                     },
                 };
+                if let Some(a) = old(k, d) {
+                    // Live: its object keeps its address and contents.
+                    p.set_const(d, Value::Ptr(a))?;
+                    continue;
+                }
                 let addr = mem
                     .alloc(kind, size)
                     .map_err(|_| InterpError::TooLarge(format!("global {d} of {size} bytes")))?;

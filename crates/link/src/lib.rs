@@ -41,6 +41,7 @@
 
 pub mod devirtualize;
 mod error;
+mod extend;
 pub mod fold;
 pub mod inline;
 mod input;
@@ -51,6 +52,7 @@ pub mod specialize;
 
 pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
+pub use extend::{LIVE_PROGRAM, extend};
 pub use fold::fold_constants;
 pub use inline::{Visible, inline_single_calls};
 pub use input::{Input, Opened};

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::runtime::{DEPTH, STACK_LIMIT};
+use crate::runtime::{DEPTH, STACK_LIMIT, STOP, STOP_ARG, STOPPED_EXIT};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -269,6 +269,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.fname.clone(),
                 format!("the address of extern \"{name}\", which this back end cannot call"),
             )),
+            Some(Callee::SessionExit) => Err(unsupported(
+                self.fname.clone(),
+                "the address of extern \"exit\" in a session (only direct calls of it)",
+            )),
             None => Err(self.malformed(&format!("{d} is not a definition"))),
         }
     }
@@ -291,8 +295,72 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .cl
             .declare_func_in_func(self.ctx.rt.trap, self.b.func);
         self.b.ins().call(tr, &[p, n]);
-        self.b.ins().trap(UNREACHABLE_AFTER_EXIT);
+        if self.ctx.session.is_some() {
+            // The session's trap routine recorded the trap and returned: so does this
+            // function, and every caller after it (spec/backends.md, "Sessions").
+            self.return_zeros();
+        } else {
+            self.b.ins().trap(UNREACHABLE_AFTER_EXIT);
+        }
         Ok(())
+    }
+
+    /// Session mode: returns zero values of the function's result type (the host ignores
+    /// them: the call stopped).
+    fn return_zeros(&mut self) {
+        let tys: Vec<clt::Type> = self
+            .b
+            .func
+            .signature
+            .returns
+            .iter()
+            .map(|p| p.value_type)
+            .collect();
+        let vs: Vec<Value> = tys
+            .into_iter()
+            .map(|t| match t {
+                clt::F32 => self.b.ins().f32const(0.0),
+                clt::F64 => self.b.ins().f64const(0.0),
+                t => self.b.ins().iconst(t, 0),
+            })
+            .collect();
+        self.b.ins().return_(&vs);
+    }
+
+    /// Session mode, after a call: if the call stopped (a trap or `exit` below it), return at
+    /// once. Nothing outside session mode.
+    fn check_stop(&mut self) {
+        if self.ctx.session.is_none() {
+            return;
+        }
+        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let stop = self
+            .b
+            .ins()
+            .load(clt::I64, MemFlagsData::trusted(), at, STOP);
+        let (cold, cont) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(stop, cold, &[], cont, &[]);
+        self.b.switch_to_block(cold);
+        self.return_zeros();
+        self.b.switch_to_block(cont);
+    }
+
+    /// Session mode: a call of C's `exit(code)` stops the session's call with `code`.
+    fn session_exit(&mut self, args: &[Value]) {
+        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
+        let at = self.b.ins().symbol_value(PTR, gv);
+        let flags = MemFlagsData::trusted();
+        let code = match args.first() {
+            Some(&c) if self.b.func.dfg.value_type(c) == clt::I64 => c,
+            Some(&c) => self.b.ins().sextend(clt::I64, c),
+            None => self.b.ins().iconst(clt::I64, 0),
+        };
+        self.b.ins().store(flags, code, at, STOP_ARG);
+        let how = self.b.ins().iconst(clt::I64, STOPPED_EXIT);
+        self.b.ins().store(flags, how, at, STOP);
+        self.return_zeros();
     }
 
     /// Traps with `kind` at `place` when `cond` (an `I8` 0/1) is nonzero; continues in a new
@@ -451,6 +519,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
                     let call = self.b.ins().call(fr, &args);
                     self.leave_call(saved);
+                    self.check_stop();
                     call
                 }
                 // A C function: not an activation, but it may call back into IR code (a
@@ -458,7 +527,13 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 Some(Callee::Func(fid)) => {
                     self.check_stack(place)?;
                     let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
-                    self.b.ins().call(fr, &args)
+                    let call = self.b.ins().call(fr, &args);
+                    self.check_stop();
+                    call
+                }
+                Some(Callee::SessionExit) => {
+                    self.session_exit(&args);
+                    return self.after_trap(inst);
                 }
                 Some(Callee::Abort(_)) => {
                     self.trap_here(trap_kinds::ABORT, place)?;
@@ -481,10 +556,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             // interpreter's message: null is address 0 in both).
             let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
             self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
-            let frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
+            let mut frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
+            if self.ctx.session.is_some() {
+                // Functions of this type compiled later may be called here too.
+                frame = frame.max(crate::runtime::SESSION_INDIRECT_RESERVE);
+            }
             let saved = self.enter_call(frame, place)?;
             let call = self.b.ins().call_indirect(sr, callee, &args);
             self.leave_call(saved);
+            self.check_stop();
             call
         };
         let rs = self.b.inst_results(call).to_vec();

@@ -20,7 +20,7 @@ use crate::context::{Callee, Ctx, LowerOptions};
 use crate::error::{cl_err, unsupported};
 use crate::place::def_name;
 use crate::runtime::Runtime;
-use crate::types::Layouts;
+use crate::types::{Layouts, Scalar};
 
 /// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
 /// asked for).
@@ -29,6 +29,32 @@ pub(crate) fn lower_module<M: ClModule>(
     cl: M,
     opts: &LowerOptions<'_>,
 ) -> Result<(M, Option<FuncId>), BackendError> {
+    let (cl, entry, _) = lower(m, cl, opts)?;
+    Ok((cl, entry))
+}
+
+/// A session's host-callable wrapper of an exported function
+/// ([`crate::routines::define_session_wrapper`]).
+#[derive(Clone, Debug)]
+pub(crate) struct SessionEntry {
+    /// The export name.
+    pub(crate) export: String,
+    /// The wrapper, `void(const u64 *args, u64 *results)`.
+    pub(crate) id: FuncId,
+    /// The function's parameters (scalars).
+    pub(crate) params: Vec<Scalar>,
+    /// Its result's leaves.
+    pub(crate) results: Vec<Scalar>,
+}
+
+/// Lowers the definitions of `m` that `opts.session` does not skip (all of them outside
+/// sessions); returns the filled module, the entry wrapper (if asked for) and, in session
+/// mode, a wrapper for every new exported function whose parameters are scalars.
+pub(crate) fn lower<M: ClModule>(
+    m: &Module,
+    cl: M,
+    opts: &LowerOptions<'_>,
+) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
     // NOIR procs are lowered to functions before a native back end sees the module
     // (`irkit_noir::lower_procs`, an explicit pipeline step; spec/backends.md).
     if let Some(&p) = m
@@ -46,7 +72,7 @@ pub(crate) fn lower_module<M: ClModule>(
     }
     let layouts = Layouts::new(m);
     let mut cl = cl;
-    let rt = Runtime::declare(&mut cl)?;
+    let rt = Runtime::declare(&mut cl, opts.session.map(|s| s.first))?;
     let mut ctx = Ctx {
         m,
         cl,
@@ -59,14 +85,18 @@ pub(crate) fn lower_module<M: ClModule>(
         max_depth: opts.max_depth.max(1),
         frames: HashMap::new(),
         max_frame: HashMap::new(),
+        session: opts.session,
     };
+    let live = opts.session.map_or(0, |s| s.live);
     ctx.measure_frames();
     ctx.declare_all(opts)?;
-    crate::data::define_all(&mut ctx)?;
-    crate::routines::define_trap_routine(&mut ctx)?;
-    crate::routines::define_fault_routine(&mut ctx)?;
+    crate::data::define_all(&mut ctx, live)?;
+    if opts.session.is_none_or(|s| s.first) {
+        crate::routines::define_trap_routine(&mut ctx)?;
+        crate::routines::define_fault_routine(&mut ctx)?;
+    }
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
-    for &d in m.top_level() {
+    for &d in &m.top_level()[live.min(m.top_level().len())..] {
         if m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some() {
             func::lower_function(&mut ctx, &mut fctx, d)?;
         }
@@ -77,7 +107,20 @@ pub(crate) fn lower_module<M: ClModule>(
         )?),
         None => None,
     };
-    Ok((ctx.cl, entry))
+    let mut wrappers = Vec::new();
+    if opts.session.is_some() {
+        for &d in &m.top_level()[live.min(m.top_level().len())..] {
+            if let Some(export) = m.decoration_str(d, Opcode::EXPORT)
+                && m.opcode(d) == Opcode::FUNC
+                && m.entry_block(d).is_some()
+                && let Some(w) =
+                    crate::routines::define_session_wrapper(&mut ctx, &mut fctx, opts, d, export)?
+            {
+                wrappers.push(w);
+            }
+        }
+    }
+    Ok((ctx.cl, entry, wrappers))
 }
 
 impl<M: ClModule> Ctx<'_, M> {
@@ -95,6 +138,7 @@ impl<M: ClModule> Ctx<'_, M> {
                 let has_body = m.entry_block(d).is_some();
                 let sig = self.signature_of_func(d, ext.is_some())?;
                 let callee = match (ext, has_body) {
+                    (Some("exit"), false) if self.session.is_some() => Callee::SessionExit,
                     (Some("abort"), false) => Callee::Abort(
                         self.cl
                             .declare_function("abort", Linkage::Import, &sig)
@@ -154,30 +198,7 @@ impl<M: ClModule> Ctx<'_, M> {
 
     /// Fills [`Ctx::frames`] and [`Ctx::max_frame`].
     fn measure_frames(&mut self) {
-        let m = self.m;
-        for &f in m.top_level() {
-            if m.opcode(f) != Opcode::FUNC {
-                continue;
-            }
-            let mut total = 0u64;
-            for blk in m.blocks(f) {
-                for &i in m.children(blk) {
-                    if m.opcode(i) == Opcode::STACKALLOC {
-                        let size = m
-                            .operands(i)
-                            .first()
-                            .and_then(|&t| self.layouts.get(t))
-                            .map_or(0, |l| l.size);
-                        total = total.saturating_add(size.saturating_add(15) & !15);
-                    }
-                }
-            }
-            if let Some(ty) = m.ty(f) {
-                let most = self.max_frame.entry(ty).or_insert(0);
-                *most = (*most).max(total);
-            }
-            self.frames.insert(f, total);
-        }
+        (self.frames, self.max_frame) = frames(self.m, &self.layouts);
     }
 
     /// The symbol and linkage of global `d` (`ext`: its `extern` name): a C data object
@@ -234,6 +255,37 @@ impl<M: ClModule> Ctx<'_, M> {
         self.signature(ty, c_abi)
             .map_err(|what| unsupported(def_place(m, f), what))
     }
+}
+
+/// The stack each function's `stackalloc` objects take (16-byte aligned), by function, and the
+/// largest of these by `fn` type (what an indirect call of that type reserves).
+pub(crate) fn frames(m: &Module, layouts: &Layouts) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
+    let mut frames = HashMap::new();
+    let mut max_frame: HashMap<Inst, u64> = HashMap::new();
+    for &f in m.top_level() {
+        if m.opcode(f) != Opcode::FUNC {
+            continue;
+        }
+        let mut total = 0u64;
+        for blk in m.blocks(f) {
+            for &i in m.children(blk) {
+                if m.opcode(i) == Opcode::STACKALLOC {
+                    let size = m
+                        .operands(i)
+                        .first()
+                        .and_then(|&t| layouts.get(t))
+                        .map_or(0, |l| l.size);
+                    total = total.saturating_add(size.saturating_add(15) & !15);
+                }
+            }
+        }
+        if let Some(ty) = m.ty(f) {
+            let most = max_frame.entry(ty).or_insert(0);
+            *most = (*most).max(total);
+        }
+        frames.insert(f, total);
+    }
+    (frames, max_frame)
 }
 
 fn def_place(m: &Module, d: Inst) -> String {

@@ -1,0 +1,342 @@
+//! The JIT's [`Session`] (spec/backends.md, "Sessions"): native code compiled into this
+//! process once, its exports called many times, and extending modules compiled into the same
+//! Cranelift JIT module, so that the live code and data keep their addresses.
+//!
+//! Session-mode code never ends the process on a trap or `exit`, and never unwinds or jumps
+//! over frames: the trap routine records the trap (its line) in the runtime state and
+//! *returns*, the trapping function returns zeros, and every call site checks the state's
+//! stop word after the call and returns at once when it is set, up to the host-callable
+//! wrapper, after which the host reads the state. `exit(n)` is lowered to the same: record,
+//! return. Only session-mode code has these checks (`LowerOptions::session`).
+//!
+//! Each call runs on a new thread with the stack [`crate::jit::stack_size`] gives the depth
+//! limit (as [`crate::jit::Compiled::run`] does), whose wrapper sets the stack limit and the
+//! call depth afresh. A memory fault in native code still ends the process, as in a run.
+
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+
+use cranelift_jit::JITModule;
+use cranelift_module::{DataId, FuncOrDataId, Linkage, Module as ClModule};
+use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
+use irkit_core::{Inst, Module, Opcode};
+
+use crate::context::{LowerOptions, SessionLower};
+use crate::error::cl_err;
+use crate::jit::{SharedZero, in_process, new_jit_module, place_zero, stack_budget, stack_size};
+use crate::runtime::{STOP, STOP_ARG, STOP_MSG, STOPPED_EXIT, STOPPED_TRAP};
+use crate::types::Scalar;
+
+/// A callable export: its wrapper's address and its parameters and result leaves.
+struct Entry {
+    addr: usize,
+    params: Vec<Scalar>,
+    results: Vec<Scalar>,
+}
+
+/// A live program in native code ([`crate::Jit`]'s session). The same trust as a run: see
+/// [`crate::Jit`], "Trust".
+pub struct JitSession {
+    module: Module,
+    /// The Cranelift module holding the live code (`None` before the first load).
+    jit: Option<JITModule>,
+    /// Why the session cannot go on (a later load that failed to compile).
+    broken: Option<String>,
+    zero: Option<SharedZero>,
+    state: Option<DataId>,
+    entries: HashMap<String, Entry>,
+    max_depth: usize,
+    /// For each `fn` type of a `call_indirect` in the compiled code: the stack its call sites
+    /// reserve for the callee's `stackalloc` objects (the largest frame of a function of that
+    /// type when the first of them was compiled; see [`JitSession::check_frames`]).
+    reserved: HashMap<Inst, u64>,
+}
+
+impl JitSession {
+    /// A session with `opts`' call depth limit, before any load (fuel is the interpreter's).
+    pub fn new(opts: &RunOptions) -> JitSession {
+        JitSession {
+            module: Module::new(),
+            jit: None,
+            broken: None,
+            zero: None,
+            state: None,
+            entries: HashMap::new(),
+            max_depth: opts.max_depth.max(1),
+            reserved: HashMap::new(),
+        }
+    }
+
+    /// Indirect call sites check, before the call, that the largest frame of a function of the
+    /// call's type fits (spec/backends.md, "Call depth and the native stack"); those compiled
+    /// already reserve what that largest frame was then. A new function of such a type with a
+    /// larger frame could be called from them with too little room: it is refused. Returns
+    /// the reservations after the load (new types of indirect calls added).
+    fn check_frames(&self, m: &Module, live: usize) -> Result<HashMap<Inst, u64>, BackendError> {
+        let layouts = crate::types::Layouts::new(m);
+        let (frames, max_frame) = crate::lower::frames(m, &layouts);
+        let new = &m.top_level()[live.min(m.top_level().len())..];
+        for &f in new {
+            if let (Some(ty), Some(&frame)) = (m.ty(f), frames.get(&f))
+                && let Some(&room) = self.reserved.get(&ty)
+                && frame > room
+            {
+                return Err(BackendError::Unsupported {
+                    backend: "cranelift",
+                    place: irkit_core::place::def_label(m, f),
+                    what: format!(
+                        "in a session, stack objects of {frame} bytes in a function of a type \
+                         whose indirect calls in the live code reserve {room}"
+                    ),
+                });
+            }
+        }
+        let mut reserved = self.reserved.clone();
+        for &f in new {
+            if m.opcode(f) != Opcode::FUNC {
+                continue;
+            }
+            for blk in m.blocks(f) {
+                for &i in m.children(blk) {
+                    if m.opcode(i) == Opcode::CALL_INDIRECT
+                        && let Some(&ty) = m.operands(i).first()
+                    {
+                        reserved.entry(ty).or_insert_with(|| {
+                            max_frame
+                                .get(&ty)
+                                .copied()
+                                .unwrap_or(0)
+                                .max(crate::runtime::SESSION_INDIRECT_RESERVE)
+                        });
+                    }
+                }
+            }
+        }
+        Ok(reserved)
+    }
+
+    fn stack(&self) -> usize {
+        stack_size(self.max_depth)
+    }
+}
+
+fn fits(s: Scalar, v: &Val) -> bool {
+    matches!(
+        (s, v),
+        (Scalar::Int(1), Val::I1(_))
+            | (Scalar::Int(8), Val::I8(_))
+            | (Scalar::Int(16), Val::I16(_))
+            | (Scalar::Int(32), Val::I32(_))
+            | (Scalar::Int(64), Val::I64(_))
+            | (Scalar::F32, Val::F32(_))
+            | (Scalar::F64, Val::F64(_))
+            | (Scalar::Ptr, Val::Ptr(_))
+    )
+}
+
+fn slot(v: &Val) -> u64 {
+    match *v {
+        Val::I1(b) => u64::from(b),
+        Val::I8(x) => x.into(),
+        Val::I16(x) => x.into(),
+        Val::I32(x) | Val::F32(x) => x.into(),
+        Val::I64(x) | Val::F64(x) | Val::Ptr(x) => x,
+    }
+}
+
+fn leaf(s: Scalar, x: u64) -> Val {
+    match s {
+        Scalar::Int(1) => Val::I1(x & 1 != 0),
+        Scalar::Int(8) => Val::I8(x as u8),
+        Scalar::Int(16) => Val::I16(x as u16),
+        Scalar::Int(32) => Val::I32(x as u32),
+        Scalar::F32 => Val::F32(x as u32),
+        Scalar::F64 => Val::F64(x),
+        Scalar::Ptr => Val::Ptr(x),
+        Scalar::Int(_) => Val::I64(x),
+    }
+}
+
+impl Session for JitSession {
+    fn module(&self) -> &Module {
+        &self.module
+    }
+
+    fn load(&mut self, module: Module) -> Result<(), BackendError> {
+        if let Some(why) = &self.broken {
+            return Err(BackendError::Codegen(why.clone()));
+        }
+        let first = self.jit.is_none();
+        if !first && let Err(why) = module.extends(&self.module) {
+            return Err(BackendError::Malformed(format!(
+                "the module does not extend the live program: {why}"
+            )));
+        }
+        let live = if first {
+            0
+        } else {
+            self.module.top_level().len()
+        };
+        // Refused before the Cranelift module is touched (lowering would refuse it midway).
+        if let Some(&p) = module.top_level()[live.min(module.top_level().len())..]
+            .iter()
+            .find(|&&d| module.opcode(d) == Opcode::PROC)
+        {
+            return Err(BackendError::Unsupported {
+                backend: "cranelift",
+                place: irkit_core::place::def_label(&module, p),
+                what: "a NOIR `proc`: lower procs to functions first (irkit_noir::lower_procs)"
+                    .into(),
+            });
+        }
+        let reserved = self.check_frames(&module, live)?;
+        let (jit, zero) = match (self.jit.take(), &self.zero) {
+            (Some(j), Some(z)) => (j, z.clone()),
+            _ => new_jit_module()?,
+        };
+        let shared = zero.clone();
+        let place = place_zero(&shared);
+        let opts = LowerOptions {
+            entry_symbol: "irkit.entry",
+            entry_linkage: Linkage::Local,
+            entry_export: None,
+            flush_on_return: true,
+            extern_available: &in_process,
+            zero_data: Some(&place),
+            far_data: true,
+            max_depth: self.max_depth as u64,
+            stack_budget: crate::runtime::StackBudget::Fixed(stack_budget(self.stack())),
+            session: Some(SessionLower { live, first }),
+        };
+        let lowered = crate::lower::lower(&module, jit, &opts).and_then(|(mut jit, _, ws)| {
+            jit.finalize_definitions()
+                .map_err(|e| cl_err("JIT", e))
+                .map(|()| (jit, ws))
+        });
+        let (jit, wrappers) = match lowered {
+            Ok(x) => x,
+            Err(e) => {
+                if !first {
+                    // The live code is in the Cranelift module the failed lowering consumed.
+                    self.broken = Some(format!("an earlier load failed: {e}"));
+                }
+                return Err(e);
+            }
+        };
+        let state = match jit.declarations().get_name("irkit.rt.state") {
+            Some(FuncOrDataId::Data(id)) => id,
+            _ => return Err(BackendError::Codegen("JIT: no runtime state".into())),
+        };
+        for w in wrappers {
+            let addr = jit.get_finalized_function(w.id) as usize;
+            self.entries.insert(
+                w.export,
+                Entry {
+                    addr,
+                    params: w.params,
+                    results: w.results,
+                },
+            );
+        }
+        self.jit = Some(jit);
+        self.reserved = reserved;
+        self.zero = Some(zero);
+        self.state = Some(state);
+        self.module = module;
+        Ok(())
+    }
+
+    fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError> {
+        if let Some(why) = &self.broken {
+            return Err(BackendError::Codegen(why.clone()));
+        }
+        let (Some(jit), Some(state)) = (&self.jit, self.state) else {
+            return Err(BackendError::Entry("no module is loaded".into()));
+        };
+        let Some(e) = self.entries.get(export) else {
+            return Err(BackendError::Entry(format!(
+                "no function with scalar parameters is exported as {export}"
+            )));
+        };
+        if e.params.len() != args.len() {
+            return Err(BackendError::Entry(format!(
+                "{export} takes {}, got {}",
+                irkit_core::message::count(e.params.len(), "argument"),
+                args.len()
+            )));
+        }
+        if let Some(i) = (0..args.len()).find(|&i| !fits(e.params[i], &args[i])) {
+            return Err(BackendError::Entry(format!(
+                "argument {i} ({:?}) does not have the parameter's type",
+                args[i]
+            )));
+        }
+        let slots: Vec<u64> = args.iter().map(slot).collect();
+        let nresults = e.results.len();
+        let addr = e.addr;
+        let stack = self.stack();
+        #[cfg(unix)]
+        let _faults = crate::fault::Guard::install();
+        let thread = std::thread::Builder::new()
+            .name("irkit-jit".into())
+            .stack_size(stack)
+            .spawn(move || {
+                let mut out = vec![0u64; nresults.max(1)];
+                // SAFETY: `addr` is the finalized code of a wrapper made by
+                // `routines::define_session_wrapper`, `extern "C" fn(*const u64, *mut u64)` in
+                // the host's default calling convention, which reads one slot per parameter
+                // from `slots` and writes one per result leaf to `out` (both that long); the
+                // JIT module owning the code outlives the thread (joined below).
+                let f: extern "C" fn(*const u64, *mut u64) = unsafe {
+                    std::mem::transmute::<usize, extern "C" fn(*const u64, *mut u64)>(addr)
+                };
+                f(slots.as_ptr(), out.as_mut_ptr());
+                out
+            })
+            .map_err(|e| {
+                BackendError::Codegen(format!(
+                    "JIT: cannot start a thread with a {} MiB stack: {e}",
+                    stack >> 20
+                ))
+            })?;
+        let out = thread
+            .join()
+            .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))?;
+        let (p, size) = jit.get_finalized_data(state);
+        if size < crate::runtime::SESSION_STATE {
+            return Err(BackendError::Codegen("JIT: runtime state too small".into()));
+        }
+        // SAFETY: the state is the session's 8-byte aligned, `SESSION_STATE`-byte data object,
+        // written only by the program's thread, which has ended (joined above).
+        let word = |off: i32| unsafe { std::ptr::read(p.add(off as usize).cast::<u64>()) };
+        Ok(match word(STOP) as i64 {
+            0 => Call::Returned(
+                e.results
+                    .iter()
+                    .zip(&out)
+                    .map(|(&s, &x)| leaf(s, x))
+                    .collect(),
+            ),
+            STOPPED_TRAP => {
+                let (msg, len) = (word(STOP_MSG) as usize, word(STOP_ARG) as usize);
+                // SAFETY: the trap routine was given the address and length of a trap-line
+                // data object of this JIT module, which lives as long as the module.
+                let bytes = unsafe { std::slice::from_raw_parts(msg as *const u8, len) };
+                let message = String::from_utf8_lossy(bytes).trim_end().to_string();
+                let kind = message
+                    .strip_prefix("trap: ")
+                    .and_then(|r| r.split_once(" in @").map(|(k, _)| k))
+                    .unwrap_or(&message)
+                    .to_string();
+                Call::Trapped { kind, message }
+            }
+            STOPPED_EXIT => Call::Exited(word(STOP_ARG) as i32),
+            other => {
+                return Err(BackendError::Codegen(format!(
+                    "JIT: unknown stop word {other}"
+                )));
+            }
+        })
+    }
+}

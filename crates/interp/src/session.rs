@@ -1,0 +1,174 @@
+//! The interpreter's [`Session`] (spec/backends.md, "Sessions"): one module instantiated
+//! once, its exports called many times, its memory kept from call to call, and extending
+//! modules loaded onto it.
+//!
+//! The session owns its module and the interpreter's state apart from it (the prepared
+//! [`Program`], the [`Memory`], the captured output): each call assembles an [`Interpreter`]
+//! borrowing the module from these parts and takes them back afterwards (moves of a few
+//! words). A load of an extending module rebuilds the program against the same memory: the
+//! definitions of the live module keep their addresses and function indices, only the new
+//! globals are allocated and initialized (`Program::build` with the previous program).
+
+use std::collections::HashMap;
+
+use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
+use irkit_core::{Inst, Module};
+
+use crate::memory::Memory;
+use crate::program::Program;
+use crate::{DEFAULT_MEMORY_LIMIT, Interpreter, TrapKind, Value, externs};
+
+/// The interpreter's state apart from its module.
+pub(crate) struct Parts {
+    pub(crate) prog: Program,
+    pub(crate) mem: Memory,
+    pub(crate) output: externs::Output,
+}
+
+/// A live program in the reference interpreter (`InterpBackend`'s [`irkit_backend::Backend::session`]). `putchar`
+/// writes to the process's standard output.
+pub struct InterpSession {
+    module: Module,
+    parts: Option<Parts>,
+    exports: HashMap<String, Inst>,
+    fuel: Option<u64>,
+    max_depth: usize,
+}
+
+impl InterpSession {
+    /// A session with `opts`' fuel (per call) and call depth limit, before any load.
+    pub fn new(opts: &RunOptions) -> InterpSession {
+        InterpSession {
+            module: Module::new(),
+            parts: None,
+            exports: HashMap::new(),
+            fuel: opts.fuel,
+            max_depth: opts.max_depth.max(1),
+        }
+    }
+}
+
+fn malformed(e: impl std::fmt::Display) -> BackendError {
+    BackendError::Malformed(e.to_string())
+}
+
+impl Session for InterpSession {
+    fn module(&self) -> &Module {
+        &self.module
+    }
+
+    fn load(&mut self, module: Module) -> Result<(), BackendError> {
+        if let Err(n) = irkit_core::check_nesting(&module) {
+            return Err(malformed(format!("{}: {n}", n.inst())));
+        }
+        let parts = match self.parts.take() {
+            None => {
+                let mut mem = Memory::new(DEFAULT_MEMORY_LIMIT);
+                let prog = Program::build(&module, &mut mem, None).map_err(malformed)?;
+                Parts {
+                    prog,
+                    mem,
+                    output: externs::Output {
+                        passthrough: true,
+                        ..Default::default()
+                    },
+                }
+            }
+            Some(mut parts) => {
+                if let Err(why) = module.extends(&self.module) {
+                    self.parts = Some(parts);
+                    return Err(malformed(format!(
+                        "the module does not extend the live program: {why}"
+                    )));
+                }
+                match Program::build(&module, &mut parts.mem, Some(&parts.prog)) {
+                    Ok(prog) => parts.prog = prog,
+                    Err(e) => {
+                        self.parts = Some(parts);
+                        return Err(malformed(e));
+                    }
+                }
+                parts
+            }
+        };
+        self.exports = module
+            .top_level()
+            .iter()
+            .filter_map(|&d| {
+                module
+                    .decoration_str(d, irkit_core::Opcode::EXPORT)
+                    .map(|n| (n.to_string(), d))
+            })
+            .collect();
+        self.module = module;
+        self.parts = Some(parts);
+        Ok(())
+    }
+
+    fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError> {
+        let Some(&f) = self.exports.get(export) else {
+            return Err(BackendError::Entry(format!(
+                "no function is exported as {export}"
+            )));
+        };
+        let Some(parts) = self.parts.take() else {
+            return Err(BackendError::Entry("no module is loaded".into()));
+        };
+        let mut it = Interpreter::from_parts(&self.module, parts, self.fuel, self.max_depth);
+        let args: Vec<Value> = args.iter().map(|&v| to_value(v)).collect();
+        let result = it.run(f, &args);
+        self.parts = Some(it.into_parts());
+        Ok(match result {
+            Ok(None) => Call::Returned(Vec::new()),
+            Ok(Some(v)) => Call::Returned(leaves(&v)),
+            Err(t) => match t.kind {
+                TrapKind::Exit(code) => Call::Exited(code),
+                TrapKind::BadCall(why) => return Err(BackendError::Entry(why)),
+                kind => Call::Trapped {
+                    kind: kind.to_string(),
+                    message: crate::Trap {
+                        kind,
+                        location: t.location,
+                    }
+                    .to_string(),
+                },
+            },
+        })
+    }
+}
+
+fn to_value(v: Val) -> Value {
+    match v {
+        Val::I1(b) => Value::bool(b),
+        Val::I8(x) => Value::I8(x.into()),
+        Val::I16(x) => Value::I16(x.into()),
+        Val::I32(x) => Value::I32(x.into()),
+        Val::I64(x) => Value::I64(x),
+        Val::F32(x) => Value::F32(x),
+        Val::F64(x) => Value::F64(x),
+        Val::Ptr(x) => Value::Ptr(x),
+    }
+}
+
+/// The scalar leaves of `v`, in field order (without recursion).
+fn leaves(v: &Value) -> Vec<Val> {
+    let mut out = Vec::new();
+    let mut work = vec![v];
+    while let Some(v) = work.pop() {
+        out.push(match v {
+            Value::I1(b) => Val::I1(*b != 0),
+            Value::I8(x) => Val::I8(*x as u8),
+            Value::I16(x) => Val::I16(*x as u16),
+            Value::I32(x) => Val::I32(*x as u32),
+            Value::I64(x) => Val::I64(*x),
+            Value::F32(x) => Val::F32(*x),
+            Value::F64(x) => Val::F64(*x),
+            Value::Ptr(x) => Val::Ptr(*x),
+            Value::Aggregate(vs) => {
+                work.extend(vs.iter().rev());
+                continue;
+            }
+        });
+    }
+    out
+}
