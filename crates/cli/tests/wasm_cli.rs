@@ -241,3 +241,36 @@ fn usage_errors_exit_2() {
     assert_eq!(run("ir-wasm", &["x.wat", "--bogus"]).status.code(), Some(2));
     assert_eq!(run("ir-wasm", &["-"]).status.code(), Some(2));
 }
+
+/// C compiled to wasm (examples/wasm-c: two modules built by its `build.sh`, committed), each
+/// translated by `ir-wasm`, linked by `ir-link --emit exe` and run: the checksum's low byte is
+/// the same as the native build's (`cc -O2 lib.c main.c native.c` exits 40).
+#[test]
+fn c_compiled_to_two_wasm_modules_links_into_an_executable() {
+    let t = temp_dir("c");
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wasm-c");
+    let lib = t.join("lib.irm").display().to_string();
+    let main = t.join("main.irm").display().to_string();
+    let exe = t.join("prog").display().to_string();
+    let o = run(
+        "ir-wasm",
+        &[ex.join("lib.wasm").to_str().unwrap(), "-o", &lib],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(
+        "ir-wasm",
+        &[
+            ex.join("main.wasm").to_str().unwrap(),
+            "-o",
+            &main,
+            "--main",
+            "run",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run("ir-link", &[&lib, &main, "--emit", "exe", "-o", &exe]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(&exe).output().expect("the executable runs");
+    assert_eq!(o.status.code(), Some(40), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&t);
+}

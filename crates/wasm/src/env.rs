@@ -29,9 +29,9 @@ pub struct Global {
 /// The linear memory: a global of type [`Memory::ty`] and the module's `memory.grow` helper.
 #[derive(Clone, Copy, Debug)]
 pub struct Memory {
-    /// The global `{ptr base, i64 size in bytes, i64 maximum pages}`.
+    /// The global `{ptr base, i64 size in bytes, i32 maximum pages}`.
     pub global: Inst,
-    /// Its type, `struct {ptr, i64, i64}`.
+    /// Its type, `struct {ptr, i64, i32}`.
     pub ty: Inst,
     /// `fn(i32 delta) -> i32`: wasm's `memory.grow` on this memory.
     pub grow: Inst,
@@ -57,9 +57,9 @@ pub struct Env {
 /// The table of function references: a global of type [`Table::ty`].
 #[derive(Clone, Copy, Debug)]
 pub struct Table {
-    /// The global `{ptr entries, i64 length}`.
+    /// The global `{ptr entries, i64 length, i64 maximum}`.
     pub global: Inst,
-    /// Its type, `struct {ptr, i64}`.
+    /// Its type, `struct {ptr, i64, i64}`.
     pub ty: Inst,
     /// The type of an entry, `struct {ptr function, ptr signature id}`.
     pub entry_ty: Inst,

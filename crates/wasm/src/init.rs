@@ -23,6 +23,23 @@ pub struct GlobalInit {
     pub src: u32,
 }
 
+/// The limits an imported memory or table is declared with, which the exported one must
+/// match (wasm's import matching): its size at least `min`, and, if the import declares a
+/// maximum, a declared maximum of at most that.
+pub struct ImportLimits {
+    /// The imported global (`{ptr, i64 size, i64 maximum}`, the memory's or the table's).
+    pub global: Inst,
+    /// How far to shift the size field right to count in the limits' unit (16 for a memory's
+    /// bytes to pages, 0 for a table's entries).
+    pub unit_shift: u64,
+    /// The import's minimum.
+    pub min: u64,
+    /// The import's maximum, if it declares one.
+    pub max: Option<u64>,
+    /// Whether the global's maximum field is an `i32` (a memory's) rather than an `i64`.
+    pub max_is_i32: bool,
+}
+
 /// What the initializer does.
 pub struct Init<'s, 'a> {
     /// The module's name.
@@ -31,6 +48,8 @@ pub struct Init<'s, 'a> {
     pub init_modules: Vec<String>,
     /// The defined memory and its initial pages.
     pub memory: Option<(Memory, u64)>,
+    /// The limits of the imported memory and table.
+    pub import_limits: Vec<ImportLimits>,
     /// The C functions, if there is a memory.
     pub libc: Option<Libc>,
     /// Globals set from other globals.
@@ -78,6 +97,12 @@ impl Init<'_, '_> {
                 .at(place)?;
             b.import(d, &names::init_symbol(module)).at(place)?;
             b.call(d, &[]).at(place)?;
+        }
+        if !self.import_limits.is_empty() {
+            let trap = traps.block(&mut b, crate::traps::INCOMPATIBLE_IMPORT, place)?;
+            for l in &self.import_limits {
+                check_limits(&mut b, f, trap, l, place)?;
+            }
         }
         if let Some((mem, initial)) = &self.memory
             && *initial > 0
@@ -292,6 +317,46 @@ impl Traps {
         self.blocks.push((kind, t));
         Ok(t)
     }
+}
+
+/// Traps to `trap` unless the imported global of `l` satisfies its limits (its modules'
+/// initializers have run: the size is the current one).
+fn check_limits(
+    b: &mut Builder<'_>,
+    f: Inst,
+    trap: Inst,
+    l: &ImportLimits,
+    place: Place,
+) -> Result<(), WasmError> {
+    let ty = b
+        .module()
+        .ty(l.global)
+        .ok_or_else(|| WasmError::unsupported("an untyped import", place))?;
+    let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
+    let field = |b: &mut Builder<'_>, k: u64| -> Result<Inst, WasmError> {
+        let zero = b.module().const_i64(0);
+        let kc = b.module().const_i32(k as i32);
+        let a = b.elem(ty, l.global, &[zero, kc]).at(place)?;
+        if k == 2 && l.max_is_i32 {
+            let v = b.load(i32t, a).at(place)?;
+            b.convert(Opcode::ZEXT, i64t, v).at(place)
+        } else {
+            b.load(i64t, a).at(place)
+        }
+    };
+    let size = field(b, 1)?;
+    let shift = b.module().const_i64(l.unit_shift as i64);
+    let units = b.binary(Opcode::LSHR, size, shift).at(place)?;
+    let min = b.module().const_i64(l.min as i64);
+    let small = b.icmp(IntCC::Ult, units, min).at(place)?;
+    check(b, f, small, trap, place)?;
+    if let Some(max) = l.max {
+        let declared = field(b, 2)?;
+        let max = b.module().const_i64(max as i64);
+        let big = b.icmp(IntCC::Ugt, declared, max).at(place)?;
+        check(b, f, big, trap, place)?;
+    }
+    Ok(())
 }
 
 /// Traps if `cond`; continues in a new block of `f` otherwise.

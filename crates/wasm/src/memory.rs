@@ -1,9 +1,10 @@
 //! Linear memory: its representation, bounds-checked loads and stores, `memory.size` and the
 //! module's `memory.grow` helper.
 //!
-//! The memory is a global of type `struct {ptr base, i64 size, i64 max_pages}`: the address
-//! of its bytes (from `malloc`; null while the size is 0), its size in bytes, and the most
-//! pages it may grow to. An access of `n` bytes at wasm address `a` with static offset `o`
+//! The memory is a global of type `struct {ptr base, i64 size, i32 max_pages}` (unlike a
+//! table's `{ptr, i64, i64}`, so the linker refuses a memory imported as a table): the address
+//! of its bytes (from `malloc`; null while the size is 0), its size in bytes, and its declared
+//! maximum in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most [`MAX_PAGES`]). An access of `n` bytes at wasm address `a` with static offset `o`
 //! computes `ea = zext(a) + o` in 64 bits (no wrap-around), traps unless `ea + n <= size`,
 //! then loads or stores at `base + ea`. A function accessing the memory keeps `base` and
 //! `size` in two SSA variables, read at its entry and again after every call (a call may have
@@ -22,11 +23,17 @@ pub const PAGE: u64 = 65536;
 /// The most pages a 32-bit memory has.
 pub const MAX_PAGES: u64 = 65536;
 
-/// The memory global's type, `struct {ptr, i64, i64}`.
+/// The maximum field of a memory declared without a maximum: one more than any declared
+/// maximum can be, so an import that declares a maximum never matches it; growing stops at
+/// [`MAX_PAGES`] all the same.
+pub const NO_MAX_PAGES: u64 = MAX_PAGES + 1;
+
+/// The memory global's type, `struct {ptr, i64, i32}`.
 pub fn memory_type(m: &mut Module) -> Result<Inst, irkit_core::CoreError> {
     let p = m.ty_ptr();
     let i64t = m.ty_i64();
-    m.ty_struct(&[p, i64t, i64t])
+    let i32t = m.ty_i32();
+    m.ty_struct(&[p, i64t, i32t])
 }
 
 /// The C functions the memory needs: `malloc`, `free`, `memcpy`, `memset`.
@@ -77,19 +84,28 @@ fn field(b: &mut Builder<'_>, mem: &Memory, k: u64) -> Result<Inst, irkit_core::
     b.elem(mem.ty, mem.global, &[zero, k])
 }
 
-/// Loads field `k` (0 base, 1 size, 2 maximum pages) of the memory global.
+/// Loads field `k` (0 base, 1 size, 2 maximum pages, as an `i64`) of the memory global.
 pub fn load_field(
     b: &mut Builder<'_>,
     mem: &Memory,
     k: u64,
 ) -> Result<Inst, irkit_core::CoreError> {
-    let ty = if k == 0 {
-        b.module().ty_ptr()
-    } else {
-        b.module().ty_i64()
-    };
     let a = field(b, mem, k)?;
-    b.load(ty, a)
+    match k {
+        0 => {
+            let p = b.module().ty_ptr();
+            b.load(p, a)
+        }
+        1 => {
+            let i64t = b.module().ty_i64();
+            b.load(i64t, a)
+        }
+        _ => {
+            let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
+            let v = b.load(i32t, a)?;
+            b.convert(Opcode::ZEXT, i64t, v)
+        }
+    }
 }
 
 /// Builds the module's `memory.grow` helper, `fn(i32 delta) -> i32`: the old size in pages,
@@ -123,7 +139,10 @@ fn build_grow_body(
     b.position_at_end(entry);
     let base = load_field(b, mem, 0)?;
     let size = load_field(b, mem, 1)?;
-    let max = load_field(b, mem, 2)?;
+    let declared = load_field(b, mem, 2)?;
+    let cap = b.module().const_i64(MAX_PAGES as i64);
+    let over = b.icmp(IntCC::Ugt, declared, cap)?;
+    let max = b.select(over, cap, declared)?;
     let sixteen = b.module().const_i64(16);
     let old_pages = b.binary(Opcode::LSHR, size, sixteen)?;
     let delta = b.convert(Opcode::ZEXT, i64t, params[0])?;

@@ -1,6 +1,8 @@
 //! Tables of function references and `call_indirect`.
 //!
-//! A table is a global of type `struct {ptr entries, i64 length}`; an entry is
+//! A table is a global of type `struct {ptr entries, i64 length, i64 maximum}` (the maximum
+//! declared, [`NO_MAX_ENTRIES`] if none: tables do not grow, it is there for import
+//! matching); an entry is
 //! `struct {ptr function, ptr signature}`, both null in an empty entry. A *signature id* is
 //! the address of a one-byte `global_const` exported as `wasm-sig:` + the canonical signature
 //! (for example `wasm-sig:(i32 i64)->(f32)`) and marked `linkonce`: every module using the
@@ -38,8 +40,12 @@ pub fn sig_symbol(ft: &FuncType) -> String {
 pub fn table_types(m: &mut Module) -> Result<(Inst, Inst), CoreError> {
     let p = m.ty_ptr();
     let i64t = m.ty_i64();
-    Ok((m.ty_struct(&[p, i64t])?, m.ty_struct(&[p, p])?))
+    Ok((m.ty_struct(&[p, i64t, i64t])?, m.ty_struct(&[p, p])?))
 }
+
+/// The maximum field of a table declared without a maximum: more than any declared maximum
+/// (a `u32`), so an import that declares a maximum never matches it.
+pub const NO_MAX_ENTRIES: u64 = 1 << 32;
 
 /// The signature id of `ft`, declared in the module on first use.
 pub fn sig_id(
@@ -80,7 +86,8 @@ fn field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
     b.elem(t.ty, t.global, &[zero, k])
 }
 
-/// Loads the entries pointer (`k = 0`) or the length (`k = 1`) of the table.
+/// Loads the entries pointer (`k = 0`), the length (`k = 1`) or the maximum (`k = 2`) of the
+/// table.
 pub fn load_field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
     let ty = if k == 0 {
         b.module().ty_ptr()

@@ -7,8 +7,8 @@ use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
 use crate::env::{Env, Func, Global, Memory, Table};
 use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
-use crate::init::{GlobalInit, Init};
-use crate::memory::{self, Libc, MAX_PAGES};
+use crate::init::{GlobalInit, ImportLimits, Init};
+use crate::memory::{self, Libc, MAX_PAGES, NO_MAX_PAGES};
 use crate::names;
 use crate::parse::{self, Sections};
 use crate::table;
@@ -124,6 +124,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
     };
     let mut mem_import = None;
     let mut table_import = None;
+    let mut import_limits = Vec::new();
     let mut init_modules: Vec<String> = Vec::new();
     for (imp, offset) in &s.imports {
         let place = Place::at(*offset);
@@ -158,6 +159,13 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
                 mem_import = Some(g);
+                import_limits.push(ImportLimits {
+                    global: g,
+                    unit_shift: 16,
+                    min: mt.initial,
+                    max: mt.maximum,
+                    max_is_i32: true,
+                });
             }
             TypeRef::Table(tt) => {
                 check_table(&tt, place)?;
@@ -165,6 +173,13 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
                 table_import = Some(g);
+                import_limits.push(ImportLimits {
+                    global: g,
+                    unit_shift: 0,
+                    min: tt.initial,
+                    max: tt.maximum,
+                    max_is_i32: false,
+                });
                 env.table = Some(Table {
                     global: g,
                     ty,
@@ -195,10 +210,10 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 return Err(WasmError::unsupported("a 64-bit or shared memory", place));
             }
             let ty = memory::memory_type(m).at(place)?;
-            let max = mt.maximum.unwrap_or(MAX_PAGES).min(MAX_PAGES);
+            let max = mt.maximum.map_or(NO_MAX_PAGES, |x| x.min(MAX_PAGES));
             let null = m.const_null();
             let zero = m.const_i64(0);
-            let maxc = m.const_i64(max as i64);
+            let maxc = m.const_i32(max as i32);
             let init = m.const_aggregate(ty, &[null, zero, maxc]).at(place)?;
             let g = Builder::new(m)
                 .global_var("memory", ty, Some(init))
@@ -236,7 +251,8 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             .global_var("table_entries", arr, None)
             .at(place)?;
         let len = m.const_i64(tt.initial as i64);
-        let init = m.const_aggregate(ty, &[entries, len]).at(place)?;
+        let max = m.const_i64(tt.maximum.unwrap_or(table::NO_MAX_ENTRIES) as i64);
+        let init = m.const_aggregate(ty, &[entries, len, max]).at(place)?;
         let g = Builder::new(m)
             .global_var("table", ty, Some(init))
             .at(place)?;
@@ -365,6 +381,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         name,
         init_modules,
         memory: env.memory.zip(mem_initial),
+        import_limits,
         libc,
         global_inits,
         data: &s.data,

@@ -16,6 +16,9 @@ pub const INDIRECT_CALL_TYPE_MISMATCH: &str = "indirect call type mismatch";
 pub const INVALID_CONVERSION: &str = "invalid conversion to integer";
 /// A trapping float-to-integer conversion of a number out of the integer type's range.
 pub const INTEGER_OVERFLOW: &str = "integer overflow";
+/// An imported memory or table whose limits do not match the import's (checked when the
+/// importer is initialized).
+pub const INCOMPATIBLE_IMPORT: &str = "incompatible import type";
 
 #[cfg(test)]
 mod tests {
@@ -30,6 +33,7 @@ mod tests {
             super::INDIRECT_CALL_TYPE_MISMATCH,
             super::INVALID_CONVERSION,
             super::INTEGER_OVERFLOW,
+            super::INCOMPATIBLE_IMPORT,
         ] {
             assert_eq!(irkit_core::trap_kind_problem(m), None, "{m}");
         }

