@@ -75,6 +75,8 @@
 mod entropy;
 mod generator;
 mod ty;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 #[cfg(feature = "proptest")]
 pub mod strategy;

@@ -13,10 +13,14 @@
 //! It depends on the back-end *contract* only; the caller picks the back end (`ir-wast
 //! --backend interp|jit`).
 //!
+//! [`differential`] runs one module on two back ends and compares every exported function's
+//! outcome: the oracle for random modules.
+//!
 //! The pieces: [`runner`] the directives, [`store`] the live program, [`values`] arguments and
 //! expected results, [`spectest`] the host module scripts import from, [`report`] the
 //! verdicts.
 
+pub mod differential;
 pub mod report;
 pub mod runner;
 pub mod spectest;

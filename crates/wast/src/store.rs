@@ -142,6 +142,41 @@ impl Store {
         self.session.call(&symbol(instance, field), args)
     }
 
+    /// The functions `instance` exports, by field name (in the live program's order), each
+    /// with arguments of its parameter types, all zero; `None` for a function whose parameters
+    /// are not all numbers.
+    pub fn exported_functions(&self, instance: &str) -> Vec<(String, Option<Vec<Val>>)> {
+        let m = self.session.module();
+        let prefix = symbol(instance, "");
+        let mut out = Vec::new();
+        for &d in m.children(m.root()) {
+            if m.opcode(d) != Opcode::FUNC {
+                continue;
+            }
+            let Some(field) = m
+                .decoration_str(d, Opcode::EXPORT)
+                .and_then(|e| e.strip_prefix(&prefix))
+                .and_then(irkit_wasm::names::unescape)
+            else {
+                continue;
+            };
+            let params = m.ty(d).and_then(|t| m.fn_signature(t)).map(|(_, ps)| ps);
+            let zeros = params.and_then(|ps| {
+                ps.iter()
+                    .map(|&p| match m.opcode(p) {
+                        Opcode::I32 => Some(Val::I32(0)),
+                        Opcode::I64 => Some(Val::I64(0)),
+                        Opcode::F32 => Some(Val::F32(0)),
+                        Opcode::F64 => Some(Val::F64(0)),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<Val>>>()
+            });
+            out.push((field, zeros));
+        }
+        out
+    }
+
     /// Reads the global `field` exported by `instance`.
     pub fn get(&mut self, instance: &str, field: &str) -> Result<Call, BackendError> {
         self.session

@@ -1,0 +1,50 @@
+//! Random WebAssembly modules (`irkit_testgen::wasm`, wasm-smith) through the front end, the
+//! linker and both back ends: every exported function's outcome must be the same on the
+//! interpreter and in native code (the `wasm_agree` fuzz target explores further).
+
+use irkit_backend::RunOptions;
+use irkit_testgen::Entropy;
+use irkit_wast::differential::{Compared, compare};
+
+/// How many random modules: `IRKIT_RANDOM_SEEDS`, else 48.
+fn seeds() -> u64 {
+    std::env::var("IRKIT_RANDOM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(48)
+}
+
+#[test]
+fn the_back_ends_agree_on_random_modules() {
+    let mut total = Compared::default();
+    let mut modules = 0;
+    for seed in 0..seeds() {
+        let mut e = Entropy::from_seed(seed);
+        let bytes: Vec<u8> = (0..4096).map(|_| e.byte()).collect();
+        let Some(wasm) = irkit_testgen::wasm::module(&bytes) else {
+            continue;
+        };
+        modules += 1;
+        match compare(
+            &wasm,
+            &irkit_interp::InterpBackend,
+            &irkit_cranelift::Jit,
+            &RunOptions::default(),
+        ) {
+            Ok(c) => {
+                total.calls += c.calls;
+                total.traps += c.traps;
+            }
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
+    eprintln!(
+        "{modules} modules, {} calls ({} traps) compared",
+        total.calls, total.traps
+    );
+    // The generator makes modules with exports; a run that compares nothing tests nothing.
+    assert!(
+        total.calls > total.traps && total.calls >= seeds() as usize,
+        "{total:?}"
+    );
+}
