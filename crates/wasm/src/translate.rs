@@ -313,9 +313,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             ExternalKind::Func | ExternalKind::FuncExact => {
                 env.funcs
                     .get(e.index as usize)
-                    .ok_or_else(|| {
-                        WasmError::unsupported(format!("function {}", e.index), place)
-                    })?
+                    .ok_or_else(|| WasmError::unsupported(format!("function {}", e.index), place))?
                     .inst
             }
             ExternalKind::Global => {

@@ -95,7 +95,10 @@ fn several_exports_and_reexports_translate() {
     ] {
         for n in names {
             let d = m.find_export(n).expect("exported");
-            assert_eq!(m.decoration_str(d, irkit_core::Opcode::IMPORT), Some(import));
+            assert_eq!(
+                m.decoration_str(d, irkit_core::Opcode::IMPORT),
+                Some(import)
+            );
         }
     }
     for [a, b] in [["wasm:m:h1", "wasm:m:h2"], ["wasm:m:k1", "wasm:m:k2"]] {
