@@ -685,12 +685,9 @@ impl<'a> State<'a> {
             {
                 continue;
             }
-            if let Err(e) = out.add_decoration(
-                target,
-                Opcode::EXPORT,
-                Vec::new(),
-                Payload::Str(name.into()),
-            ) {
+            if let Err(e) =
+                out.add_decoration(target, Opcode::EXPORT, Vec::new(), Payload::Str(name))
+            {
                 self.errors.push(LinkError::Internal(e.to_string()));
             }
         }
