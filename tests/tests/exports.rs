@@ -88,3 +88,57 @@ fn extra_export_names_count_in_semantic_hashes() {
     assert_eq!(hash(one), hash(&renamed), "name hints do not count");
     assert_ne!(hash(one), hash(&two), "export names do");
 }
+
+/// A module re-exporting `n0` as `n1`, … `n{len-1}` as `n{len}`, `n{len}` defined; `main`
+/// imports `n0` (the far end of the chain).
+fn chain_module(len: usize) -> String {
+    let mut t = String::new();
+    for i in 0..len {
+        t.push_str(&format!(
+            "#[import(\"n{}\"), export(\"n{i}\")]\n@r{i}: i32 = global_var\n",
+            i + 1
+        ));
+    }
+    t.push_str(&format!(
+        "#[export(\"n{len}\")]\n@end: i32 = global_var i32 9\n"
+    ));
+    t.push_str(
+        "#[import(\"n0\")]\n@x: i32 = global_var\n\n#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %v: i32 = load @x\n  ret %v\n}\n",
+    );
+    t
+}
+
+fn link_text(text: &str) -> Result<irkit_core::Module, String> {
+    // The chain and its user in two inputs, so that resolution crosses modules.
+    let (chain, user) = text.split_at(text.find("#[import(\"n0\")]").expect("user"));
+    let parse = |t: &str| irkit_text::parse(t, "t.ir").unwrap_or_else(|e| panic!("{e}"));
+    let inputs = vec![
+        irkit_link::Input::from_module("chain.ir", &parse(chain)).map_err(|e| e.to_string())?,
+        irkit_link::Input::from_module("main.ir", &parse(user)).map_err(|e| e.to_string())?,
+    ];
+    irkit_link::link(inputs, &irkit_link::LinkOptions::default())
+        .map(|l| l.module)
+        .map_err(|e| e.to_string())
+}
+
+/// Re-export chains are followed iteratively up to 256 names; a longer one is an error, not
+/// a stack overflow.
+#[test]
+fn long_reexport_chains_are_bounded() {
+    let m = link_text(&chain_module(255)).expect("a chain of 256 names links");
+    let g = m
+        .find_export("n255")
+        .expect("the definition keeps its name");
+    assert_eq!(
+        m.find_export("n0"),
+        Some(g),
+        "the first name is attached to it"
+    );
+    let e = link_text(&chain_module(300)).expect_err("too long");
+    assert_eq!(
+        e,
+        "error: re-export chain longer than 256 names: @n0 (chain.ir) -> @n1 (chain.ir) -> \
+         @n2 (chain.ir) -> @n3 (chain.ir) -> … (252 more)"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

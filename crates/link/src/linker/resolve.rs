@@ -17,6 +17,9 @@ use crate::error::LinkError;
 /// error, so that resolution stays bounded whatever the inputs.
 pub(super) const MAX_REEXPORT_CHAIN: usize = 256;
 
+/// How many names of a chain too long its error shows.
+const SHOWN: usize = 4;
+
 /// What a name resolves to, re-exports followed (spec/linking.md §3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Resolved {
@@ -55,7 +58,12 @@ impl State<'_> {
                 break r.clone();
             }
             if chain.len() >= MAX_REEXPORT_CHAIN {
-                let text = self.chain_text(&chain, None);
+                // The first names tell where it starts; the rest would be a very long line.
+                let text = format!(
+                    "{} -> … ({} more)",
+                    self.chain_text(&chain[..SHOWN], None),
+                    chain.len() - SHOWN
+                );
                 self.errors.push(LinkError::ReexportTooLong {
                     limit: MAX_REEXPORT_CHAIN,
                     chain: text,
