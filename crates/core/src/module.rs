@@ -538,12 +538,24 @@ impl Module {
             .and_then(|d| self.payload(d).as_str())
     }
 
-    /// The top-level definition exported under `name`, if any.
+    /// The string payloads of every decoration of `owner` with this opcode, in order (a
+    /// definition may be exported under several names).
+    pub fn decoration_strs(&self, owner: Inst, opcode: Opcode) -> impl Iterator<Item = &str> {
+        self.decorations(owner)
+            .iter()
+            .copied()
+            .filter(move |&d| self.opcode(d) == opcode)
+            .filter_map(|d| self.payload(d).as_str())
+    }
+
+    /// The top-level definition exported under `name` (any of its `export`s), if any. A
+    /// re-export (an import declaration with `export`s) is found too: the linker resolves it
+    /// to what its import names.
     pub fn find_export(&self, name: &str) -> Option<Inst> {
         self.top_level()
             .iter()
             .copied()
-            .find(|&d| self.decoration_str(d, Opcode::EXPORT) == Some(name))
+            .find(|&d| self.decoration_strs(d, Opcode::EXPORT).any(|n| n == name))
     }
 
     /// The top-level instruction whose name hint is `name`, if any.

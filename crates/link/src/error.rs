@@ -93,6 +93,33 @@ pub enum LinkError {
         /// Who needs it.
         chain: Chain,
     },
+    /// A reached name whose re-export chain ends at an import no input exports (in an
+    /// executable link).
+    #[error("undefined symbol @{name}, through the re-exports {via}, needed by {chain}")]
+    UndefinedReexport {
+        /// The last name of the chain, which no input exports.
+        name: String,
+        /// The re-exports followed, each name with the file re-exporting it, then the name
+        /// left undefined: `@c (o.irm) -> @b (n.irm) -> @a`.
+        via: String,
+        /// Who needs it (the command line for a root).
+        chain: Chain,
+    },
+    /// Re-exports that lead back to a name of the chain: `@b (n.irm) -> @a (m.irm) -> @b`,
+    /// each re-exporting the next name.
+    #[error("re-export cycle: {chain}")]
+    ReexportCycle {
+        /// The cycle, from the first name reached back to it.
+        chain: String,
+    },
+    /// A re-export chain longer than the limit.
+    #[error("re-export chain longer than {limit} names: {chain}")]
+    ReexportTooLong {
+        /// The limit.
+        limit: usize,
+        /// The chain's first names.
+        chain: String,
+    },
     /// An import whose declared type differs from the type of the export it resolves to.
     #[error(
         "type mismatch for @{name}: {import_file} imports it as `{import_ty}`, {export_file} \

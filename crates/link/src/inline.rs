@@ -40,12 +40,8 @@ impl Visible<'_> {
         if m.find_decoration(d, Opcode::EXTERN).is_some() {
             return true;
         }
-        match m.decoration_str(d, Opcode::EXPORT) {
-            Some(name) => {
-                self.library || name == self.entry || self.names.iter().any(|n| n == name)
-            }
-            None => false,
-        }
+        m.decoration_strs(d, Opcode::EXPORT)
+            .any(|name| self.library || name == self.entry || self.names.iter().any(|n| n == name))
     }
 }
 

@@ -16,7 +16,10 @@
 //!   structure; duplicate strong definitions are an error; `weak` yields to strong;
 //!   `linkonce` copies with equal content hashes collapse, unequal ones are an error; a
 //!   reached `stub` needs [`LinkOptions::link_stubs`]. Types and constants are re-interned in
-//!   the output, so equal ones from different inputs merge.
+//!   the output, so equal ones from different inputs merge. A definition may be exported
+//!   under several names; a re-export (`#[import("a"), export("b")]`) makes `b` resolve to
+//!   whatever `a` resolves to, chains followed iteratively (cycles are errors), and the
+//!   output's definition carries the re-exported names as extra exports.
 //! * **Determinism**: inputs are sorted by name first; roots are sorted; output definitions
 //!   are in first-reached order of a breadth-first work list. The same inputs in any order
 //!   give the same module, hence the same bytes.

@@ -1,7 +1,7 @@
 //! The link itself: resolution by name, the reachability work list, and the lazy copy of
 //! reached definitions into the output module.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::time::Instant;
 
@@ -17,6 +17,7 @@ mod linkage;
 mod resolve;
 
 use linkage::{ExportIndex, linkage, linkage_of};
+use resolve::{MAX_REEXPORT_CHAIN, Resolved};
 
 /// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
 /// links them. Every unreadable input is reported, not only the first; an input that is not a
@@ -75,9 +76,9 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     }
     let mut stats = st.stats;
     let t = Instant::now();
-    let keep = |m: &Module, d: Inst| match m.decoration_str(d, Opcode::EXPORT) {
-        Some(name) => opts.library || opts.exports.iter().any(|e| e == name),
-        None => false,
+    let keep = |m: &Module, d: Inst| {
+        m.decoration_strs(d, Opcode::EXPORT)
+            .any(|name| opts.library || opts.exports.iter().any(|e| e == name))
     };
     match crate::specialize::specialize(&mut out, opts.max_instantiation_depth, &keep) {
         Ok(r) => stats.instantiations = r.instantiations,
@@ -147,6 +148,8 @@ struct Node {
     out: Inst,
     /// The node whose copy reached it first (`None` for roots).
     parent: Option<u32>,
+    /// It stands for an unresolved import or a C symbol (a declaration of the output).
+    decl: bool,
 }
 
 /// A `pin_if(@d, @c)` decoration of a copied definition, re-attached at the end when `c` was
@@ -170,7 +173,13 @@ struct State<'a> {
     pending: HashMap<Key, Vec<(u32, u32, u32)>>,
     pin_ifs: Vec<PinIf>,
     ref_memo: HashMap<(u32, u32), Key>,
-    name_memo: HashMap<Box<str>, Option<(u32, u32)>>,
+    /// What each name looked up resolves to (re-exports followed).
+    name_memo: HashMap<Box<str>, Resolved>,
+    /// Every name found to be a re-export: its winning (re-export) declaration. Those that
+    /// resolve to a definition or declaration of the output are attached to it at the end.
+    reexports: BTreeMap<Box<str>, (u32, u32)>,
+    /// Import declarations already checked against their export.
+    imports_checked: HashSet<(u32, u32)>,
     /// Semantic hashes of the `linkonce` candidates compared so far.
     semantic: HashMap<(u32, u32), [u8; 32]>,
     /// The first declaration of each unresolved import / C symbol: (input, def, its type).
@@ -220,6 +229,8 @@ impl<'a> State<'a> {
             pin_ifs: Vec::new(),
             ref_memo: HashMap::new(),
             name_memo: HashMap::new(),
+            reexports: BTreeMap::new(),
+            imports_checked: HashSet::new(),
             semantic: HashMap::new(),
             decls: HashMap::new(),
             pool_memo: vec![Vec::new(); srcs.len()],
@@ -250,15 +261,29 @@ impl<'a> State<'a> {
 
     fn run(&mut self, out: &mut Module) {
         for (name, role) in self.roots() {
-            let reported = self.errors.len();
-            match self.resolve_name(&name) {
-                Some(w) => {
-                    self.reach(out, Key::Def(w.0, w.1), w, None);
+            match self.resolve_name(out, &name) {
+                Resolved::Def(m, d) => {
+                    self.reach(out, Key::Def(m, d), (m, d), None);
                 }
-                // Resolving reported why (an export whose definition cannot be read): saying
-                // that the name is missing too would be a second line for one problem.
-                None if self.errors.len() > reported => {}
-                None => match role {
+                // A re-export of a name no input exports: kept as a declaration in a library
+                // link (with the re-exported names attached), an error otherwise.
+                Resolved::Unresolved(n, decl) => {
+                    if self.opts.library {
+                        self.reach(out, Key::Import(n), decl, None);
+                    } else if self.undefined_reported.insert(n.clone()) {
+                        let via = self.reexport_path(&name);
+                        self.errors.push(LinkError::UndefinedReexport {
+                            name: n.to_string(),
+                            via,
+                            chain: Chain::default(),
+                        });
+                    }
+                }
+                // Resolving reported why (an export whose definition cannot be read, a
+                // re-export cycle): saying that the name is missing too would be a second
+                // line for one problem.
+                Resolved::Failed => {}
+                Resolved::Missing => match role {
                     Root::Entry => self.errors.push(LinkError::MissingEntry { name }),
                     Root::Export => self.errors.push(LinkError::MissingExport { name }),
                     Root::Optional => {}
@@ -275,6 +300,7 @@ impl<'a> State<'a> {
             }
         }
         self.attach_pin_ifs(out);
+        self.attach_reexports(out);
         self.stats.defs_reached = self.validated.len() as u64;
         self.stats.defs_copied = self.nodes.len() as u64;
     }
@@ -336,27 +362,44 @@ impl<'a> State<'a> {
             None => Key::Def(m, d),
             Some(l) => {
                 if let Some(n) = l.import {
-                    match self.resolve_name(&n) {
-                        Some(w) => {
+                    let key = match self.resolve_name(out, &n) {
+                        Resolved::Def(wm, wd) => {
                             // Memoized first: the import's type may name it (a generic's
                             // parameters name their generic).
-                            self.ref_memo.insert((m, d), Key::Def(w.0, w.1));
+                            self.ref_memo.insert((m, d), Key::Def(wm, wd));
                             let t = Instant::now();
-                            self.check_import(out, &n, (m, d), w);
+                            self.check_import(out, &n, (m, d), (wm, wd));
                             self.stats.resolve += t.elapsed();
-                            Key::Def(w.0, w.1)
+                            Key::Def(wm, wd)
                         }
-                        None => {
+                        Resolved::Missing => {
                             let k = Key::Import(n.into());
                             self.ref_memo.insert((m, d), k.clone());
                             self.check_decl(out, &k, m, d);
                             k
                         }
+                        // Through re-exports to a name no input exports: a declaration of
+                        // that name.
+                        Resolved::Unresolved(a, _) => {
+                            let k = Key::Import(a);
+                            self.ref_memo.insert((m, d), k.clone());
+                            self.check_decl(out, &k, m, d);
+                            k
+                        }
+                        // Reported; the copy will not report it again.
+                        Resolved::Failed => Key::Def(m, d),
+                    };
+                    // A re-export declaration: its names compete (and are attached to what
+                    // they resolve to) like those of any reached definition.
+                    for e in &l.export {
+                        self.resolve_name(out, e);
                     }
-                } else if let Some(n) = l.export {
-                    match self.resolve_name(&n) {
-                        Some(w) => Key::Def(w.0, w.1),
-                        None => Key::Def(m, d),
+                    key
+                } else if let Some(n) = l.export.first() {
+                    // A definition exported under several names resolves by its first.
+                    match self.resolve_name(out, n) {
+                        Resolved::Def(wm, wd) => Key::Def(wm, wd),
+                        _ => Key::Def(m, d),
                     }
                 } else if let Some(s) = l.external.filter(|_| l.bodyless) {
                     let k = Key::Extern(s.into());
@@ -493,10 +536,23 @@ impl<'a> State<'a> {
             }
             if self.undefined_reported.insert(name.clone()) {
                 let chain = self.chain(needer);
-                self.errors.push(LinkError::Undefined {
-                    name: name.to_string(),
-                    chain,
-                });
+                // The name imported, when it is not the one left undefined: re-exports led
+                // from one to the other.
+                let imported = linkage_of(self.view(m), d).ok().and_then(|l| l.import);
+                match imported.filter(|i| **i != **name) {
+                    Some(i) => {
+                        let via = self.reexport_path(&i);
+                        self.errors.push(LinkError::UndefinedReexport {
+                            name: name.to_string(),
+                            via,
+                            chain,
+                        });
+                    }
+                    None => self.errors.push(LinkError::Undefined {
+                        name: name.to_string(),
+                        chain,
+                    }),
+                }
             }
         }
         let src = match key {
@@ -527,6 +583,7 @@ impl<'a> State<'a> {
             src,
             out: inst,
             parent,
+            decl: !matches!(key, Key::Def(..)),
         });
         if let Some(waiting) = self.pending.remove(&key) {
             self.triggered.extend(waiting);
@@ -541,6 +598,7 @@ impl<'a> State<'a> {
             src: (m, d),
             out: target,
             parent,
+            ..
         } = self.nodes[n as usize];
         let view = self.view(m);
         self.validated.insert((m, d));
@@ -603,6 +661,57 @@ impl<'a> State<'a> {
         }
     }
 
+    /// Attaches every re-exported name that resolved to a definition or declaration of the
+    /// output to it, as an extra `export` (in name order, after its own decorations), unless
+    /// `--internalize` drops the name.
+    fn attach_reexports(&mut self, out: &mut Module) {
+        let names: Vec<Box<str>> = self.reexports.keys().cloned().collect();
+        for name in names {
+            if self.opts.internalize && !self.keep_exports.contains(&*name) {
+                continue;
+            }
+            let key = match self.name_memo.get(&name) {
+                Some(Resolved::Def(m, d)) => Key::Def(*m, *d),
+                Some(Resolved::Unresolved(a, _)) => Key::Import(a.clone()),
+                _ => continue,
+            };
+            let Some(&n) = self.node_of.get(&key) else {
+                continue;
+            };
+            let target = self.nodes[n as usize].out;
+            if out
+                .decoration_strs(target, Opcode::EXPORT)
+                .any(|e| e == &*name)
+            {
+                continue;
+            }
+            if let Err(e) =
+                out.add_decoration(target, Opcode::EXPORT, Vec::new(), Payload::Str(name))
+            {
+                self.errors.push(LinkError::Internal(e.to_string()));
+            }
+        }
+    }
+
+    /// The re-exports followed from `name`: `@b (n.irm) -> @a (m.irm) -> @x`, each name with
+    /// the file re-exporting it, then the name the chain ends at.
+    fn reexport_path(&self, name: &str) -> String {
+        let mut parts = Vec::new();
+        let mut cur: String = name.to_string();
+        for _ in 0..MAX_REEXPORT_CHAIN {
+            let Some(&(m, d)) = self.reexports.get(cur.as_str()) else {
+                break;
+            };
+            parts.push(format!("@{cur} ({})", self.file(m)));
+            match linkage_of(self.view(m), d).ok().and_then(|l| l.import) {
+                Some(next) => cur = next,
+                None => break,
+            }
+        }
+        parts.push(format!("@{cur}"));
+        parts.join(" -> ")
+    }
+
     /// The chain of nodes from `from` up to its root.
     fn chain(&self, from: Option<u32>) -> Chain {
         let mut links = Vec::new();
@@ -626,7 +735,7 @@ impl<'a> State<'a> {
     fn display_name(&self, m: u32, d: u32) -> String {
         let view = self.view(m);
         if let Ok(l) = linkage_of(view, d)
-            && let Some(n) = l.export.or(l.import).or(l.external)
+            && let Some(n) = l.export.into_iter().next().or(l.import).or(l.external)
         {
             return n;
         }
@@ -675,10 +784,25 @@ impl CopyMapper for Mapper<'_, '_> {
         }
         let st = &mut *self.st;
         match deco.opcode() {
-            Opcode::EXPORT if st.opts.internalize => Ok(match deco.payload() {
-                PayloadView::Str(s) => st.keep_exports.contains(s),
-                _ => true,
-            }),
+            Opcode::EXPORT => {
+                let node = &st.nodes[self.node as usize];
+                // A declaration's names (re-exports) are attached at the end, to whatever they
+                // resolve to.
+                if node.decl {
+                    return Ok(false);
+                }
+                let src = node.src;
+                let PayloadView::Str(name) = deco.payload() else {
+                    return Ok(true);
+                };
+                if st.opts.internalize && !st.keep_exports.contains(name) {
+                    return Ok(false);
+                }
+                // The output exports a name once, on what it resolves to: a definition
+                // exported under several names keeps those it wins.
+                let name = name.to_string();
+                Ok(st.resolve_name(dst, &name) == Resolved::Def(src.0, src.1))
+            }
             Opcode::PIN_IF => {
                 let mut ops = deco.operands();
                 let (Some(d), Some(c)) = (def_ref(ops.next()), def_ref(ops.next())) else {

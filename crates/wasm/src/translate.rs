@@ -126,6 +126,8 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
     let mut table_import = None;
     let mut import_limits = Vec::new();
     let mut init_modules: Vec<String> = Vec::new();
+    // The symbol each import declaration imports (a re-export may not be its own import).
+    let mut import_syms: std::collections::HashMap<Inst, String> = Default::default();
     for (imp, offset) in &s.imports {
         let place = Place::at(*offset);
         let sym = names::symbol(imp.module, imp.name);
@@ -138,6 +140,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let mut b = Builder::new(m);
                 let f = b.func(&hint("import_", imp.name), sig).at(place)?;
                 b.import(f, &sym).at(place)?;
+                import_syms.insert(f, sym.clone());
                 let ty = func_type(&env, t, place)?.clone();
                 env.funcs.push(Func { inst: f, ty });
             }
@@ -145,6 +148,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let ty = value_type(m, gt.content_type, place)?;
                 let g = global_decl(m, &hint("import_", imp.name), ty, gt.mutable, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
+                import_syms.insert(g, sym.clone());
                 env.globals.push(Global {
                     inst: g,
                     ty,
@@ -158,6 +162,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let ty = memory::memory_type(m).at(place)?;
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
+                import_syms.insert(g, sym.clone());
                 mem_import = Some(g);
                 import_limits.push(ImportLimits {
                     global: g,
@@ -172,6 +177,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let (ty, entry_ty) = table::table_types(m).at(place)?;
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
+                import_syms.insert(g, sym.clone());
                 table_import = Some(g);
                 import_limits.push(ImportLimits {
                     global: g,
@@ -312,70 +318,51 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             wasm_ty: g.ty.content_type,
         });
     }
-    // Exports.
-    let mut exported = std::collections::HashSet::new();
+    // Exports: every export name of a definition is an `export` of it (a definition exported
+    // several times carries several); an exported import is a re-export, its declaration
+    // carrying both `import` and `export`, so the name resolves to the imported definition
+    // itself (spec/linking.md §3), whatever its kind.
     for (e, offset) in &s.exports {
         let place = Place::at(*offset);
         let sym = names::symbol(name, e.name);
-        let (def, is_import) = match e.kind {
+        let def = match e.kind {
             ExternalKind::Func | ExternalKind::FuncExact => {
-                let f = env.funcs.get(e.index as usize).ok_or_else(|| {
-                    WasmError::unsupported(format!("function {}", e.index), place)
-                })?;
-                (f.inst, (e.index as usize) < n_imported_funcs)
+                env.funcs
+                    .get(e.index as usize)
+                    .ok_or_else(|| WasmError::unsupported(format!("function {}", e.index), place))?
+                    .inst
             }
             ExternalKind::Global => {
-                let g = env
-                    .globals
+                env.globals
                     .get(e.index as usize)
-                    .ok_or_else(|| WasmError::unsupported(format!("global {}", e.index), place))?;
-                (g.inst, (e.index as usize) < n_imported_globals)
+                    .ok_or_else(|| WasmError::unsupported(format!("global {}", e.index), place))?
+                    .inst
             }
             ExternalKind::Memory => match (mem_import, &env.memory) {
-                (Some(g), _) => (g, true),
-                (None, Some(mem)) => (mem.global, false),
+                (Some(g), _) => g,
+                (None, Some(mem)) => mem.global,
                 (None, None) => {
                     return Err(WasmError::unsupported("exporting a missing memory", place));
                 }
             },
             ExternalKind::Table => match (table_import, &env.table) {
-                (Some(g), _) => (g, true),
-                (None, Some(t)) => (t.global, false),
+                (Some(g), _) => g,
+                (None, Some(t)) => t.global,
                 (None, None) => {
                     return Err(WasmError::unsupported("exporting a missing table", place));
                 }
             },
             ExternalKind::Tag => return Err(WasmError::unsupported("a tag export", place)),
         };
-        let mut b = Builder::new(m);
-        if !is_import && exported.insert(def) {
-            b.export(def, &sym).at(place)?;
-            continue;
-        }
-        if matches!(e.kind, ExternalKind::Func | ExternalKind::FuncExact) {
-            // A second export of a function, or a re-exported import: a forwarding function.
-            let sig = b
-                .module()
-                .ty(def)
-                .ok_or_else(|| WasmError::unsupported("an untyped function", place))?;
-            let w = b.func(&hint("export_", e.name), sig).at(place)?;
-            let params: Vec<Inst> = b
-                .module()
-                .fn_signature(sig)
-                .map(|(_, p)| p.to_vec())
-                .unwrap_or_default();
-            let (entry, args) = b.block(w, &params).at(place)?;
-            b.position_at_end(entry);
-            let r = b.call(def, &args).at(place)?;
-            let has_result = b.module().ty(r).is_some();
-            b.ret(has_result.then_some(r)).at(place)?;
-            b.export(w, &sym).at(place)?;
-        } else {
+        if import_syms.get(&def) == Some(&sym) {
+            // `(import "N" "f")` exported as `f` by module `N` itself: it would stand for
+            // itself (a re-export cycle).
             return Err(WasmError::unsupported(
-                "exporting a global, memory or table twice, or re-exporting an imported one",
+                "exporting an import of the module's own name under its own field (a cycle)",
                 place,
             ));
         }
+        Builder::new(m).export(def, &sym).at(place)?;
     }
     Init {
         name,

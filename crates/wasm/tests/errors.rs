@@ -60,15 +60,52 @@ fn text_errors_are_one_line() {
 
 #[test]
 fn unsupported_constructs_are_named_with_their_offset() {
-    let e = err(b"(module (import \"a\" \"g\" (global i32)) (export \"g\" (global 0)))");
+    // Module `m` exporting its import of `m`'s own `g` as `g`: a re-export of itself.
+    let e = err(b"(module (import \"m\" \"g\" (global i32)) (export \"g\" (global 0)))");
     let s = one_line(&e);
     assert!(s.starts_with("byte offset 0x"), "{s}");
-    assert!(
-        s.ends_with("re-exporting an imported one is not supported yet"),
-        "{s}"
-    );
-    let e = err(b"(module (memory 1) (export \"a\" (memory 0)) (export \"b\" (memory 0)))");
-    assert!(matches!(e, WasmError::Unsupported { .. }), "{e:?}");
+    assert!(s.ends_with("(a cycle) is not supported yet"), "{s}");
+}
+
+/// Several exports of one definition, and re-exports of imports (functions, globals, the
+/// memory, the table), translate to modules that verify: `export`s on the definition, and
+/// `import` with `export`s on the declaration.
+#[test]
+fn several_exports_and_reexports_translate() {
+    let src = br#"(module
+      (import "a" "g" (global $g i32))
+      (import "a" "f" (func $f (param i32) (result i32)))
+      (import "a" "mem" (memory 1))
+      (import "a" "tab" (table 2 funcref))
+      (global $h (mut i64) (i64.const 3))
+      (func $k (result i32) i32.const 1)
+      (export "g1" (global $g)) (export "g2" (global $g))
+      (export "f1" (func $f)) (export "f2" (func $f))
+      (export "m1" (memory 0)) (export "m2" (memory 0))
+      (export "t1" (table 0)) (export "t2" (table 0))
+      (export "h1" (global $h)) (export "h2" (global $h))
+      (export "k1" (func $k)) (export "k2" (func $k)))"#;
+    let m = irkit_wasm::translate_input(src, "m").expect("translates");
+    irkit_core::verify::verify(&m).expect("verifies");
+    for (import, names) in [
+        ("wasm:a:g", ["wasm:m:g1", "wasm:m:g2"]),
+        ("wasm:a:f", ["wasm:m:f1", "wasm:m:f2"]),
+        ("wasm:a:mem", ["wasm:m:m1", "wasm:m:m2"]),
+        ("wasm:a:tab", ["wasm:m:t1", "wasm:m:t2"]),
+    ] {
+        for n in names {
+            let d = m.find_export(n).expect("exported");
+            assert_eq!(
+                m.decoration_str(d, irkit_core::Opcode::IMPORT),
+                Some(import)
+            );
+        }
+    }
+    for [a, b] in [["wasm:m:h1", "wasm:m:h2"], ["wasm:m:k1", "wasm:m:k2"]] {
+        let d = m.find_export(a).expect("exported");
+        assert_eq!(m.find_export(b), Some(d));
+        assert_eq!(m.decoration_str(d, irkit_core::Opcode::IMPORT), None);
+    }
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! Decorations: well formed (payloads, operands), placed where they mean something, and
-//! consistent per definition and across the module (one definition per export name).
+//! consistent per definition and across the module (one definition per export name). A
+//! definition may carry several `export`s (one definition under several names), and an
+//! import declaration may carry `export`s too: a *re-export* (spec/ir.md, rule A7).
 
 use crate::{Inst, Opcode};
 
@@ -45,20 +47,25 @@ impl Cx<'_> {
                 continue;
             }
             let seen = |x: Opcode| first.iter().find(|(o, _)| *o == x).map(|&(_, i)| i);
-            if matches!(
-                op,
-                Opcode::EXPORT | Opcode::IMPORT | Opcode::EXTERN | Opcode::NAME_HINT
-            ) && seen(op).is_some()
+            if matches!(op, Opcode::IMPORT | Opcode::EXTERN | Opcode::NAME_HINT)
+                && seen(op).is_some()
             {
                 self.err(dec, format!("more than one `{op}` on one instruction"));
                 continue;
             }
+            // `export` and `import` together make a re-export (rule A7): the declaration's
+            // export names stand for whatever its import resolves to. Re-exporting a name
+            // under itself is a cycle of one.
+            let same_name = |other: Opcode| {
+                let name = self.m.insts[dec.idx()].payload.as_str()?;
+                let prev = seen(other)?;
+                (self.m.insts[prev.idx()].payload.as_str() == Some(name)).then_some(())
+            };
             let conflict = match op {
-                Opcode::EXPORT => {
-                    seen(Opcode::IMPORT).map(|_| "`export` and `import` on one definition")
-                }
-                Opcode::IMPORT => seen(Opcode::EXPORT)
-                    .map(|_| "`export` and `import` on one definition")
+                Opcode::EXPORT => same_name(Opcode::IMPORT)
+                    .map(|_| "a definition cannot re-export its own import name"),
+                Opcode::IMPORT => same_name(Opcode::EXPORT)
+                    .map(|_| "a definition cannot re-export its own import name")
                     .or_else(|| {
                         (seen(Opcode::WEAK).or(seen(Opcode::LINKONCE)))
                             .map(|_| "an imported definition cannot be `weak` or `linkonce`")
@@ -161,15 +168,6 @@ impl Cx<'_> {
                 }
             }
             Opcode::EXPORT => {
-                // Only the first export of a definition counts (a second is reported above).
-                if self.m.insts[owner.idx()]
-                    .decorations
-                    .iter()
-                    .find(|&&x| self.opc(x) == Some(Opcode::EXPORT))
-                    != Some(&dec)
-                {
-                    return;
-                }
                 let Some(name) = d.payload.as_str() else {
                     return;
                 };
@@ -181,7 +179,10 @@ impl Cx<'_> {
                         );
                         self.err(dec, msg);
                     }
-                    Some(_) => {}
+                    Some(_) => {
+                        let msg = format!("export name {name:?} twice on one definition");
+                        self.err(dec, msg);
+                    }
                     None => {
                         self.exports.insert(name.to_owned(), owner);
                     }

@@ -137,6 +137,11 @@ impl State<'_> {
         imp: (u32, u32),
         exp: (u32, u32),
     ) {
+        // A re-export declaration may be checked both as an import and as a link of a
+        // re-export chain: once is enough.
+        if !self.imports_checked.insert(imp) {
+            return;
+        }
         let ik = self.view(imp.0).def_opcode(imp.1);
         let ek = self.view(exp.0).def_opcode(exp.1);
         // A function is imported as a bodyless `func` whether it is exported as a `func` or,

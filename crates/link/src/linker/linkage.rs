@@ -9,7 +9,9 @@ use irkit_format::{DefView, ModuleView, PayloadView};
 /// Linkage decorations of a definition, read from its validated archive.
 #[derive(Default)]
 pub(super) struct Linkage {
-    pub(super) export: Option<String>,
+    /// Every `export` name, in order (one definition may be exported under several names;
+    /// on an import declaration they are re-exports).
+    pub(super) export: Vec<String>,
     pub(super) import: Option<String>,
     pub(super) external: Option<String>,
     pub(super) weak: bool,
@@ -34,7 +36,7 @@ pub(super) fn linkage(d: &DefView<'_>) -> Linkage {
             _ => None,
         };
         match deco.opcode() {
-            Opcode::EXPORT if l.export.is_none() => l.export = s,
+            Opcode::EXPORT => l.export.extend(s),
             Opcode::IMPORT if l.import.is_none() => l.import = s,
             Opcode::EXTERN if l.external.is_none() => l.external = s,
             Opcode::WEAK => l.weak = true,

@@ -3,22 +3,140 @@
 //! spec/linking.md §3 (strong over weak, `linkonce` copies compared by semantic hash, stubs,
 //! duplicates).
 
+use std::collections::HashSet;
 use std::time::Instant;
 
+use irkit_core::Module;
 use irkit_format::SymbolRole;
 
-use super::State;
 use super::linkage::{Candidate, ExportIndex, Linkage, linkage_of};
+use super::{Key, State};
 use crate::error::LinkError;
 
+/// The longest re-export chain followed (names, the first included): a longer one is an
+/// error, so that resolution stays bounded whatever the inputs.
+pub(super) const MAX_REEXPORT_CHAIN: usize = 256;
+
+/// How many names of a chain too long its error shows.
+const SHOWN: usize = 4;
+
+/// What a name resolves to, re-exports followed (spec/linking.md §3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Resolved {
+    /// No input exports the name.
+    Missing,
+    /// A definition: (input, definition).
+    Def(u32, u32),
+    /// A chain of re-exports ending at a name no input exports: that name, and the last
+    /// re-export declaration (input, definition), which imports it.
+    Unresolved(Box<str>, (u32, u32)),
+    /// The name cannot be resolved and why was reported (a re-export cycle, a chain too
+    /// long, an unreadable candidate).
+    Failed,
+}
+
 impl State<'_> {
-    /// The winning export of `name` across all inputs: the single strong one, else the
-    /// (collapsed) `linkonce` one, else the first `weak` one in input order. Conflicts are
-    /// reported here, once per name.
-    pub(super) fn resolve_name(&mut self, name: &str) -> Option<(u32, u32)> {
+    /// What `name` resolves to: its winning export (`direct_winner`), and when that is a
+    /// re-export (an import declaration exporting `name`), what its import resolves to, and
+    /// so on, iteratively, at most [`MAX_REEXPORT_CHAIN`] names. Every re-export declaration
+    /// of the chain is type-checked against the definition the chain ends at, as an import
+    /// is (or, when it ends at a name no input exports, against the other declarations of
+    /// that name). Memoized for every name of the chain.
+    pub(super) fn resolve_name(&mut self, out: &mut Module, name: &str) -> Resolved {
         if let Some(r) = self.name_memo.get(name) {
-            return *r;
+            return r.clone();
         }
+        // (name, its re-export declaration), outermost first.
+        let mut chain: Vec<(Box<str>, (u32, u32))> = Vec::new();
+        let mut names: HashSet<Box<str>> = HashSet::new();
+        let mut cur: Box<str> = name.into();
+        let reported = self.errors.len();
+        let result = loop {
+            if !chain.is_empty()
+                && let Some(r) = self.name_memo.get(&cur)
+            {
+                break r.clone();
+            }
+            if chain.len() >= MAX_REEXPORT_CHAIN {
+                // The first names tell where it starts; the rest would be a very long line.
+                let text = format!(
+                    "{} -> … ({} more)",
+                    self.chain_text(&chain[..SHOWN], None),
+                    chain.len() - SHOWN
+                );
+                self.errors.push(LinkError::ReexportTooLong {
+                    limit: MAX_REEXPORT_CHAIN,
+                    chain: text,
+                });
+                break Resolved::Failed;
+            }
+            names.insert(cur.clone());
+            match self.direct_winner(&cur) {
+                None if self.errors.len() > reported => break Resolved::Failed,
+                None => match chain.last() {
+                    None => break Resolved::Missing,
+                    Some(&(_, decl)) => break Resolved::Unresolved(cur, decl),
+                },
+                Some((m, d, None)) => break Resolved::Def(m, d),
+                Some((m, d, Some(next))) => {
+                    let next: Box<str> = next.into();
+                    chain.push((cur, (m, d)));
+                    if names.contains(&next) {
+                        let text = self.chain_text(&chain, Some(&next));
+                        self.errors.push(LinkError::ReexportCycle { chain: text });
+                        break Resolved::Failed;
+                    }
+                    cur = next;
+                }
+            }
+        };
+        self.name_memo.insert(name.into(), result.clone());
+        for (n, decl) in &chain {
+            self.name_memo.insert(n.clone(), result.clone());
+            self.reexports.insert(n.clone(), *decl);
+        }
+        // The re-export declarations are imports of the name after theirs: checked as such.
+        let t = Instant::now();
+        for &(_, decl) in &chain {
+            match &result {
+                Resolved::Def(m, d) => {
+                    if let Some(n) = self.import_name(decl) {
+                        self.check_import(out, &n, decl, (*m, *d));
+                    }
+                }
+                Resolved::Unresolved(n, _) => {
+                    self.check_decl(out, &Key::Import(n.clone()), decl.0, decl.1)
+                }
+                _ => {}
+            }
+        }
+        self.stats.resolve += t.elapsed();
+        result
+    }
+
+    /// The import name of definition `d` of input `m`, if it has one.
+    fn import_name(&mut self, (m, d): (u32, u32)) -> Option<String> {
+        self.checked_linkage(m, d).and_then(|l| l.import)
+    }
+
+    /// `@b (n.irm) -> @a (m.irm) -> …`, the chain's names with the files re-exporting them,
+    /// then `last` if given.
+    fn chain_text(&self, chain: &[(Box<str>, (u32, u32))], last: Option<&str>) -> String {
+        let mut parts: Vec<String> = chain
+            .iter()
+            .map(|(n, (m, _))| format!("@{n} ({})", self.file(*m)))
+            .collect();
+        if let Some(l) = last {
+            parts.push(format!("@{l}"));
+        }
+        parts.join(" -> ")
+    }
+
+    /// The winning export of `name` across all inputs: the single strong one, else the
+    /// (collapsed) `linkonce` one, else the first `weak` one in input order, with its import
+    /// name when it is a re-export. Conflicts are reported here, once per name (the caller
+    /// memoizes).
+    fn direct_winner(&mut self, name: &str) -> Option<(u32, u32, Option<String>)> {
         let t = Instant::now();
         // A symbol record is derived data: the definition it names must really export the
         // name (a record pointing elsewhere is refused, never followed).
@@ -32,9 +150,13 @@ impl State<'_> {
             [(m, d, _)] => Some((*m, *d)),
             _ => self.arbitrate(name, &cands),
         };
-        self.name_memo.insert(name.into(), winner);
         self.stats.resolve += t.elapsed();
-        winner
+        let (m, d) = winner?;
+        let import = cands
+            .into_iter()
+            .find(|c| (c.0, c.1) == (m, d))
+            .and_then(|c| c.2.import);
+        Some((m, d, import))
     }
 
     /// The linkage of definition `d` of input `m`, once its decorations are checked against
