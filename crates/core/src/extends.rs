@@ -9,7 +9,9 @@ use crate::{Inst, Module};
 impl Module {
     /// Checks that `self` extends `base`: `self`'s arena holds `base`'s slots unchanged (same
     /// opcode, type, parent, operands, decorations, children, payload and liveness), except the
-    /// root, whose children start with `base`'s (new definitions are appended after them).
+    /// root, whose children start with `base`'s (new definitions are appended after them), and
+    /// a live definition's decorations, which may end with new `export`s (a later module
+    /// re-exporting it gives it another name).
     /// Costs one pass over `base`'s arena. The error names the first difference.
     pub fn extends(&self, base: &Module) -> Result<(), String> {
         if self.arena_len() < base.arena_len() {
@@ -28,7 +30,7 @@ impl Module {
                 && a.ty == b.ty
                 && a.parent == b.parent
                 && a.operands == b.operands
-                && a.decorations == b.decorations
+                && self.same_or_more_exports(base, &a.decorations, &b.decorations)
                 && a.payload == b.payload
                 && a.dead == b.dead
                 && if inst == base.root() {
@@ -44,6 +46,15 @@ impl Module {
             }
         }
         Ok(())
+    }
+
+    /// Whether `new` is `old`, or `old` followed by `export` decorations added after `base`
+    /// (new names of a live definition: the one change a live definition may get).
+    fn same_or_more_exports(&self, base: &Module, old: &[Inst], new: &[Inst]) -> bool {
+        new.starts_with(old)
+            && new[old.len()..]
+                .iter()
+                .all(|&x| x.idx() >= base.arena_len() && self.opcode(x) == crate::Opcode::EXPORT)
     }
 }
 
@@ -78,6 +89,18 @@ mod tests {
         let c = edited.const_i32(7);
         edited.set_operands(g, vec![c]).unwrap();
         assert!(edited.extends(&base).is_err());
+        // A live definition may get another name (an appended `export`), nothing else.
+        let mut named = more.clone();
+        let g = named.top_level()[0];
+        named
+            .add_decoration(g, Opcode::EXPORT, Vec::new(), Payload::Str("alias".into()))
+            .unwrap();
+        assert!(named.extends(&more).is_ok());
+        let mut decorated = more.clone();
+        decorated
+            .add_decoration(g, Opcode::LINKONCE, Vec::new(), Payload::None)
+            .unwrap();
+        assert!(decorated.extends(&more).is_err());
         // Nor is moving the live definitions.
         let mut moved = base.clone();
         let g = moved.top_level()[0];

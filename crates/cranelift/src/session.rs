@@ -29,6 +29,7 @@ use crate::runtime::{STOP, STOP_ARG, STOP_MSG, STOPPED_EXIT, STOPPED_TRAP};
 use crate::types::Scalar;
 
 /// A callable export: its wrapper's address and its parameters and result leaves.
+#[derive(Clone)]
 struct Entry {
     addr: usize,
     params: Vec<Scalar>,
@@ -238,6 +239,20 @@ impl Session for JitSession {
                     results: w.results,
                 },
             );
+        }
+        // A function's wrapper is made once, under its first name; every other name of it
+        // (several exports, or a later module's re-export of a live function) calls the same.
+        for &d in module.top_level() {
+            let mut names = module.decoration_strs(d, Opcode::EXPORT);
+            let Some(first) = names.next() else { continue };
+            let Some(e) = self.entries.get(first).cloned() else {
+                continue;
+            };
+            for n in names {
+                self.entries
+                    .entry(n.to_string())
+                    .or_insert_with(|| e.clone());
+            }
         }
         self.jit = Some(jit);
         self.reserved = reserved;

@@ -94,10 +94,10 @@ impl Session for InterpSession {
         self.exports = module
             .top_level()
             .iter()
-            .filter_map(|&d| {
+            .flat_map(|&d| {
                 module
-                    .decoration_str(d, irkit_core::Opcode::EXPORT)
-                    .map(|n| (n.to_string(), d))
+                    .decoration_strs(d, irkit_core::Opcode::EXPORT)
+                    .map(move |n| (n.to_string(), d))
             })
             .collect();
         self.module = module;

@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use irkit_core::{Cloner, Inst, Module, Opcode};
+use irkit_core::{Cloner, Inst, Module, Opcode, Payload};
 use irkit_format::SymbolRole;
 
 use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
@@ -73,7 +73,7 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
     let mut exports: HashMap<&str, Inst> = HashMap::new();
     let mut externs: HashMap<&str, Inst> = HashMap::new();
     for &d in base.top_level() {
-        if let Some(n) = base.decoration_str(d, Opcode::EXPORT) {
+        for n in base.decoration_strs(d, Opcode::EXPORT) {
             exports.entry(n).or_insert(d);
         }
         if let Some(n) = base.decoration_str(d, Opcode::EXTERN)
@@ -92,6 +92,9 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
     let mut views: Option<(irkit_format::ModuleView, irkit_format::ModuleView)> = None;
     // Pass 1: what each definition of the library becomes (by name only).
     let mut checks: Vec<(Inst, Inst, Check)> = Vec::new();
+    // Names a new input gives a live definition (a re-export of it, or another name of a
+    // definition that resolves to it), added to it as `export`s after the copy.
+    let mut new_names: Vec<(Inst, String)> = Vec::new();
     for &d in lib.top_level() {
         let bodyless = lib.children(d).is_empty();
         if let Some(n) = lib.decoration_str(d, Opcode::IMPORT).filter(|_| bodyless) {
@@ -113,11 +116,30 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
             }
             cloner.map(d, b);
             checks.push((d, b, Check::Import(n.to_string(), file_of(&importer, n))));
+            // A re-export of a live definition: its names go to that definition.
+            for r in lib.decoration_strs(d, Opcode::EXPORT) {
+                if exports.contains_key(r) {
+                    errors.push(LinkError::Duplicate {
+                        name: r.to_string(),
+                        first: LIVE_PROGRAM.to_string(),
+                        second: file_of(&exporter, r),
+                    });
+                } else {
+                    new_names.push((b, r.to_string()));
+                }
+            }
             continue;
         }
-        if let Some(n) = lib.decoration_str(d, Opcode::EXPORT)
+        if let Some(n) = lib
+            .decoration_strs(d, Opcode::EXPORT)
+            .find(|n| exports.contains_key(n))
             && let Some(&b) = exports.get(n)
         {
+            for r in lib.decoration_strs(d, Opcode::EXPORT) {
+                if !exports.contains_key(r) {
+                    new_names.push((b, r.to_string()));
+                }
+            }
             let once = |m: &Module, x: Inst| m.find_decoration(x, Opcode::LINKONCE).is_some();
             let second = file_of(&exporter, n);
             if lib.find_decoration(d, Opcode::WEAK).is_some() {
@@ -177,6 +199,16 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
     // Pass 2: the copy (types may name definitions: every one is mapped or copied now).
     if let Err(e) = cloner.clone_forest(&mut out, &copy, &mut |_, _| None) {
         return Err(LinkErrors(vec![LinkError::Internal(e.to_string())]));
+    }
+    // The live definitions' new names: appended `export`s, the one change `Module::extends`
+    // allows to a live definition.
+    new_names.sort();
+    new_names.dedup();
+    for (b, name) in new_names {
+        if let Err(e) = out.add_decoration(b, Opcode::EXPORT, Vec::new(), Payload::Str(name.into()))
+        {
+            return Err(LinkErrors(vec![LinkError::Internal(e.to_string())]));
+        }
     }
     // Pass 3: the declarations resolved to `base` have the type of what they resolve to. A
     // generic's signature names its own parameters, which are not copied: generics, interfaces

@@ -153,13 +153,6 @@ impl Store {
             if m.opcode(d) != Opcode::FUNC {
                 continue;
             }
-            let Some(field) = m
-                .decoration_str(d, Opcode::EXPORT)
-                .and_then(|e| e.strip_prefix(&prefix))
-                .and_then(irkit_wasm::names::unescape)
-            else {
-                continue;
-            };
             let params = m.ty(d).and_then(|t| m.fn_signature(t)).map(|(_, ps)| ps);
             let zeros = params.and_then(|ps| {
                 ps.iter()
@@ -172,7 +165,13 @@ impl Store {
                     })
                     .collect::<Option<Vec<Val>>>()
             });
-            out.push((field, zeros));
+            for field in m
+                .decoration_strs(d, Opcode::EXPORT)
+                .filter_map(|e| e.strip_prefix(&prefix))
+                .filter_map(irkit_wasm::names::unescape)
+            {
+                out.push((field, zeros.clone()));
+            }
         }
         out
     }
@@ -265,16 +264,15 @@ fn add_getters(m: &mut Module, instance: &str) -> Result<(), String> {
         if op != Opcode::GLOBAL_VAR && op != Opcode::GLOBAL_CONST {
             continue;
         }
-        let Some(export) = m.decoration_str(d, Opcode::EXPORT) else {
-            continue;
-        };
         let Some(ty) = m.ty(d) else { continue };
         let scalar = matches!(
             m.opcode(ty),
             Opcode::I32 | Opcode::I64 | Opcode::F32 | Opcode::F64
         );
-        if scalar && export.starts_with(&prefix) {
-            globals.push((d, ty, format!("{GETTER}{export}")));
+        for export in m.decoration_strs(d, Opcode::EXPORT) {
+            if scalar && export.starts_with(&prefix) {
+                globals.push((d, ty, format!("{GETTER}{export}")));
+            }
         }
     }
     let mut b = Builder::new(m);
