@@ -159,6 +159,19 @@ fn leaf(s: Scalar, x: u64) -> Val {
     }
 }
 
+impl Drop for JitSession {
+    /// Frees the compiled code and data (a process that opens many sessions, such as a script
+    /// runner or a fuzzer, would otherwise keep every one's).
+    fn drop(&mut self) {
+        if let Some(jit) = self.jit.take() {
+            // SAFETY: every call runs on a thread that `call` joins before it returns, so no
+            // code of this module is executing, and the session, the only holder of addresses
+            // into it (`entries`), is going away: nothing calls into it afterwards.
+            unsafe { jit.free_memory() };
+        }
+    }
+}
+
 impl Session for JitSession {
     fn module(&self) -> &Module {
         &self.module
