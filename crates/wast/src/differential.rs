@@ -1,9 +1,24 @@
 //! Differential runs: one WebAssembly module instantiated on two back ends, every exported
-//! function called on both (with zero arguments), the results compared exactly: the same
+//! function called on both (with the same arguments), the results compared exactly: the same
 //! values bit for bit, or the same trap kind. The oracle for random modules (the `wasm_agree`
 //! fuzz target and `tests/differential.rs`), which no expected-results file can cover.
 
-use irkit_backend::{Backend, Call, RunOptions};
+use irkit_backend::{Backend, Call, RunOptions, Val};
+
+/// A value of `template`'s type drawn from `bits`: integers take the low bits, floats the
+/// bits of their width (any NaN payload included).
+pub fn value_like(template: Val, bits: u64) -> Val {
+    match template {
+        Val::I1(_) => Val::I1(bits & 1 == 1),
+        Val::I8(_) => Val::I8(bits as u8),
+        Val::I16(_) => Val::I16(bits as u16),
+        Val::I32(_) => Val::I32(bits as u32),
+        Val::I64(_) => Val::I64(bits),
+        Val::F32(_) => Val::F32(bits as u32),
+        Val::F64(_) => Val::F64(bits),
+        Val::Ptr(_) => Val::Ptr(bits),
+    }
+}
 
 use crate::store::{InstantiateError, Store};
 
@@ -17,8 +32,9 @@ pub struct Compared {
 }
 
 /// Instantiates `wasm` on `a` and on `b` and calls each exported function with numeric
-/// parameters on both, in export order, with zero arguments, each call seeing the state the
-/// earlier calls left. `Ok` with what was compared when every outcome agrees (a module the
+/// parameters on both, in export order, each call seeing the state the earlier calls left.
+/// The arguments are `arg` of a zero of each parameter's type (so `|v| v` passes zeros; a
+/// random source passes random values of that type). `Ok` with what was compared when every outcome agrees (a module the
 /// front end refuses, or neither instantiates alike, compares nothing); `Err` naming the
 /// first disagreement.
 pub fn compare(
@@ -26,6 +42,7 @@ pub fn compare(
     a: &dyn Backend,
     b: &dyn Backend,
     opts: &RunOptions,
+    arg: &mut dyn FnMut(Val) -> Val,
 ) -> Result<Compared, String> {
     let store = |be: &dyn Backend| Store::new(be, opts).map_err(|e| format!("{}: {e}", be.name()));
     let (mut sa, mut sb) = (store(a)?, store(b)?);
@@ -53,7 +70,8 @@ pub fn compare(
     };
     let mut compared = Compared::default();
     for (field, args) in sa.exported_functions(&ia) {
-        let Some(args) = args else { continue };
+        let Some(zeros) = args else { continue };
+        let args: Vec<Val> = zeros.into_iter().map(&mut *arg).collect();
         let ca = sa
             .invoke(&ia, &field, &args)
             .map_err(|e| format!("{}: {e}", a.name()))?;
@@ -66,7 +84,7 @@ pub fn compare(
         };
         if !same {
             return Err(format!(
-                "{field:?} differs: {} {ca:?}, {} {cb:?}",
+                "{field:?} with {args:?} differs: {} {ca:?}, {} {cb:?}",
                 a.name(),
                 b.name()
             ));
