@@ -46,6 +46,40 @@ pub fn blessing() -> bool {
     std::env::var_os("IRKIT_BLESS").is_some_and(|v| v != "0")
 }
 
+/// Checks the outcome of a case in folder `dir` against its expectation: `expected.ir` for a
+/// success (`Ok` with the output text), `expected.err` for a failure (`Err` with the error
+/// lines); only one of the two exists. When [`blessing`], writes the one and removes the other.
+/// `what` names what gave the outcome, in the message of a missing file.
+pub fn check_outcome(
+    dir: &Path,
+    outcome: Result<String, String>,
+    what: &str,
+) -> Result<(), String> {
+    let (file, other, actual) = match outcome {
+        Ok(text) => ("expected.ir", "expected.err", text),
+        Err(lines) => ("expected.err", "expected.ir", lines),
+    };
+    let path = dir.join(file);
+    if blessing() {
+        std::fs::write(&path, &actual).map_err(|e| format!("cannot bless: {e}"))?;
+        let _ = std::fs::remove_file(dir.join(other));
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path).map_err(|_| {
+        format!(
+            "{} is missing (IRKIT_BLESS=1 writes it); {what} gave:\n{actual}",
+            path.display()
+        )
+    })?;
+    if expected != actual {
+        return Err(format!(
+            "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Splits a case file.
 pub fn split_case(text: &str) -> Result<Case, String> {
     let mut lines = text.lines();

@@ -53,36 +53,17 @@ fn run_case(dir: &Path) -> Result<(), Failed> {
     let base = irkit_text::parse(&base_text, "base.ir").map_err(|e| format!("{e:?}"))?;
     let files = ir_files(dir, &["base.ir", "expected.ir"])?;
     let result = extend(&base, inputs(&files)?, &LinkOptions::default());
-    let (file, other, actual) = match &result {
+    let outcome = match &result {
         Ok(l) => {
             irkit_core::verify::verify(&l.module).map_err(|e| format!("verify: {e:?}"))?;
             l.module
                 .extends(&base)
                 .map_err(|e| format!("does not extend its base: {e}"))?;
-            ("expected.ir", "expected.err", irkit_text::print(&l.module))
+            Ok(irkit_text::print(&l.module))
         }
-        Err(e) => ("expected.err", "expected.ir", e.to_string() + "\n"),
+        Err(e) => Err(e.to_string() + "\n"),
     };
-    let path = dir.join(file);
-    if std::env::var_os("IRKIT_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, &actual).map_err(|e| format!("cannot bless: {e}"))?;
-        let _ = std::fs::remove_file(dir.join(other));
-        return Ok(());
-    }
-    let expected = std::fs::read_to_string(&path).map_err(|_| {
-        format!(
-            "{} is missing; the extension gave:\n{actual}",
-            path.display()
-        )
-    })?;
-    if expected != actual {
-        return Err(format!(
-            "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
-            path.display()
-        )
-        .into());
-    }
-    Ok(())
+    Ok(irkit_tests::check_outcome(dir, outcome, "the extension")?)
 }
 
 /// Extending an empty module is a library link; extending a library link by nothing changes

@@ -147,36 +147,16 @@ fn run_case(dir: &Path) -> Result<(), Failed> {
             return Err(format!("input order {perm:?} changes the result").into());
         }
     }
-    let bless = std::env::var_os("IRKIT_BLESS").is_some_and(|v| v == "1");
-    let (file, other, actual) = match &result {
+    let outcome = match result {
         Ok((text, bytes)) => {
             // The output reads back and verifies.
-            let m = irkit_format::read(bytes).map_err(|e| format!("re-read: {e}"))?;
+            let m = irkit_format::read(&bytes).map_err(|e| format!("re-read: {e}"))?;
             irkit_core::verify::verify(&m).map_err(|e| format!("re-verify: {e:?}"))?;
-            ("expected.ir", "expected.err", text.clone())
+            Ok(text)
         }
-        Err(lines) => ("expected.err", "expected.ir", lines.clone()),
+        Err(lines) => Err(lines),
     };
-    let path = dir.join(file);
-    if bless {
-        std::fs::write(&path, &actual).map_err(|e| format!("cannot bless: {e}"))?;
-        let _ = std::fs::remove_file(dir.join(other));
-        return Ok(());
-    }
-    let expected = std::fs::read_to_string(&path).map_err(|_| {
-        format!(
-            "{} is missing (IRKIT_BLESS=1 writes it); the link gave:\n{actual}",
-            path.display()
-        )
-    })?;
-    if expected != actual {
-        return Err(format!(
-            "{} differs\n--- expected\n{expected}\n--- actual\n{actual}",
-            path.display()
-        )
-        .into());
-    }
-    Ok(())
+    Ok(irkit_tests::check_outcome(dir, outcome, "the link")?)
 }
 
 const LIB: &str = r#"

@@ -5,7 +5,6 @@
 //! otherwise, or when a file cannot be read (one `error:` line on standard error), 2 on usage
 //! errors.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,16 +33,12 @@ struct Args {
     max_depth: u64,
 }
 
-/// The text of the script at `path`, at most [`irkit_format::MAX_INPUT`] bytes of UTF-8.
+/// The text of the script at `path`, read within the tools' input limit
+/// ([`irkit_format::read_input`]), as UTF-8.
 fn read(path: &Path) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    let limit = irkit_format::MAX_INPUT;
-    let n = std::fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+    let bytes = std::fs::File::open(path)
+        .and_then(irkit_format::read_input)
         .map_err(|e| format!("cannot read: {e}"))?;
-    if n as u64 > limit {
-        return Err(format!("more than the {limit}-byte input limit"));
-    }
     String::from_utf8(bytes)
         .map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
 }
