@@ -27,6 +27,8 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::feed::Feed;
 use crate::hash::{DefKey, Flat, Rec, Strings};
+use rayon::prelude::*;
+
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
 /// Largest `members × (members + slots)` of a strongly connected component numbered from
@@ -230,6 +232,16 @@ impl<G: Graph> Hasher<G> {
         }
     }
 
+    /// A hasher whose definitions' labels are already known (`labels[i]` is `Def(i)`'s).
+    pub fn with_def_labels(graph: G, labels: Vec<Label>) -> Hasher<G> {
+        let mut h = Hasher::new(graph);
+        h.labels.reserve(labels.len());
+        for (i, l) in labels.into_iter().enumerate() {
+            h.labels.insert(Node::Def(i as u32), l);
+        }
+        h
+    }
+
     fn label(&mut self, n: Node) -> Result<&Label, G::Error> {
         if !self.labels.contains_key(&n) {
             let l = self.graph.label(n)?;
@@ -431,6 +443,34 @@ impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> 
             keys,
             feed: Feed::new(),
         }
+    }
+}
+
+impl<S, B, P> FlatGraph<'_, S, B, P>
+where
+    S: Strings + Sync + ?Sized,
+    B: Flat + Sync,
+    P: Flat + Sync + ?Sized,
+{
+    /// Every definition's label, in definition order, computed on every core (a label is a
+    /// function of its own body alone).
+    pub fn def_labels(&self) -> Vec<Label> {
+        let labeler = Labeler {
+            strings: self.strings,
+        };
+        let keys = &self.keys;
+        self.bodies
+            .par_iter()
+            .map_init(Feed::new, |feed, b| {
+                let key = |j: u32| {
+                    Ok::<_, std::convert::Infallible>(keys.get(j as usize).cloned().flatten())
+                };
+                match labeler.body(feed, *b, key) {
+                    Ok(l) => l,
+                    Err(never) => match never {},
+                }
+            })
+            .collect()
     }
 }
 

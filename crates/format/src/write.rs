@@ -6,6 +6,8 @@ use std::path::Path;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::{Inst, Module, Opcode, Payload};
+use rayon::prelude::*;
+use rkyv::util::AlignedVec;
 
 use crate::error::WriteError;
 use crate::header::{
@@ -137,49 +139,67 @@ impl<'m> Writer<'m> {
             bodies.iter().map(|b| &b.body).collect(),
             &pool_table,
         );
-        let mut hasher = semantic::Hasher::new(graph);
+        // Labels are per definition: computed on every core, then the components walked.
+        let labels = graph.def_labels();
+        let mut hasher = semantic::Hasher::with_def_labels(graph, labels);
         let content: Vec<[u8; 32]> = (0..bodies.len() as u32)
             .map(|d| match hasher.hash(Node::Def(d)) {
                 Ok(h) => h,
                 Err(never) => match never {},
             })
             .collect();
+        drop(hasher);
         let symbols = self.symbols(&defs, &content)?;
-        // 4. Archives and layout.
-        let mut def_blob: Vec<u8> = Vec::new();
+        // 4. Archives (each definition's on every core, each body freed once archived) and
+        // layout.
+        let archived: Vec<(Archived, u32)> = bodies
+            .into_par_iter()
+            .map(|b| Ok((Archived::new(archive(&b.body)?), b.order.len() as u32)))
+            .collect::<Result<_, WriteError>>()?;
         let mut index = DefIndex::default();
-        for (d, b) in bodies.iter().enumerate() {
-            let bytes = archive(&b.body)?;
-            pad_to(&mut def_blob);
+        let mut parts = Vec::with_capacity(archived.len());
+        let mut def_len = 0u64;
+        for (d, (a, inst_count)) in archived.into_iter().enumerate() {
+            def_len = def_len.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
             index.defs.push(DefEntry {
-                offset: def_blob.len() as u64,
-                length: bytes.len() as u64,
-                inst_count: b.order.len() as u32,
+                offset: def_len,
+                length: a.bytes.as_slice().len() as u64,
+                inst_count,
                 opcode: m.opcode(defs[d]).0,
                 reserved: 0,
-                body_hash: *blake3::hash(&bytes).as_bytes(),
+                body_hash: a.hash,
                 content_hash: content[d],
             });
-            def_blob.extend_from_slice(&bytes);
+            def_len += a.bytes.as_slice().len() as u64;
+            parts.push((index.defs[d].offset, a.bytes));
         }
         let symbol_index = symbol_index(&symbols, &self.strings.table)?;
-        let mut sections: Vec<(SectionKind, u32, Vec<u8>)> = vec![
-            (SectionKind::STRINGS, 0, archive(&self.strings.table)?),
-            (SectionKind::SYMBOLS, 0, archive(&symbols)?),
-            (SectionKind::SYMBOL_INDEX, 0, symbol_index),
-            (SectionKind::POOL, 0, archive(&pool_table)?),
-            (SectionKind::DEF_INDEX, 0, archive(&index)?),
-            (SectionKind::ROOT, 0, archive(&root_body.body)?),
+        let mut sections: Vec<Section> = vec![
+            Section::whole(SectionKind::STRINGS, 0, archive(&self.strings.table)?),
+            Section::whole(SectionKind::SYMBOLS, 0, archive(&symbols)?),
+            Section::whole(SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
+            Section::whole(SectionKind::POOL, 0, archive(&pool_table)?),
+            Section::whole(SectionKind::DEF_INDEX, 0, archive(&index)?),
+            Section::whole(SectionKind::ROOT, 0, archive(&root_body.body)?),
         ];
         if !self.debug.is_empty() {
             let table = DebugTable {
                 strings: std::mem::take(&mut self.debug_strings.table),
                 entries: std::mem::take(&mut self.debug),
             };
-            sections.push((SectionKind::DEBUG, SECTION_OPTIONAL, archive(&table)?));
+            sections.push(Section::whole(
+                SectionKind::DEBUG,
+                SECTION_OPTIONAL,
+                archive(&table)?,
+            ));
         }
-        sections.push((SectionKind::DEFINITIONS, 0, def_blob));
-        Ok(assemble(sections))
+        sections.push(Section {
+            kind: SectionKind::DEFINITIONS,
+            flags: 0,
+            len: def_len,
+            parts,
+        });
+        Ok(lay_out(sections, FORMAT_MAJOR, FORMAT_MINOR))
     }
 
     /// The pool values the tree uses, in a canonical dependency order: the order in which a
@@ -594,66 +614,142 @@ fn ops_len(n: usize) -> Result<u32, WriteError> {
     })
 }
 
-fn archive<T>(value: &T) -> Result<Vec<u8>, WriteError>
+/// Bytes of a section, or of one archive of the definitions section: rkyv's own buffer, or
+/// bytes built by hand (the symbol index).
+pub(crate) enum Bytes {
+    Archive(AlignedVec),
+    Plain(Vec<u8>),
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Archive(a) => a.as_slice(),
+            Bytes::Plain(v) => v.as_slice(),
+        }
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Bytes {
+        Bytes::Plain(v)
+    }
+}
+
+/// One definition's archive and the blake3 of its bytes (its body hash).
+struct Archived {
+    bytes: Bytes,
+    hash: [u8; 32],
+}
+
+impl Archived {
+    fn new(bytes: Bytes) -> Archived {
+        let hash = *blake3::hash(bytes.as_slice()).as_bytes();
+        Archived { bytes, hash }
+    }
+}
+
+/// A section to lay out: `len` bytes, made of `parts` at their offsets in it (zeros between).
+pub(crate) struct Section {
+    kind: SectionKind,
+    flags: u32,
+    len: u64,
+    parts: Vec<(u64, Bytes)>,
+}
+
+impl Section {
+    fn whole(kind: SectionKind, flags: u32, bytes: Bytes) -> Section {
+        Section {
+            kind,
+            flags,
+            len: bytes.as_slice().len() as u64,
+            parts: vec![(0, bytes)],
+        }
+    }
+}
+
+fn archive<T>(value: &T) -> Result<Bytes, WriteError>
 where
     T: for<'a> rkyv::Serialize<
             rkyv::api::high::HighSerializer<
-                rkyv::util::AlignedVec,
+                AlignedVec,
                 rkyv::ser::allocator::ArenaHandle<'a>,
                 rkyv::rancor::BoxedError,
             >,
         >,
 {
     rkyv::to_bytes::<rkyv::rancor::BoxedError>(value)
-        .map(|v| v.to_vec())
+        .map(Bytes::Archive)
         .map_err(|e| WriteError::Archive(e.to_string()))
 }
 
-fn pad_to(buf: &mut Vec<u8>) {
-    let rem = buf.len() % SECTION_ALIGN as usize;
-    if rem != 0 {
-        buf.resize(buf.len() + SECTION_ALIGN as usize - rem, 0);
-    }
-}
-
 /// Lays out header, directory and sections (each 16-byte aligned, zero padding).
+#[cfg(test)]
 pub(crate) fn assemble(sections: Vec<(SectionKind, u32, Vec<u8>)>) -> Vec<u8> {
     assemble_version(sections, FORMAT_MAJOR, FORMAT_MINOR)
 }
 
 /// Lays out sections under a header of version `major.minor` (older majors for tests).
+#[cfg(test)]
 pub(crate) fn assemble_version(
     sections: Vec<(SectionKind, u32, Vec<u8>)>,
     major: u16,
     minor: u16,
 ) -> Vec<u8> {
+    let sections = sections
+        .into_iter()
+        .map(|(kind, flags, bytes)| Section::whole(kind, flags, bytes.into()))
+        .collect();
+    lay_out(sections, major, minor)
+}
+
+/// Sections hashed on every core past this size (smaller ones are not worth the split).
+const PARALLEL_HASH: usize = 1 << 20;
+
+/// The file: header, directory, then each section at the next 16-byte boundary, its parts
+/// copied into one buffer of the file's size (so the largest section is never copied
+/// twice), each section hashed in place.
+fn lay_out(sections: Vec<Section>, major: u16, minor: u16) -> Vec<u8> {
     let dir_end = header::header_size(major) + sections.len() * header::DIR_ENTRY_SIZE;
     let mut offset = dir_end as u64;
-    let mut entries = Vec::with_capacity(sections.len());
-    for (kind, flags, bytes) in &sections {
+    let mut places = Vec::with_capacity(sections.len());
+    for s in &sections {
         offset = offset.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+        places.push(offset);
+        offset += s.len;
+    }
+    let mut out = vec![0u8; offset as usize];
+    let mut entries = Vec::with_capacity(sections.len());
+    for (s, &at) in sections.into_iter().zip(&places) {
+        let at = at as usize;
+        for (rel, bytes) in s.parts {
+            let b = bytes.as_slice();
+            out[at + rel as usize..][..b.len()].copy_from_slice(b);
+        }
+        let body = &out[at..at + s.len as usize];
+        let mut h = blake3::Hasher::new();
+        if body.len() >= PARALLEL_HASH {
+            h.update_rayon(body);
+        } else {
+            h.update(body);
+        }
         entries.push(DirEntry {
-            kind: *kind,
-            flags: *flags,
-            offset,
-            length: bytes.len() as u64,
-            hash: *blake3::hash(bytes).as_bytes(),
+            kind: s.kind,
+            flags: s.flags,
+            offset: at as u64,
+            length: s.len,
+            hash: *h.finalize().as_bytes(),
         });
-        offset += bytes.len() as u64;
     }
     let head = Header {
         major,
         minor,
         flags: 0,
-        section_count: sections.len() as u32,
+        section_count: entries.len() as u32,
         entry_size: header::DIR_ENTRY_SIZE as u32,
         file_length: offset,
     };
-    let mut out = header::encode(&head, &entries);
-    out.reserve(offset as usize - out.len());
-    for ((_, _, bytes), e) in sections.iter().zip(&entries) {
-        out.resize(e.offset as usize, 0);
-        out.extend_from_slice(bytes);
-    }
+    let encoded = header::encode(&head, &entries);
+    out[..encoded.len()].copy_from_slice(&encoded);
     out
 }

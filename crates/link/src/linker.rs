@@ -75,6 +75,9 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         return Err(LinkErrors(st.errors));
     }
     let mut stats = st.stats;
+    // Everything needed is copied: the inputs (mapped files, or bytes) go before the later
+    // phases allocate.
+    drop(inputs);
     let t = Instant::now();
     let keep = |m: &Module, d: Inst| {
         m.decoration_strs(d, Opcode::EXPORT)
@@ -92,8 +95,10 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         return Err(LinkErrors(vec![e]));
     }
     stats.optimize = t.elapsed();
-    // Inputs are within the nesting limit; only substitution can deepen a value.
-    if irkit_core::check_nesting(&out).is_err() {
+    // Inputs are within the nesting limit; only substitution can deepen a value (a copy
+    // re-interns each pool value with the same structure).
+    let substituted = stats.instantiations > 0 || opts.devirtualize || opts.inline;
+    if substituted && irkit_core::check_nesting(&out).is_err() {
         let depth = irkit_core::limits::value_depths(&out);
         let too_deep = |t: Inst| {
             depth

@@ -1,6 +1,6 @@
 //! Linking is independent of the order of the inputs: random multi-module programs (cross-module
 //! calls, cycles, `weak` and `linkonce` definitions, pins, unreached code) link to the same
-//! bytes for every permutation of their inputs.
+//! bytes for every permutation of their inputs, and on any number of threads.
 
 use irkit_link::{Input, LinkOptions, link};
 use proptest::prelude::*;
@@ -130,6 +130,13 @@ proptest! {
             let shuffled: Vec<_> = perm.iter().map(|&i| inputs[i].clone()).collect();
             let again = link_bytes(&shuffled, &opts);
             prop_assert_eq!(&first, &again, "order {:?}", perm);
+        }
+        // Work split over threads (validation, verification, writing) gives the same bytes
+        // whatever the number of threads.
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let again = pool.install(|| link_bytes(&inputs, &opts));
+            prop_assert_eq!(&first, &again, "{} threads", threads);
         }
     }
 }

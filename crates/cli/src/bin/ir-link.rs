@@ -175,6 +175,8 @@ fn main() -> ExitCode {
     if args.stats {
         print_stats(&linked.stats, t.elapsed());
     }
+    // The process ends here: freeing a million instructions one by one would only cost time.
+    std::mem::forget(linked);
     problems.finish()
 }
 
