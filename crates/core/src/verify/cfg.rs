@@ -14,7 +14,12 @@ const UNDEF: usize = usize::MAX;
 impl<'m> Cx<'m> {
     /// Computes the dominator tree of function `f` and stores it.
     pub(super) fn compute_doms(&mut self, f: Inst) {
+        // From here on, dominance questions are about `f`'s blocks (pass 6 checks a
+        // function's instructions right after the function).
+        self.doms.func = Some(f);
+        self.doms.num.clear();
         let Some(fd) = self.live(f) else { return };
+        self.doms.num.resize(fd.children.len(), NO_DOM);
         let blocks: Vec<Inst> = fd
             .children
             .iter()
@@ -24,13 +29,23 @@ impl<'m> Cx<'m> {
                     && self.tparent.get(c.idx()).copied().flatten() == Some(f)
             })
             .collect();
-        // Each block has one walk parent, so it is in one function's list: its slot in
-        // `block_ix` is written here only; an entry is trusted only if `blocks` agrees.
+        // A block of `f` by its position among `f`'s children (each block has one walk
+        // parent, so one position); an entry is trusted only if `blocks` agrees.
+        let mut block_at = vec![u32::MAX; fd.children.len()];
         for (k, &b) in blocks.iter().enumerate() {
-            self.block_ix[b.idx()] = k as u32;
+            if let Some(slot) = self
+                .pos
+                .get(b.idx())
+                .and_then(|&p| block_at.get_mut(p as usize))
+            {
+                *slot = k as u32;
+            }
         }
         let index = |o: Inst| -> Option<usize> {
-            let k = *self.block_ix.get(o.idx())? as usize;
+            if self.tparent.get(o.idx()).copied().flatten() != Some(f) {
+                return None;
+            }
+            let k = *block_at.get(*self.pos.get(o.idx())? as usize)? as usize;
             (blocks.get(k) == Some(&o)).then_some(k)
         };
         // Successors: every edge target of a block's terminator that is a block of `f`.
@@ -136,7 +151,10 @@ impl<'m> Cx<'m> {
                 clock += 1;
                 stack.push((c, 0));
             } else {
-                self.dom_num[blocks[b].idx()] = (pre[b], clock);
+                let at = self.pos.get(blocks[b].idx()).copied().unwrap_or(u32::MAX);
+                if let Some(slot) = self.doms.num.get_mut(at as usize) {
+                    *slot = (pre[b], clock);
+                }
                 clock += 1;
                 stack.pop();
             }
@@ -146,17 +164,22 @@ impl<'m> Cx<'m> {
     /// Whether block `a` dominates block `b`, two blocks of one function (`None` if `b` is
     /// unreachable or nothing is known).
     fn dominates(&self, a: Inst, b: Inst) -> Option<bool> {
-        let (pb, qb) = self
-            .dom_num
-            .get(b.idx())
-            .copied()
-            .filter(|&n| n != NO_DOM)?;
-        Some(
-            match self.dom_num.get(a.idx()).copied().filter(|&n| n != NO_DOM) {
-                Some((pa, qa)) => pa <= pb && qb <= qa,
-                None => false,
-            },
-        )
+        let (pb, qb) = self.dom_numbers(b)?;
+        Some(match self.dom_numbers(a) {
+            Some((pa, qa)) => pa <= pb && qb <= qa,
+            None => false,
+        })
+    }
+
+    /// The dominator-tree numbers of block `b` of the function whose dominators were
+    /// computed last (`None` for any other block, or an unreachable one).
+    fn dom_numbers(&self, b: Inst) -> Option<(u32, u32)> {
+        let f = self.doms.func?;
+        if self.tparent.get(b.idx()).copied().flatten() != Some(f) {
+            return None;
+        }
+        let at = *self.pos.get(b.idx())? as usize;
+        self.doms.num.get(at).copied().filter(|&n| n != NO_DOM)
     }
 
     /// Every local value `i` uses is defined in its function and dominates the use.

@@ -3,6 +3,8 @@
 //! definition may carry several `export`s (one definition under several names), and an
 //! import declaration may carry `export`s too: a *re-export* (spec/ir.md, rule A7).
 
+use std::collections::HashMap;
+
 use crate::{Inst, Opcode};
 
 use super::Cx;
@@ -167,28 +169,37 @@ impl Cx<'_> {
                     }
                 }
             }
-            Opcode::EXPORT => {
-                let Some(name) = d.payload.as_str() else {
-                    return;
-                };
-                match self.exports.get(name) {
-                    Some(&prev) if prev != owner => {
-                        let msg = format!(
-                            "export name {name:?} is already used by {}",
-                            self.vname(prev)
-                        );
-                        self.err(dec, msg);
-                    }
-                    Some(_) => {
-                        let msg = format!("export name {name:?} twice on one definition");
-                        self.err(dec, msg);
-                    }
-                    None => {
-                        self.exports.insert(name.to_owned(), owner);
-                    }
+            // Names are unique across definitions: checked once all are checked
+            // (`check_export_names`).
+            Opcode::EXPORT => self.exports.push((dec, owner)),
+            _ => {}
+        }
+    }
+
+    /// Export names are unique: each `export` of `decos` (well placed, in tree order, with its
+    /// owner) names something no earlier one names, and one definition carries a name once.
+    pub(super) fn check_export_names(&mut self, decos: &[(Inst, Inst)]) {
+        let mut seen: HashMap<&str, Inst> = HashMap::new();
+        for &(dec, owner) in decos {
+            let Some(name) = self.live(dec).and_then(|d| d.payload.as_str()) else {
+                continue;
+            };
+            match seen.get(name) {
+                Some(&prev) if prev != owner => {
+                    let msg = format!(
+                        "export name {name:?} is already used by {}",
+                        self.vname(prev)
+                    );
+                    self.err(dec, msg);
+                }
+                Some(_) => {
+                    let msg = format!("export name {name:?} twice on one definition");
+                    self.err(dec, msg);
+                }
+                None => {
+                    seen.insert(name, owner);
                 }
             }
-            _ => {}
         }
     }
 }

@@ -57,8 +57,8 @@ impl Cx<'_> {
                 self.err(h, format!("is in the pool twice (entries {prev} and {pi})"));
                 continue;
             }
-            self.pool_pos[h.idx()] = Some(pi as u32);
-            self.key[h.idx()] = order;
+            self.pool_pos.to_mut()[h.idx()] = Some(pi as u32);
+            self.key.to_mut()[h.idx()] = order;
             order += 1;
         }
 
@@ -73,22 +73,22 @@ impl Cx<'_> {
                 Some(p) => (self.func_of[p.idx()], self.block_of[p.idx()]),
                 None => (None, None),
             };
-            self.func_of[i.idx()] = if matches!(d.opcode, Opcode::FUNC | Opcode::PROC) {
+            self.func_of.to_mut()[i.idx()] = if matches!(d.opcode, Opcode::FUNC | Opcode::PROC) {
                 Some(i)
             } else {
                 pf
             };
-            self.block_of[i.idx()] = if d.opcode == Opcode::BLOCK {
+            self.block_of.to_mut()[i.idx()] = if d.opcode == Opcode::BLOCK {
                 Some(i)
             } else {
                 pb
             };
-            self.tparent[i.idx()] = parent;
-            self.pos[i.idx()] = pos;
-            self.in_tree[i.idx()] = true;
-            self.key[i.idx()] = order;
+            self.tparent.to_mut()[i.idx()] = parent;
+            self.pos.to_mut()[i.idx()] = pos;
+            self.in_tree.to_mut()[i.idx()] = true;
+            self.key.to_mut()[i.idx()] = order;
             order += 1;
-            self.tree.push(i);
+            self.tree.to_mut().push(i);
             if let Some(p) = parent
                 && d.parent != Some(p)
             {
@@ -196,7 +196,7 @@ impl Cx<'_> {
                     good = false;
                 }
             }
-            self.ok[i.idx()] = good;
+            self.ok.to_mut()[i.idx()] = good;
         }
 
         // Live hoistables outside the pool.

@@ -27,7 +27,7 @@ impl Cx<'_> {
             if !d.opcode.is_hoistable() {
                 let msg = format!("{} is in the pool but is not hoistable", self.opname(h));
                 self.err(h, msg);
-                self.ok[h.idx()] = false;
+                self.ok.to_mut()[h.idx()] = false;
                 continue;
             }
             // Dependency order.
@@ -56,7 +56,7 @@ impl Cx<'_> {
                 }
             }
             if !ordered {
-                self.ok[h.idx()] = false;
+                self.ok.to_mut()[h.idx()] = false;
                 continue;
             }
             // Uniqueness, and the intern map.

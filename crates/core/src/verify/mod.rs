@@ -13,12 +13,18 @@
 //! 3. the pool (uniqueness, scope, dependency order, which also rules out cycles);
 //! 4. type well-formedness, computed in pool order (so a nest 100k deep costs no recursion);
 //! 5. constants, then generic parameters and `specialize` values (`generics`);
-//! 6. the tree in pre-order: structure, per-opcode typing, decorations, dominance.
+//! 6. the tree in pre-order: structure, per-opcode typing, decorations, dominance. Passes
+//!    1–5 fill the tables; this one only reads them, so each top-level definition is checked
+//!    on its own, on every core (rayon), by a checker borrowing the tables; then export
+//!    names, which are unique across definitions, are checked in tree order.
 //!
-//! Errors are returned in tree pre-order (pool entries first), at most [`MAX_ERRORS`].
+//! Errors are returned in tree pre-order (pool entries first), at most [`MAX_ERRORS`], the
+//! same on any number of threads.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
+
+use rayon::prelude::*;
 
 use crate::{Inst, Module, Opcode};
 
@@ -98,6 +104,7 @@ pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
     } else {
         let mut errs = std::mem::take(&mut cx.errors);
         errs.sort_by_key(|e| e.0);
+        errs.truncate(MAX_ERRORS);
         Err(errs.into_iter().map(|e| e.1).collect())
     }
 }
@@ -106,6 +113,10 @@ pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
 /// module has no `ptr` type interned (the address of a definition).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct VTy(Option<Inst>);
+
+/// What pass 6 found in one part of the tree: errors, and well-placed `export` decorations
+/// with their owners.
+type Checked = (Vec<(u64, VerifyError)>, Vec<(Inst, Inst)>);
 
 /// What a slot is, as a type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -122,44 +133,54 @@ pub(crate) enum Kind {
     Fn,
 }
 
-/// Dominator-tree numbers of a slot that has none.
+/// Dominator-tree numbers of a block that has none.
 const NO_DOM: (u32, u32) = (u32::MAX, 0);
+
+/// A per-slot table: owned while passes 1–5 fill it, borrowed by the checkers of pass 6.
+type Table<'a, T> = Cow<'a, [T]>;
+
+/// The dominator tree of the function being checked (pass 6 checks one function at a time,
+/// its blocks after it): per child position of the function, its block's (pre, post)
+/// numbers, or `NO_DOM` (not a block, or unreachable).
+#[derive(Default)]
+struct Doms {
+    func: Option<Inst>,
+    num: Vec<(u32, u32)>,
+}
 
 /// The verifier's state: the module, the errors so far, and per-slot tables.
 pub(crate) struct Cx<'m> {
     m: &'m Module,
     errors: Vec<(u64, VerifyError)>,
     /// Sort key per slot: pool position, then tree pre-order position; `u64::MAX` if neither.
-    key: Vec<u64>,
+    key: Table<'m, u64>,
     /// Reached (tree or pool) and every handle it holds is in range and live.
-    ok: Vec<bool>,
+    ok: Table<'m, bool>,
     /// Registry checks passed (known, not reserved, arity, type presence, payload kind).
-    reg_ok: Vec<bool>,
+    reg_ok: Table<'m, bool>,
     /// In the tree (reached from the root through child and decoration lists).
-    in_tree: Vec<bool>,
+    in_tree: Table<'m, bool>,
     /// Position in the pool, if a pool entry.
-    pool_pos: Vec<Option<u32>>,
+    pool_pos: Table<'m, Option<u32>>,
     /// Position in the parent's child list (tree instructions).
-    pos: Vec<u32>,
+    pos: Table<'m, u32>,
     /// Nearest enclosing `func` in the tree (the func itself for a func).
-    func_of: Vec<Option<Inst>>,
+    func_of: Table<'m, Option<Inst>>,
     /// Nearest enclosing `block` in the tree (the block itself for a block).
-    block_of: Vec<Option<Inst>>,
+    block_of: Table<'m, Option<Inst>>,
     /// The parent through which the walk reached a tree instruction.
-    tparent: Vec<Option<Inst>>,
+    tparent: Table<'m, Option<Inst>>,
     /// Type kind per slot.
-    kind: Vec<Kind>,
+    kind: Table<'m, Kind>,
     /// The tree in pre-order.
-    tree: Vec<Inst>,
+    tree: Table<'m, Inst>,
     /// The module's `ptr` type, if interned.
     ptr: Option<Inst>,
-    /// Per block slot: its (pre, post) numbers in its function's dominator tree, or
-    /// `NO_DOM` (not a block of a function whose dominators were computed, or unreachable).
-    dom_num: Vec<(u32, u32)>,
-    /// Scratch for `compute_doms`: a block's position in its function's block list.
-    block_ix: Vec<u32>,
-    /// Export names seen so far, with their definition.
-    exports: HashMap<String, Inst>,
+    /// The dominator tree of the function being checked.
+    doms: Doms,
+    /// `export` decorations found well placed, with their owner, in tree order: their names
+    /// are checked for uniqueness once every definition has been checked.
+    exports: Vec<(Inst, Inst)>,
 }
 
 impl<'m> Cx<'m> {
@@ -168,22 +189,89 @@ impl<'m> Cx<'m> {
         Cx {
             m,
             errors: Vec::new(),
-            key: vec![u64::MAX; n],
-            ok: vec![false; n],
-            reg_ok: vec![false; n],
-            in_tree: vec![false; n],
-            pool_pos: vec![None; n],
-            pos: vec![0; n],
-            func_of: vec![None; n],
-            block_of: vec![None; n],
-            tparent: vec![None; n],
-            kind: vec![Kind::NotType; n],
-            tree: Vec::new(),
+            key: Cow::Owned(vec![u64::MAX; n]),
+            ok: Cow::Owned(vec![false; n]),
+            reg_ok: Cow::Owned(vec![false; n]),
+            in_tree: Cow::Owned(vec![false; n]),
+            pool_pos: Cow::Owned(vec![None; n]),
+            pos: Cow::Owned(vec![0; n]),
+            func_of: Cow::Owned(vec![None; n]),
+            block_of: Cow::Owned(vec![None; n]),
+            tparent: Cow::Owned(vec![None; n]),
+            kind: Cow::Owned(vec![Kind::NotType; n]),
+            tree: Cow::Owned(Vec::new()),
             ptr: None,
-            dom_num: vec![NO_DOM; n],
-            block_ix: vec![u32::MAX; n],
-            exports: HashMap::new(),
+            doms: Doms::default(),
+            exports: Vec::new(),
         }
+    }
+
+    /// A checker for pass 6, reading this one's tables (filled by passes 1–5).
+    fn checker(&self) -> Cx<'_> {
+        Cx {
+            m: self.m,
+            errors: Vec::new(),
+            key: Cow::Borrowed(&self.key),
+            ok: Cow::Borrowed(&self.ok),
+            reg_ok: Cow::Borrowed(&self.reg_ok),
+            in_tree: Cow::Borrowed(&self.in_tree),
+            pool_pos: Cow::Borrowed(&self.pool_pos),
+            pos: Cow::Borrowed(&self.pos),
+            func_of: Cow::Borrowed(&self.func_of),
+            block_of: Cow::Borrowed(&self.block_of),
+            tparent: Cow::Borrowed(&self.tparent),
+            kind: Cow::Borrowed(&self.kind),
+            tree: Cow::Borrowed(&[]),
+            ptr: self.ptr,
+            doms: Doms::default(),
+            exports: Vec::new(),
+        }
+    }
+
+    /// Pass 6 over `insts` (a slice of the tree in pre-order): its errors and well-placed
+    /// exports.
+    fn check_segment(&self, insts: &[Inst]) -> Checked {
+        let mut cx = self.checker();
+        for &i in insts {
+            if cx.errors.len() >= MAX_ERRORS {
+                break;
+            }
+            cx.check_tree_inst(i);
+        }
+        // Pass 6 reads the tables only: a write would have copied one for this checker alone.
+        debug_assert!(
+            [&cx.ok, &cx.reg_ok, &cx.in_tree]
+                .iter()
+                .all(|t| matches!(t, Cow::Borrowed(_)))
+                && matches!(cx.kind, Cow::Borrowed(_))
+                && matches!(cx.key, Cow::Borrowed(_))
+                && matches!(cx.pool_pos, Cow::Borrowed(_))
+                && matches!(cx.pos, Cow::Borrowed(_))
+                && [&cx.func_of, &cx.block_of, &cx.tparent]
+                    .iter()
+                    .all(|t| matches!(t, Cow::Borrowed(_)))
+        );
+        (cx.errors, cx.exports)
+    }
+
+    /// Where each top-level definition's subtree starts in the tree (pre-order: the root and
+    /// its decorations come first, then each child of the root with its whole subtree).
+    fn segment_starts(&self) -> Vec<usize> {
+        let root = self.m.root();
+        let first = self.key.get(root.idx()).copied().unwrap_or(0);
+        let mut starts: Vec<usize> = self
+            .live(root)
+            .map_or(&[][..], |d| &d.children[..])
+            .iter()
+            .filter(|c| self.tparent.get(c.idx()).copied().flatten() == Some(root))
+            .filter_map(|c| self.key.get(c.idx()).copied())
+            .filter(|&k| k != u64::MAX && k >= first)
+            .map(|k| (k - first) as usize)
+            .filter(|&k| k > 0 && k < self.tree.len())
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        starts
     }
 
     fn run(&mut self) {
@@ -205,26 +293,36 @@ impl<'m> Cx<'m> {
             .collect();
         for &h in &pool {
             let ok = self.check_registry(h);
-            self.reg_ok[h.idx()] = ok;
+            self.reg_ok.to_mut()[h.idx()] = ok;
         }
-        let tree = std::mem::take(&mut self.tree);
+        let tree = std::mem::take(&mut self.tree).into_owned();
         for &i in &tree {
             if self.ok(i) {
                 let ok = self.check_registry(i);
-                self.reg_ok[i.idx()] = ok;
+                self.reg_ok.to_mut()[i.idx()] = ok;
             }
         }
+        self.tree = Cow::Owned(tree);
         self.check_pool();
         self.compute_kinds();
         self.check_constants();
         self.check_generic_pool();
-        for &i in &tree {
-            if self.errors.len() >= MAX_ERRORS {
-                break;
-            }
-            self.check_tree_inst(i);
+        // Pass 6: the root and its decorations, then every definition on its own.
+        let starts = self.segment_starts();
+        let mut bounds = Vec::with_capacity(starts.len() + 2);
+        bounds.push(0);
+        bounds.extend(starts);
+        bounds.push(self.tree.len());
+        let segments: Vec<Checked> = bounds
+            .par_windows(2)
+            .map(|w| self.check_segment(&self.tree[w[0]..w[1]]))
+            .collect();
+        let mut exports = Vec::new();
+        for (errors, found) in segments {
+            self.errors.extend(errors);
+            exports.extend(found);
         }
-        self.tree = tree;
+        self.check_export_names(&exports);
     }
 
     /// Checks one tree instruction: its structure as a parent, its typing, its decorations and

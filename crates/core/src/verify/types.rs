@@ -20,13 +20,13 @@ impl Cx<'_> {
         // Every live type outside the pool is unusable (reported by the handle pass).
         for (k, d) in self.m.insts.iter().enumerate() {
             if !d.dead && d.opcode.is_type() {
-                self.kind[k] = Kind::Bad;
+                self.kind.to_mut()[k] = Kind::Bad;
             }
         }
         // An interface used as a type stands for the conforming type (`Self`).
         for (k, d) in self.m.insts.iter().enumerate() {
             if !d.dead && d.opcode == Opcode::INTERFACE {
-                self.kind[k] = Kind::Value;
+                self.kind.to_mut()[k] = Kind::Value;
             }
         }
         let pool: Vec<Inst> = self.m.pool.to_vec();
@@ -46,7 +46,7 @@ impl Cx<'_> {
                         Some(super::generics::Defines::Type(_))
                     )
                 {
-                    self.kind[h.idx()] = Kind::Value;
+                    self.kind.to_mut()[h.idx()] = Kind::Value;
                 }
                 continue;
             }
@@ -58,7 +58,7 @@ impl Cx<'_> {
             } else {
                 Kind::Bad
             };
-            self.kind[h.idx()] = k;
+            self.kind.to_mut()[h.idx()] = k;
             if op == Opcode::PTR && k == Kind::Value && self.ptr.is_none() {
                 self.ptr = Some(h);
             }
