@@ -122,7 +122,10 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     }
     if opts.verify {
         let t = Instant::now();
-        if let Err(errs) = irkit_core::verify::verify(&out) {
+        // The nesting limit holds: by construction without substitution, checked above
+        // after it. The verifier need not check it again (spec/linking.md §5).
+        let nesting = irkit_core::verify::Nesting::Established;
+        if let Err(errs) = irkit_core::verify::verify_with(&out, nesting) {
             return Err(LinkErrors(
                 errs.iter()
                     .map(|e| LinkError::Verify(e.to_string()))

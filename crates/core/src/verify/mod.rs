@@ -97,8 +97,25 @@ impl std::error::Error for VerifyError {}
 /// Verifies a module: `Ok(())` if it is well formed, otherwise every problem found (at most
 /// [`MAX_ERRORS`]), in tree pre-order (pool entries first).
 pub fn verify(m: &Module) -> Result<(), Vec<VerifyError>> {
+    verify_with(m, Nesting::Check)
+}
+
+/// Whether [`verify_with`] checks the nesting limit itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nesting {
+    /// Check it first (what [`verify`] does): a module over the limit gets that one error.
+    Check,
+    /// The caller has established that `m` is within the limit (every value and definition
+    /// came from a reader that enforces it, and nothing deepened them since, as after a link
+    /// that only copied: spec/linking.md §5). Over the limit, nothing is unsafe (every pass is
+    /// iterative), but the errors are those of a module that was not checked.
+    Established,
+}
+
+/// [`verify`], skipping the nesting check when the caller has `established` it.
+pub fn verify_with(m: &Module, nesting: Nesting) -> Result<(), Vec<VerifyError>> {
     let mut cx = Cx::new(m);
-    cx.run();
+    cx.run(nesting);
     if cx.errors.is_empty() {
         Ok(())
     } else {
@@ -274,13 +291,15 @@ impl<'m> Cx<'m> {
         starts
     }
 
-    fn run(&mut self) {
+    fn run(&mut self, nesting: Nesting) {
         if !self.check_handles() {
             return;
         }
         // Over the nesting limit nothing else is checked: every later pass may then rely on
         // the depth being bounded.
-        if let Err(n) = crate::limits::check_nesting(self.m) {
+        if nesting == Nesting::Check
+            && let Err(n) = crate::limits::check_nesting(self.m)
+        {
             self.err(n.inst(), n.to_string());
             return;
         }
