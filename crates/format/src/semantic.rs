@@ -242,6 +242,45 @@ impl<G: Graph> Hasher<G> {
         h
     }
 
+    /// Hashes the definitions `0..defs` that form a component alone with nothing left to
+    /// hash behind them, on every core: first (serially, memoized) every pool entry a
+    /// definition's slots name, then each definition whose every slot names itself or
+    /// something hashed. That is every definition that refers to others only by key (an
+    /// exported or imported name), the common case. Their hashes are what [`Hasher::hash`]
+    /// gives (the same stream, `component_stream` over the one member); the others are left
+    /// to it. Needs the definitions' labels ([`Hasher::with_def_labels`]).
+    pub fn hash_lone_defs(&mut self, defs: u32) -> Result<(), G::Error> {
+        let mut pool: Vec<Node> = (0..defs)
+            .filter_map(|d| self.labels.get(&Node::Def(d)))
+            .flat_map(|l| l.succ.iter().copied())
+            .filter(|n| matches!(n, Node::Pool(_)))
+            .collect();
+        pool.sort_unstable();
+        pool.dedup();
+        for p in pool {
+            self.hash(p)?;
+        }
+        let (labels, done) = (&self.labels, &self.done);
+        let lone: Vec<u32> = (0..defs)
+            .filter(|&d| {
+                let me = Node::Def(d);
+                !done.contains_key(&me)
+                    && labels
+                        .get(&me)
+                        .is_some_and(|l| l.succ.iter().all(|w| *w == me || done.contains_key(w)))
+            })
+            .collect();
+        let hashes: Vec<[u8; 32]> = lone
+            .par_iter()
+            .map_init(Feed::new, |feed, &d| {
+                component_stream(feed, labels, done, &[Node::Def(d)], b"irkit.node.v2\0")
+            })
+            .collect();
+        self.done
+            .extend(lone.into_iter().map(Node::Def).zip(hashes));
+        Ok(())
+    }
+
     fn label(&mut self, n: Node) -> Result<&Label, G::Error> {
         if !self.labels.contains_key(&n) {
             let l = self.graph.label(n)?;

@@ -142,6 +142,9 @@ impl<'m> Writer<'m> {
         // Labels are per definition: computed on every core, then the components walked.
         let labels = graph.def_labels();
         let mut hasher = semantic::Hasher::with_def_labels(graph, labels);
+        if let Err(never) = hasher.hash_lone_defs(bodies.len() as u32) {
+            match never {}
+        }
         let content: Vec<[u8; 32]> = (0..bodies.len() as u32)
             .map(|d| match hasher.hash(Node::Def(d)) {
                 Ok(h) => h,
