@@ -455,11 +455,17 @@ impl Module {
 
     /// Replaces all operands of a non-hoistable instruction.
     pub fn set_operands(&mut self, inst: Inst, operands: Vec<Inst>) -> Result<(), CoreError> {
+        self.set_operands_from(inst, &operands)
+    }
+
+    /// [`Module::set_operands`] from a slice (a caller filling many instructions can reuse
+    /// one buffer).
+    pub fn set_operands_from(&mut self, inst: Inst, operands: &[Inst]) -> Result<(), CoreError> {
         self.check_mutable(inst)?;
-        for &o in &operands {
+        for &o in operands {
             self.check_slot(o)?;
         }
-        let operands: ThinVec<Inst> = operands.into_iter().map(|o| self.resolve(o)).collect();
+        let operands: ThinVec<Inst> = operands.iter().map(|&o| self.resolve(o)).collect();
         self.insts[inst.idx()].operands = operands;
         Ok(())
     }

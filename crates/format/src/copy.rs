@@ -278,6 +278,7 @@ impl<'v> DefCopier<'v> {
         }
         summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, place)?;
         // Types and operands, now that every local exists.
+        let mut ops: Vec<Inst> = Vec::new();
         for iv in d.insts() {
             let l = iv.local();
             let Some(inst) = locals.get(l as usize).copied().flatten() else {
@@ -301,11 +302,12 @@ impl<'v> DefCopier<'v> {
                 dst.set_type(inst, Some(t)).map_err(|e| bad(Some(l), &e))?;
             }
             if iv.operand_count() > 0 {
-                let mut ops = Vec::with_capacity(iv.operand_count());
+                ops.clear();
                 for o in iv.operands() {
                     ops.push(resolve(o, dst)?);
                 }
-                dst.set_operands(inst, ops).map_err(|e| bad(Some(l), &e))?;
+                dst.set_operands_from(inst, &ops)
+                    .map_err(|e| bad(Some(l), &e))?;
             }
         }
         Ok(summary)
