@@ -250,13 +250,21 @@ impl<G: Graph> Hasher<G> {
     /// gives (the same stream, `component_stream` over the one member); the others are left
     /// to it. Needs the definitions' labels ([`Hasher::with_def_labels`]).
     pub fn hash_lone_defs(&mut self, defs: u32) -> Result<(), G::Error> {
-        let mut pool: Vec<Node> = (0..defs)
-            .filter_map(|d| self.labels.get(&Node::Def(d)))
-            .flat_map(|l| l.succ.iter().copied())
-            .filter(|n| matches!(n, Node::Pool(_)))
-            .collect();
-        pool.sort_unstable();
-        pool.dedup();
+        let mut named = Vec::<bool>::new();
+        let mut pool: Vec<Node> = Vec::new();
+        for d in 0..defs {
+            for &w in self.labels.get(&Node::Def(d)).map_or(&[][..], |l| &l.succ) {
+                if let Node::Pool(p) = w {
+                    let p = p as usize;
+                    if p >= named.len() {
+                        named.resize(p + 1, false);
+                    }
+                    if !std::mem::replace(&mut named[p], true) {
+                        pool.push(w);
+                    }
+                }
+            }
+        }
         for p in pool {
             self.hash(p)?;
         }
