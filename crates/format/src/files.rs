@@ -158,15 +158,37 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             f.write_all(bytes)?;
             f.flush()
         }
-        Ok(meta) => replace(path, bytes, Some(meta.permissions())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path, bytes, None),
+        Ok(meta) => replace(path, |f| f.write_all(bytes), Some(meta.permissions())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            replace(path, |f| f.write_all(bytes), None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `path` is something [`write_file`] writes directly (a device or a FIFO), not a
+/// regular file it replaces.
+pub(crate) fn is_device(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
+}
+
+/// Replaces the regular file `path` (or creates it) atomically with what `fill` writes into
+/// a fresh temporary file beside it: [`write_file`]'s rules for a regular file, for an output
+/// produced as it is written.
+pub(crate) fn replace_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) => replace(path, fill, Some(meta.permissions())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path, fill, None),
         Err(e) => Err(e),
     }
 }
 
 fn replace(
     path: &Path,
-    bytes: &[u8],
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
     permissions: Option<std::fs::Permissions>,
 ) -> std::io::Result<()> {
     let dir = match path.parent() {
@@ -198,7 +220,7 @@ fn replace(
     })?;
     let _registered = Temporary::register(tmp.path());
     let mut tmp = tmp;
-    tmp.write_all(bytes)?;
+    fill(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     if let Some(p) = permissions {
         tmp.as_file().set_permissions(p)?;

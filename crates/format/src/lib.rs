@@ -5,9 +5,12 @@
 //! reader) and `spec/versioning.md` the compatibility promise: a module written today is read
 //! by every later release.
 //!
-//! * [`write()`] / [`write_to_path`] turn a core [`Module`](irkit_core::Module) into bytes,
-//!   deterministically (the same module always gives the same bytes; writing what was read
-//!   gives the same bytes again).
+//! * [`write()`] / [`write_to_path`] / [`write_to`] turn a core [`Module`](irkit_core::Module)
+//!   into bytes, deterministically (the same module always gives the same bytes; writing what
+//!   was read gives the same bytes again, on any number of threads: per-definition work runs
+//!   on every core and is merged in definition order). `write_to` streams into any seekable
+//!   sink, a chunk of definitions at a time, so a file is never held whole in memory;
+//!   `write_to_path` streams that way into its temporary file.
 //! * [`ModuleView`] reads in place, lazily: opening checks the header and the section directory
 //!   only, so it costs the same for any module size; a symbol lookup binary-searches the
 //!   fixed-layout symbol index, checking only the bytes it touches; every other table, and
@@ -71,7 +74,7 @@ pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
 pub use mapping::{MAX_GUARDED, guard_truncation};
 pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
-pub use write::{write, write_to_path};
+pub use write::{write, write_to, write_to_path};
 
 /// Reads a module from bytes and materializes it (convenience for `from_bytes` +
 /// `materialize`).

@@ -96,7 +96,7 @@ pub(crate) struct PoolTable {
 }
 
 /// One definition directory entry (88 bytes archived).
-#[derive(Archive, Serialize)]
+#[derive(Archive, Serialize, Default, Clone)]
 pub(crate) struct DefEntry {
     /// Offset of the definition's archive from the start of the `definitions` section.
     pub offset: u64,

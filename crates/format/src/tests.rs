@@ -578,3 +578,30 @@ fn archive_errors_name_offsets_not_addresses() {
     }
     assert!(seen > 0, "no damage reached rkyv's validation");
 }
+
+/// `write_to_path` streams into a temporary file and renames it: the same bytes as `write`,
+/// with more definitions than one chunk of archives (so several chunks, and the definition
+/// index written back at its place).
+#[test]
+fn a_streamed_file_has_the_bytes_of_write() {
+    let m = exporting(crate::write::CHUNK * 2 + 7);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.irm");
+    crate::write_to_path(&m, &path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), write(&m).unwrap());
+    let view = ModuleView::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+    view.validate_all().unwrap();
+}
+
+/// A module the writer refuses leaves an existing output untouched and no temporary file.
+#[test]
+fn a_refused_module_leaves_the_output_as_it_was() {
+    let deep = crate::hostile::deep_tree(irkit_core::MAX_NESTING + 1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.irm");
+    std::fs::write(&path, b"before").unwrap();
+    let e = crate::write_to_path(&deep, &path).unwrap_err();
+    assert!(matches!(e, crate::WriteError::TooDeep { .. }), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"before");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}

@@ -2,6 +2,7 @@
 //! module always gives the same bytes).
 
 use std::collections::HashMap;
+use std::io::{BufWriter, Cursor, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -24,26 +25,57 @@ use crate::semantic::{self, FlatGraph, Node};
 /// Serializes `module` to the bytes of a module file. A module nested deeper than
 /// [`irkit_core::MAX_NESTING`] is refused ([`WriteError::TooDeep`]): readers refuse such files.
 pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
-    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
-    Writer::new(module).run()
+    Ok(write_to(module, Cursor::new(Vec::new()))?.into_inner())
 }
 
 /// [`write`] without the nesting limit: for [`hostile`](crate::hostile) only.
 pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
-    Writer::new(module).run()
+    let sink = Writer::new(module).run(Cursor::new(Vec::new()))?;
+    Ok(sink.into_inner())
 }
 
-/// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file):
-/// atomically (a temporary file in the same directory, synced, renamed over `path`), or
-/// directly when `path` is a device or a FIFO.
+/// Serializes `module` into `sink` (positioned at the start of an empty file), the same bytes
+/// as [`write()`], streamed: every section in file order, then one seek back each for the
+/// definition index and for the header and directory, which depend on what follows them. At
+/// most `CHUNK` (1024) definitions' archives are held at a time, never the whole file. Returns
+/// the sink; an I/O failure is [`WriteError::Io`] with an empty path (the caller knows it).
+pub fn write_to<W: Write + Seek>(module: &Module, sink: W) -> Result<W, WriteError> {
+    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
+    Writer::new(module).run(sink)
+}
+
+/// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file)'s rules:
+/// a regular file (or a new one) atomically, streamed into a temporary file in the same
+/// directory ([`write_to`]) that is synced and renamed over `path`; a device or a FIFO
+/// directly, never replaced.
 pub fn write_to_path(module: &Module, path: impl AsRef<Path>) -> Result<(), WriteError> {
     let path = path.as_ref();
-    let bytes = write(module)?;
-    crate::write_file(path, &bytes).map_err(|source| WriteError::Io {
+    let io = |source: std::io::Error| WriteError::Io {
         path: path.display().to_string(),
         source,
-    })
+    };
+    if crate::files::is_device(path) {
+        let bytes = write(module)?;
+        return crate::write_file(path, &bytes).map_err(io);
+    }
+    let mut failed = None;
+    let done =
+        crate::files::replace_with(path, |file| match write_to(module, BufWriter::new(file)) {
+            Ok(mut sink) => sink.flush(),
+            Err(WriteError::Io { source, .. }) => Err(source),
+            Err(e) => {
+                failed = Some(e);
+                Err(std::io::Error::other("not encoded"))
+            }
+        });
+    match (failed, done) {
+        (Some(e), _) => Err(e),
+        (None, r) => r.map_err(io),
+    }
 }
+
+/// How many definitions are archived (on every core) and written at a time.
+pub(crate) const CHUNK: usize = 1024;
 
 /// Slot owner markers (definitions are owners `0..n`).
 const UNMAPPED: u32 = u32::MAX;
@@ -108,7 +140,7 @@ impl<'m> Writer<'m> {
         }
     }
 
-    fn run(mut self) -> Result<Vec<u8>, WriteError> {
+    fn run<W: Write + Seek>(mut self, sink: W) -> Result<W, WriteError> {
         let m = self.m;
         let defs = m.top_level().to_vec();
         if defs.len() > REF_MAX_INDEX as usize + 1 {
@@ -153,56 +185,74 @@ impl<'m> Writer<'m> {
             .collect();
         drop(hasher);
         let symbols = self.symbols(&defs, &content)?;
-        // 4. Archives (each definition's on every core, each body freed once archived) and
-        // layout.
-        let archived: Vec<(Archived, u32)> = bodies
-            .into_par_iter()
-            .map(|b| Ok((Archived::new(archive(&b.body)?), b.order.len() as u32)))
-            .collect::<Result<_, WriteError>>()?;
-        let mut index = DefIndex::default();
-        let mut parts = Vec::with_capacity(archived.len());
-        let mut def_len = 0u64;
-        for (d, (a, inst_count)) in archived.into_iter().enumerate() {
-            def_len = def_len.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
-            index.defs.push(DefEntry {
-                offset: def_len,
-                length: a.bytes.as_slice().len() as u64,
-                inst_count,
-                opcode: m.opcode(defs[d]).0,
-                reserved: 0,
-                body_hash: a.hash,
-                content_hash: content[d],
-            });
-            def_len += a.bytes.as_slice().len() as u64;
-            parts.push((index.defs[d].offset, a.bytes));
-        }
+        // 4. The sections before the definitions, the definition index as a placeholder of
+        // its final size (its entries are fixed-size), then the definitions streamed.
         let symbol_index = symbol_index(&symbols, &self.strings.table)?;
-        let mut sections: Vec<Section> = vec![
-            Section::whole(SectionKind::STRINGS, 0, archive(&self.strings.table)?),
-            Section::whole(SectionKind::SYMBOLS, 0, archive(&symbols)?),
-            Section::whole(SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
-            Section::whole(SectionKind::POOL, 0, archive(&pool_table)?),
-            Section::whole(SectionKind::DEF_INDEX, 0, archive(&index)?),
-            Section::whole(SectionKind::ROOT, 0, archive(&root_body.body)?),
+        let placeholder = DefIndex {
+            defs: vec![DefEntry::default(); bodies.len()],
+        };
+        let mut sections: Vec<(SectionKind, u32, Bytes)> = vec![
+            (SectionKind::STRINGS, 0, archive(&self.strings.table)?),
+            (SectionKind::SYMBOLS, 0, archive(&symbols)?),
+            (SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
+            (SectionKind::POOL, 0, archive(&pool_table)?),
+            (SectionKind::DEF_INDEX, 0, archive(&placeholder)?),
+            (SectionKind::ROOT, 0, archive(&root_body.body)?),
         ];
         if !self.debug.is_empty() {
             let table = DebugTable {
                 strings: std::mem::take(&mut self.debug_strings.table),
                 entries: std::mem::take(&mut self.debug),
             };
-            sections.push(Section::whole(
-                SectionKind::DEBUG,
-                SECTION_OPTIONAL,
-                archive(&table)?,
-            ));
+            sections.push((SectionKind::DEBUG, SECTION_OPTIONAL, archive(&table)?));
         }
-        sections.push(Section {
-            kind: SectionKind::DEFINITIONS,
-            flags: 0,
-            len: def_len,
-            parts,
-        });
-        Ok(lay_out(sections, FORMAT_MAJOR, FORMAT_MINOR))
+        let opcodes: Vec<u16> = defs.iter().map(|&d| m.opcode(d).0).collect();
+        let mut out = Stream::new(sink, sections.len() + 1, FORMAT_MAJOR)?;
+        let mut index_at = None;
+        for (kind, flags, bytes) in sections {
+            if kind == SectionKind::DEF_INDEX {
+                index_at = Some(out.entries.len());
+            }
+            out.section(kind, flags, bytes.as_slice())?;
+        }
+        let mut index = DefIndex::default();
+        out.begin(SectionKind::DEFINITIONS, 0)?;
+        let start = out.len;
+        let mut rest = bodies.into_iter();
+        loop {
+            let chunk: Vec<Flattened> = rest.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            // Each body is freed once archived; the archives once written.
+            let archived: Vec<(Archived, u32)> = chunk
+                .into_par_iter()
+                .map(|b| Ok((Archived::new(archive(&b.body)?), b.order.len() as u32)))
+                .collect::<Result<_, WriteError>>()?;
+            let mut buf = Vec::new();
+            for (a, inst_count) in archived {
+                let d = index.defs.len();
+                let at = out.aligned_len(buf.len() as u64);
+                buf.resize((at - out.len) as usize, 0);
+                index.defs.push(DefEntry {
+                    offset: at - start,
+                    length: a.bytes.as_slice().len() as u64,
+                    inst_count,
+                    opcode: opcodes[d],
+                    reserved: 0,
+                    body_hash: a.hash,
+                    content_hash: content[d],
+                });
+                buf.extend_from_slice(a.bytes.as_slice());
+            }
+            out.extend(&buf)?;
+        }
+        out.end()?;
+        let bytes = archive(&index)?;
+        if let Some(k) = index_at {
+            out.rewrite(k, bytes.as_slice())?;
+        }
+        out.finish(FORMAT_MAJOR, FORMAT_MINOR)
     }
 
     /// The pool values the tree uses, in a canonical dependency order: the order in which a
@@ -652,22 +702,134 @@ impl Archived {
     }
 }
 
-/// A section to lay out: `len` bytes, made of `parts` at their offsets in it (zeros between).
-pub(crate) struct Section {
-    kind: SectionKind,
-    flags: u32,
-    len: u64,
-    parts: Vec<(u64, Bytes)>,
+/// Sections hashed on every core past this size (smaller ones are not worth the split).
+const PARALLEL_HASH: usize = 1 << 20;
+
+fn io(source: std::io::Error) -> WriteError {
+    WriteError::Io {
+        path: String::new(),
+        source,
+    }
 }
 
-impl Section {
-    fn whole(kind: SectionKind, flags: u32, bytes: Bytes) -> Section {
-        Section {
+/// A file being written front to back: the header and directory as zeros first (written last,
+/// [`Stream::finish`]), then each section at the next 16-byte boundary, hashed as it goes.
+struct Stream<W: Write + Seek> {
+    sink: W,
+    /// Bytes written so far (the position in the file).
+    len: u64,
+    entries: Vec<DirEntry>,
+    /// The section being written ([`Stream::begin`]): its hash so far.
+    open: Option<blake3::Hasher>,
+}
+
+impl<W: Write + Seek> Stream<W> {
+    fn new(mut sink: W, sections: usize, major: u16) -> Result<Stream<W>, WriteError> {
+        let dir_end = header::header_size(major) + sections * header::DIR_ENTRY_SIZE;
+        sink.write_all(&vec![0u8; dir_end]).map_err(io)?;
+        Ok(Stream {
+            sink,
+            len: dir_end as u64,
+            entries: Vec::with_capacity(sections),
+            open: None,
+        })
+    }
+
+    /// Where something `pending` bytes from now would start, 16-aligned relative to the open
+    /// section (the definitions' archives) or to the file.
+    fn aligned_len(&self, pending: u64) -> u64 {
+        let at = self.len + pending;
+        let base = self.entries.last().filter(|_| self.open.is_some());
+        match base {
+            Some(e) => e.offset + (at - e.offset).div_ceil(SECTION_ALIGN) * SECTION_ALIGN,
+            None => at.div_ceil(SECTION_ALIGN) * SECTION_ALIGN,
+        }
+    }
+
+    /// Starts a section at the next 16-byte boundary.
+    fn begin(&mut self, kind: SectionKind, flags: u32) -> Result<(), WriteError> {
+        let at = self.len.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+        self.sink
+            .write_all(&vec![0u8; (at - self.len) as usize])
+            .map_err(io)?;
+        self.len = at;
+        self.entries.push(DirEntry {
             kind,
             flags,
-            len: bytes.as_slice().len() as u64,
-            parts: vec![(0, bytes)],
+            offset: at,
+            length: 0,
+            hash: [0; 32],
+        });
+        self.open = Some(blake3::Hasher::new());
+        Ok(())
+    }
+
+    /// Appends bytes to the open section.
+    fn extend(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        if let Some(h) = &mut self.open {
+            if bytes.len() >= PARALLEL_HASH {
+                h.update_rayon(bytes);
+            } else {
+                h.update(bytes);
+            }
         }
+        self.sink.write_all(bytes).map_err(io)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Closes the open section.
+    fn end(&mut self) -> Result<(), WriteError> {
+        if let (Some(h), Some(e)) = (self.open.take(), self.entries.last_mut()) {
+            e.length = self.len - e.offset;
+            e.hash = *h.finalize().as_bytes();
+        }
+        Ok(())
+    }
+
+    /// A whole section.
+    fn section(&mut self, kind: SectionKind, flags: u32, bytes: &[u8]) -> Result<(), WriteError> {
+        self.begin(kind, flags)?;
+        self.extend(bytes)?;
+        self.end()
+    }
+
+    /// Writes section `k` again, with new bytes of the same length.
+    fn rewrite(&mut self, k: usize, bytes: &[u8]) -> Result<(), WriteError> {
+        let Some(e) = self.entries.get_mut(k) else {
+            return Err(WriteError::Archive(format!("no section {k} to rewrite")));
+        };
+        if e.length != bytes.len() as u64 {
+            return Err(WriteError::Archive(format!(
+                "section {} changed size when rewritten ({} bytes, then {})",
+                e.kind.0,
+                e.length,
+                bytes.len()
+            )));
+        }
+        e.hash = *blake3::hash(bytes).as_bytes();
+        self.sink.seek(SeekFrom::Start(e.offset)).map_err(io)?;
+        self.sink.write_all(bytes).map_err(io)?;
+        self.sink.seek(SeekFrom::Start(self.len)).map_err(io)?;
+        Ok(())
+    }
+
+    /// Writes the header and directory over the zeros at the start; returns the sink,
+    /// positioned at the end.
+    fn finish(mut self, major: u16, minor: u16) -> Result<W, WriteError> {
+        let head = Header {
+            major,
+            minor,
+            flags: 0,
+            section_count: self.entries.len() as u32,
+            entry_size: header::DIR_ENTRY_SIZE as u32,
+            file_length: self.len,
+        };
+        let encoded = header::encode(&head, &self.entries);
+        self.sink.seek(SeekFrom::Start(0)).map_err(io)?;
+        self.sink.write_all(&encoded).map_err(io)?;
+        self.sink.seek(SeekFrom::Start(self.len)).map_err(io)?;
+        Ok(self.sink)
     }
 }
 
@@ -699,60 +861,12 @@ pub(crate) fn assemble_version(
     major: u16,
     minor: u16,
 ) -> Vec<u8> {
-    let sections = sections
-        .into_iter()
-        .map(|(kind, flags, bytes)| Section::whole(kind, flags, bytes.into()))
-        .collect();
-    lay_out(sections, major, minor)
-}
-
-/// Sections hashed on every core past this size (smaller ones are not worth the split).
-const PARALLEL_HASH: usize = 1 << 20;
-
-/// The file: header, directory, then each section at the next 16-byte boundary, its parts
-/// copied into one buffer of the file's size (so the largest section is never copied
-/// twice), each section hashed in place.
-fn lay_out(sections: Vec<Section>, major: u16, minor: u16) -> Vec<u8> {
-    let dir_end = header::header_size(major) + sections.len() * header::DIR_ENTRY_SIZE;
-    let mut offset = dir_end as u64;
-    let mut places = Vec::with_capacity(sections.len());
-    for s in &sections {
-        offset = offset.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
-        places.push(offset);
-        offset += s.len;
-    }
-    let mut out = vec![0u8; offset as usize];
-    let mut entries = Vec::with_capacity(sections.len());
-    for (s, &at) in sections.into_iter().zip(&places) {
-        let at = at as usize;
-        for (rel, bytes) in s.parts {
-            let b = bytes.as_slice();
-            out[at + rel as usize..][..b.len()].copy_from_slice(b);
+    let lay_out = || -> Result<Vec<u8>, WriteError> {
+        let mut out = Stream::new(Cursor::new(Vec::new()), sections.len(), major)?;
+        for (kind, flags, bytes) in &sections {
+            out.section(*kind, *flags, bytes)?;
         }
-        let body = &out[at..at + s.len as usize];
-        let mut h = blake3::Hasher::new();
-        if body.len() >= PARALLEL_HASH {
-            h.update_rayon(body);
-        } else {
-            h.update(body);
-        }
-        entries.push(DirEntry {
-            kind: s.kind,
-            flags: s.flags,
-            offset: at as u64,
-            length: s.len,
-            hash: *h.finalize().as_bytes(),
-        });
-    }
-    let head = Header {
-        major,
-        minor,
-        flags: 0,
-        section_count: entries.len() as u32,
-        entry_size: header::DIR_ENTRY_SIZE as u32,
-        file_length: offset,
+        Ok(out.finish(major, minor)?.into_inner())
     };
-    let encoded = header::encode(&head, &entries);
-    out[..encoded.len()].copy_from_slice(&encoded);
-    out
+    lay_out().expect("writing into memory cannot fail")
 }

@@ -136,6 +136,24 @@ fn main() -> ExitCode {
             );
         }
     }
+    if matches!(args.emit, Emit::Irm) && args.output.as_os_str() != "-" {
+        // Streamed into the output (never the whole file in memory at once).
+        match irkit_format::write_to_path(&linked.module, &args.output) {
+            Ok(()) => {}
+            Err(irkit_format::WriteError::Io { source, .. }) => problems.push(format!(
+                "error: {}: cannot write: {source}",
+                args.output.display()
+            )),
+            Err(e) => problems.push(format!(
+                "error: internal error: cannot encode the linked module: {e}"
+            )),
+        }
+        if args.stats {
+            print_stats(&linked.stats, t.elapsed());
+        }
+        std::mem::forget(linked);
+        return problems.finish();
+    }
     let bytes = match args.emit {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)
