@@ -13,9 +13,13 @@
 
 use std::collections::HashMap;
 
+use smallvec::SmallVec;
 use thin_vec::ThinVec;
 
 use crate::{CoreError, Inst, Opcode, Payload};
+
+/// An instruction's operand list: up to four inline.
+pub(crate) type Operands = SmallVec<[Inst; 4]>;
 
 /// One instruction: opcode, optional type, operands, decorations, children, payload.
 #[derive(Clone, Debug)]
@@ -23,9 +27,11 @@ pub struct InstData {
     pub(crate) opcode: Opcode,
     pub(crate) ty: Option<Inst>,
     pub(crate) parent: Option<Inst>,
-    // Thin vectors (one pointer each, no allocation when empty): most instructions have few
-    // operands and no children, and the arena holds every instruction of a program.
-    pub(crate) operands: ThinVec<Inst>,
+    // Most instructions have a few operands: up to four are held inline (no allocation per
+    // instruction); decoration and child lists are thin vectors (one pointer each, no
+    // allocation when empty): most instructions have neither, and the arena holds every
+    // instruction of a program.
+    pub(crate) operands: Operands,
     pub(crate) decorations: ThinVec<Inst>,
     pub(crate) children: ThinVec<Inst>,
     pub(crate) payload: Payload,
@@ -115,7 +121,7 @@ impl Module {
         m.insts.push(InstData::new(
             Opcode::MODULE,
             None,
-            ThinVec::new(),
+            Operands::new(),
             Payload::None,
         ));
         m
@@ -265,7 +271,7 @@ impl Module {
             self.check_slot(o)?;
         }
         let ty = ty.map(|t| self.resolve(t));
-        let operands: ThinVec<Inst> = operands.into_iter().map(|o| self.resolve(o)).collect();
+        let operands: Operands = operands.into_iter().map(|o| self.resolve(o)).collect();
         self.alloc(InstData::new(opcode, ty, operands, payload))
     }
 
@@ -465,7 +471,7 @@ impl Module {
         for &o in operands {
             self.check_slot(o)?;
         }
-        let operands: ThinVec<Inst> = operands.iter().map(|&o| self.resolve(o)).collect();
+        let operands: Operands = operands.iter().map(|&o| self.resolve(o)).collect();
         self.insts[inst.idx()].operands = operands;
         Ok(())
     }
@@ -652,7 +658,7 @@ impl InstData {
     pub(crate) fn new(
         opcode: Opcode,
         ty: Option<Inst>,
-        operands: ThinVec<Inst>,
+        operands: Operands,
         payload: Payload,
     ) -> InstData {
         InstData {

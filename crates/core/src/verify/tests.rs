@@ -168,7 +168,7 @@ fn hoistable_not_unique() {
         .alloc(crate::module::InstData::new(
             Opcode::I32,
             None,
-            thin_vec::ThinVec::new(),
+            crate::module::Operands::new(),
             Payload::None,
         ))
         .unwrap();
