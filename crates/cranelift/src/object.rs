@@ -3,7 +3,8 @@
 //! (`crate::parallel`, `crate::cache`); the bytes are the same either way.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_frontend::FunctionBuilderContext;
@@ -92,6 +93,13 @@ pub struct CodegenStats {
     pub rejected: usize,
     /// Cache entries written.
     pub stored: usize,
+    /// Time spent lowering the function bodies to Cranelift IR (on one thread).
+    pub lower_time: Duration,
+    /// Time spent compiling the bodies (or taking them from the cache), summed over the
+    /// threads.
+    pub compile_time: Duration,
+    /// Wall time of the whole object build.
+    pub wall_time: Duration,
     /// Problems that did not stop the build, one line each (a code cache that cannot be
     /// written).
     pub warnings: Vec<String>,
@@ -113,6 +121,7 @@ pub(crate) fn compile_object_in_chunks(
     opts: &CodegenOptions,
     chunk: usize,
 ) -> Result<(Vec<u8>, CodegenStats), BackendError> {
+    let start = Instant::now();
     let isa = crate::isa::host(true)?;
     let pool = match opts.jobs {
         Some(n) => Some(
@@ -131,6 +140,8 @@ pub(crate) fn compile_object_in_chunks(
         chunk,
         functions: AtomicUsize::new(0),
         compiled: AtomicUsize::new(0),
+        lower_ns: AtomicU64::new(0),
+        compile_ns: AtomicU64::new(0),
     };
     let bytes = emit(
         m,
@@ -145,6 +156,9 @@ pub(crate) fn compile_object_in_chunks(
         functions,
         compiled,
         cached: functions.saturating_sub(compiled),
+        lower_time: Duration::from_nanos(plan.lower_ns.load(Ordering::Relaxed)),
+        compile_time: Duration::from_nanos(plan.compile_ns.load(Ordering::Relaxed)),
+        wall_time: start.elapsed(),
         ..CodegenStats::default()
     };
     if let Some(c) = &cache {

@@ -11,7 +11,8 @@
 //! for every thread count, and at most two chunks of Cranelift functions are held at once.
 //! Errors are those of the serial build: the first failing function in module order.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::isa::TargetIsa;
@@ -46,6 +47,10 @@ pub(crate) struct Plan<'a> {
     pub(crate) functions: AtomicUsize,
     /// Of those, compiled (not taken from the cache).
     pub(crate) compiled: AtomicUsize,
+    /// Nanoseconds spent lowering to Cranelift IR (one thread).
+    pub(crate) lower_ns: AtomicU64,
+    /// Nanoseconds spent compiling or reading the cache, summed over the threads.
+    pub(crate) compile_ns: AtomicU64,
 }
 
 /// A compiled function ready to define: its code and relocations for `cranelift-module`.
@@ -64,7 +69,8 @@ pub(crate) fn define_bodies(
 ) -> Result<(), BackendError> {
     let mut run = || {
         let mut chunks = defs.chunks(plan.chunk.max(1));
-        let (mut pending, mut lower_err) = lower_chunk(ctx, fctx, chunks.next().unwrap_or(&[]));
+        let (mut pending, mut lower_err) =
+            lower_chunk(ctx, fctx, chunks.next().unwrap_or(&[]), plan);
         loop {
             let next = if lower_err.is_none() {
                 chunks.next()
@@ -73,7 +79,7 @@ pub(crate) fn define_bodies(
             };
             let (ready, lowered) = rayon::join(
                 || compile_chunk(plan, &mut pending),
-                || next.map(|c| lower_chunk(ctx, fctx, c)),
+                || next.map(|c| lower_chunk(ctx, fctx, c, plan)),
             );
             for (b, r) in pending.iter().zip(ready) {
                 let r = r?;
@@ -103,7 +109,9 @@ fn lower_chunk(
     ctx: &mut Ctx<'_, ObjectModule>,
     fctx: &mut FunctionBuilderContext,
     defs: &[Inst],
+    plan: &Plan<'_>,
 ) -> (Vec<Built>, Option<BackendError>) {
+    let _time = Elapsed(Instant::now(), &plan.lower_ns);
     let mut out = Vec::with_capacity(defs.len());
     for &d in defs {
         match build_function(ctx, fctx, d) {
@@ -121,6 +129,7 @@ fn compile_chunk(plan: &Plan<'_>, chunk: &mut [Built]) -> Vec<Result<Ready, Back
     chunk
         .par_iter_mut()
         .map(|b| {
+            let _time = Elapsed(Instant::now(), &plan.compile_ns);
             let r = compile_one(plan, b);
             b.code.clear();
             r
@@ -156,6 +165,16 @@ fn compile_one(plan: &Plan<'_>, b: &mut Built) -> Result<Ready, BackendError> {
             b.place
         ))
     })
+}
+
+/// Adds the time since its start to its counter when dropped.
+struct Elapsed<'a>(Instant, &'a AtomicU64);
+
+impl Drop for Elapsed<'_> {
+    fn drop(&mut self) {
+        let ns = u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.1.fetch_add(ns, Ordering::Relaxed);
+    }
 }
 
 /// `code` as function `id` of `b` defines it; `None` if its relocations do not fit `b`'s
