@@ -144,9 +144,13 @@ impl CodeCache {
     }
 }
 
-/// The file at `path` if it exists, can be read and is no larger than an entry can be.
+/// The file at `path` if it is a regular file, can be read and is no larger than an entry
+/// can be (a FIFO or device put in the cache is never opened: it could block or never end).
 fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let file = std::fs::File::open(path).ok()?;
     let limit = HEADER as u64 + MAX_PAYLOAD;
     let mut bytes = Vec::new();

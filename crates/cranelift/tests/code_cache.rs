@@ -162,6 +162,24 @@ fn empty_and_garbage_entries_are_rebuilt() {
     });
 }
 
+#[cfg(unix)]
+#[test]
+fn an_entry_that_is_not_a_regular_file_is_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(3, 0, 0, ""));
+    let (plain, _) = build(&m, Some(dir.path()));
+    for f in entries(dir.path()) {
+        std::fs::remove_file(&f).unwrap();
+        // A FIFO would block the reader forever if it were opened.
+        let st = std::process::Command::new("mkfifo").arg(&f).status();
+        assert!(st.is_ok_and(|s| s.success()), "mkfifo {}", f.display());
+    }
+    let (bytes, s) = build(&m, Some(dir.path()));
+    assert!(bytes == plain);
+    assert_eq!((s.compiled, s.stored), (4, 4), "{s:?}");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
 #[test]
 fn builds_sharing_the_directory_at_once_agree() {
     let dir = tempfile::tempdir().unwrap();
