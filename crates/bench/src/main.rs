@@ -8,7 +8,14 @@
 //!   with `ir-link` and with `llvm-link --only-needed` (on the `.ll` files and on bitcode made
 //!   from them by `llvm-as`), measuring wall time and peak RSS (`/usr/bin/time -v`), and prints
 //!   the figures and their ratios. `crates/bench/run.sh` builds and runs it.
+//! * `irkit-bench codegen --ir-link PATH [--dir DIR] [--modules 50 --functions 200 --insts 100]
+//!   [--runs 3]` generates the program at 100 % reachability and measures native code
+//!   generation: `ir-link --emit obj` on one thread and on every core against `llc -O0` and
+//!   `llc -O2` on the same program's bitcode (`llvm-link` of the `.ll` files, not timed), and
+//!   `ir-link --emit exe --cache DIR` cold (an empty cache) and warm after editing one
+//!   function of one module (each run another edit, so each recompiles that function).
 
+mod codegen;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -81,6 +88,34 @@ enum Cmd {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// Generate at 100 % reach and compare ir-link's native code generation with llc, and a
+    /// one-edit rebuild with a warm code cache with a cold build.
+    Codegen {
+        /// The `ir-link` binary (a release build).
+        #[arg(long)]
+        ir_link: PathBuf,
+        /// The `llc` binary.
+        #[arg(long, default_value = "llc")]
+        llc: PathBuf,
+        /// The `llvm-link` binary (to make the program's bitcode).
+        #[arg(long, default_value = "llvm-link")]
+        llvm_link: PathBuf,
+        /// Work directory.
+        #[arg(long, default_value = "target/irkit-bench")]
+        dir: PathBuf,
+        /// Number of modules.
+        #[arg(long, default_value_t = 50)]
+        modules: usize,
+        /// Functions per module.
+        #[arg(long, default_value_t = 200)]
+        functions: usize,
+        /// Instructions per function.
+        #[arg(long, default_value_t = 100)]
+        insts: usize,
+        /// Runs per measurement (the fastest is reported; `llc -O2` runs once).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -100,6 +135,7 @@ fn main() -> ExitCode {
                 insts,
                 reach,
                 seed,
+                edit: None,
             };
             workload::generate(&shape, &out, text).map(|g| {
                 println!(
@@ -134,6 +170,30 @@ fn main() -> ExitCode {
             insts,
             runs: runs.max(1),
         }),
+        Cmd::Codegen {
+            ir_link,
+            llc,
+            llvm_link,
+            dir,
+            modules,
+            functions,
+            insts,
+            runs,
+        } => codegen::run(&codegen::Codegen {
+            ir_link,
+            llc,
+            llvm_link,
+            dir,
+            shape: workload::Shape {
+                modules,
+                functions,
+                insts,
+                reach: 1.0,
+                seed: 1,
+                edit: None,
+            },
+            runs: runs.max(1),
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,19 +218,19 @@ struct Bench {
 
 /// One measurement: the fastest wall time and the largest peak RSS over the runs.
 #[derive(Clone, Copy, Debug)]
-struct Measure {
-    wall: Duration,
-    rss_kb: Option<u64>,
+pub(crate) struct Measure {
+    pub(crate) wall: Duration,
+    pub(crate) rss_kb: Option<u64>,
 }
 
-fn files(dir: &Path, ext: &str, modules: usize) -> Vec<String> {
+pub(crate) fn files(dir: &Path, ext: &str, modules: usize) -> Vec<String> {
     (0..modules)
         .map(|m| dir.join(format!("m{m}.{ext}")).display().to_string())
         .collect()
 }
 
 /// Runs `cmd args` `runs` times under `/usr/bin/time -v` (when present).
-fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measure, String> {
+pub(crate) fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measure, String> {
     let time = Path::new("/usr/bin/time");
     let mut best: Option<Measure> = None;
     for _ in 0..runs {
@@ -211,7 +271,7 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn row(name: &str, m: &Measure) {
+pub(crate) fn row(name: &str, m: &Measure) {
     let rss = m
         .rss_kb
         .map(|k| format!("{:>9.1} MB", k as f64 / 1024.0))
@@ -219,7 +279,7 @@ fn row(name: &str, m: &Measure) {
     println!("{name:<44} {:>10.1} ms {rss}", ms(m.wall));
 }
 
-fn ratio(a: &Measure, b: &Measure) -> String {
+pub(crate) fn ratio(a: &Measure, b: &Measure) -> String {
     let t = a.wall.as_secs_f64() / b.wall.as_secs_f64().max(1e-9);
     let r = match (a.rss_kb, b.rss_kb) {
         (Some(x), Some(y)) if y > 0 => format!("{:.3}", x as f64 / y as f64),
@@ -238,6 +298,7 @@ fn bench(b: &Bench) -> Result<(), String> {
             insts: b.insts,
             reach,
             seed: 1,
+            edit: None,
         };
         let g = workload::generate(&shape, &dir, false)?;
         println!(

@@ -31,6 +31,10 @@ pub struct Shape {
     pub reach: f64,
     /// Seed of the pseudo-random generator.
     pub seed: u64,
+    /// An edit: function `.0` (an index in the program's function list) adds constant `.1`
+    /// (1..=15) in its first arithmetic step instead of the generated one (for the code
+    /// cache's one-edit rebuild).
+    pub edit: Option<(usize, u32)>,
 }
 
 /// SplitMix64: small, fast, deterministic.
@@ -228,7 +232,15 @@ impl Program {
             let (blk, params) = b.block(f, &[i32t]).map_err(e)?;
             b.position_at_end(blk);
             let mut v = params[0];
-            for step in self.steps(&self.funcs[g].calls, self.shape.seed ^ g as u64) {
+            let mut steps = self.steps(&self.funcs[g].calls, self.shape.seed ^ g as u64);
+            if let Some((edited, k)) = self.shape.edit
+                && edited == g
+                && let Some(Step::Arith(_, c)) =
+                    steps.iter_mut().find(|s| matches!(s, Step::Arith(..)))
+            {
+                *c = k.clamp(1, 15);
+            }
+            for step in steps {
                 v = match step {
                     Step::Arith(op, k) => b.binary(OPS[op].0, v, consts[k as usize]).map_err(e)?,
                     Step::Call(c) => b.call(handle[&c], &[v]).map_err(e)?,
@@ -306,6 +318,29 @@ pub struct Generated {
     pub insts: u64,
     /// Bytes of all `.irm` files.
     pub irm_bytes: u64,
+}
+
+/// Writes module `m{module}.irm` of `shape` into `out` again (with `shape.edit` applied).
+pub fn rewrite_module(shape: &Shape, out: &Path, module: usize) -> Result<(), String> {
+    let p = Program::new(shape.clone());
+    let m = p.build_irkit(module)?;
+    let path = out.join(format!("m{module}.irm"));
+    irkit_format::write_to_path(&m, &path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The module holding function `f` (an index in the program's function list) and the
+/// constant its first arithmetic step adds.
+pub fn function_site(shape: &Shape, f: usize) -> Option<(usize, u32)> {
+    let p = Program::new(shape.clone());
+    let func = p.funcs.get(f)?;
+    let k = p
+        .steps(&func.calls, shape.seed ^ f as u64)
+        .iter()
+        .find_map(|s| match s {
+            Step::Arith(_, k) => Some(*k),
+            Step::Call(_) => None,
+        })?;
+    Some((func.module, k))
 }
 
 /// Writes `m0.irm` … `m{N-1}.irm` (and `.ir` with `text`) and `m0.ll` … into `out`.

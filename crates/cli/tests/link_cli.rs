@@ -209,6 +209,54 @@ fn stats_go_to_stderr() {
 }
 
 #[test]
+fn the_code_cache_and_the_thread_count_do_not_change_the_object() {
+    let d = setup("cache");
+    let build = |extra: &[&str], out: &str| {
+        let mut args = vec!["main.ir", "lib.ir", "--emit", "obj", "--stats", "-o", out];
+        args.extend_from_slice(extra);
+        let o = ir_link(&args, &d);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (std::fs::read(d.join(out)).unwrap(), stderr(&o))
+    };
+    let (plain, _) = build(&["--jobs", "1"], "plain.o");
+    let (cold, err_cold) = build(&["--cache", "cc", "--jobs", "3"], "cold.o");
+    let (warm, err_warm) = build(&["--cache", "cc"], "warm.o");
+    assert!(plain == cold && plain == warm, "the object changed");
+    assert!(
+        err_cold.contains("functions compiled:  2 of 2 (0 from the code cache, 0 cache entries rejected, 2 stored)"),
+        "{err_cold}"
+    );
+    assert!(
+        err_warm.contains("functions compiled:  0 of 2 (2 from the code cache, 0 cache entries rejected, 0 stored)"),
+        "{err_warm}"
+    );
+    assert!(!err_warm.contains("warning"), "{err_warm}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_unwritable_code_cache_is_one_warning_and_the_build_succeeds() {
+    let d = setup("cache-unwritable");
+    std::fs::write(d.join("cc"), b"a file, not a directory").unwrap();
+    let o = ir_link(
+        &[
+            "main.ir", "lib.ir", "--emit", "exe", "--cache", "cc", "-o", "prog",
+        ],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("warning: code cache cc: cannot write: "),
+        "{err}"
+    );
+    let run = Command::new(d.join("prog")).output().unwrap();
+    assert_eq!(run.status.code(), Some(7));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn two_module_example_links() {
     let o = ir_link(
         &[

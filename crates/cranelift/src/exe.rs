@@ -87,7 +87,22 @@ pub fn build_executable_with_depth(
     max_depth: usize,
     out: &Path,
 ) -> Result<(), BackendError> {
-    let bytes = crate::object::emit_object_with(m, entry, max_depth)?;
+    let opts = crate::CodegenOptions {
+        entry: entry.to_string(),
+        max_depth,
+        ..crate::CodegenOptions::default()
+    };
+    build_executable_with(m, &opts, out).map(|_| ())
+}
+
+/// Like [`build_executable`], with the object compiled as [`crate::compile_object`] compiles
+/// it (threads, code cache).
+pub fn build_executable_with(
+    m: &irkit_core::Module,
+    opts: &crate::CodegenOptions,
+    out: &Path,
+) -> Result<crate::CodegenStats, BackendError> {
+    let (bytes, stats) = crate::object::compile_object(m, opts)?;
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -99,5 +114,5 @@ pub fn build_executable_with_depth(
     std::fs::write(&obj, bytes)?;
     let r = link_executable(&obj, out);
     let _ = std::fs::remove_file(&obj);
-    r
+    r.map(|()| stats)
 }

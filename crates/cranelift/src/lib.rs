@@ -37,16 +37,20 @@
 //! bodies in `lower/func`, with `arith`, `memory` and `control`), and last `object`, `exe` and
 //! `jit`.
 
+mod cache;
+mod code;
 mod context;
 mod data;
 mod error;
 pub mod exe;
 #[cfg(unix)]
 mod fault;
+mod fingerprint;
 mod isa;
 pub mod jit;
 mod lower;
 mod object;
+mod parallel;
 mod place;
 mod routines;
 mod runtime;
@@ -54,8 +58,13 @@ mod session;
 mod types;
 
 pub use data::MAX_GLOBAL_SIZE;
-pub use exe::{build_executable, build_executable_with_depth, link_executable};
-pub use object::{emit_object, emit_object_with, emit_object_with_entry};
+pub use exe::{
+    build_executable, build_executable_with, build_executable_with_depth, link_executable,
+};
+pub use object::{
+    CodegenOptions, CodegenStats, compile_object, emit_object, emit_object_with,
+    emit_object_with_entry,
+};
 pub use session::JitSession;
 
 use irkit_backend::{Backend, BackendError, CodeGen, Outcome, RunOptions, Session};

@@ -1,13 +1,24 @@
 //! Object files through `cranelift-object`: the whole module, plus the runtime and a C `main`.
+//! The function bodies are compiled on every core and may come from a code cache
+//! (`crate::parallel`, `crate::cache`); the bytes are the same either way.
 
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::Linkage;
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use irkit_backend::BackendError;
-use irkit_core::Module;
+use irkit_core::{Inst, Module};
 
-use crate::context::LowerOptions;
+use crate::cache::CodeCache;
+use crate::context::{Ctx, LowerOptions};
 use crate::error::cl_err;
-use crate::lower::lower_module;
+use crate::fingerprint::KeyPrefix;
+use crate::lower::lower_with;
+use crate::parallel::Plan;
 
 /// Compiles `m` to the bytes of a relocatable object file for the host. If `m` exports a `main`
 /// function, the object's global symbol `main` (C's `int main(void)`) runs it and returns its
@@ -33,7 +44,162 @@ pub fn emit_object_with(
     entry: &str,
     max_depth: usize,
 ) -> Result<Vec<u8>, BackendError> {
+    let opts = CodegenOptions {
+        entry: entry.to_string(),
+        max_depth,
+        ..CodegenOptions::default()
+    };
+    compile_object(m, &opts).map(|(bytes, _)| bytes)
+}
+
+/// How native code is generated: the entry, the call depth limit, the threads, the code cache.
+#[derive(Clone, Debug)]
+pub struct CodegenOptions {
+    /// The export name of the function the C `main` runs (without such an export there is no
+    /// `main` symbol).
+    pub entry: String,
+    /// The call depth limit (see [`emit_object_with`]).
+    pub max_depth: usize,
+    /// Threads compiling function bodies: `None` for rayon's global pool (every core, or
+    /// `RAYON_NUM_THREADS`). The object file is the same whatever the number.
+    pub jobs: Option<usize>,
+    /// The code cache directory (spec/backends.md, "The code cache"), created if missing;
+    /// `None` for no cache. The object file is the same with or without it.
+    pub cache: Option<PathBuf>,
+}
+
+impl Default for CodegenOptions {
+    fn default() -> Self {
+        CodegenOptions {
+            entry: "main".into(),
+            max_depth: irkit_backend::DEFAULT_MAX_DEPTH,
+            jobs: None,
+            cache: None,
+        }
+    }
+}
+
+/// What a native build did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CodegenStats {
+    /// Function bodies defined.
+    pub functions: usize,
+    /// Of those, compiled by this build.
+    pub compiled: usize,
+    /// Of those, taken from the code cache.
+    pub cached: usize,
+    /// Cache entries found but rejected (damaged, foreign, not this function's): compiled
+    /// again and rewritten.
+    pub rejected: usize,
+    /// Cache entries written.
+    pub stored: usize,
+    /// Time spent lowering the function bodies to Cranelift IR (on one thread).
+    pub lower_time: Duration,
+    /// Time spent compiling the bodies (or taking them from the cache), summed over the
+    /// threads.
+    pub compile_time: Duration,
+    /// Wall time of the whole object build.
+    pub wall_time: Duration,
+    /// Problems that did not stop the build, one line each (a code cache that cannot be
+    /// written).
+    pub warnings: Vec<String>,
+}
+
+/// Compiles `m` to the bytes of a relocatable object file, as [`emit_object_with`] does,
+/// with the function bodies compiled on `opts.jobs` threads and kept in (and taken from) the
+/// code cache `opts.cache`. The bytes depend on neither.
+pub fn compile_object(
+    m: &Module,
+    opts: &CodegenOptions,
+) -> Result<(Vec<u8>, CodegenStats), BackendError> {
+    compile_object_in_chunks(m, opts, crate::parallel::CHUNK)
+}
+
+/// [`compile_object`], lowering and compiling `chunk` functions at a time.
+pub(crate) fn compile_object_in_chunks(
+    m: &Module,
+    opts: &CodegenOptions,
+    chunk: usize,
+) -> Result<(Vec<u8>, CodegenStats), BackendError> {
+    let start = Instant::now();
     let isa = crate::isa::host(true)?;
+    let pool = match opts.jobs {
+        Some(n) => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| cl_err("starting the compiling threads", e))?,
+        ),
+        None => None,
+    };
+    let cache = opts.cache.as_deref().map(CodeCache::open);
+    let plan = Plan {
+        isa: &*isa,
+        pool: pool.as_ref(),
+        cache: cache.as_ref().map(|c| (c, KeyPrefix::new(&*isa))),
+        chunk,
+        functions: AtomicUsize::new(0),
+        compiled: AtomicUsize::new(0),
+        lower_ns: AtomicU64::new(0),
+        compile_ns: AtomicU64::new(0),
+    };
+    let bytes = emit(
+        m,
+        &opts.entry,
+        opts.max_depth,
+        isa.clone(),
+        |ctx, fctx, defs| crate::parallel::define_bodies(ctx, fctx, defs, &plan),
+    )?;
+    let functions = plan.functions.load(Ordering::Relaxed);
+    let compiled = plan.compiled.load(Ordering::Relaxed);
+    let mut stats = CodegenStats {
+        functions,
+        compiled,
+        cached: functions.saturating_sub(compiled),
+        lower_time: Duration::from_nanos(plan.lower_ns.load(Ordering::Relaxed)),
+        compile_time: Duration::from_nanos(plan.compile_ns.load(Ordering::Relaxed)),
+        wall_time: start.elapsed(),
+        ..CodegenStats::default()
+    };
+    if let Some(c) = &cache {
+        stats.rejected = c.rejected.load(Ordering::Relaxed);
+        stats.stored = c.stored.load(Ordering::Relaxed);
+        stats.warnings.extend(c.warning());
+    }
+    Ok((bytes, stats))
+}
+
+/// The object file of `m` with every body compiled as it is lowered, on this thread (the
+/// reference the parallel build is tested against).
+#[cfg(test)]
+pub(crate) fn emit_object_serial(m: &Module, entry: &str) -> Result<Vec<u8>, BackendError> {
+    let isa = crate::isa::host(true)?;
+    emit(
+        m,
+        entry,
+        irkit_backend::DEFAULT_MAX_DEPTH,
+        isa,
+        |ctx, fctx, defs| {
+            for &d in defs {
+                crate::lower::lower_function(ctx, fctx, d)?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Lowers `m` into an object for `isa`, the bodies defined by `bodies`, and writes it.
+fn emit(
+    m: &Module,
+    entry: &str,
+    max_depth: usize,
+    isa: OwnedTargetIsa,
+    bodies: impl FnOnce(
+        &mut Ctx<'_, ObjectModule>,
+        &mut FunctionBuilderContext,
+        &[Inst],
+    ) -> Result<(), BackendError>,
+) -> Result<Vec<u8>, BackendError> {
     let builder = ObjectBuilder::new(isa, "irkit", cranelift_module::default_libcall_names())
         .map_err(|e| cl_err("object", e))?;
     let opts = LowerOptions {
@@ -48,7 +214,7 @@ pub fn emit_object_with(
         session: None,
         stack_budget: crate::runtime::StackBudget::MainThread,
     };
-    let (obj, _) = lower_module(m, ObjectModule::new(builder), &opts)?;
+    let (obj, _, _) = lower_with(m, ObjectModule::new(builder), &opts, bodies)?;
     obj.finish()
         .emit()
         .map_err(|e| cl_err("writing the object file", e))

@@ -2,16 +2,18 @@
 //! the roots reach is read and copied) and independently of the order of the inputs. The
 //! output is verified and written atomically; on any problem nothing is written. See
 //! `spec/linking.md`. `--emit obj` and `--emit exe` compile the linked module to native code
-//! (spec/backends.md); `--lower-procs` rewrites NOIR procs into functions (irkit-noir).
+//! (spec/backends.md) on every core (`--jobs N`), keeping compiled functions in a code cache
+//! with `--cache DIR` (a cache that cannot be written is a warning: the build goes on without
+//! storing); `--lower-procs` rewrites NOIR procs into functions (irkit-noir).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use irkit_backend::RunOptions;
 use irkit_cli::output;
 use irkit_cli::report::Problems;
+use irkit_cranelift::{CodegenOptions, CodegenStats};
 use irkit_link::{LinkOptions, Stats};
 
 /// The output format.
@@ -83,6 +85,15 @@ struct Args {
     /// are live traps with `stack overflow`, as `ir-run --max-depth N` does).
     #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
     max_depth: u64,
+    /// With `--emit obj|exe`: keep compiled functions in directory DIR (created if missing)
+    /// and take them from it when their code cannot have changed; the output is the same
+    /// with or without it. A cache that cannot be written is a warning.
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// With `--emit obj|exe`: compile on N threads (default: every core); the output is the
+    /// same for every N.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -158,20 +169,16 @@ fn main() -> ExitCode {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)
             .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
-        Emit::Obj => irkit_cli::backends::codegen()
-            .emit_object(
-                &linked.module,
-                &codegen_options(&args.entry, args.max_depth),
-            )
+        Emit::Obj => irkit_cranelift::compile_object(&linked.module, &codegen_options(&args))
+            .map(|(bytes, stats)| {
+                report_codegen(&stats, args.stats);
+                bytes
+            })
             .map_err(|e| format!("error: {e}")),
         Emit::Exe => {
-            if let Err(e) = write_executable(
-                &linked.module,
-                &args.entry,
-                usize::try_from(args.max_depth).unwrap_or(usize::MAX),
-                &args.output,
-            ) {
-                problems.push(e);
+            match write_executable(&linked.module, &codegen_options(&args), &args.output) {
+                Ok(stats) => report_codegen(&stats, args.stats),
+                Err(e) => problems.push(e),
             }
             if args.stats {
                 print_stats(&linked.stats, t.elapsed());
@@ -204,10 +211,9 @@ fn main() -> ExitCode {
 /// copied into a device or FIFO, which is never replaced.
 fn write_executable(
     m: &irkit_core::Module,
-    entry: &str,
-    max_depth: usize,
+    opts: &CodegenOptions,
     out: &Path,
-) -> Result<(), String> {
+) -> Result<CodegenStats, String> {
     if out.as_os_str() == "-" {
         return Err("error: --emit exe needs an output file, not stdout".into());
     }
@@ -230,29 +236,54 @@ fn write_executable(
     let _registered = irkit_format::Temporary::register(work.path());
     let work = work;
     let built = work.path().join("a.out");
-    irkit_cli::backends::codegen()
-        .build_executable(m, &codegen_options(entry, max_depth as u64), &built)
+    let stats = irkit_cranelift::build_executable_with(m, opts, &built)
         .map_err(|e| format!("error: {e}"))?;
     match std::fs::metadata(out) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => {
             let bytes = std::fs::read(&built).map_err(|e| cannot(&e))?;
-            irkit_format::write_file(out, &bytes).map_err(|e| cannot(&e))
+            irkit_format::write_file(out, &bytes).map_err(|e| cannot(&e))?;
         }
         existing => {
             if let Ok(meta) = existing {
                 std::fs::set_permissions(&built, meta.permissions()).map_err(|e| cannot(&e))?;
             }
-            std::fs::rename(&built, out).map_err(|e| cannot(&e))
+            std::fs::rename(&built, out).map_err(|e| cannot(&e))?;
         }
+    }
+    Ok(stats)
+}
+
+/// What the code generator needs of the command line: the entry, the call depth limit, the
+/// threads and the code cache.
+fn codegen_options(args: &Args) -> CodegenOptions {
+    CodegenOptions {
+        entry: args.entry.clone(),
+        max_depth: usize::try_from(args.max_depth).unwrap_or(usize::MAX),
+        jobs: args.jobs.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        cache: args.cache.clone(),
     }
 }
 
-/// What the code generator needs of the command line: the entry and the call depth limit.
-fn codegen_options(entry: &str, max_depth: u64) -> RunOptions {
-    RunOptions {
-        entry: entry.to_string(),
-        max_depth: usize::try_from(max_depth).unwrap_or(usize::MAX),
-        ..RunOptions::default()
+/// Prints the code generator's warnings (always) and counts (with `--stats`) to stderr.
+fn report_codegen(s: &CodegenStats, stats: bool) {
+    for w in &s.warnings {
+        irkit_cli::note!("warning: {w}");
+    }
+    if stats {
+        irkit_cli::note!(
+            "functions compiled:  {} of {} ({} from the code cache, {} cache entries rejected, {} stored)",
+            s.compiled,
+            s.functions,
+            s.cached,
+            s.rejected,
+            s.stored
+        );
+        irkit_cli::note!("time codegen:        {}", ms(s.wall_time));
+        irkit_cli::note!("time lower bodies:   {}", ms(s.lower_time));
+        irkit_cli::note!(
+            "time compile bodies: {} (summed over threads)",
+            ms(s.compile_time)
+        );
     }
 }
 

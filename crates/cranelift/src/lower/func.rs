@@ -28,15 +28,55 @@ use crate::types::{ClifType, PTR, Scalar};
 /// the frame.
 pub(crate) const MAX_FRAME: u64 = (1 << 30) - (1 << 20);
 
-/// Lowers function definition `f` and defines it in the Cranelift module.
+/// Lowers function definition `f` and defines it in the Cranelift module (compiled here, on
+/// this thread).
 pub(crate) fn lower_function<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
     f: Inst,
 ) -> Result<(), BackendError> {
+    let Some(mut built) = build_function(ctx, fctx, f)? else {
+        return Ok(());
+    };
+    ctx.cl
+        .define_function(built.id, &mut built.code)
+        .map_err(|e| match e {
+            cranelift_module::ModuleError::Compilation(e) => compile_error(&built.place, e),
+            e => cl_err(&built.place, e),
+        })
+}
+
+/// A function body lowered to Cranelift IR, not compiled yet.
+pub(crate) struct Built {
+    /// Its symbol.
+    pub(crate) id: cranelift_module::FuncId,
+    /// The Cranelift function (in a fresh context).
+    pub(crate) code: cranelift_codegen::Context,
+    /// The function's name, for errors.
+    pub(crate) place: String,
+}
+
+/// A Cranelift compilation error of the function named `place`, in one line.
+pub(crate) fn compile_error(place: &str, e: cranelift_codegen::CodegenError) -> BackendError {
+    match e {
+        cranelift_codegen::CodegenError::Verifier(errs) => BackendError::Codegen(format!(
+            "{place}: Cranelift verifier: {}",
+            errs.to_string().replace('\n', "; ")
+        )),
+        e => cl_err(place, cranelift_module::ModuleError::Compilation(e)),
+    }
+}
+
+/// Lowers function definition `f` to Cranelift IR, without compiling it; `None` if `f` is not
+/// a function this module defines.
+pub(crate) fn build_function<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    fctx: &mut FunctionBuilderContext,
+    f: Inst,
+) -> Result<Option<Built>, BackendError> {
     let m = ctx.m;
     let Some(Callee::Func(id)) = ctx.funcs.get(&f).cloned() else {
-        return Ok(());
+        return Ok(None);
     };
     let frame = ctx.frames.get(&f).copied().unwrap_or(0);
     if frame > MAX_FRAME {
@@ -69,16 +109,11 @@ pub(crate) fn lower_function<M: ClModule>(
         let cfg = fl.ctx.cl.target_config();
         fl.b.finalize(cfg);
     }
-    let place = def_name(m, f);
-    ctx.cl.define_function(id, &mut c).map_err(|e| match e {
-        cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(
-            errs,
-        )) => BackendError::Codegen(format!(
-            "{place}: Cranelift verifier: {}",
-            errs.to_string().replace('\n', "; ")
-        )),
-        e => cl_err(&place, e),
-    })
+    Ok(Some(Built {
+        id,
+        code: c,
+        place: def_name(m, f),
+    }))
 }
 
 /// The state of one function's lowering.

@@ -9,9 +9,14 @@ mod control;
 mod func;
 mod memory;
 
+#[cfg(test)]
+pub(crate) use func::lower_function;
+pub(crate) use func::{Built, build_function, compile_error};
+
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::Signature;
+use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{FuncId, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Module, Opcode};
@@ -55,6 +60,28 @@ pub(crate) fn lower<M: ClModule>(
     cl: M,
     opts: &LowerOptions<'_>,
 ) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
+    lower_with(m, cl, opts, |ctx, fctx, defs| {
+        for &d in defs {
+            func::lower_function(ctx, fctx, d)?;
+        }
+        Ok(())
+    })
+}
+
+/// [`lower`], with the function bodies defined by `bodies`: given the shared state, a builder
+/// context and the function definitions in module order, it defines each in the Cranelift
+/// module, in that order ([`lower`] compiles each as it is lowered; `crate::parallel` compiles
+/// them on every core).
+pub(crate) fn lower_with<M: ClModule>(
+    m: &Module,
+    cl: M,
+    opts: &LowerOptions<'_>,
+    bodies: impl FnOnce(
+        &mut Ctx<'_, M>,
+        &mut FunctionBuilderContext,
+        &[Inst],
+    ) -> Result<(), BackendError>,
+) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
     // NOIR procs are lowered to functions before a native back end sees the module
     // (`irkit_noir::lower_procs`, an explicit pipeline step; spec/backends.md).
     if let Some(&p) = m
@@ -95,12 +122,13 @@ pub(crate) fn lower<M: ClModule>(
         crate::routines::define_trap_routine(&mut ctx)?;
         crate::routines::define_fault_routine(&mut ctx)?;
     }
-    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
-    for &d in &m.top_level()[live.min(m.top_level().len())..] {
-        if m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some() {
-            func::lower_function(&mut ctx, &mut fctx, d)?;
-        }
-    }
+    let mut fctx = FunctionBuilderContext::new();
+    let defs: Vec<Inst> = m.top_level()[live.min(m.top_level().len())..]
+        .iter()
+        .copied()
+        .filter(|&d| m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some())
+        .collect();
+    bodies(&mut ctx, &mut fctx, &defs)?;
     let entry = match opts.entry_export {
         Some(export) => Some(crate::routines::define_entry_wrapper(
             &mut ctx, &mut fctx, opts, export,

@@ -1,0 +1,428 @@
+//! The code cache: compiled functions stored in a directory by key ([`crate::fingerprint`]),
+//! so that a build recompiles only the functions whose code can differ from a previous
+//! build's (spec/backends.md, "The code cache", describes the layout and the entry format
+//! byte by byte).
+//!
+//! An entry is never trusted: one that cannot be read, is too large, has the wrong magic,
+//! version or key, a payload whose checksum does not match, or content that does not decode
+//! (an alignment that is not a power of two, a relocation outside the code, an unknown kind)
+//! is a miss; the function is compiled again and the entry rewritten. Entries are written to
+//! a temporary file in the entry's own directory and renamed over the final name, so a reader
+//! (in this process or another sharing the directory) sees a whole entry or none; two writers
+//! of one key write the same bytes, and the last rename wins.
+//!
+//! A cache that cannot be written (a directory that cannot be created, a full disk) does not
+//! fail the build: the first such error is kept as a warning ([`CodeCache::warning`]).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cranelift_codegen::ir::LibCall;
+
+use crate::code::{Code, CodeReloc, KNOWN_SYMBOLS, RELOC_KINDS, Target};
+use crate::fingerprint::{FORMAT_VERSION, Key};
+
+/// The first bytes of every entry.
+pub(crate) const MAGIC: &[u8; 8] = b"IRKCODE\0";
+
+/// Bytes before the payload: magic, version, key, payload length, payload checksum.
+const HEADER: usize = 8 + 4 + 32 + 8 + 32;
+
+/// Bytes of one relocation in the payload.
+const RELOC: usize = 4 + 1 + 1 + 4 + 8;
+
+/// The largest payload read (a larger entry is foreign).
+const MAX_PAYLOAD: u64 = 1 << 30;
+
+/// The largest alignment an entry may ask for.
+const MAX_ALIGN: u64 = 1 << 16;
+
+/// A code cache directory, shared by the threads of one build.
+#[derive(Debug)]
+pub(crate) struct CodeCache {
+    /// `DIR/irkit-code-v<FORMAT_VERSION>`.
+    root: PathBuf,
+    /// The directory as given (for messages).
+    given: PathBuf,
+    /// The first write error.
+    warning: Mutex<Option<String>>,
+    /// Entries found and used.
+    pub(crate) hits: AtomicUsize,
+    /// Entries present but rejected.
+    pub(crate) rejected: AtomicUsize,
+    /// Entries written.
+    pub(crate) stored: AtomicUsize,
+}
+
+impl CodeCache {
+    /// The cache in directory `dir` (created if missing; if it cannot be, every lookup misses
+    /// and [`CodeCache::warning`] says why).
+    pub(crate) fn open(dir: &Path) -> CodeCache {
+        let cache = CodeCache {
+            root: dir.join(format!("irkit-code-v{FORMAT_VERSION}")),
+            given: dir.to_path_buf(),
+            warning: Mutex::new(None),
+            hits: AtomicUsize::new(0),
+            rejected: AtomicUsize::new(0),
+            stored: AtomicUsize::new(0),
+        };
+        if let Err(e) = std::fs::create_dir_all(&cache.root) {
+            cache.warn(&e);
+        }
+        cache
+    }
+
+    /// The first error met writing the cache, as a one-line message.
+    pub(crate) fn warning(&self) -> Option<String> {
+        self.warning.lock().ok().and_then(|w| w.clone())
+    }
+
+    fn warn(&self, e: &dyn std::fmt::Display) {
+        if let Ok(mut w) = self.warning.lock()
+            && w.is_none()
+        {
+            *w = Some(format!(
+                "code cache {}: cannot write: {e} (building without storing code)",
+                self.given.display()
+            ));
+        }
+    }
+
+    /// Where the entry of `key` lives.
+    pub(crate) fn path(&self, key: &Key) -> PathBuf {
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        self.root.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// The code stored under `key`, if a valid entry is there.
+    pub(crate) fn get(&self, key: &Key) -> Option<Code> {
+        let path = self.path(key);
+        let bytes = read_bounded(&path)?;
+        match decode(&bytes, key) {
+            Some(code) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(code)
+            }
+            None => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Counts an entry found but unusable for the function at hand (see
+    /// [`Code::module_relocs`]).
+    pub(crate) fn reject(&self) {
+        self.hits.fetch_sub(1, Ordering::Relaxed);
+        self.rejected.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Stores `code` under `key` (atomically; errors become the warning). Code the format
+    /// cannot express is not stored.
+    pub(crate) fn put(&self, key: &Key, code: &Code) {
+        let Some(bytes) = encode(key, code) else {
+            return;
+        };
+        let path = self.path(key);
+        let Some(dir) = path.parent() else {
+            return;
+        };
+        let written = std::fs::create_dir_all(dir).and_then(|()| {
+            let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+            tmp.write_all(&bytes)?;
+            tmp.persist(&path).map_err(|e| e.error)?;
+            Ok(())
+        });
+        match written {
+            Ok(()) => {
+                self.stored.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => self.warn(&e),
+        }
+    }
+}
+
+/// The file at `path` if it is a regular file, can be read and is no larger than an entry
+/// can be (a FIFO or device put in the cache is never opened: it could block or never end).
+fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let limit = HEADER as u64 + MAX_PAYLOAD;
+    let mut bytes = Vec::new();
+    // One byte more than the limit: a longer file is detected without reading it all.
+    file.take(limit + 1).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// The bytes of the entry holding `code` under `key`; `None` if a relocation kind or
+/// library routine has no number in the format.
+pub(crate) fn encode(key: &Key, code: &Code) -> Option<Vec<u8>> {
+    let mut payload = Vec::with_capacity(16 + code.bytes.len() + RELOC * code.relocs.len());
+    payload.extend_from_slice(&code.alignment.to_le_bytes());
+    payload.extend_from_slice(&u32::try_from(code.bytes.len()).ok()?.to_le_bytes());
+    payload.extend_from_slice(&code.bytes);
+    payload.extend_from_slice(&u32::try_from(code.relocs.len()).ok()?.to_le_bytes());
+    for r in &code.relocs {
+        let kind = RELOC_KINDS.iter().position(|&k| k == r.kind)?;
+        let (tag, value) = match r.target {
+            Target::Name(n) => (0u8, n),
+            Target::LibCall(l) => (
+                1,
+                LibCall::all_libcalls().iter().position(|&x| x == l)? as u32,
+            ),
+            Target::Known(k) => (2, KNOWN_SYMBOLS.iter().position(|&x| x == k)? as u32),
+            Target::SelfOffset(off) => (3, off),
+        };
+        payload.extend_from_slice(&r.offset.to_le_bytes());
+        payload.push(u8::try_from(kind).ok()?);
+        payload.push(tag);
+        payload.extend_from_slice(&value.to_le_bytes());
+        payload.extend_from_slice(&r.addend.to_le_bytes());
+    }
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(blake3::hash(&payload).as_bytes());
+    out.extend_from_slice(&payload);
+    Some(out)
+}
+
+/// Reads little-endian fields, failing at the end.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.array::<1>()?[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.array()?))
+    }
+}
+
+/// The code in entry `bytes` if it is a valid entry for `key`.
+pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Code> {
+    let mut r = Reader(bytes);
+    if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION || &r.array::<32>()? != key {
+        return None;
+    }
+    let len = r.u64()?;
+    let sum = r.array::<32>()?;
+    if len > MAX_PAYLOAD || r.0.len() as u64 != len || *blake3::hash(r.0).as_bytes() != sum {
+        return None;
+    }
+    let alignment = r.u64()?;
+    if !alignment.is_power_of_two() || alignment > MAX_ALIGN {
+        return None;
+    }
+    let n = usize::try_from(r.u32()?).ok()?;
+    let code = r.take(n)?.to_vec();
+    let count = usize::try_from(r.u32()?).ok()?;
+    if r.0.len() != count.checked_mul(RELOC)? {
+        return None;
+    }
+    let mut relocs = Vec::with_capacity(count);
+    for _ in 0..count {
+        let offset = r.u32()?;
+        let kind = *RELOC_KINDS.get(usize::from(r.u8()?))?;
+        let tag = r.u8()?;
+        let value = r.u32()?;
+        let addend = i64::from_le_bytes(r.array()?);
+        let target = match tag {
+            0 => Target::Name(value),
+            1 => Target::LibCall(*LibCall::all_libcalls().get(usize::try_from(value).ok()?)?),
+            2 => Target::Known(*KNOWN_SYMBOLS.get(usize::try_from(value).ok()?)?),
+            3 if (value as usize) <= code.len() => Target::SelfOffset(value),
+            _ => return None,
+        };
+        // Every relocation patches at least 4 bytes of the code.
+        if u64::from(offset) + 4 > code.len() as u64 {
+            return None;
+        }
+        relocs.push(CodeReloc {
+            offset,
+            kind,
+            target,
+            addend,
+        });
+    }
+    Some(Code {
+        alignment,
+        bytes: code,
+        relocs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_codegen::binemit::Reloc;
+
+    fn sample() -> Code {
+        Code {
+            alignment: 16,
+            bytes: (0u8..64).collect(),
+            relocs: vec![
+                CodeReloc {
+                    offset: 4,
+                    kind: Reloc::X86CallPCRel4,
+                    target: Target::Name(2),
+                    addend: -4,
+                },
+                CodeReloc {
+                    offset: 20,
+                    kind: Reloc::X86PCRel4,
+                    target: Target::SelfOffset(40),
+                    addend: -4,
+                },
+                CodeReloc {
+                    offset: 30,
+                    kind: Reloc::X86CallPLTRel4,
+                    target: Target::LibCall(LibCall::FloorF64),
+                    addend: -4,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn an_entry_decodes_to_what_was_encoded() {
+        let key = [7u8; 32];
+        let bytes = encode(&key, &sample()).unwrap();
+        assert_eq!(&bytes[..8], MAGIC);
+        assert_eq!(decode(&bytes, &key), Some(sample()));
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_entry_is_rejected() {
+        let key = [7u8; 32];
+        let good = encode(&key, &sample()).unwrap();
+        // Another key.
+        assert_eq!(decode(&good, &[8u8; 32]), None);
+        // Every truncation.
+        for n in 0..good.len() {
+            assert_eq!(decode(&good[..n], &key), None, "truncated to {n}");
+        }
+        // A byte too many.
+        let mut long = good.clone();
+        long.push(0);
+        assert_eq!(decode(&long, &key), None);
+        // Every single flipped bit.
+        for i in 0..good.len() * 8 {
+            let mut bad = good.clone();
+            bad[i / 8] ^= 1 << (i % 8);
+            assert_eq!(decode(&bad, &key), None, "bit {i} flipped");
+        }
+        // A huge length field.
+        let mut huge = good.clone();
+        huge[44..52].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(decode(&huge, &key), None);
+    }
+
+    /// An entry whose checksum is right but whose content is not code for any function.
+    fn resealed(mut payload: Vec<u8>, key: &Key, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        edit(&mut payload);
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(key);
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(blake3::hash(&payload).as_bytes());
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    #[test]
+    fn well_sealed_nonsense_is_rejected() {
+        let key = [1u8; 32];
+        let good = encode(&key, &sample()).unwrap();
+        let payload = good[HEADER..].to_vec();
+        // Alignment 3.
+        let b = resealed(payload.clone(), &key, |p| {
+            p[..8].copy_from_slice(&3u64.to_le_bytes())
+        });
+        assert_eq!(decode(&b, &key), None);
+        // A code length beyond the payload.
+        let b = resealed(payload.clone(), &key, |p| {
+            p[8..12].copy_from_slice(&u32::MAX.to_le_bytes())
+        });
+        assert_eq!(decode(&b, &key), None);
+        // A relocation count beyond the payload.
+        let at = 12 + 64;
+        let b = resealed(payload.clone(), &key, |p| {
+            p[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes())
+        });
+        assert_eq!(decode(&b, &key), None);
+        // A relocation past the code's end.
+        let b = resealed(payload.clone(), &key, |p| {
+            p[at + 4..at + 8].copy_from_slice(&62u32.to_le_bytes())
+        });
+        assert_eq!(decode(&b, &key), None);
+        // An unknown relocation kind, target tag, library routine.
+        // (The first relocation names entry 0 of the name table, the third a library routine.)
+        for (field, value) in [(4, 200u8), (5, 9), (2 * RELOC + 6, 255)] {
+            let b = resealed(payload.clone(), &key, |p| p[at + 4 + field] = value);
+            assert_eq!(decode(&b, &key), None, "field {field}");
+        }
+        // The unedited payload resealed is accepted (the edits above are what fail).
+        assert_eq!(
+            decode(&resealed(payload, &key, |_| ()), &key),
+            Some(sample())
+        );
+    }
+
+    #[test]
+    fn entries_round_trip_through_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CodeCache::open(dir.path());
+        let key = [3u8; 32];
+        assert_eq!(cache.get(&key), None);
+        cache.put(&key, &sample());
+        assert_eq!(cache.get(&key), Some(sample()));
+        assert_eq!(cache.stored.load(Ordering::Relaxed), 1);
+        // Damaged on disk: a miss, counted as rejected.
+        let path = cache.path(&key);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(cache.get(&key), None);
+        assert_eq!(cache.rejected.load(Ordering::Relaxed), 1);
+        assert_eq!(cache.warning(), None);
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_created_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"not a directory").unwrap();
+        let cache = CodeCache::open(&file);
+        assert!(cache.warning().unwrap().contains("cannot write"));
+        cache.put(&[0u8; 32], &sample());
+        assert_eq!(cache.get(&[0u8; 32]), None);
+    }
+}

@@ -1,0 +1,141 @@
+//! A function's machine code apart from its symbols: the bytes, their alignment, and the
+//! relocations, each naming its target by the function's own external-name reference (its
+//! index in the function's name table), never by a module-wide id. The same code can so be
+//! defined again under other ids, in another build (the code cache, `crate::cache`): the
+//! relocations are resolved through the name table of the function being defined now.
+
+use cranelift_codegen::binemit::Reloc;
+use cranelift_codegen::entity::EntityRef;
+use cranelift_codegen::ir::{ExternalName, Function, KnownSymbol, LibCall, UserExternalNameRef};
+use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
+use cranelift_module::{FuncId, ModuleReloc, ModuleRelocTarget};
+
+/// Compiled code of one function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Code {
+    /// The alignment the code needs (a power of two).
+    pub(crate) alignment: u64,
+    /// The machine code and its constants.
+    pub(crate) bytes: Vec<u8>,
+    /// The relocations, in the order the compiler gave them.
+    pub(crate) relocs: Vec<CodeReloc>,
+}
+
+/// One relocation of [`Code`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CodeReloc {
+    /// Offset in the code.
+    pub(crate) offset: u32,
+    /// The relocation kind.
+    pub(crate) kind: Reloc,
+    /// What it refers to.
+    pub(crate) target: Target,
+    /// The addend.
+    pub(crate) addend: i64,
+}
+
+/// What a relocation refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Entry `n` of the function's external-name table (a function or data object).
+    Name(u32),
+    /// A Cranelift library routine.
+    LibCall(LibCall),
+    /// A symbol known to the object format.
+    Known(KnownSymbol),
+    /// An offset in this very function.
+    SelfOffset(u32),
+}
+
+/// Every relocation kind, numbered by its position (the code cache's encoding). A kind not
+/// listed cannot be stored in the cache (the function is compiled every time).
+pub(crate) const RELOC_KINDS: &[Reloc] = &[
+    Reloc::Abs4,
+    Reloc::Abs8,
+    Reloc::X86PCRel4,
+    Reloc::X86CallPCRel4,
+    Reloc::X86CallPLTRel4,
+    Reloc::X86GOTPCRel4,
+    Reloc::X86SecRel,
+    Reloc::Arm32Call,
+    Reloc::Arm64Call,
+    Reloc::S390xPCRel32Dbl,
+    Reloc::S390xPLTRel32Dbl,
+    Reloc::Aarch64AdrGotPage21,
+    Reloc::Aarch64AdrPrelPgHi21,
+    Reloc::Aarch64AddAbsLo12Nc,
+    Reloc::Aarch64Ld64GotLo12Nc,
+    Reloc::RiscvCallPlt,
+    Reloc::RiscvGotHi20,
+    Reloc::RiscvPCRelHi20,
+    Reloc::RiscvPCRelLo12I,
+];
+
+/// Every known symbol, numbered by position (the code cache's encoding).
+pub(crate) const KNOWN_SYMBOLS: &[KnownSymbol] =
+    &[KnownSymbol::ElfGlobalOffsetTable, KnownSymbol::CoffTlsIndex];
+
+impl Code {
+    /// The code `compiled` of function `func`, with its relocations by name-table entry.
+    pub(crate) fn new(compiled: &CompiledCode) -> Code {
+        let buffer = &compiled.buffer;
+        let relocs = buffer
+            .relocs()
+            .iter()
+            .map(|r| CodeReloc {
+                offset: r.offset,
+                kind: r.kind,
+                target: match r.target {
+                    FinalizedRelocTarget::ExternalName(ExternalName::User(n)) => {
+                        Target::Name(n.index() as u32)
+                    }
+                    FinalizedRelocTarget::ExternalName(ExternalName::LibCall(l)) => {
+                        Target::LibCall(l)
+                    }
+                    FinalizedRelocTarget::ExternalName(ExternalName::KnownSymbol(k)) => {
+                        Target::Known(k)
+                    }
+                    // Only Cranelift's own filetests name functions so; a module never does.
+                    FinalizedRelocTarget::ExternalName(ExternalName::TestCase(_)) => {
+                        Target::Name(u32::MAX)
+                    }
+                    FinalizedRelocTarget::Func(off) => Target::SelfOffset(off),
+                },
+                addend: r.addend,
+            })
+            .collect();
+        Code {
+            alignment: u64::from(buffer.alignment),
+            bytes: buffer.data().to_vec(),
+            relocs,
+        }
+    }
+
+    /// The relocations as `cranelift-module` takes them for function `id`, whose name table is
+    /// `func`'s; `None` if one refers to an entry `func` does not have (code that is not this
+    /// function's).
+    pub(crate) fn module_relocs(&self, func: &Function, id: FuncId) -> Option<Vec<ModuleReloc>> {
+        let names = func.params.user_named_funcs();
+        self.relocs
+            .iter()
+            .map(|r| {
+                let name = match r.target {
+                    Target::Name(n) => {
+                        let n = UserExternalNameRef::new(usize::try_from(n).ok()?);
+                        let name = names.get(n)?;
+                        ModuleRelocTarget::user(name.namespace, name.index)
+                    }
+                    Target::LibCall(l) => ModuleRelocTarget::LibCall(l),
+                    Target::Known(k) => ModuleRelocTarget::KnownSymbol(k),
+                    Target::SelfOffset(off) => ModuleRelocTarget::FunctionOffset(id, off),
+                };
+                Some(ModuleReloc {
+                    offset: r.offset,
+                    kind: r.kind,
+                    name,
+                    addend: r.addend,
+                })
+            })
+            .collect()
+    }
+}

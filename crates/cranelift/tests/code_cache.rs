@@ -1,0 +1,212 @@
+//! The code cache (spec/backends.md, "The code cache"): a build with a cache writes the same
+//! object as one without; a warm build compiles nothing; an edit recompiles only the edited
+//! function; damaged, foreign and hostile entries are rebuilt, never trusted; two builds may
+//! share the directory at once.
+
+use std::path::{Path, PathBuf};
+
+use irkit_cranelift::{CodegenOptions, CodegenStats, compile_object};
+
+/// `n` small functions calling each other in a chain, and `main`; function `edited` adds
+/// `k` instead of its index.
+fn program(n: usize, edited: usize, k: i64, prefix: &str) -> String {
+    let mut s = String::from(prefix);
+    for i in 0..n {
+        let add = if i == edited { k } else { i as i64 };
+        let next = if i + 1 < n {
+            format!("  %r: i64 = call @f{}(%y)\n  ret %r\n", i + 1)
+        } else {
+            "  ret %y\n".into()
+        };
+        s += &format!(
+            "@f{i}: fn(i64) -> i64 = func {{\n^entry(%x: i64):\n  %y: i64 = iadd %x, i64 {add}\n{next}}}\n\n"
+        );
+    }
+    s += "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i64 = call @f0(i64 1)\n  %t: i32 = trunc %r\n  ret %t\n}\n";
+    s
+}
+
+fn module(text: &str) -> irkit_core::Module {
+    let m = irkit_text::parse(text, "t.ir").expect("parses");
+    irkit_core::verify::verify(&m).expect("verifies");
+    m
+}
+
+fn build(m: &irkit_core::Module, cache: Option<&Path>) -> (Vec<u8>, CodegenStats) {
+    let opts = CodegenOptions {
+        cache: cache.map(Path::to_path_buf),
+        jobs: Some(2),
+        ..CodegenOptions::default()
+    };
+    compile_object(m, &opts).expect("compiles")
+}
+
+/// Every entry file under `dir`.
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_warm_build_compiles_nothing_and_writes_the_same_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(100, 0, 0, ""));
+    let (plain, s0) = build(&m, None);
+    let (cold, s1) = build(&m, Some(dir.path()));
+    let (warm, s2) = build(&m, Some(dir.path()));
+    assert!(
+        cold == plain && warm == plain,
+        "the cache changed the object"
+    );
+    assert_eq!(s0.functions, 101);
+    assert_eq!((s1.compiled, s1.cached, s1.stored), (101, 0, 101));
+    assert_eq!((s2.compiled, s2.cached, s2.stored), (0, 101, 0));
+    assert!(s1.warnings.is_empty() && s2.warnings.is_empty());
+    assert_eq!(entries(dir.path()).len(), 101);
+}
+
+#[test]
+fn an_edit_recompiles_only_the_edited_function() {
+    let dir = tempfile::tempdir().unwrap();
+    build(&module(&program(100, 50, 50, "")), Some(dir.path()));
+    // Function 50 edited, and a new function first, which renumbers every definition (and so
+    // renames every local symbol).
+    let extra = "@extra: fn() -> i32 = func {\n^entry:\n  ret i32 9\n}\n\n";
+    let edited = module(&program(100, 50, 1234, extra));
+    let (bytes, s) = build(&edited, Some(dir.path()));
+    assert_eq!((s.functions, s.compiled, s.cached), (102, 2, 100));
+    assert!(bytes == build(&edited, None).0);
+}
+
+/// Builds cold, damages every entry with `damage`, builds again: the same object, every
+/// entry rejected and rewritten, and then a clean warm build.
+fn survives(damage: impl Fn(&Path, &[u8]) -> Option<Vec<u8>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(20, 0, 0, ""));
+    let (plain, _) = build(&m, None);
+    build(&m, Some(dir.path()));
+    let files = entries(dir.path());
+    let mut damaged = 0;
+    let contents: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for (i, f) in files.iter().enumerate() {
+        // Some damages use another entry's bytes.
+        let other = &contents[(i + 1) % contents.len()];
+        if let Some(bytes) = damage(f, other) {
+            std::fs::write(f, bytes).unwrap();
+            damaged += 1;
+        }
+    }
+    assert_eq!(damaged, files.len());
+    let (bytes, s) = build(&m, Some(dir.path()));
+    assert!(bytes == plain, "a damaged cache changed the object");
+    assert_eq!((s.compiled, s.rejected, s.stored), (21, 21, 21));
+    let (bytes, s) = build(&m, Some(dir.path()));
+    assert!(bytes == plain);
+    assert_eq!((s.compiled, s.cached, s.rejected), (0, 21, 0));
+}
+
+#[test]
+fn truncated_entries_are_rebuilt() {
+    survives(|f, _| {
+        let b = std::fs::read(f).unwrap();
+        Some(b[..b.len() / 2].to_vec())
+    });
+}
+
+#[test]
+fn entries_with_a_flipped_bit_are_rebuilt() {
+    survives(|f, _| {
+        let mut b = std::fs::read(f).unwrap();
+        let at = b.len() - 3;
+        b[at] ^= 0x10;
+        Some(b)
+    });
+}
+
+#[test]
+fn another_functions_entry_is_not_taken() {
+    // Each file holds another key's entry (intact, with its own key): a wrong key.
+    survives(|_, other| Some(other.to_vec()));
+}
+
+#[test]
+fn huge_lengths_are_rejected() {
+    survives(|f, _| {
+        let mut b = std::fs::read(f).unwrap();
+        b[44..52].copy_from_slice(&(1u64 << 62).to_le_bytes());
+        Some(b)
+    });
+}
+
+#[test]
+fn empty_and_garbage_entries_are_rebuilt() {
+    survives(|f, _| {
+        let n = std::fs::read(f).unwrap().len();
+        Some(if n % 2 == 0 {
+            Vec::new()
+        } else {
+            vec![0xA5; 100]
+        })
+    });
+}
+
+#[cfg(unix)]
+#[test]
+fn an_entry_that_is_not_a_regular_file_is_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(3, 0, 0, ""));
+    let (plain, _) = build(&m, Some(dir.path()));
+    for f in entries(dir.path()) {
+        std::fs::remove_file(&f).unwrap();
+        // A FIFO would block the reader forever if it were opened.
+        let st = std::process::Command::new("mkfifo").arg(&f).status();
+        assert!(st.is_ok_and(|s| s.success()), "mkfifo {}", f.display());
+    }
+    let (bytes, s) = build(&m, Some(dir.path()));
+    assert!(bytes == plain);
+    assert_eq!((s.compiled, s.stored), (4, 4), "{s:?}");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn builds_sharing_the_directory_at_once_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(200, 0, 0, ""));
+    let (plain, _) = build(&m, None);
+    let outs: Vec<Vec<u8>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| build(&m, Some(dir.path())).0))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(outs.iter().all(|o| *o == plain));
+    // No temporary file is left, and every entry is whole.
+    let files = entries(dir.path());
+    assert_eq!(files.len(), 201, "{files:?}");
+    let (_, s) = build(&m, Some(dir.path()));
+    assert_eq!((s.cached, s.rejected), (201, 0));
+}
+
+#[test]
+fn a_cache_that_cannot_be_written_is_a_warning_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let m = module(&program(5, 0, 0, ""));
+    let (bytes, s) = build(&m, Some(&file));
+    assert!(bytes == build(&m, None).0);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(s.warnings[0].contains("cannot write"), "{}", s.warnings[0]);
+}
