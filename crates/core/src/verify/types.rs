@@ -17,16 +17,17 @@ const RENDER_DEPTH: usize = 8;
 impl Cx<'_> {
     /// Computes the kind of every pool entry, reporting malformed types.
     pub(super) fn compute_kinds(&mut self) {
-        // Every live type outside the pool is unusable (reported by the handle pass).
+        // Every live type outside the pool is unusable (reported by the handle pass); an
+        // interface used as a type stands for the conforming type (`Self`). One scan.
+        let kind = self.kind.to_mut();
         for (k, d) in self.m.insts.iter().enumerate() {
-            if !d.dead && d.opcode.is_type() {
-                self.kind.to_mut()[k] = Kind::Bad;
+            if d.dead {
+                continue;
             }
-        }
-        // An interface used as a type stands for the conforming type (`Self`).
-        for (k, d) in self.m.insts.iter().enumerate() {
-            if !d.dead && d.opcode == Opcode::INTERFACE {
-                self.kind.to_mut()[k] = Kind::Value;
+            if d.opcode.is_type() {
+                kind[k] = Kind::Bad;
+            } else if d.opcode == Opcode::INTERFACE {
+                kind[k] = Kind::Value;
             }
         }
         let pool: Vec<Inst> = self.m.pool.to_vec();
