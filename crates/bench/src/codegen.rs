@@ -1,7 +1,7 @@
 //! The native code generation benchmark (`irkit-bench codegen`): the 100 %-reach program
-//! compiled to an object file by `ir-link` (one thread, every core) and by `llc` (`-O0`,
-//! `-O2`) from the same program's bitcode, and built into an executable with a code cache,
-//! cold and after a one-function edit. Prints the figures and their ratios in one table.
+//! compiled to an object file by `ir-link` (one thread, every core, `--codegen fast`) and by
+//! `llc` (`-O0`, `-O2`) from the same program's bitcode, and built into an executable with a
+//! code cache, cold and after a one-function edit. Prints the figures and their ratios in one table.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,6 +62,7 @@ pub(crate) fn run(b: &Codegen) -> Result<(), String> {
     if serial_obj != parallel_obj {
         return Err("the parallel object differs from the one-thread object".into());
     }
+    let fast = measure(&b.ir_link, &obj(&["--codegen", "fast"]), b.runs)?;
     let llc = |opt: &str, runs| {
         let args: Vec<String> = vec![
             opt.into(),
@@ -137,6 +138,10 @@ pub(crate) fn run(b: &Codegen) -> Result<(), String> {
         &format!("ir-link --emit obj ({threads} threads)"),
         &parallel,
     );
+    row(
+        &format!("ir-link --emit obj --codegen fast ({threads} thr.)"),
+        &fast,
+    );
     row("llc -O0 -filetype=obj (linked .bc)", &o0);
     row("llc -O2 -filetype=obj (linked .bc, 1 run)", &o2);
     row("ir-link --emit exe --cache, cold", &cold);
@@ -156,6 +161,7 @@ pub(crate) fn run(b: &Codegen) -> Result<(), String> {
         "obj, every core / llc -O2:         {}",
         ratio(&parallel, &o2)
     );
+    println!("obj fast, every core / llc -O0:    {}", ratio(&fast, &o0));
     println!("exe, warm one-edit / cold:         {}", ratio(&warm, &cold));
     Ok(())
 }

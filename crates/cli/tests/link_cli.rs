@@ -564,3 +564,29 @@ fn a_failed_system_link_names_no_temporary() {
     assert_eq!(stderr(&one), stderr(&two));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--codegen fast` compiles the same program: the bundled examples give the same exit code
+/// and output as with the default level.
+#[test]
+fn the_fast_code_generation_level_runs_the_same_programs() {
+    let d = temp_dir("fast");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for name in [
+        "fib_iterative.ir",
+        "fib_recursive.ir",
+        "switch.ir",
+        "memory.ir",
+    ] {
+        std::fs::copy(examples.join(name), d.join(name)).unwrap();
+        let mut runs = Vec::new();
+        for level in ["optimized", "fast"] {
+            let exe = format!("{name}.{level}");
+            let o = ir_link(&[name, "--emit", "exe", "--codegen", level, "-o", &exe], &d);
+            assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+            let run = Command::new(d.join(&exe)).output().unwrap();
+            runs.push((run.status.code(), run.stdout));
+        }
+        assert_eq!(runs[0], runs[1], "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

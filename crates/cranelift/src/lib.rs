@@ -46,7 +46,7 @@ pub mod exe;
 #[cfg(unix)]
 mod fault;
 mod fingerprint;
-mod isa;
+pub(crate) mod isa;
 pub mod jit;
 mod lower;
 mod object;
@@ -62,7 +62,7 @@ pub use exe::{
     build_executable, build_executable_with, build_executable_with_depth, link_executable,
 };
 pub use object::{
-    CodegenOptions, CodegenStats, compile_object, emit_object, emit_object_with,
+    CodegenLevel, CodegenOptions, CodegenStats, compile_object, emit_object, emit_object_with,
     emit_object_with_entry,
 };
 pub use session::JitSession;

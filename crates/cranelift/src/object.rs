@@ -17,6 +17,7 @@ use crate::cache::CodeCache;
 use crate::context::{Ctx, LowerOptions};
 use crate::error::cl_err;
 use crate::fingerprint::KeyPrefix;
+pub use crate::isa::CodegenLevel;
 use crate::lower::lower_with;
 use crate::parallel::Plan;
 
@@ -66,6 +67,8 @@ pub struct CodegenOptions {
     /// The code cache directory (spec/backends.md, "The code cache"), created if missing;
     /// `None` for no cache. The object file is the same with or without it.
     pub cache: Option<PathBuf>,
+    /// How much work goes into the code ([`CodegenLevel`]); part of every cache key.
+    pub level: CodegenLevel,
 }
 
 impl Default for CodegenOptions {
@@ -75,6 +78,7 @@ impl Default for CodegenOptions {
             max_depth: irkit_backend::DEFAULT_MAX_DEPTH,
             jobs: None,
             cache: None,
+            level: CodegenLevel::Optimized,
         }
     }
 }
@@ -122,7 +126,7 @@ pub(crate) fn compile_object_in_chunks(
     chunk: usize,
 ) -> Result<(Vec<u8>, CodegenStats), BackendError> {
     let start = Instant::now();
-    let isa = crate::isa::host(true)?;
+    let isa = crate::isa::host_at(true, opts.level)?;
     let pool = match opts.jobs {
         Some(n) => Some(
             rayon::ThreadPoolBuilder::new()

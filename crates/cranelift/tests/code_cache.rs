@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use irkit_cranelift::{CodegenOptions, CodegenStats, compile_object};
+use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats, compile_object};
 
 /// `n` small functions calling each other in a chain, and `main`; function `edited` adds
 /// `k` instead of its index.
@@ -209,4 +209,29 @@ fn a_cache_that_cannot_be_written_is_a_warning_not_an_error() {
     assert!(bytes == build(&m, None).0);
     assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
     assert!(s.warnings[0].contains("cannot write"), "{}", s.warnings[0]);
+}
+
+/// Code of the fast level is other code: it is keyed apart (the ISA flags are in the key), so
+/// neither level ever takes the other's functions, and each level's warm build is its own.
+#[test]
+fn the_fast_level_never_takes_optimized_code_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(24, 0, 0, ""));
+    let at = |level| {
+        let opts = CodegenOptions {
+            cache: Some(dir.path().to_path_buf()),
+            jobs: Some(2),
+            level,
+            ..CodegenOptions::default()
+        };
+        compile_object(&m, &opts).expect("compiles")
+    };
+    let (optimized, _) = at(CodegenLevel::Optimized);
+    let (fast, cold) = at(CodegenLevel::Fast);
+    assert_eq!(cold.cached, 0, "{cold:?}");
+    assert_eq!(cold.compiled, cold.functions);
+    assert_ne!(optimized, fast);
+    let (again, warm) = at(CodegenLevel::Fast);
+    assert_eq!(warm.compiled, 0, "{warm:?}");
+    assert_eq!(again, fast);
 }

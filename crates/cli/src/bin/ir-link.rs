@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use irkit_cli::output;
 use irkit_cli::report::Problems;
-use irkit_cranelift::{CodegenOptions, CodegenStats};
+use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats};
 use irkit_link::{LinkOptions, Stats};
 
 /// The output format.
@@ -27,6 +27,16 @@ enum Emit {
     Obj,
     /// A native executable: the object file linked by the system C compiler (`cc`, or `$CC`).
     Exe,
+}
+
+/// How much work native code generation puts into the code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Codegen {
+    /// Cranelift's optimizations and its backtracking register allocator.
+    Optimized,
+    /// Compile quickly (no Cranelift optimizations, single-pass register allocation): the
+    /// same behaviour, slower code; the counterpart of `llc -O0`.
+    Fast,
 }
 
 /// Link irkit modules (.irm or .ir) into one module.
@@ -94,6 +104,9 @@ struct Args {
     /// same for every N.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
     jobs: Option<u64>,
+    /// With `--emit obj|exe`: how much work goes into the native code.
+    #[arg(long, value_enum, default_value_t = Codegen::Optimized)]
+    codegen: Codegen,
 }
 
 fn main() -> ExitCode {
@@ -263,6 +276,10 @@ fn codegen_options(args: &Args) -> CodegenOptions {
         max_depth: usize::try_from(args.max_depth).unwrap_or(usize::MAX),
         jobs: args.jobs.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         cache: args.cache.clone(),
+        level: match args.codegen {
+            Codegen::Optimized => CodegenLevel::Optimized,
+            Codegen::Fast => CodegenLevel::Fast,
+        },
     }
 }
 
