@@ -40,6 +40,7 @@
 //! the spec): strings, symbols, pool, definition index, definitions (one independent archive
 //! per top-level definition), root, and optional debug info (name hints, source locations).
 
+mod compact;
 mod copy;
 mod defview;
 mod error;
@@ -58,6 +59,8 @@ mod validate;
 mod view;
 mod write;
 
+#[cfg(test)]
+mod compact_tests;
 #[cfg(test)]
 mod tests;
 

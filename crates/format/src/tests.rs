@@ -1,5 +1,7 @@
 //! Unit tests on hand-crafted files: valid archives carrying bad indices (with every hash
-//! fixed up), so the checks after bytecheck are what must catch them.
+//! fixed up), so the checks after bytecheck are what must catch them. The crafted files are
+//! 2.1 files (rkyv bodies), which every reader still reads; `compact_tests.rs` crafts 3.0
+//! bodies.
 
 use crate::header::{SECTION_OPTIONAL, SectionKind};
 use crate::schema::*;
@@ -78,15 +80,19 @@ fn craft_with(
         });
         blob.extend_from_slice(&bytes);
     }
-    assemble(vec![
-        (SectionKind::STRINGS, 0, ar(strings)),
-        (SectionKind::SYMBOLS, 0, ar(&SymbolTable::default())),
-        (SectionKind::SYMBOL_INDEX, 0, empty_symbol_index()),
-        (SectionKind::POOL, 0, ar(pool)),
-        (SectionKind::DEF_INDEX, 0, ar(&index)),
-        (SectionKind::ROOT, 0, ar(&root_body())),
-        (SectionKind::DEFINITIONS, 0, blob),
-    ])
+    assemble_version(
+        vec![
+            (SectionKind::STRINGS, 0, ar(strings)),
+            (SectionKind::SYMBOLS, 0, ar(&SymbolTable::default())),
+            (SectionKind::SYMBOL_INDEX, 0, empty_symbol_index()),
+            (SectionKind::POOL, 0, ar(pool)),
+            (SectionKind::DEF_INDEX, 0, ar(&index)),
+            (SectionKind::ROOT, 0, ar(&root_body())),
+            (SectionKind::DEFINITIONS, 0, blob),
+        ],
+        2,
+        1,
+    )
 }
 
 /// A symbol index without records (spec/format.md §1.4).
@@ -363,7 +369,7 @@ fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
     assert!(again.has_symbol_index());
     assert_eq!(again.version(), (crate::FORMAT_MAJOR, crate::FORMAT_MINOR));
     assert_eq!(again.symbols().len(), all.len());
-    // In 2.x the index is required.
+    // In 2.x and 3.x the index is required.
     let e = ModuleView::from_bytes(&assemble(sections)).err().unwrap();
     assert!(
         e.to_string()
@@ -508,7 +514,7 @@ fn archived_record_sizes_match_the_spec() {
 fn header_of_the_empty_module_is_stable() {
     let b = write(&irkit_core::Module::new()).unwrap();
     assert_eq!(&b[..8], b"IRKMOD\0\x1a");
-    assert_eq!(&b[8..12], &[2, 0, 1, 0]);
+    assert_eq!(&b[8..12], &[3, 0, 0, 0]);
     assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 7);
     assert_eq!(
         u64::from_le_bytes(b[24..32].try_into().unwrap()),

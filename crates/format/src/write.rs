@@ -9,6 +9,7 @@ use irkit_core::{Inst, Module, Opcode, Payload};
 use rayon::prelude::*;
 use rkyv::util::AlignedVec;
 
+use crate::compact;
 use crate::error::WriteError;
 use crate::header::{
     self, DirEntry, FORMAT_MAJOR, FORMAT_MINOR, Header, SECTION_ALIGN, SECTION_OPTIONAL,
@@ -25,12 +26,28 @@ use crate::semantic::{self, FlatGraph, Node};
 /// [`irkit_core::MAX_NESTING`] is refused ([`WriteError::TooDeep`]): readers refuse such files.
 pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
-    Writer::new(module).run()
+    Writer::new(module).run(FORMAT_MAJOR)
 }
 
 /// [`write`] without the nesting limit: for [`hostile`](crate::hostile) only.
 pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
-    Writer::new(module).run()
+    Writer::new(module).run(FORMAT_MAJOR)
+}
+
+/// [`write`] in the 2.1 layout (rkyv bodies at 16-byte offsets): the bytes a 2.1 writer
+/// wrote, for tests of the readers of older versions ([`hostile`](crate::hostile) only).
+pub(crate) fn write_v2(module: &Module) -> Result<Vec<u8>, WriteError> {
+    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
+    Writer::new(module).run(2)
+}
+
+/// The bytes of one body (a definition's or the root's) in the layout of major `major`.
+fn body_bytes(body: &Body, major: u16) -> Result<Bytes, WriteError> {
+    if major >= 3 {
+        Ok(Bytes::Plain(compact::encode(body)?))
+    } else {
+        archive(body)
+    }
 }
 
 /// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file):
@@ -108,7 +125,9 @@ impl<'m> Writer<'m> {
         }
     }
 
-    fn run(mut self) -> Result<Vec<u8>, WriteError> {
+    /// Writes the file in the layout of major `major`: 3 (this version), or 2 (2.1's, for
+    /// tests).
+    fn run(mut self, major: u16) -> Result<Vec<u8>, WriteError> {
         let m = self.m;
         let defs = m.top_level().to_vec();
         if defs.len() > REF_MAX_INDEX as usize + 1 {
@@ -154,13 +173,20 @@ impl<'m> Writer<'m> {
         // layout.
         let archived: Vec<(Archived, u32)> = bodies
             .into_par_iter()
-            .map(|b| Ok((Archived::new(archive(&b.body)?), b.order.len() as u32)))
+            .map(|b| {
+                Ok((
+                    Archived::new(body_bytes(&b.body, major)?),
+                    b.order.len() as u32,
+                ))
+            })
             .collect::<Result<_, WriteError>>()?;
         let mut index = DefIndex::default();
         let mut parts = Vec::with_capacity(archived.len());
         let mut def_len = 0u64;
         for (d, (a, inst_count)) in archived.into_iter().enumerate() {
-            def_len = def_len.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+            if major < 3 {
+                def_len = def_len.div_ceil(SECTION_ALIGN) * SECTION_ALIGN;
+            }
             index.defs.push(DefEntry {
                 offset: def_len,
                 length: a.bytes.as_slice().len() as u64,
@@ -180,7 +206,7 @@ impl<'m> Writer<'m> {
             Section::whole(SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
             Section::whole(SectionKind::POOL, 0, archive(&pool_table)?),
             Section::whole(SectionKind::DEF_INDEX, 0, archive(&index)?),
-            Section::whole(SectionKind::ROOT, 0, archive(&root_body.body)?),
+            Section::whole(SectionKind::ROOT, 0, body_bytes(&root_body.body, major)?),
         ];
         if !self.debug.is_empty() {
             let table = DebugTable {
@@ -199,7 +225,12 @@ impl<'m> Writer<'m> {
             len: def_len,
             parts,
         });
-        Ok(lay_out(sections, FORMAT_MAJOR, FORMAT_MINOR))
+        let minor = if major == FORMAT_MAJOR {
+            FORMAT_MINOR
+        } else {
+            1
+        };
+        Ok(lay_out(sections, major, minor))
     }
 
     /// The pool values the tree uses, in a canonical dependency order: the order in which a
