@@ -26,18 +26,25 @@ use crate::error::WriteError;
 use crate::hash::{Flat, Rec};
 use crate::schema::{Body, REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
-/// Size of a body's header: width u8, 3 reserved bytes, then six u32 counts.
-pub(crate) const HEADER: usize = 28;
+/// Size of a body's header at width 2: width u8, a reserved byte, then six u16 counts.
+pub(crate) const HEADER_NARROW: usize = 14;
+/// Size of a body's header at width 4: width u8, 3 reserved bytes, then six u32 counts.
+pub(crate) const HEADER_WIDE: usize = 28;
+
+/// The header size of a body of width `w`.
+fn header_size(w: usize) -> usize {
+    if w == 2 { HEADER_NARROW } else { HEADER_WIDE }
+}
 
 /// The absent reference at width `w`.
 fn none_of(w: usize) -> u32 {
     if w == 2 { 0xFFFF } else { u32::MAX }
 }
 
-/// Whether a body of `n` instructions, `k` external references and `m` operands fits 2-byte
-/// references (every reference index and every operand-list end below `0xFFFF`).
-fn fits_narrow(n: u64, k: u64, m: u64) -> bool {
-    n + k <= 0xFFFF && m <= 0xFFFF
+/// Whether a body with these counts fits width 2: every reference index below `0xFFFF`
+/// (`n + k ≤ 0xFFFF`), every count in a `u16` (`m`, `b`; `p` and `t` are at most `n`).
+fn fits_narrow(c: &Counts) -> bool {
+    c.n as u64 + c.k as u64 <= 0xFFFF && c.m <= 0xFFFF && c.b <= 0xFFFF
 }
 
 /// Number of 64-bit words of a bitmap over `n` instructions marking `count` of them (none
@@ -90,7 +97,7 @@ impl Counts {
             self.t as u64,
             self.b as u64,
         );
-        let mut at = HEADER as u64;
+        let mut at = header_size(w as usize) as u64;
         let mut next = |len: u64| -> Option<usize> {
             let start = usize::try_from(at).ok()?;
             at = at.checked_add(len)?;
@@ -137,27 +144,36 @@ impl<'v> Compact<'v> {
     /// bytes are zero and the arrays end exactly where the bytes do. Nothing else is checked
     /// (see [`Compact::check`]).
     pub(crate) fn parse(bytes: &'v [u8]) -> Result<Compact<'v>, String> {
-        let Some(h) = bytes.get(..HEADER) else {
-            return Err(format!(
-                "{} bytes, shorter than a body header ({HEADER})",
-                bytes.len()
-            ));
-        };
-        let w = h[0] as usize;
+        let w = bytes.first().copied().unwrap_or(0) as usize;
         if w != 2 && w != 4 {
             return Err(format!("reference width {w} (2 or 4 expected)"));
         }
-        if h[1..4] != [0, 0, 0] {
+        let size = header_size(w);
+        let Some(h) = bytes.get(..size) else {
+            return Err(format!(
+                "{} bytes, shorter than a body header ({size})",
+                bytes.len()
+            ));
+        };
+        // The width byte, `w - 1` reserved bytes, then six counts of `w` bytes each.
+        if h[1..w].iter().any(|&x| x != 0) {
             return Err("reserved header bytes are not zero".into());
         }
-        let u = |at: usize| LE::read_u32(&h[at..at + 4]);
+        let u = |k: usize| {
+            let at = w + k * w;
+            if w == 2 {
+                LE::read_u16(&h[at..at + 2]) as u32
+            } else {
+                LE::read_u32(&h[at..at + 4])
+            }
+        };
         let c = Counts {
-            n: u(4),
-            k: u(8),
-            m: u(12),
-            p: u(16),
-            t: u(20),
-            b: u(24),
+            n: u(0),
+            k: u(1),
+            m: u(2),
+            p: u(3),
+            t: u(4),
+            b: u(5),
         };
         match c.layout(w) {
             Some(l) if l.end == bytes.len() => Ok(Compact { b: bytes, w, c, l }),
@@ -257,7 +273,7 @@ impl<'v> Compact<'v> {
     /// subtree ends to the arrays, so these are checked on the raw values, here.)
     pub(crate) fn check(&self) -> Result<(), String> {
         let (n, k, m) = (self.c.n as u64, self.c.k as u64, self.c.m as u64);
-        if self.w == 4 && fits_narrow(n, k, m) {
+        if self.w == 4 && fits_narrow(&self.c) {
             return Err("4-byte references where 2-byte ones fit".into());
         }
         for x in 0..self.c.k as usize {
@@ -561,11 +577,7 @@ pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
         )?,
         b: count("payload bytes in one definition", body.bytes.len())?,
     };
-    let w = if fits_narrow(c.n as u64, c.k as u64, c.m as u64) {
-        2
-    } else {
-        4
-    };
+    let w = if fits_narrow(&c) { 2 } else { 4 };
     let l = c.layout(w).ok_or(WriteError::TooLarge {
         what: "bytes of one definition",
         count: u64::MAX,
@@ -573,15 +585,13 @@ pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
     })?;
     let mut out = vec![0u8; l.end];
     out[0] = w as u8;
-    for (at, v) in [
-        (4, c.n),
-        (8, c.k),
-        (12, c.m),
-        (16, c.p),
-        (20, c.t),
-        (24, c.b),
-    ] {
-        LE::write_u32(&mut out[at..at + 4], v);
+    for (k, v) in [c.n, c.k, c.m, c.p, c.t, c.b].into_iter().enumerate() {
+        if w == 2 {
+            // Fits: `fits_narrow` bounds every count.
+            LE::write_u16(&mut out[2 + 2 * k..], v as u16);
+        } else {
+            LE::write_u32(&mut out[4 + 4 * k..], v);
+        }
     }
     let put = |out: &mut [u8], base: usize, i: usize, v: u32| {
         if w == 2 {

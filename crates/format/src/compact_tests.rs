@@ -78,15 +78,15 @@ fn external_references_are_numbered_by_first_use() {
     let body = body_bytes(&file, 0);
     let c = Compact::parse(&body).unwrap();
     // The function's type is its first external reference: index n (the first after locals).
-    let (n, k) = (c.count(), body_u32(&body, 8));
+    let (n, k) = (c.count(), body_u16(&body, 4));
     assert!(k >= 2, "the signature and the constants: {k}");
-    let ty_at = compact::HEADER + 4 * k + 2 * n;
+    let ty_at = compact::HEADER_NARROW + 4 * k + 2 * n;
     let ty0 = u16::from_le_bytes([body[ty_at], body[ty_at + 1]]) as usize;
     assert_eq!(
         ty0, n,
         "instruction 0's type is the first external reference"
     );
-    let ext0 = body_u32(&body, compact::HEADER) as u32;
+    let ext0 = body_u32(&body, compact::HEADER_NARROW) as u32;
     assert_eq!(c.rec(0).ty, ext0);
     assert_eq!(ext0 >> 30, TAG_POOL);
 }
@@ -118,13 +118,13 @@ type Edit<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
 
 #[test]
 fn damaged_bodies_are_refused_naming_the_place() {
-    let n = |b: &Vec<u8>| u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
-    let k = |b: &Vec<u8>| u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize;
-    let ty_at = |b: &Vec<u8>| compact::HEADER + 4 * k(b) + 2 * n(b);
+    let n = |b: &Vec<u8>| body_u16(b, 2);
+    let k = |b: &Vec<u8>| body_u16(b, 4);
+    let ty_at = |b: &Vec<u8>| compact::HEADER_NARROW + 4 * k(b) + 2 * n(b);
     let cases: Vec<(&str, Edit<'_>)> = vec![
         ("reference width 3", Box::new(|b| b[0] = 3)),
-        ("reserved header bytes", Box::new(|b| b[2] = 1)),
-        ("its header lays out", Box::new(|b| b[12] ^= 1)),
+        ("reserved header bytes", Box::new(|b| b[1] = 1)),
+        ("its header lays out", Box::new(|b| b[6] ^= 1)),
         (
             "past the",
             Box::new(move |b| {
@@ -134,13 +134,13 @@ fn damaged_bodies_are_refused_naming_the_place() {
         ),
         (
             "not a pool entry or a definition",
-            Box::new(|b| b[compact::HEADER + 3] = 0),
+            Box::new(|b| b[compact::HEADER_NARROW + 3] = 0),
         ),
         (
             "subtree end",
             Box::new(move |b| {
                 // The second subtree entry (the entry block's) ends past the body.
-                let m = body_u32(b, 12);
+                let m = body_u16(b, 6);
                 let words = n(b).div_ceil(64);
                 let at = ty_at(b) + 4 * n(b) + 2 * m + 8 * words + 4 * (words - 1) + 2;
                 let v = (n(b) + 3) as u16;
@@ -172,8 +172,8 @@ fn damaged_bitmaps_are_refused() {
     let file = write(&module(70)).unwrap();
     let body = body_bytes(&file, 0);
     let c = Compact::parse(&body).unwrap();
-    let (n, k, m) = (c.count(), body_u32(&body, 8), c.operand_len());
-    let tree_bits = compact::HEADER + 4 * k + 2 * n * 3 + 2 * m;
+    let (n, k, m) = (c.count(), body_u16(&body, 4), c.operand_len());
+    let tree_bits = compact::HEADER_NARROW + 4 * k + 2 * n * 3 + 2 * m;
     let words = n.div_ceil(64);
     for byte in tree_bits..tree_bits + 8 * words + 4 * (words - 1) {
         for bit in 0..8 {
@@ -181,6 +181,10 @@ fn damaged_bitmaps_are_refused() {
             assert!(e.contains("definition 0"), "{e}");
         }
     }
+}
+
+fn body_u16(b: &[u8], at: usize) -> usize {
+    u16::from_le_bytes([b[at], b[at + 1]]) as usize
 }
 
 fn body_u32(b: &[u8], at: usize) -> usize {

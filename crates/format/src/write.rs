@@ -200,14 +200,21 @@ impl<'m> Writer<'m> {
             parts.push((index.defs[d].offset, a.bytes));
         }
         let symbol_index = symbol_index(&symbols, &self.strings.table)?;
-        let mut sections: Vec<Section> = vec![
-            Section::whole(SectionKind::STRINGS, 0, archive(&self.strings.table)?),
-            Section::whole(SectionKind::SYMBOLS, 0, archive(&symbols)?),
+        let mut sections: Vec<Section> = vec![Section::whole(
+            SectionKind::STRINGS,
+            0,
+            archive(&self.strings.table)?,
+        )];
+        // 3.x keeps only the symbol index (spec/format.md §1.4); 2.x had both.
+        if major < 3 {
+            sections.push(Section::whole(SectionKind::SYMBOLS, 0, archive(&symbols)?));
+        }
+        sections.extend([
             Section::whole(SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
             Section::whole(SectionKind::POOL, 0, archive(&pool_table)?),
             Section::whole(SectionKind::DEF_INDEX, 0, archive(&index)?),
             Section::whole(SectionKind::ROOT, 0, body_bytes(&root_body.body, major)?),
-        ];
+        ]);
         if !self.debug.is_empty() {
             let table = DebugTable {
                 strings: std::mem::take(&mut self.debug_strings.table),

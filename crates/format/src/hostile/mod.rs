@@ -457,10 +457,12 @@ impl Fields<'_> {
         use crate::compact::Array;
         use FieldKind::*;
         let s = body.start;
+        // The width byte, `w - 1` reserved bytes, six counts of `w` bytes (§2.4).
+        let w = if self.bytes.get(s) == Some(&4) { 4 } else { 2 };
         self.push(s, 1, RefWidth);
-        self.push(s + 1, 3, Reserved);
+        self.push(s + 1, w - 1, Reserved);
         for k in 0..6 {
-            self.push(s + 4 + 4 * k, 4, BodyCount);
+            self.push(s + w + w * k, w, BodyCount);
         }
         let Some(arrays) = self
             .bytes

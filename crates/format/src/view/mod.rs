@@ -1,9 +1,10 @@
 //! The lazy, zero-copy reader: [`ModuleView`] maps (or holds) the bytes and checks only the
 //! header and the section directory when opened (O(number of sections), whatever the module's
 //! size). Every section is validated the first time it is used (the result is cached): the
-//! strings, the symbols, the definition index, the pool, the root and the debug info in full
-//! (section hash, bytecheck, every index), each definition on its own (body hash, bytecheck,
-//! every index). A symbol lookup by name reads the fixed-layout symbol index in place: the
+//! strings, the symbols (1.x, 2.x), the definition index, the pool, the root and the debug
+//! info in full (section hash, bytecheck or the compact body's check, every index), each
+//! definition on its own (body hash, bytecheck in 1.x/2.x or the compact body's check in
+//! 3.x, every index). A symbol lookup by name reads the fixed-layout symbol index in place: the
 //! first one checks its hash and every record in one linear pass, then each binary search
 //! touches O(log n) records; its agreement with the symbol table is checked by
 //! `validate_all`, and whoever acts on a record checks it against its definition
@@ -767,7 +768,9 @@ impl ModuleView {
         self.strings_state()?;
         self.def_table()?;
         self.pool()?;
-        self.checked_symbols()?;
+        if self.header.major < 3 {
+            self.checked_symbols()?;
+        }
         self.check_symbol_index()?;
         self.root()?;
         self.debug()?;
