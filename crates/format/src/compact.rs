@@ -248,18 +248,48 @@ impl<'v> Compact<'v> {
         }
     }
 
-    /// Whether bit `i` of the bitmap at `bits` is set, and the number of set bits before it.
-    fn rank(&self, bits: usize, ranks: usize, i: usize) -> (bool, u32) {
+    /// The side-table row of instruction `i` in the bitmap at `bits` (`count` bits set): the
+    /// number of set bits before bit `i`, when bit `i` is set.
+    #[inline]
+    fn row(&self, bits: usize, ranks: usize, count: u32, i: usize) -> Option<u32> {
+        if count == 0 {
+            return None;
+        }
         let word = self.u64_at(bits, i / 64);
+        if word >> (i % 64) & 1 == 0 {
+            return None;
+        }
         let before = match (i / 64).checked_sub(1) {
             Some(r) => self.u32_at(ranks, r),
             None => 0,
         };
         let below = word & ((1u64 << (i % 64)) - 1);
-        (
-            word >> (i % 64) & 1 == 1,
-            before.wrapping_add(below.count_ones()),
-        )
+        Some(before.wrapping_add(below.count_ones()))
+    }
+
+    /// The side-table row of instruction `i`'s subtree entry, if it has sub-instructions.
+    #[inline]
+    fn tree_row(&self, i: usize) -> Option<u32> {
+        self.row(self.l.tree_bits, self.l.tree_ranks, self.c.t, i)
+    }
+
+    /// The side-table row of instruction `i`'s payload, if it has one.
+    #[inline]
+    fn pay_row(&self, i: usize) -> Option<u32> {
+        self.row(self.l.pay_bits, self.l.pay_ranks, self.c.p, i)
+    }
+
+    /// One past the last local of instruction `i`'s subtree (clamped to `n`; 0 out of range):
+    /// what [`Flat::rec`] gives as `end`, without reading the rest.
+    #[inline]
+    pub(crate) fn end_of(&self, i: usize) -> u32 {
+        if i >= self.c.n as usize {
+            return 0;
+        }
+        match self.tree_row(i) {
+            Some(row) => self.small(self.l.tree_end, row as usize).min(self.c.n),
+            None => i as u32 + 1,
+        }
     }
 
     /// Checks what [`validate::flat`](crate::validate::flat) does not: the width is the
@@ -334,21 +364,24 @@ impl<'v> Compact<'v> {
         let (tree, pay) = (self.bitmap(true)?, self.bitmap(false)?);
         debug_assert!(tree == self.c.t && pay == self.c.p);
         for i in 0..self.c.n as usize {
-            let (has_tree, row) = self.rank(self.l.tree_bits, self.l.tree_ranks, i);
-            // Checked here, not only by `validate::flat`: the reader clamps ends to `n`.
-            let end = self.small(self.l.tree_end, row as usize) as u64;
-            if has_tree && end <= i as u64 + 1 {
-                return Err(format!(
-                    "instruction {i}: a subtree entry, but no sub-instructions"
-                ));
+            if let Some(row) = self.tree_row(i) {
+                // Checked here, not only by `validate::flat`: the reader clamps ends to `n`.
+                let end = self.small(self.l.tree_end, row as usize) as u64;
+                if end <= i as u64 + 1 {
+                    return Err(format!(
+                        "instruction {i}: a subtree entry, but no sub-instructions"
+                    ));
+                }
+                if end > n {
+                    return Err(format!(
+                        "instruction {i}: subtree end {end} is past the {n} instructions"
+                    ));
+                }
             }
-            if has_tree && end > n {
-                return Err(format!(
-                    "instruction {i}: subtree end {end} is past the {n} instructions"
-                ));
-            }
-            let (has_pay, row) = self.rank(self.l.pay_bits, self.l.pay_ranks, i);
-            if has_pay && self.b.get(self.l.pay_kind + row as usize) == Some(&payload_kind::NONE) {
+            let pay_row = self.pay_row(i);
+            if let Some(row) = pay_row
+                && self.b.get(self.l.pay_kind + row as usize) == Some(&payload_kind::NONE)
+            {
                 return Err(format!("instruction {i}: a payload entry of kind none"));
             }
         }
@@ -415,15 +448,15 @@ impl Flat for Compact<'_> {
             Some(p) => self.small(self.l.ops_end, p).min(ops_end),
             None => 0,
         };
-        let (end, n_decos) = match self.rank(self.l.tree_bits, self.l.tree_ranks, i) {
-            (true, row) => (
+        let (end, n_decos) = match self.tree_row(i) {
+            Some(row) => (
                 self.small(self.l.tree_end, row as usize).min(self.c.n),
                 self.small(self.l.tree_decos, row as usize),
             ),
-            (false, _) => (i as u32 + 1, 0),
+            None => (i as u32 + 1, 0),
         };
-        let (payload_kind, lo, hi) = match self.rank(self.l.pay_bits, self.l.pay_ranks, i) {
-            (true, row) => (
+        let (payload_kind, lo, hi) = match self.pay_row(i) {
+            Some(row) => (
                 self.b
                     .get(self.l.pay_kind + row as usize)
                     .copied()
@@ -431,7 +464,7 @@ impl Flat for Compact<'_> {
                 self.u32_at(self.l.pay_lo, row as usize),
                 self.u32_at(self.l.pay_hi, row as usize),
             ),
-            (false, _) => (payload_kind::NONE, 0, 0),
+            None => (payload_kind::NONE, 0, 0),
         };
         Rec {
             opcode: self.opcode(i),
@@ -461,6 +494,11 @@ impl Flat for Compact<'_> {
 
     fn blob(&self) -> &[u8] {
         self.blob_bytes()
+    }
+
+    #[inline]
+    fn end(&self, i: usize) -> u32 {
+        self.end_of(i)
     }
 }
 

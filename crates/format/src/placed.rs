@@ -241,6 +241,14 @@ impl Flat for FlatBytes<'_> {
         }
     }
 
+    #[inline]
+    fn end(&self, i: usize) -> u32 {
+        match self {
+            FlatBytes::Archived(a) => a.rec(i).end,
+            FlatBytes::Compact(c) => c.end_of(i),
+        }
+    }
+
     fn blob(&self) -> &[u8] {
         self.bytes()
     }

@@ -255,7 +255,7 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
             let mut j = i + 1;
             while j < r.end {
                 kids += 1;
-                j = f.rec(j as usize).end;
+                j = f.end(j as usize);
             }
             if r.n_decos > kids {
                 return Err(cx.bad(format!(
