@@ -68,6 +68,13 @@ fn base_bytes() -> Vec<u8> {
     irkit_format::write(&m).expect("the base module encodes")
 }
 
+/// The base module as a 2.1 file (rkyv bodies, every reference a tagged `u32`), whose
+/// readers every release keeps.
+fn base_v2_bytes() -> Vec<u8> {
+    let m = irkit_text::parse(BASE, "base.ir").unwrap_or_else(|e| panic!("{e}"));
+    irkit_format::hostile::write_v2_1(&m).expect("the base module encodes")
+}
+
 /// The byte range of the section named `name`.
 fn section(bytes: &[u8], name: &str) -> std::ops::Range<usize> {
     let s = ModuleView::from_bytes(bytes)
@@ -118,6 +125,7 @@ const ANY: fn(u64) -> bool = |_| true;
 /// The crafted cases: (name, what it is, the file).
 fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let base = base_bytes();
+    let base2 = base_v2_bytes();
     let def_of = |name: &str| {
         let v = ModuleView::from_bytes(&base).unwrap();
         v.find_export(name).unwrap().def as u64
@@ -126,10 +134,10 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     vec![
         (
             "self_reference",
-            "@count calls itself by a definition reference instead of local 0",
+            "@count calls itself by a definition reference instead of local 0 (a 2.1 file)",
             // The only operand word 0 (local 0: the function itself) is the recursive call.
             edit(
-                &base,
+                &base2,
                 "definitions",
                 FieldKind::Operand,
                 |v| v == 0,
@@ -190,9 +198,10 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ),
         (
             "lying_symbols_table",
-            "the symbols section binds `count` to another definition (the index is right)",
+            "the symbols section binds `count` to another definition (the index is right; a 2.1 \
+             file: 3.x has no symbols section)",
             edit(
-                &base,
+                &base2,
                 "symbols",
                 FieldKind::SymbolDef,
                 |v| v == count,
@@ -202,7 +211,8 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ),
         (
             "local_out_of_range",
-            "an operand naming a local past the end of its definition",
+            "an operand naming a local past the end of its definition (and past its external \
+             references)",
             edit(
                 &base,
                 "definitions",
@@ -214,14 +224,50 @@ fn cases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ),
         (
             "definition_out_of_range",
-            "an operand naming definition 77 of 4",
+            "an external reference of a body naming definition 77 of 4",
             edit(
                 &base,
+                "definitions",
+                FieldKind::ExternalRef,
+                |v| v >> 30 == 2,
+                0,
+                |_| TAG_DEF | 77,
+            ),
+        ),
+        (
+            "definition_out_of_range_v2",
+            "an operand naming definition 77 of 4 (a 2.1 file)",
+            edit(
+                &base2,
                 "definitions",
                 FieldKind::Operand,
                 |v| v >> 30 == 2,
                 0,
                 |_| TAG_DEF | 77,
+            ),
+        ),
+        (
+            "local_out_of_range_v2",
+            "an operand naming a local past the end of its definition (a 2.1 file)",
+            edit(
+                &base2,
+                "definitions",
+                FieldKind::Operand,
+                |v| v >> 30 == 0 && v > 0,
+                0,
+                |_| 1000,
+            ),
+        ),
+        (
+            "subtree_overlap_v2",
+            "an instruction's subtree reaching past its parent's (a 2.1 file)",
+            edit(
+                &base2,
+                "definitions",
+                FieldKind::SubtreeEnd,
+                |v| v > 1,
+                1,
+                |v| v + 3,
             ),
         ),
         (
@@ -516,8 +562,11 @@ fn crafted_files_refused_for_their_own_reason() {
         ("lying_index_definition", "symbol-index"),
         ("lying_index_role", "symbol-index"),
         ("lying_symbols_table", "symbol"),
-        ("local_out_of_range", "out of range"),
+        ("local_out_of_range", "past the"),
         ("definition_out_of_range", "out of range"),
+        ("local_out_of_range_v2", "out of range"),
+        ("definition_out_of_range_v2", "out of range"),
+        ("subtree_overlap_v2", "definition"),
         ("pool_cycle", "pool"),
         ("subtree_overlap", "definition"),
         (

@@ -320,6 +320,10 @@ fn bench(b: &Bench) -> Result<(), String> {
                 return Err(format!("llvm-as failed on {ll}"));
             }
         }
+        println!(
+            "  {}",
+            size_per_instruction(&dir, b.modules, g.irm_bytes, g.insts)?
+        );
         let needed = g.reachable + 1;
         let mut args = files(&dir, "irm", b.modules);
         let out = dir.join("linked.irm");
@@ -374,6 +378,30 @@ fn bench(b: &Bench) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// File size per instruction of the workload's inputs: the `.irm` files' and the LLVM
+/// bitcode's (`.bc`, made by `llvm-as` from the same program), and their ratio (issue 17: at
+/// most 2).
+fn size_per_instruction(
+    dir: &Path,
+    modules: usize,
+    irm_bytes: u64,
+    insts: u64,
+) -> Result<String, String> {
+    let mut bc_bytes = 0u64;
+    for bc in files(dir, "bc", modules) {
+        bc_bytes += std::fs::metadata(&bc)
+            .map_err(|e| format!("{bc}: {e}"))?
+            .len();
+    }
+    let per = |bytes: u64| bytes as f64 / insts.max(1) as f64;
+    Ok(format!(
+        "bytes per instruction: .irm {:.2}, .bc {:.2}; .irm / .bc {:.3}",
+        per(irm_bytes),
+        per(bc_bytes),
+        irm_bytes as f64 / bc_bytes.max(1) as f64
+    ))
 }
 
 /// The number of function definitions in a bitcode file (via `llvm-dis`).

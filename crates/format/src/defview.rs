@@ -135,21 +135,18 @@ impl<'v> DefView<'v> {
 
     /// The definition's own instruction (local 0).
     pub fn root(&self) -> InstView<'v> {
-        InstView {
-            def: *self,
-            local: 0,
-        }
+        InstView::new(*self, 0)
     }
 
     /// Instruction `local`, if in range.
     pub fn inst(&self, local: u32) -> Option<InstView<'v>> {
-        (local < self.len()).then_some(InstView { def: *self, local })
+        (local < self.len()).then(|| InstView::new(*self, local))
     }
 
     /// Every instruction in pre-order (an instruction, its decorations, its children).
     pub fn insts(&self) -> impl ExactSizeIterator<Item = InstView<'v>> + 'v {
         let def = *self;
-        (0..self.len()).map(move |local| InstView { def, local })
+        (0..self.len()).map(move |local| InstView::new(def, local))
     }
 
     /// Each local's number of ancestors within the archive (local 0 has none), in one pass over
@@ -168,16 +165,26 @@ impl<'v> DefView<'v> {
     }
 }
 
-/// One instruction of a [`DefView`].
+/// One instruction of a [`DefView`]. Its record is read once, when the view is made (every
+/// field of it in O(1), `spec/format.md` §2.4), so its accessors read nothing again.
 #[derive(Clone, Copy)]
 pub struct InstView<'v> {
     def: DefView<'v>,
     local: u32,
+    rec: Rec,
 }
 
 impl<'v> InstView<'v> {
+    fn new(def: DefView<'v>, local: u32) -> InstView<'v> {
+        InstView {
+            def,
+            local,
+            rec: def.body.rec(local as usize),
+        }
+    }
+
     fn rec(&self) -> Rec {
-        self.def.body.rec(self.local as usize)
+        self.rec
     }
 
     /// Its local index.
@@ -187,7 +194,7 @@ impl<'v> InstView<'v> {
 
     /// Its opcode (unknown ids are opaque and print as `#id`).
     pub fn opcode(&self) -> Opcode {
-        Opcode(self.rec().opcode)
+        Opcode(self.rec.opcode)
     }
 
     /// Its type, if any.
@@ -242,7 +249,7 @@ impl<'v> InstView<'v> {
 
     /// One past the last local index of its subtree.
     pub fn subtree_end(&self) -> u32 {
-        self.rec().end
+        self.rec.end
     }
 }
 
@@ -260,11 +267,8 @@ impl<'v> Iterator for Subs<'v> {
         if self.next >= self.end {
             return None;
         }
-        let inst = InstView {
-            def: self.def,
-            local: self.next,
-        };
-        let next_end = self.def.body.rec(self.next as usize).end;
+        let inst = InstView::new(self.def, self.next);
+        let next_end = inst.rec.end;
         // Validation guarantees progress; guard anyway so a bad archive cannot loop.
         self.next = next_end.max(self.next + 1);
         let is_deco = self.decos_left > 0;

@@ -33,6 +33,11 @@ pub(crate) trait Flat {
     fn operand(&self, j: usize) -> u32;
     fn operand_len(&self) -> usize;
     fn blob(&self) -> &[u8];
+    /// `rec(i).end`, for readers that need only the subtree end (a layout may read it
+    /// alone).
+    fn end(&self, i: usize) -> u32 {
+        self.rec(i).end
+    }
 }
 
 /// Read access to a string table.

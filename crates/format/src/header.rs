@@ -27,9 +27,9 @@ use crate::error::{Location, ReadCause, ReadError};
 /// The eight bytes every module file starts with.
 pub const MAGIC: [u8; 8] = *b"IRKMOD\0\x1a";
 /// The format major version this crate writes (it reads 1.x too).
-pub const FORMAT_MAJOR: u16 = 2;
+pub const FORMAT_MAJOR: u16 = 3;
 /// The format minor version this crate writes.
-pub const FORMAT_MINOR: u16 = 1;
+pub const FORMAT_MINOR: u16 = 0;
 /// The oldest major version this crate reads.
 pub const OLDEST_MAJOR: u16 = 1;
 /// Size of the fixed header in 2.x (with the header hash).
@@ -126,11 +126,19 @@ impl SectionKind {
     }
 
     /// Whether a file of major version `major` must have the section (a 1.x reader falls
-    /// back to the symbol table without the symbol index; 2.x requires it).
+    /// back to the symbol table without the symbol index; 2.x requires it; 3.x has the index
+    /// only, see [`SectionKind::is_part_of`]).
     pub fn is_mandatory(self, major: u16) -> bool {
-        self.is_known()
+        self.is_part_of(major)
             && self != SectionKind::DEBUG
             && (self != SectionKind::SYMBOL_INDEX || major >= 2)
+    }
+
+    /// Whether a file of major version `major` may have the section: every known kind, but the
+    /// `symbols` section only before 3.0 (3.x keeps only the symbol index, so a reader refuses
+    /// a 3.x file listing it rather than leave a section unread).
+    pub fn is_part_of(self, major: u16) -> bool {
+        self.is_known() && (self != SectionKind::SYMBOLS || major < 3)
     }
 }
 
@@ -354,6 +362,12 @@ fn check_entries(
                 "{what}: unknown section kind {} is marked required: written by a newer \
                  minor version this reader cannot understand",
                 e.kind.0
+            ))));
+        }
+        if e.kind.is_known() && !e.kind.is_part_of(major) {
+            return Err(derr(ReadCause::Malformed(format!(
+                "{what}: a {major}.x file has no {} section",
+                e.kind.name()
             ))));
         }
         if e.kind.is_known() && entries[..i].iter().any(|p| p.kind == e.kind) {

@@ -39,10 +39,16 @@
 //! writer refuses such a module ([`WriteError::TooDeep`]).
 //!
 //! The file is a fixed little-endian header and section directory ([`header`]) followed by
-//! sections, each an rkyv 0.8 archive of plain data (the private `schema` module; the layout is in
-//! the spec): strings, symbols, pool, definition index, definitions (one independent archive
-//! per top-level definition), root, and optional debug info (name hints, source locations).
+//! sections (the layout is in the spec): strings, the symbol index (a hand-written fixed
+//! layout, binary-searched in place), pool, definition index, definitions (one independent
+//! body per top-level definition), root, and optional debug info (name hints, source
+//! locations). The tables are rkyv 0.8 archives of plain data (the private `schema` module);
+//! the bodies of definitions and the root are, since format 3.0, the compact fixed-width
+//! layout of the private `compact` module (2-byte references where they fit, side tables by
+//! rank), read in place instruction by instruction. 1.x and 2.x files (rkyv bodies, and a
+//! second, rkyv symbol table) are still read.
 
+mod compact;
 mod copy;
 mod defview;
 mod error;
@@ -61,6 +67,8 @@ mod validate;
 mod view;
 mod write;
 
+#[cfg(test)]
+mod compact_tests;
 #[cfg(test)]
 mod tests;
 

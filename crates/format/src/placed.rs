@@ -25,6 +25,7 @@ use std::ops::Range;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
+use crate::compact::Compact;
 use crate::hash::{FileStrings, Flat, Rec};
 use crate::schema::{
     ArchivedBody, ArchivedDebugRec, ArchivedDebugTable, ArchivedInstRec, ArchivedPoolRec,
@@ -154,17 +155,110 @@ fn fields_of<const N: usize>(recs: &[u8], i: usize, f: &Fields) -> Option<Rec> {
     })
 }
 
-/// Which records a [`FlatBytes`] holds.
+/// Which records an [`ArchivedFlat`] holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Body,
     Pool,
 }
 
-/// A flattened instruction list read in place: a body (a definition's or the root's) or the
-/// pool. Its record and operand counts are fixed when it is made.
+/// A flattened instruction list read in place: a body, in the 3.0 layout
+/// ([`Compact`]) or as a 1.x/2.x rkyv archive, or the pool (an rkyv archive in every version).
 #[derive(Clone, Copy)]
-pub(crate) struct FlatBytes<'v> {
+pub(crate) enum FlatBytes<'v> {
+    /// An rkyv `Body` (1.x, 2.x) or `PoolTable`.
+    Archived(ArchivedFlat<'v>),
+    /// A 3.0 body.
+    Compact(Compact<'v>),
+}
+
+impl<'v> FlatBytes<'v> {
+    /// A 1.x/2.x body archive.
+    pub(crate) fn body(archive: &'v [u8]) -> FlatBytes<'v> {
+        FlatBytes::Archived(ArchivedFlat::body(archive))
+    }
+
+    /// A body of a file of major version `major`.
+    pub(crate) fn body_of(major: u16, bytes: &'v [u8]) -> FlatBytes<'v> {
+        if major >= 3 {
+            FlatBytes::Compact(Compact::lenient(bytes))
+        } else {
+            FlatBytes::body(bytes)
+        }
+    }
+
+    /// The pool section.
+    pub(crate) fn pool(archive: &'v [u8]) -> FlatBytes<'v> {
+        FlatBytes::Archived(ArchivedFlat::pool(archive))
+    }
+
+    /// The blob of bytes payloads.
+    pub(crate) fn bytes(&self) -> &'v [u8] {
+        match self {
+            FlatBytes::Archived(a) => a.blob,
+            FlatBytes::Compact(c) => c.blob_bytes(),
+        }
+    }
+
+    /// The operands of record `r` (of this list), bounded by the operand array.
+    pub(crate) fn operands_of(&self, r: Rec) -> impl ExactSizeIterator<Item = u32> + 'v {
+        let me = *self;
+        let end = r.ops_end.min(self.operand_len() as u32);
+        (r.ops_start.min(end)..end).map(move |j| me.operand(j as usize))
+    }
+}
+
+impl Flat for FlatBytes<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        match self {
+            FlatBytes::Archived(a) => a.count(),
+            FlatBytes::Compact(c) => c.count(),
+        }
+    }
+
+    #[inline]
+    fn rec(&self, i: usize) -> Rec {
+        match self {
+            FlatBytes::Archived(a) => a.rec(i),
+            FlatBytes::Compact(c) => c.rec(i),
+        }
+    }
+
+    #[inline]
+    fn operand(&self, j: usize) -> u32 {
+        match self {
+            FlatBytes::Archived(a) => a.operand(j),
+            FlatBytes::Compact(c) => c.operand(j),
+        }
+    }
+
+    #[inline]
+    fn operand_len(&self) -> usize {
+        match self {
+            FlatBytes::Archived(a) => a.operand_len(),
+            FlatBytes::Compact(c) => c.operand_len(),
+        }
+    }
+
+    #[inline]
+    fn end(&self, i: usize) -> u32 {
+        match self {
+            FlatBytes::Archived(a) => a.rec(i).end,
+            FlatBytes::Compact(c) => c.end_of(i),
+        }
+    }
+
+    fn blob(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
+/// A flattened instruction list as an rkyv archive read in place: a 1.x/2.x body (a
+/// definition's or the root's) or the pool. Its record and operand counts are fixed when it is
+/// made.
+#[derive(Clone, Copy)]
+pub(crate) struct ArchivedFlat<'v> {
     recs: &'v [u8],
     operands: &'v [u8],
     blob: &'v [u8],
@@ -173,11 +267,11 @@ pub(crate) struct FlatBytes<'v> {
     n_ops: u32,
 }
 
-impl<'v> FlatBytes<'v> {
+impl<'v> ArchivedFlat<'v> {
     /// A body archive (`Body { insts, operands, bytes }`).
-    pub(crate) fn body(archive: &'v [u8]) -> FlatBytes<'v> {
+    pub(crate) fn body(archive: &'v [u8]) -> ArchivedFlat<'v> {
         let root = root_of::<ArchivedBody>(archive);
-        FlatBytes::new(
+        ArchivedFlat::new(
             vec_at(archive, root + offset_of!(ArchivedBody, insts), INST_SIZE),
             vec_at(archive, root + offset_of!(ArchivedBody, operands), 4),
             vec_at(archive, root + offset_of!(ArchivedBody, bytes), 1),
@@ -186,9 +280,9 @@ impl<'v> FlatBytes<'v> {
     }
 
     /// The pool section (`PoolTable { entries, operands, bytes }`).
-    pub(crate) fn pool(archive: &'v [u8]) -> FlatBytes<'v> {
+    pub(crate) fn pool(archive: &'v [u8]) -> ArchivedFlat<'v> {
         let root = root_of::<ArchivedPoolTable>(archive);
-        FlatBytes::new(
+        ArchivedFlat::new(
             vec_at(
                 archive,
                 root + offset_of!(ArchivedPoolTable, entries),
@@ -200,12 +294,12 @@ impl<'v> FlatBytes<'v> {
         )
     }
 
-    fn new(recs: &'v [u8], operands: &'v [u8], blob: &'v [u8], kind: Kind) -> FlatBytes<'v> {
+    fn new(recs: &'v [u8], operands: &'v [u8], blob: &'v [u8], kind: Kind) -> ArchivedFlat<'v> {
         let size = match kind {
             Kind::Body => INST_SIZE,
             Kind::Pool => POOL_SIZE,
         };
-        FlatBytes {
+        ArchivedFlat {
             recs,
             operands,
             blob,
@@ -230,21 +324,6 @@ impl<'v> FlatBytes<'v> {
             && same_array(self.blob, pool.bytes.as_slice())
     }
 
-    /// The blob of bytes payloads.
-    pub(crate) fn bytes(&self) -> &'v [u8] {
-        self.blob
-    }
-
-    /// The operands of record `r` (of this list), bounded by the operand array.
-    pub(crate) fn operands_of(&self, r: Rec) -> impl ExactSizeIterator<Item = u32> + 'v {
-        let (start, end) = (r.ops_start as usize * 4, r.ops_end as usize * 4);
-        self.operands
-            .get(start..end)
-            .unwrap_or(&[])
-            .chunks_exact(4)
-            .map(LE::read_u32)
-    }
-
     /// Record `i` as stored (its `ops_start` left 0).
     #[inline]
     fn stored(&self, i: usize) -> Option<Rec> {
@@ -255,7 +334,7 @@ impl<'v> FlatBytes<'v> {
     }
 }
 
-impl Flat for FlatBytes<'_> {
+impl Flat for ArchivedFlat<'_> {
     #[inline]
     fn count(&self) -> usize {
         self.count as usize

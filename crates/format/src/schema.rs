@@ -68,7 +68,9 @@ pub(crate) struct SymbolRec {
     pub hash: [u8; 32],
 }
 
-/// The symbol table, sorted by (name bytes, role, definition index).
+/// The symbol table, sorted by (name bytes, role, definition index). An rkyv section of 1.x
+/// and 2.x files only; 3.x keeps the symbol index alone (the writer still builds this list,
+/// from which it writes the index).
 #[derive(Archive, Serialize, Default)]
 pub(crate) struct SymbolTable {
     pub symbols: Vec<SymbolRec>,
@@ -147,7 +149,9 @@ pub(crate) struct InstRec {
     pub payload_hi: u32,
 }
 
-/// A flattened instruction tree: one definition, or the root's decorations.
+/// A flattened instruction tree: one definition, or the root's decorations. The writer builds
+/// it for every version (content hashes are defined over it); 1.x and 2.x files store it as an
+/// rkyv archive, 3.x files in the compact layout of `compact.rs`.
 #[derive(Archive, Serialize, Default)]
 pub(crate) struct Body {
     pub insts: Vec<InstRec>,

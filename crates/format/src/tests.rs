@@ -1,5 +1,7 @@
 //! Unit tests on hand-crafted files: valid archives carrying bad indices (with every hash
-//! fixed up), so the checks after bytecheck are what must catch them.
+//! fixed up), so the checks after bytecheck are what must catch them. The crafted files are
+//! 2.1 files (rkyv bodies), which every reader still reads; `compact_tests.rs` crafts 3.0
+//! bodies.
 
 use crate::header::{SECTION_OPTIONAL, SectionKind};
 use crate::schema::*;
@@ -78,15 +80,19 @@ fn craft_with(
         });
         blob.extend_from_slice(&bytes);
     }
-    assemble(vec![
-        (SectionKind::STRINGS, 0, ar(strings)),
-        (SectionKind::SYMBOLS, 0, ar(&SymbolTable::default())),
-        (SectionKind::SYMBOL_INDEX, 0, empty_symbol_index()),
-        (SectionKind::POOL, 0, ar(pool)),
-        (SectionKind::DEF_INDEX, 0, ar(&index)),
-        (SectionKind::ROOT, 0, ar(&root_body())),
-        (SectionKind::DEFINITIONS, 0, blob),
-    ])
+    assemble_version(
+        vec![
+            (SectionKind::STRINGS, 0, ar(strings)),
+            (SectionKind::SYMBOLS, 0, ar(&SymbolTable::default())),
+            (SectionKind::SYMBOL_INDEX, 0, empty_symbol_index()),
+            (SectionKind::POOL, 0, ar(pool)),
+            (SectionKind::DEF_INDEX, 0, ar(&index)),
+            (SectionKind::ROOT, 0, ar(&root_body())),
+            (SectionKind::DEFINITIONS, 0, blob),
+        ],
+        2,
+        1,
+    )
 }
 
 /// A symbol index without records (spec/format.md §1.4).
@@ -364,17 +370,27 @@ fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
     assert_eq!(again.version(), (crate::FORMAT_MAJOR, crate::FORMAT_MINOR));
     assert_eq!(again.symbols().len(), all.len());
     // In 2.x the index is required.
-    let e = ModuleView::from_bytes(&assemble(sections)).err().unwrap();
+    let e = ModuleView::from_bytes(&assemble_version(sections.clone(), 2, 1))
+        .err()
+        .unwrap();
     assert!(
         e.to_string()
             .contains("required section symbol-index is missing"),
+        "{e}"
+    );
+    // 3.x has the index only: a symbols section is refused at open.
+    let e = ModuleView::from_bytes(&assemble(sections)).err().unwrap();
+    assert!(
+        e.to_string()
+            .contains("entry 1 (symbols): a 3.x file has no symbols section"),
         "{e}"
     );
 }
 
 #[test]
 fn a_corrupt_symbol_table_fails_the_first_lookup() {
-    let bytes = write(&exporting(10)).unwrap();
+    // A 2.x file: 3.x has no symbol table.
+    let bytes = crate::write::write_v2(&exporting(10)).unwrap();
     let mut sections = sections_of(&bytes);
     // A symbol table that is not even an archive (its hash fixed up by `assemble`): the
     // index repeats it, and the first lookup compares both, so no reader acts on either.
@@ -383,7 +399,7 @@ fn a_corrupt_symbol_table_fails_the_first_lookup() {
             s.2 = vec![0xAB; s.2.len()];
         }
     }
-    let view = ModuleView::from_bytes(&assemble(sections)).unwrap();
+    let view = ModuleView::from_bytes(&assemble_version(sections, 2, 1)).unwrap();
     let e = view.try_find_export("f7").unwrap_err();
     assert!(e.to_string().contains("section symbols"), "{e}");
     assert!(view.try_symbols().is_err());
@@ -419,7 +435,8 @@ fn a_symbol_index_disagreeing_with_the_table_is_caught() {
     let view = edit(&|b| b[rec(1) + 8..rec(1) + 12].copy_from_slice(&2u32.to_le_bytes()));
     let e = view.validate_all().unwrap_err();
     assert!(
-        e.to_string().contains("section symbol-index: record 1"),
+        e.to_string()
+            .contains("section symbol-index: definition 0 declares export(\"f0\"), import"),
         "{e}"
     );
     // Absurd header values.
@@ -508,8 +525,8 @@ fn archived_record_sizes_match_the_spec() {
 fn header_of_the_empty_module_is_stable() {
     let b = write(&irkit_core::Module::new()).unwrap();
     assert_eq!(&b[..8], b"IRKMOD\0\x1a");
-    assert_eq!(&b[8..12], &[2, 0, 1, 0]);
-    assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 7);
+    assert_eq!(&b[8..12], &[3, 0, 0, 0]);
+    assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 6);
     assert_eq!(
         u64::from_le_bytes(b[24..32].try_into().unwrap()),
         b.len() as u64

@@ -83,10 +83,13 @@ pub(crate) fn symbols(
     Ok(())
 }
 
-/// Checks the definitions directory against the `definitions` section's length.
+/// Checks the definitions directory against the `definitions` section's length. In 1.x and
+/// 2.x (`packed` false) bodies start at 16-byte offsets, in order; in 3.x (`packed`) each
+/// starts where the previous one ends, the first at 0, and the last ends the section.
 pub(crate) fn def_index(
     t: &ArchivedDefIndex,
     section_len: u64,
+    packed: bool,
     cx: &Ctx<'_>,
 ) -> Result<u32, ReadError> {
     if t.defs.len() > REF_MAX_INDEX as usize + 1 {
@@ -96,7 +99,12 @@ pub(crate) fn def_index(
     for (i, d) in t.defs.iter().enumerate() {
         let (off, len) = (d.offset.to_native(), d.length.to_native());
         let end = off.checked_add(len);
-        if off % crate::header::SECTION_ALIGN != 0 || off < prev_end {
+        if packed && off != prev_end {
+            return Err(cx.bad(format!(
+                "definition {i}: offset {off}, the previous one ends at {prev_end}"
+            )));
+        }
+        if off % crate::header::SECTION_ALIGN != 0 && !packed || off < prev_end {
             return Err(cx.bad(format!(
                 "definition {i}: offset {off} is unaligned or overlaps the previous one"
             )));
@@ -113,6 +121,11 @@ pub(crate) fn def_index(
         if d.inst_count.to_native() == 0 {
             return Err(cx.bad(format!("definition {i} has no instructions")));
         }
+    }
+    if packed && prev_end != section_len {
+        return Err(cx.bad(format!(
+            "the definitions end at {prev_end}, the definitions section at {section_len}"
+        )));
     }
     Ok(t.defs.len() as u32)
 }
@@ -242,7 +255,7 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
             let mut j = i + 1;
             while j < r.end {
                 kids += 1;
-                j = f.rec(j as usize).end;
+                j = f.end(j as usize);
             }
             if r.n_decos > kids {
                 return Err(cx.bad(format!(

@@ -10,6 +10,7 @@ use irkit_core::{Inst, Module, Opcode, Payload};
 use rayon::prelude::*;
 use rkyv::util::AlignedVec;
 
+use crate::compact;
 use crate::error::WriteError;
 use crate::header::{
     self, DirEntry, FORMAT_MAJOR, FORMAT_MINOR, Header, SECTION_ALIGN, SECTION_OPTIONAL,
@@ -30,8 +31,25 @@ pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
 
 /// [`write`] without the nesting limit: for [`hostile`](crate::hostile) only.
 pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
-    let sink = Writer::new(module).run(Cursor::new(Vec::new()))?;
+    let sink = Writer::new(module).run(Cursor::new(Vec::new()), FORMAT_MAJOR)?;
     Ok(sink.into_inner())
+}
+
+/// [`write()`] in the 2.1 layout (rkyv bodies at 16-byte offsets): the bytes a 2.1 writer
+/// wrote, for tests of the readers of older versions ([`hostile`](crate::hostile) only).
+pub(crate) fn write_v2(module: &Module) -> Result<Vec<u8>, WriteError> {
+    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
+    let sink = Writer::new(module).run(Cursor::new(Vec::new()), 2)?;
+    Ok(sink.into_inner())
+}
+
+/// The bytes of one body (a definition's or the root's) in the layout of major `major`.
+fn body_bytes(body: &Body, major: u16) -> Result<Bytes, WriteError> {
+    if major >= 3 {
+        Ok(Bytes::Plain(compact::encode(body)?))
+    } else {
+        archive(body)
+    }
 }
 
 /// Serializes `module` into `sink` (positioned at the start of an empty file), the same bytes
@@ -41,7 +59,7 @@ pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
 /// the sink; an I/O failure is [`WriteError::Io`] with an empty path (the caller knows it).
 pub fn write_to<W: Write + Seek>(module: &Module, sink: W) -> Result<W, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
-    Writer::new(module).run(sink)
+    Writer::new(module).run(sink, FORMAT_MAJOR)
 }
 
 /// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file)'s rules:
@@ -140,7 +158,9 @@ impl<'m> Writer<'m> {
         }
     }
 
-    fn run<W: Write + Seek>(mut self, sink: W) -> Result<W, WriteError> {
+    /// Writes the file into `sink` in the layout of major `major`: 3 (this version), or 2
+    /// (2.1's, for tests).
+    fn run<W: Write + Seek>(mut self, sink: W, major: u16) -> Result<W, WriteError> {
         let m = self.m;
         let defs = m.top_level().to_vec();
         if defs.len() > REF_MAX_INDEX as usize + 1 {
@@ -191,14 +211,18 @@ impl<'m> Writer<'m> {
         let placeholder = DefIndex {
             defs: vec![DefEntry::default(); bodies.len()],
         };
-        let mut sections: Vec<(SectionKind, u32, Bytes)> = vec![
-            (SectionKind::STRINGS, 0, archive(&self.strings.table)?),
-            (SectionKind::SYMBOLS, 0, archive(&symbols)?),
+        let mut sections: Vec<(SectionKind, u32, Bytes)> =
+            vec![(SectionKind::STRINGS, 0, archive(&self.strings.table)?)];
+        // 3.x keeps only the symbol index (spec/format.md §1.4); 2.x had both.
+        if major < 3 {
+            sections.push((SectionKind::SYMBOLS, 0, archive(&symbols)?));
+        }
+        sections.extend([
             (SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
             (SectionKind::POOL, 0, archive(&pool_table)?),
             (SectionKind::DEF_INDEX, 0, archive(&placeholder)?),
-            (SectionKind::ROOT, 0, archive(&root_body.body)?),
-        ];
+            (SectionKind::ROOT, 0, body_bytes(&root_body.body, major)?),
+        ]);
         if !self.debug.is_empty() {
             let table = DebugTable {
                 strings: std::mem::take(&mut self.debug_strings.table),
@@ -207,7 +231,7 @@ impl<'m> Writer<'m> {
             sections.push((SectionKind::DEBUG, SECTION_OPTIONAL, archive(&table)?));
         }
         let opcodes: Vec<u16> = defs.iter().map(|&d| m.opcode(d).0).collect();
-        let mut out = Stream::new(sink, sections.len() + 1, FORMAT_MAJOR)?;
+        let mut out = Stream::new(sink, sections.len() + 1, major)?;
         let mut index_at = None;
         for (kind, flags, bytes) in sections {
             if kind == SectionKind::DEF_INDEX {
@@ -224,15 +248,25 @@ impl<'m> Writer<'m> {
             if chunk.is_empty() {
                 break;
             }
-            // Each body is freed once archived; the archives once written.
+            // Each body is freed once encoded; the encodings once written.
             let archived: Vec<(Archived, u32)> = chunk
                 .into_par_iter()
-                .map(|b| Ok((Archived::new(archive(&b.body)?), b.order.len() as u32)))
+                .map(|b| {
+                    Ok((
+                        Archived::new(body_bytes(&b.body, major)?),
+                        b.order.len() as u32,
+                    ))
+                })
                 .collect::<Result<_, WriteError>>()?;
             let mut buf = Vec::new();
             for (a, inst_count) in archived {
                 let d = index.defs.len();
-                let at = out.aligned_len(buf.len() as u64);
+                // 3.x packs bodies end to end; 2.x put each at a 16-byte offset.
+                let at = if major < 3 {
+                    out.aligned_len(buf.len() as u64)
+                } else {
+                    out.len + buf.len() as u64
+                };
                 buf.resize((at - out.len) as usize, 0);
                 index.defs.push(DefEntry {
                     offset: at - start,
@@ -252,7 +286,12 @@ impl<'m> Writer<'m> {
         if let Some(k) = index_at {
             out.rewrite(k, bytes.as_slice())?;
         }
-        out.finish(FORMAT_MAJOR, FORMAT_MINOR)
+        let minor = if major == FORMAT_MAJOR {
+            FORMAT_MINOR
+        } else {
+            1
+        };
+        out.finish(major, minor)
     }
 
     /// The pool values the tree uses, in a canonical dependency order: the order in which a

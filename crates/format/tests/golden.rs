@@ -28,6 +28,14 @@ fn v2_0_sample_reads_forever() {
     modules_equal(&common::sample(), &view.materialize().unwrap()).unwrap();
 }
 
+#[test]
+fn v2_1_sample_reads_forever() {
+    let view = ModuleView::open(golden("v2.1-sample.irm")).unwrap();
+    assert_eq!(view.version(), (2, 1));
+    view.validate_all().unwrap();
+    modules_equal(&common::sample(), &view.materialize().unwrap()).unwrap();
+}
+
 /// The sample in the version this crate writes: read, and written again byte for byte (a
 /// writer change that alters bytes without a version bump fails here).
 #[test]

@@ -30,6 +30,13 @@ use crate::view::ModuleView;
 
 mod mutate;
 
+/// Writes `module` as a 2.1 file (rkyv bodies at 16-byte offsets, `spec/format.md` §2.3):
+/// the bytes a 2.1 writer wrote, so that tests reach the readers of 2.x files with any module,
+/// not only the golden ones.
+pub fn write_v2_1(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
+    crate::write::write_v2(module)
+}
+
 pub use mutate::{mutate, mutate_once};
 
 /// An archived `DefEntry`.
@@ -128,6 +135,16 @@ pub enum FieldKind {
     SymbolDef,
     /// Symbol or symbol-index record: the signature's pool index.
     SymbolSignature,
+    /// 3.x body header: the reference width (2 or 4).
+    RefWidth,
+    /// 3.x body header: one of its counts.
+    BodyCount,
+    /// 3.x body: an external reference (a tagged pool or definition reference).
+    ExternalRef,
+    /// 3.x body: a word of a side table's bitmap.
+    Bitmap,
+    /// 3.x body: an entry of a side table's rank directory.
+    Rank,
     /// Symbol or symbol-index record: the definition's hash.
     SymbolHash,
     /// Symbol index: the record count.
@@ -434,6 +451,50 @@ impl Fields<'_> {
         }
     }
 
+    /// A 3.x body (`spec/format.md` §2.4) at `body`: its header, and when the header lays
+    /// out the body's bytes, every element of its arrays.
+    fn compact(&mut self, body: &Range<usize>) {
+        use crate::compact::Array;
+        use FieldKind::*;
+        let s = body.start;
+        // The width byte, `w - 1` reserved bytes, six counts of `w` bytes (§2.4).
+        let w = if self.bytes.get(s) == Some(&4) { 4 } else { 2 };
+        self.push(s, 1, RefWidth);
+        self.push(s + 1, w - 1, Reserved);
+        for k in 0..6 {
+            self.push(s + w + w * k, w, BodyCount);
+        }
+        let Some(arrays) = self
+            .bytes
+            .get(body.clone())
+            .and_then(crate::compact::arrays)
+        else {
+            return;
+        };
+        for (array, start, size, count) in arrays {
+            let what = match array {
+                Array::Ext => ExternalRef,
+                Array::Opcode => Opcode,
+                Array::Ty => TypeRef,
+                Array::OpsEnd => OpsEnd,
+                Array::Operand => Operand,
+                Array::TreeBits | Array::PayBits => Bitmap,
+                Array::TreeRanks | Array::PayRanks => Rank,
+                Array::TreeEnd => SubtreeEnd,
+                Array::TreeDecos => DecoCount,
+                Array::PayKind => PayloadKind,
+                Array::PayLo => PayloadLo,
+                Array::PayHi => PayloadHi,
+            };
+            for k in 0..count {
+                if self.full() {
+                    return;
+                }
+                self.push(s + start + k * size, size, what);
+            }
+        }
+    }
+
     /// A string table whose 16-byte root is at `root`.
     fn strings(&mut self, root: usize, within: &Range<usize>) {
         let ends = self.vec(root, 4, within);
@@ -549,16 +610,21 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
             f.push(e + 56, 32, ContentHash);
             if let Some(defs) = &defs
                 && let Some(body) = def_archive(bytes, e, defs)
-                && let Some(root) = root_of(&body, 24)
             {
-                f.flat(root, &body, false);
+                if lay.major >= 3 {
+                    f.compact(&body);
+                } else if let Some(root) = root_of(&body, 24) {
+                    f.flat(root, &body, false);
+                }
             }
         }
     }
-    if let Some(s) = sec(crate::SectionKind::ROOT)
-        && let Some(root) = root_of(&s, 24)
-    {
-        f.flat(root, &s, false);
+    if let Some(s) = sec(crate::SectionKind::ROOT) {
+        if lay.major >= 3 {
+            f.compact(&s);
+        } else if let Some(root) = root_of(&s, 24) {
+            f.flat(root, &s, false);
+        }
     }
     if let Some(s) = sec(crate::SectionKind::DEBUG)
         && let Some(root) = root_of(&s, 24)

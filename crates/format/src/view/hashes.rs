@@ -67,7 +67,12 @@ impl ModuleView {
         // (Each symbol's opcode was compared with its definition's by `check_def_symbols`.)
         for s in view.symbols() {
             if view.def_meta(s.def).map(|d| d.content_hash) != Some(s.hash) {
-                return Err(view.cx(SectionKind::SYMBOLS).bad(format!(
+                let section = if view.version().0 >= 3 {
+                    SectionKind::SYMBOL_INDEX
+                } else {
+                    SectionKind::SYMBOLS
+                };
+                return Err(view.cx(section).bad(format!(
                     "symbol `{}`: hash differs from its definition's",
                     s.name
                 )));

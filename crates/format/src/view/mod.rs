@@ -1,9 +1,10 @@
 //! The lazy, zero-copy reader: [`ModuleView`] maps (or holds) the bytes and checks only the
 //! header and the section directory when opened (O(number of sections), whatever the module's
 //! size). Every section is validated the first time it is used (the result is cached): the
-//! strings, the symbols, the definition index, the pool, the root and the debug info in full
-//! (section hash, bytecheck, every index), each definition on its own (body hash, bytecheck,
-//! every index). A symbol lookup by name reads the fixed-layout symbol index in place: the
+//! strings, the symbols (1.x, 2.x), the definition index, the pool, the root and the debug
+//! info in full (section hash, bytecheck or the compact body's check, every index), each
+//! definition on its own (body hash, bytecheck in 1.x/2.x or the compact body's check in
+//! 3.x, every index). A symbol lookup by name reads the fixed-layout symbol index in place: the
 //! first one checks its hash and every record in one linear pass, then each binary search
 //! touches O(log n) records; its agreement with the symbol table is checked by
 //! `validate_all`, and whoever acts on a record checks it against its definition
@@ -19,12 +20,14 @@ use rkyv::bytecheck::CheckBytes;
 use rkyv::rancor::BoxedError;
 use rkyv::util::AlignedVec;
 
+use crate::compact::Compact;
 use crate::defview::{DefView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
+use crate::hash::Flat;
 use crate::hash::{FileStrings, hex};
 use crate::header::{self, DirEntry, Header, SectionKind};
 use crate::mapping::Mapping;
-use crate::placed::{DebugBytes, FlatBytes};
+use crate::placed::{ArchivedFlat, DebugBytes, FlatBytes};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
     DefMeta,
@@ -470,7 +473,8 @@ impl ModuleView {
             self.check_section_hash(SectionKind::DEF_INDEX)?;
             let cx = self.cx(SectionKind::DEF_INDEX);
             let index: &ArchivedDefIndex = access(&self.bytes()[self.def_index.clone()], &cx)?;
-            let n = validate::def_index(index, self.defs.len() as u64, &cx)?;
+            let n =
+                validate::def_index(index, self.defs.len() as u64, self.header.major >= 3, &cx)?;
             if n != self.def_count {
                 return Err(cx.bad(format!("{n} definitions, its root says {}", self.def_count)));
             }
@@ -539,7 +543,7 @@ impl ModuleView {
                 base_depth: 0,
             };
             validate::flat(pool, &lim, &cx)?;
-            placed_as_checked(FlatBytes::pool(bytes).is_pool(pool), &cx)
+            placed_as_checked(ArchivedFlat::pool(bytes).is_pool(pool), &cx)
         })?;
         Ok(PoolView::new(self.file_strings(), FlatBytes::pool(bytes)))
     }
@@ -574,37 +578,55 @@ impl ModuleView {
         };
         let start = self.defs.start + entry.offset as usize;
         let bytes = &self.bytes()[start..start + entry.length as usize];
+        let major = self.header.major;
         cached(cache, || {
             if blake3::hash(bytes).as_bytes() != &entry.body_hash {
                 return Err(cx.err(ReadCause::HashMismatch));
             }
             let pool_len = self.pool()?.len();
-            let body: &ArchivedBody = access(bytes, &cx)?;
-            if body.insts.len() != entry.inst_count as usize {
+            let (count, opcode) = if major >= 3 {
+                let body = Compact::parse(bytes).map_err(|m| cx.bad(m))?;
+                (body.count(), body.opcode(0))
+            } else {
+                let body: &ArchivedBody = access(bytes, &cx)?;
+                let first = body.insts.first().map_or(0, |r| r.opcode.to_native());
+                (body.insts.len(), first)
+            };
+            if count != entry.inst_count as usize {
                 return Err(cx.bad(format!(
-                    "{} instructions, the directory says {}",
-                    body.insts.len(),
+                    "{count} instructions, the directory says {}",
                     entry.inst_count
                 )));
             }
-            if let Some(first) = body.insts.first()
-                && first.opcode.to_native() != entry.opcode
-            {
+            if opcode != entry.opcode {
                 return Err(cx.bad(format!(
-                    "opcode {:#06x}, the directory says {:#06x}",
-                    first.opcode.to_native(),
+                    "opcode {opcode:#06x}, the directory says {:#06x}",
                     entry.opcode
                 )));
             }
-            validate::flat(body, &self.body_limits(pool_len, 1), &cx)?;
-            placed_as_checked(FlatBytes::body(bytes).is_body(body), &cx)
+            self.check_body(bytes, &self.body_limits(pool_len, 1), &cx)
         })?;
         Ok(DefView::new(
             self.file_strings(),
             Some(i),
-            FlatBytes::body(bytes),
+            FlatBytes::body_of(major, bytes),
             entry.content_hash,
         ))
+    }
+
+    /// Checks one body (a definition's or the root's) in the layout of the file's version:
+    /// its structure (rkyv's bytecheck in 1.x/2.x, [`Compact::check`] in 3.x), then every
+    /// index and the tree ([`validate::flat`]).
+    fn check_body(&self, bytes: &[u8], lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
+        if self.header.major >= 3 {
+            let body = Compact::parse(bytes).map_err(|m| cx.bad(m))?;
+            body.check().map_err(|m| cx.bad(m))?;
+            validate::flat(&body, lim, cx)
+        } else {
+            let body: &ArchivedBody = access(bytes, cx)?;
+            validate::flat(body, lim, cx)?;
+            placed_as_checked(ArchivedFlat::body(bytes).is_body(body), cx)
+        }
     }
 
     /// The root `module` instruction with its decorations, validated on first use.
@@ -614,14 +636,12 @@ impl ModuleView {
         cached(&self.root_ok, || {
             self.check_section_hash(SectionKind::ROOT)?;
             let pool_len = self.pool()?.len();
-            let body: &ArchivedBody = access(bytes, &cx)?;
-            validate::flat(body, &self.body_limits(pool_len, 0), &cx)?;
-            placed_as_checked(FlatBytes::body(bytes).is_body(body), &cx)
+            self.check_body(bytes, &self.body_limits(pool_len, 0), &cx)
         })?;
         Ok(DefView::new(
             self.file_strings(),
             None,
-            FlatBytes::body(bytes),
+            FlatBytes::body_of(self.header.major, bytes),
             [0; 32],
         ))
     }
@@ -748,7 +768,9 @@ impl ModuleView {
         self.strings_state()?;
         self.def_table()?;
         self.pool()?;
-        self.checked_symbols()?;
+        if self.header.major < 3 {
+            self.checked_symbols()?;
+        }
         self.check_symbol_index()?;
         self.root()?;
         self.debug()?;

@@ -323,9 +323,14 @@ impl ModuleView {
                     ix.blob.len()
                 )));
             }
-            // The symbol table says the same thing again: whoever reads the index has it
-            // checked too, so that no reader acts on one while another refuses the other.
-            self.index_matches_table(&ix)?;
+            if self.header.major >= 3 {
+                // 3.x has no symbol table: the index's signatures are checked here.
+                self.index_signatures(&ix)?;
+            } else {
+                // The symbol table says the same thing again: whoever reads the index has it
+                // checked too, so that no reader acts on one while another refuses the other.
+                self.index_matches_table(&ix)?;
+            }
             by_def.sort_unstable();
             Ok(by_def)
         })?;
@@ -417,6 +422,24 @@ impl ModuleView {
             Some(range) => self.symbol_index(range).map(drop),
             None => Ok(()),
         }
+    }
+
+    /// Checks every record's signature: absent, or a pool index (validates the pool). What
+    /// the comparison with the symbol table checks in 2.x.
+    fn index_signatures(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let pool_len = self.pool()?.len();
+        for k in 0..ix.count {
+            let sig = ix.rec(k, &cx)?.signature;
+            if sig != REF_NONE && sig >= pool_len {
+                return Err(cx.err(ReadCause::IndexOutOfRange {
+                    what: "signature pool index",
+                    index: sig as u64,
+                    len: pool_len as u64,
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// Compares the symbol index record by record with the (validated) symbol table: same

@@ -1,0 +1,693 @@
+//! The 3.0 body layout (`spec/format.md` §2.4): one definition's instruction tree, or the
+//! root's decorations, as fixed-width little-endian arrays read in place by hand. This file
+//! owns the layout and nothing else: it writes it ([`encode`]), checks it once per body
+//! ([`Compact::parse`], then [`Compact::check`]) and reads it ([`Flat`], O(1) per
+//! instruction, operand or side-table entry).
+//!
+//! Why this shape. Most tree instructions have no payload (constants live in the pool), no
+//! sub-instructions, and refer to locals, pool entries and definitions with small indices.
+//! So every instruction has only an opcode (u16), a type reference and an operand-list end, in
+//! three parallel arrays; references are `W` bytes (2 when every reference of the body fits,
+//! else 4) into one index space: locals first, then the body's own table of external
+//! references (pool entries and definitions, each a 2.x tagged `u32`, in first-use order), so
+//! a body that names pool entry 900 000 still uses 2-byte references. Payloads and the
+//! subtree ends of instructions with sub-instructions live in side tables, found by rank:
+//! a bitmap says which instructions have one, and a rank directory (the number of set bits
+//! before each 64-bit word) turns instruction `i` into its side-table row with one popcount.
+//! Nothing is decoded into a side structure: the reader keeps only the array offsets, fixed
+//! when the body is parsed, so bytes that change after validation give wrong numbers, never
+//! an out-of-bounds read or an endless loop (see `placed.rs`).
+
+use std::collections::HashMap;
+
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+use crate::error::WriteError;
+use crate::hash::{Flat, Rec};
+use crate::schema::{Body, REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
+
+/// Size of a body's header at width 2: width u8, a reserved byte, then six u16 counts.
+pub(crate) const HEADER_NARROW: usize = 14;
+/// Size of a body's header at width 4: width u8, 3 reserved bytes, then six u32 counts.
+pub(crate) const HEADER_WIDE: usize = 28;
+
+/// The header size of a body of width `w`.
+fn header_size(w: usize) -> usize {
+    if w == 2 { HEADER_NARROW } else { HEADER_WIDE }
+}
+
+/// The absent reference at width `w`.
+fn none_of(w: usize) -> u32 {
+    if w == 2 { 0xFFFF } else { u32::MAX }
+}
+
+/// Whether a body with these counts fits width 2: every reference index below `0xFFFF`
+/// (`n + k ≤ 0xFFFF`), every count in a `u16` (`m`, `b`; `p` and `t` are at most `n`).
+fn fits_narrow(c: &Counts) -> bool {
+    c.n as u64 + c.k as u64 <= 0xFFFF && c.m <= 0xFFFF && c.b <= 0xFFFF
+}
+
+/// Number of 64-bit words of a bitmap over `n` instructions marking `count` of them (none
+/// when `count` is 0).
+fn words(n: u64, count: u64) -> u64 {
+    if count == 0 { 0 } else { n.div_ceil(64) }
+}
+
+/// Where each array of a body starts, and where the body ends.
+#[derive(Clone, Copy, Default, Debug)]
+struct Layout {
+    ext: usize,
+    opcode: usize,
+    ty: usize,
+    ops_end: usize,
+    operands: usize,
+    tree_bits: usize,
+    tree_ranks: usize,
+    tree_end: usize,
+    tree_decos: usize,
+    pay_bits: usize,
+    pay_ranks: usize,
+    pay_kind: usize,
+    pay_lo: usize,
+    pay_hi: usize,
+    blob: usize,
+    end: usize,
+}
+
+/// The counts of a body's header.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Counts {
+    n: u32,
+    k: u32,
+    m: u32,
+    p: u32,
+    t: u32,
+    b: u32,
+}
+
+impl Counts {
+    /// The layout of a body with these counts at width `w` (`None` on overflow).
+    fn layout(&self, w: usize) -> Option<Layout> {
+        let w = w as u64;
+        let (n, k, m, p, t, b) = (
+            self.n as u64,
+            self.k as u64,
+            self.m as u64,
+            self.p as u64,
+            self.t as u64,
+            self.b as u64,
+        );
+        let mut at = header_size(w as usize) as u64;
+        let mut next = |len: u64| -> Option<usize> {
+            let start = usize::try_from(at).ok()?;
+            at = at.checked_add(len)?;
+            Some(start)
+        };
+        let (wt, wp) = (words(n, t), words(n, p));
+        let l = Layout {
+            ext: next(4 * k)?,
+            opcode: next(2 * n)?,
+            ty: next(w * n)?,
+            ops_end: next(w * n)?,
+            operands: next(w * m)?,
+            tree_bits: next(8 * wt)?,
+            tree_ranks: next(4 * wt.saturating_sub(1))?,
+            tree_end: next(w * t)?,
+            tree_decos: next(w * t)?,
+            pay_bits: next(8 * wp)?,
+            pay_ranks: next(4 * wp.saturating_sub(1))?,
+            pay_kind: next(p)?,
+            pay_lo: next(4 * p)?,
+            pay_hi: next(4 * p)?,
+            blob: next(b)?,
+            end: 0,
+        };
+        Some(Layout {
+            end: usize::try_from(at).ok()?,
+            ..l
+        })
+    }
+}
+
+/// One body in the 3.0 layout, read in place. The default value is an empty body (what a
+/// reader sees when bytes changed after validation no longer parse).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Compact<'v> {
+    b: &'v [u8],
+    w: usize,
+    c: Counts,
+    l: Layout,
+}
+
+impl<'v> Compact<'v> {
+    /// Reads the header of `bytes` and lays out the arrays: the width is 2 or 4, the reserved
+    /// bytes are zero and the arrays end exactly where the bytes do. Nothing else is checked
+    /// (see [`Compact::check`]).
+    pub(crate) fn parse(bytes: &'v [u8]) -> Result<Compact<'v>, String> {
+        let w = bytes.first().copied().unwrap_or(0) as usize;
+        if w != 2 && w != 4 {
+            return Err(format!("reference width {w} (2 or 4 expected)"));
+        }
+        let size = header_size(w);
+        let Some(h) = bytes.get(..size) else {
+            return Err(format!(
+                "{} bytes, shorter than a body header ({size})",
+                bytes.len()
+            ));
+        };
+        // The width byte, `w - 1` reserved bytes, then six counts of `w` bytes each.
+        if h[1..w].iter().any(|&x| x != 0) {
+            return Err("reserved header bytes are not zero".into());
+        }
+        let u = |k: usize| {
+            let at = w + k * w;
+            if w == 2 {
+                LE::read_u16(&h[at..at + 2]) as u32
+            } else {
+                LE::read_u32(&h[at..at + 4])
+            }
+        };
+        let c = Counts {
+            n: u(0),
+            k: u(1),
+            m: u(2),
+            p: u(3),
+            t: u(4),
+            b: u(5),
+        };
+        match c.layout(w) {
+            Some(l) if l.end == bytes.len() => Ok(Compact { b: bytes, w, c, l }),
+            Some(l) => Err(format!(
+                "{} bytes, its header lays out {}",
+                bytes.len(),
+                l.end
+            )),
+            None => Err("its header lays out more bytes than an address holds".into()),
+        }
+    }
+
+    /// [`Compact::parse`], or an empty body when the bytes do not parse (only after they
+    /// changed under a reader that validated them: a validated body parses).
+    pub(crate) fn lenient(bytes: &'v [u8]) -> Compact<'v> {
+        Compact::parse(bytes).unwrap_or_default()
+    }
+
+    /// The opcode of instruction `i` (0 out of range).
+    pub(crate) fn opcode(&self, i: usize) -> u16 {
+        self.u16_at(self.l.opcode, i)
+    }
+
+    fn u16_at(&self, base: usize, i: usize) -> u16 {
+        let at = base.saturating_add(i.saturating_mul(2));
+        self.b.get(at..at.saturating_add(2)).map_or(0, LE::read_u16)
+    }
+
+    fn u32_at(&self, base: usize, i: usize) -> u32 {
+        let at = base.saturating_add(i.saturating_mul(4));
+        self.b.get(at..at.saturating_add(4)).map_or(0, LE::read_u32)
+    }
+
+    fn u64_at(&self, base: usize, i: usize) -> u64 {
+        let at = base.saturating_add(i.saturating_mul(8));
+        self.b.get(at..at.saturating_add(8)).map_or(0, LE::read_u64)
+    }
+
+    /// Entry `i` of a `W`-wide array at `base` (the absent marker out of range).
+    fn small(&self, base: usize, i: usize) -> u32 {
+        match self.w {
+            2 => {
+                let at = base.saturating_add(i.saturating_mul(2));
+                self.b
+                    .get(at..at.saturating_add(2))
+                    .map_or(0xFFFF, |s| LE::read_u16(s) as u32)
+            }
+            _ => {
+                let at = base.saturating_add(i.saturating_mul(4));
+                self.b
+                    .get(at..at.saturating_add(4))
+                    .map_or(u32::MAX, LE::read_u32)
+            }
+        }
+    }
+
+    /// A `W`-wide reference as a 2.x tagged reference: a local, the external reference it
+    /// names, [`REF_NONE`] for the absent marker, and a reserved-tag value for anything past
+    /// the external references (refused by [`Compact::check`]).
+    fn widen(&self, v: u32) -> u32 {
+        if v == none_of(self.w) {
+            return REF_NONE;
+        }
+        if v < self.c.n {
+            return (TAG_LOCAL << 30) | v;
+        }
+        let x = v - self.c.n;
+        if x < self.c.k {
+            self.u32_at(self.l.ext, x as usize)
+        } else {
+            3 << 30
+        }
+    }
+
+    /// The side-table row of instruction `i` in the bitmap at `bits` (`count` bits set): the
+    /// number of set bits before bit `i`, when bit `i` is set.
+    #[inline]
+    fn row(&self, bits: usize, ranks: usize, count: u32, i: usize) -> Option<u32> {
+        if count == 0 {
+            return None;
+        }
+        let word = self.u64_at(bits, i / 64);
+        if word >> (i % 64) & 1 == 0 {
+            return None;
+        }
+        let before = match (i / 64).checked_sub(1) {
+            Some(r) => self.u32_at(ranks, r),
+            None => 0,
+        };
+        let below = word & ((1u64 << (i % 64)) - 1);
+        Some(before.wrapping_add(below.count_ones()))
+    }
+
+    /// The side-table row of instruction `i`'s subtree entry, if it has sub-instructions.
+    #[inline]
+    fn tree_row(&self, i: usize) -> Option<u32> {
+        self.row(self.l.tree_bits, self.l.tree_ranks, self.c.t, i)
+    }
+
+    /// The side-table row of instruction `i`'s payload, if it has one.
+    #[inline]
+    fn pay_row(&self, i: usize) -> Option<u32> {
+        self.row(self.l.pay_bits, self.l.pay_ranks, self.c.p, i)
+    }
+
+    /// One past the last local of instruction `i`'s subtree (clamped to `n`; 0 out of range):
+    /// what [`Flat::rec`] gives as `end`, without reading the rest.
+    #[inline]
+    pub(crate) fn end_of(&self, i: usize) -> u32 {
+        if i >= self.c.n as usize {
+            return 0;
+        }
+        match self.tree_row(i) {
+            Some(row) => self.small(self.l.tree_end, row as usize).min(self.c.n),
+            None => i as u32 + 1,
+        }
+    }
+
+    /// Checks what [`validate::flat`](crate::validate::flat) does not: the width is the
+    /// narrowest that fits; every external reference is a pool entry or a definition, listed
+    /// once in first-use order (each instruction's type, then its operands); every reference
+    /// is absent (types only), a local or an external reference; operand-list ends are
+    /// non-decreasing; each bitmap has no bit past the last instruction, its rank directory
+    /// counts its bits and its bit count is its table's length; a subtree entry belongs to an
+    /// instruction with sub-instructions and ends within the body; a payload entry has a
+    /// payload kind. One linear pass, no allocation. (The reader clamps operand-list and
+    /// subtree ends to the arrays, so these are checked on the raw values, here.)
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let (n, k, m) = (self.c.n as u64, self.c.k as u64, self.c.m as u64);
+        if self.w == 4 && fits_narrow(&self.c) {
+            return Err("4-byte references where 2-byte ones fit".into());
+        }
+        for x in 0..self.c.k as usize {
+            let e = self.u32_at(self.l.ext, x);
+            if e == REF_NONE || (e >> 30 != TAG_POOL && e >> 30 != TAG_DEF) {
+                return Err(format!(
+                    "external reference {x} is {e:#010x}, not a pool entry or a definition"
+                ));
+            }
+        }
+        let none = none_of(self.w);
+        let mut next_ext = 0u64;
+        let mut prev_end = 0u32;
+        let mut use_ref = |v: u32, i: usize, what: &str| -> Result<(), String> {
+            let v = v as u64;
+            if v >= n + k {
+                return Err(format!(
+                    "instruction {i}: {what} reference {v} is past the {n} locals and {k} \
+                     external references"
+                ));
+            }
+            if v >= n {
+                match (v - n).cmp(&next_ext) {
+                    std::cmp::Ordering::Greater => {
+                        return Err(format!(
+                            "instruction {i}: external reference {} is used before {next_ext}",
+                            v - n
+                        ));
+                    }
+                    std::cmp::Ordering::Equal => next_ext += 1,
+                    std::cmp::Ordering::Less => {}
+                }
+            }
+            Ok(())
+        };
+        for i in 0..self.c.n as usize {
+            let ty = self.small(self.l.ty, i);
+            if ty != none {
+                use_ref(ty, i, "type")?;
+            }
+            let end = self.small(self.l.ops_end, i);
+            if end < prev_end || end as u64 > m {
+                return Err(format!(
+                    "instruction {i}: operand list end {end} outside {prev_end}..={m}"
+                ));
+            }
+            for j in prev_end..end {
+                use_ref(self.small(self.l.operands, j as usize), i, "operand")?;
+            }
+            prev_end = end;
+        }
+        if prev_end as u64 != m {
+            return Err(format!("{m} operands stored, {prev_end} used"));
+        }
+        if next_ext != k {
+            return Err(format!("external reference {next_ext} is never used"));
+        }
+        let (tree, pay) = (self.bitmap(true)?, self.bitmap(false)?);
+        debug_assert!(tree == self.c.t && pay == self.c.p);
+        for i in 0..self.c.n as usize {
+            if let Some(row) = self.tree_row(i) {
+                // Checked here, not only by `validate::flat`: the reader clamps ends to `n`.
+                let end = self.small(self.l.tree_end, row as usize) as u64;
+                if end <= i as u64 + 1 {
+                    return Err(format!(
+                        "instruction {i}: a subtree entry, but no sub-instructions"
+                    ));
+                }
+                if end > n {
+                    return Err(format!(
+                        "instruction {i}: subtree end {end} is past the {n} instructions"
+                    ));
+                }
+            }
+            let pay_row = self.pay_row(i);
+            if let Some(row) = pay_row
+                && self.b.get(self.l.pay_kind + row as usize) == Some(&payload_kind::NONE)
+            {
+                return Err(format!("instruction {i}: a payload entry of kind none"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the subtree bitmap (`tree`) or the payload bitmap: no bit past the last
+    /// instruction, the rank directory, the bit count equal to its table's length.
+    fn bitmap(&self, tree: bool) -> Result<u32, String> {
+        let (bits, ranks, count, what) = if tree {
+            (self.l.tree_bits, self.l.tree_ranks, self.c.t, "subtree")
+        } else {
+            (self.l.pay_bits, self.l.pay_ranks, self.c.p, "payload")
+        };
+        let n = self.c.n as u64;
+        let nw = words(n, count as u64);
+        let mut total = 0u64;
+        for wi in 0..nw {
+            if wi > 0 && self.u32_at(ranks, wi as usize - 1) as u64 != total {
+                return Err(format!(
+                    "{what} rank {} is {}, {total} bits precede it",
+                    wi - 1,
+                    self.u32_at(ranks, wi as usize - 1)
+                ));
+            }
+            let word = self.u64_at(bits, wi as usize);
+            let valid = (n - wi * 64).min(64);
+            if valid < 64 && word >> valid != 0 {
+                return Err(format!(
+                    "{what} bitmap: bits set past instruction {}",
+                    n - 1
+                ));
+            }
+            total += word.count_ones() as u64;
+        }
+        if total != count as u64 {
+            return Err(format!(
+                "{what} bitmap has {total} bits, its table {count} rows"
+            ));
+        }
+        Ok(count)
+    }
+
+    /// The blob of bytes payloads.
+    pub(crate) fn blob_bytes(&self) -> &'v [u8] {
+        self.b.get(self.l.blob..self.l.end).unwrap_or(&[])
+    }
+}
+
+impl Flat for Compact<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.c.n as usize
+    }
+
+    fn rec(&self, i: usize) -> Rec {
+        if i >= self.c.n as usize {
+            return Rec::default();
+        }
+        // Clamped to the arrays, so that no reader of bytes changed after validation loops
+        // past them (a validated body is within these bounds already).
+        let ops_end = self.small(self.l.ops_end, i).min(self.c.m);
+        let ops_start = match i.checked_sub(1) {
+            Some(p) => self.small(self.l.ops_end, p).min(ops_end),
+            None => 0,
+        };
+        let (end, n_decos) = match self.tree_row(i) {
+            Some(row) => (
+                self.small(self.l.tree_end, row as usize).min(self.c.n),
+                self.small(self.l.tree_decos, row as usize),
+            ),
+            None => (i as u32 + 1, 0),
+        };
+        let (payload_kind, lo, hi) = match self.pay_row(i) {
+            Some(row) => (
+                self.b
+                    .get(self.l.pay_kind + row as usize)
+                    .copied()
+                    .unwrap_or(0),
+                self.u32_at(self.l.pay_lo, row as usize),
+                self.u32_at(self.l.pay_hi, row as usize),
+            ),
+            None => (payload_kind::NONE, 0, 0),
+        };
+        Rec {
+            opcode: self.opcode(i),
+            payload_kind,
+            ty: self.widen(self.small(self.l.ty, i)),
+            ops_start,
+            ops_end,
+            end,
+            n_decos,
+            lo,
+            hi,
+        }
+    }
+
+    #[inline]
+    fn operand(&self, j: usize) -> u32 {
+        if j >= self.c.m as usize {
+            return REF_NONE;
+        }
+        self.widen(self.small(self.l.operands, j))
+    }
+
+    #[inline]
+    fn operand_len(&self) -> usize {
+        self.c.m as usize
+    }
+
+    fn blob(&self) -> &[u8] {
+        self.blob_bytes()
+    }
+
+    #[inline]
+    fn end(&self, i: usize) -> u32 {
+        self.end_of(i)
+    }
+}
+
+/// One array of a body (`spec/format.md` §2.4), for [`arrays`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Array {
+    Ext,
+    Opcode,
+    Ty,
+    OpsEnd,
+    Operand,
+    TreeBits,
+    TreeRanks,
+    TreeEnd,
+    TreeDecos,
+    PayBits,
+    PayRanks,
+    PayKind,
+    PayLo,
+    PayHi,
+}
+
+/// Where the arrays of a body lie, as (array, start, element size, element count), when its
+/// header parses (for the hostile writer's field list, `hostile::fields`).
+pub(crate) fn arrays(bytes: &[u8]) -> Option<Vec<(Array, usize, usize, usize)>> {
+    let c = Compact::parse(bytes).ok()?;
+    let (l, w, n) = (c.l, c.w, c.c.n as usize);
+    let (wt, wp) = (
+        words(n as u64, c.c.t as u64) as usize,
+        words(n as u64, c.c.p as u64) as usize,
+    );
+    let (t, p) = (c.c.t as usize, c.c.p as usize);
+    Some(vec![
+        (Array::Ext, l.ext, 4, c.c.k as usize),
+        (Array::Opcode, l.opcode, 2, n),
+        (Array::Ty, l.ty, w, n),
+        (Array::OpsEnd, l.ops_end, w, n),
+        (Array::Operand, l.operands, w, c.c.m as usize),
+        (Array::TreeBits, l.tree_bits, 8, wt),
+        (Array::TreeRanks, l.tree_ranks, 4, wt.saturating_sub(1)),
+        (Array::TreeEnd, l.tree_end, w, t),
+        (Array::TreeDecos, l.tree_decos, w, t),
+        (Array::PayBits, l.pay_bits, 8, wp),
+        (Array::PayRanks, l.pay_ranks, 4, wp.saturating_sub(1)),
+        (Array::PayKind, l.pay_kind, 1, p),
+        (Array::PayLo, l.pay_lo, 4, p),
+        (Array::PayHi, l.pay_hi, 4, p),
+    ])
+}
+
+fn count(what: &'static str, n: usize) -> Result<u32, WriteError> {
+    u32::try_from(n).map_err(|_| WriteError::TooLarge {
+        what,
+        count: n as u64,
+        max: u32::MAX as u64,
+    })
+}
+
+/// Encodes a flattened body (2.x tagged references) in the 3.0 layout. Deterministic: the
+/// external references are numbered in first-use order, the width is the narrowest that fits.
+pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
+    let n = body.insts.len();
+    if n > REF_MAX_INDEX as usize + 1 {
+        return Err(WriteError::TooLarge {
+            what: "instructions in one definition",
+            count: n as u64,
+            max: REF_MAX_INDEX as u64 + 1,
+        });
+    }
+    // References as indices into the body's index space (locals, then external ones);
+    // `u32::MAX` for absent types until the width is known.
+    let mut ext: Vec<u32> = Vec::new();
+    let mut ext_of: HashMap<u32, u32> = HashMap::new();
+    let mut index = |r: u32| -> u32 {
+        if r == REF_NONE {
+            return u32::MAX;
+        }
+        if r >> 30 == TAG_LOCAL {
+            return r & REF_MAX_INDEX;
+        }
+        let x = *ext_of.entry(r).or_insert_with(|| {
+            ext.push(r);
+            ext.len() as u32 - 1
+        });
+        n as u32 + x
+    };
+    let mut tys = Vec::with_capacity(n);
+    let mut ops = Vec::with_capacity(body.operands.len());
+    let mut start = 0usize;
+    for r in &body.insts {
+        tys.push(index(r.ty));
+        let end = (r.ops_end as usize).min(body.operands.len()).max(start);
+        ops.extend(body.operands[start..end].iter().map(|&o| index(o)));
+        start = end;
+    }
+    let c = Counts {
+        n: n as u32,
+        k: count("external references in one definition", ext.len())?,
+        m: count("operands in one definition", ops.len())?,
+        p: count(
+            "payloads in one definition",
+            body.insts
+                .iter()
+                .filter(|r| r.payload_kind != payload_kind::NONE)
+                .count(),
+        )?,
+        t: count(
+            "instructions with sub-instructions",
+            body.insts
+                .iter()
+                .enumerate()
+                .filter(|(i, r)| r.end as usize > i + 1)
+                .count(),
+        )?,
+        b: count("payload bytes in one definition", body.bytes.len())?,
+    };
+    let w = if fits_narrow(&c) { 2 } else { 4 };
+    let l = c.layout(w).ok_or(WriteError::TooLarge {
+        what: "bytes of one definition",
+        count: u64::MAX,
+        max: usize::MAX as u64,
+    })?;
+    let mut out = vec![0u8; l.end];
+    out[0] = w as u8;
+    for (k, v) in [c.n, c.k, c.m, c.p, c.t, c.b].into_iter().enumerate() {
+        if w == 2 {
+            // Fits: `fits_narrow` bounds every count.
+            LE::write_u16(&mut out[2 + 2 * k..], v as u16);
+        } else {
+            LE::write_u32(&mut out[4 + 4 * k..], v);
+        }
+    }
+    let put = |out: &mut [u8], base: usize, i: usize, v: u32| {
+        if w == 2 {
+            // Fits: `fits_narrow` bounds every index and end; the absent marker is 0xFFFF.
+            LE::write_u16(&mut out[base + 2 * i..], v.min(0xFFFF) as u16);
+        } else {
+            LE::write_u32(&mut out[base + 4 * i..], v);
+        }
+    };
+    for (x, &e) in ext.iter().enumerate() {
+        LE::write_u32(&mut out[l.ext + 4 * x..], e);
+    }
+    let (mut tr, mut pr) = (0usize, 0usize);
+    for (i, r) in body.insts.iter().enumerate() {
+        LE::write_u16(&mut out[l.opcode + 2 * i..], r.opcode);
+        put(&mut out, l.ty, i, tys[i]);
+        put(&mut out, l.ops_end, i, r.ops_end.min(c.m));
+        if r.end as usize > i + 1 {
+            out[l.tree_bits + 8 * (i / 64) + (i % 64) / 8] |= 1 << (i % 8);
+            put(&mut out, l.tree_end, tr, r.end);
+            put(&mut out, l.tree_decos, tr, r.n_decos);
+            tr += 1;
+        }
+        if r.payload_kind != payload_kind::NONE {
+            out[l.pay_bits + 8 * (i / 64) + (i % 64) / 8] |= 1 << (i % 8);
+            out[l.pay_kind + pr] = r.payload_kind;
+            LE::write_u32(&mut out[l.pay_lo + 4 * pr..], r.payload_lo);
+            LE::write_u32(&mut out[l.pay_hi + 4 * pr..], r.payload_hi);
+            pr += 1;
+        }
+    }
+    for (j, &o) in ops.iter().enumerate() {
+        put(&mut out, l.operands, j, o);
+    }
+    write_ranks(
+        &mut out,
+        l.tree_bits,
+        l.tree_ranks,
+        words(n as u64, c.t as u64),
+    );
+    write_ranks(
+        &mut out,
+        l.pay_bits,
+        l.pay_ranks,
+        words(n as u64, c.p as u64),
+    );
+    out[l.blob..l.end].copy_from_slice(&body.bytes);
+    Ok(out)
+}
+
+/// Fills the rank directory of the bitmap at `bits` (`nw` words): entry `r` is the number of
+/// set bits in words `0..=r`.
+fn write_ranks(out: &mut [u8], bits: usize, ranks: usize, nw: u64) {
+    let mut total = 0u32;
+    for wi in 0..nw as usize {
+        total += LE::read_u64(&out[bits + 8 * wi..]).count_ones();
+        if wi + 1 < nw as usize {
+            LE::write_u32(&mut out[ranks + 4 * wi..], total);
+        }
+    }
+}
