@@ -32,19 +32,40 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// The generated program's size.
+#[derive(clap::Args, Clone, Copy)]
+struct Size {
+    /// Number of modules (m0 holds only `main`).
+    #[arg(long, default_value_t = 50)]
+    modules: usize,
+    /// Functions per module.
+    #[arg(long, default_value_t = 200)]
+    functions: usize,
+    /// Instructions per function.
+    #[arg(long, default_value_t = 100)]
+    insts: usize,
+}
+
+impl Size {
+    /// The workload of this size with `reach` of its functions reachable.
+    fn shape(self, reach: f64, seed: u64) -> workload::Shape {
+        workload::Shape {
+            modules: self.modules,
+            functions: self.functions,
+            insts: self.insts,
+            reach,
+            seed,
+            edit: None,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Generate a workload.
     Gen {
-        /// Number of modules (m0 holds only `main`).
-        #[arg(long, default_value_t = 50)]
-        modules: usize,
-        /// Functions per module.
-        #[arg(long, default_value_t = 200)]
-        functions: usize,
-        /// Instructions per function.
-        #[arg(long, default_value_t = 100)]
-        insts: usize,
+        #[command(flatten)]
+        size: Size,
         /// Fraction of the functions reachable from `main`.
         #[arg(long, default_value_t = 0.01)]
         reach: f64,
@@ -75,15 +96,8 @@ enum Cmd {
         /// Work directory.
         #[arg(long, default_value = "target/irkit-bench")]
         dir: PathBuf,
-        /// Number of modules.
-        #[arg(long, default_value_t = 50)]
-        modules: usize,
-        /// Functions per module.
-        #[arg(long, default_value_t = 200)]
-        functions: usize,
-        /// Instructions per function.
-        #[arg(long, default_value_t = 100)]
-        insts: usize,
+        #[command(flatten)]
+        size: Size,
         /// Runs per measurement (the fastest is reported).
         #[arg(long, default_value_t = 3)]
         runs: usize,
@@ -103,15 +117,8 @@ enum Cmd {
         /// Work directory.
         #[arg(long, default_value = "target/irkit-bench")]
         dir: PathBuf,
-        /// Number of modules.
-        #[arg(long, default_value_t = 50)]
-        modules: usize,
-        /// Functions per module.
-        #[arg(long, default_value_t = 200)]
-        functions: usize,
-        /// Instructions per function.
-        #[arg(long, default_value_t = 100)]
-        insts: usize,
+        #[command(flatten)]
+        size: Size,
         /// Runs per measurement (the fastest is reported; `llc -O2` runs once).
         #[arg(long, default_value_t = 3)]
         runs: usize,
@@ -121,26 +128,17 @@ enum Cmd {
 fn main() -> ExitCode {
     let result = match Cli::parse().cmd {
         Cmd::Gen {
-            modules,
-            functions,
-            insts,
+            size,
             reach,
             out,
             seed,
             text,
         } => {
-            let shape = workload::Shape {
-                modules,
-                functions,
-                insts,
-                reach,
-                seed,
-                edit: None,
-            };
+            let shape = size.shape(reach, seed);
             workload::generate(&shape, &out, text).map(|g| {
                 println!(
                     "{} modules, {} functions ({} reachable), {} instructions, {} bytes of .irm in {}",
-                    modules,
+                    size.modules,
                     g.functions,
                     g.reachable,
                     g.insts,
@@ -155,9 +153,7 @@ fn main() -> ExitCode {
             llvm_as,
             llvm_dis,
             dir,
-            modules,
-            functions,
-            insts,
+            size,
             runs,
         } => bench(&Bench {
             ir_link,
@@ -165,9 +161,7 @@ fn main() -> ExitCode {
             llvm_as,
             llvm_dis,
             dir,
-            modules,
-            functions,
-            insts,
+            size,
             runs: runs.max(1),
         }),
         Cmd::Codegen {
@@ -175,23 +169,14 @@ fn main() -> ExitCode {
             llc,
             llvm_link,
             dir,
-            modules,
-            functions,
-            insts,
+            size,
             runs,
         } => codegen::run(&codegen::Codegen {
             ir_link,
             llc,
             llvm_link,
             dir,
-            shape: workload::Shape {
-                modules,
-                functions,
-                insts,
-                reach: 1.0,
-                seed: 1,
-                edit: None,
-            },
+            shape: size.shape(1.0, 1),
             runs: runs.max(1),
         }),
     };
@@ -210,9 +195,7 @@ struct Bench {
     llvm_as: PathBuf,
     llvm_dis: PathBuf,
     dir: PathBuf,
-    modules: usize,
-    functions: usize,
-    insts: usize,
+    size: Size,
     runs: usize,
 }
 
@@ -292,25 +275,18 @@ fn bench(b: &Bench) -> Result<(), String> {
     let mut results = Vec::new();
     for (tag, reach) in [("1%", 0.01), ("100%", 1.0)] {
         let dir = b.dir.join(format!("reach-{}", (reach * 100.0) as u32));
-        let shape = workload::Shape {
-            modules: b.modules,
-            functions: b.functions,
-            insts: b.insts,
-            reach,
-            seed: 1,
-            edit: None,
-        };
+        let shape = b.size.shape(reach, 1);
         let g = workload::generate(&shape, &dir, false)?;
         println!(
             "workload {tag}: {} modules, {} functions, {} reachable, {} instructions, {:.1} MB of .irm",
-            b.modules,
+            b.size.modules,
             g.functions,
             g.reachable,
             g.insts,
             g.irm_bytes as f64 / 1e6
         );
         // Bitcode for llvm-link's lazy loading (not timed).
-        for ll in files(&dir, "ll", b.modules) {
+        for ll in files(&dir, "ll", b.size.modules) {
             let bc = ll.trim_end_matches(".ll").to_string() + ".bc";
             let st = Command::new(&b.llvm_as)
                 .args([&ll, "-o", &bc])
@@ -322,10 +298,10 @@ fn bench(b: &Bench) -> Result<(), String> {
         }
         println!(
             "  {}",
-            size_per_instruction(&dir, b.modules, g.irm_bytes, g.insts)?
+            size_per_instruction(&dir, b.size.modules, g.irm_bytes, g.insts)?
         );
         let needed = g.reachable + 1;
-        let mut args = files(&dir, "irm", b.modules);
+        let mut args = files(&dir, "irm", b.size.modules);
         let out = dir.join("linked.irm");
         args.extend(["-o".into(), out.display().to_string()]);
         let ir = measure(&b.ir_link, &args, b.runs)?;
@@ -343,7 +319,7 @@ fn bench(b: &Bench) -> Result<(), String> {
             if only {
                 args.push("--only-needed".to_string());
             }
-            args.extend(files(&dir, ext, b.modules));
+            args.extend(files(&dir, ext, b.size.modules));
             let out = dir.join(format!("linked-{ext}-{only}.bc"));
             args.extend(["-o".into(), out.display().to_string()]);
             let m = measure(&b.llvm_link, &args, b.runs)?;

@@ -184,14 +184,19 @@ pub(crate) fn encode(key: &Key, code: &Code) -> Option<Vec<u8>> {
         payload.extend_from_slice(&value.to_le_bytes());
         payload.extend_from_slice(&r.addend.to_le_bytes());
     }
+    Some(framed(key, &payload))
+}
+
+/// An entry: the header (magic, version, `key`, length, BLAKE3 of `payload`), then `payload`.
+fn framed(key: &Key, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(key);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(blake3::hash(&payload).as_bytes());
-    out.extend_from_slice(&payload);
-    Some(out)
+    out.extend_from_slice(blake3::hash(payload).as_bytes());
+    out.extend_from_slice(payload);
+    out
 }
 
 /// Reads little-endian fields, failing at the end.
@@ -346,14 +351,7 @@ mod tests {
     /// An entry whose checksum is right but whose content is not code for any function.
     fn resealed(mut payload: Vec<u8>, key: &Key, edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         edit(&mut payload);
-        let mut out = Vec::new();
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(key);
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(blake3::hash(&payload).as_bytes());
-        out.extend_from_slice(&payload);
-        out
+        framed(key, &payload)
     }
 
     #[test]

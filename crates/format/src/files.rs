@@ -152,18 +152,12 @@ pub fn read_binary_input(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
 
 /// Writes `bytes` to `path`: atomically for a regular file, directly for a device or FIFO.
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    match std::fs::metadata(path) {
-        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
-            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            f.write_all(bytes)?;
-            f.flush()
-        }
-        Ok(meta) => replace(path, |f| f.write_all(bytes), Some(meta.permissions())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            replace(path, |f| f.write_all(bytes), None)
-        }
-        Err(e) => Err(e),
+    if is_device(path) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        f.write_all(bytes)?;
+        return f.flush();
     }
+    replace_with(path, |f| f.write_all(bytes))
 }
 
 /// Whether `path` is something [`write_file`] writes directly (a device or a FIFO), not a
