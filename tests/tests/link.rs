@@ -5,7 +5,9 @@
 //! printed) or `expected.err` (the error lines, `error: ...`, file names as in the folder).
 //!
 //! Every case is also linked with its inputs in every order: the output bytes (or the error
-//! lines) must be identical. `IRKIT_BLESS=1` rewrites the expectations.
+//! lines) must be identical. A case that runs optimization passes is also linked without them,
+//! and both programs run in the reference interpreter: the result (or trap kind) and the output
+//! must be the same. `IRKIT_BLESS=1` rewrites the expectations.
 //!
 //! Further tests: a definition nobody reaches is never validated (a corrupted unreached
 //! definition does not stop the link, and reaching it names the file and the definition),
@@ -152,11 +154,49 @@ fn run_case(dir: &Path) -> Result<(), Failed> {
             // The output reads back and verifies.
             let m = irkit_format::read(&bytes).map_err(|e| format!("re-read: {e}"))?;
             irkit_core::verify::verify(&m).map_err(|e| format!("re-verify: {e:?}"))?;
+            if opts.devirtualize || opts.inline {
+                same_behaviour(&inputs, &opts, &m)?;
+            }
             Ok(text)
         }
         Err(lines) => Err(lines),
     };
     Ok(irkit_tests::check_outcome(dir, outcome, "the link")?)
+}
+
+/// How a program's run ends in the interpreter: its result or trap kind, and its output.
+fn behaviour(m: &irkit_core::Module) -> (Result<i32, String>, Vec<u8>) {
+    match irkit_interp::Interpreter::new(m) {
+        Ok(it) => {
+            let mut it = it.with_fuel(10_000_000);
+            let r = it.run_main().map_err(|t| t.kind.to_string());
+            (r, it.take_output())
+        }
+        Err(e) => (Err(format!("does not load: {e}")), Vec::new()),
+    }
+}
+
+/// The program linked with the case's optimization passes (`optimized`) behaves as the one
+/// linked without them.
+fn same_behaviour(
+    inputs: &[(String, String)],
+    opts: &LinkOptions,
+    optimized: &irkit_core::Module,
+) -> Result<(), Failed> {
+    let plain_opts = LinkOptions {
+        devirtualize: false,
+        inline: false,
+        ..opts.clone()
+    };
+    let (_, bytes) = run_link(inputs, &plain_opts)?;
+    let plain = irkit_format::read(&bytes).map_err(|e| format!("re-read: {e}"))?;
+    let (before, after) = (behaviour(&plain), behaviour(optimized));
+    if before != after {
+        return Err(
+            format!("the passes change the program: {before:?} before, {after:?} after").into(),
+        );
+    }
+    Ok(())
 }
 
 const LIB: &str = r#"

@@ -329,6 +329,61 @@ impl Module {
         self.insert_child(parent, len, child)
     }
 
+    /// Moves children `at..` of `from`, in order, into `to`'s children at position `index` (in
+    /// one step: splitting a block, or moving a function's blocks into another, does not detach
+    /// and insert instructions one by one).
+    pub fn move_children(
+        &mut self,
+        from: Inst,
+        at: usize,
+        to: Inst,
+        index: usize,
+    ) -> Result<(), CoreError> {
+        self.check_live(from)?;
+        self.check_live(to)?;
+        if self.opcode(to).is_hoistable() {
+            return Err(CoreError::WrongKind {
+                opcode: self.opcode(to),
+                what: "is hoistable and has no children",
+            });
+        }
+        let len = self.children(from).len();
+        if at > len {
+            return Err(CoreError::IndexOutOfRange {
+                inst: from,
+                index: at,
+                len,
+            });
+        }
+        let to_len = self.children(to).len() - if from == to { len - at } else { 0 };
+        if index > to_len {
+            return Err(CoreError::IndexOutOfRange {
+                inst: to,
+                index,
+                len: to_len,
+            });
+        }
+        if let Some(&c) = self.children(from)[at..]
+            .iter()
+            .find(|&&c| self.is_ancestor(c, to))
+        {
+            return Err(CoreError::BadAttach {
+                parent: to,
+                child: c,
+                why: "it would become its own ancestor",
+            });
+        }
+        let moved: Vec<Inst> = self.insts[from.idx()].children.drain(at..).collect();
+        for &c in &moved {
+            self.insts[c.idx()].parent = Some(to);
+        }
+        let children = &mut self.insts[to.idx()].children;
+        let tail: Vec<Inst> = children.drain(index..).collect();
+        children.extend(moved);
+        children.extend(tail);
+        Ok(())
+    }
+
     /// Inserts a detached instruction as child number `index` of `parent`.
     pub fn insert_child(
         &mut self,
@@ -671,5 +726,46 @@ impl InstData {
             payload,
             dead: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Payload;
+
+    fn block(m: &mut Module, n: usize) -> (Inst, Vec<Inst>) {
+        let b = m
+            .new_inst(Opcode::BLOCK, None, vec![], Payload::None)
+            .unwrap();
+        let kids = (0..n)
+            .map(|_| {
+                let i = m
+                    .new_inst(Opcode::UNREACHABLE, None, vec![], Payload::None)
+                    .unwrap();
+                m.append_child(b, i).unwrap();
+                i
+            })
+            .collect();
+        (b, kids)
+    }
+
+    #[test]
+    fn move_children_splices_a_tail_in_order() {
+        let mut m = Module::new();
+        let (a, ak) = block(&mut m, 4);
+        let (b, bk) = block(&mut m, 2);
+        m.move_children(a, 2, b, 1).unwrap();
+        assert_eq!(m.children(a), &ak[..2]);
+        assert_eq!(m.children(b), &[bk[0], ak[2], ak[3], bk[1]]);
+        assert_eq!(m.parent(ak[3]), Some(b));
+        // Out of range, or into one of the moved instructions: refused, nothing changes.
+        assert!(m.move_children(a, 3, b, 0).is_err());
+        assert!(m.move_children(b, 0, b, 5).is_err());
+        assert!(m.move_children(b, 1, ak[2], 0).is_err());
+        assert_eq!(m.children(b), &[bk[0], ak[2], ak[3], bk[1]]);
+        // Within one parent: the tail goes back in at `index`.
+        m.move_children(b, 2, b, 0).unwrap();
+        assert_eq!(m.children(b), &[ak[3], bk[1], bk[0], ak[2]]);
     }
 }

@@ -7,6 +7,9 @@
 //!
 //! * a `func` definition used as a value: that function;
 //! * `select %c, %a, %b`: the sets of `%a` and `%b` together;
+//! * a `load` of a `ptr` from a constant global table (a `global_const`, through `elem`): the
+//!   functions the initial value holds at every offset the load may read without trapping,
+//!   when all of them are functions (`tables.rs`);
 //! * a block parameter (not the entry block's: those are the function's arguments): the sets
 //!   of the arguments every edge into the block passes for it, together;
 //! * anything else (an argument, a load, a call's result, `null`, an integer turned into a
@@ -22,6 +25,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
+
+use crate::tables::Tables;
 
 /// The most functions a set holds before it counts as unknown.
 pub const MAX_TARGETS: usize = 16;
@@ -67,8 +72,10 @@ impl Targets {
 /// Rewrites every indirect call of `m` whose callee can only be one function of the call's
 /// signature as a direct call of that function. `m` must verify.
 pub fn devirtualize(m: &mut Module) -> Result<Devirtualized, CoreError> {
-    let mut rewrites: Vec<(Inst, Inst)> = Vec::new();
+    // (function, call, target), in module order.
+    let mut rewrites: Vec<(Inst, Inst, Inst)> = Vec::new();
     let funcs = crate::rewrite::functions(m);
+    let tables = crate::tables::Tables::new(m);
     for f in funcs {
         let calls: Vec<Inst> = m
             .blocks(f)
@@ -84,22 +91,26 @@ pub fn devirtualize(m: &mut Module) -> Result<Devirtualized, CoreError> {
             else {
                 continue;
             };
-            if let Targets::Known(set) = targets(m, &edges, callee)
+            if let Targets::Known(set) = targets(m, &tables, &edges, callee)
                 && set.len() == 1
                 && let Some(&target) = set.first()
                 && m.ty(target).map(|t| m.resolve(t)) == Some(m.resolve(sig))
             {
-                rewrites.push((call, target));
+                rewrites.push((f, call, target));
             }
         }
     }
-    let mut uses = HashMap::new();
-    for &(call, target) in &rewrites {
-        uses.insert(call, direct_call(m, call, target)?);
-    }
-    m.replace_all_uses(&uses)?;
-    for &(call, _) in &rewrites {
-        m.remove(call)?;
+    // The calls' results are local values: each function's uses are rewritten in it alone.
+    for group in rewrites.chunk_by(|a, b| a.0 == b.0) {
+        let f = group[0].0;
+        let mut uses = HashMap::new();
+        for &(_, call, target) in group {
+            uses.insert(call, direct_call(m, call, target)?);
+        }
+        crate::rewrite::replace_local_uses(m, f, &uses)?;
+        for &(_, call, _) in group {
+            m.remove(call)?;
+        }
     }
     Ok(Devirtualized {
         calls: rewrites.len() as u64,
@@ -160,7 +171,7 @@ impl Incoming {
 }
 
 /// The possible values of function address `v`.
-fn targets(m: &Module, inc: &Incoming, v: Inst) -> Targets {
+fn targets(m: &Module, tables: &Tables<'_>, inc: &Incoming, v: Inst) -> Targets {
     // The values `v` is built from, through selects and block parameters: solved together.
     let mut nodes: Vec<Inst> = vec![v];
     let mut index: HashMap<Inst, usize> = HashMap::from([(v, 0)]);
@@ -172,7 +183,7 @@ fn targets(m: &Module, inc: &Incoming, v: Inst) -> Targets {
             return Targets::Unknown;
         }
         let n = nodes[k];
-        let (own, from) = node(m, inc, n);
+        let (own, from) = node(m, tables, inc, n);
         let mut srcs = Vec::with_capacity(from.len());
         for s in from {
             let next = nodes.len();
@@ -205,13 +216,17 @@ fn targets(m: &Module, inc: &Incoming, v: Inst) -> Targets {
 }
 
 /// What value `v` contributes by itself, and the values whose sets flow into it.
-fn node(m: &Module, inc: &Incoming, v: Inst) -> (Targets, Vec<Inst>) {
+fn node(m: &Module, tables: &Tables<'_>, inc: &Incoming, v: Inst) -> (Targets, Vec<Inst>) {
     let none = Targets::Known(BTreeSet::new());
     match m.opcode(v) {
         Opcode::FUNC if m.parent(v) == Some(m.root()) => {
             (Targets::Known(BTreeSet::from([v])), vec![])
         }
         Opcode::SELECT => (none, m.operands(v).get(1..).unwrap_or(&[]).to_vec()),
+        Opcode::LOAD => match tables.loaded_functions(v) {
+            Some(set) if set.len() <= MAX_TARGETS => (Targets::Known(set), vec![]),
+            _ => (Targets::Unknown, vec![]),
+        },
         Opcode::PARAM => {
             let in_entry = m.parent(v).is_some_and(|b| Some(b) == inc.entry);
             match inc.args.get(&v) {

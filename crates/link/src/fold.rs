@@ -32,8 +32,8 @@ fn const_bool(m: &Module, v: Inst) -> Option<bool> {
 pub fn fold_constants(m: &mut Module) -> Result<Folded, CoreError> {
     let mut done = Folded::default();
     let funcs = crate::rewrite::functions(m);
-    let mut subst: HashMap<Inst, Inst> = HashMap::new();
     for &f in &funcs {
+        let mut subst: HashMap<Inst, Inst> = HashMap::new();
         for b in m.blocks(f).collect::<Vec<_>>() {
             for i in m.children(b).to_vec() {
                 match m.opcode(i) {
@@ -74,15 +74,12 @@ pub fn fold_constants(m: &mut Module) -> Result<Folded, CoreError> {
                 }
             }
         }
-    }
-    if !subst.is_empty() {
-        m.replace_all_uses(&subst)?;
+        // A select is a local value: its uses are in `f` alone.
+        crate::rewrite::replace_local_uses(m, f, &subst)?;
         for &s in subst.keys() {
             m.remove(s)?;
         }
-        done.selects = subst.len() as u64;
-    }
-    for &f in &funcs {
+        done.selects += subst.len() as u64;
         done.blocks += remove_unreachable(m, f)?;
     }
     Ok(done)

@@ -87,6 +87,7 @@ pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inli
     }
     let mut subst: HashMap<Inst, Inst> = HashMap::new();
     let mut removed = Vec::new();
+    let mut callers: Vec<Inst> = Vec::new();
     for f in funcs {
         let Some(u) = uses.get(&f) else { continue };
         let [call] = u.calls.as_slice() else { continue };
@@ -112,9 +113,18 @@ pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inli
         }
         inline_call(m, call, f, &mut subst)?;
         removed.push(f);
+        callers.push(g);
     }
     if !removed.is_empty() {
-        m.replace_all_uses(&subst)?;
+        // Each substituted value is local to the function it ended up in: a caller that was
+        // itself inlined later is now part of its own caller, which is walked instead.
+        callers.sort();
+        callers.dedup();
+        for g in callers {
+            if m.is_live(g) && m.parent(g) == Some(m.root()) {
+                crate::rewrite::replace_local_uses(m, g, &subst)?;
+            }
+        }
         // The call instructions, the parameters of the inlined entry blocks, the functions.
         for &from in subst.keys() {
             if m.is_live(from) {
@@ -140,7 +150,7 @@ fn has_stackalloc(m: &Module, f: Inst) -> bool {
 /// rewrite afterwards go into `subst` (the call's result to the continuation's parameter,
 /// `f`'s entry parameters to the call's arguments); the call and those parameters are left
 /// detached, for the caller to remove once the uses are rewritten.
-fn inline_call(
+pub(crate) fn inline_call(
     m: &mut Module,
     call: Inst,
     f: Inst,
@@ -165,11 +175,8 @@ fn inline_call(
         }
         None => None,
     };
-    let rest: Vec<Inst> = m.children(block)[at + 1..].to_vec();
-    for i in rest {
-        m.detach(i)?;
-        m.append_child(cont, i)?;
-    }
+    let after_param = m.children(cont).len();
+    m.move_children(block, at + 1, cont, after_param)?;
     // The call's arguments stand for `f`'s parameters.
     let args: Vec<Inst> = m.operands(call).get(1..).unwrap_or(&[]).to_vec();
     for (p, a) in m.block_params(entry).to_vec().into_iter().zip(args) {
@@ -190,7 +197,7 @@ fn inline_call(
         .position(|&c| c == block)
         .ok_or(CoreError::BadHandle(block))?
         + 1;
-    for b in blocks {
+    for &b in &blocks {
         if let Some(&term) = m.children(b).last()
             && m.opcode(term) == Opcode::RET
         {
@@ -206,9 +213,17 @@ fn inline_call(
             m.remove(term)?;
             m.append_child(b, j)?;
         }
-        m.detach(b)?;
-        m.insert_child(g, pos, b)?;
-        pos += 1;
+    }
+    if m.children(f).len() == blocks.len() {
+        m.move_children(f, 0, g, pos)?;
+        pos += blocks.len();
+    } else {
+        // Not only blocks under `f` (a module that does not verify): one by one.
+        for b in blocks {
+            m.detach(b)?;
+            m.insert_child(g, pos, b)?;
+            pos += 1;
+        }
     }
     m.insert_child(g, pos, cont)?;
     Ok(())

@@ -47,19 +47,24 @@ mod error;
 mod extend;
 pub mod fold;
 pub mod inline;
+pub mod inline_always;
 mod input;
 mod linker;
+pub mod merge;
 pub mod prune;
 mod rewrite;
 pub mod specialize;
+mod tables;
 
 pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use extend::{LIVE_PROGRAM, extend};
 pub use fold::fold_constants;
 pub use inline::{Visible, inline_single_calls};
+pub use inline_always::inline_always;
 pub use input::{Input, Opened};
 pub use linker::{link, link_files};
+pub use merge::merge_jump_chains;
 pub use prune::remove_unreferenced;
 pub use specialize::specialize;
 
@@ -145,6 +150,14 @@ pub struct Stats {
     pub devirtualized: u64,
     /// Functions inlined into their only call site ([`LinkOptions::inline`]).
     pub inlined: u64,
+    /// Call sites that received a copy of an `inline_always` callee ([`LinkOptions::inline`]).
+    pub inlined_copies: u64,
+    /// Blocks merged into their only predecessor ([`LinkOptions::inline`]).
+    pub blocks_merged: u64,
+    /// Instructions in function bodies before the optimization passes (0 if none ran).
+    pub insts_before_optimize: u64,
+    /// Instructions in function bodies after them (0 if none ran).
+    pub insts_after_optimize: u64,
     /// Definitions removed because nothing used them any more after the passes.
     pub removed: u64,
     /// The optimization passes.

@@ -866,6 +866,8 @@ fn optimize(out: &mut Module, opts: &LinkOptions, stats: &mut Stats) -> Result<(
         names: &opts.exports,
         entry: &opts.entry,
     };
+    stats.insts_before_optimize = crate::rewrite::body_instructions(out);
+    let mut budget = crate::inline_always::growth_budget(out);
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
         if opts.devirtualize {
@@ -875,13 +877,21 @@ fn optimize(out: &mut Module, opts: &LinkOptions, stats: &mut Stats) -> Result<(
         }
         if opts.inline {
             let i = crate::inline::inline_single_calls(out, &visible).map_err(pass("inline"))?;
+            let c =
+                crate::inline_always::inline_always(out, budget).map_err(pass("inline_always"))?;
+            budget -= c.instructions;
             let f = crate::fold::fold_constants(out).map_err(pass("fold"))?;
             stats.inlined += i.functions;
-            changed |= i.functions > 0 || f.selects > 0 || f.branches > 0;
+            stats.inlined_copies += c.calls;
+            changed |= i.functions > 0 || c.calls > 0 || f.selects > 0 || f.branches > 0;
         }
         if !changed {
             break;
         }
+    }
+    if opts.inline {
+        let j = crate::merge::merge_jump_chains(out).map_err(pass("merge"))?;
+        stats.blocks_merged += j.blocks;
     }
     let removed = crate::prune::remove_unreferenced(out, &visible).map_err(pass("prune"))?;
     stats.removed += removed;
@@ -893,6 +903,7 @@ fn optimize(out: &mut Module, opts: &LinkOptions, stats: &mut Stats) -> Result<(
             message: e.to_string(),
         })?;
     }
+    stats.insts_after_optimize = crate::rewrite::body_instructions(out);
     Ok(())
 }
 

@@ -2,7 +2,8 @@
 //! from the generator (module sets with a `main`) run in the reference interpreter with and
 //! without the passes, and give the same result, output, or trap kind. A generated indirect
 //! call through `select` of one function twice is the case devirtualization rewrites; the test
-//! also checks that the passes did rewrite and inline some, so it cannot pass by doing nothing.
+//! also checks that the passes did rewrite, inline, copy `inline_always` functions and merge
+//! jump chains in some, so it cannot pass by doing nothing.
 
 use irkit_format::write;
 use irkit_interp::Interpreter;
@@ -34,7 +35,7 @@ fn the_passes_keep_every_program_s_behaviour() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let (mut rewritten, mut inlined) = (0, 0);
+    let (mut rewritten, mut inlined, mut copies, mut merged) = (0, 0, 0, 0);
     for seed in 0..seeds {
         let plain = linked(seed, &LinkOptions::default());
         let opts = LinkOptions {
@@ -45,6 +46,8 @@ fn the_passes_keep_every_program_s_behaviour() {
         let optimized = linked(seed, &opts);
         rewritten += optimized.stats.devirtualized;
         inlined += optimized.stats.inlined;
+        copies += optimized.stats.inlined_copies;
+        merged += optimized.stats.blocks_merged;
         irkit_core::verify::verify(&optimized.module).unwrap_or_else(|e| {
             panic!("seed {seed}: the optimized program does not verify: {e:?}")
         });
@@ -59,4 +62,9 @@ fn the_passes_keep_every_program_s_behaviour() {
         "no call was devirtualized in {seeds} programs"
     );
     assert!(inlined > 0, "no function was inlined in {seeds} programs");
+    assert!(
+        copies > 0,
+        "no inline_always copy was made in {seeds} programs"
+    );
+    assert!(merged > 0, "no jump chain was merged in {seeds} programs");
 }

@@ -322,6 +322,15 @@ fn print_stats(s: &Stats, write: Duration) {
     irkit_cli::note!("instantiations:      {}", s.instantiations);
     irkit_cli::note!("calls devirtualized: {}", s.devirtualized);
     irkit_cli::note!("functions inlined:   {}", s.inlined);
+    irkit_cli::note!("copies inlined:      {}", s.inlined_copies);
+    irkit_cli::note!("blocks merged:       {}", s.blocks_merged);
+    if s.insts_before_optimize > 0 {
+        irkit_cli::note!(
+            "instructions:        {} before the passes, {} after",
+            s.insts_before_optimize,
+            s.insts_after_optimize
+        );
+    }
     irkit_cli::note!("definitions removed: {}", s.removed);
     irkit_cli::note!("time open:           {}", ms(s.open));
     irkit_cli::note!("time resolve:        {}", ms(s.resolve));
