@@ -477,8 +477,52 @@ impl Module {
         }
         if let Some(p) = self.insts[inst.idx()].parent.take() {
             let pd = &mut self.insts[p.idx()];
-            pd.children.retain(|&c| c != inst);
-            pd.decorations.retain(|&c| c != inst);
+            // An instruction is in its parent's lists once; searched from the end, where
+            // rewrites detach most (a terminator, the last block).
+            if let Some(k) = pd.children.iter().rposition(|&c| c == inst) {
+                pd.children.remove(k);
+            } else if let Some(k) = pd.decorations.iter().rposition(|&c| c == inst) {
+                pd.decorations.remove(k);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes every instruction of `insts` with its subtree, as [`Module::remove`] does one,
+    /// but each parent's lists are rewritten once, not once per removed instruction.
+    pub fn remove_all(&mut self, insts: &[Inst]) -> Result<(), CoreError> {
+        for &i in insts {
+            self.check_live(i)?;
+            if self.opcode(i).is_hoistable() {
+                return Err(CoreError::WrongKind {
+                    opcode: self.opcode(i),
+                    what: "is hoistable and cannot be detached",
+                });
+            }
+        }
+        let gone: std::collections::HashSet<Inst> = insts.iter().copied().collect();
+        let mut parents: Vec<Inst> = Vec::new();
+        for &i in insts {
+            if let Some(p) = self.insts[i.idx()].parent.take() {
+                parents.push(p);
+            }
+        }
+        parents.sort_unstable();
+        parents.dedup();
+        for p in parents {
+            let pd = &mut self.insts[p.idx()];
+            pd.children.retain(|c| !gone.contains(c));
+            pd.decorations.retain(|c| !gone.contains(c));
+        }
+        let mut stack: Vec<Inst> = insts.to_vec();
+        while let Some(i) = stack.pop() {
+            let d = &mut self.insts[i.idx()];
+            if d.dead {
+                continue;
+            }
+            d.dead = true;
+            stack.extend(d.children.iter().copied());
+            stack.extend(d.decorations.iter().copied());
         }
         Ok(())
     }
@@ -767,5 +811,19 @@ mod tests {
         // Within one parent: the tail goes back in at `index`.
         m.move_children(b, 2, b, 0).unwrap();
         assert_eq!(m.children(b), &[ak[3], bk[1], bk[0], ak[2]]);
+    }
+
+    #[test]
+    fn remove_all_removes_each_with_its_subtree() {
+        let mut m = Module::new();
+        let (a, ak) = block(&mut m, 5);
+        let (b, _) = block(&mut m, 2);
+        m.append_child(a, b).unwrap();
+        m.remove_all(&[ak[1], ak[3], b]).unwrap();
+        assert_eq!(m.children(a), &[ak[0], ak[2], ak[4]]);
+        assert!(!m.is_live(ak[1]) && !m.is_live(b));
+        assert!(m.remove_all(&[ak[1]]).is_err());
+        m.detach(ak[4]).unwrap();
+        assert_eq!(m.children(a), &[ak[0], ak[2]]);
     }
 }

@@ -76,9 +76,8 @@ pub fn fold_constants(m: &mut Module) -> Result<Folded, CoreError> {
         }
         // A select is a local value: its uses are in `f` alone.
         crate::rewrite::replace_local_uses(m, f, &subst)?;
-        for &s in subst.keys() {
-            m.remove(s)?;
-        }
+        let selects: Vec<Inst> = subst.keys().copied().collect();
+        m.remove_all(&selects)?;
         done.selects += subst.len() as u64;
         done.blocks += remove_unreachable(m, f)?;
     }
@@ -103,8 +102,6 @@ fn remove_unreachable(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
         }
     }
     let dead: Vec<Inst> = m.blocks(f).filter(|b| !seen.contains(b)).collect();
-    for &b in &dead {
-        m.remove(b)?;
-    }
+    m.remove_all(&dead)?;
     Ok(dead.len() as u64)
 }

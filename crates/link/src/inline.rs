@@ -126,14 +126,9 @@ pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inli
             }
         }
         // The call instructions, the parameters of the inlined entry blocks, the functions.
-        for &from in subst.keys() {
-            if m.is_live(from) {
-                m.remove(from)?;
-            }
-        }
-        for &f in &removed {
-            m.remove(f)?;
-        }
+        let from: Vec<Inst> = subst.keys().copied().filter(|&i| m.is_live(i)).collect();
+        m.remove_all(&from)?;
+        m.remove_all(&removed)?;
     }
     Ok(Inlined {
         functions: removed.len() as u64,

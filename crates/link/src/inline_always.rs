@@ -104,14 +104,9 @@ pub fn inline_always(m: &mut Module, budget: u64) -> Result<InlinedCopies, CoreE
             done.instructions += size;
         }
         crate::rewrite::replace_local_uses(m, g, &subst)?;
-        for &from in subst.keys() {
-            if m.is_live(from) {
-                m.remove(from)?;
-            }
-        }
-        for copy in dead {
-            m.remove(copy)?;
-        }
+        let from: Vec<Inst> = subst.keys().copied().filter(|&i| m.is_live(i)).collect();
+        m.remove_all(&from)?;
+        m.remove_all(&dead)?;
     }
     Ok(done)
 }

@@ -9,7 +9,7 @@
 //! where it is used; the same instructions run in the same order, minus a jump. Chains merge
 //! whole (`A → B → C` becomes one block), and the merged blocks are removed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use irkit_core::{CoreError, Inst, Module, Opcode};
 
@@ -48,9 +48,10 @@ fn merge_in(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
         }
     }
     let mut subst: HashMap<Inst, Inst> = HashMap::new();
-    let mut merged = 0;
+    let mut merged: Vec<Inst> = Vec::new();
+    let mut gone: HashSet<Inst> = HashSet::new();
     for &a in &blocks {
-        if !m.is_live(a) || m.parent(a) != Some(f) {
+        if gone.contains(&a) {
             continue;
         }
         // Follow the chain from `a` as long as its jump's target can be merged.
@@ -61,7 +62,7 @@ fn merge_in(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
             let Some(&b) = m.operands(jump).first() else {
                 break;
             };
-            if b == entry || b == a || into.get(&b) != Some(&1) || m.parent(b) != Some(f) {
+            if b == entry || b == a || into.get(&b) != Some(&1) || gone.contains(&b) {
                 break;
             }
             let args: Vec<Inst> = m.operands(jump)[1..].to_vec();
@@ -80,15 +81,13 @@ fn merge_in(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
             for p in params {
                 m.detach(p)?;
             }
-            m.remove(b)?;
-            merged += 1;
+            gone.insert(b);
+            merged.push(b);
         }
     }
     crate::rewrite::replace_local_uses(m, f, &subst)?;
-    for &p in subst.keys() {
-        if m.is_live(p) {
-            m.remove(p)?;
-        }
-    }
-    Ok(merged)
+    let params: Vec<Inst> = subst.keys().copied().collect();
+    m.remove_all(&params)?;
+    m.remove_all(&merged)?;
+    Ok(merged.len() as u64)
 }

@@ -42,8 +42,6 @@ pub fn remove_unreferenced(m: &mut Module, visible: &Visible<'_>) -> Result<u64,
         }
     }
     let dead: Vec<Inst> = tops.into_iter().filter(|d| !reached.contains(d)).collect();
-    for &d in &dead {
-        m.remove(d)?;
-    }
+    m.remove_all(&dead)?;
     Ok(dead.len() as u64)
 }
