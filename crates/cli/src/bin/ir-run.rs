@@ -35,6 +35,9 @@ struct Args {
     /// Link reached `stub` definitions instead of refusing them.
     #[arg(long)]
     link_stubs: bool,
+    /// Run every link-time optimization pass before running (as `ir-link -O`).
+    #[arg(short = 'O')]
+    optimize: bool,
     /// With the interpreter: stop after N executed instructions, with the trap `fuel
     /// exhausted` (exit 70), so that a program that does not end cannot hang the tool.
     #[arg(long, value_name = "N")]
@@ -51,6 +54,8 @@ fn main() -> ExitCode {
     let opts = LinkOptions {
         entry: args.entry.clone(),
         link_stubs: args.link_stubs,
+        devirtualize: args.optimize,
+        inline: args.optimize,
         verify: true,
         ..LinkOptions::default()
     };
