@@ -154,24 +154,11 @@ pub(crate) fn inline_call(
     let block = m.parent(call).ok_or(CoreError::BadHandle(call))?;
     let g = m.parent(block).ok_or(CoreError::BadHandle(block))?;
     let entry = m.entry_block(f).ok_or(CoreError::BadHandle(f))?;
-    let at = m
-        .children(block)
-        .iter()
-        .position(|&c| c == call)
-        .ok_or(CoreError::BadHandle(call))?;
     // The continuation: the call's result as a parameter, then what followed the call.
-    let cont = m.new_inst(Opcode::BLOCK, None, vec![], Payload::None)?;
-    let result = match m.ty(call) {
-        Some(t) => {
-            let p = m.new_inst(Opcode::PARAM, Some(t), vec![], Payload::None)?;
-            m.append_child(cont, p)?;
-            subst.insert(call, p);
-            Some(p)
-        }
-        None => None,
-    };
-    let after_param = m.children(cont).len();
-    m.move_children(block, at + 1, cont, after_param)?;
+    let (cont, result) = crate::rewrite::split_after(m, call)?;
+    if let Some(p) = result {
+        subst.insert(call, p);
+    }
     // The call's arguments stand for `f`'s parameters.
     let args: Vec<Inst> = m.operands(call).get(1..).unwrap_or(&[]).to_vec();
     for (p, a) in m.block_params(entry).to_vec().into_iter().zip(args) {
@@ -192,6 +179,7 @@ pub(crate) fn inline_call(
         .position(|&c| c == block)
         .ok_or(CoreError::BadHandle(block))?
         + 1;
+    // The continuation was placed right after the call's block: `f`'s blocks go before it.
     for &b in &blocks {
         if let Some(&term) = m.children(b).last()
             && m.opcode(term) == Opcode::RET
@@ -211,7 +199,6 @@ pub(crate) fn inline_call(
     }
     if m.children(f).len() == blocks.len() {
         m.move_children(f, 0, g, pos)?;
-        pos += blocks.len();
     } else {
         // Not only blocks under `f` (a module that does not verify): one by one.
         for b in blocks {
@@ -220,6 +207,5 @@ pub(crate) fn inline_call(
             pos += 1;
         }
     }
-    m.insert_child(g, pos, cont)?;
     Ok(())
 }

@@ -42,6 +42,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod callgraph;
 pub mod devirtualize;
 mod error;
 mod extend;
@@ -56,6 +57,7 @@ mod rewrite;
 pub mod specialize;
 mod tables;
 
+pub use callgraph::{CallGraph, CallSite, Callees};
 pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use extend::{LIVE_PROGRAM, extend};
@@ -148,6 +150,8 @@ pub struct Stats {
     pub specialize: Duration,
     /// Indirect calls rewritten as direct calls ([`LinkOptions::devirtualize`]).
     pub devirtualized: u64,
+    /// Of those, the ones behind a guard that keeps the indirect call for other callees.
+    pub devirtualized_guarded: u64,
     /// Functions inlined into their only call site ([`LinkOptions::inline`]).
     pub inlined: u64,
     /// Call sites that received a copy of an `inline_always` callee ([`LinkOptions::inline`]).

@@ -871,8 +871,10 @@ fn optimize(out: &mut Module, opts: &LinkOptions, stats: &mut Stats) -> Result<(
     for _ in 0..MAX_ROUNDS {
         let mut changed = false;
         if opts.devirtualize {
-            let d = crate::devirtualize::devirtualize(out).map_err(pass("devirtualize"))?;
+            let d =
+                crate::devirtualize::devirtualize(out, &visible).map_err(pass("devirtualize"))?;
             stats.devirtualized += d.calls;
+            stats.devirtualized_guarded += d.guarded;
             changed |= d.calls > 0;
         }
         if opts.inline {

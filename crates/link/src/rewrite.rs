@@ -103,3 +103,35 @@ pub(crate) fn clone_body(m: &mut Module, f: Inst) -> Result<Inst, CoreError> {
     }
     Ok(copy)
 }
+
+/// Splits the block of `inst` after it: what follows `inst` (the terminator included) moves to
+/// a new *continuation* block placed right after it in the function, with one parameter for
+/// `inst`'s result if it has one. Returns the continuation and that parameter. The block is
+/// left without a terminator, for the caller to end.
+pub(crate) fn split_after(m: &mut Module, inst: Inst) -> Result<(Inst, Option<Inst>), CoreError> {
+    let block = m.parent(inst).ok_or(CoreError::BadHandle(inst))?;
+    let f = m.parent(block).ok_or(CoreError::BadHandle(block))?;
+    let at = m
+        .children(block)
+        .iter()
+        .position(|&c| c == inst)
+        .ok_or(CoreError::BadHandle(inst))?;
+    let cont = m.new_inst(Opcode::BLOCK, None, vec![], Payload::None)?;
+    let param = match m.ty(inst) {
+        Some(t) => {
+            let p = m.new_inst(Opcode::PARAM, Some(t), vec![], Payload::None)?;
+            m.append_child(cont, p)?;
+            Some(p)
+        }
+        None => None,
+    };
+    let after_param = m.children(cont).len();
+    m.move_children(block, at + 1, cont, after_param)?;
+    let pos = m
+        .children(f)
+        .iter()
+        .position(|&c| c == block)
+        .ok_or(CoreError::BadHandle(block))?;
+    m.insert_child(f, pos + 1, cont)?;
+    Ok((cont, param))
+}

@@ -35,7 +35,7 @@ fn the_passes_keep_every_program_s_behaviour() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
-    let (mut rewritten, mut inlined, mut copies, mut merged) = (0, 0, 0, 0);
+    let (mut rewritten, mut guarded, mut inlined, mut copies, mut merged) = (0, 0, 0, 0, 0);
     for seed in 0..seeds {
         let plain = linked(seed, &LinkOptions::default());
         let opts = LinkOptions {
@@ -45,6 +45,7 @@ fn the_passes_keep_every_program_s_behaviour() {
         };
         let optimized = linked(seed, &opts);
         rewritten += optimized.stats.devirtualized;
+        guarded += optimized.stats.devirtualized_guarded;
         inlined += optimized.stats.inlined;
         copies += optimized.stats.inlined_copies;
         merged += optimized.stats.blocks_merged;
@@ -61,6 +62,10 @@ fn the_passes_keep_every_program_s_behaviour() {
         rewritten > 0,
         "no call was devirtualized in {seeds} programs"
     );
+    eprintln!(
+        "{rewritten} calls devirtualized ({guarded} guarded), {inlined} functions inlined, {copies} copies, {merged} blocks merged"
+    );
+    assert!(guarded > 0, "no guarded call was made in {seeds} programs");
     assert!(inlined > 0, "no function was inlined in {seeds} programs");
     assert!(
         copies > 0,

@@ -320,7 +320,11 @@ fn print_stats(s: &Stats, write: Duration) {
     );
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
-    irkit_cli::note!("calls devirtualized: {}", s.devirtualized);
+    irkit_cli::note!(
+        "calls devirtualized: {} ({} guarded)",
+        s.devirtualized,
+        s.devirtualized_guarded
+    );
     irkit_cli::note!("functions inlined:   {}", s.inlined);
     irkit_cli::note!("copies inlined:      {}", s.inlined_copies);
     irkit_cli::note!("blocks merged:       {}", s.blocks_merged);
