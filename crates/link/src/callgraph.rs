@@ -77,7 +77,8 @@ impl CallGraph {
     pub fn of(m: &Module, visible: &Visible<'_>) -> CallGraph {
         let funcs = crate::rewrite::functions(m);
         let order: HashMap<Inst, usize> = funcs.iter().enumerate().map(|(k, &f)| (f, k)).collect();
-        let taken = address_taken(m, &funcs, visible);
+        // Needed only for a callee the analysis cannot follow.
+        let taken = std::cell::OnceCell::new();
         let tables = Tables::new(m);
         let mut sites = Vec::new();
         for &f in &funcs {
@@ -116,7 +117,10 @@ impl CallGraph {
                             let only = fit.len() == all;
                             (fit, only)
                         }
-                        Targets::Unknown => (taken.iter().copied().filter(fits).collect(), false),
+                        Targets::Unknown => {
+                            let taken = taken.get_or_init(|| address_taken(m, &funcs, visible));
+                            (taken.iter().copied().filter(fits).collect(), false)
+                        }
                     };
                 if let Some(g) = edges.ruled_out(m, call, callee) {
                     targets.retain(|&t| t != g);

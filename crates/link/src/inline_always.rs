@@ -52,6 +52,13 @@ pub fn growth_budget(m: &Module) -> u64 {
 /// `m` must verify; it still does afterwards.
 pub fn inline_always(m: &mut Module, budget: u64) -> Result<InlinedCopies, CoreError> {
     let funcs = crate::rewrite::functions(m);
+    let hinted = |f: &Inst| {
+        m.find_decoration(*f, Opcode::INLINE_ALWAYS).is_some()
+            || m.find_decoration(*f, Opcode::INLINE_HINT).is_some()
+    };
+    if !funcs.iter().any(hinted) {
+        return Ok(InlinedCopies::default());
+    }
     let calls = direct_calls(m, &funcs);
     let recursive = recursive(&funcs, &calls);
     let candidate = |m: &Module, f: Inst| {
