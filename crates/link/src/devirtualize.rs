@@ -68,12 +68,7 @@ pub fn devirtualize(m: &mut Module, visible: &Visible<'_>) -> Result<Devirtualiz
 /// (its name, its source location). Returns the new instruction; the old one is left detached.
 fn direct_call(m: &mut Module, call: Inst, target: Inst) -> Result<Inst, CoreError> {
     let new = new_direct_call(m, call, target)?;
-    let block = m.parent(call).ok_or(CoreError::BadHandle(call))?;
-    let at = m
-        .children(block)
-        .iter()
-        .position(|&c| c == call)
-        .ok_or(CoreError::BadHandle(call))?;
+    let (block, at) = crate::rewrite::place(m, call)?;
     m.insert_child(block, at, new)?;
     crate::rewrite::move_decorations(m, call, new)?;
     m.detach(call)?;
@@ -131,11 +126,7 @@ fn guard(m: &mut Module, call: Inst, target: Inst) -> Result<(), CoreError> {
         let jump = m.new_inst(Opcode::JUMP, None, ops, Payload::None)?;
         m.append_child(b, jump)?;
     }
-    let at = m
-        .children(g)
-        .iter()
-        .position(|&c| c == cont)
-        .ok_or(CoreError::BadHandle(cont))?;
+    let (_, at) = crate::rewrite::place(m, cont)?;
     m.insert_child(g, at, other)?;
     m.insert_child(g, at, direct)?;
     Ok(())

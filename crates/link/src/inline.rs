@@ -152,7 +152,6 @@ pub(crate) fn inline_call(
     subst: &mut HashMap<Inst, Inst>,
 ) -> Result<(), CoreError> {
     let block = m.parent(call).ok_or(CoreError::BadHandle(call))?;
-    let g = m.parent(block).ok_or(CoreError::BadHandle(block))?;
     let entry = m.entry_block(f).ok_or(CoreError::BadHandle(f))?;
     // The continuation: the call's result as a parameter, then what followed the call.
     let (cont, result) = crate::rewrite::split_after(m, call)?;
@@ -173,12 +172,8 @@ pub(crate) fn inline_call(
     // `f`'s blocks move into `g` after the call's block, each `ret` becoming a jump to the
     // continuation, which follows them.
     let blocks: Vec<Inst> = m.blocks(f).collect();
-    let mut pos = m
-        .children(g)
-        .iter()
-        .position(|&c| c == block)
-        .ok_or(CoreError::BadHandle(block))?
-        + 1;
+    let (g, at) = crate::rewrite::place(m, block)?;
+    let mut pos = at + 1;
     // The continuation was placed right after the call's block: `f`'s blocks go before it.
     for &b in &blocks {
         if let Some(&term) = m.children(b).last()

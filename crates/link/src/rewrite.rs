@@ -22,6 +22,17 @@ pub(crate) fn body_instructions(m: &Module) -> u64 {
         .sum()
 }
 
+/// The parent of `inst` and its index among the parent's children.
+pub(crate) fn place(m: &Module, inst: Inst) -> Result<(Inst, usize), CoreError> {
+    let parent = m.parent(inst).ok_or(CoreError::BadHandle(inst))?;
+    let at = m
+        .children(parent)
+        .iter()
+        .position(|&c| c == inst)
+        .ok_or(CoreError::BadHandle(inst))?;
+    Ok((parent, at))
+}
+
 /// Moves every decoration of `from` (its name, its source location, …) to `to`, in order.
 pub(crate) fn move_decorations(m: &mut Module, from: Inst, to: Inst) -> Result<(), CoreError> {
     for d in m.decorations(from).to_vec() {
@@ -109,13 +120,7 @@ pub(crate) fn clone_body(m: &mut Module, f: Inst) -> Result<Inst, CoreError> {
 /// `inst`'s result if it has one. Returns the continuation and that parameter. The block is
 /// left without a terminator, for the caller to end.
 pub(crate) fn split_after(m: &mut Module, inst: Inst) -> Result<(Inst, Option<Inst>), CoreError> {
-    let block = m.parent(inst).ok_or(CoreError::BadHandle(inst))?;
-    let f = m.parent(block).ok_or(CoreError::BadHandle(block))?;
-    let at = m
-        .children(block)
-        .iter()
-        .position(|&c| c == inst)
-        .ok_or(CoreError::BadHandle(inst))?;
+    let (block, at) = place(m, inst)?;
     let cont = m.new_inst(Opcode::BLOCK, None, vec![], Payload::None)?;
     let param = match m.ty(inst) {
         Some(t) => {
@@ -127,11 +132,7 @@ pub(crate) fn split_after(m: &mut Module, inst: Inst) -> Result<(Inst, Option<In
     };
     let after_param = m.children(cont).len();
     m.move_children(block, at + 1, cont, after_param)?;
-    let pos = m
-        .children(f)
-        .iter()
-        .position(|&c| c == block)
-        .ok_or(CoreError::BadHandle(block))?;
+    let (f, pos) = place(m, block)?;
     m.insert_child(f, pos + 1, cont)?;
     Ok((cont, param))
 }
