@@ -63,6 +63,8 @@ struct Global {
     writable: bool,
     /// For a `global_const ptr` initialized with a function's address: that function.
     fn_target: Option<usize>,
+    /// For a `global_const [N x ptr]` of function addresses of one signature: the functions.
+    fn_table: Vec<usize>,
 }
 
 /// What is available at a point of a function body: values (with their types) and pointers
@@ -351,6 +353,7 @@ impl<'g, 'e> Gen<'g, 'e> {
                     ty: ty.clone(),
                     writable: !constant,
                     fn_target: None,
+                    fn_table: Vec::new(),
                 });
             }
         }
@@ -455,6 +458,7 @@ impl<'g, 'e> Gen<'g, 'e> {
                 ty,
                 writable: !constant,
                 fn_target: None,
+                fn_table: Vec::new(),
             });
         }
         // Function tables: constant pointers to functions, loaded and called indirectly.
@@ -469,6 +473,42 @@ impl<'g, 'e> Gen<'g, 'e> {
                 ty: Ty::Ptr,
                 writable: false,
                 fn_target: Some(target),
+                fn_table: Vec::new(),
+            });
+        }
+        // Arrays of function addresses of one signature (often one function several times),
+        // indexed by a value and called indirectly.
+        for _ in 0..self.e.range(0, 2) {
+            let first = self.e.below(self.funcs.len());
+            let sig = self.funcs[first].sig.clone();
+            let same: Vec<usize> = (0..self.funcs.len())
+                .filter(|&f| self.funcs[f].sig == sig)
+                .collect();
+            let n = self.e.range(1, 4);
+            let entries: Vec<usize> = (0..n)
+                .map(|_| {
+                    if self.e.chance(50) {
+                        first
+                    } else {
+                        *self.e.pick(&same).unwrap_or(&first)
+                    }
+                })
+                .collect();
+            let ty = Ty::Array(Box::new(Ty::Ptr), n as u64);
+            let t = self.ty(&ty);
+            let elems: Vec<Inst> = entries.iter().map(|&f| self.funcs[f].inst).collect();
+            let init = self
+                .m
+                .const_aggregate(t, &elems)
+                .expect("an array of function addresses interns");
+            let name = self.fresh("fns");
+            let inst = self.top_level(Opcode::GLOBAL_CONST, t, vec![init], &name);
+            self.globals.push(Global {
+                inst,
+                ty,
+                writable: false,
+                fn_target: None,
+                fn_table: entries,
             });
         }
         for f in first_new..self.funcs.len() {

@@ -479,6 +479,39 @@ impl Gen<'_, '_> {
                 scope.vals.push((sel, Ty::Ptr));
                 self.call_indirect(b, scope, &sig, sel);
             }
+            _ if self.e.chance(50) => {
+                // An indirect call through an array of function addresses, at an index the
+                // program computes (kept in bounds by `urem`).
+                let cur = self.cur_func;
+                let tables: Vec<(Inst, Vec<usize>)> = self
+                    .globals
+                    .iter()
+                    .filter(|g| !g.fn_table.is_empty())
+                    .filter(|g| g.fn_table.iter().all(|&f| !self.funcs[f].body || f < cur))
+                    .map(|g| (g.inst, g.fn_table.clone()))
+                    .collect();
+                let Some((g, entries)) = self.e.pick(&tables).cloned() else {
+                    return;
+                };
+                let i64t = self.ty(&Ty::I64);
+                let len = self
+                    .m
+                    .const_int(i64t, entries.len() as u64)
+                    .expect("int constants intern");
+                let v = self.value(&Ty::I64, scope);
+                let k = self.emit(b, Opcode::UREM, Some(&Ty::I64), vec![v, len], Payload::None);
+                let ptr = self.ty(&Ty::Ptr);
+                let p = self.emit(
+                    b,
+                    Opcode::ELEM,
+                    Some(&Ty::Ptr),
+                    vec![ptr, g, k],
+                    Payload::None,
+                );
+                let fp = self.emit(b, Opcode::LOAD, Some(&Ty::Ptr), vec![p], Payload::None);
+                let sig = self.funcs[entries[0]].sig.clone();
+                self.call_indirect(b, scope, &sig, fp);
+            }
             _ => {
                 // An indirect call through a function pointer loaded from a constant table.
                 let cur = self.cur_func;
