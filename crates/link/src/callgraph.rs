@@ -25,7 +25,9 @@
 //! from empty until nothing changes (a set only grows, and one larger than [`MAX_TARGETS`] is
 //! unknown, so this ends).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{Inst, IntCC, Module, Opcode};
 
@@ -141,7 +143,7 @@ impl CallGraph {
 /// direct call's callee), or visible to other programs.
 fn address_taken(m: &Module, funcs: &[Inst], visible: &Visible<'_>) -> Vec<Inst> {
     let is_func: HashSet<Inst> = funcs.iter().copied().collect();
-    let mut taken: HashSet<Inst> = HashSet::new();
+    let mut taken: HashSet<Inst> = HashSet::default();
     for i in m.walk().into_iter().chain(m.pool().iter().copied()) {
         let skip_callee = m.opcode(i) == Opcode::CALL;
         for (k, o) in m.operands(i).iter().enumerate() {
@@ -195,8 +197,8 @@ struct Incoming {
 
 impl Incoming {
     fn of(m: &Module, f: Inst) -> Incoming {
-        let mut args: HashMap<Inst, Vec<Inst>> = HashMap::new();
-        let mut preds: HashMap<Inst, Vec<(Inst, usize)>> = HashMap::new();
+        let mut args: HashMap<Inst, Vec<Inst>> = HashMap::default();
+        let mut preds: HashMap<Inst, Vec<(Inst, usize)>> = HashMap::default();
         for b in m.blocks(f) {
             let Some(&term) = m.children(b).last() else {
                 continue;
@@ -251,7 +253,7 @@ impl Incoming {
 fn targets(m: &Module, tables: &Tables<'_>, inc: &Incoming, v: Inst) -> Targets {
     // The values `v` is built from, through selects and block parameters: solved together.
     let mut nodes: Vec<Inst> = vec![v];
-    let mut index: HashMap<Inst, usize> = HashMap::from([(v, 0)]);
+    let mut index: HashMap<Inst, usize> = [(v, 0)].into_iter().collect();
     let mut sources: Vec<Vec<usize>> = Vec::new();
     let mut base: Vec<Targets> = Vec::new();
     let mut k = 0;

@@ -12,7 +12,7 @@
 //!   assumed about values the analysis cannot see, so the rewrite is right whatever `%fp` is.
 //! * Otherwise (no target, or several) the call is kept.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use irkit_core::{CoreError, Inst, IntCC, Module, Opcode, Payload};
 
@@ -35,7 +35,7 @@ pub fn devirtualize(m: &mut Module, visible: &Visible<'_>) -> Result<Devirtualiz
     let graph = CallGraph::of(m, visible);
     let mut done = Devirtualized::default();
     // The calls' results are local values: each function's uses are rewritten in it alone.
-    let mut exact: HashMap<Inst, HashMap<Inst, Inst>> = HashMap::new();
+    let mut exact: HashMap<Inst, HashMap<Inst, Inst>> = HashMap::default();
     let mut callers: Vec<Inst> = Vec::new();
     for site in &graph.sites {
         let Callees::Indirect { targets, only } = &site.callees else {
@@ -102,7 +102,7 @@ fn guard(m: &mut Module, call: Inst, target: Inst) -> Result<(), CoreError> {
     let fp = *m.operands(call).get(1).ok_or(CoreError::BadHandle(call))?;
     let (cont, result) = crate::rewrite::split_after(m, call)?;
     if let Some(r) = result {
-        crate::rewrite::replace_local_uses(m, g, &HashMap::from([(call, r)]))?;
+        crate::rewrite::replace_local_uses(m, g, &[(call, r)].into_iter().collect())?;
     }
     m.detach(call)?;
     let i1 = m.ty_i1();

@@ -4,7 +4,7 @@
 //! removed (nothing they define is used elsewhere: a value is used only where its definition
 //! dominates, and no reachable block is dominated by an unreachable one).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
 
@@ -33,7 +33,7 @@ pub fn fold_constants(m: &mut Module) -> Result<Folded, CoreError> {
     let mut done = Folded::default();
     let funcs = crate::rewrite::functions(m);
     for &f in &funcs {
-        let mut subst: HashMap<Inst, Inst> = HashMap::new();
+        let mut subst: HashMap<Inst, Inst> = HashMap::default();
         for b in m.blocks(f).collect::<Vec<_>>() {
             for i in m.children(b).to_vec() {
                 match m.opcode(i) {
@@ -89,7 +89,7 @@ fn remove_unreachable(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
     let Some(entry) = m.entry_block(f) else {
         return Ok(0);
     };
-    let mut seen: HashSet<Inst> = HashSet::from([entry]);
+    let mut seen: HashSet<Inst> = [entry].into_iter().collect();
     let mut work = vec![entry];
     while let Some(b) = work.pop() {
         let Some(&term) = m.children(b).last() else {

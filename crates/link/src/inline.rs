@@ -20,7 +20,7 @@
 //! The program computes the same: the same instructions run in the same order, with the same
 //! values, minus a call and its return.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
 
@@ -65,27 +65,40 @@ struct Uses {
 /// `m` must verify; it still does afterwards.
 pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inlined, CoreError> {
     let funcs = crate::rewrite::functions(m);
-    let mut uses: HashMap<Inst, Uses> = funcs.iter().map(|&f| (f, Uses::default())).collect();
-    let mut owner: HashMap<Inst, Inst> = HashMap::new();
-    let all = m.walk().into_iter().chain(m.pool().iter().copied());
-    for i in all {
+    // Each function's uses, found through a table indexed by instruction (no hashing per
+    // operand: this visits every operand of the module).
+    let mut slot: Vec<u32> = vec![u32::MAX; m.arena_len()];
+    for (k, &f) in funcs.iter().enumerate() {
+        slot[f.idx()] = k as u32;
+    }
+    let mut uses: Vec<Uses> = funcs.iter().map(|_| Uses::default()).collect();
+    let mut note = |i: Inst, k: usize, o: Inst, is_call: bool| {
+        let Some(u) = slot.get(o.idx()).and_then(|&s| uses.get_mut(s as usize)) else {
+            return;
+        };
+        if k == 0 && is_call {
+            u.calls.push(i);
+        } else {
+            u.other = true;
+        }
+    };
+    for i in m.walk().into_iter().chain(m.pool().iter().copied()) {
+        let is_call = m.opcode(i) == Opcode::CALL;
         for (k, &o) in m.operands(i).iter().enumerate() {
-            let Some(u) = uses.get_mut(&o) else { continue };
-            if k == 0 && m.opcode(i) == Opcode::CALL {
-                u.calls.push(i);
-            } else {
-                u.other = true;
-            }
+            note(i, k, o, is_call);
         }
     }
+    let uses: HashMap<Inst, Uses> = funcs.iter().copied().zip(uses).collect();
+    // The function each lone call site is in.
+    let mut owner: HashMap<Inst, Inst> = HashMap::default();
     for u in uses.values() {
-        for &c in &u.calls {
-            if let Some(f) = m.enclosing_func(c) {
-                owner.insert(c, f);
-            }
+        if let [c] = u.calls.as_slice()
+            && let Some(f) = m.enclosing_func(*c)
+        {
+            owner.insert(*c, f);
         }
     }
-    let mut subst: HashMap<Inst, Inst> = HashMap::new();
+    let mut subst: HashMap<Inst, Inst> = HashMap::default();
     let mut removed = Vec::new();
     let mut callers: Vec<Inst> = Vec::new();
     for f in funcs {

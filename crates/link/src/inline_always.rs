@@ -21,7 +21,7 @@
 //! is obeyed "where possible", as the IR says). The order of call sites is the module's, so
 //! which ones are inlined does not depend on anything else.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{CoreError, Inst, Module, Opcode};
 
@@ -80,7 +80,7 @@ pub fn inline_always(m: &mut Module, budget: u64) -> Result<InlinedCopies, CoreE
     if candidates.is_empty() {
         return Ok(done);
     }
-    let mut sizes: HashMap<Inst, u64> = HashMap::new();
+    let mut sizes: HashMap<Inst, u64> = HashMap::default();
     for g in post_order(&funcs, &calls) {
         let sites: Vec<Inst> = calls[&g]
             .iter()
@@ -94,7 +94,7 @@ pub fn inline_always(m: &mut Module, budget: u64) -> Result<InlinedCopies, CoreE
         if sites.is_empty() || m.opcode(g) != Opcode::FUNC {
             continue;
         }
-        let mut subst: HashMap<Inst, Inst> = HashMap::new();
+        let mut subst: HashMap<Inst, Inst> = HashMap::default();
         let mut dead: Vec<Inst> = Vec::new();
         for site in sites {
             let f = m.operands(site)[0];
@@ -152,10 +152,10 @@ fn recursive(funcs: &[Inst], calls: &HashMap<Inst, Vec<(Inst, Inst)>>) -> HashSe
             })
             .unwrap_or_default()
     };
-    let mut index: HashMap<Inst, (usize, usize)> = HashMap::new(); // (index, lowlink)
-    let mut on_stack: HashSet<Inst> = HashSet::new();
+    let mut index: HashMap<Inst, (usize, usize)> = HashMap::default(); // (index, lowlink)
+    let mut on_stack: HashSet<Inst> = HashSet::default();
     let mut stack: Vec<Inst> = Vec::new();
-    let mut out: HashSet<Inst> = HashSet::new();
+    let mut out: HashSet<Inst> = HashSet::default();
     let mut next = 0;
     for &start in funcs {
         if index.contains_key(&start) {
@@ -218,7 +218,7 @@ fn recursive(funcs: &[Inst], calls: &HashMap<Inst, Vec<(Inst, Inst)>>) -> HashSe
 /// The functions in post-order of the direct call graph (callees before callers, as far as
 /// cycles allow), starting from each function in module order.
 fn post_order(funcs: &[Inst], calls: &HashMap<Inst, Vec<(Inst, Inst)>>) -> Vec<Inst> {
-    let mut seen: HashSet<Inst> = HashSet::new();
+    let mut seen: HashSet<Inst> = HashSet::default();
     let mut out = Vec::with_capacity(funcs.len());
     for &start in funcs {
         if !seen.insert(start) {

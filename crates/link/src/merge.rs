@@ -9,7 +9,7 @@
 //! where it is used; the same instructions run in the same order, minus a jump. Chains merge
 //! whole (`A → B → C` becomes one block), and the merged blocks are removed.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{CoreError, Inst, Module, Opcode};
 
@@ -37,7 +37,7 @@ fn merge_in(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
     };
     let blocks: Vec<Inst> = m.blocks(f).collect();
     // Edges into each block, counted over every terminator of `f`.
-    let mut into: HashMap<Inst, u32> = HashMap::new();
+    let mut into: HashMap<Inst, u32> = HashMap::default();
     for &b in &blocks {
         if let Some(&term) = m.children(b).last()
             && m.opcode(term).is_terminator()
@@ -47,9 +47,9 @@ fn merge_in(m: &mut Module, f: Inst) -> Result<u64, CoreError> {
             }
         }
     }
-    let mut subst: HashMap<Inst, Inst> = HashMap::new();
+    let mut subst: HashMap<Inst, Inst> = HashMap::default();
     let mut merged: Vec<Inst> = Vec::new();
-    let mut gone: HashSet<Inst> = HashSet::new();
+    let mut gone: HashSet<Inst> = HashSet::default();
     for &a in &blocks {
         if gone.contains(&a) {
             continue;

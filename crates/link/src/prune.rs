@@ -4,8 +4,6 @@
 //! ([`Visible`]); from them, every definition an instruction of a reached definition names
 //! (its operands and types, its decorations' operands, the pool values they use) is reached.
 
-use std::collections::HashSet;
-
 use irkit_core::{CoreError, Inst, Module};
 
 use crate::inline::Visible;
@@ -16,14 +14,18 @@ pub fn remove_unreferenced(m: &mut Module, visible: &Visible<'_>) -> Result<u64,
     let root = m.root();
     let tops: Vec<Inst> = m.top_level().to_vec();
     let is_top = |m: &Module, i: Inst| m.parent(i) == Some(root);
-    let mut reached: HashSet<Inst> = HashSet::new();
-    let mut seen_pool: HashSet<Inst> = HashSet::new();
+    // Reached definitions and seen pool values, by instruction index.
+    let mut reached = vec![false; m.arena_len()];
+    let mut seen_pool = vec![false; m.arena_len()];
+    let first = |seen: &mut Vec<bool>, i: Inst| !std::mem::replace(&mut seen[i.idx()], true);
     let mut work: Vec<Inst> = tops
         .iter()
         .copied()
         .filter(|&d| visible.sees(m, d))
         .collect();
-    reached.extend(work.iter().copied());
+    for &d in &work {
+        reached[d.idx()] = true;
+    }
     while let Some(d) = work.pop() {
         let mut values: Vec<Inst> = Vec::new();
         for i in m.walk_from(d) {
@@ -32,16 +34,16 @@ pub fn remove_unreferenced(m: &mut Module, visible: &Visible<'_>) -> Result<u64,
         }
         while let Some(v) = values.pop() {
             if is_top(m, v) {
-                if reached.insert(v) {
+                if first(&mut reached, v) {
                     work.push(v);
                 }
-            } else if m.opcode(v).is_hoistable() && seen_pool.insert(v) {
+            } else if m.opcode(v).is_hoistable() && first(&mut seen_pool, v) {
                 values.extend(m.operands(v).iter().copied());
                 values.extend(m.ty(v));
             }
         }
     }
-    let dead: Vec<Inst> = tops.into_iter().filter(|d| !reached.contains(d)).collect();
+    let dead: Vec<Inst> = tops.into_iter().filter(|d| !reached[d.idx()]).collect();
     m.remove_all(&dead)?;
     Ok(dead.len() as u64)
 }

@@ -1,6 +1,6 @@
 //! Small rewriting steps the optimization passes share.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
 
@@ -83,7 +83,7 @@ pub(crate) fn replace_local_uses(
 /// copied; everything else they use (pool values, definitions) is shared.
 pub(crate) fn clone_body(m: &mut Module, f: Inst) -> Result<Inst, CoreError> {
     let copy = m.new_inst(Opcode::FUNC, m.ty(f), vec![], Payload::None)?;
-    let mut map: HashMap<Inst, Inst> = HashMap::new();
+    let mut map: HashMap<Inst, Inst> = HashMap::default();
     let mut made: Vec<(Inst, Inst)> = Vec::new();
     // Create every instruction under its copied parent, decorations included, in order.
     let mut stack: Vec<(Inst, Inst, bool)> = m
