@@ -193,26 +193,31 @@ impl<'v> Compact<'v> {
     }
 
     /// The opcode of instruction `i` (0 out of range).
+    #[inline]
     pub(crate) fn opcode(&self, i: usize) -> u16 {
         self.u16_at(self.l.opcode, i)
     }
 
+    #[inline]
     fn u16_at(&self, base: usize, i: usize) -> u16 {
         let at = base.saturating_add(i.saturating_mul(2));
         self.b.get(at..at.saturating_add(2)).map_or(0, LE::read_u16)
     }
 
+    #[inline]
     fn u32_at(&self, base: usize, i: usize) -> u32 {
         let at = base.saturating_add(i.saturating_mul(4));
         self.b.get(at..at.saturating_add(4)).map_or(0, LE::read_u32)
     }
 
+    #[inline]
     fn u64_at(&self, base: usize, i: usize) -> u64 {
         let at = base.saturating_add(i.saturating_mul(8));
         self.b.get(at..at.saturating_add(8)).map_or(0, LE::read_u64)
     }
 
     /// Entry `i` of a `W`-wide array at `base` (the absent marker out of range).
+    #[inline]
     fn small(&self, base: usize, i: usize) -> u32 {
         match self.w {
             2 => {
@@ -233,6 +238,7 @@ impl<'v> Compact<'v> {
     /// A `W`-wide reference as a 2.x tagged reference: a local, the external reference it
     /// names, [`REF_NONE`] for the absent marker, and a reserved-tag value for anything past
     /// the external references (refused by [`Compact::check`]).
+    #[inline]
     fn widen(&self, v: u32) -> u32 {
         if v == none_of(self.w) {
             return REF_NONE;

@@ -255,17 +255,18 @@ impl<'v> DefCopier<'v> {
                     skip_until = rec.end;
                     continue;
                 }
-                let inst = dst
-                    .new_inst(Opcode(rec.opcode), None, Vec::new(), payload)
-                    .map_err(|e| bad(Some(l), &e))?;
+                let opcode = Opcode(rec.opcode);
                 if is_deco {
+                    let inst = dst
+                        .new_inst(opcode, None, Vec::new(), payload)
+                        .map_err(|e| bad(Some(l), &e))?;
                     decos.push((owner, Some(inst)));
+                    inst
                 } else {
                     let parent = locals.get(owner as usize).copied().flatten();
-                    dst.append_child(parent.unwrap_or(target), inst)
-                        .map_err(|e| bad(Some(l), &e))?;
+                    dst.append_new_child(parent.unwrap_or(target), opcode, payload)
+                        .map_err(|e| bad(Some(l), &e))?
                 }
-                inst
             };
             if let Some(slot) = locals.get_mut(l as usize) {
                 *slot = Some(inst);
@@ -312,16 +313,16 @@ impl<'v> DefCopier<'v> {
                     Ref::Def(x) => map.def(dst, x),
                 }
             };
-            if let Some(t) = Ref::decode(p.ty) {
-                let t = resolve(t, dst)?;
-                dst.set_type(inst, Some(t)).map_err(|e| bad(Some(l), &e))?;
+            let ty = match Ref::decode(p.ty) {
+                Some(t) => Some(resolve(t, dst)?),
+                None => None,
+            };
+            ops.clear();
+            for j in p.ops {
+                ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
             }
-            if !p.ops.is_empty() {
-                ops.clear();
-                for j in p.ops {
-                    ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
-                }
-                dst.set_operands_from(inst, &ops)
+            if ty.is_some() || !ops.is_empty() {
+                dst.set_type_and_operands(inst, ty, &ops)
                     .map_err(|e| bad(Some(l), &e))?;
             }
         }
