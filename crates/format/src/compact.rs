@@ -2,7 +2,7 @@
 //! root's decorations, as fixed-width little-endian arrays read in place by hand. This file
 //! owns the layout and nothing else: it writes it ([`encode`]), checks it once per body
 //! ([`Compact::parse`], then [`Compact::check`]) and reads it ([`Flat`], O(1) per
-//! instruction, operand or side-table entry).
+//! instruction, operand or side-table entry; [`InOrder`], every record in one pass).
 //!
 //! Why this shape. Most tree instructions have no payload (constants live in the pool), no
 //! sub-instructions, and refer to locals, pool entries and definitions with small indices.
@@ -14,6 +14,8 @@
 //! subtree ends of instructions with sub-instructions live in side tables, found by rank:
 //! a bitmap says which instructions have one, and a rank directory (the number of set bits
 //! before each 64-bit word) turns instruction `i` into its side-table row with one popcount.
+//! Readers that walk a whole body (validation, the copy) read it in order instead
+//! ([`InOrder`]): a row is then the running count of the bits seen so far, no rank at all.
 //! Nothing is decoded into a side structure: the reader keeps only the array offsets, fixed
 //! when the body is parsed, so bytes that change after validation give wrong numbers, never
 //! an out-of-bounds read or an endless loop (see `placed.rs`).
@@ -369,29 +371,50 @@ impl<'v> Compact<'v> {
         }
         let (tree, pay) = (self.bitmap(true)?, self.bitmap(false)?);
         debug_assert!(tree == self.c.t && pay == self.c.p);
-        for i in 0..self.c.n as usize {
-            if let Some(row) = self.tree_row(i) {
+        // Each table's rows in order, instruction by set bit (the bitmaps and ranks are
+        // checked above); the first problem in instruction order is reported, a subtree
+        // entry's before a payload entry's of the same instruction.
+        let tree_err = self
+            .marked(self.l.tree_bits, self.c.t)
+            .enumerate()
+            .find_map(|(row, i)| {
                 // Checked here, not only by `validate::flat`: the reader clamps ends to `n`.
-                let end = self.small(self.l.tree_end, row as usize) as u64;
+                let end = self.small(self.l.tree_end, row) as u64;
                 if end <= i as u64 + 1 {
-                    return Err(format!(
-                        "instruction {i}: a subtree entry, but no sub-instructions"
-                    ));
+                    Some((i, "a subtree entry, but no sub-instructions".to_string()))
+                } else if end > n {
+                    Some((i, format!("subtree end {end} is past the {n} instructions")))
+                } else {
+                    None
                 }
-                if end > n {
-                    return Err(format!(
-                        "instruction {i}: subtree end {end} is past the {n} instructions"
-                    ));
-                }
-            }
-            let pay_row = self.pay_row(i);
-            if let Some(row) = pay_row
-                && self.b.get(self.l.pay_kind + row as usize) == Some(&payload_kind::NONE)
-            {
-                return Err(format!("instruction {i}: a payload entry of kind none"));
-            }
+            });
+        let pay_err = self
+            .marked(self.l.pay_bits, self.c.p)
+            .enumerate()
+            .find(|&(row, _)| self.b.get(self.l.pay_kind + row) == Some(&payload_kind::NONE))
+            .map(|(_, i)| (i, "a payload entry of kind none".to_string()));
+        let first = match (tree_err, pay_err) {
+            (Some(t), Some(p)) => Some(if p.0 < t.0 { p } else { t }),
+            (t, p) => t.or(p),
+        };
+        if let Some((i, msg)) = first {
+            return Err(format!("instruction {i}: {msg}"));
         }
         Ok(())
+    }
+
+    /// The instructions marked in the bitmap at `bits` (`count` bits set), in order: the
+    /// instruction of each row of its table, row by row.
+    fn marked(&self, bits: usize, count: u32) -> impl Iterator<Item = usize> + '_ {
+        let nw = words(self.c.n as u64, count as u64) as usize;
+        (0..nw).flat_map(move |wi| {
+            let mut word = self.u64_at(bits, wi);
+            std::iter::from_fn(move || {
+                let bit = (word != 0).then(|| word.trailing_zeros() as usize)?;
+                word &= word - 1;
+                Some(wi * 64 + bit)
+            })
+        })
     }
 
     /// Checks the subtree bitmap (`tree`) or the payload bitmap: no bit past the last
@@ -489,7 +512,7 @@ impl Flat for Compact<'_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn operand(&self, j: usize) -> u32 {
         if j >= self.c.m as usize {
             return REF_NONE;

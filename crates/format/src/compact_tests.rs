@@ -162,6 +162,17 @@ fn damaged_bodies_are_refused_naming_the_place() {
             }),
         ),
         (
+            "a payload entry of kind none",
+            Box::new(move |b| {
+                // The first payload entry's kind byte.
+                let (m, t) = (body_u16(b, 6), body_u16(b, 10));
+                let words = n(b).div_ceil(64);
+                let bitmap = 8 * words + 4 * (words - 1);
+                let at = ty_at(b) + 4 * n(b) + 2 * m + bitmap + 4 * t + bitmap;
+                b[at] = payload_kind::NONE;
+            }),
+        ),
+        (
             "is used before",
             Box::new(move |b| {
                 // Instruction 0's type names the second external reference first.

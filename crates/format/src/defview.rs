@@ -57,6 +57,7 @@ impl PayloadView<'_> {
     }
 
     /// An owned core payload.
+    #[inline]
     pub fn to_payload(&self) -> irkit_core::Payload {
         use irkit_core::Payload;
         match *self {
@@ -69,6 +70,7 @@ impl PayloadView<'_> {
     }
 }
 
+#[inline]
 fn payload<'v>(r: &Rec, strings: FileStrings<'v>, blob: &'v [u8]) -> PayloadView<'v> {
     let word = (r.lo as u64) | ((r.hi as u64) << 32);
     match r.payload_kind {
@@ -171,6 +173,7 @@ impl<'v> DefView<'v> {
     }
 
     /// The payload of a record of this archive.
+    #[inline]
     pub(crate) fn payload_of(&self, rec: &Rec) -> PayloadView<'v> {
         payload(rec, self.strings, self.body.bytes())
     }

@@ -142,6 +142,7 @@ pub(crate) struct Limits {
     pub base_depth: u32,
 }
 
+#[inline(always)]
 fn check_ref(r: u32, i: u32, n: u32, lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
     let index = (r & REF_MAX_INDEX) as u64;
     match r >> 30 {
