@@ -41,6 +41,7 @@ pub mod entity;
 pub mod equiv;
 pub mod error;
 mod extends;
+mod fill;
 pub mod intern;
 pub mod layout;
 pub mod limits;

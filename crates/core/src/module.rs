@@ -213,7 +213,12 @@ impl Module {
     /// The live instruction a possibly stale handle stands for: a hoistable merged away by
     /// [`Module::replace_all_uses`] forwards to the value that replaced it (Slang's caveat:
     /// local references may go stale after a replacement).
+    #[inline]
     pub fn resolve(&self, mut inst: Inst) -> Inst {
+        // Most modules never merged a value away: no lookup per operand then.
+        if self.forward.is_empty() {
+            return inst;
+        }
         while let Some(&next) = self.forward.get(&inst) {
             inst = next;
         }
@@ -275,7 +280,7 @@ impl Module {
         self.alloc(InstData::new(opcode, ty, operands, payload))
     }
 
-    fn check_slot(&self, inst: Inst) -> Result<(), CoreError> {
+    pub(crate) fn check_slot(&self, inst: Inst) -> Result<(), CoreError> {
         if self.contains(inst) {
             Ok(())
         } else {
@@ -592,7 +597,7 @@ impl Module {
         Ok(())
     }
 
-    fn check_mutable(&self, inst: Inst) -> Result<(), CoreError> {
+    pub(crate) fn check_mutable(&self, inst: Inst) -> Result<(), CoreError> {
         self.check_live(inst)?;
         let opcode = self.opcode(inst);
         if opcode.is_hoistable() {

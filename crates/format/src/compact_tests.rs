@@ -64,6 +64,10 @@ fn bodies_round_trip_at_both_widths() {
         let ret = c.rec(last);
         assert_eq!(ret.opcode, irkit_core::Opcode::RET.0);
         assert_eq!(c.operand(ret.ops_start as usize), (last - 1) as u32);
+        // In order: the sequential pass reads what random access reads.
+        let seq: Vec<_> = c.recs().collect();
+        let random: Vec<_> = (0..c.count()).map(|i| c.rec(i)).collect();
+        assert_eq!(seq, random, "{n} adds");
         let again = write(&view.materialize().unwrap()).unwrap();
         assert_eq!(
             again, file,
@@ -145,6 +149,27 @@ fn damaged_bodies_are_refused_naming_the_place() {
                 let at = ty_at(b) + 4 * n(b) + 2 * m + 8 * words + 4 * (words - 1) + 2;
                 let v = (n(b) + 3) as u16;
                 b[at..at + 2].copy_from_slice(&v.to_le_bytes());
+            }),
+        ),
+        (
+            "decorations but",
+            Box::new(move |b| {
+                // The function's subtree entry (the first) claims 60 decorations.
+                let (m, t) = (body_u16(b, 6), body_u16(b, 10));
+                let words = n(b).div_ceil(64);
+                let at = ty_at(b) + 4 * n(b) + 2 * m + 8 * words + 4 * (words - 1) + 2 * t;
+                b[at..at + 2].copy_from_slice(&60u16.to_le_bytes());
+            }),
+        ),
+        (
+            "a payload entry of kind none",
+            Box::new(move |b| {
+                // The first payload entry's kind byte.
+                let (m, t) = (body_u16(b, 6), body_u16(b, 10));
+                let words = n(b).div_ceil(64);
+                let bitmap = 8 * words + 4 * (words - 1);
+                let at = ty_at(b) + 4 * n(b) + 2 * m + bitmap + 4 * t + bitmap;
+                b[at] = payload_kind::NONE;
             }),
         ),
         (

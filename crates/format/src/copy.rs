@@ -93,6 +93,15 @@ pub struct DefCopier<'v> {
     debug: Option<DebugBytes<'v>>,
 }
 
+/// What the second pass of a decode needs of one copied instruction: its copy, its local
+/// index, its raw type reference and the range of its operands in the archive.
+struct Pending {
+    inst: Inst,
+    local: u32,
+    ty: u32,
+    ops: std::ops::Range<u32>,
+}
+
 /// Who decodes, for the place its errors name: `copy` names the definition
 /// (`section definitions: definition 3: instruction 7: …`), `materialize` the whole module
 /// (`materialize: definition 3, instruction 7: …`, `materialize: root archive, …`).
@@ -205,8 +214,10 @@ impl<'v> DefCopier<'v> {
         // Whether a local is at the nesting limit (the definition is at depth 1): a debug
         // decoration re-inserted on it would be too deep.
         let mut at_limit: Vec<bool> = vec![false; n];
-        for iv in d.insts() {
-            let l = iv.local();
+        // What the second pass needs of each copied instruction, kept from this one so that
+        // the body is read once.
+        let mut refs: Vec<Pending> = Vec::with_capacity(n);
+        for (rec, l) in d.records().zip(0u32..) {
             while stack.last().is_some_and(|&(_, end, _)| end <= l) {
                 stack.pop();
             }
@@ -219,7 +230,7 @@ impl<'v> DefCopier<'v> {
                     is_deco = true;
                 }
             }
-            stack.push((l, iv.subtree_end(), iv.decoration_count()));
+            stack.push((l, rec.end, rec.n_decos));
             if let Some(a) = at_limit.get_mut(l as usize) {
                 *a = stack.len() as u32 >= irkit_core::MAX_NESTING;
             }
@@ -231,7 +242,7 @@ impl<'v> DefCopier<'v> {
                 }
                 continue;
             }
-            let payload = iv.payload().to_payload();
+            let payload = d.payload_of(&rec).to_payload();
             let inst = if l == 0 {
                 if !payload.is_none() {
                     dst.set_payload(target, payload)
@@ -239,26 +250,33 @@ impl<'v> DefCopier<'v> {
                 }
                 target
             } else {
-                if is_deco && !map.keep_decoration(dst, owner, iv)? {
+                if is_deco && !map.keep_decoration(dst, owner, d.inst_with(l, rec))? {
                     decos.push((owner, None));
-                    skip_until = iv.subtree_end();
+                    skip_until = rec.end;
                     continue;
                 }
-                let inst = dst
-                    .new_inst(iv.opcode(), None, Vec::new(), payload)
-                    .map_err(|e| bad(Some(l), &e))?;
+                let opcode = Opcode(rec.opcode);
                 if is_deco {
+                    let inst = dst
+                        .new_inst(opcode, None, Vec::new(), payload)
+                        .map_err(|e| bad(Some(l), &e))?;
                     decos.push((owner, Some(inst)));
+                    inst
                 } else {
                     let parent = locals.get(owner as usize).copied().flatten();
-                    dst.append_child(parent.unwrap_or(target), inst)
-                        .map_err(|e| bad(Some(l), &e))?;
+                    dst.append_new_child(parent.unwrap_or(target), opcode, payload)
+                        .map_err(|e| bad(Some(l), &e))?
                 }
-                inst
             };
             if let Some(slot) = locals.get_mut(l as usize) {
                 *slot = Some(inst);
             }
+            refs.push(Pending {
+                inst,
+                local: l,
+                ty: rec.ty,
+                ops: rec.ops_start..rec.ops_end,
+            });
             summary.insts += 1;
         }
         // Decorations of decorations (refused by the verifier, but representable) would
@@ -277,13 +295,11 @@ impl<'v> DefCopier<'v> {
             return Err(crate::validate::debug_too_deep(&place.file, index, r.local).into());
         }
         summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, place)?;
-        // Types and operands, now that every local exists.
+        // Types and operands, now that every local exists (in local order, as the mapper
+        // reaches what they name).
         let mut ops: Vec<Inst> = Vec::new();
-        for iv in d.insts() {
-            let l = iv.local();
-            let Some(inst) = locals.get(l as usize).copied().flatten() else {
-                continue;
-            };
+        for p in refs {
+            let (l, inst) = (p.local, p.inst);
             let mut resolve = |r: Ref, dst: &mut Module| -> Result<Inst, M::Error> {
                 match r {
                     Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
@@ -297,16 +313,16 @@ impl<'v> DefCopier<'v> {
                     Ref::Def(x) => map.def(dst, x),
                 }
             };
-            if let Some(t) = iv.ty() {
-                let t = resolve(t, dst)?;
-                dst.set_type(inst, Some(t)).map_err(|e| bad(Some(l), &e))?;
+            let ty = match Ref::decode(p.ty) {
+                Some(t) => Some(resolve(t, dst)?),
+                None => None,
+            };
+            ops.clear();
+            for j in p.ops {
+                ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
             }
-            if iv.operand_count() > 0 {
-                ops.clear();
-                for o in iv.operands() {
-                    ops.push(resolve(o, dst)?);
-                }
-                dst.set_operands_from(inst, &ops)
+            if ty.is_some() || !ops.is_empty() {
+                dst.set_type_and_operands(inst, ty, &ops)
                     .map_err(|e| bad(Some(l), &e))?;
             }
         }

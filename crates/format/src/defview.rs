@@ -4,7 +4,7 @@
 use irkit_core::Opcode;
 
 use crate::hash::{FileStrings, Flat, Rec};
-use crate::placed::FlatBytes;
+use crate::placed::{FlatBytes, Records};
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
 /// A reference held by an operand or a type slot.
@@ -57,6 +57,7 @@ impl PayloadView<'_> {
     }
 
     /// An owned core payload.
+    #[inline]
     pub fn to_payload(&self) -> irkit_core::Payload {
         use irkit_core::Payload;
         match *self {
@@ -69,6 +70,7 @@ impl PayloadView<'_> {
     }
 }
 
+#[inline]
 fn payload<'v>(r: &Rec, strings: FileStrings<'v>, blob: &'v [u8]) -> PayloadView<'v> {
     let word = (r.lo as u64) | ((r.hi as u64) << 32);
     match r.payload_kind {
@@ -134,19 +136,52 @@ impl<'v> DefView<'v> {
     }
 
     /// The definition's own instruction (local 0).
-    pub fn root(&self) -> InstView<'v> {
-        InstView::new(*self, 0)
+    pub fn root(&self) -> InstView<'_> {
+        InstView::new(self, 0)
     }
 
     /// Instruction `local`, if in range.
-    pub fn inst(&self, local: u32) -> Option<InstView<'v>> {
-        (local < self.len()).then(|| InstView::new(*self, local))
+    pub fn inst(&self, local: u32) -> Option<InstView<'_>> {
+        (local < self.len()).then(|| InstView::new(self, local))
     }
 
-    /// Every instruction in pre-order (an instruction, its decorations, its children).
-    pub fn insts(&self) -> impl ExactSizeIterator<Item = InstView<'v>> + 'v {
-        let def = *self;
-        (0..self.len()).map(move |local| InstView::new(def, local))
+    /// Every instruction in pre-order (an instruction, its decorations, its children), its
+    /// record read in one sequential pass over the body (no lookup per instruction).
+    pub fn insts(&self) -> impl ExactSizeIterator<Item = InstView<'_>> + '_ {
+        (0..self.len())
+            .zip(self.records())
+            .map(move |(local, rec)| InstView {
+                def: self,
+                local,
+                rec,
+            })
+    }
+
+    /// Every record in pre-order, read in one sequential pass (for the copy, which keeps
+    /// only what it needs of each).
+    pub(crate) fn records(&self) -> Records<'v> {
+        self.body.records()
+    }
+
+    /// The view of instruction `local` whose record `rec` was already read.
+    pub(crate) fn inst_with(&self, local: u32, rec: Rec) -> InstView<'_> {
+        InstView {
+            def: self,
+            local,
+            rec,
+        }
+    }
+
+    /// The payload of a record of this archive.
+    #[inline]
+    pub(crate) fn payload_of(&self, rec: &Rec) -> PayloadView<'v> {
+        payload(rec, self.strings, self.body.bytes())
+    }
+
+    /// Operand `j` of the archive's operand array (absent marker out of range).
+    #[inline]
+    pub(crate) fn operand(&self, j: u32) -> Option<Ref> {
+        Ref::decode(self.body.operand(j as usize))
     }
 
     /// Each local's number of ancestors within the archive (local 0 has none), in one pass over
@@ -165,17 +200,19 @@ impl<'v> DefView<'v> {
     }
 }
 
-/// One instruction of a [`DefView`]. Its record is read once, when the view is made (every
-/// field of it in O(1), `spec/format.md` §2.4), so its accessors read nothing again.
+/// One instruction of a [`DefView`], borrowing it (small: moved per instruction by every walk).
+/// Its record is read once, when the view is made (every field of it in O(1),
+/// `spec/format.md` §2.4, or in order by [`DefView::insts`]), so its accessors read nothing
+/// again.
 #[derive(Clone, Copy)]
 pub struct InstView<'v> {
-    def: DefView<'v>,
+    def: &'v DefView<'v>,
     local: u32,
     rec: Rec,
 }
 
 impl<'v> InstView<'v> {
-    fn new(def: DefView<'v>, local: u32) -> InstView<'v> {
+    fn new(def: &'v DefView<'v>, local: u32) -> InstView<'v> {
         InstView {
             def,
             local,
@@ -255,7 +292,7 @@ impl<'v> InstView<'v> {
 
 /// Iterator over an instruction's direct sub-instructions: `(is_decoration, inst)`.
 pub struct Subs<'v> {
-    def: DefView<'v>,
+    def: &'v DefView<'v>,
     next: u32,
     end: u32,
     decos_left: u32,

@@ -12,7 +12,7 @@ use crate::schema::{
 };
 
 /// A record's fields as native integers.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Rec {
     pub opcode: u16,
     pub payload_kind: u8,
@@ -30,6 +30,12 @@ pub(crate) trait Flat {
     fn count(&self) -> usize;
     /// Record `i` (callers only pass `i < count()`; out of range gives a default record).
     fn rec(&self, i: usize) -> Rec;
+    /// Every record in order, `rec(0)` to `rec(count() - 1)`, for readers that walk them all
+    /// (a layout may read them in one sequential pass instead of one lookup each; the 3.0
+    /// layout does so for a body that passed its check).
+    fn recs(&self) -> impl Iterator<Item = Rec> + '_ {
+        (0..self.count()).map(|i| self.rec(i))
+    }
     fn operand(&self, j: usize) -> u32;
     fn operand_len(&self) -> usize;
     fn blob(&self) -> &[u8];

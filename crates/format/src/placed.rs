@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use crate::compact::Compact;
+use crate::compact::{Compact, InOrder};
 use crate::hash::{FileStrings, Flat, Rec};
 use crate::schema::{
     ArchivedBody, ArchivedDebugRec, ArchivedDebugTable, ArchivedInstRec, ArchivedPoolRec,
@@ -200,6 +200,14 @@ impl<'v> FlatBytes<'v> {
         }
     }
 
+    /// Every record in order (see [`Flat::recs`]), not borrowing this value.
+    pub(crate) fn records(&self) -> Records<'v> {
+        match *self {
+            FlatBytes::Archived(a) => Records::Archived(a, 0),
+            FlatBytes::Compact(c) => Records::Compact(InOrder::new(c)),
+        }
+    }
+
     /// The operands of record `r` (of this list), bounded by the operand array.
     pub(crate) fn operands_of(&self, r: Rec) -> impl ExactSizeIterator<Item = u32> + 'v {
         let me = *self;
@@ -208,6 +216,41 @@ impl<'v> FlatBytes<'v> {
     }
 }
 
+/// The records of a [`FlatBytes`] in order ([`FlatBytes::records`]): the 3.0 layout's in one
+/// sequential pass ([`InOrder`]), an rkyv archive's one by one (each is O(1) there).
+pub(crate) enum Records<'v> {
+    Archived(ArchivedFlat<'v>, u32),
+    Compact(InOrder<'v>),
+}
+
+impl Iterator for Records<'_> {
+    type Item = Rec;
+
+    #[inline]
+    fn next(&mut self) -> Option<Rec> {
+        match self {
+            Records::Archived(a, i) => {
+                let r = (*i < a.count).then(|| a.rec(*i as usize));
+                *i += r.is_some() as u32;
+                r
+            }
+            Records::Compact(c) => c.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Records::Archived(a, i) => {
+                let left = a.count.saturating_sub(*i) as usize;
+                (left, Some(left))
+            }
+            Records::Compact(c) => c.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Records<'_> {}
+
 impl Flat for FlatBytes<'_> {
     #[inline]
     fn count(&self) -> usize {
@@ -215,6 +258,10 @@ impl Flat for FlatBytes<'_> {
             FlatBytes::Archived(a) => a.count(),
             FlatBytes::Compact(c) => c.count(),
         }
+    }
+
+    fn recs(&self) -> impl Iterator<Item = Rec> + '_ {
+        self.records()
     }
 
     #[inline]

@@ -142,6 +142,7 @@ pub(crate) struct Limits {
     pub base_depth: u32,
 }
 
+#[inline(always)]
 fn check_ref(r: u32, i: u32, n: u32, lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
     let index = (r & REF_MAX_INDEX) as u64;
     match r >> 30 {
@@ -171,25 +172,44 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
     let n_operands = operand_count(f);
     let blob_len = f.blob().len() as u64;
     let mut prev_ops = 0u32;
-    let mut open: Vec<u32> = Vec::new();
+    // The local and its ancestors within the body, each with its count of direct
+    // sub-instructions so far.
+    let mut open: Vec<Open> = Vec::new();
+    // The first instruction with more decorations than sub-instructions (reported once the
+    // rest is known to be well formed).
+    let mut too_many_decos: Option<(u32, u32, u32)> = None;
+    let mut close = |o: Open| {
+        if o.decos > o.kids && too_many_decos.is_none_or(|(i, _, _)| o.local < i) {
+            too_many_decos = Some((o.local, o.decos, o.kids));
+        }
+    };
     // Pool entries' value depths (every pool reference points to an earlier entry).
     let mut value_depth: Vec<u32> = Vec::new();
-    for i in 0..n32 {
-        let r = f.rec(i as usize);
+    // In one pass over the records (a 3.0 body reads them sequentially: its rank directories
+    // were checked first, by `Compact::check`).
+    for (i, r) in (0..n32).zip(f.recs()) {
         if !lim.is_pool {
-            while open.last().is_some_and(|&end| end <= i) {
-                open.pop();
+            while let Some(o) = open.pop_if(|o| o.end <= i) {
+                close(o);
             }
             if i > 0 && open.is_empty() {
                 return Err(cx.bad(format!("instruction {i} is outside the root's subtree")));
             }
-            if r.end <= i || r.end > n32 || open.last().is_some_and(|&e| r.end > e) {
+            if r.end <= i || r.end > n32 || open.last().is_some_and(|o| r.end > o.end) {
                 return Err(cx.bad(format!(
                     "instruction {i}: subtree end {} is not nested in its parent's",
                     r.end
                 )));
             }
-            open.push(r.end);
+            if let Some(parent) = open.last_mut() {
+                parent.kids += 1;
+            }
+            open.push(Open {
+                end: r.end,
+                local: i,
+                decos: r.n_decos,
+                kids: 0,
+            });
             // `open` holds the local and its ancestors within the body: a linear check.
             if open.len() as u64 - 1 + lim.base_depth as u64 > MAX_NESTING as u64 {
                 return Err(too_deep("instruction", i, cx));
@@ -245,27 +265,30 @@ pub(crate) fn flat(f: &(impl Flat + ?Sized), lim: &Limits, cx: &Ctx<'_>) -> Resu
         return Err(cx.bad(format!("{} operands stored, {prev_ops} used", n_operands)));
     }
     if !lim.is_pool {
-        if f.rec(0).end != n32 {
+        if f.end(0) != n32 {
             return Err(cx.bad("the root's subtree does not cover the body".into()));
         }
-        // Decoration counts: at most the number of direct sub-instructions.
-        for i in 0..n32 {
-            let r = f.rec(i as usize);
-            let mut kids = 0u32;
-            let mut j = i + 1;
-            while j < r.end {
-                kids += 1;
-                j = f.end(j as usize);
-            }
-            if r.n_decos > kids {
-                return Err(cx.bad(format!(
-                    "instruction {i}: {} decorations but {kids} sub-instructions",
-                    r.n_decos
-                )));
-            }
+        // Decoration counts: at most the number of direct sub-instructions (counted in the
+        // walk above).
+        while let Some(o) = open.pop() {
+            close(o);
+        }
+        if let Some((i, decos, kids)) = too_many_decos {
+            return Err(cx.bad(format!(
+                "instruction {i}: {decos} decorations but {kids} sub-instructions"
+            )));
         }
     }
     Ok(())
+}
+
+/// An open subtree of [`flat`]'s walk: where it ends, its root, that root's decoration count
+/// and its direct sub-instructions seen so far.
+struct Open {
+    end: u32,
+    local: u32,
+    decos: u32,
+    kids: u32,
 }
 
 /// A debug record of `local` of definition `def` whose decoration, once re-inserted, would be

@@ -432,8 +432,12 @@ impl<'a> State<'a> {
         p: u32,
         needer: Option<u32>,
     ) -> Result<Inst, LinkError> {
-        let view = self.view(m);
         let mi = m as usize;
+        // Most references are to values already re-interned: answered before anything else.
+        if let Some(Some(i)) = self.pool_memo[mi].get(p as usize) {
+            return Ok(*i);
+        }
+        let view = self.view(m);
         let pool = match self.pools[mi] {
             Some(p) => p,
             None => {
@@ -444,9 +448,6 @@ impl<'a> State<'a> {
         };
         if self.pool_memo[mi].is_empty() {
             self.pool_memo[mi] = vec![None; pool.len() as usize];
-        }
-        if let Some(Some(i)) = self.pool_memo[mi].get(p as usize) {
-            return Ok(*i);
         }
         let bad = |what: String| {
             LinkError::Read(irkit_format::ReadError {
