@@ -9,10 +9,10 @@
 //!   mode);
 //! * the function's own tree: every instruction of it with its opcode, payload, type,
 //!   decorations (names, which trap messages spell), operands and children; a local value by
-//!   its position in the function, a type or constant by the hash of its structure, and a
-//!   definition by its position in the function's **reference list** (the definitions it
-//!   refers to, in first-use order), with the largest callee frame of each indirect call's
-//!   type;
+//!   its position in the function, a type or constant by its own tree where the function
+//!   first uses it and by its number (in first-use order) after that, and a definition by its
+//!   position in the function's **reference list** (the definitions it refers to, in first-use
+//!   order), with the largest callee frame of each indirect call's type;
 //! * for each entry of the reference list, what lowering takes from it: for a function how it
 //!   is called (an IR function with a body, a C function, `abort`, one that cannot be called)
 //!   with its Cranelift signature, linkage and `stackalloc` frame; for a global its linkage,
@@ -24,11 +24,10 @@
 //! edit invalidates the edited function and those whose code it changes (a callee's signature
 //! or frame).
 
-use std::collections::HashMap;
-
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_module::{Linkage, Module as ClModule};
 use irkit_core::{Inst, Opcode, Payload};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::context::{Callee, Ctx};
 
@@ -86,7 +85,7 @@ pub(crate) fn fingerprint<M: ClModule>(
     f: Inst,
 ) -> Option<Fingerprint> {
     let m = ctx.m;
-    let mut locals = HashMap::new();
+    let mut locals = HashMap::default();
     let mut stack: Vec<Inst> = m.children(f).iter().rev().copied().collect();
     while let Some(i) = stack.pop() {
         locals.insert(i, locals.len() as u32);
@@ -96,8 +95,8 @@ pub(crate) fn fingerprint<M: ClModule>(
         ctx,
         locals,
         refs: Vec::new(),
-        ref_index: HashMap::new(),
-        values: HashMap::new(),
+        ref_index: HashMap::default(),
+        values: HashMap::default(),
     };
     let mut out = Stream(Vec::with_capacity(4096));
     out.bytes(&prefix.0);
@@ -155,8 +154,8 @@ struct Hashing<'c, 'm, M: ClModule> {
     refs: Vec<Inst>,
     /// Each definition's position in [`Hashing::refs`].
     ref_index: HashMap<Inst, u32>,
-    /// The hash of each type or constant met.
-    values: HashMap<Inst, Key>,
+    /// The number of each type or constant met, in first-use order.
+    values: HashMap<Inst, u32>,
 }
 
 impl<M: ClModule> Hashing<'_, '_, M> {
@@ -198,7 +197,8 @@ impl<M: ClModule> Hashing<'_, '_, M> {
     }
 
     /// A reference: `1` and a local's number, `2` and a definition's reference-list position,
-    /// `3` and the hash of a type's or constant's own tree.
+    /// `3` and a type's or constant's own tree where the function first uses it, `4` and its
+    /// number after that.
     fn operand(&mut self, out: &mut Stream, v: Inst, depth: usize) -> Option<()> {
         let m = self.ctx.m;
         if let Some(&n) = self.locals.get(&v) {
@@ -212,19 +212,14 @@ impl<M: ClModule> Hashing<'_, '_, M> {
             }
             out.u8(2);
             out.u32(i);
+        } else if let Some(&n) = self.values.get(&v) {
+            out.u8(4);
+            out.u32(n);
         } else {
-            let hash = match self.values.get(&v) {
-                Some(h) => *h,
-                None => {
-                    let mut s = Stream(Vec::with_capacity(64));
-                    self.node(&mut s, v, depth + 1)?;
-                    let h = *blake3::hash(&s.0).as_bytes();
-                    self.values.insert(v, h);
-                    h
-                }
-            };
+            let n = self.values.len() as u32;
+            self.values.insert(v, n);
             out.u8(3);
-            out.bytes(&hash);
+            self.node(out, v, depth + 1)?;
         }
         Some(())
     }
