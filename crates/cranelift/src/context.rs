@@ -3,7 +3,7 @@
 //! every definition ([`Callee`], data ids), type layouts, the runtime's ids, and the helpers
 //! that build signatures, leaves and trap-message data from them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::{self, AbiParam, ArgumentExtension, Signature};
 use cranelift_module::{DataId, FuncId, Linkage, Module as ClModule};

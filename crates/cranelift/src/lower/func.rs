@@ -7,7 +7,7 @@
 //! is used; blocks unreachable from the entry are not lowered. A trap is a branch to a cold
 //! block that calls the trap routine with the trap line, located as the interpreter locates it.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::runtime::{DEPTH, STACK_LIMIT, STOP, STOP_ARG, STOPPED_EXIT};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -96,12 +96,12 @@ pub(crate) fn build_function<M: ClModule>(
         let mut fl = FnLower {
             ctx,
             b,
-            fname: def_name(m, f),
-            values: HashMap::new(),
-            blocks: HashMap::new(),
-            block_names: HashMap::new(),
+            fname: def_name(m, f).into(),
+            values: HashMap::default(),
+            blocks: HashMap::default(),
+            block_names: HashMap::default(),
             messages: Vec::new(),
-            message_index: HashMap::new(),
+            message_index: HashMap::default(),
         };
         fl.body(f)?;
         fl.b.seal_all_blocks();
@@ -143,13 +143,13 @@ pub(crate) fn defined_function<M: ClModule>(
 pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     pub(crate) ctx: &'c Ctx<'m, M>,
     pub(crate) b: FunctionBuilder<'f>,
-    fname: String,
+    fname: std::rc::Rc<str>,
     /// The leaves of each local value (parameters and instruction results).
     values: HashMap<Inst, Vec<Value>>,
     /// The Cranelift block of each reachable IR block.
     pub(crate) blocks: HashMap<Inst, ir::Block>,
     /// `^name` of each block.
-    block_names: HashMap<Inst, String>,
+    block_names: HashMap<Inst, std::rc::Rc<str>>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
     /// Each message's position in [`FnLower::messages`].
@@ -163,7 +163,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let name = m
                 .name(blk)
                 .map_or_else(|| format!("^bb{i}"), |n| format!("^{n}"));
-            self.block_names.insert(blk, name);
+            self.block_names.insert(blk, name.into());
         }
         let order = rpo(m, f);
         for (i, &blk) in order.iter().enumerate() {
@@ -273,7 +273,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                         let bytes = m.payload(c).as_bytes().unwrap_or(&[]);
                         if bytes.len() > crate::types::MAX_LEAVES {
                             return Err(unsupported(
-                                self.fname.clone(),
+                                self.fname.to_string(),
                                 "a const_bytes value too large for registers",
                             ));
                         }
@@ -328,11 +328,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 Ok(self.b.ins().func_addr(PTR, fr))
             }
             Some(Callee::Unavailable(name)) => Err(unsupported(
-                self.fname.clone(),
+                self.fname.to_string(),
                 format!("the address of extern \"{name}\", which this back end cannot call"),
             )),
             Some(Callee::SessionExit) => Err(unsupported(
-                self.fname.clone(),
+                self.fname.to_string(),
                 "the address of extern \"exit\" in a session (only direct calls of it)",
             )),
             None => Err(self.malformed(&format!("{d} is not a definition"))),
@@ -722,7 +722,7 @@ fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
             .unwrap_or_default()
     };
     let mut post = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     seen.insert(entry);
     let mut stack = vec![(entry, succs(entry), 0usize)];
     while let Some((b, ss, i)) = stack.last_mut() {
