@@ -1,12 +1,13 @@
 //! The code cache: compiled functions stored in a directory by key ([`crate::fingerprint`]),
-//! so that a build recompiles only the functions whose code can differ from a previous
-//! build's (spec/backends.md, "The code cache", describes the layout and the entry format
-//! byte by byte).
+//! so that a build neither lowers nor compiles the functions whose code cannot differ from a
+//! previous build's (spec/backends.md, "The code cache", describes the layout and the entry
+//! format byte by byte). An [`Entry`] holds what defining the function needs without lowering
+//! it: the code, what its name table denotes ([`crate::names`]) and its trap messages.
 //!
 //! An entry is never trusted: one that cannot be read, is too large, has the wrong magic,
 //! version or key, a payload whose checksum does not match, or content that does not decode
-//! (an alignment that is not a power of two, a relocation outside the code, an unknown kind)
-//! is a miss; the function is compiled again and the entry rewritten. Entries are written to
+//! (an alignment that is not a power of two, a relocation outside the code or naming no
+//! name-table entry, an unknown kind or tag, a message that is not UTF-8) is a miss; the function is compiled again and the entry rewritten. Entries are written to
 //! a temporary file in the entry's own directory and renamed over the final name, so a reader
 //! (in this process or another sharing the directory) sees a whole entry or none; two writers
 //! of one key write the same bytes, and the last rename wins.
@@ -23,6 +24,7 @@ use cranelift_codegen::ir::LibCall;
 
 use crate::code::{Code, CodeReloc, KNOWN_SYMBOLS, RELOC_KINDS, Target};
 use crate::fingerprint::{FORMAT_VERSION, Key};
+use crate::names::Name;
 
 /// The first bytes of every entry.
 pub(crate) const MAGIC: &[u8; 8] = b"IRKCODE\0";
@@ -38,6 +40,23 @@ const MAX_PAYLOAD: u64 = 1 << 30;
 
 /// The largest alignment an entry may ask for.
 const MAX_ALIGN: u64 = 1 << 16;
+
+/// What the cache keeps of one function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The compiled code.
+    pub(crate) code: Code,
+    /// What each entry of its name table denotes (never [`Name::Raw`]).
+    pub(crate) names: Vec<Name>,
+    /// Its trap messages, in first-use order.
+    pub(crate) messages: Vec<String>,
+}
+
+/// Bytes of one name in the payload.
+const NAME: usize = 1 + 4;
+
+/// The longest trap message read.
+const MAX_MESSAGE: usize = 1 << 20;
 
 /// A code cache directory, shared by the threads of one build.
 #[derive(Debug)]
@@ -96,8 +115,8 @@ impl CodeCache {
         self.root.join(&hex[..2]).join(&hex[2..])
     }
 
-    /// The code stored under `key`, if a valid entry is there.
-    pub(crate) fn get(&self, key: &Key) -> Option<Code> {
+    /// The entry stored under `key`, if a valid one is there.
+    pub(crate) fn get(&self, key: &Key) -> Option<Entry> {
         let path = self.path(key);
         let bytes = read_bounded(&path)?;
         match decode(&bytes, key) {
@@ -112,17 +131,17 @@ impl CodeCache {
         }
     }
 
-    /// Counts an entry found but unusable for the function at hand (see
-    /// [`Code::module_relocs`]).
+    /// Counts an entry found but unusable for the function at hand (its names do not resolve
+    /// in this build, see `crate::names::resolve`).
     pub(crate) fn reject(&self) {
         self.hits.fetch_sub(1, Ordering::Relaxed);
         self.rejected.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Stores `code` under `key` (atomically; errors become the warning). Code the format
+    /// Stores `entry` under `key` (atomically; errors become the warning). An entry the format
     /// cannot express is not stored.
-    pub(crate) fn put(&self, key: &Key, code: &Code) {
-        let Some(bytes) = encode(key, code) else {
+    pub(crate) fn put(&self, key: &Key, entry: &Entry) {
+        let Some(bytes) = encode(key, entry) else {
             return;
         };
         let path = self.path(key);
@@ -159,9 +178,10 @@ fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The bytes of the entry holding `code` under `key`; `None` if a relocation kind or
-/// library routine has no number in the format.
-pub(crate) fn encode(key: &Key, code: &Code) -> Option<Vec<u8>> {
+/// The bytes of `entry` under `key`; `None` if a relocation kind, library routine or name
+/// has no number in the format.
+pub(crate) fn encode(key: &Key, entry: &Entry) -> Option<Vec<u8>> {
+    let code = &entry.code;
     let mut payload = Vec::with_capacity(16 + code.bytes.len() + RELOC * code.relocs.len());
     payload.extend_from_slice(&code.alignment.to_le_bytes());
     payload.extend_from_slice(&u32::try_from(code.bytes.len()).ok()?.to_le_bytes());
@@ -183,6 +203,25 @@ pub(crate) fn encode(key: &Key, code: &Code) -> Option<Vec<u8>> {
         payload.push(tag);
         payload.extend_from_slice(&value.to_le_bytes());
         payload.extend_from_slice(&r.addend.to_le_bytes());
+    }
+    payload.extend_from_slice(&u32::try_from(entry.names.len()).ok()?.to_le_bytes());
+    for n in &entry.names {
+        let (tag, value) = match *n {
+            Name::Ref(i) => (0u8, i),
+            Name::Runtime(k) => (1, k),
+            Name::Message(j) => (2, j),
+            Name::Raw(_) => return None,
+        };
+        payload.push(tag);
+        payload.extend_from_slice(&value.to_le_bytes());
+    }
+    payload.extend_from_slice(&u32::try_from(entry.messages.len()).ok()?.to_le_bytes());
+    for t in &entry.messages {
+        if t.len() > MAX_MESSAGE {
+            return None;
+        }
+        payload.extend_from_slice(&(t.len() as u32).to_le_bytes());
+        payload.extend_from_slice(t.as_bytes());
     }
     Some(framed(key, &payload))
 }
@@ -229,8 +268,8 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The code in entry `bytes` if it is a valid entry for `key`.
-pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Code> {
+/// The entry in `bytes` if it is a valid entry for `key`.
+pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Entry> {
     let mut r = Reader(bytes);
     if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION || &r.array::<32>()? != key {
         return None;
@@ -247,7 +286,7 @@ pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Code> {
     let n = usize::try_from(r.u32()?).ok()?;
     let code = r.take(n)?.to_vec();
     let count = usize::try_from(r.u32()?).ok()?;
-    if r.0.len() != count.checked_mul(RELOC)? {
+    if r.0.len() < count.checked_mul(RELOC)? {
         return None;
     }
     let mut relocs = Vec::with_capacity(count);
@@ -275,10 +314,54 @@ pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Code> {
             addend,
         });
     }
-    Some(Code {
-        alignment,
-        bytes: code,
-        relocs,
+    let count = usize::try_from(r.u32()?).ok()?;
+    if r.0.len() < count.checked_mul(NAME)? {
+        return None;
+    }
+    let mut names = Vec::with_capacity(count);
+    for _ in 0..count {
+        let tag = r.u8()?;
+        let value = r.u32()?;
+        names.push(match tag {
+            0 => Name::Ref(value),
+            1 => Name::Runtime(value),
+            2 => Name::Message(value),
+            _ => return None,
+        });
+    }
+    let count = usize::try_from(r.u32()?).ok()?;
+    // Every message takes at least its 4-byte length.
+    if r.0.len() < count.checked_mul(4)? {
+        return None;
+    }
+    let mut messages = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = usize::try_from(r.u32()?).ok()?;
+        if len > MAX_MESSAGE {
+            return None;
+        }
+        messages.push(String::from_utf8(r.take(len)?.to_vec()).ok()?);
+    }
+    if !r.0.is_empty() {
+        return None;
+    }
+    let named = |n: u32| (n as usize) < names.len();
+    let messaged = |n: &Name| !matches!(*n, Name::Message(j) if j as usize >= messages.len());
+    if relocs
+        .iter()
+        .any(|r| matches!(r.target, Target::Name(n) if !named(n)))
+        || !names.iter().all(messaged)
+    {
+        return None;
+    }
+    Some(Entry {
+        code: Code {
+            alignment,
+            bytes: code,
+            relocs,
+        },
+        names,
+        messages,
     })
 }
 
@@ -287,7 +370,16 @@ mod tests {
     use super::*;
     use cranelift_codegen::binemit::Reloc;
 
-    fn sample() -> Code {
+    /// Names: `Ref(0)`, `Runtime(0)`, `Message(0)`; one message.
+    fn sample() -> Entry {
+        Entry {
+            code: sample_code(),
+            names: vec![Name::Ref(0), Name::Runtime(0), Name::Message(0)],
+            messages: vec!["trap: x in @f\n".into()],
+        }
+    }
+
+    fn sample_code() -> Code {
         Code {
             alignment: 16,
             bytes: (0u8..64).collect(),
@@ -386,6 +478,24 @@ mod tests {
             let b = resealed(payload.clone(), &key, |p| p[at + 4 + field] = value);
             assert_eq!(decode(&b, &key), None, "field {field}");
         }
+        // After the relocations: the names, then the messages.
+        let names = at + 4 + 3 * RELOC;
+        let messages = names + 4 + 3 * NAME;
+        // A name with an unknown tag; a relocation naming an entry past the table (three
+        // names left out); a name of a message past the list; a message that is not UTF-8.
+        let b = resealed(payload.clone(), &key, |p| p[names + 4] = 3);
+        assert_eq!(decode(&b, &key), None);
+        let b = resealed(payload.clone(), &key, |p| {
+            p[names..names + 4].copy_from_slice(&0u32.to_le_bytes());
+            p.drain(names + 4..messages);
+        });
+        assert_eq!(decode(&b, &key), None);
+        let b = resealed(payload.clone(), &key, |p| {
+            p[names + 4 + 2 * NAME + 1..names + 4 + 3 * NAME].copy_from_slice(&1u32.to_le_bytes())
+        });
+        assert_eq!(decode(&b, &key), None);
+        let b = resealed(payload.clone(), &key, |p| p[messages + 8] = 0xff);
+        assert_eq!(decode(&b, &key), None);
         // The unedited payload resealed is accepted (the edits above are what fail).
         assert_eq!(
             decode(&resealed(payload, &key, |_| ()), &key),

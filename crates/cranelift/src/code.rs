@@ -2,11 +2,12 @@
 //! relocations, each naming its target by the function's own external-name reference (its
 //! index in the function's name table), never by a module-wide id. The same code can so be
 //! defined again under other ids, in another build (the code cache, `crate::cache`): the
-//! relocations are resolved through the name table of the function being defined now.
+//! relocations are resolved through what the name table denotes in the build defining it now
+//! (`crate::names`).
 
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::entity::EntityRef;
-use cranelift_codegen::ir::{ExternalName, Function, KnownSymbol, LibCall, UserExternalNameRef};
+use cranelift_codegen::ir::{ExternalName, KnownSymbol, LibCall};
 use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
 use cranelift_module::{FuncId, ModuleReloc, ModuleRelocTarget};
 
@@ -111,20 +112,19 @@ impl Code {
         }
     }
 
-    /// The relocations as `cranelift-module` takes them for function `id`, whose name table is
-    /// `func`'s; `None` if one refers to an entry `func` does not have (code that is not this
-    /// function's).
-    pub(crate) fn module_relocs(&self, func: &Function, id: FuncId) -> Option<Vec<ModuleReloc>> {
-        let names = func.params.user_named_funcs();
+    /// The relocations as `cranelift-module` takes them for function `id`, whose name-table
+    /// entries denote `names` (`crate::names::resolve`); `None` if one refers to an entry
+    /// there is not (code that is not this function's).
+    pub(crate) fn module_relocs(
+        &self,
+        names: &[ModuleRelocTarget],
+        id: FuncId,
+    ) -> Option<Vec<ModuleReloc>> {
         self.relocs
             .iter()
             .map(|r| {
                 let name = match r.target {
-                    Target::Name(n) => {
-                        let n = UserExternalNameRef::new(usize::try_from(n).ok()?);
-                        let name = names.get(n)?;
-                        ModuleRelocTarget::user(name.namespace, name.index)
-                    }
+                    Target::Name(n) => names.get(usize::try_from(n).ok()?)?.clone(),
                     Target::LibCall(l) => ModuleRelocTarget::LibCall(l),
                     Target::Known(k) => ModuleRelocTarget::KnownSymbol(k),
                     Target::SelfOffset(off) => ModuleRelocTarget::FunctionOffset(id, off),

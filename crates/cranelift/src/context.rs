@@ -3,7 +3,7 @@
 //! every definition ([`Callee`], data ids), type layouts, the runtime's ids, and the helpers
 //! that build signatures, leaves and trap-message data from them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::{self, AbiParam, ArgumentExtension, Signature};
 use cranelift_module::{DataId, FuncId, Linkage, Module as ClModule};
@@ -113,6 +113,21 @@ impl<M: ClModule> Ctx<'_, M> {
             *colocated = false;
         }
         gv
+    }
+
+    /// A reference to function `id` in function `func`: what `cranelift-module`'s
+    /// `declare_func_in_func` makes (near for a symbol this module defines), from the
+    /// declarations alone (it needs no mutable module: any thread may lower a function).
+    pub(crate) fn func_in_func(&self, id: FuncId, func: &mut ir::Function) -> ir::FuncRef {
+        let decl = self.cl.declarations().get_function_decl(id);
+        let signature = func.import_signature(decl.signature.clone());
+        let name = func.declare_imported_user_function(ir::UserExternalName::new(0, id.as_u32()));
+        func.import_function(ir::ExtFuncData {
+            name: ir::ExternalName::user(name),
+            signature,
+            colocated: decl.linkage.is_final(),
+            patchable: false,
+        })
     }
 
     /// The Cranelift signature of `fn` type `ty`: aggregates are passed as their leaves.

@@ -49,6 +49,7 @@ mod fingerprint;
 pub(crate) mod isa;
 pub mod jit;
 mod lower;
+mod names;
 mod object;
 mod parallel;
 mod place;

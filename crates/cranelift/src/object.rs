@@ -97,10 +97,11 @@ pub struct CodegenStats {
     pub rejected: usize,
     /// Cache entries written.
     pub stored: usize,
-    /// Time spent lowering the function bodies to Cranelift IR (on one thread).
+    /// Time spent lowering the function bodies to Cranelift IR (those not taken from the
+    /// cache), summed over the threads.
     pub lower_time: Duration,
-    /// Time spent compiling the bodies (or taking them from the cache), summed over the
-    /// threads.
+    /// Time spent compiling the bodies (or keying them and taking them from the cache),
+    /// summed over the threads.
     pub compile_time: Duration,
     /// Wall time of the whole object build.
     pub wall_time: Duration,
@@ -152,7 +153,7 @@ pub(crate) fn compile_object_in_chunks(
         &opts.entry,
         opts.max_depth,
         isa.clone(),
-        |ctx, fctx, defs| crate::parallel::define_bodies(ctx, fctx, defs, &plan),
+        |ctx, _, defs| crate::parallel::define_bodies(ctx, defs, &plan),
     )?;
     let functions = plan.functions.load(Ordering::Relaxed);
     let compiled = plan.compiled.load(Ordering::Relaxed);

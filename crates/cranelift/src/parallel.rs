@@ -1,15 +1,18 @@
-//! Compiling the function bodies of an object file on every core, with the same bytes as a
-//! serial build whatever the number of threads (spec/backends.md, "Parallel code
-//! generation").
+//! Generating the function bodies of an object file on every core, with the same bytes as a
+//! serial build whatever the number of threads and with or without the code cache
+//! (spec/backends.md, "Parallel code generation").
 //!
-//! Lowering to Cranelift IR needs the module-wide state ([`Ctx`]: declarations, trap
-//! messages) and stays on one thread, in module order. The functions are taken in chunks of
-//! [`CHUNK`], a fixed number (never derived from the thread count): while the pool compiles
-//! chunk *k* (each function on whichever thread, with that thread's own Cranelift state, or
-//! taken from the code cache), chunk *k + 1* is lowered; then chunk *k*'s code is defined in
-//! the object, in module order. What enters the object, and in which order, is thus the same
-//! for every thread count, and at most two chunks of Cranelift functions are held at once.
-//! Errors are those of the serial build: the first failing function in module order.
+//! Everything module-wide is declared before any body ([`Ctx`]: functions, globals, the
+//! runtime), and lowering only reads it; the one thing lowering used to declare, trap
+//! messages, it names by placeholder (`crate::names`). So each function is taken, on
+//! whichever thread, from the code cache (its key computed from the irkit function,
+//! `crate::fingerprint`: a hit is neither lowered nor compiled) or lowered and compiled with
+//! that thread's own Cranelift state. The functions go in chunks of [`CHUNK`], a fixed number
+//! (never derived from the thread count); once a chunk is done, its functions are defined in
+//! the object in module order, each function's trap messages declared just before it, as the
+//! serial build does. What enters the object, and in which order, is thus the same for every
+//! thread count and with or without a cache. Errors are those of the serial build: the first
+//! failing function in module order.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
@@ -17,21 +20,23 @@ use std::time::Instant;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_module::{FuncId, Module as ClModule, ModuleReloc};
+use cranelift_module::{DataId, FuncId, Module as ClModule, ModuleRelocTarget};
 use cranelift_object::ObjectModule;
 use irkit_backend::BackendError;
 use irkit_core::Inst;
 use rayon::prelude::*;
 
-use crate::cache::CodeCache;
+use crate::cache::{CodeCache, Entry};
 use crate::code::Code;
 use crate::context::Ctx;
 use crate::error::cl_err;
-use crate::fingerprint::{self, KeyPrefix};
-use crate::lower::{Built, build_function, compile_error};
+use crate::fingerprint::{Fingerprint, KeyPrefix, fingerprint};
+use crate::lower::{build_function, compile_error, defined_function};
+use crate::names::{self, Name};
+use crate::place::def_name;
 
-/// Functions lowered (and then compiled) together.
-pub(crate) const CHUNK: usize = 64;
+/// Functions generated together before they are defined.
+pub(crate) const CHUNK: usize = 256;
 
 /// How the bodies are compiled.
 pub(crate) struct Plan<'a> {
@@ -47,55 +52,51 @@ pub(crate) struct Plan<'a> {
     pub(crate) functions: AtomicUsize,
     /// Of those, compiled (not taken from the cache).
     pub(crate) compiled: AtomicUsize,
-    /// Nanoseconds spent lowering to Cranelift IR (one thread).
+    /// Nanoseconds spent lowering to Cranelift IR, summed over the threads.
     pub(crate) lower_ns: AtomicU64,
-    /// Nanoseconds spent compiling or reading the cache, summed over the threads.
+    /// Nanoseconds spent compiling, keying and reading the cache, summed over the threads.
     pub(crate) compile_ns: AtomicU64,
 }
 
-/// A compiled function ready to define: its code and relocations for `cranelift-module`.
-struct Ready {
-    alignment: u64,
-    bytes: Vec<u8>,
-    relocs: Vec<ModuleReloc>,
+/// A function's code, ready to define.
+struct Done {
+    /// Its symbol.
+    id: FuncId,
+    /// Its name, for errors.
+    place: String,
+    /// The code.
+    code: Code,
+    /// What its name table denotes.
+    names: Vec<Name>,
+    /// Its reference list (what [`Name::Ref`] points into; empty without a cache).
+    refs: Vec<Inst>,
+    /// Its trap messages.
+    messages: Vec<String>,
 }
 
-/// Lowers, compiles and defines the bodies `defs` (in module order) into `ctx`'s object.
+/// Generates and defines the bodies `defs` (in module order) into `ctx`'s object.
 pub(crate) fn define_bodies(
     ctx: &mut Ctx<'_, ObjectModule>,
-    fctx: &mut FunctionBuilderContext,
     defs: &[Inst],
     plan: &Plan<'_>,
 ) -> Result<(), BackendError> {
     let mut run = || {
-        let mut chunks = defs.chunks(plan.chunk.max(1));
-        let (mut pending, mut lower_err) =
-            lower_chunk(ctx, fctx, chunks.next().unwrap_or(&[]), plan);
-        loop {
-            let next = if lower_err.is_none() {
-                chunks.next()
-            } else {
-                None
-            };
-            let (ready, lowered) = rayon::join(
-                || compile_chunk(plan, &mut pending),
-                || next.map(|c| lower_chunk(ctx, fctx, c, plan)),
-            );
-            for (b, r) in pending.iter().zip(ready) {
-                let r = r?;
-                ctx.cl
-                    .define_function_bytes(b.id, r.alignment, &r.bytes, &r.relocs)
-                    .map_err(|e| cl_err(&b.place, e))?;
-            }
-            plan.functions.fetch_add(pending.len(), Ordering::Relaxed);
-            if let Some(e) = lower_err {
-                return Err(e);
-            }
-            match lowered {
-                Some((p, e)) => (pending, lower_err) = (p, e),
-                None => return Ok(()),
+        for chunk in defs.chunks(plan.chunk.max(1)) {
+            let shared: &Ctx<'_, ObjectModule> = ctx;
+            let done: Vec<Result<Option<Done>, BackendError>> = chunk
+                .par_iter()
+                .map_init(FunctionBuilderContext::new, |fctx, &d| {
+                    generate(shared, fctx, d, plan)
+                })
+                .collect();
+            for d in done {
+                if let Some(d) = d? {
+                    define(ctx, d)?;
+                    plan.functions.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
+        Ok(())
     };
     match plan.pool {
         Some(pool) => pool.install(run),
@@ -103,68 +104,112 @@ pub(crate) fn define_bodies(
     }
 }
 
-/// Lowers `defs` in order, stopping at the first error (returned beside what was lowered
-/// before it, which is still compiled and defined first, as a serial build would).
-fn lower_chunk(
-    ctx: &mut Ctx<'_, ObjectModule>,
+/// Function definition `d`'s code: from the cache, or lowered and compiled here (and
+/// stored); `None` if the module does not define it.
+fn generate(
+    ctx: &Ctx<'_, ObjectModule>,
     fctx: &mut FunctionBuilderContext,
-    defs: &[Inst],
+    d: Inst,
     plan: &Plan<'_>,
-) -> (Vec<Built>, Option<BackendError>) {
-    let _time = Elapsed(Instant::now(), &plan.lower_ns);
-    let mut out = Vec::with_capacity(defs.len());
-    for &d in defs {
-        match build_function(ctx, fctx, d) {
-            Ok(Some(b)) => out.push(b),
-            Ok(None) => {}
-            Err(e) => return (out, Some(e)),
-        }
-    }
-    (out, None)
-}
-
-/// Compiles (or finds in the cache) every function of `chunk`, in parallel; the results are
-/// in `chunk`'s order. Each Cranelift function is cleared once compiled.
-fn compile_chunk(plan: &Plan<'_>, chunk: &mut [Built]) -> Vec<Result<Ready, BackendError>> {
-    chunk
-        .par_iter_mut()
-        .map(|b| {
-            let _time = Elapsed(Instant::now(), &plan.compile_ns);
-            let r = compile_one(plan, b);
-            b.code.clear();
-            r
-        })
-        .collect()
-}
-
-fn compile_one(plan: &Plan<'_>, b: &mut Built) -> Result<Ready, BackendError> {
-    let key = plan
-        .cache
-        .as_ref()
-        .map(|(cache, prefix)| (*cache, fingerprint::key(prefix, &b.code.func)));
-    if let Some((cache, key)) = &key
-        && let Some(code) = cache.get(key)
+) -> Result<Option<Done>, BackendError> {
+    let Some(id) = defined_function(ctx, d)? else {
+        return Ok(None);
+    };
+    let keyed = plan.cache.as_ref().and_then(|(cache, prefix)| {
+        let _time = Elapsed(Instant::now(), &plan.compile_ns);
+        let fp = fingerprint(ctx, prefix, d)?;
+        Some((*cache, fp))
+    });
+    if let Some((cache, fp)) = &keyed
+        && let Some(done) = cached(ctx, cache, fp, id, d, plan)
     {
-        match ready(code, b, b.id) {
-            Some(r) => return Ok(r),
-            None => cache.reject(),
-        }
+        return Ok(Some(done));
     }
-    let compiled = b
+    let built = {
+        let _time = Elapsed(Instant::now(), &plan.lower_ns);
+        build_function(ctx, fctx, d)?
+    };
+    let Some(mut built) = built else {
+        return Ok(None);
+    };
+    let _time = Elapsed(Instant::now(), &plan.compile_ns);
+    let compiled = built
         .code
         .compile(plan.isa, &mut ControlPlane::default())
-        .map_err(|e| compile_error(&b.place, e.inner))?;
+        .map_err(|e| compile_error(&built.place, e.inner))?;
     let code = Code::new(compiled);
     plan.compiled.fetch_add(1, Ordering::Relaxed);
-    if let Some((cache, key)) = &key {
-        cache.put(key, &code);
+    let refs = keyed.as_ref().map(|(_, fp)| &fp.refs[..]);
+    let names = names::names_of(ctx, &built.code.func, refs);
+    let entry = Entry {
+        code,
+        names,
+        messages: built.messages,
+    };
+    let refs = match keyed {
+        Some((cache, fp)) => {
+            cache.put(&fp.key, &entry);
+            fp.refs
+        }
+        None => Vec::new(),
+    };
+    Ok(Some(Done {
+        id,
+        place: built.place,
+        code: entry.code,
+        names: entry.names,
+        refs,
+        messages: entry.messages,
+    }))
+}
+
+/// Function `d`'s code from the cache, if a valid entry of `fp`'s key is there and its names
+/// resolve in this build (else counted as rejected).
+fn cached(
+    ctx: &Ctx<'_, ObjectModule>,
+    cache: &CodeCache,
+    fp: &Fingerprint,
+    id: FuncId,
+    d: Inst,
+    plan: &Plan<'_>,
+) -> Option<Done> {
+    let _time = Elapsed(Instant::now(), &plan.compile_ns);
+    let entry = cache.get(&fp.key)?;
+    // The message objects are declared only when the function is defined; any ids check
+    // the rest.
+    let ids = vec![DataId::from_u32(0); entry.messages.len()];
+    let fits = names::resolve(ctx, &entry.names, &fp.refs, &ids)
+        .and_then(|targets| entry.code.module_relocs(&targets, id))
+        .is_some();
+    if !fits {
+        cache.reject();
+        return None;
     }
-    ready(code, b, b.id).ok_or_else(|| {
-        BackendError::Codegen(format!(
-            "{}: internal error: a relocation names no external name of the function",
-            b.place
-        ))
+    Some(Done {
+        id,
+        place: def_name(ctx.m, d),
+        code: entry.code,
+        names: entry.names,
+        refs: fp.refs.clone(),
+        messages: entry.messages,
     })
+}
+
+/// Declares `d`'s trap messages, then defines its code.
+fn define(ctx: &mut Ctx<'_, ObjectModule>, d: Done) -> Result<(), BackendError> {
+    let ids = names::declare_messages(ctx, &d.messages)?;
+    let relocs = names::resolve(ctx, &d.names, &d.refs, &ids)
+        .and_then(|targets: Vec<ModuleRelocTarget>| d.code.module_relocs(&targets, d.id))
+        .ok_or_else(|| {
+            BackendError::Codegen(format!(
+                "{}: internal error: a relocation names no external name of the function",
+                d.place
+            ))
+        })?;
+    ctx.cl
+        .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &relocs)
+        .map_err(|e| cl_err(&d.place, e))?;
+    Ok(())
 }
 
 /// Adds the time since its start to its counter when dropped.
@@ -175,17 +220,6 @@ impl Drop for Elapsed<'_> {
         let ns = u64::try_from(self.0.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.1.fetch_add(ns, Ordering::Relaxed);
     }
-}
-
-/// `code` as function `id` of `b` defines it; `None` if its relocations do not fit `b`'s
-/// name table.
-fn ready(code: Code, b: &Built, id: FuncId) -> Option<Ready> {
-    let relocs = code.module_relocs(&b.code.func, id)?;
-    Some(Ready {
-        alignment: code.alignment,
-        bytes: code.bytes,
-        relocs,
-    })
 }
 
 #[cfg(test)]
@@ -232,6 +266,32 @@ mod tests {
         }
         // The modules had several chunks' worth of functions.
         assert!(functions > 3, "at most {functions} functions per module");
+    }
+
+    /// Random modules built cold into a cache, then warm (nothing lowered), then warm into
+    /// another module sharing most functions: every object is the serial build's.
+    #[test]
+    fn the_object_is_the_serial_builds_from_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let with_cache = |m: &Module, jobs| {
+            let opts = CodegenOptions {
+                jobs: Some(jobs),
+                cache: Some(dir.path().to_path_buf()),
+                ..CodegenOptions::default()
+            };
+            compile_object_in_chunks(m, &opts, 3).expect("compiles")
+        };
+        let mut hits = 0;
+        for seed in 0..24 {
+            let m = generated(seed);
+            let serial = emit_object_serial(&m, "main").expect("compiles");
+            let (cold, _) = with_cache(&m, 2);
+            let (warm, s) = with_cache(&m, 3);
+            assert!(cold == serial && warm == serial, "seed {seed}");
+            assert_eq!((s.compiled, s.rejected), (0, 0), "seed {seed}: {s:?}");
+            hits += s.cached;
+        }
+        assert!(hits > 24, "{hits} functions from the cache");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Where code is, spelled as the interpreter spells it in a trap line: `@f` for a definition,
 //! `@f ^b, instruction N (op %name)` for an instruction.
 
+use std::rc::Rc;
+
 use irkit_core::{Inst, Module, Opcode};
 
 /// `@name` of a definition as the interpreter spells it: its name hint or export name, else
@@ -27,11 +29,12 @@ pub(crate) fn first_place(m: &Module, f: Inst) -> String {
     Place::new(name, block, 0, inst).render(m)
 }
 
-/// Where an instruction is, spelled as the interpreter spells a trap location.
+/// Where an instruction is, spelled as the interpreter spells a trap location. The names are
+/// shared (one per function and block, not one per instruction).
 #[derive(Clone, Debug)]
 pub(crate) struct Place {
-    pub(crate) func: String,
-    pub(crate) block: String,
+    pub(crate) func: Rc<str>,
+    pub(crate) block: Rc<str>,
     pub(crate) index: usize,
     pub(crate) inst: Inst,
 }
@@ -41,8 +44,8 @@ impl Place {
     /// (`@name`).
     pub(crate) fn new(func: String, block: String, index: usize, inst: Inst) -> Place {
         Place {
-            func,
-            block,
+            func: func.into(),
+            block: block.into(),
             index,
             inst,
         }

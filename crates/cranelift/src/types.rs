@@ -3,7 +3,7 @@
 //! into. An aggregate value lives in registers as its leaves, in field order; `i1` is an `I8`
 //! holding 0 or 1; `ptr` is an `I64`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::Type;
 use cranelift_codegen::ir::types;
@@ -65,7 +65,7 @@ impl Layouts {
     /// leaves a value of the type is split into (types come after their operands in the pool).
     pub(crate) fn new(m: &Module) -> Layouts {
         let core = irkit_core::layout::Layouts::new(m);
-        let mut map: HashMap<Inst, Layout> = HashMap::new();
+        let mut map: HashMap<Inst, Layout> = HashMap::default();
         for &t in m.pool() {
             let Some(cl) = core.get(t) else { continue };
             let (shape, leaves) = match &cl.shape {

@@ -235,3 +235,56 @@ fn the_fast_level_never_takes_optimized_code_from_the_cache() {
     assert_eq!(warm.compiled, 0, "{warm:?}");
     assert_eq!(again, fast);
 }
+
+/// A program whose functions trap (their trap lines name them, their blocks and their
+/// instructions), call an extern C function and a callee whose signature and frame vary.
+fn variant(name: &str, c_name: &str, callee_param: &str, frame: usize, block: &str) -> String {
+    format!(
+        "#[extern(\"{c_name}\")]\n@c: fn(i32) -> i32 = func\n\n\
+         @callee: fn({callee_param}) -> i32 = func {{\n^entry(%x: {callee_param}):\n  \
+         %p: ptr = stackalloc [{frame} x i8]\n  ret i32 3\n}}\n\n\
+         @{name}: fn(i32) -> i32 = func {{\n^{block}(%x: i32):\n  %q: i32 = sdiv i32 7, %x\n  \
+         %r: i32 = call @c(%q)\n  ret %r\n}}\n\n\
+         @other: fn(i32) -> i32 = func {{\n^entry(%x: i32):\n  %q: i32 = udiv i32 9, %x\n  \
+         %s: i32 = call @callee({callee_param} 0)\n  %r: i32 = call @{name}(%q)\n  \
+         %t: i32 = iadd %r, %s\n  ret %t\n}}\n\n\
+         #[export(\"main\")]\n@main: fn() -> i32 = func {{\n^entry:\n  %r: i32 = call @other(i32 1)\n  ret %r\n}}\n"
+    )
+}
+
+/// Variants built one after the other into one cache: each object is the one built without
+/// a cache, though most functions come from entries of the other variants (a function
+/// renamed, a block renamed, an extern bound to another C name, a callee's signature or
+/// frame changed, another call depth limit: each changes only the functions whose code,
+/// symbols or trap lines it changes).
+#[test]
+fn entries_are_taken_only_where_the_code_and_its_trap_lines_are_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let variants = [
+        (variant("f", "abs", "i32", 16, "entry"), 10_000, 4),
+        (variant("g", "abs", "i32", 16, "entry"), 10_000, 1),
+        (variant("g", "labs", "i32", 16, "entry"), 10_000, 1),
+        (variant("g", "labs", "i32", 16, "start"), 10_000, 1),
+        (variant("g", "labs", "i64", 16, "start"), 10_000, 2),
+        (variant("g", "labs", "i64", 64, "start"), 10_000, 2),
+        (variant("g", "labs", "i64", 64, "start"), 77, 4),
+        (variant("f", "abs", "i32", 16, "entry"), 10_000, 0),
+    ];
+    for (i, (text, depth, compiled)) in variants.iter().enumerate() {
+        let m = module(text);
+        let opts = |cache: Option<&Path>| CodegenOptions {
+            cache: cache.map(Path::to_path_buf),
+            jobs: Some(2),
+            max_depth: *depth,
+            ..CodegenOptions::default()
+        };
+        let (plain, _) = compile_object(&m, &opts(None)).expect("compiles");
+        let (cached, s) = compile_object(&m, &opts(Some(dir.path()))).expect("compiles");
+        assert!(cached == plain, "variant {i}: the cache changed the object");
+        assert_eq!(
+            (s.compiled, s.rejected),
+            (*compiled, 0),
+            "variant {i}: {s:?}"
+        );
+    }
+}

@@ -298,7 +298,10 @@ fn report_codegen(s: &CodegenStats, stats: bool) {
             s.stored
         );
         irkit_cli::note!("time codegen:        {}", ms(s.wall_time));
-        irkit_cli::note!("time lower bodies:   {}", ms(s.lower_time));
+        irkit_cli::note!(
+            "time lower bodies:   {} (summed over threads)",
+            ms(s.lower_time)
+        );
         irkit_cli::note!(
             "time compile bodies: {} (summed over threads)",
             ms(s.compile_time)

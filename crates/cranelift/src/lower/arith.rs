@@ -185,7 +185,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 } else {
                     self.ctx.rt.fmod
                 };
-                let fr = self.ctx.cl.declare_func_in_func(id, self.b.func);
+                let fr = self.ctx.func_in_func(id, self.b.func);
                 let call = self.b.ins().call(fr, &[a, b]);
                 self.b.inst_results(call)[0]
             }

@@ -7,7 +7,7 @@
 //! is used; blocks unreachable from the entry are not lowered. A trap is a branch to a cold
 //! block that calls the trap routine with the trap line, located as the interpreter locates it.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::runtime::{DEPTH, STACK_LIMIT, STOP, STOP_ARG, STOPPED_EXIT};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -29,7 +29,7 @@ use crate::types::{ClifType, PTR, Scalar};
 pub(crate) const MAX_FRAME: u64 = (1 << 30) - (1 << 20);
 
 /// Lowers function definition `f` and defines it in the Cranelift module (compiled here, on
-/// this thread).
+/// this thread), its trap messages declared first.
 pub(crate) fn lower_function<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
@@ -38,6 +38,8 @@ pub(crate) fn lower_function<M: ClModule>(
     let Some(mut built) = build_function(ctx, fctx, f)? else {
         return Ok(());
     };
+    let ids = crate::names::declare_messages(ctx, &built.messages)?;
+    crate::names::bind_messages(&mut built.code.func, &ids);
     ctx.cl
         .define_function(built.id, &mut built.code)
         .map_err(|e| match e {
@@ -54,6 +56,9 @@ pub(crate) struct Built {
     pub(crate) code: cranelift_codegen::Context,
     /// The function's name, for errors.
     pub(crate) place: String,
+    /// Its trap messages, in first-use order: the code refers to the `j`th as the placeholder
+    /// name `MESSAGE_NS:j` (`crate::names`), declared when the code is defined.
+    pub(crate) messages: Vec<String>,
 }
 
 /// A Cranelift compilation error of the function named `place`, in one line.
@@ -68,25 +73,17 @@ pub(crate) fn compile_error(place: &str, e: cranelift_codegen::CodegenError) -> 
 }
 
 /// Lowers function definition `f` to Cranelift IR, without compiling it; `None` if `f` is not
-/// a function this module defines.
+/// a function this module defines. Only reads the shared state: any thread may lower any
+/// function.
 pub(crate) fn build_function<M: ClModule>(
-    ctx: &mut Ctx<'_, M>,
+    ctx: &Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
     f: Inst,
 ) -> Result<Option<Built>, BackendError> {
     let m = ctx.m;
-    let Some(Callee::Func(id)) = ctx.funcs.get(&f).cloned() else {
+    let Some(id) = defined_function(ctx, f)? else {
         return Ok(None);
     };
-    let frame = ctx.frames.get(&f).copied().unwrap_or(0);
-    if frame > MAX_FRAME {
-        return Err(unsupported(
-            def_name(m, f),
-            format!(
-                "stack objects of {frame} bytes in one activation (a native frame holds at most {MAX_FRAME} bytes)"
-            ),
-        ));
-    }
     let mut c = ctx.cl.make_context();
     c.func.signature = ctx
         .cl
@@ -94,39 +91,69 @@ pub(crate) fn build_function<M: ClModule>(
         .get_function_decl(id)
         .signature
         .clone();
-    {
+    let messages = {
         let b = FunctionBuilder::new(&mut c.func, fctx);
         let mut fl = FnLower {
             ctx,
             b,
-            fname: def_name(m, f),
-            values: HashMap::new(),
-            blocks: HashMap::new(),
-            block_names: HashMap::new(),
+            fname: def_name(m, f).into(),
+            values: HashMap::default(),
+            blocks: HashMap::default(),
+            block_names: HashMap::default(),
+            messages: Vec::new(),
+            message_index: HashMap::default(),
         };
         fl.body(f)?;
         fl.b.seal_all_blocks();
         let cfg = fl.ctx.cl.target_config();
         fl.b.finalize(cfg);
-    }
+        fl.messages
+    };
     Ok(Some(Built {
         id,
         code: c,
         place: def_name(m, f),
+        messages,
     }))
+}
+
+/// The symbol of function definition `f` if this module defines it (`None` if it does not);
+/// an error if it cannot be compiled because its `stackalloc` objects exceed a native frame
+/// (checked before lowering, and before a cached function is taken).
+pub(crate) fn defined_function<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    f: Inst,
+) -> Result<Option<cranelift_module::FuncId>, BackendError> {
+    let Some(Callee::Func(id)) = ctx.funcs.get(&f) else {
+        return Ok(None);
+    };
+    let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+    if frame > MAX_FRAME {
+        return Err(unsupported(
+            def_name(ctx.m, f),
+            format!(
+                "stack objects of {frame} bytes in one activation (a native frame holds at most {MAX_FRAME} bytes)"
+            ),
+        ));
+    }
+    Ok(Some(*id))
 }
 
 /// The state of one function's lowering.
 pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
-    pub(crate) ctx: &'c mut Ctx<'m, M>,
+    pub(crate) ctx: &'c Ctx<'m, M>,
     pub(crate) b: FunctionBuilder<'f>,
-    fname: String,
+    fname: std::rc::Rc<str>,
     /// The leaves of each local value (parameters and instruction results).
     values: HashMap<Inst, Vec<Value>>,
     /// The Cranelift block of each reachable IR block.
     pub(crate) blocks: HashMap<Inst, ir::Block>,
     /// `^name` of each block.
-    block_names: HashMap<Inst, String>,
+    block_names: HashMap<Inst, std::rc::Rc<str>>,
+    /// The trap messages, in first-use order.
+    messages: Vec<String>,
+    /// Each message's position in [`FnLower::messages`].
+    message_index: HashMap<String, u32>,
 }
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
@@ -136,7 +163,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let name = m
                 .name(blk)
                 .map_or_else(|| format!("^bb{i}"), |n| format!("^{n}"));
-            self.block_names.insert(blk, name);
+            self.block_names.insert(blk, name.into());
         }
         let order = rpo(m, f);
         for (i, &blk) in order.iter().enumerate() {
@@ -246,7 +273,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                         let bytes = m.payload(c).as_bytes().unwrap_or(&[]);
                         if bytes.len() > crate::types::MAX_LEAVES {
                             return Err(unsupported(
-                                self.fname.clone(),
+                                self.fname.to_string(),
                                 "a const_bytes value too large for registers",
                             ));
                         }
@@ -297,15 +324,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         match self.ctx.funcs.get(&d).cloned() {
             Some(Callee::Func(fid) | Callee::Abort(fid)) => {
-                let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                let fr = self.ctx.func_in_func(fid, self.b.func);
                 Ok(self.b.ins().func_addr(PTR, fr))
             }
             Some(Callee::Unavailable(name)) => Err(unsupported(
-                self.fname.clone(),
+                self.fname.to_string(),
                 format!("the address of extern \"{name}\", which this back end cannot call"),
             )),
             Some(Callee::SessionExit) => Err(unsupported(
-                self.fname.clone(),
+                self.fname.to_string(),
                 "the address of extern \"exit\" in a session (only direct calls of it)",
             )),
             None => Err(self.malformed(&format!("{d} is not a definition"))),
@@ -321,14 +348,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     pub(crate) fn trap_here(&mut self, kind: &str, place: &Place) -> Result<(), BackendError> {
         let text = format!("trap: {kind} in {}\n", place.render(self.ctx.m));
         let len = text.len() as i64;
-        let msg = self.ctx.message(&text)?;
-        let gv = self.ctx.data_in_func(msg, self.b.func);
+        let next = self.messages.len() as u32;
+        let j = *self.message_index.entry(text.clone()).or_insert(next);
+        if j == next {
+            self.messages.push(text);
+        }
+        let gv = crate::names::message_in_func(self.b.func, j, self.ctx.far_data);
         let p = self.b.ins().symbol_value(PTR, gv);
         let n = self.b.ins().iconst(clt::I64, len);
-        let tr = self
-            .ctx
-            .cl
-            .declare_func_in_func(self.ctx.rt.trap, self.b.func);
+        let tr = self.ctx.func_in_func(self.ctx.rt.trap, self.b.func);
         self.b.ins().call(tr, &[p, n]);
         if self.ctx.session.is_some() {
             // The session's trap routine recorded the trap and returned: so does this
@@ -551,7 +579,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
                     let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
                     let saved = self.enter_call(frame, place)?;
-                    let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                    let fr = self.ctx.func_in_func(fid, self.b.func);
                     let call = self.b.ins().call(fr, &args);
                     self.leave_call(saved);
                     self.check_stop();
@@ -561,7 +589,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 // `qsort` comparison calling `qsort`), so the stack is checked.
                 Some(Callee::Func(fid)) => {
                     self.check_stack(place)?;
-                    let fr = self.ctx.cl.declare_func_in_func(fid, self.b.func);
+                    let fr = self.ctx.func_in_func(fid, self.b.func);
                     let call = self.b.ins().call(fr, &args);
                     self.check_stop();
                     call
@@ -694,7 +722,7 @@ fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
             .unwrap_or_default()
     };
     let mut post = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     seen.insert(entry);
     let mut stack = vec![(entry, succs(entry), 0usize)];
     while let Some((b, ss, i)) = stack.last_mut() {

@@ -11,9 +11,9 @@ mod memory;
 
 #[cfg(test)]
 pub(crate) use func::lower_function;
-pub(crate) use func::{Built, build_function, compile_error};
+pub(crate) use func::{build_function, compile_error, defined_function};
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::Signature;
 use cranelift_frontend::FunctionBuilderContext;
@@ -104,14 +104,14 @@ pub(crate) fn lower_with<M: ClModule>(
         m,
         cl,
         layouts,
-        funcs: HashMap::new(),
-        globals: HashMap::new(),
+        funcs: HashMap::default(),
+        globals: HashMap::default(),
         rt,
-        messages: HashMap::new(),
+        messages: HashMap::default(),
         far_data: opts.far_data,
         max_depth: opts.max_depth.max(1),
-        frames: HashMap::new(),
-        max_frame: HashMap::new(),
+        frames: HashMap::default(),
+        max_frame: HashMap::default(),
         session: opts.session,
     };
     let live = opts.session.map_or(0, |s| s.live);
@@ -288,8 +288,8 @@ impl<M: ClModule> Ctx<'_, M> {
 /// The stack each function's `stackalloc` objects take (16-byte aligned), by function, and the
 /// largest of these by `fn` type (what an indirect call of that type reserves).
 pub(crate) fn frames(m: &Module, layouts: &Layouts) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
-    let mut frames = HashMap::new();
-    let mut max_frame: HashMap<Inst, u64> = HashMap::new();
+    let mut frames = HashMap::default();
+    let mut max_frame: HashMap<Inst, u64> = HashMap::default();
     for &f in m.top_level() {
         if m.opcode(f) != Opcode::FUNC {
             continue;

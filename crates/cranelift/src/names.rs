@@ -1,0 +1,177 @@
+//! What each entry of a function's external-name table denotes, apart from the ids of one
+//! build: a definition of the function's reference list ([`crate::fingerprint`]), one of the
+//! runtime's symbols, or one of the function's own trap messages. A lowered function's table
+//! is read back into these ([`names_of`]); the code cache stores them beside the code; every
+//! build resolves them to its own symbols ([`resolve`]) when the code is defined.
+//!
+//! Trap messages are data objects, declared in the Cranelift module in the order functions are
+//! defined, not lowered (so that lowering needs only read-only shared state and runs on any
+//! thread): while lowering, a message is the placeholder name [`MESSAGE_NS`]`:j`, the `j`th
+//! message of the function ([`message_in_func`]); [`Messages`] declares them in definition
+//! order.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{self, Function, UserExternalName};
+use cranelift_module::{DataId, FuncId, Module as ClModule, ModuleRelocTarget};
+use irkit_backend::BackendError;
+use irkit_core::Inst;
+
+use crate::context::{Callee, Ctx};
+use crate::runtime::Runtime;
+
+/// The external-name namespace of functions (`cranelift-module`'s).
+const FUNC_NS: u32 = 0;
+
+/// The namespace of data objects (`cranelift-module`'s).
+const DATA_NS: u32 = 1;
+
+/// The namespace of a function's trap-message placeholders (index: the message's position in
+/// the function's list).
+pub(crate) const MESSAGE_NS: u32 = 2;
+
+/// What one name-table entry denotes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Name {
+    /// Entry `i` of the function's reference list (a function or a global).
+    Ref(u32),
+    /// Runtime symbol `k` ([`runtime_symbols`]).
+    Runtime(u32),
+    /// The function's `j`th trap message.
+    Message(u32),
+    /// A symbol of this build only (no symbolic form; such code is not cached).
+    Raw(UserExternalName),
+}
+
+/// A symbol of the Cranelift module: a function or a data object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Symbol {
+    Func(FuncId),
+    Data(DataId),
+}
+
+/// The runtime's symbols in their fixed order (what [`Name::Runtime`] numbers).
+fn runtime_symbols(rt: &Runtime) -> [Symbol; 11] {
+    [
+        Symbol::Func(rt.trap),
+        Symbol::Func(rt.write),
+        Symbol::Func(rt.exit),
+        Symbol::Func(rt.fflush),
+        Symbol::Func(rt.fmod),
+        Symbol::Func(rt.fmodf),
+        Symbol::Func(rt.getrlimit),
+        Symbol::Func(rt.signal),
+        Symbol::Func(rt.exit_now),
+        Symbol::Func(rt.fault),
+        Symbol::Data(rt.state),
+    ]
+}
+
+/// The symbol definition `d` denotes in `ctx`, if it has one.
+fn symbol_of<M: ClModule>(ctx: &Ctx<'_, M>, d: Inst) -> Option<Symbol> {
+    match ctx.funcs.get(&d) {
+        Some(Callee::Func(id) | Callee::Abort(id)) => Some(Symbol::Func(*id)),
+        Some(_) => None,
+        None => ctx.globals.get(&d).map(|&id| Symbol::Data(id)),
+    }
+}
+
+/// A reference to the function's `j`th trap message in `func` (near unless `far`, as
+/// [`Ctx::data_in_func`] makes a reference to data the module defines).
+pub(crate) fn message_in_func(func: &mut Function, j: u32, far: bool) -> ir::GlobalValue {
+    let name = func.declare_imported_user_function(UserExternalName::new(MESSAGE_NS, j));
+    func.create_global_value(ir::GlobalValueData::Symbol {
+        name: ir::ExternalName::user(name),
+        offset: ir::immediates::Imm64::new(0),
+        colocated: !far,
+        tls: false,
+    })
+}
+
+/// The name table of lowered function `func`: a symbol found in `refs` (the reference list,
+/// if known) is its first position there, then a runtime symbol, a message placeholder; any
+/// other is [`Name::Raw`].
+pub(crate) fn names_of<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    func: &Function,
+    refs: Option<&[Inst]>,
+) -> Vec<Name> {
+    let mut by_symbol: HashMap<Symbol, Name> = HashMap::new();
+    for (i, &d) in refs.unwrap_or(&[]).iter().enumerate() {
+        if let Some(s) = symbol_of(ctx, d) {
+            by_symbol.entry(s).or_insert(Name::Ref(i as u32));
+        }
+    }
+    if refs.is_some() {
+        for (k, s) in runtime_symbols(&ctx.rt).into_iter().enumerate() {
+            by_symbol.entry(s).or_insert(Name::Runtime(k as u32));
+        }
+    }
+    func.params
+        .user_named_funcs()
+        .values()
+        .map(|n| {
+            let s = match n.namespace {
+                FUNC_NS => Symbol::Func(FuncId::from_u32(n.index)),
+                DATA_NS => Symbol::Data(DataId::from_u32(n.index)),
+                MESSAGE_NS => return Name::Message(n.index),
+                _ => return Name::Raw(n.clone()),
+            };
+            by_symbol.get(&s).cloned().unwrap_or(Name::Raw(n.clone()))
+        })
+        .collect()
+}
+
+/// The relocation targets of `names` in `ctx`'s build: `refs` is the function's reference
+/// list, `messages` the data objects of its trap messages. `None` if a name points outside
+/// them or a reference has no symbol of its kind (an entry that is not this function's).
+pub(crate) fn resolve<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    names: &[Name],
+    refs: &[Inst],
+    messages: &[DataId],
+) -> Option<Vec<ModuleRelocTarget>> {
+    let runtime = runtime_symbols(&ctx.rt);
+    names
+        .iter()
+        .map(|n| {
+            let s = match *n {
+                Name::Ref(i) => symbol_of(ctx, *refs.get(i as usize)?)?,
+                Name::Runtime(k) => *runtime.get(k as usize)?,
+                Name::Message(j) => Symbol::Data(*messages.get(j as usize)?),
+                Name::Raw(ref n) => return Some(ModuleRelocTarget::user(n.namespace, n.index)),
+            };
+            Some(match s {
+                Symbol::Func(id) => ModuleRelocTarget::user(FUNC_NS, id.as_u32()),
+                Symbol::Data(id) => ModuleRelocTarget::user(DATA_NS, id.as_u32()),
+            })
+        })
+        .collect()
+}
+
+/// Declares trap messages in the order code using them is defined: the data objects of one
+/// function's messages, each text declared once per module ([`Ctx::message`]).
+pub(crate) fn declare_messages<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    texts: &[String],
+) -> Result<Vec<DataId>, BackendError> {
+    texts.iter().map(|t| ctx.message(t)).collect()
+}
+
+/// Points the message placeholders of `func` at the data objects `ids` (its messages,
+/// declared), for code compiled by `cranelift-module` itself (the JIT, a serial build).
+pub(crate) fn bind_messages(func: &mut Function, ids: &[DataId]) {
+    let placeholders: Vec<_> = func
+        .params
+        .user_named_funcs()
+        .iter()
+        .filter(|(_, n)| n.namespace == MESSAGE_NS)
+        .map(|(r, n)| (r, n.index))
+        .collect();
+    for (r, j) in placeholders {
+        if let Some(id) = ids.get(j as usize) {
+            func.params
+                .reset_user_func_name(r, UserExternalName::new(DATA_NS, id.as_u32()));
+        }
+    }
+}
