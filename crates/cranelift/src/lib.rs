@@ -35,7 +35,13 @@
 //! symbols and state words), `context` (the state one lowering shares), `data` (globals),
 //! `routines` (trap, fault and entry routines), `lower` (the driver and declarations; function
 //! bodies in `lower/func`, with `arith`, `memory` and `control`), and last `object`, `exe` and
-//! `jit`.
+//! `jit`. Code generation of a whole object: `isa` (the host target at a
+//! [`CodegenLevel`]), `names` (what a function's external names denote, apart from one
+//! build's ids; trap messages declared in definition order), `code` (machine code with its
+//! relocations by name), `fingerprint` (a function's cache key, from its irkit tree), `cache`
+//! (the code cache directory) and `parallel` (lowering and compiling on every core, defining
+//! in module order); `session` (JIT sessions) and `fault` (a memory fault in JIT code as a
+//! trap line).
 
 mod cache;
 mod code;
