@@ -25,18 +25,7 @@ impl Module {
         opcode: Opcode,
         payload: Payload,
     ) -> Result<Inst, CoreError> {
-        if opcode.is_hoistable() {
-            return Err(CoreError::WrongKind {
-                opcode,
-                what: "is hoistable: use `intern`",
-            });
-        }
-        if opcode == Opcode::MODULE {
-            return Err(CoreError::WrongKind {
-                opcode,
-                what: "is the root: there is only one",
-            });
-        }
+        Module::check_creatable(opcode)?;
         let child = self.alloc(InstData::new(opcode, None, Operands::new(), payload))?;
         self.check_live(parent)?;
         if opcode.is_decoration() {

@@ -247,16 +247,9 @@ impl Module {
         Ok(Inst::from_index(index))
     }
 
-    /// Creates a detached (parentless) non-hoistable instruction. Attach it with
-    /// [`Module::append_child`], [`Module::insert_child`] or [`Module::attach_decoration`].
-    /// Operands may be any live instruction (or, while a tree is being built, any slot).
-    pub fn new_inst(
-        &mut self,
-        opcode: Opcode,
-        ty: Option<Inst>,
-        operands: Vec<Inst>,
-        payload: Payload,
-    ) -> Result<Inst, CoreError> {
+    /// Refuses an opcode no tree instruction may be created with: a hoistable value (interned
+    /// instead) or the root.
+    pub(crate) fn check_creatable(opcode: Opcode) -> Result<(), CoreError> {
         if opcode.is_hoistable() {
             return Err(CoreError::WrongKind {
                 opcode,
@@ -269,6 +262,20 @@ impl Module {
                 what: "is the root: there is only one",
             });
         }
+        Ok(())
+    }
+
+    /// Creates a detached (parentless) non-hoistable instruction. Attach it with
+    /// [`Module::append_child`], [`Module::insert_child`] or [`Module::attach_decoration`].
+    /// Operands may be any live instruction (or, while a tree is being built, any slot).
+    pub fn new_inst(
+        &mut self,
+        opcode: Opcode,
+        ty: Option<Inst>,
+        operands: Vec<Inst>,
+        payload: Payload,
+    ) -> Result<Inst, CoreError> {
+        Module::check_creatable(opcode)?;
         if let Some(t) = ty {
             self.check_slot(t)?;
         }

@@ -200,40 +200,36 @@ impl<'v> Compact<'v> {
         self.u16_at(self.l.opcode, i)
     }
 
+    /// Entry `i` of an array of `N`-byte entries at `base`, if it is inside the body.
+    #[inline]
+    fn entry<const N: usize>(&self, base: usize, i: usize) -> Option<&'v [u8]> {
+        let at = base.saturating_add(i.saturating_mul(N));
+        self.b.get(at..at.saturating_add(N))
+    }
+
     #[inline]
     fn u16_at(&self, base: usize, i: usize) -> u16 {
-        let at = base.saturating_add(i.saturating_mul(2));
-        self.b.get(at..at.saturating_add(2)).map_or(0, LE::read_u16)
+        self.entry::<2>(base, i).map_or(0, LE::read_u16)
     }
 
     #[inline]
     fn u32_at(&self, base: usize, i: usize) -> u32 {
-        let at = base.saturating_add(i.saturating_mul(4));
-        self.b.get(at..at.saturating_add(4)).map_or(0, LE::read_u32)
+        self.entry::<4>(base, i).map_or(0, LE::read_u32)
     }
 
     #[inline]
     fn u64_at(&self, base: usize, i: usize) -> u64 {
-        let at = base.saturating_add(i.saturating_mul(8));
-        self.b.get(at..at.saturating_add(8)).map_or(0, LE::read_u64)
+        self.entry::<8>(base, i).map_or(0, LE::read_u64)
     }
 
     /// Entry `i` of a `W`-wide array at `base` (the absent marker out of range).
     #[inline]
     fn small(&self, base: usize, i: usize) -> u32 {
         match self.w {
-            2 => {
-                let at = base.saturating_add(i.saturating_mul(2));
-                self.b
-                    .get(at..at.saturating_add(2))
-                    .map_or(0xFFFF, |s| LE::read_u16(s) as u32)
-            }
-            _ => {
-                let at = base.saturating_add(i.saturating_mul(4));
-                self.b
-                    .get(at..at.saturating_add(4))
-                    .map_or(u32::MAX, LE::read_u32)
-            }
+            2 => self
+                .entry::<2>(base, i)
+                .map_or(0xFFFF, |s| LE::read_u16(s) as u32),
+            _ => self.entry::<4>(base, i).map_or(u32::MAX, LE::read_u32),
         }
     }
 
