@@ -20,8 +20,6 @@
 //! when the body is parsed, so bytes that change after validation give wrong numbers, never
 //! an out-of-bounds read or an endless loop (see `placed.rs`).
 
-use std::collections::HashMap;
-
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use crate::error::WriteError;
@@ -699,51 +697,18 @@ pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
             max: REF_MAX_INDEX as u64 + 1,
         });
     }
-    // References as indices into the body's index space (locals, then external ones);
-    // `u32::MAX` for absent types until the width is known.
-    let mut ext: Vec<u32> = Vec::new();
-    let mut ext_of: HashMap<u32, u32> = HashMap::new();
-    let mut index = |r: u32| -> u32 {
-        if r == REF_NONE {
-            return u32::MAX;
-        }
-        if r >> 30 == TAG_LOCAL {
-            return r & REF_MAX_INDEX;
-        }
-        let x = *ext_of.entry(r).or_insert_with(|| {
-            ext.push(r);
-            ext.len() as u32 - 1
-        });
-        n as u32 + x
-    };
-    let mut tys = Vec::with_capacity(n);
-    let mut ops = Vec::with_capacity(body.operands.len());
-    let mut start = 0usize;
-    for r in &body.insts {
-        tys.push(index(r.ty));
-        let end = (r.ops_end as usize).min(body.operands.len()).max(start);
-        ops.extend(body.operands[start..end].iter().map(|&o| index(o)));
-        start = end;
+    let refs = EXT_SLOTS.with_borrow_mut(|slots| small_refs(body, slots));
+    let (mut p, mut t) = (0usize, 0usize);
+    for (i, r) in body.insts.iter().enumerate() {
+        p += usize::from(r.payload_kind != payload_kind::NONE);
+        t += usize::from(r.end as usize > i + 1);
     }
     let c = Counts {
         n: n as u32,
-        k: count("external references in one definition", ext.len())?,
-        m: count("operands in one definition", ops.len())?,
-        p: count(
-            "payloads in one definition",
-            body.insts
-                .iter()
-                .filter(|r| r.payload_kind != payload_kind::NONE)
-                .count(),
-        )?,
-        t: count(
-            "instructions with sub-instructions",
-            body.insts
-                .iter()
-                .enumerate()
-                .filter(|(i, r)| r.end as usize > i + 1)
-                .count(),
-        )?,
+        k: count("external references in one definition", refs.ext.len())?,
+        m: count("operands in one definition", refs.ops.len())?,
+        p: count("payloads in one definition", p)?,
+        t: count("instructions with sub-instructions", t)?,
         b: count("payload bytes in one definition", body.bytes.len())?,
     };
     let w = if fits_narrow(&c) { 2 } else { 4 };
@@ -762,38 +727,10 @@ pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
             LE::write_u32(&mut out[4 + 4 * k..], v);
         }
     }
-    let put = |out: &mut [u8], base: usize, i: usize, v: u32| {
-        if w == 2 {
-            // Fits: `fits_narrow` bounds every index and end; the absent marker is 0xFFFF.
-            LE::write_u16(&mut out[base + 2 * i..], v.min(0xFFFF) as u16);
-        } else {
-            LE::write_u32(&mut out[base + 4 * i..], v);
-        }
-    };
-    for (x, &e) in ext.iter().enumerate() {
-        LE::write_u32(&mut out[l.ext + 4 * x..], e);
-    }
-    let (mut tr, mut pr) = (0usize, 0usize);
-    for (i, r) in body.insts.iter().enumerate() {
-        LE::write_u16(&mut out[l.opcode + 2 * i..], r.opcode);
-        put(&mut out, l.ty, i, tys[i]);
-        put(&mut out, l.ops_end, i, r.ops_end.min(c.m));
-        if r.end as usize > i + 1 {
-            out[l.tree_bits + 8 * (i / 64) + (i % 64) / 8] |= 1 << (i % 8);
-            put(&mut out, l.tree_end, tr, r.end);
-            put(&mut out, l.tree_decos, tr, r.n_decos);
-            tr += 1;
-        }
-        if r.payload_kind != payload_kind::NONE {
-            out[l.pay_bits + 8 * (i / 64) + (i % 64) / 8] |= 1 << (i % 8);
-            out[l.pay_kind + pr] = r.payload_kind;
-            LE::write_u32(&mut out[l.pay_lo + 4 * pr..], r.payload_lo);
-            LE::write_u32(&mut out[l.pay_hi + 4 * pr..], r.payload_hi);
-            pr += 1;
-        }
-    }
-    for (j, &o) in ops.iter().enumerate() {
-        put(&mut out, l.operands, j, o);
+    if w == 2 {
+        fill::<2>(&mut out, &l, &c, body, &refs);
+    } else {
+        fill::<4>(&mut out, &l, &c, body, &refs);
     }
     write_ranks(
         &mut out,
@@ -809,6 +746,110 @@ pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
     );
     out[l.blob..l.end].copy_from_slice(&body.bytes);
     Ok(out)
+}
+
+std::thread_local! {
+    /// Per thread, indexed by an external reference's index and tag: its position in the
+    /// body being encoded plus one, or 0. Reset after each body (only the entries it set), so
+    /// it grows to the largest pool or definition index a body names: the module's size.
+    static EXT_SLOTS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A body's references as indices into its index space (locals, then external ones);
+/// `u32::MAX` for absent types until the width is known.
+struct SmallRefs {
+    tys: Vec<u32>,
+    ops: Vec<u32>,
+    /// The external references, each once, in first-use order.
+    ext: Vec<u32>,
+}
+
+fn small_refs(body: &Body, slots: &mut Vec<u32>) -> SmallRefs {
+    let n = body.insts.len() as u32;
+    let mut ext: Vec<u32> = Vec::new();
+    let key = |r: u32| (((r & REF_MAX_INDEX) as usize) << 2) | (r >> 30) as usize;
+    let mut index = |r: u32| -> u32 {
+        if r == REF_NONE {
+            return u32::MAX;
+        }
+        if r >> 30 == TAG_LOCAL {
+            return r & REF_MAX_INDEX;
+        }
+        let k = key(r);
+        if k >= slots.len() {
+            slots.resize(k + 1, 0);
+        }
+        if slots[k] == 0 {
+            ext.push(r);
+            slots[k] = ext.len() as u32;
+        }
+        n + slots[k] - 1
+    };
+    let mut tys = Vec::with_capacity(body.insts.len());
+    let mut ops = Vec::with_capacity(body.operands.len());
+    let mut start = 0usize;
+    for r in &body.insts {
+        tys.push(index(r.ty));
+        let end = (r.ops_end as usize).min(body.operands.len()).max(start);
+        ops.extend(body.operands[start..end].iter().map(|&o| index(o)));
+        start = end;
+    }
+    for &r in &ext {
+        slots[key(r)] = 0;
+    }
+    SmallRefs { tys, ops, ext }
+}
+
+/// Writes a `W`-byte little-endian value (`W` = 2: the value fits, by `fits_narrow`; the
+/// absent marker `u32::MAX` becomes `0xFFFF`).
+fn put<const W: usize>(dst: &mut [u8], v: u32) {
+    if W == 2 {
+        dst.copy_from_slice(&(v.min(0xFFFF) as u16).to_le_bytes());
+    } else {
+        dst.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Fills the arrays of a body of width `W` (the header, ranks and blob are the caller's).
+fn fill<const W: usize>(out: &mut [u8], l: &Layout, c: &Counts, body: &Body, refs: &SmallRefs) {
+    let n = body.insts.len();
+    for (dst, &e) in out[l.ext..l.opcode].chunks_exact_mut(4).zip(&refs.ext) {
+        dst.copy_from_slice(&e.to_le_bytes());
+    }
+    for (dst, r) in out[l.opcode..l.ty].chunks_exact_mut(2).zip(&body.insts) {
+        dst.copy_from_slice(&r.opcode.to_le_bytes());
+    }
+    for (dst, &t) in out[l.ty..l.ops_end].chunks_exact_mut(W).zip(&refs.tys) {
+        put::<W>(dst, t);
+    }
+    for (dst, r) in out[l.ops_end..l.operands]
+        .chunks_exact_mut(W)
+        .zip(&body.insts)
+    {
+        put::<W>(dst, r.ops_end.min(c.m));
+    }
+    for (dst, &o) in out[l.operands..l.tree_bits]
+        .chunks_exact_mut(W)
+        .zip(&refs.ops)
+    {
+        put::<W>(dst, o);
+    }
+    let (mut tr, mut pr) = (0usize, 0usize);
+    for (i, r) in body.insts.iter().enumerate().take(n) {
+        if r.end as usize > i + 1 {
+            out[l.tree_bits + 8 * (i / 64) + (i % 64) / 8] |= 1 << (i % 8);
+            put::<W>(&mut out[l.tree_end + W * tr..][..W], r.end);
+            put::<W>(&mut out[l.tree_decos + W * tr..][..W], r.n_decos);
+            tr += 1;
+        }
+        if r.payload_kind != payload_kind::NONE {
+            out[l.pay_bits + 8 * (i / 64) + (i % 64) / 8] |= 1 << (i % 8);
+            out[l.pay_kind + pr] = r.payload_kind;
+            out[l.pay_lo + 4 * pr..][..4].copy_from_slice(&r.payload_lo.to_le_bytes());
+            out[l.pay_hi + 4 * pr..][..4].copy_from_slice(&r.payload_hi.to_le_bytes());
+            pr += 1;
+        }
+    }
 }
 
 /// Fills the rank directory of the bitmap at `bits` (`nw` words): entry `r` is the number of

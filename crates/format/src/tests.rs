@@ -622,3 +622,39 @@ fn a_refused_module_leaves_the_output_as_it_was() {
     assert_eq!(std::fs::read(&path).unwrap(), b"before");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// The writer walks and encodes definitions on every core; a module it refuses gets the
+/// error of the first definition (in module order) that has one, on any number of threads.
+#[test]
+fn the_first_refused_definition_is_reported_on_any_number_of_threads() {
+    let mut m = exporting(300);
+    let funcs: Vec<irkit_core::Inst> = m.top_level().to_vec();
+    // Each `ret` of these functions returns a value that was removed: a block parameter of
+    // another function's removed entry block.
+    let mut broken = Vec::new();
+    for (user, victim) in [(250usize, 251usize), (40, 41), (120, 121)] {
+        let ret = m
+            .walk_from(funcs[user])
+            .into_iter()
+            .find(|&i| m.opcode(i) == irkit_core::Opcode::RET)
+            .unwrap();
+        let block = m.children(funcs[victim])[0];
+        let param = m.block_params(block)[0];
+        m.set_operand(ret, 0, param).unwrap();
+        m.remove(block).unwrap();
+        broken.push(ret);
+    }
+    let errors: Vec<String> = [1, 2, 3]
+        .into_iter()
+        .map(|threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| write(&m)).unwrap_err().to_string()
+        })
+        .collect();
+    // Definition 40's is the first.
+    assert!(errors[0].contains(&broken[1].to_string()), "{}", errors[0]);
+    assert!(errors.iter().all(|e| *e == errors[0]), "{errors:?}");
+}

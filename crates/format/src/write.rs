@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io::{BufWriter, Cursor, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::{Inst, Module, Opcode, Payload};
@@ -130,10 +131,69 @@ struct Flattened {
     body: Body,
 }
 
+/// What a walk of one tree (a definition, or the root and its decorations) found, before
+/// anything is encoded: its instructions in pre-order, the decorations that move to the debug
+/// section, and the pool values it names.
+#[derive(Default)]
+struct Scan<'m> {
+    order: Vec<Inst>,
+    /// Records of the decorations moved to the debug section, with their texts (interned
+    /// later, in this order), in the order the walk met them.
+    debug: Vec<(DebugRec, &'m str)>,
+    /// The pool values named by the tree's types and operands (those of moved decorations
+    /// included), in first-use order; a value may repeat.
+    pool_refs: Vec<Inst>,
+}
+
+/// A body encoded on its own: its string payloads still hold their texts, not string indices
+/// (strings are numbered in first-use order across the module, serially).
+struct Encoded<'m> {
+    flat: Flattened,
+    /// (local instruction, its string payload), in local order.
+    strings: Vec<(u32, &'m str)>,
+}
+
+/// Per arena slot: (owner, index), packed; written once per instruction by the walks, which
+/// run on every core.
+struct Slots(Vec<AtomicU64>);
+
+const UNMAPPED_SLOT: u64 = (UNMAPPED as u64) << 32;
+
+impl Slots {
+    fn new(len: usize) -> Slots {
+        Slots((0..len).map(|_| AtomicU64::new(UNMAPPED_SLOT)).collect())
+    }
+
+    fn get(&self, i: Inst) -> (u32, u32) {
+        let v = self.0[i.idx()].load(Relaxed);
+        ((v >> 32) as u32, v as u32)
+    }
+
+    fn set(&self, i: Inst, owner: u32, index: u32) {
+        self.0[i.idx()].store(((owner as u64) << 32) | index as u64, Relaxed);
+    }
+
+    /// Maps an unmapped slot; false if it was mapped already.
+    fn claim(&self, i: Inst, owner: u32, index: u32) -> bool {
+        let v = ((owner as u64) << 32) | index as u64;
+        self.0[i.idx()]
+            .compare_exchange(UNMAPPED_SLOT, v, Relaxed, Relaxed)
+            .is_ok()
+    }
+
+    fn clear(&self) {
+        for s in &self.0 {
+            s.store(UNMAPPED_SLOT, Relaxed);
+        }
+    }
+}
+
 struct Writer<'m> {
     m: &'m Module,
-    /// Per arena slot: (owner, index).
-    slot: Vec<(u32, u32)>,
+    slot: Slots,
+    /// Per arena slot: the last walk (owner + 1) that listed it as a pool value it names, so
+    /// that each walk lists a value about once.
+    named_by: Vec<AtomicU32>,
     strings: StrTab<'m>,
     debug_strings: StrTab<'m>,
     debug: Vec<DebugRec>,
@@ -151,7 +211,8 @@ impl<'m> Writer<'m> {
     fn new(m: &'m Module) -> Writer<'m> {
         Writer {
             m,
-            slot: vec![(UNMAPPED, 0); m.arena_len()],
+            slot: Slots::new(m.arena_len()),
+            named_by: (0..m.arena_len()).map(|_| AtomicU32::new(0)).collect(),
             strings: StrTab::default(),
             debug_strings: StrTab::default(),
             debug: Vec::new(),
@@ -166,22 +227,35 @@ impl<'m> Writer<'m> {
         if defs.len() > REF_MAX_INDEX as usize + 1 {
             return Err(too_large("top-level definitions", defs.len()));
         }
-        // 1. Number everything: pool entries, then every tree instruction (owner, local).
-        let pool = self.pool_order()?;
+        // 1. Walk every definition on every core (numbering its instructions, finding its
+        // debug decorations and the pool values it names), then the root; order the pool.
+        let scans = self.scan_defs(&defs)?;
+        let root_scan = self.scan(m.root(), OWNER_ROOT, true)?;
+        let pool = self.pool_order(scans.iter().chain(std::iter::once(&root_scan)))?;
         for (i, &p) in pool.iter().enumerate() {
-            self.slot[p.idx()] = (OWNER_POOL, i as u32);
+            self.slot.set(p, OWNER_POOL, i as u32);
         }
-        let mut orders = Vec::with_capacity(defs.len());
-        for (d, &def) in defs.iter().enumerate() {
-            orders.push(self.number(def, d as u32, false)?);
-        }
-        let root_order = self.number(m.root(), OWNER_ROOT, true)?;
-        // 2. Encode (strings are interned in this deterministic order).
+        // 2. Encode: the bodies on every core, then their strings numbered in the
+        // deterministic first-use order (pool, root, definitions in order).
         let pool_table = self.encode_pool(&pool)?;
-        let root_body = self.encode_body(root_order, OWNER_ROOT)?;
+        let root_body = self.encode_body(root_scan.order, OWNER_ROOT)?;
+        let root_body = self.adopt_strings(root_body)?;
+        let mut orders = Vec::with_capacity(scans.len());
+        for scan in scans {
+            for (mut rec, text) in scan.debug {
+                rec.text = self.debug_strings.intern(text)?;
+                self.debug.push(rec);
+            }
+            orders.push(scan.order);
+        }
+        let encoded: Vec<Result<Encoded<'m>, WriteError>> = orders
+            .into_par_iter()
+            .enumerate()
+            .map(|(d, order)| self.encode_body(order, d as u32))
+            .collect();
         let mut bodies = Vec::with_capacity(defs.len());
-        for (d, order) in orders.into_iter().enumerate() {
-            bodies.push(self.encode_body(order, d as u32)?);
+        for e in encoded {
+            bodies.push(self.adopt_strings(e?)?);
         }
         self.debug
             .sort_unstable_by_key(|r| (r.def, r.local, r.position));
@@ -300,30 +374,20 @@ impl<'m> Writer<'m> {
     /// every value after its type and operands. The order is therefore a function of the
     /// module's structure alone, not of how its pool happened to be built: equal modules
     /// (`irkit_core::equiv::modules_equal`) write equal bytes. Values nothing uses are not
-    /// written.
-    fn pool_order(&self) -> Result<Vec<Inst>, WriteError> {
-        let m = self.m;
-        let mut state = vec![0u8; m.arena_len()];
+    /// written. `scans` are the walks in that order, each listing the values it names in its
+    /// own first-use order.
+    fn pool_order<'s>(
+        &self,
+        scans: impl Iterator<Item = &'s Scan<'m>>,
+    ) -> Result<Vec<Inst>, WriteError>
+    where
+        'm: 's,
+    {
+        let mut state = vec![0u8; self.m.arena_len()];
         let mut out = Vec::new();
-        let tops = m
-            .top_level()
-            .iter()
-            .copied()
-            .chain(std::iter::once(m.root()));
-        for top in tops {
-            for i in m.walk_from(top) {
-                let d = m.data(i);
-                for &p in d.ty().iter().chain(d.operands()) {
-                    let p = m.resolve(p);
-                    if !m.contains(p) || !m.opcode(p).is_hoistable() || state[p.idx()] == 2 {
-                        continue;
-                    }
-                    if !m.is_live(p) {
-                        return Err(WriteError::Unrepresentable(format!(
-                            "{i} (`{}`) refers to removed value {p}",
-                            m.opcode(i)
-                        )));
-                    }
+        for scan in scans {
+            for &p in &scan.pool_refs {
+                if state[p.idx()] != 2 {
                     self.visit_pool_value(p, &mut state, &mut out)?;
                 }
             }
@@ -332,6 +396,37 @@ impl<'m> Writer<'m> {
             return Err(too_large("pool values", out.len()));
         }
         Ok(out)
+    }
+
+    /// Lists the pool values `i`'s type and operands name (once per walk `owner`, about).
+    fn name_pool_values(
+        &self,
+        i: Inst,
+        owner: u32,
+        refs: &mut Vec<Inst>,
+    ) -> Result<(), WriteError> {
+        let m = self.m;
+        let d = m.data(i);
+        for &p in d.ty().iter().chain(d.operands()) {
+            let p = m.resolve(p);
+            if !m.contains(p) || !m.opcode(p).is_hoistable() {
+                continue;
+            }
+            if !m.is_live(p) {
+                return Err(WriteError::Unrepresentable(format!(
+                    "{i} (`{}`) refers to removed value {p}",
+                    m.opcode(i)
+                )));
+            }
+            // A stamp per value: another walk may overwrite it meanwhile, which only lists
+            // the value twice (harmless: the pool order skips what it placed).
+            let stamp = &self.named_by[p.idx()];
+            if stamp.load(Relaxed) != owner.wrapping_add(1) {
+                stamp.store(owner.wrapping_add(1), Relaxed);
+                refs.push(p);
+            }
+        }
+        Ok(())
     }
 
     /// Appends `p` and, first, every pool value it depends on, in post-order.
@@ -377,41 +472,42 @@ impl<'m> Writer<'m> {
         Ok(())
     }
 
-    /// Whether decoration `d` moves to the debug section; records it if so.
-    fn take_debug(&mut self, d: Inst, owner: u32, local: u32, position: usize) -> bool {
+    /// The debug record of decoration `d` if it moves to the debug section (its text not yet
+    /// interned).
+    fn debug_record(
+        &self,
+        d: Inst,
+        owner: u32,
+        local: u32,
+        position: usize,
+    ) -> Option<(DebugRec, &'m str)> {
         let m = self.m;
         let data = m.data(d);
         if data.ty().is_some() || !data.decorations().is_empty() || !data.children().is_empty() {
-            return false;
+            return None;
         }
         let Payload::Str(text) = data.payload() else {
-            return false;
+            return None;
         };
         let (kind, line, col) = match data.opcode() {
             Opcode::NAME_HINT if data.operands().is_empty() => (DEBUG_NAME, 0, 0),
             Opcode::LOC => match data.operands() {
-                [l, c] => match (self.i32_value(*l), self.i32_value(*c)) {
-                    (Some(l), Some(c)) => (DEBUG_LOC, l, c),
-                    _ => return false,
-                },
-                _ => return false,
+                [l, c] => (DEBUG_LOC, self.i32_value(*l)?, self.i32_value(*c)?),
+                _ => return None,
             },
-            _ => return false,
+            _ => return None,
         };
-        let Ok(text) = self.debug_strings.intern(text) else {
-            return false;
-        };
-        self.debug.push(DebugRec {
+        let rec = DebugRec {
             def: owner,
             local,
             position: position as u32,
             kind,
             reserved: [0; 3],
-            text,
+            text: 0,
             line,
             col,
-        });
-        true
+        };
+        Some((rec, &**text))
     }
 
     /// The value of a live `const_int` of type `i32` that fits 32 bits.
@@ -429,51 +525,91 @@ impl<'m> Writer<'m> {
         u32::try_from(d.payload().as_int()?).ok()
     }
 
-    /// Pre-order numbering of a tree (instruction, its decorations, its children). For the
-    /// root only its decorations are numbered (its children are the definitions).
-    fn number(&mut self, top: Inst, owner: u32, is_root: bool) -> Result<Vec<Inst>, WriteError> {
+    /// [`Writer::scan`] of every definition, on every core. A module the walks refuse
+    /// (a removed instruction, one reachable twice) is walked again serially, so that the
+    /// error reported is the first in module order, whatever the threads did.
+    fn scan_defs(&self, defs: &[Inst]) -> Result<Vec<Scan<'m>>, WriteError> {
+        let scans: Vec<Result<Scan<'m>, WriteError>> = defs
+            .par_iter()
+            .enumerate()
+            .map(|(d, &def)| self.scan(def, d as u32, false))
+            .collect();
+        if scans.iter().all(Result::is_ok) {
+            return scans.into_iter().collect();
+        }
+        self.slot.clear();
+        defs.iter()
+            .enumerate()
+            .map(|(d, &def)| self.scan(def, d as u32, false))
+            .collect()
+    }
+
+    /// Walks a tree in pre-order (an instruction, its decorations, its children), numbering
+    /// its instructions (slot `(owner, local)`), taking out the decorations that move to the
+    /// debug section, and listing the pool values it names. For the root only its decorations
+    /// are walked (its children are the definitions).
+    fn scan(&self, top: Inst, owner: u32, is_root: bool) -> Result<Scan<'m>, WriteError> {
         let m = self.m;
-        let mut order = Vec::new();
-        let mut stack = vec![top];
-        while let Some(i) = stack.pop() {
-            if !m.is_live(i) || self.slot[i.idx()].0 != UNMAPPED {
+        let mut scan = Scan::default();
+        let order = &mut scan.order;
+        // (instruction, whether it moved to the debug section).
+        let mut stack = vec![(top, false)];
+        while let Some((i, moved)) = stack.pop() {
+            if moved {
+                self.name_pool_values(i, owner, &mut scan.pool_refs)?;
+                continue;
+            }
+            let local = order.len() as u32;
+            if order.len() > REF_MAX_INDEX as usize {
+                return Err(too_large("instructions in one definition", order.len() + 1));
+            }
+            if !m.is_live(i) || !self.slot.claim(i, owner, local) {
                 return Err(WriteError::Unrepresentable(format!(
                     "{i} (`{}`): removed, or reachable twice in the tree",
                     m.opcode(i)
                 )));
             }
-            if order.len() > REF_MAX_INDEX as usize {
-                return Err(too_large("instructions in one definition", order.len() + 1));
-            }
-            let local = order.len() as u32;
-            self.slot[i.idx()] = (owner, local);
             order.push(i);
+            self.name_pool_values(i, owner, &mut scan.pool_refs)?;
             let data = m.data(i);
             if !(is_root && i == top) {
-                stack.extend(data.children().iter().rev());
+                stack.extend(data.children().iter().rev().map(|&c| (c, false)));
             }
             for (pos, &d) in data.decorations().iter().enumerate().rev() {
-                let debuggable = !is_root && m.is_live(d) && self.slot[d.idx()].0 == UNMAPPED;
-                if debuggable && self.take_debug(d, owner, local, pos) {
-                    self.slot[d.idx()] = (OWNER_DEBUG, 0);
-                } else {
-                    stack.push(d);
+                let debuggable = !is_root && m.is_live(d) && self.slot.get(d).0 == UNMAPPED;
+                let record = debuggable
+                    .then(|| self.debug_record(d, owner, local, pos))
+                    .flatten();
+                match record {
+                    Some(rec) => {
+                        if !self.slot.claim(d, OWNER_DEBUG, 0) {
+                            return Err(WriteError::Unrepresentable(format!(
+                                "{d} (`{}`): reachable twice in the tree",
+                                m.opcode(d)
+                            )));
+                        }
+                        scan.debug.push(rec);
+                        stack.push((d, true));
+                    }
+                    None => stack.push((d, false)),
                 }
             }
         }
-        Ok(order)
+        Ok(scan)
     }
 
+    /// A payload's kind and fields; a string's index is left 0 and its text returned, for
+    /// the caller to number.
     fn encode_payload(
-        &mut self,
+        &self,
         p: &'m Payload,
         blob: &mut Vec<u8>,
-    ) -> Result<(u8, u32, u32), WriteError> {
+    ) -> Result<(u8, u32, u32, Option<&'m str>), WriteError> {
         Ok(match p {
-            Payload::None => (payload_kind::NONE, 0, 0),
-            Payload::Int(v) => (payload_kind::INT, *v as u32, (*v >> 32) as u32),
-            Payload::Float(v) => (payload_kind::FLOAT, *v as u32, (*v >> 32) as u32),
-            Payload::Str(s) => (payload_kind::STR, self.strings.intern(s)?, 0),
+            Payload::None => (payload_kind::NONE, 0, 0, None),
+            Payload::Int(v) => (payload_kind::INT, *v as u32, (*v >> 32) as u32, None),
+            Payload::Float(v) => (payload_kind::FLOAT, *v as u32, (*v >> 32) as u32, None),
+            Payload::Str(s) => (payload_kind::STR, 0, 0, Some(&**s)),
             Payload::Bytes(b) => {
                 let off = blob.len();
                 let total = off + b.len();
@@ -485,7 +621,7 @@ impl<'m> Writer<'m> {
                     });
                 }
                 blob.extend_from_slice(b);
-                (payload_kind::BYTES, off as u32, b.len() as u32)
+                (payload_kind::BYTES, off as u32, b.len() as u32, None)
             }
         })
     }
@@ -499,10 +635,10 @@ impl<'m> Writer<'m> {
                 "{user} refers to {t}, which is not an instruction of this module"
             )));
         }
-        if self.slot[t.idx()].0 == UNMAPPED {
+        if self.slot.get(t).0 == UNMAPPED {
             t = m.resolve(t);
         }
-        let (o, index) = self.slot[t.idx()];
+        let (o, index) = self.slot.get(t);
         if o == owner && owner != OWNER_POOL {
             return Ok(pack_ref(TAG_LOCAL, index));
         }
@@ -545,7 +681,10 @@ impl<'m> Writer<'m> {
                     .iter()
                     .all(|&r| r >> 30 != TAG_POOL || (r & REF_MAX_INDEX) < i as u32 + 1)
             );
-            let (kind, lo, hi) = self.encode_payload(d.payload(), &mut table.bytes)?;
+            let (kind, mut lo, hi, text) = self.encode_payload(d.payload(), &mut table.bytes)?;
+            if let Some(text) = text {
+                lo = self.strings.intern(text)?;
+            }
             table.entries.push(PoolRec {
                 opcode: d.opcode().0,
                 payload_kind: kind,
@@ -559,7 +698,9 @@ impl<'m> Writer<'m> {
         Ok(table)
     }
 
-    fn encode_body(&mut self, order: Vec<Inst>, owner: u32) -> Result<Flattened, WriteError> {
+    /// Flattens one numbered tree ([`Writer::scan`]); its strings are numbered by
+    /// [`Writer::adopt_strings`].
+    fn encode_body(&self, order: Vec<Inst>, owner: u32) -> Result<Encoded<'m>, WriteError> {
         let m = self.m;
         let n = order.len();
         let mut body = Body::default();
@@ -567,7 +708,7 @@ impl<'m> Writer<'m> {
         let mut size = vec![1u32; n];
         let mut n_decos = vec![0u32; n];
         for l in (1..n).rev() {
-            let parent = m.parent(order[l]).map(|p| self.slot[p.idx()]);
+            let parent = m.parent(order[l]).map(|p| self.slot.get(p));
             if let Some((po, pl)) = parent
                 && po == owner
                 && (pl as usize) < l
@@ -580,6 +721,7 @@ impl<'m> Writer<'m> {
             }
         }
         body.insts.reserve(n);
+        let mut strings = Vec::new();
         for (l, &i) in order.iter().enumerate() {
             let d = m.data(i);
             let ty = match d.ty() {
@@ -589,7 +731,10 @@ impl<'m> Writer<'m> {
             for &o in d.operands() {
                 body.operands.push(self.encode_ref(owner, i, o)?);
             }
-            let (kind, lo, hi) = self.encode_payload(d.payload(), &mut body.bytes)?;
+            let (kind, lo, hi, text) = self.encode_payload(d.payload(), &mut body.bytes)?;
+            if let Some(text) = text {
+                strings.push((l as u32, text));
+            }
             body.insts.push(InstRec {
                 opcode: d.opcode().0,
                 payload_kind: kind,
@@ -602,7 +747,22 @@ impl<'m> Writer<'m> {
                 payload_hi: hi,
             });
         }
-        Ok(Flattened { order, body })
+        Ok(Encoded {
+            flat: Flattened { order, body },
+            strings,
+        })
+    }
+
+    /// Numbers an encoded body's strings (in its local order) and puts their indices in.
+    fn adopt_strings(&mut self, e: Encoded<'m>) -> Result<Flattened, WriteError> {
+        let mut flat = e.flat;
+        for (l, text) in e.strings {
+            let index = self.strings.intern(text)?;
+            if let Some(rec) = flat.body.insts.get_mut(l as usize) {
+                rec.payload_lo = index;
+            }
+        }
+        Ok(flat)
     }
 
     fn symbols(&mut self, defs: &[Inst], content: &[[u8; 32]]) -> Result<SymbolTable, WriteError> {
@@ -610,7 +770,7 @@ impl<'m> Writer<'m> {
         let mut out = Vec::new();
         for (i, &d) in defs.iter().enumerate() {
             let signature = match m.ty(d) {
-                Some(t) => match self.slot[m.resolve(t).idx()] {
+                Some(t) => match self.slot.get(m.resolve(t)) {
                     (OWNER_POOL, p) => p,
                     _ => REF_NONE,
                 },
