@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::{BufWriter, Cursor, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 use irkit_core::{Inst, Module, Opcode, Payload};
@@ -101,6 +101,9 @@ const UNMAPPED: u32 = u32::MAX;
 const OWNER_POOL: u32 = u32::MAX - 1;
 const OWNER_ROOT: u32 = u32::MAX - 2;
 const OWNER_DEBUG: u32 = u32::MAX - 3;
+/// A pool value's slot while the trees are walked: `(NAMED_BY, walk)`, the last walk that
+/// listed it ([`Writer::name_pool_values`]); numbered before anything is encoded.
+const NAMED_BY: u32 = u32::MAX - 4;
 
 #[derive(Default)]
 struct StrTab<'m> {
@@ -191,9 +194,6 @@ impl Slots {
 struct Writer<'m> {
     m: &'m Module,
     slot: Slots,
-    /// Per arena slot: the last walk (owner + 1) that listed it as a pool value it names, so
-    /// that each walk lists a value about once.
-    named_by: Vec<AtomicU32>,
     strings: StrTab<'m>,
     debug_strings: StrTab<'m>,
     debug: Vec<DebugRec>,
@@ -212,7 +212,6 @@ impl<'m> Writer<'m> {
         Writer {
             m,
             slot: Slots::new(m.arena_len()),
-            named_by: (0..m.arena_len()).map(|_| AtomicU32::new(0)).collect(),
             strings: StrTab::default(),
             debug_strings: StrTab::default(),
             debug: Vec::new(),
@@ -418,11 +417,11 @@ impl<'m> Writer<'m> {
                     m.opcode(i)
                 )));
             }
-            // A stamp per value: another walk may overwrite it meanwhile, which only lists
-            // the value twice (harmless: the pool order skips what it placed).
-            let stamp = &self.named_by[p.idx()];
-            if stamp.load(Relaxed) != owner.wrapping_add(1) {
-                stamp.store(owner.wrapping_add(1), Relaxed);
+            // The value's slot holds the last walk that listed it until the pool is numbered:
+            // another walk may overwrite it meanwhile, which only lists the value twice
+            // (harmless: the pool order skips what it placed).
+            if self.slot.get(p) != (NAMED_BY, owner) {
+                self.slot.set(p, NAMED_BY, owner);
                 refs.push(p);
             }
         }
@@ -644,13 +643,14 @@ impl<'m> Writer<'m> {
         }
         match o {
             OWNER_POOL => Ok(pack_ref(TAG_POOL, index)),
-            d if d < OWNER_DEBUG && index == 0 => Ok(pack_ref(TAG_DEF, d)),
+            d if d < NAMED_BY && index == 0 => Ok(pack_ref(TAG_DEF, d)),
             _ => {
                 let why = match o {
                     UNMAPPED => "a removed or detached instruction",
                     OWNER_ROOT => "the module root or one of its decorations",
                     OWNER_DEBUG => "a name_hint or loc decoration",
-                    OWNER_POOL => "a pool value", // unreachable: handled above
+                    // Unreachable: handled above, or numbered before encoding.
+                    OWNER_POOL | NAMED_BY => "a pool value",
                     _ => "an instruction inside another definition",
                 };
                 Err(WriteError::Unrepresentable(format!(
