@@ -270,6 +270,7 @@ impl<G: Graph> Hasher<G> {
         }
         let (labels, done) = (&self.labels, &self.done);
         let lone: Vec<u32> = (0..defs)
+            .into_par_iter()
             .filter(|&d| {
                 let me = Node::Def(d);
                 !done.contains_key(&me)

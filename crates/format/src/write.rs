@@ -59,8 +59,9 @@ fn body_bytes(body: &Body, major: u16) -> Result<Bytes, WriteError> {
 /// most `CHUNK` (1024) definitions' archives are held at a time, never the whole file. Returns
 /// the sink; an I/O failure is [`WriteError::Io`] with an empty path (the caller knows it).
 pub fn write_to<W: Write + Seek>(module: &Module, sink: W) -> Result<W, WriteError> {
-    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
-    Writer::new(module).run(sink, FORMAT_MAJOR)
+    let mut w = Writer::new(module);
+    w.limit_nesting = true;
+    w.run(sink, FORMAT_MAJOR)
 }
 
 /// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file)'s rules:
@@ -193,6 +194,8 @@ impl Slots {
 
 struct Writer<'m> {
     m: &'m Module,
+    /// Refuse a module over the nesting limit (checked while the trees are walked).
+    limit_nesting: bool,
     slot: Slots,
     strings: StrTab<'m>,
     debug_strings: StrTab<'m>,
@@ -211,6 +214,7 @@ impl<'m> Writer<'m> {
     fn new(m: &'m Module) -> Writer<'m> {
         Writer {
             m,
+            limit_nesting: false,
             slot: Slots::new(m.arena_len()),
             strings: StrTab::default(),
             debug_strings: StrTab::default(),
@@ -228,7 +232,15 @@ impl<'m> Writer<'m> {
         }
         // 1. Walk every definition on every core (numbering its instructions, finding its
         // debug decorations and the pool values it names), then the root; order the pool.
-        let scans = self.scan_defs(&defs)?;
+        let (nesting, scans) = rayon::join(
+            || match self.limit_nesting {
+                true => irkit_core::check_nesting(m),
+                false => Ok(()),
+            },
+            || self.scan_defs(&defs),
+        );
+        nesting.map_err(|nesting| WriteError::TooDeep { nesting })?;
+        let scans = scans?;
         let root_scan = self.scan(m.root(), OWNER_ROOT, true)?;
         let pool = self.pool_order(scans.iter().chain(std::iter::once(&root_scan)))?;
         for (i, &p) in pool.iter().enumerate() {
