@@ -464,6 +464,54 @@ fn emit_exe_runs_the_entry_given() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// With `ld.lld` on the `PATH`, the C compiler is first asked to link with it; a compiler
+/// that refuses (here, a stand-in that fails on `-fuse-ld=lld`) gets the plain command next,
+/// and the executable is built.
+#[cfg(unix)]
+#[test]
+fn emit_exe_falls_back_when_lld_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = temp_dir("lld-fallback");
+    std::fs::write(
+        d.join("start.ir"),
+        "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  ret i32 7\n}\n",
+    )
+    .unwrap();
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // Only its presence is looked at.
+    std::fs::write(bin.join("ld.lld"), "").unwrap();
+    let cc = d.join("picky-cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/cc.log\"\n\
+         for a in \"$@\"; do [ \"$a\" = -fuse-ld=lld ] && exit 1; done\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_ir-link"))
+        .args(["start.ir", "--emit", "exe", "-o", "prog"])
+        .current_dir(&d)
+        .env("CC", &cc)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let status = Command::new(d.join("prog")).status().unwrap();
+    assert_eq!(status.code(), Some(7));
+    let log = std::fs::read_to_string(d.join("cc.log")).unwrap();
+    let calls: Vec<&str> = log.lines().collect();
+    assert_eq!(calls.len(), 2, "{log}");
+    assert!(calls[0].starts_with("-fuse-ld=lld "), "{log}");
+    assert!(!calls[1].contains("-fuse-ld"), "{log}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// SIGTERM, SIGINT or SIGHUP while `--emit exe` waits for the system linker: the tool ends by
 /// that signal, its work directory (object file included) is gone, the linker child does not
 /// outlive it, and the output path was never created.

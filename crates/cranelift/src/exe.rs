@@ -16,10 +16,31 @@ pub fn linker() -> String {
 
 /// Links object file `obj` into executable `out` with [`linker`]. A linker that cannot be run
 /// is [`BackendError::NoLinker`]; one that fails is [`BackendError::Link`] with its message.
+///
+/// When LLVM's linker (`ld.lld`) is on the `PATH`, the C compiler is first asked to use it
+/// (`-fuse-ld=lld`: about twice as fast as GNU `ld` on a large object); if that link fails
+/// (a compiler that does not know the option, for one), it is linked again without it, and
+/// that outcome counts.
 pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
+    if has_lld() && run_linker(obj, out, Some("-fuse-ld=lld")).is_ok() {
+        return Ok(());
+    }
+    run_linker(obj, out, None)
+}
+
+/// Whether `ld.lld` is a file in a directory of the `PATH` (looked up once).
+fn has_lld() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join("ld.lld").is_file()))
+    })
+}
+
+fn run_linker(obj: &Path, out: &Path, option: Option<&str>) -> Result<(), BackendError> {
     let cc = linker();
     let mut command = Command::new(&cc);
-    command.arg(obj).arg("-o").arg(out).arg("-lm");
+    command.args(option).arg(obj).arg("-o").arg(out).arg("-lm");
     dies_with_parent(&mut command);
     let output = command.output().map_err(|e| {
         BackendError::NoLinker(format!(

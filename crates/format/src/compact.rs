@@ -754,6 +754,22 @@ pub(crate) fn encode(body: &Body) -> Result<Vec<u8>, WriteError> {
     Ok(out)
 }
 
+/// Sets the `lo` field of payload row `row` of an encoded body (the writer numbers a body's
+/// strings after encoding it); false if the body has no such row.
+pub(crate) fn set_payload_lo(body: &mut [u8], row: usize, lo: u32) -> bool {
+    let at = match Compact::parse(body) {
+        Ok(c) if row < c.c.p as usize => c.l.pay_lo + 4 * row,
+        _ => return false,
+    };
+    match body.get_mut(at..at + 4) {
+        Some(field) => {
+            field.copy_from_slice(&lo.to_le_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
 std::thread_local! {
     /// Per thread, indexed by an external reference's index and tag: its position in the
     /// body being encoded plus one, or 0. Reset after each body (only the entries it set), so

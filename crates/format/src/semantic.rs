@@ -172,8 +172,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         let mut succ = Vec::new();
         h.update(b"irkit.def.v2\0");
         h.update(&(body.count() as u64).to_le_bytes());
-        for i in 0..body.count() {
-            let r = body.rec(i);
+        for (i, r) in body.recs().enumerate() {
             h.update(&r.opcode.to_le_bytes());
             self.feed_payload(h, body, &r);
             h.update(&r.n_decos.to_le_bytes());

@@ -11,7 +11,7 @@ use irkit_core::{Inst, Module, Opcode, Payload};
 use rayon::prelude::*;
 use rkyv::util::AlignedVec;
 
-use crate::compact;
+use crate::compact::{self, Compact};
 use crate::error::WriteError;
 use crate::header::{
     self, DirEntry, FORMAT_MAJOR, FORMAT_MINOR, Header, SECTION_ALIGN, SECTION_OPTIONAL,
@@ -130,9 +130,28 @@ impl<'m> StrTab<'m> {
     }
 }
 
+/// One body in the file's layout (`Records` until archived, for the root and 2.x).
+enum Laid {
+    /// A 3.x compact body (`spec/format.md` §2.4), final but for its string payloads.
+    Compact(Vec<u8>),
+    /// The flattened records (§2.3 `Body`).
+    Records(Body),
+}
+
 struct Flattened {
-    order: Vec<Inst>,
-    body: Body,
+    /// How many instructions it has.
+    count: u32,
+    laid: Laid,
+}
+
+impl Flattened {
+    /// The records (a body flattened for the root or a 2.x file).
+    fn records(&self) -> Result<&Body, WriteError> {
+        match &self.laid {
+            Laid::Records(b) => Ok(b),
+            Laid::Compact(_) => Err(WriteError::Archive("a compact body has no records".into())),
+        }
+    }
 }
 
 /// What a walk of one tree (a definition, or the root and its decorations) found, before
@@ -153,8 +172,8 @@ struct Scan<'m> {
 /// (strings are numbered in first-use order across the module, serially).
 struct Encoded<'m> {
     flat: Flattened,
-    /// (local instruction, its string payload), in local order.
-    strings: Vec<(u32, &'m str)>,
+    /// (local instruction, its payload row, its string payload), in local order.
+    strings: Vec<(u32, u32, &'m str)>,
 }
 
 /// Per arena slot: (owner, index), packed; written once per instruction by the walks, which
@@ -259,36 +278,46 @@ impl<'m> Writer<'m> {
             }
             orders.push(scan.order);
         }
+        // A 3.x body is laid out as soon as it is flattened (its records freed at once).
         let encoded: Vec<Result<Encoded<'m>, WriteError>> = orders
             .into_par_iter()
             .enumerate()
-            .map(|(d, order)| self.encode_body(order, d as u32))
+            .map(|(d, order)| {
+                let mut e = self.encode_body(order, d as u32)?;
+                if major >= 3
+                    && let Laid::Records(body) = &e.flat.laid
+                {
+                    e.flat.laid = Laid::Compact(compact::encode(body)?);
+                }
+                Ok(e)
+            })
             .collect();
-        let mut bodies = Vec::with_capacity(defs.len());
-        for e in encoded {
-            bodies.push(self.adopt_strings(e?)?);
-        }
+        let bodies = encoded
+            .into_iter()
+            .map(|e| self.adopt_strings(e?))
+            .collect::<Result<Vec<Flattened>, WriteError>>()?;
         self.debug
             .sort_unstable_by_key(|r| (r.def, r.local, r.position));
         // 3. Keys, hashes, symbols.
-        let graph = FlatGraph::new(
-            &self.strings.table,
-            bodies.iter().map(|b| &b.body).collect(),
-            &pool_table,
-        );
-        // Labels are per definition: computed on every core, then the components walked.
-        let labels = graph.def_labels();
-        let mut hasher = semantic::Hasher::with_def_labels(graph, labels);
-        if let Err(never) = hasher.hash_lone_defs(bodies.len() as u32) {
-            match never {}
-        }
-        let content: Vec<[u8; 32]> = (0..bodies.len() as u32)
-            .map(|d| match hasher.hash(Node::Def(d)) {
-                Ok(h) => h,
-                Err(never) => match never {},
-            })
-            .collect();
-        drop(hasher);
+        let content = match major {
+            3.. => {
+                let views = bodies
+                    .iter()
+                    .map(|b| match &b.laid {
+                        Laid::Compact(bytes) => Compact::parse(bytes).map_err(WriteError::Archive),
+                        Laid::Records(_) => Err(WriteError::Archive("a body not laid out".into())),
+                    })
+                    .collect::<Result<Vec<Compact<'_>>, WriteError>>()?;
+                content_hashes(&self.strings.table, views.iter().collect(), &pool_table)
+            }
+            _ => {
+                let records = bodies
+                    .iter()
+                    .map(Flattened::records)
+                    .collect::<Result<Vec<&Body>, WriteError>>()?;
+                content_hashes(&self.strings.table, records, &pool_table)
+            }
+        };
         let symbols = self.symbols(&defs, &content)?;
         // 4. The sections before the definitions, the definition index as a placeholder of
         // its final size (its entries are fixed-size), then the definitions streamed.
@@ -306,7 +335,11 @@ impl<'m> Writer<'m> {
             (SectionKind::SYMBOL_INDEX, 0, symbol_index.into()),
             (SectionKind::POOL, 0, archive(&pool_table)?),
             (SectionKind::DEF_INDEX, 0, archive(&placeholder)?),
-            (SectionKind::ROOT, 0, body_bytes(&root_body.body, major)?),
+            (
+                SectionKind::ROOT,
+                0,
+                body_bytes(root_body.records()?, major)?,
+            ),
         ]);
         if !self.debug.is_empty() {
             let table = DebugTable {
@@ -337,10 +370,11 @@ impl<'m> Writer<'m> {
             let archived: Vec<(Archived, u32)> = chunk
                 .into_par_iter()
                 .map(|b| {
-                    Ok((
-                        Archived::new(body_bytes(&b.body, major)?),
-                        b.order.len() as u32,
-                    ))
+                    let bytes = match b.laid {
+                        Laid::Compact(bytes) => Bytes::Plain(bytes),
+                        Laid::Records(body) => body_bytes(&body, major)?,
+                    };
+                    Ok((Archived::new(bytes), b.count))
                 })
                 .collect::<Result<_, WriteError>>()?;
             let mut buf = Vec::new();
@@ -734,6 +768,7 @@ impl<'m> Writer<'m> {
         }
         body.insts.reserve(n);
         let mut strings = Vec::new();
+        let mut rows = 0u32;
         for (l, &i) in order.iter().enumerate() {
             let d = m.data(i);
             let ty = match d.ty() {
@@ -745,8 +780,9 @@ impl<'m> Writer<'m> {
             }
             let (kind, lo, hi, text) = self.encode_payload(d.payload(), &mut body.bytes)?;
             if let Some(text) = text {
-                strings.push((l as u32, text));
+                strings.push((l as u32, rows, text));
             }
+            rows += u32::from(kind != payload_kind::NONE);
             body.insts.push(InstRec {
                 opcode: d.opcode().0,
                 payload_kind: kind,
@@ -760,7 +796,10 @@ impl<'m> Writer<'m> {
             });
         }
         Ok(Encoded {
-            flat: Flattened { order, body },
+            flat: Flattened {
+                count: n as u32,
+                laid: Laid::Records(body),
+            },
             strings,
         })
     }
@@ -768,10 +807,20 @@ impl<'m> Writer<'m> {
     /// Numbers an encoded body's strings (in its local order) and puts their indices in.
     fn adopt_strings(&mut self, e: Encoded<'m>) -> Result<Flattened, WriteError> {
         let mut flat = e.flat;
-        for (l, text) in e.strings {
+        for (l, row, text) in e.strings {
             let index = self.strings.intern(text)?;
-            if let Some(rec) = flat.body.insts.get_mut(l as usize) {
-                rec.payload_lo = index;
+            let set = match &mut flat.laid {
+                Laid::Records(body) => body
+                    .insts
+                    .get_mut(l as usize)
+                    .map(|rec| rec.payload_lo = index)
+                    .is_some(),
+                Laid::Compact(bytes) => compact::set_payload_lo(bytes, row as usize, index),
+            };
+            if !set {
+                return Err(WriteError::Archive(format!(
+                    "no payload row {row} for the string of instruction {l}"
+                )));
             }
         }
         Ok(flat)
@@ -819,6 +868,28 @@ impl<'m> Writer<'m> {
             symbols: out.into_iter().map(|(_, s)| s).collect(),
         })
     }
+}
+
+/// Every definition's content hash (the semantic hash, `spec/format.md` §3.2), from its
+/// encoded body: labels on every core, then the components walked.
+fn content_hashes<B: crate::hash::Flat + Sync>(
+    strings: &StringTable,
+    bodies: Vec<&B>,
+    pool: &PoolTable,
+) -> Vec<[u8; 32]> {
+    let n = bodies.len() as u32;
+    let graph = FlatGraph::new(strings, bodies, pool);
+    let labels = graph.def_labels();
+    let mut hasher = semantic::Hasher::with_def_labels(graph, labels);
+    if let Err(never) = hasher.hash_lone_defs(n) {
+        match never {}
+    }
+    (0..n)
+        .map(|d| match hasher.hash(Node::Def(d)) {
+            Ok(h) => h,
+            Err(never) => match never {},
+        })
+        .collect()
 }
 
 /// The symbol-index section (`spec/format.md` §1.4): a 16-byte header, one fixed-size record
