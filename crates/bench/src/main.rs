@@ -214,6 +214,16 @@ pub(crate) fn files(dir: &Path, ext: &str, modules: usize) -> Vec<String> {
 
 /// Runs `cmd args` `runs` times under `/usr/bin/time -v` (when present).
 pub(crate) fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measure, String> {
+    measure_with(cmd, args, runs, &[])
+}
+
+/// [`measure`] with environment variables `env` set.
+pub(crate) fn measure_with(
+    cmd: &Path,
+    args: &[String],
+    runs: usize,
+    env: &[(&str, &str)],
+) -> Result<Measure, String> {
     let time = Path::new("/usr/bin/time");
     let mut best: Option<Measure> = None;
     for _ in 0..runs {
@@ -224,7 +234,7 @@ pub(crate) fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measur
         } else {
             Command::new(cmd)
         };
-        c.args(args);
+        c.args(args).envs(env.iter().copied());
         let t = Instant::now();
         let out = c
             .output()
@@ -305,11 +315,16 @@ fn bench(b: &Bench) -> Result<(), String> {
         let out = dir.join("linked.irm");
         args.extend(["-o".into(), out.display().to_string()]);
         let ir = measure(&b.ir_link, &args, b.runs)?;
+        // The same link on one thread: what the second core brings.
+        let one = measure_with(&b.ir_link, &args, b.runs, &[("RAYON_NUM_THREADS", "1")])?;
         let kept = irkit_format::ModuleView::open(&out)
             .map(|v| v.def_count() as usize)
             .map_err(|e| e.to_string())?;
         println!("  ir-link kept {kept} of the {needed} needed functions");
-        let mut runs = vec![("ir-link".to_string(), ir)];
+        let mut runs = vec![
+            ("ir-link".to_string(), ir),
+            ("ir-link, one thread".to_string(), one),
+        ];
         for (what, ext, only) in [
             ("llvm-link --only-needed .ll", "ll", true),
             ("llvm-link --only-needed .bc", "bc", true),
@@ -342,7 +357,11 @@ fn bench(b: &Bench) -> Result<(), String> {
             "ir-link reach 1% / reach 100%:             {}",
             ratio(&r1[0].1, &r100[0].1)
         );
-        for (i, (what, _)) in r1.iter().enumerate().skip(1) {
+        println!(
+            "ir-link / ir-link one thread, reach 100%:   {}",
+            ratio(&r100[0].1, &r100[1].1)
+        );
+        for (i, (what, _)) in r1.iter().enumerate().skip(2) {
             println!(
                 "ir-link / {what}, reach 1%:   {}",
                 ratio(&r1[0].1, &r1[i].1)
