@@ -364,11 +364,14 @@ impl<'m> Cx<'m> {
             Opcode::INTERFACE_REQ => self.check_interface_req(i),
             _ => {}
         }
-        self.check_owner_decorations(i);
+        if self.live(i).is_some_and(|d| !d.decorations.is_empty()) {
+            self.check_owner_decorations(i);
+        }
         if !self.reg_ok[i.idx()] {
             return;
         }
-        if op.is_decoration() {
+        let flags = op.flags();
+        if flags.contains(crate::opcode::Flags::DECORATION) {
             self.check_decoration(i);
         } else if op == Opcode::WITNESS_TABLE {
             self.check_witness_table(i);
@@ -376,7 +379,10 @@ impl<'m> Cx<'m> {
             self.check_global(i);
         } else if op == Opcode::PARAM {
             self.result(i);
-        } else if !op.is_definition() && op != Opcode::MODULE && op != Opcode::BLOCK {
+        } else if !flags.contains(crate::opcode::Flags::DEFINITION)
+            && op != Opcode::MODULE
+            && op != Opcode::BLOCK
+        {
             self.check_typed(i);
         }
         self.check_dominance(i);
