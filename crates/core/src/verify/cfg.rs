@@ -4,6 +4,7 @@
 //! Everything here is iterative (depth-first orders with explicit stacks), so a function with
 //! a million blocks in a chain costs no recursion.
 
+use crate::opcode::Flags;
 use crate::{Inst, Opcode};
 
 use super::{Cx, NO_DOM};
@@ -198,12 +199,14 @@ impl<'m> Cx<'m> {
         if self.tparent[i.idx()] != Some(u) || self.tparent[u.idx()] != Some(f) {
             return;
         }
+        let i_pos = self.pos[i.idx()];
         for (k, &v) in d.operands.iter().enumerate() {
             let Some(vd) = self.live(v) else { continue };
             let op = vd.opcode;
-            if op.is_hoistable()
-                || op.is_definition()
-                || op.is_decoration()
+            let flags = op.flags();
+            if flags.contains(Flags::HOISTABLE)
+                || flags.contains(Flags::DEFINITION)
+                || flags.contains(Flags::DECORATION)
                 || op == Opcode::BLOCK
                 || op == Opcode::MODULE
                 || !self.in_tree.get(v.idx()).copied().unwrap_or(false)
@@ -240,7 +243,7 @@ impl<'m> Cx<'m> {
                 continue;
             }
             if db == u {
-                if self.pos[v.idx()] > self.pos[i.idx()] {
+                if self.pos[v.idx()] > i_pos {
                     let msg = format!(
                         "operand {k}: value {} is used before it is defined",
                         self.vname(v)

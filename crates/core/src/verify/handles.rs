@@ -3,11 +3,13 @@
 //!
 //! Walks the pool and then the tree (iteratively, each instruction at most once, so a corrupted
 //! child list with a cycle terminates), recording the pre-order, each instruction's function,
-//! block and position, and whether all the handles it holds are good.
+//! block and position. Then whether all the handles each reached instruction holds are good:
+//! serially for the pool (`Cx::check_handles`), and per top-level definition, on every core,
+//! for the tree (`Cx::check_held_handles`, called by `Cx::check_segment_shape`).
 
 use crate::{Inst, Opcode};
 
-use super::Cx;
+use super::{Cx, VerifyError};
 
 impl Cx<'_> {
     /// Describes why `h` is not a usable handle, or `None` if it is in range and live.
@@ -23,7 +25,15 @@ impl Cx<'_> {
         }
     }
 
-    /// Runs the pass; `false` if the root itself is unusable (nothing else can be checked).
+    /// Whether `h` is in range and live.
+    #[inline]
+    fn good_handle(&self, h: Inst) -> bool {
+        self.m.insts.get(h.idx()).is_some_and(|d| !d.dead)
+    }
+
+    /// Runs the walk, and the handle checks of the pool; `false` if the root itself is unusable
+    /// (nothing else can be checked). The handles held by tree instructions are checked next,
+    /// per top-level definition (`Cx::check_held_handles`).
     pub(super) fn check_handles(&mut self) -> bool {
         let m = self.m;
         let root = m.root();
@@ -62,33 +72,81 @@ impl Cx<'_> {
             order += 1;
         }
 
-        // The tree, in pre-order: an instruction, its decorations, then its children.
-        let mut visited = vec![false; m.insts.len()];
-        // (inst, walk parent, position in the parent's list)
+        self.walk_tree(order);
+
+        // Handles held by every pool entry (the tree's are checked per definition).
+        for &h in &m.pool {
+            if self.pool_pos.get(h.idx()).is_some_and(|p| p.is_some()) {
+                let good = self.check_held_handles(h);
+                self.ok.to_mut()[h.idx()] = good;
+            }
+        }
+        true
+    }
+
+    /// Live hoistables outside the pool (the last check of pass 1).
+    pub(super) fn check_stray_hoistables(&mut self) {
+        for (k, d) in self.m.insts.iter().enumerate() {
+            if !d.dead && d.opcode.is_hoistable() && self.pool_pos[k].is_none() {
+                let h = Inst::from_index(k as u32);
+                self.err(h, format!("hoistable `{}` is not in the pool", d.opcode));
+            }
+        }
+    }
+
+    /// The tree, in pre-order: an instruction, its decorations, then its children. Fills the
+    /// per-slot tables of the walk (`func_of`, `block_of`, `tparent`, `pos`, `in_tree`, `key`
+    /// from `order` on) and the pre-order `tree`.
+    fn walk_tree(&mut self, mut order: u64) {
+        let m = self.m;
+        let root = m.root();
+        // The tables, owned here for the walk (an error reads them back through `push_err`).
+        let mut func_of = std::mem::take(&mut self.func_of).into_owned();
+        let mut block_of = std::mem::take(&mut self.block_of).into_owned();
+        let mut tparent = std::mem::take(&mut self.tparent).into_owned();
+        let mut pos_of = std::mem::take(&mut self.pos).into_owned();
+        let mut in_tree = std::mem::take(&mut self.in_tree).into_owned();
+        let mut key = std::mem::take(&mut self.key).into_owned();
+        let mut tree = std::mem::take(&mut self.tree).into_owned();
+        let mut errors = std::mem::take(&mut self.errors);
+        // An error about `i`, whose walk entries are already filled.
+        let push_err = |errors: &mut Vec<(u64, VerifyError)>,
+                        i: Inst,
+                        (func, block, key): (Option<Inst>, Option<Inst>, u64),
+                        message: String| {
+            if errors.len() < super::MAX_ERRORS {
+                errors.push((key, super::error_at(m, i, func, block, message)));
+            }
+        };
+        // (inst, walk parent, position in the parent's list). An instruction is marked
+        // `in_tree` when pushed, so it is pushed at most once.
         let mut stack: Vec<(Inst, Option<Inst>, u32)> = vec![(root, None, 0)];
-        visited[root.idx()] = true;
+        in_tree[root.idx()] = true;
         while let Some((i, parent, pos)) = stack.pop() {
             let d = &m.insts[i.idx()];
+            let ix = i.idx();
             let (pf, pb) = match parent {
-                Some(p) => (self.func_of[p.idx()], self.block_of[p.idx()]),
+                Some(p) => (func_of[p.idx()], block_of[p.idx()]),
                 None => (None, None),
             };
-            self.func_of.to_mut()[i.idx()] = if matches!(d.opcode, Opcode::FUNC | Opcode::PROC) {
+            let f = if matches!(d.opcode, Opcode::FUNC | Opcode::PROC) {
                 Some(i)
             } else {
                 pf
             };
-            self.block_of.to_mut()[i.idx()] = if d.opcode == Opcode::BLOCK {
+            let b = if d.opcode == Opcode::BLOCK {
                 Some(i)
             } else {
                 pb
             };
-            self.tparent.to_mut()[i.idx()] = parent;
-            self.pos.to_mut()[i.idx()] = pos;
-            self.in_tree.to_mut()[i.idx()] = true;
-            self.key.to_mut()[i.idx()] = order;
+            func_of[ix] = f;
+            block_of[ix] = b;
+            tparent[ix] = parent;
+            pos_of[ix] = pos;
+            key[ix] = order;
+            let at = (f, b, order);
             order += 1;
-            self.tree.to_mut().push(i);
+            tree.push(i);
             if let Some(p) = parent
                 && d.parent != Some(p)
             {
@@ -96,116 +154,156 @@ impl Cx<'_> {
                     Some(q) => format!("inst {}", q.index()),
                     None => "none".to_owned(),
                 };
-                self.err(
+                push_err(
+                    &mut errors,
                     i,
+                    at,
                     format!(
                         "is listed under inst {} but records {recorded} as its parent",
                         p.index()
                     ),
                 );
             }
-            let mut push: Vec<(Inst, Option<Inst>, u32)> = Vec::new();
+            let base = stack.len();
             for (list, what) in [(&d.decorations, "decoration"), (&d.children, "child")] {
                 for (k, &c) in list.iter().enumerate() {
-                    if let Some(why) = self.bad_handle(c) {
-                        self.err(i, format!("{what} {k} names {why}"));
+                    // The usual case first: a live, non-hoistable instruction not yet reached.
+                    if let Some(cd) = m.insts.get(c.idx())
+                        && !cd.dead
+                        && !cd.opcode.is_hoistable()
+                        && !in_tree[c.idx()]
+                    {
+                        in_tree[c.idx()] = true;
+                        stack.push((c, Some(i), k as u32));
                         continue;
                     }
-                    if m.insts[c.idx()].opcode.is_hoistable() {
+                    let Some(cd) = m.insts.get(c.idx()).filter(|cd| !cd.dead) else {
+                        let why = self.bad_handle(c).unwrap_or_default();
+                        push_err(&mut errors, i, at, format!("{what} {k} names {why}"));
+                        continue;
+                    };
+                    if cd.opcode.is_hoistable() {
                         let msg = format!(
                             "{what} {k} is the hoistable `{}` (inst {}): hoistable values live in the pool, not in {what} lists",
-                            m.insts[c.idx()].opcode,
+                            cd.opcode,
                             c.index()
                         );
-                        self.err(i, msg);
+                        push_err(&mut errors, i, at, msg);
                         continue;
                     }
-                    if visited[c.idx()] {
-                        self.err(
-                            i,
-                            format!(
-                                "{what} {k} (inst {}) appears more than once in the tree",
-                                c.index()
-                            ),
-                        );
-                        continue;
-                    }
-                    visited[c.idx()] = true;
-                    push.push((c, Some(i), k as u32));
-                }
-            }
-            stack.extend(push.into_iter().rev());
-        }
-
-        // Handles held by every reached instruction.
-        let reached: Vec<Inst> = m
-            .pool
-            .iter()
-            .copied()
-            .filter(|h| self.pool_pos.get(h.idx()).is_some_and(|p| p.is_some()))
-            .chain(self.tree.iter().copied())
-            .collect();
-        for i in reached {
-            let mut good = true;
-            let d = &m.insts[i.idx()];
-            for &c in d.children.iter().chain(&d.decorations) {
-                good &= self.bad_handle(c).is_none();
-            }
-            if let Some(t) = d.ty {
-                if let Some(why) = self.bad_handle(t) {
-                    self.err(i, format!("its type names {why}"));
-                    good = false;
-                } else if m.insts[t.idx()].opcode.is_hoistable() && self.pool_pos[t.idx()].is_none()
-                {
-                    self.err(
+                    push_err(
+                        &mut errors,
                         i,
+                        at,
                         format!(
-                            "its type names inst {}, which is not in the pool",
-                            t.index()
+                            "{what} {k} (inst {}) appears more than once in the tree",
+                            c.index()
                         ),
                     );
-                    good = false;
                 }
             }
-            for (k, &o) in d.operands.iter().enumerate() {
-                if let Some(why) = self.bad_handle(o) {
-                    self.err(i, format!("operand {k} names {why}"));
-                    good = false;
-                    continue;
-                }
-                let od = &m.insts[o.idx()];
-                if od.opcode.is_hoistable() {
-                    if self.pool_pos[o.idx()].is_none() {
-                        self.err(
-                            i,
-                            format!(
-                                "operand {k} names inst {}, which is not in the pool",
-                                o.index()
-                            ),
-                        );
-                        good = false;
+            stack[base..].reverse();
+        }
+        self.func_of = func_of.into();
+        self.block_of = block_of.into();
+        self.tparent = tparent.into();
+        self.pos = pos_of.into();
+        self.in_tree = in_tree.into();
+        self.key = key.into();
+        self.tree = tree.into();
+        self.errors = errors;
+    }
+
+    /// Whether every handle `i` (a reached instruction) holds is good, reporting those that are
+    /// not: its type (in range, live, in the pool if hoistable) and operands (in range, live,
+    /// in the pool if hoistable, in the tree otherwise). Child and decoration handles were
+    /// reported by the walk.
+    pub(super) fn check_held_handles(&mut self, i: Inst) -> bool {
+        self.held_handles_good(i) || self.report_held_handles(i)
+    }
+
+    /// Whether every handle `i` holds is good (`Cx::check_held_handles` without the reports).
+    #[inline]
+    fn held_handles_good(&self, i: Inst) -> bool {
+        let insts = &self.m.insts[..];
+        let pool_pos: &[Option<u32>] = &self.pool_pos;
+        let in_tree: &[bool] = &self.in_tree;
+        let Some(d) = insts.get(i.idx()) else {
+            return false;
+        };
+        let live = |h: Inst| insts.get(h.idx()).filter(|hd| !hd.dead);
+        let pooled = |h: Inst| pool_pos.get(h.idx()).is_some_and(|p| p.is_some());
+        d.children
+            .iter()
+            .chain(&d.decorations)
+            .all(|&c| live(c).is_some())
+            && d.ty
+                .is_none_or(|t| live(t).is_some_and(|td| !td.opcode.is_hoistable() || pooled(t)))
+            && d.operands.iter().all(|&o| {
+                live(o).is_some_and(|od| {
+                    if od.opcode.is_hoistable() {
+                        pooled(o)
+                    } else {
+                        in_tree.get(o.idx()).copied().unwrap_or(false)
                     }
-                } else if !self.in_tree[o.idx()] {
+                })
+            })
+    }
+
+    /// `Cx::check_held_handles` for an instruction holding a bad handle: reports them.
+    #[cold]
+    #[inline(never)]
+    fn report_held_handles(&mut self, i: Inst) -> bool {
+        let m = self.m;
+        let mut good = true;
+        let d = &m.insts[i.idx()];
+        for &c in d.children.iter().chain(&d.decorations) {
+            good &= self.good_handle(c);
+        }
+        if let Some(t) = d.ty {
+            if let Some(why) = self.bad_handle(t) {
+                self.err(i, format!("its type names {why}"));
+                good = false;
+            } else if m.insts[t.idx()].opcode.is_hoistable() && self.pool_pos[t.idx()].is_none() {
+                self.err(
+                    i,
+                    format!(
+                        "its type names inst {}, which is not in the pool",
+                        t.index()
+                    ),
+                );
+                good = false;
+            }
+        }
+        for (k, &o) in d.operands.iter().enumerate() {
+            let Some(od) = m.insts.get(o.idx()).filter(|od| !od.dead) else {
+                let why = self.bad_handle(o).unwrap_or_default();
+                self.err(i, format!("operand {k} names {why}"));
+                good = false;
+                continue;
+            };
+            if od.opcode.is_hoistable() {
+                if self.pool_pos[o.idx()].is_none() {
                     self.err(
                         i,
                         format!(
-                            "operand {k} names inst {}, which is not in the module tree",
+                            "operand {k} names inst {}, which is not in the pool",
                             o.index()
                         ),
                     );
                     good = false;
                 }
+            } else if !self.in_tree[o.idx()] {
+                self.err(
+                    i,
+                    format!(
+                        "operand {k} names inst {}, which is not in the module tree",
+                        o.index()
+                    ),
+                );
+                good = false;
             }
-            self.ok.to_mut()[i.idx()] = good;
         }
-
-        // Live hoistables outside the pool.
-        for (k, d) in m.insts.iter().enumerate() {
-            if !d.dead && d.opcode.is_hoistable() && self.pool_pos[k].is_none() {
-                let h = Inst::from_index(k as u32);
-                self.err(h, format!("hoistable `{}` is not in the pool", d.opcode));
-            }
-        }
-        true
+        good
     }
 }

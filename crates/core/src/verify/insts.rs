@@ -140,9 +140,22 @@ impl<'m> Cx<'m> {
     }
 
     /// The result type of `i` as a value type; reports a result type that is not one.
+    #[inline]
     pub(super) fn result(&mut self, i: Inst) -> Option<VTy> {
         let d = self.live(i)?;
         let t = d.ty?;
+        match self.kind(t) {
+            Kind::Value if !self.is_interface(t) => Some(VTy(Some(t))),
+            Kind::Bad => None,
+            _ => self.result_not_value(i, d.opcode, t),
+        }
+    }
+
+    /// [`Cx::result`] for a result type `t` that is not a well-formed value type (reported
+    /// unless `op` may have it).
+    #[cold]
+    #[inline(never)]
+    fn result_not_value(&mut self, i: Inst, op: Opcode, t: Inst) -> Option<VTy> {
         match self.kind(t) {
             Kind::Value if self.is_interface(t) => {
                 let msg = format!(
@@ -154,8 +167,8 @@ impl<'m> Cx<'m> {
             }
             Kind::Value => Some(VTy(Some(t))),
             Kind::Bad => None,
-            Kind::Void if matches!(d.opcode, Opcode::CALL | Opcode::CALL_INDIRECT) => None,
-            Kind::Fn if d.opcode == Opcode::LOOKUP_WITNESS => None,
+            Kind::Void if matches!(op, Opcode::CALL | Opcode::CALL_INDIRECT) => None,
+            Kind::Fn if op == Opcode::LOOKUP_WITNESS => None,
             Kind::Void | Kind::Fn => {
                 let msg = format!("result type {} is not a value type", self.ty_str(t));
                 self.err(i, msg);
@@ -174,31 +187,26 @@ impl<'m> Cx<'m> {
     }
 
     /// The value type of operand `k` of `i`; reports an operand that is not a value.
+    #[inline]
     pub(super) fn val(&mut self, i: Inst, k: usize) -> Option<VTy> {
         let v = *self.live(i)?.operands.get(k)?;
         let d = self.live(v)?;
         let op = d.opcode;
-        let not_value = if op.is_type() {
-            Some(format!("the type {}", self.ty_str(v)))
-        } else if op == Opcode::BLOCK {
-            Some(format!("block {}", self.vname(v)))
-        } else if op.is_decoration() || op == Opcode::MODULE {
-            Some(format!(
-                "the {} instruction (inst {})",
-                self.opname(v),
-                v.index()
-            ))
-        } else {
-            None
-        };
-        if let Some(what) = not_value {
-            self.err(i, format!("operand {k} is {what}, not a value"));
+        // One registry lookup (an opaque opcode has no flags).
+        let info = op.info();
+        let flags = info.map_or(Flags::NONE, |x| x.flags);
+        if flags.contains(Flags::TYPE)
+            || op == Opcode::BLOCK
+            || flags.contains(Flags::DECORATION)
+            || op == Opcode::MODULE
+        {
+            self.not_a_value(i, k, v);
             return None;
         }
-        if !op.is_known() || op.flags().contains(Flags::RESERVED) {
+        if info.is_none() || flags.contains(Flags::RESERVED) {
             return None;
         }
-        if op.is_definition() {
+        if flags.contains(Flags::DEFINITION) {
             return Some(VTy(self.ptr));
         }
         // A specialized generic function and a witness lookup stand for a function (after
@@ -210,55 +218,104 @@ impl<'m> Cx<'m> {
         }
         match d.ty {
             None => {
-                let msg = format!(
-                    "operand {k} ({}) has no value: {} has no result type",
-                    self.vname(v),
-                    self.opname(v)
-                );
-                self.err(i, msg);
+                self.no_value(i, k, v);
                 None
             }
             Some(t) => self.as_value_type(t),
         }
     }
 
+    /// Reports operand `k` of `i`, `v`, a type, block, decoration or module: not a value.
+    #[cold]
+    #[inline(never)]
+    fn not_a_value(&mut self, i: Inst, k: usize, v: Inst) {
+        let what = match self.opc(v) {
+            Some(op) if op.is_type() => format!("the type {}", self.ty_str(v)),
+            Some(Opcode::BLOCK) => format!("block {}", self.vname(v)),
+            _ => format!("the {} instruction (inst {})", self.opname(v), v.index()),
+        };
+        self.err(i, format!("operand {k} is {what}, not a value"));
+    }
+
+    /// Reports operand `k` of `i`, `v`, which has no result type.
+    #[cold]
+    #[inline(never)]
+    fn no_value(&mut self, i: Inst, k: usize, v: Inst) {
+        let msg = format!(
+            "operand {k} ({}) has no value: {} has no result type",
+            self.vname(v),
+            self.opname(v)
+        );
+        self.err(i, msg);
+    }
+
     /// Reports operand `k` of type `got` when `want` does not hold; `what` names `want`.
+    #[inline]
     pub(super) fn need(&mut self, i: Inst, k: usize, got: VTy, ok: bool, what: &str) -> bool {
         if !ok {
-            let msg = format!(
-                "operand {k} has type {}, expected {what}",
-                self.vty_str(got)
-            );
-            self.err(i, msg);
+            self.need_failed(i, k, got, what);
         }
         ok
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn need_failed(&mut self, i: Inst, k: usize, got: VTy, what: &str) {
+        let msg = format!(
+            "operand {k} has type {}, expected {what}",
+            self.vty_str(got)
+        );
+        self.err(i, msg);
     }
 
     /// Reports a result of type `got` when `ok` does not hold; `what` names what is expected.
+    #[inline]
     fn need_res(&mut self, i: Inst, got: VTy, ok: bool, what: &str) -> bool {
         if !ok {
-            let msg = format!("result type is {}, expected {what}", self.vty_str(got));
-            self.err(i, msg);
+            self.need_res_failed(i, got, what);
         }
         ok
     }
 
+    #[cold]
+    #[inline(never)]
+    fn need_res_failed(&mut self, i: Inst, got: VTy, what: &str) {
+        let msg = format!("result type is {}, expected {what}", self.vty_str(got));
+        self.err(i, msg);
+    }
+
     /// Operand `k` must have type `want`.
+    #[inline]
     fn need_eq(&mut self, i: Inst, k: usize, got: VTy, want: VTy) -> bool {
         if got == want {
             return true;
         }
+        self.need_eq_failed(i, k, got, want);
+        false
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn need_eq_failed(&mut self, i: Inst, k: usize, got: VTy, want: VTy) {
         let w = self.vty_str(want);
-        self.need(i, k, got, false, &w)
+        self.need_failed(i, k, got, &w);
     }
 
     /// The result must have type `want`.
+    #[inline]
     pub(super) fn need_res_eq(&mut self, i: Inst, got: VTy, want: VTy) -> bool {
         if got == want {
             return true;
         }
+        self.need_res_eq_failed(i, got, want);
+        false
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn need_res_eq_failed(&mut self, i: Inst, got: VTy, want: VTy) {
         let w = self.vty_str(want);
-        self.need_res(i, got, false, &w)
+        self.need_res_failed(i, got, &w);
     }
 
     /// Typing of an instruction inside a block (or anywhere else a non-definition,

@@ -5,11 +5,14 @@
 //! holds: dangling handles, cycles, opaque opcodes and wrong arities are reported as errors.
 //! It runs in passes over shared per-slot tables:
 //!
-//! 1. [`handles`](self): walks the tree (iteratively) and the pool, checking that every handle
-//!    an instruction holds is in range and live; later passes only look closely at
-//!    instructions whose handles are all good. Then the nesting limit
+//! 1. [`handles`](self): walks the tree (iteratively) and the pool, recording the pre-order and
+//!    each instruction's function, block and position; then checks that every handle an
+//!    instruction holds is in range and live (the pool's serially, the tree's per top-level
+//!    definition, on every core); later passes only look closely at instructions whose handles
+//!    are all good. Then the nesting limit
 //!    ([`check_nesting`](crate::limits::check_nesting)): a module over it gets that one error.
-//! 2. registry checks (opcode known and not reserved, arity, type presence, payload kind);
+//! 2. registry checks (opcode known and not reserved, arity, type presence, payload kind): the
+//!    pool's serially, the tree's in the same parallel pass as its handles;
 //! 3. the pool (uniqueness, scope, dependency order, which also rules out cycles);
 //! 4. type well-formedness, computed in pool order (so a nest 100k deep costs no recursion);
 //! 5. constants, then generic parameters and `specialize` values (`generics`);
@@ -17,6 +20,10 @@
 //!    1–5 fill the tables; this one only reads them, so each top-level definition is checked
 //!    on its own, on every core (rayon), by a checker borrowing the tables; then export
 //!    names, which are unique across definitions, are checked in tree order.
+//!
+//! The parallel parts of passes 1 and 2 record their errors as a serial run would: pass 1's
+//! (the pool's, the tree's in tree order, then hoistables outside the pool) before pass 2's,
+//! all counted against one bound of [`MAX_ERRORS`] before passes 3–5 run.
 //!
 //! Errors are returned in tree pre-order (pool entries first), at most [`MAX_ERRORS`], the
 //! same on any number of threads.
@@ -135,6 +142,34 @@ pub(crate) struct VTy(Option<Inst>);
 /// with their owners.
 type Checked = (Vec<(u64, VerifyError)>, Vec<(Inst, Inst)>);
 
+/// What passes 1 and 2 found in one part of the tree: per instruction, whether its handles are
+/// good (bit 0) and its registry checks passed (`REG_OK`); pass 1's errors, and pass 2's.
+struct Shape {
+    flags: Vec<u8>,
+    handle_errors: Vec<(u64, VerifyError)>,
+    registry_errors: Vec<(u64, VerifyError)>,
+}
+
+/// The bit of [`Shape::flags`] saying the registry checks passed.
+const REG_OK: u8 = 2;
+
+/// An error about `inst` of `m`, in `func` and `block`.
+fn error_at(
+    m: &Module,
+    inst: Inst,
+    func: Option<Inst>,
+    block: Option<Inst>,
+    message: String,
+) -> VerifyError {
+    VerifyError {
+        func,
+        block,
+        inst,
+        message,
+        place: Some(crate::place::describe(m, inst)),
+    }
+}
+
 /// What a slot is, as a type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Kind {
@@ -216,7 +251,7 @@ impl<'m> Cx<'m> {
             block_of: Cow::Owned(vec![None; n]),
             tparent: Cow::Owned(vec![None; n]),
             kind: Cow::Owned(vec![Kind::NotType; n]),
-            tree: Cow::Owned(Vec::new()),
+            tree: Cow::Owned(Vec::with_capacity(n)),
             ptr: None,
             doms: Doms::default(),
             exports: Vec::new(),
@@ -291,10 +326,73 @@ impl<'m> Cx<'m> {
         starts
     }
 
+    /// The tree split at the start of each top-level definition: the first segment is the
+    /// root and its decorations, then one segment per definition (see [`Cx::segment_starts`]).
+    fn segment_bounds(&self) -> Vec<usize> {
+        let starts = self.segment_starts();
+        let mut bounds = Vec::with_capacity(starts.len() + 2);
+        bounds.push(0);
+        bounds.extend(starts);
+        bounds.push(self.tree.len());
+        bounds
+    }
+
+    /// Passes 1 and 2 over `insts` (a slice of the tree in pre-order): the handles each
+    /// instruction holds, then the registry checks of those whose handles are good.
+    fn check_segment_shape(&self, insts: &[Inst]) -> Shape {
+        let mut cx = self.checker();
+        let mut flags: Vec<u8> = insts
+            .iter()
+            .map(|&i| u8::from(cx.check_held_handles(i)))
+            .collect();
+        let handle_errors = std::mem::take(&mut cx.errors);
+        for (&i, f) in insts.iter().zip(&mut flags) {
+            if *f != 0 && cx.check_registry(i) {
+                *f |= REG_OK;
+            }
+        }
+        Shape {
+            flags,
+            handle_errors,
+            registry_errors: cx.errors,
+        }
+    }
+
+    /// Records errors found by a checker as if this verifier had found them (at most
+    /// [`MAX_ERRORS`] in all).
+    fn adopt(&mut self, errors: Vec<(u64, VerifyError)>) {
+        let room = MAX_ERRORS.saturating_sub(self.errors.len());
+        self.errors.extend(errors.into_iter().take(room));
+    }
+
     fn run(&mut self, nesting: Nesting) {
         if !self.check_handles() {
             return;
         }
+        // The tree's part of passes 1 and 2, per definition on every core. Their errors are
+        // recorded in the order (and under the bound) of a serial run: pass 1's (the pool's,
+        // then the tree's, then hoistables outside the pool), then pass 2's.
+        let bounds = self.segment_bounds();
+        let shapes: Vec<Shape> = bounds
+            .par_windows(2)
+            .map(|w| self.check_segment_shape(&self.tree[w[0]..w[1]]))
+            .collect();
+        let tree = std::mem::take(&mut self.tree).into_owned();
+        let mut ok = std::mem::take(&mut self.ok).into_owned();
+        let mut reg_ok = std::mem::take(&mut self.reg_ok).into_owned();
+        let mut registry_errors = Vec::with_capacity(shapes.len());
+        for (w, shape) in bounds.windows(2).zip(shapes) {
+            for (&i, &f) in tree[w[0]..w[1]].iter().zip(&shape.flags) {
+                ok[i.idx()] = f != 0;
+                reg_ok[i.idx()] = f & REG_OK != 0;
+            }
+            self.adopt(shape.handle_errors);
+            registry_errors.push(shape.registry_errors);
+        }
+        self.tree = Cow::Owned(tree);
+        self.ok = Cow::Owned(ok);
+        self.reg_ok = Cow::Owned(reg_ok);
+        self.check_stray_hoistables();
         // Over the nesting limit nothing else is checked: every later pass may then rely on
         // the depth being bounded.
         if nesting == Nesting::Check
@@ -303,35 +401,21 @@ impl<'m> Cx<'m> {
             self.err(n.inst(), n.to_string());
             return;
         }
-        let pool: Vec<Inst> = self
-            .m
-            .pool
-            .iter()
-            .copied()
-            .filter(|&h| self.ok(h))
-            .collect();
-        for &h in &pool {
-            let ok = self.check_registry(h);
-            self.reg_ok.to_mut()[h.idx()] = ok;
-        }
-        let tree = std::mem::take(&mut self.tree).into_owned();
-        for &i in &tree {
-            if self.ok(i) {
-                let ok = self.check_registry(i);
-                self.reg_ok.to_mut()[i.idx()] = ok;
+        let m = self.m;
+        for &h in &m.pool {
+            if self.ok(h) {
+                let ok = self.check_registry(h);
+                self.reg_ok.to_mut()[h.idx()] = ok;
             }
         }
-        self.tree = Cow::Owned(tree);
+        for errors in registry_errors {
+            self.adopt(errors);
+        }
         self.check_pool();
         self.compute_kinds();
         self.check_constants();
         self.check_generic_pool();
         // Pass 6: the root and its decorations, then every definition on its own.
-        let starts = self.segment_starts();
-        let mut bounds = Vec::with_capacity(starts.len() + 2);
-        bounds.push(0);
-        bounds.extend(starts);
-        bounds.push(self.tree.len());
         let segments: Vec<Checked> = bounds
             .par_windows(2)
             .map(|w| self.check_segment(&self.tree[w[0]..w[1]]))
@@ -364,11 +448,14 @@ impl<'m> Cx<'m> {
             Opcode::INTERFACE_REQ => self.check_interface_req(i),
             _ => {}
         }
-        self.check_owner_decorations(i);
+        if self.live(i).is_some_and(|d| !d.decorations.is_empty()) {
+            self.check_owner_decorations(i);
+        }
         if !self.reg_ok[i.idx()] {
             return;
         }
-        if op.is_decoration() {
+        let flags = op.flags();
+        if flags.contains(crate::opcode::Flags::DECORATION) {
             self.check_decoration(i);
         } else if op == Opcode::WITNESS_TABLE {
             self.check_witness_table(i);
@@ -376,7 +463,10 @@ impl<'m> Cx<'m> {
             self.check_global(i);
         } else if op == Opcode::PARAM {
             self.result(i);
-        } else if !op.is_definition() && op != Opcode::MODULE && op != Opcode::BLOCK {
+        } else if !flags.contains(crate::opcode::Flags::DEFINITION)
+            && op != Opcode::MODULE
+            && op != Opcode::BLOCK
+        {
             self.check_typed(i);
         }
         self.check_dominance(i);
@@ -392,13 +482,7 @@ impl<'m> Cx<'m> {
         let func = self.func_of.get(inst.idx()).copied().flatten();
         let block = self.block_of.get(inst.idx()).copied().flatten();
         let key = self.key.get(inst.idx()).copied().unwrap_or(u64::MAX);
-        let e = VerifyError {
-            func,
-            block,
-            inst,
-            message: message.into(),
-            place: Some(crate::place::describe(self.m, inst)),
-        };
+        let e = error_at(self.m, inst, func, block, message.into());
         self.errors.push((key, e));
     }
 

@@ -417,6 +417,78 @@ fn wide_module_is_capped() {
     assert_eq!(errs.len(), super::MAX_ERRORS);
 }
 
+/// `n` functions, each with a registry error (an `iadd` with a payload) and, after it, a
+/// handle error (an `iadd` operand out of range).
+fn registry_then_handle_errors(n: usize) -> Module {
+    let mut m = Module::new();
+    let i32t = m.ty_i32();
+    let sig = m.ty_fn(i32t, &[i32t]).unwrap();
+    let bogus = Inst::from_index(10_000_000);
+    for k in 0..n {
+        let mut b = Builder::new(&mut m);
+        let f = b.func(&format!("f{k}"), sig).unwrap();
+        let (entry, ps) = b.block(f, &[i32t]).unwrap();
+        let x = ps[0];
+        let y = add(
+            &mut m,
+            entry,
+            Opcode::IADD,
+            Some(i32t),
+            vec![x, x],
+            Payload::None,
+        );
+        m.insts[y.idx()].payload = Payload::Int(3);
+        let z = add(
+            &mut m,
+            entry,
+            Opcode::IADD,
+            Some(i32t),
+            vec![x, x],
+            Payload::None,
+        );
+        m.insts[z.idx()].operands[1] = bogus;
+        ret(&mut m, entry, Some(x));
+    }
+    m
+}
+
+fn msgs_on(threads: usize, m: &Module) -> Vec<String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| msgs(m))
+}
+
+/// Passes 1 and 2 check the tree per definition, on every core, yet their errors are bounded as
+/// in one serial run: every handle error before any registry error. Under the bound, all come
+/// back in tree order; over it, the registry errors are the ones left out; on any number of
+/// threads.
+#[test]
+fn handle_errors_fill_the_bound_before_registry_errors() {
+    let m = registry_then_handle_errors(300);
+    let ms = msgs_on(1, &m);
+    assert_eq!(ms.len(), 600, "{ms:#?}");
+    for pair in ms.chunks(2) {
+        assert!(pair[0].contains("takes no payload"), "{pair:#?}");
+        assert!(pair[1].contains("operand 1 names inst"), "{pair:#?}");
+    }
+    for threads in [2, 3, 8] {
+        assert_eq!(ms, msgs_on(threads, &m), "{threads} threads");
+    }
+    let m = registry_then_handle_errors(1200);
+    let ms = msgs_on(1, &m);
+    assert_eq!(ms.len(), super::MAX_ERRORS);
+    assert!(
+        ms.iter().all(|s| s.contains("operand 1 names inst")),
+        "{:#?}",
+        &ms[..4]
+    );
+    for threads in [2, 3, 8] {
+        assert_eq!(ms, msgs_on(threads, &m), "{threads} threads");
+    }
+}
+
 #[test]
 fn display_names_func_block_and_inst() {
     let Fx {
