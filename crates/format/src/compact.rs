@@ -399,6 +399,168 @@ impl<'v> Compact<'v> {
         Ok(())
     }
 
+    /// Whether this body passes [`Compact::check`] and then
+    /// [`validate::flat`](crate::validate::flat) with `lim` (a definition's or the root's
+    /// limits): the same verdict, reached in one sequential pass over the arrays read at their
+    /// width, with each external reference checked once (every one is used, and every use
+    /// names it) instead of at each use. `false` says only that one of the two checks fails:
+    /// the caller runs them, in order, to say which and where (so a body with several defects
+    /// reports the same first one). Every read is a bounds-checked slice of the body; the
+    /// pass allocates one small stack of open subtrees, at most [`MAX_NESTING`] deep.
+    ///
+    /// [`MAX_NESTING`]: irkit_core::MAX_NESTING
+    pub(crate) fn accepts(&self, lim: &crate::validate::Limits) -> bool {
+        if lim.is_pool {
+            return false;
+        }
+        if self.w == 2 {
+            self.accepts_at::<2>(lim).is_some()
+        } else {
+            self.accepts_at::<4>(lim).is_some()
+        }
+    }
+
+    /// The `count` entries of `N` bytes at `base`, if they are inside the body (a parsed
+    /// body's arrays are).
+    fn array<const N: usize>(&self, base: usize, count: u32) -> Option<&'v [[u8; N]]> {
+        let len = (count as usize).checked_mul(N)?;
+        let (entries, rest) = self.b.get(base..base.checked_add(len)?)?.as_chunks::<N>();
+        rest.is_empty().then_some(entries)
+    }
+
+    /// [`Compact::accepts`] at width `W` (`Some` when the body is accepted).
+    fn accepts_at<const W: usize>(&self, lim: &crate::validate::Limits) -> Option<()> {
+        /// A `W`-wide little-endian entry.
+        #[inline(always)]
+        fn rd<const W: usize>(x: &[u8; W]) -> u32 {
+            let mut a = [0u8; 4];
+            a[..W].copy_from_slice(x);
+            u32::from_le_bytes(a)
+        }
+        let ok = |c: bool| c.then_some(());
+        let Counts { n, k, m, p, t, .. } = self.c;
+        // `validate::flat`: a non-empty body whose locals fit a reference.
+        ok(n != 0 && n <= REF_MAX_INDEX + 1)?;
+        // `Compact::check`, in its order where it matters for nothing but the verdict.
+        ok(!(W == 4 && fits_narrow(&self.c)))?;
+        ok(self.bitmap(true).is_ok() && self.bitmap(false).is_ok())?;
+        // Every external reference is a pool entry or a definition in range (what
+        // `validate::flat` checks at each use; every one is used, checked below).
+        for e in self.array::<4>(self.l.ext, k)? {
+            let e = u32::from_le_bytes(*e);
+            let index = e & REF_MAX_INDEX;
+            ok(match e >> 30 {
+                TAG_POOL => index < lim.pool_len,
+                TAG_DEF => index < lim.def_count,
+                _ => false,
+            })?;
+        }
+        let none = none_of(W);
+        let tys = self.array::<W>(self.l.ty, n)?;
+        let ends = self.array::<W>(self.l.ops_end, n)?;
+        let operands = self.array::<W>(self.l.operands, m)?;
+        let tree_bits = self.array::<8>(self.l.tree_bits, words(n as u64, t as u64) as u32)?;
+        let tree_end = self.array::<W>(self.l.tree_end, t)?;
+        let tree_decos = self.array::<W>(self.l.tree_decos, t)?;
+        let pay_bits = self.array::<8>(self.l.pay_bits, words(n as u64, p as u64) as u32)?;
+        let pay_kind = self
+            .b
+            .get(self.l.pay_kind..self.l.pay_kind.checked_add(p as usize)?)?;
+        let pay_lo = self.array::<4>(self.l.pay_lo, p)?;
+        let pay_hi = self.array::<4>(self.l.pay_hi, p)?;
+        let blob_len = self.blob_bytes().len() as u64;
+        // A reference used at instruction `i` (not the absent marker): a local, or an
+        // external reference already used or the next one in first-use order.
+        let mut next_ext = 0u32;
+        let mut use_ref = |v: u32| -> Option<()> {
+            if v < n {
+                return Some(());
+            }
+            let x = v - n;
+            if x < next_ext {
+                Some(())
+            } else if x == next_ext && x < k {
+                next_ext += 1;
+                Some(())
+            } else {
+                None
+            }
+        };
+        // Open subtrees with sub-instructions (a leaf is never pushed: it closes at once,
+        // with no decoration and no sub-instruction): (end, decorations, direct
+        // sub-instructions so far).
+        let mut open: Vec<(u32, u32, u32)> = Vec::with_capacity(16);
+        let max_open = (irkit_core::MAX_NESTING as u64 + 1).checked_sub(lim.base_depth as u64);
+        let max_open = max_open.map_or(0, |d| d.min(u32::MAX as u64) as usize);
+        let mut prev_end = 0usize;
+        let (mut tree_row, mut pay_row) = (0usize, 0usize);
+        let (mut tree_word, mut pay_word) = (0u64, 0u64);
+        let mut root_end = 0u32;
+        for (i, (ty, end)) in tys.iter().zip(ends).enumerate() {
+            let local = i as u32;
+            if i.is_multiple_of(64) {
+                tree_word = tree_bits.get(i / 64).map_or(0, |w| u64::from_le_bytes(*w));
+                pay_word = pay_bits.get(i / 64).map_or(0, |w| u64::from_le_bytes(*w));
+            }
+            let bit = 1u64 << (i % 64);
+            let ty = rd(ty);
+            if ty != none {
+                use_ref(ty)?;
+            }
+            let end = rd(end) as usize;
+            ok(end >= prev_end)?;
+            for o in operands.get(prev_end..end)? {
+                let o = rd(o);
+                ok(o != none)?;
+                use_ref(o)?;
+            }
+            prev_end = end;
+            // The tree: close what ends here (each with no more decorations than
+            // sub-instructions), then nest this one in what is left.
+            while let Some(&(e, decos, kids)) = open.last() {
+                if e > local {
+                    break;
+                }
+                ok(decos <= kids)?;
+                open.pop();
+            }
+            ok(i == 0 || !open.is_empty())?;
+            if let Some(parent) = open.last_mut() {
+                parent.2 += 1;
+            }
+            let sub_end = if tree_word & bit != 0 {
+                let e = rd(tree_end.get(tree_row)?);
+                let decos = rd(tree_decos.get(tree_row)?);
+                tree_row += 1;
+                ok(e > local + 1 && e <= n && open.last().is_none_or(|o| e <= o.0))?;
+                open.push((e, decos, 0));
+                ok(open.len() <= max_open)?;
+                e
+            } else {
+                // The leaf's depth: one more than the open subtrees.
+                ok(open.len() < max_open)?;
+                local + 1
+            };
+            if i == 0 {
+                root_end = sub_end;
+            }
+            if pay_word & bit != 0 {
+                let kind = *pay_kind.get(pay_row)?;
+                let lo = u32::from_le_bytes(*pay_lo.get(pay_row)?);
+                let hi = u32::from_le_bytes(*pay_hi.get(pay_row)?);
+                pay_row += 1;
+                ok(match kind {
+                    payload_kind::INT | payload_kind::FLOAT => true,
+                    payload_kind::STR => lo < lim.string_count,
+                    payload_kind::BYTES => lo as u64 + hi as u64 <= blob_len,
+                    _ => false,
+                })?;
+            }
+        }
+        ok(prev_end == m as usize && next_ext == k && root_end == n)?;
+        ok(open.iter().all(|&(_, decos, kids)| decos <= kids))
+    }
+
     /// The instructions marked in the bitmap at `bits` (`count` bits set), in order: the
     /// instruction of each row of its table, row by row.
     fn marked(&self, bits: usize, count: u32) -> impl Iterator<Item = usize> + '_ {
