@@ -612,6 +612,53 @@ impl<'v> Compact<'v> {
         Ok(count)
     }
 
+    /// The number of locals: a reference index below it is a local, any other one external
+    /// reference `index - locals()` (see [`Compact::ty_index`], [`Compact::operand_indices`]).
+    #[inline]
+    pub(crate) fn locals(&self) -> u32 {
+        self.c.n
+    }
+
+    /// The number of external references.
+    #[inline]
+    pub(crate) fn external_count(&self) -> u32 {
+        self.c.k
+    }
+
+    /// External reference `x` as a 2.x tagged reference (a reserved-tag value out of range).
+    #[inline]
+    pub(crate) fn external_ref(&self, x: u32) -> u32 {
+        if x < self.c.k {
+            self.u32_at(self.l.ext, x as usize)
+        } else {
+            3 << 30
+        }
+    }
+
+    /// Instruction `i`'s type as a reference index (`None` when absent or out of range).
+    #[inline]
+    pub(crate) fn ty_index(&self, i: usize) -> Option<u32> {
+        if i >= self.c.n as usize {
+            return None;
+        }
+        let v = self.small(self.l.ty, i);
+        (v != none_of(self.w)).then_some(v)
+    }
+
+    /// Operands `start..end` as reference indices (the absent marker as `u32::MAX`), the
+    /// range clamped to the operand array: each read from a slice taken once.
+    #[inline]
+    pub(crate) fn operand_indices(&self, start: u32, end: u32) -> Indices<'v> {
+        let end = end.min(self.c.m);
+        let start = start.min(end);
+        let base = |size: usize| self.l.operands.saturating_add(start as usize * size);
+        if self.w == 2 {
+            Indices::Narrow(self.array::<2>(base(2), end - start).unwrap_or(&[]).iter())
+        } else {
+            Indices::Wide(self.array::<4>(base(4), end - start).unwrap_or(&[]).iter())
+        }
+    }
+
     /// The blob of bytes payloads.
     pub(crate) fn blob_bytes(&self) -> &'v [u8] {
         self.b.get(self.l.blob..self.l.end).unwrap_or(&[])
@@ -700,7 +747,24 @@ impl Flat for Compact<'_> {
 /// this gives exactly what [`Flat::rec`] gives for `0..count()`, at a fraction of the reads;
 /// on any other bytes it gives wrong numbers, never an out-of-bounds read.
 pub(crate) struct InOrder<'v> {
-    c: Compact<'v>,
+    /// The number of instructions, operands and external references.
+    n: u32,
+    m: u32,
+    /// The absent marker at the body's width.
+    none: u32,
+    /// The arrays, each sliced once (an entry past one reads as its default: 0, or the
+    /// absent marker for a `W`-wide entry).
+    opcode: &'v [[u8; 2]],
+    ty: Cells<'v>,
+    ops_end: Cells<'v>,
+    ext: &'v [[u8; 4]],
+    tree_bits: &'v [[u8; 8]],
+    tree_end: Cells<'v>,
+    tree_decos: Cells<'v>,
+    pay_bits: &'v [[u8; 8]],
+    pay_kind: &'v [u8],
+    pay_lo: &'v [[u8; 4]],
+    pay_hi: &'v [[u8; 4]],
     /// The next instruction.
     i: u32,
     /// Where the next operand list starts (the previous one's end, clamped).
@@ -713,17 +777,78 @@ pub(crate) struct InOrder<'v> {
     pay_word: u64,
 }
 
+/// An array of `W`-wide entries of a body, sliced once.
+#[derive(Clone, Copy)]
+enum Cells<'v> {
+    Narrow(&'v [[u8; 2]]),
+    Wide(&'v [[u8; 4]]),
+}
+
+impl<'v> Cells<'v> {
+    /// The `count` entries at `base` of `c` (none when they are not inside the body).
+    fn of(c: &Compact<'v>, base: usize, count: u32) -> Cells<'v> {
+        if c.w == 2 {
+            Cells::Narrow(c.array::<2>(base, count).unwrap_or(&[]))
+        } else {
+            Cells::Wide(c.array::<4>(base, count).unwrap_or(&[]))
+        }
+    }
+
+    /// Entry `i`, if in the array.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            Cells::Narrow(a) => a.get(i).map(|x| u16::from_le_bytes(*x) as u32),
+            Cells::Wide(a) => a.get(i).map(|x| u32::from_le_bytes(*x)),
+        }
+    }
+}
+
 impl<'v> InOrder<'v> {
     /// Reads `c` from its first instruction.
     pub(crate) fn new(c: Compact<'v>) -> InOrder<'v> {
+        let Counts { n, k, m, p, t, .. } = c.c;
+        let l = &c.l;
+        let bits = |base: usize, count: u32| {
+            c.array::<8>(base, words(n as u64, count as u64) as u32)
+                .unwrap_or(&[])
+        };
         InOrder {
-            c,
+            n,
+            m,
+            none: none_of(c.w),
+            opcode: c.array::<2>(l.opcode, n).unwrap_or(&[]),
+            ty: Cells::of(&c, l.ty, n),
+            ops_end: Cells::of(&c, l.ops_end, n),
+            ext: c.array::<4>(l.ext, k).unwrap_or(&[]),
+            tree_bits: bits(l.tree_bits, t),
+            tree_end: Cells::of(&c, l.tree_end, t),
+            tree_decos: Cells::of(&c, l.tree_decos, t),
+            pay_bits: bits(l.pay_bits, p),
+            pay_kind: c.array::<1>(l.pay_kind, p).unwrap_or(&[]).as_flattened(),
+            pay_lo: c.array::<4>(l.pay_lo, p).unwrap_or(&[]),
+            pay_hi: c.array::<4>(l.pay_hi, p).unwrap_or(&[]),
             i: 0,
             ops_start: 0,
             tree_row: 0,
             pay_row: 0,
             tree_word: 0,
             pay_word: 0,
+        }
+    }
+
+    /// A `W`-wide reference as a 2.x tagged reference (see [`Compact::widen`]).
+    #[inline(always)]
+    fn widen(&self, v: u32) -> u32 {
+        if v == self.none {
+            return REF_NONE;
+        }
+        if v < self.n {
+            return (TAG_LOCAL << 30) | v;
+        }
+        match self.ext.get((v - self.n) as usize) {
+            Some(e) => u32::from_le_bytes(*e),
+            None => 3 << 30,
         }
     }
 }
@@ -733,30 +858,26 @@ impl Iterator for InOrder<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Rec> {
-        let c = &self.c;
         let i = self.i as usize;
-        if self.i >= c.c.n {
+        if self.i >= self.n {
             return None;
         }
         self.i += 1;
         if i.is_multiple_of(64) {
-            if c.c.t != 0 {
-                self.tree_word = c.u64_at(c.l.tree_bits, i / 64);
-            }
-            if c.c.p != 0 {
-                self.pay_word = c.u64_at(c.l.pay_bits, i / 64);
-            }
+            let word = |bits: &[[u8; 8]]| bits.get(i / 64).map_or(0, |w| u64::from_le_bytes(*w));
+            self.tree_word = word(self.tree_bits);
+            self.pay_word = word(self.pay_bits);
         }
         let bit = 1u64 << (i % 64);
-        let ops_end = c.small(c.l.ops_end, i).min(c.c.m);
+        let ops_end = self.ops_end.get(i).unwrap_or(self.none).min(self.m);
         let ops_start = self.ops_start.min(ops_end);
         self.ops_start = ops_end;
         let (end, n_decos) = if self.tree_word & bit != 0 {
             let row = self.tree_row as usize;
             self.tree_row = self.tree_row.wrapping_add(1);
             (
-                c.small(c.l.tree_end, row).min(c.c.n),
-                c.small(c.l.tree_decos, row),
+                self.tree_end.get(row).unwrap_or(self.none).min(self.n),
+                self.tree_decos.get(row).unwrap_or(self.none),
             )
         } else {
             (i as u32 + 1, 0)
@@ -764,20 +885,19 @@ impl Iterator for InOrder<'_> {
         let (payload_kind, lo, hi) = if self.pay_word & bit != 0 {
             let row = self.pay_row as usize;
             self.pay_row = self.pay_row.wrapping_add(1);
+            let word = |a: &[[u8; 4]]| a.get(row).map_or(0, |x| u32::from_le_bytes(*x));
             (
-                c.b.get(c.l.pay_kind.saturating_add(row))
-                    .copied()
-                    .unwrap_or(0),
-                c.u32_at(c.l.pay_lo, row),
-                c.u32_at(c.l.pay_hi, row),
+                self.pay_kind.get(row).copied().unwrap_or(0),
+                word(self.pay_lo),
+                word(self.pay_hi),
             )
         } else {
             (payload_kind::NONE, 0, 0)
         };
         Some(Rec {
-            opcode: c.opcode(i),
+            opcode: self.opcode.get(i).map_or(0, |x| u16::from_le_bytes(*x)),
             payload_kind,
-            ty: c.widen(c.small(c.l.ty, i)),
+            ty: self.widen(self.ty.get(i).unwrap_or(self.none)),
             ops_start,
             ops_end,
             end,
@@ -788,12 +908,41 @@ impl Iterator for InOrder<'_> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.c.c.n.saturating_sub(self.i) as usize;
+        let left = self.n.saturating_sub(self.i) as usize;
         (left, Some(left))
     }
 }
 
 impl ExactSizeIterator for InOrder<'_> {}
+
+/// A run of a body's operands as reference indices ([`Compact::operand_indices`]).
+pub(crate) enum Indices<'v> {
+    Narrow(std::slice::Iter<'v, [u8; 2]>),
+    Wide(std::slice::Iter<'v, [u8; 4]>),
+}
+
+impl Iterator for Indices<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Indices::Narrow(it) => it.next().map(|x| match u16::from_le_bytes(*x) {
+                0xFFFF => u32::MAX,
+                v => v as u32,
+            }),
+            Indices::Wide(it) => it.next().map(|x| u32::from_le_bytes(*x)),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = match self {
+            Indices::Narrow(it) => it.len(),
+            Indices::Wide(it) => it.len(),
+        };
+        (left, Some(left))
+    }
+}
 
 /// One array of a body (`spec/format.md` §2.4), for [`arrays`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,6 +24,11 @@ use crate::view::ModuleView;
 
 /// Decides what the outside references of a copied definition become in the destination
 /// module, and which decorations are copied.
+///
+/// Within one copy, the answer for a pool entry or a definition must not change: a 3.0
+/// definition names each through its table of external references, and the copy asks for
+/// each once, at its first use (instructions in local order, a type before the operands),
+/// reusing the answer for every later use.
 pub trait CopyMapper {
     /// The caller's error type; read and build failures of the copy convert into it.
     type Error: From<ReadError>;
@@ -296,8 +301,12 @@ impl<'v> DefCopier<'v> {
         }
         summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, place)?;
         // Types and operands, now that every local exists (in local order, as the mapper
-        // reaches what they name).
+        // reaches what they name). A 3.0 body names each pool entry or definition through
+        // its table of external references: each is mapped once, at its first use.
         let mut ops: Vec<Inst> = Vec::new();
+        let compact = d.compact();
+        let mut external: Vec<Option<Inst>> =
+            vec![None; compact.map_or(0, |c| c.external_count() as usize)];
         for p in refs {
             let (l, inst) = (p.local, p.inst);
             let mut resolve = |r: Ref, dst: &mut Module| -> Result<Inst, M::Error> {
@@ -313,14 +322,64 @@ impl<'v> DefCopier<'v> {
                     Ref::Def(x) => map.def(dst, x),
                 }
             };
-            let ty = match Ref::decode(p.ty) {
-                Some(t) => Some(resolve(t, dst)?),
-                None => None,
-            };
             ops.clear();
-            for j in p.ops {
-                ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
-            }
+            let ty = if let Some(c) = &compact {
+                let n = c.locals();
+                // Reference index `v`: a local, an external reference (mapped on first use),
+                // or (only in bytes changed after validation) neither, read as local 0 the
+                // way `Ref::decode` falls back.
+                let mut by_index = |v: u32,
+                                    external: &mut [Option<Inst>],
+                                    dst: &mut Module|
+                 -> Result<Inst, M::Error> {
+                    if v < n {
+                        return resolve(Ref::Local(v), dst);
+                    }
+                    let x = v - n;
+                    match external.get_mut(x as usize) {
+                        Some(Some(i)) => Ok(*i),
+                        Some(slot) => {
+                            let r = Ref::decode(c.external_ref(x)).unwrap_or(Ref::Local(0));
+                            let i = resolve(r, dst)?;
+                            *slot = Some(i);
+                            Ok(i)
+                        }
+                        None => resolve(Ref::Local(0), dst),
+                    }
+                };
+                // A copied local or an external reference mapped already: answered here.
+                let known = |v: u32, external: &[Option<Inst>]| {
+                    let slot = if v < n {
+                        locals.get(v as usize)
+                    } else {
+                        external.get((v - n) as usize)
+                    };
+                    slot.copied().flatten()
+                };
+                let ty = match c.ty_index(l as usize) {
+                    Some(v) if v < n || v - n < c.external_count() => match known(v, &external) {
+                        Some(i) => Some(i),
+                        None => Some(by_index(v, &mut external, dst)?),
+                    },
+                    _ => None,
+                };
+                for v in c.operand_indices(p.ops.start, p.ops.end) {
+                    ops.push(match known(v, &external) {
+                        Some(i) => i,
+                        None => by_index(v, &mut external, dst)?,
+                    });
+                }
+                ty
+            } else {
+                let ty = match Ref::decode(p.ty) {
+                    Some(t) => Some(resolve(t, dst)?),
+                    None => None,
+                };
+                for j in p.ops {
+                    ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
+                }
+                ty
+            };
             if ty.is_some() || !ops.is_empty() {
                 dst.set_type_and_operands(inst, ty, &ops)
                     .map_err(|e| bad(Some(l), &e))?;

@@ -172,6 +172,15 @@ impl<'v> DefView<'v> {
         }
     }
 
+    /// The body in the 3.0 layout, if it is one.
+    #[inline]
+    pub(crate) fn compact(&self) -> Option<crate::compact::Compact<'v>> {
+        match self.body {
+            FlatBytes::Compact(c) => Some(c),
+            FlatBytes::Archived(_) => None,
+        }
+    }
+
     /// The payload of a record of this archive.
     #[inline]
     pub(crate) fn payload_of(&self, rec: &Rec) -> PayloadView<'v> {
@@ -274,9 +283,16 @@ impl<'v> InstView<'v> {
         }
     }
 
-    /// Its decorations.
+    /// Its decorations (the first of its sub-instructions: the walk stops at the first
+    /// child, whose record it does not read).
     pub fn decorations(&self) -> impl Iterator<Item = InstView<'v>> + 'v {
-        self.subs().filter(|(d, _)| *d).map(|(_, i)| i)
+        let mut subs = self.subs();
+        std::iter::from_fn(move || {
+            if subs.decos_left == 0 {
+                return None;
+            }
+            subs.next().map(|(_, i)| i)
+        })
     }
 
     /// Its children.
