@@ -295,6 +295,20 @@ impl<'v> InstView<'v> {
         })
     }
 
+    /// Whether it has children (what `children().next().is_some()` says, reading only the
+    /// subtree ends of its decorations).
+    pub fn has_children(&self) -> bool {
+        let mut next = self.local + 1;
+        for _ in 0..self.rec.n_decos {
+            if next >= self.rec.end {
+                return false;
+            }
+            // Validation guarantees progress; guard anyway so a bad archive cannot loop.
+            next = self.def.body.end(next as usize).max(next + 1);
+        }
+        next < self.rec.end
+    }
+
     /// Its children.
     pub fn children(&self) -> impl Iterator<Item = InstView<'v>> + 'v {
         self.subs().filter(|(d, _)| !*d).map(|(_, i)| i)
