@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use irkit_core::{Inst, Module, Opcode, Payload};
 
+use crate::compact::Compact;
 use crate::defview::{DefView, InstView, Ref};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::placed::{DebugBytes, DebugEntry, DebugRecs};
@@ -96,6 +97,34 @@ impl ModuleView {
 pub struct DefCopier<'v> {
     view: &'v ModuleView,
     debug: Option<DebugBytes<'v>>,
+}
+
+/// Reference index `v` of local `l` of a 3.0 body (`n` locals) not answered yet: a local, an
+/// external reference (mapped by `resolve` on first use, kept in `external`), or (only in
+/// bytes changed after validation) neither, read as local 0 the way `Ref::decode` falls back.
+fn by_index<E>(
+    c: &Compact<'_>,
+    v: u32,
+    l: u32,
+    external: &mut [Option<Inst>],
+    dst: &mut Module,
+    resolve: &mut impl FnMut(Ref, u32, &mut Module) -> Result<Inst, E>,
+) -> Result<Inst, E> {
+    let n = c.locals();
+    if v < n {
+        return resolve(Ref::Local(v), l, dst);
+    }
+    let x = v - n;
+    match external.get_mut(x as usize) {
+        Some(Some(i)) => Ok(*i),
+        Some(slot) => {
+            let r = Ref::decode(c.external_ref(x)).unwrap_or(Ref::Local(0));
+            let i = resolve(r, l, dst)?;
+            *slot = Some(i);
+            Ok(i)
+        }
+        None => resolve(Ref::Local(0), l, dst),
+    }
 }
 
 /// What the second pass of a decode needs of one copied instruction: its copy, its local
@@ -305,78 +334,57 @@ impl<'v> DefCopier<'v> {
         // its table of external references: each is mapped once, at its first use.
         let mut ops: Vec<Inst> = Vec::new();
         let compact = d.compact();
+        let n = compact.as_ref().map_or(0, |c| c.locals());
         let mut external: Vec<Option<Inst>> =
-            vec![None; compact.map_or(0, |c| c.external_count() as usize)];
+            vec![None; compact.as_ref().map_or(0, |c| c.external_count() as usize)];
+        // Reference `r` of local `l`.
+        let mut resolve = |r: Ref, l: u32, dst: &mut Module| -> Result<Inst, M::Error> {
+            match r {
+                Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
+                    bad(
+                        Some(l),
+                        &format_args!("reference to local {x}, which is not copied"),
+                    )
+                    .into()
+                }),
+                Ref::Pool(p) => map.pool(dst, p),
+                Ref::Def(x) => map.def(dst, x),
+            }
+        };
+        // A copied local or an external reference mapped already: answered here.
+        let known = |v: u32, external: &[Option<Inst>]| {
+            let slot = if v < n {
+                locals.get(v as usize)
+            } else {
+                external.get((v - n) as usize)
+            };
+            slot.copied().flatten()
+        };
         for p in refs {
             let (l, inst) = (p.local, p.inst);
-            let mut resolve = |r: Ref, dst: &mut Module| -> Result<Inst, M::Error> {
-                match r {
-                    Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
-                        bad(
-                            Some(l),
-                            &format_args!("reference to local {x}, which is not copied"),
-                        )
-                        .into()
-                    }),
-                    Ref::Pool(p) => map.pool(dst, p),
-                    Ref::Def(x) => map.def(dst, x),
-                }
-            };
             ops.clear();
             let ty = if let Some(c) = &compact {
-                let n = c.locals();
-                // Reference index `v`: a local, an external reference (mapped on first use),
-                // or (only in bytes changed after validation) neither, read as local 0 the
-                // way `Ref::decode` falls back.
-                let mut by_index = |v: u32,
-                                    external: &mut [Option<Inst>],
-                                    dst: &mut Module|
-                 -> Result<Inst, M::Error> {
-                    if v < n {
-                        return resolve(Ref::Local(v), dst);
-                    }
-                    let x = v - n;
-                    match external.get_mut(x as usize) {
-                        Some(Some(i)) => Ok(*i),
-                        Some(slot) => {
-                            let r = Ref::decode(c.external_ref(x)).unwrap_or(Ref::Local(0));
-                            let i = resolve(r, dst)?;
-                            *slot = Some(i);
-                            Ok(i)
-                        }
-                        None => resolve(Ref::Local(0), dst),
-                    }
-                };
-                // A copied local or an external reference mapped already: answered here.
-                let known = |v: u32, external: &[Option<Inst>]| {
-                    let slot = if v < n {
-                        locals.get(v as usize)
-                    } else {
-                        external.get((v - n) as usize)
-                    };
-                    slot.copied().flatten()
-                };
                 let ty = match c.ty_index(l as usize) {
                     Some(v) if v < n || v - n < c.external_count() => match known(v, &external) {
                         Some(i) => Some(i),
-                        None => Some(by_index(v, &mut external, dst)?),
+                        None => Some(by_index(c, v, l, &mut external, dst, &mut resolve)?),
                     },
                     _ => None,
                 };
                 for v in c.operand_indices(p.ops.start, p.ops.end) {
                     ops.push(match known(v, &external) {
                         Some(i) => i,
-                        None => by_index(v, &mut external, dst)?,
+                        None => by_index(c, v, l, &mut external, dst, &mut resolve)?,
                     });
                 }
                 ty
             } else {
                 let ty = match Ref::decode(p.ty) {
-                    Some(t) => Some(resolve(t, dst)?),
+                    Some(t) => Some(resolve(t, l, dst)?),
                     None => None,
                 };
                 for j in p.ops {
-                    ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
+                    ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), l, dst)?);
                 }
                 ty
             };
