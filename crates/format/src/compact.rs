@@ -403,6 +403,168 @@ impl<'v> Compact<'v> {
         Ok(())
     }
 
+    /// Whether this body passes [`Compact::check`] and then
+    /// [`validate::flat`](crate::validate::flat) with `lim` (a definition's or the root's
+    /// limits): the same verdict, reached in one sequential pass over the arrays read at their
+    /// width, with each external reference checked once (every one is used, and every use
+    /// names it) instead of at each use. `false` says only that one of the two checks fails:
+    /// the caller runs them, in order, to say which and where (so a body with several defects
+    /// reports the same first one). Every read is a bounds-checked slice of the body; the
+    /// pass allocates one small stack of open subtrees, at most [`MAX_NESTING`] deep.
+    ///
+    /// [`MAX_NESTING`]: irkit_core::MAX_NESTING
+    pub(crate) fn accepts(&self, lim: &crate::validate::Limits) -> bool {
+        if lim.is_pool {
+            return false;
+        }
+        if self.w == 2 {
+            self.accepts_at::<2>(lim).is_some()
+        } else {
+            self.accepts_at::<4>(lim).is_some()
+        }
+    }
+
+    /// The `count` entries of `N` bytes at `base`, if they are inside the body (a parsed
+    /// body's arrays are).
+    fn array<const N: usize>(&self, base: usize, count: u32) -> Option<&'v [[u8; N]]> {
+        let len = (count as usize).checked_mul(N)?;
+        let (entries, rest) = self.b.get(base..base.checked_add(len)?)?.as_chunks::<N>();
+        rest.is_empty().then_some(entries)
+    }
+
+    /// [`Compact::accepts`] at width `W` (`Some` when the body is accepted).
+    fn accepts_at<const W: usize>(&self, lim: &crate::validate::Limits) -> Option<()> {
+        /// A `W`-wide little-endian entry.
+        #[inline(always)]
+        fn rd<const W: usize>(x: &[u8; W]) -> u32 {
+            let mut a = [0u8; 4];
+            a[..W].copy_from_slice(x);
+            u32::from_le_bytes(a)
+        }
+        let ok = |c: bool| c.then_some(());
+        let Counts { n, k, m, p, t, .. } = self.c;
+        // `validate::flat`: a non-empty body whose locals fit a reference.
+        ok(n != 0 && n <= REF_MAX_INDEX + 1)?;
+        // `Compact::check`, in its order where it matters for nothing but the verdict.
+        ok(!(W == 4 && fits_narrow(&self.c)))?;
+        ok(self.bitmap(true).is_ok() && self.bitmap(false).is_ok())?;
+        // Every external reference is a pool entry or a definition in range (what
+        // `validate::flat` checks at each use; every one is used, checked below).
+        for e in self.array::<4>(self.l.ext, k)? {
+            let e = u32::from_le_bytes(*e);
+            let index = e & REF_MAX_INDEX;
+            ok(match e >> 30 {
+                TAG_POOL => index < lim.pool_len,
+                TAG_DEF => index < lim.def_count,
+                _ => false,
+            })?;
+        }
+        let none = none_of(W);
+        let tys = self.array::<W>(self.l.ty, n)?;
+        let ends = self.array::<W>(self.l.ops_end, n)?;
+        let operands = self.array::<W>(self.l.operands, m)?;
+        let tree_bits = self.array::<8>(self.l.tree_bits, words(n as u64, t as u64) as u32)?;
+        let tree_end = self.array::<W>(self.l.tree_end, t)?;
+        let tree_decos = self.array::<W>(self.l.tree_decos, t)?;
+        let pay_bits = self.array::<8>(self.l.pay_bits, words(n as u64, p as u64) as u32)?;
+        let pay_kind = self
+            .b
+            .get(self.l.pay_kind..self.l.pay_kind.checked_add(p as usize)?)?;
+        let pay_lo = self.array::<4>(self.l.pay_lo, p)?;
+        let pay_hi = self.array::<4>(self.l.pay_hi, p)?;
+        let blob_len = self.blob_bytes().len() as u64;
+        // A reference used at instruction `i` (not the absent marker): a local, or an
+        // external reference already used or the next one in first-use order.
+        let mut next_ext = 0u32;
+        let mut use_ref = |v: u32| -> Option<()> {
+            if v < n {
+                return Some(());
+            }
+            let x = v - n;
+            if x < next_ext {
+                Some(())
+            } else if x == next_ext && x < k {
+                next_ext += 1;
+                Some(())
+            } else {
+                None
+            }
+        };
+        // Open subtrees with sub-instructions (a leaf is never pushed: it closes at once,
+        // with no decoration and no sub-instruction): (end, decorations, direct
+        // sub-instructions so far).
+        let mut open: Vec<(u32, u32, u32)> = Vec::with_capacity(16);
+        let max_open = (irkit_core::MAX_NESTING as u64 + 1).checked_sub(lim.base_depth as u64);
+        let max_open = max_open.map_or(0, |d| d.min(u32::MAX as u64) as usize);
+        let mut prev_end = 0usize;
+        let (mut tree_row, mut pay_row) = (0usize, 0usize);
+        let (mut tree_word, mut pay_word) = (0u64, 0u64);
+        let mut root_end = 0u32;
+        for (i, (ty, end)) in tys.iter().zip(ends).enumerate() {
+            let local = i as u32;
+            if i.is_multiple_of(64) {
+                tree_word = tree_bits.get(i / 64).map_or(0, |w| u64::from_le_bytes(*w));
+                pay_word = pay_bits.get(i / 64).map_or(0, |w| u64::from_le_bytes(*w));
+            }
+            let bit = 1u64 << (i % 64);
+            let ty = rd(ty);
+            if ty != none {
+                use_ref(ty)?;
+            }
+            let end = rd(end) as usize;
+            ok(end >= prev_end)?;
+            for o in operands.get(prev_end..end)? {
+                let o = rd(o);
+                ok(o != none)?;
+                use_ref(o)?;
+            }
+            prev_end = end;
+            // The tree: close what ends here (each with no more decorations than
+            // sub-instructions), then nest this one in what is left.
+            while let Some(&(e, decos, kids)) = open.last() {
+                if e > local {
+                    break;
+                }
+                ok(decos <= kids)?;
+                open.pop();
+            }
+            ok(i == 0 || !open.is_empty())?;
+            if let Some(parent) = open.last_mut() {
+                parent.2 += 1;
+            }
+            let sub_end = if tree_word & bit != 0 {
+                let e = rd(tree_end.get(tree_row)?);
+                let decos = rd(tree_decos.get(tree_row)?);
+                tree_row += 1;
+                ok(e > local + 1 && e <= n && open.last().is_none_or(|o| e <= o.0))?;
+                open.push((e, decos, 0));
+                ok(open.len() <= max_open)?;
+                e
+            } else {
+                // The leaf's depth: one more than the open subtrees.
+                ok(open.len() < max_open)?;
+                local + 1
+            };
+            if i == 0 {
+                root_end = sub_end;
+            }
+            if pay_word & bit != 0 {
+                let kind = *pay_kind.get(pay_row)?;
+                let lo = u32::from_le_bytes(*pay_lo.get(pay_row)?);
+                let hi = u32::from_le_bytes(*pay_hi.get(pay_row)?);
+                pay_row += 1;
+                ok(match kind {
+                    payload_kind::INT | payload_kind::FLOAT => true,
+                    payload_kind::STR => lo < lim.string_count,
+                    payload_kind::BYTES => lo as u64 + hi as u64 <= blob_len,
+                    _ => false,
+                })?;
+            }
+        }
+        ok(prev_end == m as usize && next_ext == k && root_end == n)?;
+        ok(open.iter().all(|&(_, decos, kids)| decos <= kids))
+    }
+
     /// The instructions marked in the bitmap at `bits` (`count` bits set), in order: the
     /// instruction of each row of its table, row by row.
     fn marked(&self, bits: usize, count: u32) -> impl Iterator<Item = usize> + '_ {
@@ -452,6 +614,53 @@ impl<'v> Compact<'v> {
             ));
         }
         Ok(count)
+    }
+
+    /// The number of locals: a reference index below it is a local, any other one external
+    /// reference `index - locals()` (see [`Compact::ty_index`], [`Compact::operand_indices`]).
+    #[inline]
+    pub(crate) fn locals(&self) -> u32 {
+        self.c.n
+    }
+
+    /// The number of external references.
+    #[inline]
+    pub(crate) fn external_count(&self) -> u32 {
+        self.c.k
+    }
+
+    /// External reference `x` as a 2.x tagged reference (a reserved-tag value out of range).
+    #[inline]
+    pub(crate) fn external_ref(&self, x: u32) -> u32 {
+        if x < self.c.k {
+            self.u32_at(self.l.ext, x as usize)
+        } else {
+            3 << 30
+        }
+    }
+
+    /// Instruction `i`'s type as a reference index (`None` when absent or out of range).
+    #[inline]
+    pub(crate) fn ty_index(&self, i: usize) -> Option<u32> {
+        if i >= self.c.n as usize {
+            return None;
+        }
+        let v = self.small(self.l.ty, i);
+        (v != none_of(self.w)).then_some(v)
+    }
+
+    /// Operands `start..end` as reference indices (the absent marker as `u32::MAX`), the
+    /// range clamped to the operand array: each read from a slice taken once.
+    #[inline]
+    pub(crate) fn operand_indices(&self, start: u32, end: u32) -> Indices<'v> {
+        let end = end.min(self.c.m);
+        let start = start.min(end);
+        let base = |size: usize| self.l.operands.saturating_add(start as usize * size);
+        if self.w == 2 {
+            Indices::Narrow(self.array::<2>(base(2), end - start).unwrap_or(&[]).iter())
+        } else {
+            Indices::Wide(self.array::<4>(base(4), end - start).unwrap_or(&[]).iter())
+        }
     }
 
     /// The blob of bytes payloads.
@@ -542,7 +751,24 @@ impl Flat for Compact<'_> {
 /// this gives exactly what [`Flat::rec`] gives for `0..count()`, at a fraction of the reads;
 /// on any other bytes it gives wrong numbers, never an out-of-bounds read.
 pub(crate) struct InOrder<'v> {
-    c: Compact<'v>,
+    /// The number of instructions, operands and external references.
+    n: u32,
+    m: u32,
+    /// The absent marker at the body's width.
+    none: u32,
+    /// The arrays, each sliced once (an entry past one reads as its default: 0, or the
+    /// absent marker for a `W`-wide entry).
+    opcode: &'v [[u8; 2]],
+    ty: Cells<'v>,
+    ops_end: Cells<'v>,
+    ext: &'v [[u8; 4]],
+    tree_bits: &'v [[u8; 8]],
+    tree_end: Cells<'v>,
+    tree_decos: Cells<'v>,
+    pay_bits: &'v [[u8; 8]],
+    pay_kind: &'v [u8],
+    pay_lo: &'v [[u8; 4]],
+    pay_hi: &'v [[u8; 4]],
     /// The next instruction.
     i: u32,
     /// Where the next operand list starts (the previous one's end, clamped).
@@ -555,17 +781,78 @@ pub(crate) struct InOrder<'v> {
     pay_word: u64,
 }
 
+/// An array of `W`-wide entries of a body, sliced once.
+#[derive(Clone, Copy)]
+enum Cells<'v> {
+    Narrow(&'v [[u8; 2]]),
+    Wide(&'v [[u8; 4]]),
+}
+
+impl<'v> Cells<'v> {
+    /// The `count` entries at `base` of `c` (none when they are not inside the body).
+    fn of(c: &Compact<'v>, base: usize, count: u32) -> Cells<'v> {
+        if c.w == 2 {
+            Cells::Narrow(c.array::<2>(base, count).unwrap_or(&[]))
+        } else {
+            Cells::Wide(c.array::<4>(base, count).unwrap_or(&[]))
+        }
+    }
+
+    /// Entry `i`, if in the array.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            Cells::Narrow(a) => a.get(i).map(|x| u16::from_le_bytes(*x) as u32),
+            Cells::Wide(a) => a.get(i).map(|x| u32::from_le_bytes(*x)),
+        }
+    }
+}
+
 impl<'v> InOrder<'v> {
     /// Reads `c` from its first instruction.
     pub(crate) fn new(c: Compact<'v>) -> InOrder<'v> {
+        let Counts { n, k, m, p, t, .. } = c.c;
+        let l = &c.l;
+        let bits = |base: usize, count: u32| {
+            c.array::<8>(base, words(n as u64, count as u64) as u32)
+                .unwrap_or(&[])
+        };
         InOrder {
-            c,
+            n,
+            m,
+            none: none_of(c.w),
+            opcode: c.array::<2>(l.opcode, n).unwrap_or(&[]),
+            ty: Cells::of(&c, l.ty, n),
+            ops_end: Cells::of(&c, l.ops_end, n),
+            ext: c.array::<4>(l.ext, k).unwrap_or(&[]),
+            tree_bits: bits(l.tree_bits, t),
+            tree_end: Cells::of(&c, l.tree_end, t),
+            tree_decos: Cells::of(&c, l.tree_decos, t),
+            pay_bits: bits(l.pay_bits, p),
+            pay_kind: c.array::<1>(l.pay_kind, p).unwrap_or(&[]).as_flattened(),
+            pay_lo: c.array::<4>(l.pay_lo, p).unwrap_or(&[]),
+            pay_hi: c.array::<4>(l.pay_hi, p).unwrap_or(&[]),
             i: 0,
             ops_start: 0,
             tree_row: 0,
             pay_row: 0,
             tree_word: 0,
             pay_word: 0,
+        }
+    }
+
+    /// A `W`-wide reference as a 2.x tagged reference (see [`Compact::widen`]).
+    #[inline(always)]
+    fn widen(&self, v: u32) -> u32 {
+        if v == self.none {
+            return REF_NONE;
+        }
+        if v < self.n {
+            return (TAG_LOCAL << 30) | v;
+        }
+        match self.ext.get((v - self.n) as usize) {
+            Some(e) => u32::from_le_bytes(*e),
+            None => 3 << 30,
         }
     }
 }
@@ -575,30 +862,26 @@ impl Iterator for InOrder<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Rec> {
-        let c = &self.c;
         let i = self.i as usize;
-        if self.i >= c.c.n {
+        if self.i >= self.n {
             return None;
         }
         self.i += 1;
         if i.is_multiple_of(64) {
-            if c.c.t != 0 {
-                self.tree_word = c.u64_at(c.l.tree_bits, i / 64);
-            }
-            if c.c.p != 0 {
-                self.pay_word = c.u64_at(c.l.pay_bits, i / 64);
-            }
+            let word = |bits: &[[u8; 8]]| bits.get(i / 64).map_or(0, |w| u64::from_le_bytes(*w));
+            self.tree_word = word(self.tree_bits);
+            self.pay_word = word(self.pay_bits);
         }
         let bit = 1u64 << (i % 64);
-        let ops_end = c.small(c.l.ops_end, i).min(c.c.m);
+        let ops_end = self.ops_end.get(i).unwrap_or(self.none).min(self.m);
         let ops_start = self.ops_start.min(ops_end);
         self.ops_start = ops_end;
         let (end, n_decos) = if self.tree_word & bit != 0 {
             let row = self.tree_row as usize;
             self.tree_row = self.tree_row.wrapping_add(1);
             (
-                c.small(c.l.tree_end, row).min(c.c.n),
-                c.small(c.l.tree_decos, row),
+                self.tree_end.get(row).unwrap_or(self.none).min(self.n),
+                self.tree_decos.get(row).unwrap_or(self.none),
             )
         } else {
             (i as u32 + 1, 0)
@@ -606,20 +889,19 @@ impl Iterator for InOrder<'_> {
         let (payload_kind, lo, hi) = if self.pay_word & bit != 0 {
             let row = self.pay_row as usize;
             self.pay_row = self.pay_row.wrapping_add(1);
+            let word = |a: &[[u8; 4]]| a.get(row).map_or(0, |x| u32::from_le_bytes(*x));
             (
-                c.b.get(c.l.pay_kind.saturating_add(row))
-                    .copied()
-                    .unwrap_or(0),
-                c.u32_at(c.l.pay_lo, row),
-                c.u32_at(c.l.pay_hi, row),
+                self.pay_kind.get(row).copied().unwrap_or(0),
+                word(self.pay_lo),
+                word(self.pay_hi),
             )
         } else {
             (payload_kind::NONE, 0, 0)
         };
         Some(Rec {
-            opcode: c.opcode(i),
+            opcode: self.opcode.get(i).map_or(0, |x| u16::from_le_bytes(*x)),
             payload_kind,
-            ty: c.widen(c.small(c.l.ty, i)),
+            ty: self.widen(self.ty.get(i).unwrap_or(self.none)),
             ops_start,
             ops_end,
             end,
@@ -630,12 +912,41 @@ impl Iterator for InOrder<'_> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.c.c.n.saturating_sub(self.i) as usize;
+        let left = self.n.saturating_sub(self.i) as usize;
         (left, Some(left))
     }
 }
 
 impl ExactSizeIterator for InOrder<'_> {}
+
+/// A run of a body's operands as reference indices ([`Compact::operand_indices`]).
+pub(crate) enum Indices<'v> {
+    Narrow(std::slice::Iter<'v, [u8; 2]>),
+    Wide(std::slice::Iter<'v, [u8; 4]>),
+}
+
+impl Iterator for Indices<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Indices::Narrow(it) => it.next().map(|x| match u16::from_le_bytes(*x) {
+                0xFFFF => u32::MAX,
+                v => v as u32,
+            }),
+            Indices::Wide(it) => it.next().map(|x| u32::from_le_bytes(*x)),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = match self {
+            Indices::Narrow(it) => it.len(),
+            Indices::Wide(it) => it.len(),
+        };
+        (left, Some(left))
+    }
+}
 
 /// One array of a body (`spec/format.md` §2.4), for [`arrays`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

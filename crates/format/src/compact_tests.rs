@@ -239,3 +239,76 @@ fn lenient_parse_of_garbage_is_an_empty_body() {
         assert_eq!(c.operand(3), REF_NONE);
     }
 }
+
+/// `Compact::accepts` against `Compact::check` then `validate::flat` on one body and limits.
+fn verdicts_agree(body: &[u8], lim: &crate::validate::Limits) -> bool {
+    let Ok(c) = Compact::parse(body) else {
+        return false;
+    };
+    let file: std::sync::Arc<str> = "t".into();
+    let cx = crate::validate::Ctx {
+        file: &file,
+        loc: crate::error::Location::Definition(0),
+    };
+    let slow = c
+        .check()
+        .map_err(|m| cx.bad(m))
+        .and_then(|()| crate::validate::flat(&c, lim, &cx));
+    assert_eq!(c.accepts(lim), slow.is_ok(), "{slow:?}");
+    slow.is_ok()
+}
+
+#[test]
+fn one_pass_verdict_is_check_then_flat() {
+    // Every byte of narrow bodies changed in a few ways, and a wide body's first bytes and a
+    // sample of the rest, under limits around the file's own: the one-pass check accepts
+    // exactly what the two checks accept.
+    let (mut accepted, mut tried) = (0u32, 0u32);
+    for n in [3, 70, 40_000] {
+        let file = write(&module(n)).unwrap();
+        let view = ModuleView::from_bytes(&file).unwrap();
+        let pool = view.pool().unwrap().len();
+        let (defs, strings) = (view.def_count(), view.string_count());
+        for d in 0..defs {
+            let body = body_bytes(&file, d);
+            let step = if body.len() > 4096 { 1999 } else { 1 };
+            let positions = (0..body.len().min(256)).chain((256..body.len()).step_by(step));
+            let limits = [
+                (pool, defs, strings, 1),
+                (pool.saturating_sub(1), defs, strings, 1),
+                (pool, 1, 0, 1),
+                (pool, defs, strings, 0),
+                (pool, defs, strings, irkit_core::MAX_NESTING - 2),
+                (pool, defs, strings, irkit_core::MAX_NESTING),
+                (pool, defs, strings, irkit_core::MAX_NESTING + 3),
+            ]
+            .map(|(pool_len, def_count, string_count, base_depth)| {
+                crate::validate::Limits {
+                    pool_len,
+                    def_count,
+                    string_count,
+                    is_pool: false,
+                    base_depth,
+                }
+            });
+            for lim in &limits {
+                verdicts_agree(&body, lim);
+            }
+            assert!(verdicts_agree(&body, &limits[0]));
+            let lim = &limits[0];
+            for at in positions {
+                for x in [0x01u8, 0x02, 0x10, 0x80, 0xFF] {
+                    let mut b = body.clone();
+                    b[at] ^= x;
+                    accepted += verdicts_agree(&b, lim) as u32;
+                    tried += 1;
+                }
+                let mut b = body.clone();
+                b[at] = 0;
+                verdicts_agree(&b, lim);
+            }
+        }
+    }
+    // Both verdicts are exercised (a changed opcode, say, is still a valid body).
+    assert!(accepted > 0 && accepted < tried, "{accepted} of {tried}");
+}

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use irkit_core::{Inst, Module, Opcode, Payload};
 
+use crate::compact::Compact;
 use crate::defview::{DefView, InstView, Ref};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::placed::{DebugBytes, DebugEntry, DebugRecs};
@@ -24,6 +25,11 @@ use crate::view::ModuleView;
 
 /// Decides what the outside references of a copied definition become in the destination
 /// module, and which decorations are copied.
+///
+/// Within one copy, the answer for a pool entry or a definition must not change: a 3.0
+/// definition names each through its table of external references, and the copy asks for
+/// each once, at its first use (instructions in local order, a type before the operands),
+/// reusing the answer for every later use.
 pub trait CopyMapper {
     /// The caller's error type; read and build failures of the copy convert into it.
     type Error: From<ReadError>;
@@ -91,6 +97,34 @@ impl ModuleView {
 pub struct DefCopier<'v> {
     view: &'v ModuleView,
     debug: Option<DebugBytes<'v>>,
+}
+
+/// Reference index `v` of local `l` of a 3.0 body (`n` locals) not answered yet: a local, an
+/// external reference (mapped by `resolve` on first use, kept in `external`), or (only in
+/// bytes changed after validation) neither, read as local 0 the way `Ref::decode` falls back.
+fn by_index<E>(
+    c: &Compact<'_>,
+    v: u32,
+    l: u32,
+    external: &mut [Option<Inst>],
+    dst: &mut Module,
+    resolve: &mut impl FnMut(Ref, u32, &mut Module) -> Result<Inst, E>,
+) -> Result<Inst, E> {
+    let n = c.locals();
+    if v < n {
+        return resolve(Ref::Local(v), l, dst);
+    }
+    let x = v - n;
+    match external.get_mut(x as usize) {
+        Some(Some(i)) => Ok(*i),
+        Some(slot) => {
+            let r = Ref::decode(c.external_ref(x)).unwrap_or(Ref::Local(0));
+            let i = resolve(r, l, dst)?;
+            *slot = Some(i);
+            Ok(i)
+        }
+        None => resolve(Ref::Local(0), l, dst),
+    }
 }
 
 /// What the second pass of a decode needs of one copied instruction: its copy, its local
@@ -296,31 +330,64 @@ impl<'v> DefCopier<'v> {
         }
         summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, place)?;
         // Types and operands, now that every local exists (in local order, as the mapper
-        // reaches what they name).
+        // reaches what they name). A 3.0 body names each pool entry or definition through
+        // its table of external references: each is mapped once, at its first use.
         let mut ops: Vec<Inst> = Vec::new();
+        let compact = d.compact();
+        let n = compact.as_ref().map_or(0, |c| c.locals());
+        let mut external: Vec<Option<Inst>> =
+            vec![None; compact.as_ref().map_or(0, |c| c.external_count() as usize)];
+        // Reference `r` of local `l`.
+        let mut resolve = |r: Ref, l: u32, dst: &mut Module| -> Result<Inst, M::Error> {
+            match r {
+                Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
+                    bad(
+                        Some(l),
+                        &format_args!("reference to local {x}, which is not copied"),
+                    )
+                    .into()
+                }),
+                Ref::Pool(p) => map.pool(dst, p),
+                Ref::Def(x) => map.def(dst, x),
+            }
+        };
+        // A copied local or an external reference mapped already: answered here.
+        let known = |v: u32, external: &[Option<Inst>]| {
+            let slot = if v < n {
+                locals.get(v as usize)
+            } else {
+                external.get((v - n) as usize)
+            };
+            slot.copied().flatten()
+        };
         for p in refs {
             let (l, inst) = (p.local, p.inst);
-            let mut resolve = |r: Ref, dst: &mut Module| -> Result<Inst, M::Error> {
-                match r {
-                    Ref::Local(x) => locals.get(x as usize).copied().flatten().ok_or_else(|| {
-                        bad(
-                            Some(l),
-                            &format_args!("reference to local {x}, which is not copied"),
-                        )
-                        .into()
-                    }),
-                    Ref::Pool(p) => map.pool(dst, p),
-                    Ref::Def(x) => map.def(dst, x),
-                }
-            };
-            let ty = match Ref::decode(p.ty) {
-                Some(t) => Some(resolve(t, dst)?),
-                None => None,
-            };
             ops.clear();
-            for j in p.ops {
-                ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), dst)?);
-            }
+            let ty = if let Some(c) = &compact {
+                let ty = match c.ty_index(l as usize) {
+                    Some(v) if v < n || v - n < c.external_count() => match known(v, &external) {
+                        Some(i) => Some(i),
+                        None => Some(by_index(c, v, l, &mut external, dst, &mut resolve)?),
+                    },
+                    _ => None,
+                };
+                for v in c.operand_indices(p.ops.start, p.ops.end) {
+                    ops.push(match known(v, &external) {
+                        Some(i) => i,
+                        None => by_index(c, v, l, &mut external, dst, &mut resolve)?,
+                    });
+                }
+                ty
+            } else {
+                let ty = match Ref::decode(p.ty) {
+                    Some(t) => Some(resolve(t, l, dst)?),
+                    None => None,
+                };
+                for j in p.ops {
+                    ops.push(resolve(d.operand(j).unwrap_or(Ref::Local(0)), l, dst)?);
+                }
+                ty
+            };
             if ty.is_some() || !ops.is_empty() {
                 dst.set_type_and_operands(inst, ty, &ops)
                     .map_err(|e| bad(Some(l), &e))?;

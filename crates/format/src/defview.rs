@@ -178,6 +178,15 @@ impl<'v> DefView<'v> {
         }
     }
 
+    /// The body in the 3.0 layout, if it is one.
+    #[inline]
+    pub(crate) fn compact(&self) -> Option<crate::compact::Compact<'v>> {
+        match self.body {
+            FlatBytes::Compact(c) => Some(c),
+            FlatBytes::Archived(_) => None,
+        }
+    }
+
     /// The payload of a record of this archive.
     #[inline]
     pub(crate) fn payload_of(&self, rec: &Rec) -> PayloadView<'v> {
@@ -280,9 +289,30 @@ impl<'v> InstView<'v> {
         }
     }
 
-    /// Its decorations.
+    /// Its decorations (the first of its sub-instructions: the walk stops at the first
+    /// child, whose record it does not read).
     pub fn decorations(&self) -> impl Iterator<Item = InstView<'v>> + 'v {
-        self.subs().filter(|(d, _)| *d).map(|(_, i)| i)
+        let mut subs = self.subs();
+        std::iter::from_fn(move || {
+            if subs.decos_left == 0 {
+                return None;
+            }
+            subs.next().map(|(_, i)| i)
+        })
+    }
+
+    /// Whether it has children (what `children().next().is_some()` says, reading only the
+    /// subtree ends of its decorations).
+    pub fn has_children(&self) -> bool {
+        let mut next = self.local + 1;
+        for _ in 0..self.rec.n_decos {
+            if next >= self.rec.end {
+                return false;
+            }
+            // Validation guarantees progress; guard anyway so a bad archive cannot loop.
+            next = self.def.body.end(next as usize).max(next + 1);
+        }
+        next < self.rec.end
     }
 
     /// Its children.

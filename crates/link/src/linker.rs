@@ -2,6 +2,8 @@
 //! reached definitions into the output module.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -180,6 +182,11 @@ struct PinIf {
     cond: u32,
 }
 
+/// The link's state. Maps keyed by (input, definition) indices use FxHash: those keys are
+/// bounded by the inputs' definition counts, and hashing them is on the copy's path (every
+/// reference to another definition). Maps keyed by names read from the inputs (`node_of`,
+/// `pending` and `decls` by [`Key`], `name_memo`, `undefined_reported`) keep std's
+/// DoS-resistant hasher: a hostile file chooses those strings freely.
 struct State<'a> {
     srcs: &'a [Input],
     opts: &'a LinkOptions,
@@ -191,16 +198,16 @@ struct State<'a> {
     /// `pin_if` targets waiting for their condition (by the condition's key).
     pending: HashMap<Key, Vec<(u32, u32, u32)>>,
     pin_ifs: Vec<PinIf>,
-    ref_memo: HashMap<(u32, u32), Key>,
+    ref_memo: FxHashMap<(u32, u32), Key>,
     /// What each name looked up resolves to (re-exports followed).
     name_memo: HashMap<Box<str>, Resolved>,
     /// Every name found to be a re-export: its winning (re-export) declaration. Those that
     /// resolve to a definition or declaration of the output are attached to it at the end.
     reexports: BTreeMap<Box<str>, (u32, u32)>,
     /// Import declarations already checked against their export.
-    imports_checked: HashSet<(u32, u32)>,
+    imports_checked: FxHashSet<(u32, u32)>,
     /// Semantic hashes of the `linkonce` candidates compared so far.
-    semantic: HashMap<(u32, u32), [u8; 32]>,
+    semantic: FxHashMap<(u32, u32), [u8; 32]>,
     /// The first declaration of each unresolved import / C symbol: (input, def, its type).
     decls: HashMap<Key, (u32, u32, Option<Inst>)>,
     pool_memo: Vec<Vec<Option<Inst>>>,
@@ -218,11 +225,11 @@ struct State<'a> {
     /// Names looked up one input at a time so far.
     lookups: u64,
     /// Inputs whose symbol table could not be read (reported once).
-    bad_symbols: HashSet<u32>,
+    bad_symbols: FxHashSet<u32>,
     /// Definitions found unreadable or contradicting their file's symbol index (reported
     /// once each).
-    bad_defs: HashSet<(u32, u32)>,
-    validated: HashSet<(u32, u32)>,
+    bad_defs: FxHashSet<(u32, u32)>,
+    validated: FxHashSet<(u32, u32)>,
     undefined_reported: HashSet<Box<str>>,
     keep_exports: HashSet<&'a str>,
     errors: Vec<LinkError>,
@@ -249,11 +256,11 @@ impl<'a> State<'a> {
             triggered: VecDeque::new(),
             pending: HashMap::new(),
             pin_ifs: Vec::new(),
-            ref_memo: HashMap::new(),
+            ref_memo: FxHashMap::default(),
             name_memo: HashMap::new(),
             reexports: BTreeMap::new(),
-            imports_checked: HashSet::new(),
-            semantic: HashMap::new(),
+            imports_checked: FxHashSet::default(),
+            semantic: FxHashMap::default(),
             decls: HashMap::new(),
             pool_memo: vec![Vec::new(); srcs.len()],
             pools: vec![None; srcs.len()],
@@ -261,9 +268,9 @@ impl<'a> State<'a> {
             exports: None,
             prefetch: None,
             lookups: 0,
-            bad_symbols: HashSet::new(),
-            bad_defs: HashSet::new(),
-            validated: HashSet::new(),
+            bad_symbols: FxHashSet::default(),
+            bad_defs: FxHashSet::default(),
+            validated: FxHashSet::default(),
             undefined_reported: HashSet::new(),
             keep_exports,
             errors: Vec::new(),
@@ -440,6 +447,7 @@ impl<'a> State<'a> {
     /// Pool entry `p` of input `m`, re-interned in the output (memoized, iterative).
     /// `needer` is the node whose copy needs it; without one (types of declarations), a pool
     /// value naming a definition is refused.
+    #[inline]
     fn pool_value(
         &mut self,
         out: &mut Module,
@@ -447,11 +455,28 @@ impl<'a> State<'a> {
         p: u32,
         needer: Option<u32>,
     ) -> Result<Inst, LinkError> {
-        let mi = m as usize;
-        // Most references are to values already re-interned: answered before anything else.
-        if let Some(Some(i)) = self.pool_memo[mi].get(p as usize) {
+        // Most references are to values already re-interned: answered here, inlined into the
+        // copy's loop, before anything else.
+        if let Some(Some(i)) = self
+            .pool_memo
+            .get(m as usize)
+            .and_then(|v| v.get(p as usize))
+        {
             return Ok(*i);
         }
+        self.pool_value_new(out, m, p, needer)
+    }
+
+    /// [`State::pool_value`] of an entry not re-interned yet.
+    #[inline(never)]
+    fn pool_value_new(
+        &mut self,
+        out: &mut Module,
+        m: u32,
+        p: u32,
+        needer: Option<u32>,
+    ) -> Result<Inst, LinkError> {
+        let mi = m as usize;
         let view = self.view(m);
         let pool = match self.pools[mi] {
             Some(p) => p,
@@ -789,6 +814,7 @@ struct Mapper<'s, 'a> {
 impl CopyMapper for Mapper<'_, '_> {
     type Error = LinkError;
 
+    #[inline]
     fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
         self.st.pool_value(dst, self.m, index, Some(self.node))
     }

@@ -616,12 +616,27 @@ impl ModuleView {
 
     /// Checks one body (a definition's or the root's) in the layout of the file's version:
     /// its structure (rkyv's bytecheck in 1.x/2.x, [`Compact::check`] in 3.x), then every
-    /// index and the tree ([`validate::flat`]).
+    /// index and the tree ([`validate::flat`]). A 3.x body is first checked by
+    /// [`Compact::accepts`] (both checks' verdict in one pass); only a body it refuses goes
+    /// through the two checks, which say why (so errors and their order are theirs).
     fn check_body(&self, bytes: &[u8], lim: &Limits, cx: &Ctx<'_>) -> Result<(), ReadError> {
         if self.header.major >= 3 {
             let body = Compact::parse(bytes).map_err(|m| cx.bad(m))?;
-            body.check().map_err(|m| cx.bad(m))?;
-            validate::flat(&body, lim, cx)
+            let fast = body.accepts(lim);
+            if fast && !cfg!(debug_assertions) {
+                return Ok(());
+            }
+            let slow = body
+                .check()
+                .map_err(|m| cx.bad(m))
+                .and_then(|()| validate::flat(&body, lim, cx));
+            // Debug builds (tests, fuzzing with `-a`) run both and compare the verdicts.
+            debug_assert_eq!(
+                fast,
+                slow.is_ok(),
+                "Compact::accepts disagrees with Compact::check + validate::flat: {slow:?}"
+            );
+            slow
         } else {
             let body: &ArchivedBody = access(bytes, cx)?;
             validate::flat(body, lim, cx)?;

@@ -363,7 +363,8 @@ impl ModuleView {
     pub fn check_def_symbols(&self, d: u32) -> Result<(), ReadError> {
         let def = self.def(d)?;
         let mut declared: Vec<(u8, &str)> = Vec::new();
-        for deco in def.root().decorations() {
+        let root = def.root();
+        for deco in root.decorations() {
             let role = match deco.opcode() {
                 Opcode::EXPORT => 0,
                 Opcode::IMPORT => 1,
@@ -388,12 +389,12 @@ impl ModuleView {
                 describe(&listed)
             )));
         }
-        if let Some(s) = records.iter().find(|s| s.kind != def.root().opcode()) {
+        if let Some(s) = records.iter().find(|s| s.kind != root.opcode()) {
             return Err(self.cx(SectionKind::SYMBOL_INDEX).bad(format!(
                 "symbol `{}` names definition {d} as a `{}`, it is a `{}`",
                 s.name,
                 op_name(s.kind),
-                op_name(def.root().opcode())
+                op_name(root.opcode())
             )));
         }
         Ok(())

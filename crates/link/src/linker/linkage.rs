@@ -27,7 +27,7 @@ pub(super) fn linkage_of(view: &ModuleView, def: u32) -> Result<Linkage, irkit_f
 pub(super) fn linkage(d: &DefView<'_>) -> Linkage {
     let root = d.root();
     let mut l = Linkage {
-        bodyless: root.children().next().is_none(),
+        bodyless: !root.has_children(),
         ..Linkage::default()
     };
     for deco in root.decorations() {
