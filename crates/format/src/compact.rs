@@ -231,12 +231,6 @@ impl<'v> Compact<'v> {
         }
     }
 
-    /// The body's external references (pool entries and definitions, tagged as in 2.x), each
-    /// once, in first-use order.
-    pub(crate) fn external(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.c.k as usize).map(|x| self.u32_at(self.l.ext, x))
-    }
-
     /// A `W`-wide reference as a 2.x tagged reference: a local, the external reference it
     /// names, [`REF_NONE`] for the absent marker, and a reserved-tag value for anything past
     /// the external references (refused by [`Compact::check`]).

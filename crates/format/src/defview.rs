@@ -135,12 +135,6 @@ impl<'v> DefView<'v> {
         self.hash
     }
 
-    /// The definitions this one refers to by a type or an operand (not through pool values):
-    /// each once, in first-use order, in a 3.x file; possibly repeated in an older one.
-    pub fn referenced_defs(&self) -> Vec<u32> {
-        self.body.referenced_defs()
-    }
-
     /// The definition's own instruction (local 0).
     pub fn root(&self) -> InstView<'_> {
         InstView::new(self, 0)

@@ -29,8 +29,7 @@ use crate::compact::{Compact, InOrder};
 use crate::hash::{FileStrings, Flat, Rec};
 use crate::schema::{
     ArchivedBody, ArchivedDebugRec, ArchivedDebugTable, ArchivedInstRec, ArchivedPoolRec,
-    ArchivedPoolTable, ArchivedStringTable, ArchivedSymbolRec, ArchivedSymbolTable, REF_MAX_INDEX,
-    REF_NONE, TAG_DEF,
+    ArchivedPoolTable, ArchivedStringTable, ArchivedSymbolRec, ArchivedSymbolTable, REF_NONE,
 };
 
 /// The little-endian `u32` at `at` of `b` (0 past its end).
@@ -206,21 +205,6 @@ impl<'v> FlatBytes<'v> {
         match *self {
             FlatBytes::Archived(a) => Records::Archived(a, 0),
             FlatBytes::Compact(c) => Records::Compact(InOrder::new(c)),
-        }
-    }
-
-    /// The definitions the body refers to (by a type or an operand): each once, in
-    /// first-use order, for a 3.0 body (its external references); in record order, possibly
-    /// repeated, for an rkyv one.
-    pub(crate) fn referenced_defs(&self) -> Vec<u32> {
-        let def = |r: u32| (r != REF_NONE && r >> 30 == TAG_DEF).then_some(r & REF_MAX_INDEX);
-        match self {
-            FlatBytes::Compact(c) => c.external().filter_map(def).collect(),
-            FlatBytes::Archived(a) => {
-                let types = (0..a.count()).map(|i| a.rec(i).ty);
-                let operands = (0..a.operand_len()).map(|j| a.operand(j));
-                types.chain(operands).filter_map(def).collect()
-            }
         }
     }
 

@@ -11,9 +11,7 @@
 //!   and type references and the pins (`pin`; `pin_if` once its condition is reached;
 //!   `pin_weak` unless its target is unresolved). Only reached definitions are validated and
 //!   copied; nothing else is decoded (inputs are opened, which reads their symbol tables, and
-//!   each reached definition is validated on first touch). A prefetcher thread validates
-//!   ahead what the copies of reached definitions will resolve (`linker/prefetch.rs`); the
-//!   walk still asks for everything itself, in its own order, so it changes nothing but time.
+//!   each reached definition is validated on first touch).
 //! * **Resolution**: an import goes to the export of the same name, type-checked by
 //!   structure; duplicate strong definitions are an error; `weak` yields to strong;
 //!   `linkonce` copies with equal content hashes collapse, unequal ones are an error; a

@@ -5,8 +5,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use irkit_core::{Inst, Module, Opcode, Payload};
@@ -18,11 +16,9 @@ use crate::{LinkOptions, Linked, Stats};
 
 mod imports;
 mod linkage;
-mod prefetch;
 mod resolve;
 
 use linkage::{ExportIndex, linkage, linkage_of};
-use prefetch::{Job, Prefetcher};
 use resolve::{MAX_REEXPORT_CHAIN, Resolved};
 
 /// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
@@ -62,32 +58,25 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     });
     let start = Instant::now();
     let mut out = Module::new();
-    let mut stats = {
-        let stop = AtomicBool::new(false);
-        let mut st = State::new(&inputs, opts);
-        st.stats.inputs = inputs.len();
-        st.stats.defs_available = inputs.iter().map(|i| i.view.def_count() as u64).sum();
-        std::thread::scope(|scope| {
-            st.prefetch = Prefetcher::start(scope, &inputs, &stop);
-            st.run(&mut out);
-            st.prefetch = None;
-        });
-        st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
-        // An input that shrank while it was read gave zeros for what was cut off: whatever
-        // was linked from it is refused, before anything else is reported or returned.
-        let changed: Vec<LinkError> = inputs
-            .iter()
-            .filter_map(|i| i.view.check_unchanged().err())
-            .map(LinkError::Read)
-            .collect();
-        if !changed.is_empty() {
-            return Err(LinkErrors(changed));
-        }
-        if !st.errors.is_empty() {
-            return Err(LinkErrors(st.errors));
-        }
-        st.stats
-    };
+    let mut st = State::new(&inputs, opts);
+    st.stats.inputs = inputs.len();
+    st.stats.defs_available = inputs.iter().map(|i| i.view.def_count() as u64).sum();
+    st.run(&mut out);
+    st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
+    // An input that shrank while it was read gave zeros for what was cut off: whatever was
+    // linked from it is refused, before anything else is reported or returned.
+    let changed: Vec<LinkError> = inputs
+        .iter()
+        .filter_map(|i| i.view.check_unchanged().err())
+        .map(LinkError::Read)
+        .collect();
+    if !changed.is_empty() {
+        return Err(LinkErrors(changed));
+    }
+    if !st.errors.is_empty() {
+        return Err(LinkErrors(st.errors));
+    }
+    let mut stats = st.stats;
     // Everything needed is copied: the inputs (mapped files, or bytes) go before the later
     // phases allocate.
     drop(inputs);
@@ -218,10 +207,7 @@ struct State<'a> {
     /// Every export of every input, by name, in input order: (input, definition, content
     /// hash). Built from the whole symbol tables only once lookups in each input's symbol
     /// index have cost about as much (see [`State::export_candidates`]).
-    exports: Option<Arc<ExportIndex<'a>>>,
-    /// Validates ahead what the copies of reached definitions will resolve (`None` on one
-    /// thread).
-    prefetch: Option<Prefetcher<'a>>,
+    exports: Option<ExportIndex<'a>>,
     /// Names looked up one input at a time so far.
     lookups: u64,
     /// Inputs whose symbol table could not be read (reported once).
@@ -266,7 +252,6 @@ impl<'a> State<'a> {
             pools: vec![None; srcs.len()],
             copiers: vec![None; srcs.len()],
             exports: None,
-            prefetch: None,
             lookups: 0,
             bad_symbols: FxHashSet::default(),
             bad_defs: FxHashSet::default(),
@@ -636,9 +621,6 @@ impl<'a> State<'a> {
         });
         if let Some(waiting) = self.pending.remove(&key) {
             self.triggered.extend(waiting);
-        }
-        if let (Some(p), Key::Def(m, d)) = (&self.prefetch, &key) {
-            p.send(Job::Reached(*m, *d));
         }
         self.node_of.insert(key, id);
         self.queue.push_back(id);

@@ -1,6 +1,6 @@
 //! No input makes the linker panic: every single-byte corruption of a small module (at many
 //! positions, with several values) either still links or is reported as errors, and the
-//! outcome is the same on one thread (no prefetcher) as on three.
+//! outcome (the output, or every error in order) is the same on one thread as on three.
 
 use irkit_link::{Input, LinkOptions, link};
 
@@ -75,8 +75,8 @@ fn corrupted_inputs_never_panic() {
                     exports: vec!["square".into()],
                     ..LinkOptions::default()
                 };
-                // On one thread there is no prefetcher (validating ahead of the copy): the
-                // outcome must be the same with and without it, errors included.
+                // Work split over threads (verification, writing) changes nothing: the same
+                // output, or the same errors in the same order.
                 let outcome = |threads: usize| {
                     let pool = rayon::ThreadPoolBuilder::new()
                         .num_threads(threads)

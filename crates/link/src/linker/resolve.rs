@@ -254,10 +254,6 @@ impl State<'_> {
                 }
             }
         }
-        let index = std::sync::Arc::new(index);
-        if let Some(p) = &self.prefetch {
-            p.send(super::Job::Exports(index.clone()));
-        }
         self.exports = Some(index);
     }
 
