@@ -658,3 +658,36 @@ fn the_first_refused_definition_is_reported_on_any_number_of_threads() {
     assert!(errors[0].contains(&broken[1].to_string()), "{}", errors[0]);
     assert!(errors.iter().all(|e| *e == errors[0]), "{errors:?}");
 }
+
+/// A 3.x symbol index lists only names of the strings section. A strings section damaged where
+/// a definition's `import`/`export` name lives (resealed, as someone who can compute blake3
+/// would) is refused by the first lookup, before any definition is read: a lazy reader would
+/// otherwise read the change where it looks and never see what it contradicts (found by the
+/// `agree` fuzz target: a shifted string end renamed an unreached import).
+#[test]
+fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup() {
+    let m = exporting(3);
+    let mut bytes = write(&m).unwrap();
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let strings = view
+        .sections()
+        .into_iter()
+        .find(|s| s.kind == SectionKind::STRINGS)
+        .unwrap();
+    drop(view);
+    let range = strings.offset as usize..(strings.offset + strings.size) as usize;
+    let at = bytes[range.clone()]
+        .windows(2)
+        .position(|w| w == b"f1")
+        .unwrap();
+    bytes[range.start + at] = b'g';
+    crate::hostile::reseal(&mut bytes);
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let e = view.try_find_symbols("f0").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("its name `f1` is not a string of the strings section"),
+        "{e}"
+    );
+    assert!(view.validate_all().is_err());
+}

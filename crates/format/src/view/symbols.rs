@@ -324,8 +324,9 @@ impl ModuleView {
                 )));
             }
             if self.header.major >= 3 {
-                // 3.x has no symbol table: the index's signatures are checked here.
+                // 3.x has no symbol table: the index's signatures and names are checked here.
                 self.index_signatures(&ix)?;
+                self.index_names_in_strings(&ix)?;
             } else {
                 // The symbol table says the same thing again: whoever reads the index has it
                 // checked too, so that no reader acts on one while another refuses the other.
@@ -423,6 +424,37 @@ impl ModuleView {
             Some(range) => self.symbol_index(range).map(drop),
             None => Ok(()),
         }
+    }
+
+    /// (3.x) Every record's name is one of the strings of the strings section: writers put
+    /// every `export`, `import` and `extern` name there (the decorations' payloads are string
+    /// indices). So a strings section changed where such a name lives (a definition's
+    /// decoration now reading another name than its records) is refused by the first lookup,
+    /// whether or not that definition is ever read: otherwise a lazy link could read the
+    /// change in the definitions it reaches and never see the contradiction.
+    fn index_names_in_strings(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let count = self.strings_state()?.count;
+        let strings = self.file_strings();
+        let mut known: Vec<&str> = (0..count).filter_map(|i| strings.str_at(i)).collect();
+        known.sort_unstable();
+        let mut prev: Option<&[u8]> = None;
+        for k in 0..ix.count {
+            let name = ix.rec(k, &cx)?.name;
+            // Records are sorted by name: each name is looked up once.
+            if prev == Some(name) {
+                continue;
+            }
+            prev = Some(name);
+            let found = std::str::from_utf8(name).is_ok_and(|n| known.binary_search(&n).is_ok());
+            if !found {
+                return Err(cx.bad(format!(
+                    "record {k}: its name `{}` is not a string of the strings section",
+                    String::from_utf8_lossy(name)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Checks every record's signature: absent, or a pool index (validates the pool). What
