@@ -3,6 +3,7 @@
 //! binary-searched), their agreement record by record, and the agreement of each definition's
 //! `export`/`import`/`extern` decorations with the records that name it.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -434,10 +435,19 @@ impl ModuleView {
     /// change in the definitions it reaches and never see the contradiction.
     fn index_names_in_strings(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
-        let count = self.strings_state()?.count;
+        let count = self.strings_state()?.count as usize;
         let strings = self.file_strings();
-        let mut known: Vec<&str> = (0..count).filter_map(|i| strings.str_at(i)).collect();
-        known.sort_unstable();
+        // The strings' bytes, read in one pass over the (validated) ends; a hash set with
+        // std's keyed hasher, since the strings come from the file.
+        let mut known: HashSet<&[u8]> = HashSet::with_capacity(count);
+        let mut start = 0usize;
+        for end in strings.ends.chunks_exact(4).take(count) {
+            let end = u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as usize;
+            if let Some(s) = strings.data.get(start..end) {
+                known.insert(s);
+            }
+            start = end;
+        }
         let mut prev: Option<&[u8]> = None;
         for k in 0..ix.count {
             let name = ix.rec(k, &cx)?.name;
@@ -446,8 +456,7 @@ impl ModuleView {
                 continue;
             }
             prev = Some(name);
-            let found = std::str::from_utf8(name).is_ok_and(|n| known.binary_search(&n).is_ok());
-            if !found {
+            if !known.contains(name) {
                 return Err(cx.bad(format!(
                     "record {k}: its name `{}` is not a string of the strings section",
                     String::from_utf8_lossy(name)
