@@ -41,6 +41,20 @@ fn none_of(w: usize) -> u32 {
     if w == 2 { 0xFFFF } else { u32::MAX }
 }
 
+/// Small reference `v` of a body with `n` instructions as a 2.x tagged reference: the absent
+/// marker `none` is [`REF_NONE`], `v < n` a local, and the rest external reference `v - n`
+/// (`ext` of its position), or a reserved-tag value past them (refused by the checks).
+#[inline(always)]
+fn tagged(v: u32, none: u32, n: u32, ext: impl FnOnce(usize) -> Option<u32>) -> u32 {
+    if v == none {
+        return REF_NONE;
+    }
+    if v < n {
+        return (TAG_LOCAL << 30) | v;
+    }
+    ext((v - n) as usize).unwrap_or(3 << 30)
+}
+
 /// Whether a body with these counts fits width 2: every reference index below `0xFFFF`
 /// (`n + k ≤ 0xFFFF`), every count in a `u16` (`m`, `b`; `p` and `t` are at most `n`).
 fn fits_narrow(c: &Counts) -> bool {
@@ -236,18 +250,9 @@ impl<'v> Compact<'v> {
     /// the external references (refused by [`Compact::check`]).
     #[inline]
     fn widen(&self, v: u32) -> u32 {
-        if v == none_of(self.w) {
-            return REF_NONE;
-        }
-        if v < self.c.n {
-            return (TAG_LOCAL << 30) | v;
-        }
-        let x = v - self.c.n;
-        if x < self.c.k {
-            self.u32_at(self.l.ext, x as usize)
-        } else {
-            3 << 30
-        }
+        tagged(v, none_of(self.w), self.c.n, |x| {
+            (x < self.c.k as usize).then(|| self.u32_at(self.l.ext, x))
+        })
     }
 
     /// The side-table row of instruction `i` in the bitmap at `bits` (`count` bits set): the
@@ -838,16 +843,9 @@ impl<'v> InOrder<'v> {
     /// A `W`-wide reference as a 2.x tagged reference (see [`Compact::widen`]).
     #[inline(always)]
     fn widen(&self, v: u32) -> u32 {
-        if v == self.none {
-            return REF_NONE;
-        }
-        if v < self.n {
-            return (TAG_LOCAL << 30) | v;
-        }
-        match self.ext.get((v - self.n) as usize) {
-            Some(e) => u32::from_le_bytes(*e),
-            None => 3 << 30,
-        }
+        tagged(v, self.none, self.n, |x| {
+            self.ext.get(x).map(|e| u32::from_le_bytes(*e))
+        })
     }
 }
 

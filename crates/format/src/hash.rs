@@ -157,6 +157,19 @@ impl<'v> FileStrings<'v> {
         };
         table_str(end_at, self.data, i)
     }
+
+    /// The bytes of strings `0..count`, in one pass over the ends (no UTF-8 check: the table
+    /// was validated); a string whose range is not in the data is left out.
+    pub fn all_bytes(&self, count: usize) -> impl Iterator<Item = &'v [u8]> + 'v {
+        let data = self.data;
+        let mut start = 0usize;
+        self.ends.chunks_exact(4).take(count).filter_map(move |e| {
+            let end = u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize;
+            let s = data.get(start..end);
+            start = end;
+            s
+        })
+    }
 }
 
 impl Strings for FileStrings<'_> {

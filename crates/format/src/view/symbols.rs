@@ -436,18 +436,8 @@ impl ModuleView {
     fn index_names_in_strings(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let count = self.strings_state()?.count as usize;
-        let strings = self.file_strings();
-        // The strings' bytes, read in one pass over the (validated) ends; a hash set with
-        // std's keyed hasher, since the strings come from the file.
-        let mut known: HashSet<&[u8]> = HashSet::with_capacity(count);
-        let mut start = 0usize;
-        for end in strings.ends.chunks_exact(4).take(count) {
-            let end = u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as usize;
-            if let Some(s) = strings.data.get(start..end) {
-                known.insert(s);
-            }
-            start = end;
-        }
+        // A hash set with std's keyed hasher: the strings come from the file.
+        let known: HashSet<&[u8]> = self.file_strings().all_bytes(count).collect();
         let mut prev: Option<&[u8]> = None;
         for k in 0..ix.count {
             let name = ix.rec(k, &cx)?.name;
