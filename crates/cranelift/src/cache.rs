@@ -111,7 +111,12 @@ impl CodeCache {
 
     /// Where the entry of `key` lives.
     pub(crate) fn path(&self, key: &Key) -> PathBuf {
-        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let hex: String = key
+            .iter()
+            .flat_map(|&b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]])
+            .map(char::from)
+            .collect();
         self.root.join(&hex[..2]).join(&hex[2..])
     }
 

@@ -27,12 +27,12 @@
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_module::{Linkage, Module as ClModule};
 use irkit_core::{Inst, Opcode, Payload};
-use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 3;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -44,9 +44,10 @@ const MAX_DEPTH: usize = 1024;
 /// A cache key.
 pub(crate) type Key = [u8; 32];
 
-/// What every key of one build starts with: the versions and the target.
+/// What every key of one build starts with: the hash of the versions and the target (hashed
+/// once per build, so each function's key hashes 32 bytes of it, not the flags' text).
 #[derive(Clone, Debug)]
-pub(crate) struct KeyPrefix(Vec<u8>);
+pub(crate) struct KeyPrefix([u8; 32]);
 
 impl KeyPrefix {
     /// The prefix for code compiled by `isa`.
@@ -62,7 +63,7 @@ impl KeyPrefix {
         for f in isa.isa_flags() {
             out.str(&f.to_string());
         }
-        KeyPrefix(out.0)
+        KeyPrefix(*blake3::hash(&out.0).as_bytes())
     }
 }
 
@@ -84,19 +85,32 @@ pub(crate) fn fingerprint<M: ClModule>(
     prefix: &KeyPrefix,
     f: Inst,
 ) -> Option<Fingerprint> {
+    NUMBERS.with(|numbers| {
+        let mut numbers = numbers.borrow_mut();
+        numbers.start(ctx.m.arena_len());
+        fingerprint_with(ctx, prefix, f, &mut numbers)
+    })
+}
+
+fn fingerprint_with<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    prefix: &KeyPrefix,
+    f: Inst,
+    numbers: &mut Numbers,
+) -> Option<Fingerprint> {
     let m = ctx.m;
-    let mut locals = HashMap::default();
     let mut stack: Vec<Inst> = m.children(f).iter().rev().copied().collect();
+    let mut locals = 0u32;
     while let Some(i) = stack.pop() {
-        locals.insert(i, locals.len() as u32);
+        numbers.set(i, Kind::Local, locals);
+        locals += 1;
         stack.extend(m.children(i).iter().rev().copied());
     }
     let mut h = Hashing {
         ctx,
-        locals,
+        numbers,
         refs: Vec::new(),
-        ref_index: HashMap::default(),
-        values: HashMap::default(),
+        values: 0,
     };
     let mut out = Stream(Vec::with_capacity(4096));
     out.bytes(&prefix.0);
@@ -114,26 +128,94 @@ pub(crate) fn fingerprint<M: ClModule>(
     })
 }
 
+thread_local! {
+    /// Each thread's numbering table, reused from one function to the next.
+    static NUMBERS: RefCell<Numbers> = RefCell::new(Numbers::default());
+}
+
+/// What a number in [`Numbers`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A position in preorder below the function.
+    Local = 1,
+    /// A position in the reference list.
+    Def = 2,
+    /// A type or constant, in first-use order.
+    Value = 3,
+}
+
+/// The numbers one function's hashing gave instructions, by arena index: a dense table the
+/// size of the arena, stamped with the function it belongs to, so starting the next function
+/// clears nothing. An entry is `stamp << 34 | kind << 32 | number`.
+#[derive(Default)]
+struct Numbers {
+    stamp: u64,
+    slots: Vec<u64>,
+}
+
+impl Numbers {
+    /// The largest stamp: 30 bits, above the kind's 2 and the number's 32.
+    const MAX_STAMP: u64 = (1 << 30) - 1;
+
+    /// Starts a function of a module of `arena` slots.
+    fn start(&mut self, arena: usize) {
+        if self.stamp == Self::MAX_STAMP {
+            self.slots.fill(0);
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+        if self.slots.len() < arena {
+            self.slots.resize(arena, 0);
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: Inst) -> Option<(Kind, u32)> {
+        let e = *self.slots.get(i.idx())?;
+        if e >> 34 != self.stamp {
+            return None;
+        }
+        let kind = match (e >> 32) & 3 {
+            1 => Kind::Local,
+            2 => Kind::Def,
+            _ => Kind::Value,
+        };
+        Some((kind, e as u32))
+    }
+
+    #[inline]
+    fn set(&mut self, i: Inst, kind: Kind, n: u32) {
+        if let Some(slot) = self.slots.get_mut(i.idx()) {
+            *slot = self.stamp << 34 | (kind as u64) << 32 | u64::from(n);
+        }
+    }
+}
+
 /// The bytes hashed, written as spec/backends.md spells them.
 struct Stream(Vec<u8>);
 
 impl Stream {
+    #[inline]
     fn bytes(&mut self, b: &[u8]) {
         self.0.extend_from_slice(b);
     }
 
+    #[inline]
     fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
 
+    #[inline]
     fn u16(&mut self, v: u16) {
         self.bytes(&v.to_le_bytes());
     }
 
+    #[inline]
     fn u32(&mut self, v: u32) {
         self.bytes(&v.to_le_bytes());
     }
 
+    #[inline]
     fn u64(&mut self, v: u64) {
         self.bytes(&v.to_le_bytes());
     }
@@ -146,51 +228,51 @@ impl Stream {
 }
 
 /// The state of one function's hashing.
-struct Hashing<'c, 'm, M: ClModule> {
+struct Hashing<'c, 'm, 'n, M: ClModule> {
     ctx: &'c Ctx<'m, M>,
-    /// Every instruction below the function, numbered in preorder.
-    locals: HashMap<Inst, u32>,
+    /// Every instruction below the function by its position in preorder, each definition
+    /// met by its position in [`Hashing::refs`], each type or constant met by its number.
+    numbers: &'n mut Numbers,
     /// The reference list.
     refs: Vec<Inst>,
-    /// Each definition's position in [`Hashing::refs`].
-    ref_index: HashMap<Inst, u32>,
-    /// The number of each type or constant met, in first-use order.
-    values: HashMap<Inst, u32>,
+    /// How many types and constants were met.
+    values: u32,
 }
 
-impl<M: ClModule> Hashing<'_, '_, M> {
+impl<M: ClModule> Hashing<'_, '_, '_, M> {
     /// An instruction and everything below it: opcode, payload, type, decorations, operands,
     /// (for `call_indirect`) the largest frame of its type, children.
     fn node(&mut self, out: &mut Stream, n: Inst, depth: usize) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let m = self.ctx.m;
-        let op = m.opcode(n);
+        let data = self.ctx.m.get(n)?;
+        let op = data.opcode();
         out.u16(op.0);
-        payload(out, m.payload(n));
-        match m.ty(n) {
+        payload(out, data.payload());
+        match data.ty() {
             Some(t) => self.operand(out, t, depth)?,
             None => out.u8(0),
         }
-        out.u32(m.decorations(n).len() as u32);
-        for &d in m.decorations(n) {
+        out.u32(data.decorations().len() as u32);
+        for &d in data.decorations() {
             self.node(out, d, depth + 1)?;
         }
-        out.u32(m.operands(n).len() as u32);
-        for &o in m.operands(n) {
+        out.u32(data.operands().len() as u32);
+        out.0.reserve(5 * data.operands().len());
+        for &o in data.operands() {
             self.operand(out, o, depth)?;
         }
         if op == Opcode::CALL_INDIRECT {
-            let ty = m.operands(n).first();
+            let ty = data.operands().first();
             out.u64(
                 ty.and_then(|t| self.ctx.max_frame.get(t))
                     .copied()
                     .unwrap_or(0),
             );
         }
-        out.u32(m.children(n).len() as u32);
-        for &c in m.children(n) {
+        out.u32(data.children().len() as u32);
+        for &c in data.children() {
             self.node(out, c, depth + 1)?;
         }
         Some(())
@@ -199,25 +281,30 @@ impl<M: ClModule> Hashing<'_, '_, M> {
     /// A reference: `1` and a local's number, `2` and a definition's reference-list position,
     /// `3` and a type's or constant's own tree where the function first uses it, `4` and its
     /// number after that.
+    #[inline]
     fn operand(&mut self, out: &mut Stream, v: Inst, depth: usize) -> Option<()> {
-        let m = self.ctx.m;
-        if let Some(&n) = self.locals.get(&v) {
-            out.u8(1);
-            out.u32(n);
-        } else if m.opcode(v).is_definition() {
-            let next = self.refs.len() as u32;
-            let i = *self.ref_index.entry(v).or_insert(next);
-            if i == next {
-                self.refs.push(v);
-            }
+        let (tag, n) = match self.numbers.get(v) {
+            Some((Kind::Local, n)) => (1, n),
+            Some((Kind::Def, n)) => (2, n),
+            Some((Kind::Value, n)) => (4, n),
+            None => return self.first_use(out, v, depth),
+        };
+        let [a, b, c, d] = n.to_le_bytes();
+        out.bytes(&[tag, a, b, c, d]);
+        Some(())
+    }
+
+    /// [`Hashing::operand`] of a definition, type or constant met for the first time.
+    fn first_use(&mut self, out: &mut Stream, v: Inst, depth: usize) -> Option<()> {
+        if self.ctx.m.opcode(v).is_definition() {
+            let i = self.refs.len() as u32;
+            self.refs.push(v);
+            self.numbers.set(v, Kind::Def, i);
             out.u8(2);
             out.u32(i);
-        } else if let Some(&n) = self.values.get(&v) {
-            out.u8(4);
-            out.u32(n);
         } else {
-            let n = self.values.len() as u32;
-            self.values.insert(v, n);
+            self.numbers.set(v, Kind::Value, self.values);
+            self.values += 1;
             out.u8(3);
             self.node(out, v, depth + 1)?;
         }
@@ -298,5 +385,37 @@ fn payload(out: &mut Stream, p: &Payload) {
             out.u64(b.len() as u64);
             out.bytes(b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, Numbers};
+    use irkit_core::Inst;
+
+    #[test]
+    fn a_function_never_sees_the_numbers_of_the_one_before() {
+        let (a, b) = (Inst::from_index(1), Inst::from_index(3));
+        let mut n = Numbers::default();
+        n.start(4);
+        n.set(a, Kind::Local, 7);
+        n.set(b, Kind::Value, 0);
+        assert_eq!(n.get(a), Some((Kind::Local, 7)));
+        assert_eq!(n.get(b), Some((Kind::Value, 0)));
+        n.start(4);
+        assert_eq!(n.get(a), None);
+        n.set(b, Kind::Def, 2);
+        assert_eq!(n.get(b), Some((Kind::Def, 2)));
+        // When the stamp runs out, the table is cleared and stamps start again.
+        n.stamp = Numbers::MAX_STAMP;
+        n.set(a, Kind::Local, 1);
+        n.start(4);
+        assert_eq!(n.stamp, 1);
+        assert_eq!((n.get(a), n.get(b)), (None, None));
+        // A larger module grows the table; past its end nothing is numbered.
+        n.start(8);
+        n.set(Inst::from_index(7), Kind::Value, 5);
+        assert_eq!(n.get(Inst::from_index(7)), Some((Kind::Value, 5)));
+        assert_eq!(n.get(Inst::from_index(9)), None);
     }
 }
