@@ -9,7 +9,7 @@
 
 use crate::{Inst, Opcode};
 
-use super::{Cx, VerifyError};
+use super::{Cx, Kind, VerifyError};
 
 impl Cx<'_> {
     /// Describes why `h` is not a usable handle, or `None` if it is in range and live.
@@ -84,14 +84,27 @@ impl Cx<'_> {
         true
     }
 
-    /// Live hoistables outside the pool (the last check of pass 1).
-    pub(super) fn check_stray_hoistables(&mut self) {
+    /// Live hoistables outside the pool (the last check of pass 1). The same scan of the
+    /// arena finds the slots whose kind does not start as `NotType` (`Cx::compute_kinds`):
+    /// every live type (`Bad` until the pool pass finds it well formed) and interface
+    /// (`Value`, standing for `Self`); scanning a large arena once, not twice, is what counts.
+    pub(super) fn check_stray_hoistables(&mut self) -> Vec<(u32, Kind)> {
+        let mut first_kinds = Vec::new();
         for (k, d) in self.m.insts.iter().enumerate() {
-            if !d.dead && d.opcode.is_hoistable() && self.pool_pos[k].is_none() {
+            if d.dead {
+                continue;
+            }
+            if d.opcode.is_type() {
+                first_kinds.push((k as u32, Kind::Bad));
+            } else if d.opcode == Opcode::INTERFACE {
+                first_kinds.push((k as u32, Kind::Value));
+            }
+            if d.opcode.is_hoistable() && self.pool_pos[k].is_none() {
                 let h = Inst::from_index(k as u32);
                 self.err(h, format!("hoistable `{}` is not in the pool", d.opcode));
             }
         }
+        first_kinds
     }
 
     /// The tree, in pre-order: an instruction, its decorations, then its children. Fills the

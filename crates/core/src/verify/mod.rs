@@ -392,7 +392,7 @@ impl<'m> Cx<'m> {
         self.tree = Cow::Owned(tree);
         self.ok = Cow::Owned(ok);
         self.reg_ok = Cow::Owned(reg_ok);
-        self.check_stray_hoistables();
+        let first_kinds = self.check_stray_hoistables();
         // Over the nesting limit nothing else is checked: every later pass may then rely on
         // the depth being bounded.
         if nesting == Nesting::Check
@@ -412,7 +412,7 @@ impl<'m> Cx<'m> {
             self.adopt(errors);
         }
         self.check_pool();
-        self.compute_kinds();
+        self.compute_kinds(first_kinds);
         self.check_constants();
         self.check_generic_pool();
         // Pass 6: the root and its decorations, then every definition on its own.

@@ -15,20 +15,14 @@ const RENDER_BUDGET: usize = 120;
 const RENDER_DEPTH: usize = 8;
 
 impl Cx<'_> {
-    /// Computes the kind of every pool entry, reporting malformed types.
-    pub(super) fn compute_kinds(&mut self) {
-        // Every live type outside the pool is unusable (reported by the handle pass); an
-        // interface used as a type stands for the conforming type (`Self`). One scan.
+    /// Computes the kind of every pool entry, reporting malformed types. `first_kinds` (from
+    /// `Cx::check_stray_hoistables`' scan) starts them: every live type outside the pool is
+    /// unusable (reported by the handle pass); an interface used as a type stands for the
+    /// conforming type (`Self`).
+    pub(super) fn compute_kinds(&mut self, first_kinds: Vec<(u32, Kind)>) {
         let kind = self.kind.to_mut();
-        for (k, d) in self.m.insts.iter().enumerate() {
-            if d.dead {
-                continue;
-            }
-            if d.opcode.is_type() {
-                kind[k] = Kind::Bad;
-            } else if d.opcode == Opcode::INTERFACE {
-                kind[k] = Kind::Value;
-            }
+        for (k, first) in first_kinds {
+            kind[k as usize] = first;
         }
         let pool: Vec<Inst> = self.m.pool.to_vec();
         for h in pool {
