@@ -170,16 +170,18 @@ impl CodeCache {
 
 /// The file at `path` if it is a regular file, can be read and is no larger than an entry
 /// can be (a FIFO or device put in the cache is never opened: it could block or never end).
+/// Exactly the size the file had when looked at is read, in one call: a file changed in the
+/// meantime (entries are replaced by renaming, never rewritten) gives bytes whose lengths or
+/// hash `decode` refuses, or a short read, which is a miss.
 fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
-    if !std::fs::metadata(path).ok()?.is_file() {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > HEADER as u64 + MAX_PAYLOAD {
         return None;
     }
-    let file = std::fs::File::open(path).ok()?;
-    let limit = HEADER as u64 + MAX_PAYLOAD;
-    let mut bytes = Vec::new();
-    // One byte more than the limit: a longer file is detected without reading it all.
-    file.take(limit + 1).read_to_end(&mut bytes).ok()?;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut bytes = vec![0; usize::try_from(meta.len()).ok()?];
+    file.read_exact(&mut bytes).ok()?;
     Some(bytes)
 }
 

@@ -142,6 +142,15 @@ fn another_functions_entry_is_not_taken() {
 }
 
 #[test]
+fn entries_with_bytes_after_their_payload_are_rebuilt() {
+    survives(|f, _| {
+        let mut b = std::fs::read(f).unwrap();
+        b.extend_from_slice(&[0; 7]);
+        Some(b)
+    });
+}
+
+#[test]
 fn huge_lengths_are_rejected() {
     survives(|f, _| {
         let mut b = std::fs::read(f).unwrap();
