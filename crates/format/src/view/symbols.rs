@@ -3,7 +3,6 @@
 //! binary-searched), their agreement record by record, and the agreement of each definition's
 //! `export`/`import`/`extern` decorations with the records that name it.
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -433,27 +432,53 @@ impl ModuleView {
     /// decoration now reading another name than its records) is refused by the first lookup,
     /// whether or not that definition is ever read: otherwise a lazy link could read the
     /// change in the definitions it reaches and never see the contradiction.
+    ///
+    /// Called once the records are known readable and sorted by name: the distinct names
+    /// are listed in that order, and each string (of a length some name has) is looked up by
+    /// binary search among them, until every name was found. No hashing: nothing a file holds
+    /// can make a lookup cost more than its logarithm. The error names the first record, in
+    /// index order, whose name is missing.
     fn index_names_in_strings(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let count = self.strings_state()?.count as usize;
-        // A hash set with std's keyed hasher: the strings come from the file.
-        let known: HashSet<&[u8]> = self.file_strings().all_bytes(count).collect();
-        let mut prev: Option<&[u8]> = None;
+        // The distinct names, sorted, with the first record of each.
+        let mut names: Vec<&[u8]> = Vec::new();
+        let mut first: Vec<usize> = Vec::new();
         for k in 0..ix.count {
-            let name = ix.rec(k, &cx)?.name;
-            // Records are sorted by name: each name is looked up once.
-            if prev == Some(name) {
-                continue;
-            }
-            prev = Some(name);
-            if !known.contains(name) {
-                return Err(cx.bad(format!(
-                    "record {k}: its name `{}` is not a string of the strings section",
-                    String::from_utf8_lossy(name)
-                )));
+            let name = ix.name(k, &cx)?;
+            if names.last() != Some(&name) {
+                names.push(name);
+                first.push(k);
             }
         }
-        Ok(())
+        let shortest = names.iter().map(|n| n.len()).min().unwrap_or(usize::MAX);
+        let longest = names.iter().map(|n| n.len()).max().unwrap_or(0);
+        let mut found = vec![false; names.len()];
+        let mut missing = names.len();
+        if missing > 0 {
+            for s in self.file_strings().all_bytes(count) {
+                if s.len() < shortest || s.len() > longest {
+                    continue;
+                }
+                if let Ok(i) = names.binary_search(&s)
+                    && !found[i]
+                {
+                    found[i] = true;
+                    missing -= 1;
+                    if missing == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        match found.iter().position(|&hit| !hit) {
+            Some(i) => Err(cx.bad(format!(
+                "record {}: its name `{}` is not a string of the strings section",
+                first[i],
+                String::from_utf8_lossy(names[i])
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Checks every record's signature: absent, or a pool index (validates the pool). What
