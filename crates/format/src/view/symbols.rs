@@ -433,26 +433,35 @@ impl ModuleView {
     /// whether or not that definition is ever read: otherwise a lazy link could read the
     /// change in the definitions it reaches and never see the contradiction.
     ///
-    /// Called once the records are known readable and sorted by name: the distinct names
-    /// are listed in that order, and each string (of a length some name has) is looked up by
-    /// binary search among them, until every name was found. No hashing: nothing a file holds
-    /// can make a lookup cost more than its logarithm. The error names the first record, in
+    /// Called once the records are known readable and sorted by name. The distinct names are
+    /// sorted by their first eight bytes read as a number, then by their bytes, and each
+    /// string (of a length some name has) is looked up by binary search among them, until
+    /// every name was found: comparisons of numbers, mostly, and no hashing, so nothing a file
+    /// holds makes a lookup cost more than a logarithm. The error names the first record, in
     /// index order, whose name is missing.
     fn index_names_in_strings(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
+        /// The first eight bytes of `s` as a big-endian number (zero-padded).
+        fn prefix(s: &[u8]) -> u64 {
+            let mut b = [0u8; 8];
+            let n = s.len().min(8);
+            b[..n].copy_from_slice(&s[..n]);
+            u64::from_be_bytes(b)
+        }
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let count = self.strings_state()?.count as usize;
-        // The distinct names, sorted, with the first record of each.
-        let mut names: Vec<&[u8]> = Vec::new();
-        let mut first: Vec<usize> = Vec::new();
+        // The distinct names: (prefix, name, first record holding it).
+        let mut names: Vec<(u64, &[u8], usize)> = Vec::new();
+        let mut prev: Option<&[u8]> = None;
         for k in 0..ix.count {
             let name = ix.name(k, &cx)?;
-            if names.last() != Some(&name) {
-                names.push(name);
-                first.push(k);
+            if prev != Some(name) {
+                names.push((prefix(name), name, k));
             }
+            prev = Some(name);
         }
-        let shortest = names.iter().map(|n| n.len()).min().unwrap_or(usize::MAX);
-        let longest = names.iter().map(|n| n.len()).max().unwrap_or(0);
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        let shortest = names.iter().map(|n| n.1.len()).min().unwrap_or(usize::MAX);
+        let longest = names.iter().map(|n| n.1.len()).max().unwrap_or(0);
         let mut found = vec![false; names.len()];
         let mut missing = names.len();
         if missing > 0 {
@@ -460,7 +469,9 @@ impl ModuleView {
                 if s.len() < shortest || s.len() > longest {
                     continue;
                 }
-                if let Ok(i) = names.binary_search(&s)
+                let key = prefix(s);
+                let at = names.binary_search_by(|n| n.0.cmp(&key).then_with(|| n.1.cmp(s)));
+                if let Ok(i) = at
                     && !found[i]
                 {
                     found[i] = true;
@@ -471,11 +482,16 @@ impl ModuleView {
                 }
             }
         }
-        match found.iter().position(|&hit| !hit) {
-            Some(i) => Err(cx.bad(format!(
-                "record {}: its name `{}` is not a string of the strings section",
-                first[i],
-                String::from_utf8_lossy(names[i])
+        let first_missing = names
+            .iter()
+            .zip(&found)
+            .filter(|(_, hit)| !**hit)
+            .map(|(n, _)| (n.2, n.1))
+            .min();
+        match first_missing {
+            Some((k, name)) => Err(cx.bad(format!(
+                "record {k}: its name `{}` is not a string of the strings section",
+                String::from_utf8_lossy(name)
             ))),
             None => Ok(()),
         }
