@@ -690,4 +690,14 @@ fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup
         "{e}"
     );
     assert!(view.validate_all().is_err());
+    // With two names gone, the first record (in the index's order) is named.
+    let at = bytes[range.clone()]
+        .windows(2)
+        .position(|w| w == b"f2")
+        .unwrap();
+    bytes[range.start + at] = b'h';
+    crate::hostile::reseal(&mut bytes);
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let e = view.try_find_symbols("f0").unwrap_err().to_string();
+    assert!(e.contains("its name `f1` is not a string"), "{e}");
 }
