@@ -133,6 +133,11 @@ thread_local! {
     static NUMBERS: RefCell<Numbers> = RefCell::new(Numbers::default());
 }
 
+/// Frees this thread's numbering table (after a build: it is as large as the module).
+pub(crate) fn release_numbers() {
+    NUMBERS.with(|numbers| *numbers.borrow_mut() = Numbers::default());
+}
+
 /// What a number in [`Numbers`] counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

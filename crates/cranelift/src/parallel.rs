@@ -98,6 +98,16 @@ pub(crate) fn define_bodies(
         }
         Ok(())
     };
+    // Every thread that keyed a function keeps a numbering table the size of the module's
+    // arena: freed when the build is over (also after an error), not when the threads end.
+    let mut run = || {
+        let result = run();
+        if plan.cache.is_some() {
+            rayon::broadcast(|_| crate::fingerprint::release_numbers());
+            crate::fingerprint::release_numbers();
+        }
+        result
+    };
     match plan.pool {
         Some(pool) => pool.install(run),
         None => run(),
