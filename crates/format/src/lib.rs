@@ -82,7 +82,7 @@ pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
 pub use mapping::{MAX_GUARDED, guard_truncation};
 pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
-pub use write::{write, write_to, write_to_path};
+pub use write::{Prepared, prepare, write, write_to, write_to_path};
 
 /// Reads a module from bytes and materializes it (convenience for `from_bytes` +
 /// `materialize`).

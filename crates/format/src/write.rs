@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use byteorder::{ByteOrder, LittleEndian as LE};
+use irkit_core::verify::Nesting;
 use irkit_core::{Inst, Module, Opcode, Payload};
 use rayon::prelude::*;
 use rkyv::util::AlignedVec;
@@ -44,6 +45,137 @@ pub(crate) fn write_v2(module: &Module) -> Result<Vec<u8>, WriteError> {
     Ok(sink.into_inner())
 }
 
+/// A module encoded by [`prepare`], not written yet: everything the file holds, computed (the
+/// walks, encodings and hashes, on every core), waiting to be streamed out by
+/// [`Prepared::write_to`] or [`Prepared::write_to_path`]. A caller can prepare the bytes while
+/// it checks the module, and write them only if the check passes (`ir-link` verifies the
+/// linked module meanwhile).
+pub struct Prepared {
+    major: u16,
+    sections: Vec<(SectionKind, u32, Bytes)>,
+    bodies: Vec<Flattened>,
+    content: Vec<[u8; 32]>,
+    opcodes: Vec<u16>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("major", &self.major)
+            .field("definitions", &self.bodies.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prepared {
+    /// Streams the file into `sink` (positioned at the start of an empty file): the bytes of
+    /// [`write()`], as [`write_to`] writes them.
+    pub fn write_to<W: Write + Seek>(self, sink: W) -> Result<W, WriteError> {
+        let Prepared {
+            major,
+            sections,
+            bodies,
+            content,
+            opcodes,
+        } = self;
+        let mut out = Stream::new(sink, sections.len() + 1, major)?;
+        let mut index_at = None;
+        for (kind, flags, bytes) in sections {
+            if kind == SectionKind::DEF_INDEX {
+                index_at = Some(out.entries.len());
+            }
+            out.section(kind, flags, bytes.as_slice())?;
+        }
+        let mut index = DefIndex::default();
+        out.begin(SectionKind::DEFINITIONS, 0)?;
+        let start = out.len;
+        let mut rest = bodies.into_iter();
+        loop {
+            let chunk: Vec<Flattened> = rest.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            // Each body is freed once encoded; the encodings once written.
+            let archived: Vec<(Archived, u32)> = chunk
+                .into_par_iter()
+                .map(|b| {
+                    let bytes = match b.laid {
+                        Laid::Compact(bytes) => Bytes::Plain(bytes),
+                        Laid::Records(body) => body_bytes(&body, major)?,
+                    };
+                    Ok((Archived::new(bytes), b.count))
+                })
+                .collect::<Result<_, WriteError>>()?;
+            let mut buf = Vec::new();
+            for (a, inst_count) in archived {
+                let d = index.defs.len();
+                // 3.x packs bodies end to end; 2.x put each at a 16-byte offset.
+                let at = if major < 3 {
+                    out.aligned_len(buf.len() as u64)
+                } else {
+                    out.len + buf.len() as u64
+                };
+                buf.resize((at - out.len) as usize, 0);
+                index.defs.push(DefEntry {
+                    offset: at - start,
+                    length: a.bytes.as_slice().len() as u64,
+                    inst_count,
+                    opcode: opcodes[d],
+                    reserved: 0,
+                    body_hash: a.hash,
+                    content_hash: content[d],
+                });
+                buf.extend_from_slice(a.bytes.as_slice());
+            }
+            out.extend(&buf)?;
+        }
+        out.end()?;
+        let bytes = archive(&index)?;
+        if let Some(k) = index_at {
+            out.rewrite(k, bytes.as_slice())?;
+        }
+        let minor = if major == FORMAT_MAJOR {
+            FORMAT_MINOR
+        } else {
+            1
+        };
+        out.finish(major, minor)
+    }
+
+    /// Saves the file at `path` with [`write_to_path`]'s rules (atomically, through a synced
+    /// temporary file; a device or FIFO directly).
+    pub fn write_to_path(self, path: impl AsRef<Path>) -> Result<(), WriteError> {
+        let path = path.as_ref();
+        let io = |source: std::io::Error| WriteError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        if crate::files::is_device(path) {
+            let bytes = self.write_to(Cursor::new(Vec::new()))?.into_inner();
+            return crate::write_file(path, &bytes).map_err(io);
+        }
+        let mut failed = None;
+        let mut prepared = Some(self);
+        let done = crate::files::replace_with(path, |file| {
+            let Some(p) = prepared.take() else {
+                return Err(std::io::Error::other("written already"));
+            };
+            match p.write_to(BufWriter::new(file)) {
+                Ok(mut sink) => sink.flush(),
+                Err(WriteError::Io { source, .. }) => Err(source),
+                Err(e) => {
+                    failed = Some(e);
+                    Err(std::io::Error::other("not encoded"))
+                }
+            }
+        });
+        match (failed, done) {
+            (Some(e), _) => Err(e),
+            (None, r) => r.map_err(io),
+        }
+    }
+}
+
 /// The bytes of one body (a definition's or the root's) in the layout of major `major`.
 fn body_bytes(body: &Body, major: u16) -> Result<Bytes, WriteError> {
     if major >= 3 {
@@ -69,29 +201,18 @@ pub fn write_to<W: Write + Seek>(module: &Module, sink: W) -> Result<W, WriteErr
 /// directory ([`write_to`]) that is synced and renamed over `path`; a device or a FIFO
 /// directly, never replaced.
 pub fn write_to_path(module: &Module, path: impl AsRef<Path>) -> Result<(), WriteError> {
-    let path = path.as_ref();
-    let io = |source: std::io::Error| WriteError::Io {
-        path: path.display().to_string(),
-        source,
-    };
-    if crate::files::is_device(path) {
-        let bytes = write(module)?;
-        return crate::write_file(path, &bytes).map_err(io);
-    }
-    let mut failed = None;
-    let done =
-        crate::files::replace_with(path, |file| match write_to(module, BufWriter::new(file)) {
-            Ok(mut sink) => sink.flush(),
-            Err(WriteError::Io { source, .. }) => Err(source),
-            Err(e) => {
-                failed = Some(e);
-                Err(std::io::Error::other("not encoded"))
-            }
-        });
-    match (failed, done) {
-        (Some(e), _) => Err(e),
-        (None, r) => r.map_err(io),
-    }
+    prepare(module, Nesting::Check)?.write_to_path(path)
+}
+
+/// Encodes `module` for [`write()`] without writing it yet (see [`Prepared`]): every check
+/// of the module, and every error it can cause, happens here. With
+/// [`Nesting::Established`] the caller vouches that the module is within the nesting limit
+/// (the linker's output is, `spec/linking.md` §5), and it is not walked again to check it; a
+/// module over the limit then gives a file that readers refuse.
+pub fn prepare(module: &Module, nesting: Nesting) -> Result<Prepared, WriteError> {
+    let mut w = Writer::new(module);
+    w.limit_nesting = nesting == Nesting::Check;
+    w.prepare(FORMAT_MAJOR)
 }
 
 /// How many definitions are archived (on every core) and written at a time.
@@ -243,7 +364,13 @@ impl<'m> Writer<'m> {
 
     /// Writes the file into `sink` in the layout of major `major`: 3 (this version), or 2
     /// (2.1's, for tests).
-    fn run<W: Write + Seek>(mut self, sink: W, major: u16) -> Result<W, WriteError> {
+    fn run<W: Write + Seek>(self, sink: W, major: u16) -> Result<W, WriteError> {
+        self.prepare(major)?.write_to(sink)
+    }
+
+    /// Everything but the output itself: the walks, encodings, hashes and sections of
+    /// [`Writer::run`], held in memory.
+    fn prepare(mut self, major: u16) -> Result<Prepared, WriteError> {
         let m = self.m;
         let defs = m.top_level().to_vec();
         if defs.len() > REF_MAX_INDEX as usize + 1 {
@@ -298,6 +425,10 @@ impl<'m> Writer<'m> {
             .collect::<Result<Vec<Flattened>, WriteError>>()?;
         self.debug
             .sort_unstable_by_key(|r| (r.def, r.local, r.position));
+        // Everything numbered is encoded: the slot table (8 bytes an instruction) goes before
+        // the hashes, once each definition's signature is read from it.
+        let signatures: Vec<u32> = defs.iter().map(|&d| self.signature(d)).collect();
+        self.slot = Slots(Vec::new());
         // 3. Keys, hashes, symbols.
         let content = match major {
             3.. => {
@@ -318,7 +449,7 @@ impl<'m> Writer<'m> {
                 content_hashes(&self.strings.table, records, &pool_table)
             }
         };
-        let symbols = self.symbols(&defs, &content)?;
+        let symbols = self.symbols(&defs, &signatures, &content)?;
         // 4. The sections before the definitions, the definition index as a placeholder of
         // its final size (its entries are fixed-size), then the definitions streamed.
         let symbol_index = symbol_index(&symbols, &self.strings.table)?;
@@ -349,68 +480,13 @@ impl<'m> Writer<'m> {
             sections.push((SectionKind::DEBUG, SECTION_OPTIONAL, archive(&table)?));
         }
         let opcodes: Vec<u16> = defs.iter().map(|&d| m.opcode(d).0).collect();
-        let mut out = Stream::new(sink, sections.len() + 1, major)?;
-        let mut index_at = None;
-        for (kind, flags, bytes) in sections {
-            if kind == SectionKind::DEF_INDEX {
-                index_at = Some(out.entries.len());
-            }
-            out.section(kind, flags, bytes.as_slice())?;
-        }
-        let mut index = DefIndex::default();
-        out.begin(SectionKind::DEFINITIONS, 0)?;
-        let start = out.len;
-        let mut rest = bodies.into_iter();
-        loop {
-            let chunk: Vec<Flattened> = rest.by_ref().take(CHUNK).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            // Each body is freed once encoded; the encodings once written.
-            let archived: Vec<(Archived, u32)> = chunk
-                .into_par_iter()
-                .map(|b| {
-                    let bytes = match b.laid {
-                        Laid::Compact(bytes) => Bytes::Plain(bytes),
-                        Laid::Records(body) => body_bytes(&body, major)?,
-                    };
-                    Ok((Archived::new(bytes), b.count))
-                })
-                .collect::<Result<_, WriteError>>()?;
-            let mut buf = Vec::new();
-            for (a, inst_count) in archived {
-                let d = index.defs.len();
-                // 3.x packs bodies end to end; 2.x put each at a 16-byte offset.
-                let at = if major < 3 {
-                    out.aligned_len(buf.len() as u64)
-                } else {
-                    out.len + buf.len() as u64
-                };
-                buf.resize((at - out.len) as usize, 0);
-                index.defs.push(DefEntry {
-                    offset: at - start,
-                    length: a.bytes.as_slice().len() as u64,
-                    inst_count,
-                    opcode: opcodes[d],
-                    reserved: 0,
-                    body_hash: a.hash,
-                    content_hash: content[d],
-                });
-                buf.extend_from_slice(a.bytes.as_slice());
-            }
-            out.extend(&buf)?;
-        }
-        out.end()?;
-        let bytes = archive(&index)?;
-        if let Some(k) = index_at {
-            out.rewrite(k, bytes.as_slice())?;
-        }
-        let minor = if major == FORMAT_MAJOR {
-            FORMAT_MINOR
-        } else {
-            1
-        };
-        out.finish(major, minor)
+        Ok(Prepared {
+            major,
+            sections,
+            bodies,
+            content,
+            opcodes,
+        })
     }
 
     /// The pool values the tree uses, in a canonical dependency order: the order in which a
@@ -826,17 +902,28 @@ impl<'m> Writer<'m> {
         Ok(flat)
     }
 
-    fn symbols(&mut self, defs: &[Inst], content: &[[u8; 32]]) -> Result<SymbolTable, WriteError> {
+    /// Definition `d`'s type as a pool index (`REF_NONE` without one), for its symbols.
+    fn signature(&self, d: Inst) -> u32 {
+        let m = self.m;
+        match m.ty(d) {
+            Some(t) => match self.slot.get(m.resolve(t)) {
+                (OWNER_POOL, p) => p,
+                _ => REF_NONE,
+            },
+            None => REF_NONE,
+        }
+    }
+
+    fn symbols(
+        &mut self,
+        defs: &[Inst],
+        signatures: &[u32],
+        content: &[[u8; 32]],
+    ) -> Result<SymbolTable, WriteError> {
         let m = self.m;
         let mut out = Vec::new();
         for (i, &d) in defs.iter().enumerate() {
-            let signature = match m.ty(d) {
-                Some(t) => match self.slot.get(m.resolve(t)) {
-                    (OWNER_POOL, p) => p,
-                    _ => REF_NONE,
-                },
-                None => REF_NONE,
-            };
+            let signature = signatures.get(i).copied().unwrap_or(REF_NONE);
             for &x in m.decorations(d) {
                 let role = match m.opcode(x) {
                     Opcode::EXPORT => 0,

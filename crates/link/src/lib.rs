@@ -65,7 +65,7 @@ pub use fold::fold_constants;
 pub use inline::{Visible, inline_single_calls};
 pub use inline_always::inline_always;
 pub use input::{Input, Opened};
-pub use linker::{link, link_files};
+pub use linker::{link, link_files, verify_linked};
 pub use merge::merge_jump_chains;
 pub use prune::remove_unreferenced;
 pub use specialize::specialize;

@@ -124,19 +124,27 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     }
     if opts.verify {
         let t = Instant::now();
-        // The nesting limit holds: by construction without substitution, checked above
-        // after it. The verifier need not check it again (spec/linking.md §5).
-        let nesting = irkit_core::verify::Nesting::Established;
-        if let Err(errs) = irkit_core::verify::verify_with(&out, nesting) {
-            return Err(LinkErrors(
-                errs.iter()
-                    .map(|e| LinkError::Verify(e.to_string()))
-                    .collect(),
-            ));
-        }
+        verify_linked(&out)?;
         stats.verify = t.elapsed();
     }
     Ok(Linked { module: out, stats })
+}
+
+/// Verifies a module [`link`] returned with [`LinkOptions::verify`] off, unchanged: what
+/// `link` does last with the option on, for a caller that runs it beside other work
+/// (`ir-link` encodes the output meanwhile, and writes it only if this passes). A failure is
+/// reported as internal errors, one per verifier error.
+pub fn verify_linked(module: &Module) -> Result<(), LinkErrors> {
+    // The nesting limit holds: by construction without substitution, checked by `link` after
+    // it. The verifier need not check it again (spec/linking.md §5).
+    let nesting = irkit_core::verify::Nesting::Established;
+    irkit_core::verify::verify_with(module, nesting).map_err(|errs| {
+        LinkErrors(
+            errs.iter()
+                .map(|e| LinkError::Verify(e.to_string()))
+                .collect(),
+        )
+    })
 }
 
 /// What a reference to a definition stands for after resolution.

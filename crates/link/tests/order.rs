@@ -166,3 +166,64 @@ fn text_input(name: &str, text: &str) -> Result<Input, String> {
     let module = irkit_text::parse(text, name).map_err(|e| e.to_string())?;
     Input::from_module(name, &module).map_err(|e| e.to_string())
 }
+
+/// What `ir-link -o OUT.irm` does (the link verified beside the encoding, the file written
+/// after): the same bytes as a link verified first and written after, and a module that does
+/// not verify is caught by `verify_linked` as `link` would have caught it.
+#[test]
+fn verifying_beside_the_encoding_writes_what_a_verified_link_writes() {
+    for seed in 0..8 {
+        let inputs = program(seed, 4);
+        let opened = |inputs: &[(String, String)]| {
+            inputs
+                .iter()
+                .map(|(n, t)| text_input(n, t).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let verified = link_bytes(&inputs, &LinkOptions::default()).unwrap();
+        let opts = LinkOptions {
+            verify: false,
+            ..LinkOptions::default()
+        };
+        let linked = link(opened(&inputs), &opts).unwrap();
+        let (checked, prepared) = rayon::join(
+            || irkit_link::verify_linked(&linked.module),
+            || irkit_format::prepare(&linked.module, irkit_core::verify::Nesting::Established),
+        );
+        checked.unwrap();
+        let bytes = prepared
+            .unwrap()
+            .write_to(std::io::Cursor::new(Vec::new()))
+            .unwrap()
+            .into_inner();
+        assert!(bytes == verified, "seed {seed}: other bytes");
+    }
+    // A linked module broken afterwards (an operand of the wrong type) does not verify.
+    let inputs = program(1, 2);
+    let opts = LinkOptions {
+        verify: false,
+        ..LinkOptions::default()
+    };
+    let mut linked = link(
+        inputs
+            .iter()
+            .map(|(n, t)| text_input(n, t).unwrap())
+            .collect(),
+        &opts,
+    )
+    .unwrap();
+    let m = &mut linked.module;
+    let f = m
+        .top_level()
+        .iter()
+        .copied()
+        .find(|&d| m.entry_block(d).is_some())
+        .unwrap();
+    let block = m.entry_block(f).unwrap();
+    let wrong = m.ty_i64();
+    let zero = m.const_int(wrong, 0).unwrap();
+    let ret = *m.children(block).last().unwrap();
+    m.set_operands_from(ret, &[zero, zero]).unwrap();
+    let errors = irkit_link::verify_linked(&linked.module).unwrap_err();
+    assert!(!errors.errors().is_empty());
+}

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use irkit_cli::output;
 use irkit_cli::report::Problems;
+use irkit_core::verify::Nesting;
 use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats};
 use irkit_link::{LinkOptions, Stats};
 
@@ -119,7 +120,8 @@ fn main() -> ExitCode {
         internalize: args.internalize,
         link_stubs: args.link_stubs,
         debug_info: !args.strip_debug,
-        verify: true,
+        // Verified below, beside the encoding, when the output is a `.irm` file.
+        verify: !overlapped(&args),
         max_instantiation_depth: args.max_instantiation_depth,
         devirtualize: args.devirtualize || args.optimize,
         inline: args.inline || args.optimize,
@@ -162,9 +164,25 @@ fn main() -> ExitCode {
             );
         }
     }
-    if matches!(args.emit, Emit::Irm) && args.output.as_os_str() != "-" {
-        // Streamed into the output (never the whole file in memory at once).
-        match irkit_format::write_to_path(&linked.module, &args.output) {
+    if overlapped(&args) {
+        // The module is verified on the cores the encoding leaves idle, and the file written
+        // (streamed from the encoding) only if it verifies: a failed link writes nothing.
+        let ((verified, verify_time), prepared) = rayon::join(
+            || {
+                let v = Instant::now();
+                (irkit_link::verify_linked(&linked.module), v.elapsed())
+            },
+            || irkit_format::prepare(&linked.module, Nesting::Established),
+        );
+        linked.stats.verify = verify_time;
+        let written = match verified {
+            Err(errors) => {
+                irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems);
+                Ok(())
+            }
+            Ok(()) => prepared.and_then(|p| p.write_to_path(&args.output)),
+        };
+        match written {
             Ok(()) => {}
             Err(irkit_format::WriteError::Io { source, .. }) => problems.push(format!(
                 "error: {}: cannot write: {source}",
@@ -175,7 +193,9 @@ fn main() -> ExitCode {
             )),
         }
         if args.stats {
-            print_stats(&linked.stats, t.elapsed());
+            // Verification ran beside the encoding: the write is what the output took
+            // beyond it, so that the phases add up to the time the link took.
+            print_stats(&linked.stats, t.elapsed().saturating_sub(verify_time));
         }
         std::mem::forget(linked);
         return problems.finish();
@@ -311,6 +331,13 @@ fn report_codegen(s: &CodegenStats, stats: bool) {
 
 fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Whether the output is a `.irm` file written from the linked module as it is: then the
+/// link is verified beside the encoding, not before it (a rewrite of procs is verified
+/// before anything is encoded, and other outputs need a verified module to start from).
+fn overlapped(args: &Args) -> bool {
+    matches!(args.emit, Emit::Irm) && args.output.as_os_str() != "-" && !args.lower_procs
 }
 
 fn print_stats(s: &Stats, write: Duration) {

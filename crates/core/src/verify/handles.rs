@@ -68,7 +68,7 @@ impl Cx<'_> {
                 continue;
             }
             self.pool_pos.to_mut()[h.idx()] = Some(pi as u32);
-            self.key.to_mut()[h.idx()] = order;
+            self.key.to_mut()[h.idx()] = order as u32;
             order += 1;
         }
 
@@ -156,7 +156,7 @@ impl Cx<'_> {
             block_of[ix] = b;
             tparent[ix] = parent;
             pos_of[ix] = pos;
-            key[ix] = order;
+            key[ix] = order as u32;
             let at = (f, b, order);
             order += 1;
             tree.push(i);

@@ -204,8 +204,9 @@ struct Doms {
 pub(crate) struct Cx<'m> {
     m: &'m Module,
     errors: Vec<(u64, VerifyError)>,
-    /// Sort key per slot: pool position, then tree pre-order position; `u64::MAX` if neither.
-    key: Table<'m, u64>,
+    /// Sort key per slot: pool position, then tree pre-order position; `u32::MAX` if neither
+    /// (an arena has fewer slots; 4 bytes a slot, not 8, is what a large module notices).
+    key: Table<'m, u32>,
     /// Reached (tree or pool) and every handle it holds is in range and live.
     ok: Table<'m, bool>,
     /// Registry checks passed (known, not reserved, arity, type presence, payload kind).
@@ -241,7 +242,7 @@ impl<'m> Cx<'m> {
         Cx {
             m,
             errors: Vec::new(),
-            key: Cow::Owned(vec![u64::MAX; n]),
+            key: Cow::Owned(vec![u32::MAX; n]),
             ok: Cow::Owned(vec![false; n]),
             reg_ok: Cow::Owned(vec![false; n]),
             in_tree: Cow::Owned(vec![false; n]),
@@ -317,7 +318,7 @@ impl<'m> Cx<'m> {
             .iter()
             .filter(|c| self.tparent.get(c.idx()).copied().flatten() == Some(root))
             .filter_map(|c| self.key.get(c.idx()).copied())
-            .filter(|&k| k != u64::MAX && k >= first)
+            .filter(|&k| k != u32::MAX && k >= first)
             .map(|k| (k - first) as usize)
             .filter(|&k| k > 0 && k < self.tree.len())
             .collect();
@@ -481,7 +482,10 @@ impl<'m> Cx<'m> {
         }
         let func = self.func_of.get(inst.idx()).copied().flatten();
         let block = self.block_of.get(inst.idx()).copied().flatten();
-        let key = self.key.get(inst.idx()).copied().unwrap_or(u64::MAX);
+        let key = match self.key.get(inst.idx()) {
+            Some(&k) if k != u32::MAX => u64::from(k),
+            _ => u64::MAX,
+        };
         let e = error_at(self.m, inst, func, block, message.into());
         self.errors.push((key, e));
     }
