@@ -676,12 +676,16 @@ fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup
         .unwrap();
     drop(view);
     let range = strings.offset as usize..(strings.offset + strings.size) as usize;
-    let at = bytes[range.clone()]
-        .windows(2)
-        .position(|w| w == b"f1")
-        .unwrap();
-    bytes[range.start + at] = b'g';
-    crate::hostile::reseal(&mut bytes);
+    // Renames the string `name` (its first byte to `to`) and reseals the file.
+    let rename = |bytes: &mut Vec<u8>, name: &[u8], to: u8| {
+        let at = bytes[range.clone()]
+            .windows(name.len())
+            .position(|w| w == name)
+            .unwrap();
+        bytes[range.start + at] = to;
+        crate::hostile::reseal(bytes);
+    };
+    rename(&mut bytes, b"f1", b'g');
     let view = ModuleView::from_bytes(&bytes).unwrap();
     let e = view.try_find_symbols("f0").unwrap_err();
     assert!(
@@ -691,12 +695,7 @@ fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup
     );
     assert!(view.validate_all().is_err());
     // With two names gone, the first record (in the index's order) is named.
-    let at = bytes[range.clone()]
-        .windows(2)
-        .position(|w| w == b"f2")
-        .unwrap();
-    bytes[range.start + at] = b'h';
-    crate::hostile::reseal(&mut bytes);
+    rename(&mut bytes, b"f2", b'h');
     let view = ModuleView::from_bytes(&bytes).unwrap();
     let e = view.try_find_symbols("f0").unwrap_err().to_string();
     assert!(e.contains("its name `f1` is not a string"), "{e}");

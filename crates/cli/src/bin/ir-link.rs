@@ -164,17 +164,24 @@ fn main() -> ExitCode {
             );
         }
     }
-    if overlapped(&args) {
-        // The module is verified on the cores the encoding leaves idle, and the file written
-        // (streamed from the encoding) only if it verifies: a failed link writes nothing.
-        let ((verified, verify_time), prepared) = rayon::join(
-            || {
-                let v = Instant::now();
-                (irkit_link::verify_linked(&linked.module), v.elapsed())
-            },
-            || irkit_format::prepare(&linked.module, Nesting::Established),
-        );
-        linked.stats.verify = verify_time;
+    if matches!(args.emit, Emit::Irm) && args.output.as_os_str() != "-" {
+        // Streamed into the output from the encoding (never the whole file in memory at
+        // once). The linked module is verified on the cores the encoding leaves idle (unless
+        // procs were rewritten: then it was verified before), and the file written only if
+        // it verifies: a failed link writes nothing.
+        let ((verified, verify_time), prepared) = if overlapped(&args) {
+            rayon::join(
+                || {
+                    let v = Instant::now();
+                    (irkit_link::verify_linked(&linked.module), v.elapsed())
+                },
+                || irkit_format::prepare(&linked.module, Nesting::Established),
+            )
+        } else {
+            let prepared = irkit_format::prepare(&linked.module, Nesting::Check);
+            ((Ok(()), Duration::ZERO), prepared)
+        };
+        linked.stats.verify += verify_time;
         let written = match verified {
             Err(errors) => {
                 irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems);
@@ -193,8 +200,8 @@ fn main() -> ExitCode {
             )),
         }
         if args.stats {
-            // Verification ran beside the encoding: the write is what the output took
-            // beyond it, so that the phases add up to the time the link took.
+            // Verification that ran beside the encoding counts once: the write is what the
+            // output took beyond it, so that the phases add up to the time the link took.
             print_stats(&linked.stats, t.elapsed().saturating_sub(verify_time));
         }
         std::mem::forget(linked);
@@ -334,8 +341,9 @@ fn ms(d: Duration) -> String {
 }
 
 /// Whether the output is a `.irm` file written from the linked module as it is: then the
-/// link is verified beside the encoding, not before it (a rewrite of procs is verified
-/// before anything is encoded, and other outputs need a verified module to start from).
+/// link is verified beside the encoding, not before it (with `--lower-procs` the link and the
+/// rewrite are verified before anything is encoded, and other outputs need a verified module
+/// to start from).
 fn overlapped(args: &Args) -> bool {
     matches!(args.emit, Emit::Irm) && args.output.as_os_str() != "-" && !args.lower_procs
 }
