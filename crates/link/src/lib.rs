@@ -9,9 +9,10 @@
 //!   with [`LinkOptions::exports`], and in a library link every exported name.
 //! * **Reachability** (Scala Native NIR's *Reach*): a work list from the roots follows operand
 //!   and type references and the pins (`pin`; `pin_if` once its condition is reached;
-//!   `pin_weak` unless its target is unresolved). Only reached definitions are validated and
-//!   copied; nothing else is decoded (inputs are opened, which reads their symbol tables, and
-//!   each reached definition is validated on first touch).
+//!   `pin_weak` unless its target is unresolved). Only reached definitions are copied, and
+//!   only their validation is reported; nothing else is decoded (inputs are opened, which
+//!   reads their symbol tables, and each reached definition is validated on first touch,
+//!   usually ahead of the copy by a spare thread: `linker/ahead.rs`).
 //! * **Resolution**: an import goes to the export of the same name, type-checked by
 //!   structure; duplicate strong definitions are an error; `weak` yields to strong;
 //!   `linkonce` copies with equal content hashes collapse, unequal ones are an error; a

@@ -14,6 +14,7 @@ use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
 use crate::input::{Input, Opened};
 use crate::{LinkOptions, Linked, Stats};
 
+mod ahead;
 mod imports;
 mod linkage;
 mod resolve;
@@ -61,7 +62,7 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     let mut st = State::new(&inputs, opts);
     st.stats.inputs = inputs.len();
     st.stats.defs_available = inputs.iter().map(|i| i.view.def_count() as u64).sum();
-    st.run(&mut out);
+    ahead::with_validation_ahead(&inputs, || st.run(&mut out));
     st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
     // An input that shrank while it was read gave zeros for what was cut off: whatever was
     // linked from it is refused, before anything else is reported or returned.

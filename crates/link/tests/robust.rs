@@ -112,3 +112,65 @@ fn text_input(name: &str, text: &str) -> Result<Input, String> {
     let module = irkit_text::parse(text, name).map_err(|e| e.to_string())?;
     Input::from_module(name, &module).map_err(|e| e.to_string())
 }
+
+/// A definition nothing reaches is never reported, whoever validates it: a spare thread
+/// validates input definitions ahead of the copy (the linker's `ahead.rs`), and its verdicts
+/// stay unreported unless the copy reaches the definition. A broken definition that is
+/// reached is reported once, the same on one thread as on three.
+#[test]
+fn definitions_validated_ahead_are_reported_only_when_reached() {
+    let mut text = String::from(
+        "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f0()\n  ret %r\n}\n",
+    );
+    // A chain `f0` -> … -> `f149` to copy, long enough for the spare thread to get past it
+    // (validating is much cheaper than copying), then `f150` … `f199`, which nothing reaches.
+    for k in 0..200 {
+        let body = if k < 149 {
+            format!("%r: i32 = call @f{}()\n  ret %r", k + 1)
+        } else {
+            format!("ret i32 {k}")
+        };
+        text += &format!("@f{k}: fn() -> i32 = func {{\n^entry:\n  {body}\n}}\n");
+    }
+    let module = irkit_text::parse(&text, "many.ir").expect("parses");
+    let bytes = irkit_format::write(&module).expect("encodes");
+    let view = irkit_format::ModuleView::from_bytes(&bytes).expect("opens");
+    let defs = view
+        .sections()
+        .into_iter()
+        .find(|s| s.name == "definitions")
+        .expect("a definitions section");
+    // Bodies are packed in module order: `main`, `f0`, …, `f199` (unreached) last.
+    let body_of = |i: u32| {
+        let before: u64 = (0..i).map(|d| view.def_info(d).expect("a def").size).sum();
+        defs.offset + before..defs.offset + before + view.def_info(i).expect("a def").size
+    };
+    let link_with = |b: &[u8], threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        let input = Input::from_bytes("many.irm", b).expect("opens");
+        pool.install(|| link(vec![input], &LinkOptions::default()))
+            .map(|l| irkit_format::write(&l.module).expect("linked module encodes"))
+            .map_err(|e| e.to_string())
+    };
+    let clean = link_with(&bytes, 1).expect("links");
+    let last = body_of(view.def_count() - 1);
+    let mut broken = bytes.clone();
+    broken[(last.start + last.end) as usize / 2] ^= 0x40;
+    for threads in [1, 3] {
+        assert_eq!(
+            link_with(&broken, threads).as_ref(),
+            Ok(&clean),
+            "{threads} threads"
+        );
+    }
+    let reached = body_of(1);
+    let mut broken = bytes.clone();
+    broken[(reached.start + reached.end) as usize / 2] ^= 0x40;
+    let one = link_with(&broken, 1).expect_err("a reached definition is broken");
+    assert_eq!(one.lines().count(), 1, "{one}");
+    assert!(one.contains("definition 1: hash mismatch"), "{one}");
+    assert_eq!(link_with(&broken, 3), Err(one));
+}

@@ -82,7 +82,10 @@ struct StrState {
 /// with one validation cache per definition.
 struct DefTable {
     meta: Vec<DefMeta>,
+    /// Per definition: its validation on first touch.
     ok: Vec<Cache>,
+    /// Per definition: its agreement with the symbol index (`check_def_symbols`).
+    symbols_ok: Vec<Cache>,
 }
 
 type Lazy<T> = OnceLock<Result<T, Box<ReadError>>>;
@@ -493,6 +496,7 @@ impl ModuleView {
             Ok(DefTable {
                 meta,
                 ok: (0..n).map(|_| OnceLock::new()).collect(),
+                symbols_ok: (0..n).map(|_| OnceLock::new()).collect(),
             })
         })
     }

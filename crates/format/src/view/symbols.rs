@@ -360,8 +360,17 @@ impl ModuleView {
 
     /// Checks that the `export`, `import` and `extern` decorations (with a string payload) of
     /// definition `d` are exactly what the symbol index lists for it (validating `d`): the
-    /// linker acts on both, so they must say the same.
+    /// linker acts on both, so they must say the same. The verdict is cached, like `d`'s
+    /// validation.
     pub fn check_def_symbols(&self, d: u32) -> Result<(), ReadError> {
+        match self.def_table()?.symbols_ok.get(d as usize) {
+            Some(cache) => super::cached(cache, || self.check_def_symbols_uncached(d)),
+            // Out of range: `def` says so.
+            None => self.check_def_symbols_uncached(d),
+        }
+    }
+
+    fn check_def_symbols_uncached(&self, d: u32) -> Result<(), ReadError> {
         let def = self.def(d)?;
         let mut declared: Vec<(u8, &str)> = Vec::new();
         let root = def.root();
