@@ -75,7 +75,7 @@ fn read_everything(bytes: &[u8]) {
                 let _ = inst.children().count();
             }
         }
-        let _ = view.semantic_hash(i);
+        let _ = (view.semantic_hash(i), view.linking_hash(i));
     }
     if let Ok(root) = view.root() {
         let _ = root.insts().count();

@@ -173,3 +173,61 @@ fn a_huge_cycle_is_hashed_in_bounded_time() {
     );
     assert_ne!(a, b);
 }
+
+/// The semantic and the linking hash (`spec/format.md` §3.3) of the definition exported as
+/// `name` in the module `text`.
+fn both_hashes(text: &str, name: &str) -> ([u8; 32], [u8; 32]) {
+    let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
+    let bytes = irkit_format::write(&m).expect("encodes");
+    let view = ModuleView::from_bytes(&bytes).expect("opens");
+    let sym = view
+        .try_find_export(name)
+        .expect("symbols")
+        .unwrap_or_else(|| panic!("no export {name}"));
+    (
+        view.semantic_hash(sym.def).expect("hashes"),
+        view.linking_hash(sym.def).expect("hashes"),
+    )
+}
+
+/// `twice` calling `inc` through an import, directly (`inc` defined and exported here), or
+/// privately (`inc` defined here, not exported).
+fn twice(callee: &str) -> String {
+    let inc = match callee {
+        "import" => "#[import(\"inc\")]\n@inc: fn(i32) -> i32 = func\n".to_string(),
+        kind => format!(
+            "{}@inc: fn(i32) -> i32 = func {{\n^e(%x: i32):\n  %r: i32 = iadd %x, i32 1\n  ret %r\n}}\n",
+            if kind == "export" {
+                "#[export(\"inc\")]\n"
+            } else {
+                ""
+            }
+        ),
+    };
+    inc + r#"
+#[export("twice"), linkonce]
+@twice: fn(i32) -> i32 = func {
+^entry(%x: i32):
+  %a: i32 = call @inc(%x)
+  %r: i32 = call @inc(%a)
+  ret %r
+}
+"#
+}
+
+#[test]
+fn the_linking_hash_keys_imported_and_exported_names_alike() {
+    let (imported, imported_l) = both_hashes(&twice("import"), "twice");
+    let (exported, exported_l) = both_hashes(&twice("export"), "twice");
+    let (private, private_l) = both_hashes(&twice("private"), "twice");
+    // Stored: the role is part of the key. Linking: the name alone, as resolution has it.
+    assert_ne!(imported, exported);
+    assert_eq!(imported_l, exported_l);
+    // Without an import or export `inc` stands for itself, compared by content: another
+    // definition than whatever exports `inc`, by either hash.
+    assert_ne!(private, exported);
+    assert_ne!(private_l, exported_l);
+    // The linking hash keys one thing differently, nothing else.
+    assert_eq!(private, private_l);
+    assert_eq!(imported, imported_l);
+}

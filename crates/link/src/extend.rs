@@ -11,7 +11,7 @@
 //!    instructions, `Inst` ids, and their content): each remaining import declaration resolves
 //!    by name to `base`'s exported definition of that name (kind and type checked, as a normal
 //!    link checks them); an export of a name `base` already exports is a duplicate, except a
-//!    `linkonce` copy equal (by semantic hash) to `base`'s `linkonce` definition, which
+//!    `linkonce` copy equal (by linking hash) to `base`'s `linkonce` definition, which
 //!    resolves to `base`'s copy, and a `weak` definition, which yields to `base`'s (kind and
 //!    type checked as an import's); a body-less `extern` declaration resolves to `base`'s
 //!    declaration of the same C symbol. Everything else is copied after `base`'s definitions
@@ -165,8 +165,8 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
                     }
                 }
                 let (bv, lv) = views.as_ref().expect("encoded above");
-                let hb = def_index(base, b).and_then(|i| bv.semantic_hash(i).ok());
-                let hl = def_index(&lib, d).and_then(|i| lv.semantic_hash(i).ok());
+                let hb = def_index(base, b).and_then(|i| bv.linking_hash(i).ok());
+                let hl = def_index(&lib, d).and_then(|i| lv.linking_hash(i).ok());
                 if hb.is_none() || hb != hl {
                     errors.push(LinkError::LinkonceMismatch {
                         name: n.to_string(),

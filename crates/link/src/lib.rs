@@ -15,7 +15,7 @@
 //!   usually ahead of the copy by a spare thread: `linker/ahead.rs`).
 //! * **Resolution**: an import goes to the export of the same name, type-checked by
 //!   structure; duplicate strong definitions are an error; `weak` yields to strong;
-//!   `linkonce` copies with equal content hashes collapse, unequal ones are an error; a
+//!   `linkonce` copies with equal linking hashes collapse, unequal ones are an error; a
 //!   reached `stub` needs [`LinkOptions::link_stubs`]. Types and constants are re-interned in
 //!   the output, so equal ones from different inputs merge. A definition may be exported
 //!   under several names; a re-export (`#[import("a"), export("b")]`) makes `b` resolve to

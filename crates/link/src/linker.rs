@@ -204,7 +204,7 @@ struct State<'a> {
     reexports: BTreeMap<Box<str>, (u32, u32)>,
     /// Import declarations already checked against their export.
     imports_checked: FxHashSet<(u32, u32)>,
-    /// Semantic hashes of the `linkonce` candidates compared so far.
+    /// Linking hashes of the `linkonce` candidates compared so far.
     semantic: FxHashMap<(u32, u32), [u8; 32]>,
     /// The first declaration of each unresolved import / C symbol: (input, def, its type).
     decls: HashMap<Key, (u32, u32, Option<Inst>)>,

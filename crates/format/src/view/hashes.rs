@@ -20,7 +20,17 @@ impl ModuleView {
     /// can stand for the other; unlike [`DefInfo::content_hash`](crate::DefInfo::content_hash), nothing here is taken on
     /// trust from the file.
     pub fn semantic_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
-        let mut h = Hasher::new(ViewGraph::new(self));
+        let mut h = Hasher::new(ViewGraph::new(self, Keys::Stored));
+        h.hash(Node::Def(i))
+    }
+
+    /// The *linking hash* of definition `i` (`spec/format.md` §3.3): its semantic hash with
+    /// every reference that resolves by a name it imports or exports keyed by that name
+    /// alone, whichever decoration gives it. The linker compares `linkonce` copies by it: a
+    /// copy calling `g` through an `import("g")` and one calling the definition it exports as
+    /// `g` call the same function once linked, so they are the same code.
+    pub fn linking_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
+        let mut h = Hasher::new(ViewGraph::new(self, Keys::Resolved));
         h.hash(Node::Def(i))
     }
 
@@ -30,7 +40,7 @@ impl ModuleView {
         let view = self;
         let recomputed: Vec<[u8; 32]> = if view.version().0 >= 2 {
             // 2.x stores the semantic hash (spec/format.md §3.2).
-            let mut h = Hasher::new(ViewGraph::new(view));
+            let mut h = Hasher::new(ViewGraph::new(view, Keys::Stored));
             (0..view.def_count())
                 .map(|i| h.hash(Node::Def(i)))
                 .collect::<Result<_, _>>()?
@@ -110,6 +120,15 @@ fn def_keys(view: &ModuleView) -> Result<Vec<DefKey>, ReadError> {
     Ok(keys)
 }
 
+/// How a graph keys the definitions that resolve by name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// As the stored content hash does (`spec/format.md` §3.2): the name and its role.
+    Stored,
+    /// As resolution does (§3.3): an imported or exported name by the name alone.
+    Resolved,
+}
+
 /// The reference graph of a file, read through its validated archives (each definition is
 /// validated when its label is first needed).
 struct ViewGraph<'v> {
@@ -117,16 +136,18 @@ struct ViewGraph<'v> {
     strings: FileStrings<'v>,
     pool: Option<PoolView<'v>>,
     keys: HashMap<u32, Option<DefKey>>,
+    mode: Keys,
     feed: Feed,
 }
 
 impl<'v> ViewGraph<'v> {
-    fn new(view: &'v ModuleView) -> ViewGraph<'v> {
+    fn new(view: &'v ModuleView, mode: Keys) -> ViewGraph<'v> {
         ViewGraph {
             view,
             strings: view.file_strings(),
             pool: None,
             keys: HashMap::default(),
+            mode,
             feed: Feed::new(),
         }
     }
@@ -137,12 +158,17 @@ fn view_key(
     view: &ModuleView,
     strings: FileStrings<'_>,
     keys: &mut HashMap<u32, Option<DefKey>>,
+    mode: Keys,
     j: u32,
 ) -> Result<Option<DefKey>, ReadError> {
     if let Some(k) = keys.get(&j) {
         return Ok(k.clone());
     }
-    let k = def_key(&view.def(j)?.archived(), &strings);
+    let k = match def_key(&view.def(j)?.archived(), &strings) {
+        // An export is keyed as an import of the same name: both resolve by it.
+        Some(DefKey::Export(name)) if mode == Keys::Resolved => Some(DefKey::Import(name)),
+        k => k,
+    };
     keys.insert(j, k.clone());
     Ok(k)
 }
@@ -151,13 +177,15 @@ impl Graph for ViewGraph<'_> {
     type Error = ReadError;
 
     fn label(&mut self, node: Node) -> Result<Label, ReadError> {
-        let (view, strings) = (self.view, self.strings);
+        let (view, strings, mode) = (self.view, self.strings, self.mode);
         let keys = &mut self.keys;
         let labeler = Labeler { strings: &strings };
         match node {
             Node::Def(i) => {
                 let body = view.def(i)?.archived();
-                labeler.body(&mut self.feed, &body, |j| view_key(view, strings, keys, j))
+                labeler.body(&mut self.feed, &body, |j| {
+                    view_key(view, strings, keys, mode, j)
+                })
             }
             Node::Pool(i) => {
                 if self.pool.is_none() {
@@ -168,7 +196,7 @@ impl Graph for ViewGraph<'_> {
                     return Err(view.cx(SectionKind::POOL).bad("no pool".into()));
                 };
                 labeler.pool_entry(&mut self.feed, &pool, i as usize, |j| {
-                    view_key(view, strings, keys, j)
+                    view_key(view, strings, keys, mode, j)
                 })
             }
         }

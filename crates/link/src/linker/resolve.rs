@@ -1,6 +1,6 @@
 //! Resolution: which definition a name stands for. Candidates come from the inputs' symbol
 //! records, each checked against its definition before it is trusted; `arbitrate` applies
-//! spec/linking.md §3 (strong over weak, `linkonce` copies compared by semantic hash, stubs,
+//! spec/linking.md §3 (strong over weak, `linkonce` copies compared by linking hash, stubs,
 //! duplicates).
 
 use std::collections::HashSet;
@@ -182,13 +182,13 @@ impl State<'_> {
         }
     }
 
-    /// The semantic hash of definition `d` of input `m` (`spec/format.md` §3.2), recomputed
+    /// The linking hash of definition `d` of input `m` (`spec/format.md` §3.3), recomputed
     /// from the file, memoized.
-    pub(super) fn semantic_hash(&mut self, m: u32, d: u32) -> Option<[u8; 32]> {
+    pub(super) fn linking_hash(&mut self, m: u32, d: u32) -> Option<[u8; 32]> {
         if let Some(h) = self.semantic.get(&(m, d)) {
             return Some(*h);
         }
-        match self.view(m).semantic_hash(d) {
+        match self.view(m).linking_hash(d) {
             Ok(h) => {
                 self.semantic.insert((m, d), h);
                 Some(h)
@@ -289,9 +289,9 @@ impl State<'_> {
         if let Some(&(m0, d0)) = once.first() {
             // Copies collapse only when their code, and everything they reach privately, is
             // the same (`spec/linking.md` §3): recomputed here, never taken from the files.
-            let h0 = self.semantic_hash(m0, d0);
+            let h0 = self.linking_hash(m0, d0);
             for &(m, d) in &once[1..] {
-                let h = self.semantic_hash(m, d);
+                let h = self.linking_hash(m, d);
                 if h0.is_some() && h.is_some() && h != h0 {
                     self.errors.push(LinkError::LinkonceMismatch {
                         name: name.to_string(),
