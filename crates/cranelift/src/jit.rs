@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::ffi::CString;
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
 
 use cranelift_jit::{JITBuilder, JITModule};
@@ -22,6 +23,7 @@ use irkit_core::Module;
 
 use crate::context::LowerOptions;
 use crate::error::cl_err;
+use crate::heap::Heap;
 use crate::lower::lower_module;
 
 /// C's `fmod`, provided to the JIT directly (the process may not have loaded `libm`).
@@ -130,12 +132,16 @@ pub(crate) fn stack_budget(stack: usize) -> u64 {
 pub(crate) type SharedZero = Arc<Mutex<ZeroMaps>>;
 
 /// A new JIT module for the host, with the symbols every program may use (`fmod`, `fmodf`,
-/// the zero-initialized globals of `ZeroMaps`).
+/// the C heap's functions bound to the running program's [`Heap`](crate::heap::Heap), the
+/// zero-initialized globals of `ZeroMaps`).
 pub(crate) fn new_jit_module() -> Result<(JITModule, SharedZero), BackendError> {
     let isa = crate::isa::host(false)?;
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     builder.symbol("fmod", irkit_fmod as *const u8);
     builder.symbol("fmodf", irkit_fmodf as *const u8);
+    for (name, wrapper) in crate::heap::symbols() {
+        builder.symbol(name, wrapper);
+    }
     let zero = Arc::new(Mutex::new(ZeroMaps::default()));
     let lookup = Arc::clone(&zero);
     builder.symbol_lookup_fn(Box::new(move |name| {
@@ -156,14 +162,29 @@ pub(crate) fn place_zero(
     }
 }
 
-/// A module compiled into memory, ready to run.
+/// A module compiled into memory, ready to run. Dropping it frees its code, its data and what
+/// its runs left allocated on the C heap.
 pub struct Compiled {
-    module: JITModule,
+    module: ManuallyDrop<JITModule>,
     entry: *const u8,
     /// The stack size of the thread [`Compiled::run`] runs the program on.
     stack: usize,
     /// The zero-initialized globals the code refers to (kept alive with it).
     _zero: Arc<Mutex<ZeroMaps>>,
+    /// The program's C heap.
+    heap: Arc<Heap>,
+}
+
+impl Drop for Compiled {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; `run` joins the thread running the code before it
+        // returns, so none of it is executing, and `entry`, the only address into it, goes
+        // with `self`.
+        let module = unsafe { ManuallyDrop::take(&mut self.module) };
+        // SAFETY: as above: nothing runs or calls into the module's memory any more.
+        unsafe { module.free_memory() };
+    }
 }
 
 impl std::fmt::Debug for Compiled {
@@ -211,10 +232,11 @@ pub fn compile_with_depth(
         .map_err(|e| cl_err("JIT", e))?;
     let entry = module.get_finalized_function(id);
     Ok(Compiled {
-        module,
+        module: ManuallyDrop::new(module),
         entry,
         stack,
         _zero: zero,
+        heap: Arc::new(Heap::default()),
     })
 }
 
@@ -234,10 +256,14 @@ impl Compiled {
         // A memory fault in the program is a trap line and exit 70, not a signal.
         #[cfg(unix)]
         let _faults = crate::fault::Guard::install();
+        let heap = Arc::clone(&self.heap);
         let thread = std::thread::Builder::new()
             .name("irkit-jit".into())
             .stack_size(self.stack)
-            .spawn(move || f())
+            .spawn(move || {
+                let _heap = Heap::enter(&heap);
+                f()
+            })
             .map_err(|e| {
                 BackendError::Codegen(format!(
                     "JIT: cannot start a thread with a {} MiB stack: {e}",
@@ -252,5 +278,11 @@ impl Compiled {
     /// The JIT module (for inspection).
     pub fn module(&self) -> &JITModule {
         &self.module
+    }
+
+    /// How many blocks the program's runs allocated on the C heap and did not free (freed
+    /// when this is dropped).
+    pub fn heap_blocks(&self) -> usize {
+        self.heap.live_blocks()
     }
 }

@@ -52,6 +52,7 @@ pub mod exe;
 #[cfg(unix)]
 mod fault;
 mod fingerprint;
+mod heap;
 pub(crate) mod isa;
 pub mod jit;
 mod lower;

@@ -16,6 +16,7 @@
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cranelift_jit::JITModule;
 use cranelift_module::{DataId, FuncOrDataId, Linkage, Module as ClModule};
@@ -24,6 +25,7 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::context::{LowerOptions, SessionLower};
 use crate::error::cl_err;
+use crate::heap::Heap;
 use crate::jit::{SharedZero, in_process, new_jit_module, place_zero, stack_budget, stack_size};
 use crate::runtime::{STOP, STOP_ARG, STOP_MSG, STOPPED_EXIT, STOPPED_TRAP};
 use crate::types::Scalar;
@@ -48,6 +50,8 @@ pub struct JitSession {
     state: Option<DataId>,
     entries: HashMap<String, Entry>,
     max_depth: usize,
+    /// The program's C heap (freed with the session).
+    heap: Arc<Heap>,
     /// For each `fn` type of a `call_indirect` in the compiled code: the stack its call sites
     /// reserve for the callee's `stackalloc` objects (the largest frame of a function of that
     /// type when the first of them was compiled; see [`JitSession::check_frames`]).
@@ -65,6 +69,7 @@ impl JitSession {
             state: None,
             entries: HashMap::new(),
             max_depth: opts.max_depth.max(1),
+            heap: Arc::new(Heap::default()),
             reserved: HashMap::new(),
         }
     }
@@ -119,6 +124,12 @@ impl JitSession {
 
     fn stack(&self) -> usize {
         stack_size(self.max_depth)
+    }
+
+    /// How many blocks the program's calls allocated on the C heap and did not free (freed
+    /// when the session is dropped).
+    pub fn heap_blocks(&self) -> usize {
+        self.heap.live_blocks()
     }
 }
 
@@ -306,10 +317,12 @@ impl Session for JitSession {
         let stack = self.stack();
         #[cfg(unix)]
         let _faults = crate::fault::Guard::install();
+        let heap = Arc::clone(&self.heap);
         let thread = std::thread::Builder::new()
             .name("irkit-jit".into())
             .stack_size(stack)
             .spawn(move || {
+                let _heap = Heap::enter(&heap);
                 let mut out = vec![0u64; nresults.max(1)];
                 // SAFETY: `addr` is the finalized code of a wrapper made by
                 // `routines::define_session_wrapper`, `extern "C" fn(*const u64, *mut u64)` in

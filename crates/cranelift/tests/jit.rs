@@ -89,3 +89,83 @@ fn procs_must_be_lowered_first() {
         .unwrap();
     assert_eq!(jit, interp);
 }
+
+/// A program that keeps `keep` of the blocks it allocates (`malloc`, `calloc`, `realloc`),
+/// frees the others, and returns the byte it wrote into the last one.
+fn heap_program(keep: bool) -> irkit_core::Module {
+    let tail = if keep {
+        ""
+    } else {
+        "  call @free(%a)\n  call @free(%c)\n  call @free(%r)\n"
+    };
+    let text = format!(
+        r#"
+#[extern("malloc")]
+@malloc: fn(i64) -> ptr = func
+#[extern("calloc")]
+@calloc: fn(i64, i64) -> ptr = func
+#[extern("realloc")]
+@realloc: fn(ptr, i64) -> ptr = func
+#[extern("free")]
+@free: fn(ptr) -> void = func
+
+#[export("main")]
+@main: fn() -> i32 = func {{
+^entry:
+  %a: ptr = call @malloc(i64 1024)
+  %b: ptr = call @malloc(i64 64)
+  %c: ptr = call @calloc(i64 16, i64 16)
+  %r: ptr = call @realloc(%b, i64 100000)
+  store %r, i8 7
+  %v: i8 = load %r
+  %w: i32 = zext %v
+{tail}  ret %w
+}}
+"#
+    );
+    let m = irkit_text::parse(&text, "heap.ir").expect("parses");
+    irkit_core::verify::verify(&m).expect("verifies");
+    m
+}
+
+/// What a JIT-compiled program leaves on the C heap belongs to its compiled module: counted
+/// while it lives, freed with it (a process running many programs does not keep them all).
+#[test]
+fn the_c_heap_of_a_program_is_its_compiled_modules() {
+    for keep in [true, false] {
+        let compiled =
+            irkit_cranelift::jit::compile(&heap_program(keep), "main").expect("compiles");
+        assert_eq!(compiled.heap_blocks(), 0);
+        assert_eq!(compiled.run().expect("runs"), 7);
+        // `realloc` moved or kept `b`: either way one block stands for it.
+        assert_eq!(
+            compiled.heap_blocks(),
+            if keep { 3 } else { 0 },
+            "keep {keep}"
+        );
+        assert_eq!(compiled.run().expect("runs again"), 7);
+        assert_eq!(
+            compiled.heap_blocks(),
+            if keep { 6 } else { 0 },
+            "keep {keep}"
+        );
+    }
+}
+
+/// The same for a session: what its calls leave on the C heap is counted by it, and freed with
+/// it (a wasm instance's linear memory, say).
+#[test]
+fn the_c_heap_of_a_session_is_its_own() {
+    use irkit_backend::Session;
+    let mut session = irkit_cranelift::JitSession::new(&RunOptions::default());
+    session.load(heap_program(true)).expect("loads");
+    assert_eq!(session.heap_blocks(), 0);
+    for calls in 1..=3 {
+        let r = session.call("main", &[]).expect("calls");
+        assert_eq!(
+            r,
+            irkit_backend::Call::Returned(vec![irkit_backend::Val::I32(7)])
+        );
+        assert_eq!(session.heap_blocks(), 3 * calls);
+    }
+}
