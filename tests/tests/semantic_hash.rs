@@ -3,8 +3,8 @@
 
 use irkit_format::ModuleView;
 
-/// The semantic hash of the definition exported as `name` in the module `text`.
-fn hash_of(text: &str, name: &str) -> [u8; 32] {
+/// `f` of the module `text`, written and opened, and its definition exported as `name`.
+fn with_export<T>(text: &str, name: &str, f: impl FnOnce(&ModuleView, u32) -> T) -> T {
     let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
     let bytes = irkit_format::write(&m).expect("encodes");
     let view = ModuleView::from_bytes(&bytes).expect("opens");
@@ -12,7 +12,12 @@ fn hash_of(text: &str, name: &str) -> [u8; 32] {
         .try_find_export(name)
         .expect("symbols")
         .unwrap_or_else(|| panic!("no export {name}"));
-    view.semantic_hash(sym.def).expect("hashes")
+    f(&view, sym.def)
+}
+
+/// The semantic hash of the definition exported as `name` in the module `text`.
+fn hash_of(text: &str, name: &str) -> [u8; 32] {
+    with_export(text, name, |view, d| view.semantic_hash(d).expect("hashes"))
 }
 
 const LOW7: &str = r#"
@@ -177,17 +182,12 @@ fn a_huge_cycle_is_hashed_in_bounded_time() {
 /// The semantic and the linking hash (`spec/format.md` §3.3) of the definition exported as
 /// `name` in the module `text`.
 fn both_hashes(text: &str, name: &str) -> ([u8; 32], [u8; 32]) {
-    let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
-    let bytes = irkit_format::write(&m).expect("encodes");
-    let view = ModuleView::from_bytes(&bytes).expect("opens");
-    let sym = view
-        .try_find_export(name)
-        .expect("symbols")
-        .unwrap_or_else(|| panic!("no export {name}"));
-    (
-        view.semantic_hash(sym.def).expect("hashes"),
-        view.linking_hash(sym.def).expect("hashes"),
-    )
+    with_export(text, name, |view, d| {
+        (
+            view.semantic_hash(d).expect("hashes"),
+            view.linking_hash(d).expect("hashes"),
+        )
+    })
 }
 
 /// `twice` calling `inc` through an import, directly (`inc` defined and exported here), or
