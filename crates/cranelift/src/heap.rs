@@ -104,13 +104,17 @@ extern "C" fn heap_calloc(n: size_t, size: size_t) -> *mut c_void {
 extern "C" fn heap_realloc(p: *mut c_void, size: size_t) -> *mut c_void {
     // SAFETY: C's `realloc`, with the program's pointer, as the program asked.
     let q = unsafe { libc::realloc(p, size) };
-    // A null result leaves `p` allocated, unless `p` was freed (a size of 0).
-    if !q.is_null() || size == 0 {
-        with_heap(|h| {
-            h.blocks().remove(&(p as usize));
-        });
-    }
-    record(q)
+    with_heap(|h| {
+        let mut blocks = h.blocks();
+        // A null result leaves `p` allocated, unless `p` was freed (a size of 0).
+        if !q.is_null() || size == 0 {
+            blocks.remove(&(p as usize));
+        }
+        if !q.is_null() {
+            blocks.insert(q as usize);
+        }
+    });
+    q
 }
 
 extern "C" fn heap_free(p: *mut c_void) {

@@ -162,6 +162,36 @@ pub(crate) fn place_zero(
     }
 }
 
+/// Runs `f` (JIT-compiled code, or a call into it) on a new thread with a `stack`-byte stack
+/// whose C heap is `heap`, with memory faults reported as traps (`crate::fault`), and returns
+/// its result once the thread has ended.
+pub(crate) fn on_program_thread<T: Send + 'static>(
+    stack: usize,
+    heap: &Arc<Heap>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, BackendError> {
+    // A memory fault in the program is a trap line and exit 70, not a signal.
+    #[cfg(unix)]
+    let _faults = crate::fault::Guard::install();
+    let heap = Arc::clone(heap);
+    let thread = std::thread::Builder::new()
+        .name("irkit-jit".into())
+        .stack_size(stack)
+        .spawn(move || {
+            let _heap = Heap::enter(&heap);
+            f()
+        })
+        .map_err(|e| {
+            BackendError::Codegen(format!(
+                "JIT: cannot start a thread with a {} MiB stack: {e}",
+                stack >> 20
+            ))
+        })?;
+    thread
+        .join()
+        .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))
+}
+
 /// A module compiled into memory, ready to run. Dropping it frees its code, its data and what
 /// its runs left allocated on the C heap.
 pub struct Compiled {
@@ -253,26 +283,7 @@ impl Compiled {
         // host's default calling convention, and `self.module` (which owns the code) outlives
         // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
-        // A memory fault in the program is a trap line and exit 70, not a signal.
-        #[cfg(unix)]
-        let _faults = crate::fault::Guard::install();
-        let heap = Arc::clone(&self.heap);
-        let thread = std::thread::Builder::new()
-            .name("irkit-jit".into())
-            .stack_size(self.stack)
-            .spawn(move || {
-                let _heap = Heap::enter(&heap);
-                f()
-            })
-            .map_err(|e| {
-                BackendError::Codegen(format!(
-                    "JIT: cannot start a thread with a {} MiB stack: {e}",
-                    self.stack >> 20
-                ))
-            })?;
-        thread
-            .join()
-            .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))
+        on_program_thread(self.stack, &self.heap, move || f())
     }
 
     /// The JIT module (for inspection).

@@ -315,35 +315,18 @@ impl Session for JitSession {
         let nresults = e.results.len();
         let addr = e.addr;
         let stack = self.stack();
-        #[cfg(unix)]
-        let _faults = crate::fault::Guard::install();
-        let heap = Arc::clone(&self.heap);
-        let thread = std::thread::Builder::new()
-            .name("irkit-jit".into())
-            .stack_size(stack)
-            .spawn(move || {
-                let _heap = Heap::enter(&heap);
-                let mut out = vec![0u64; nresults.max(1)];
-                // SAFETY: `addr` is the finalized code of a wrapper made by
-                // `routines::define_session_wrapper`, `extern "C" fn(*const u64, *mut u64)` in
-                // the host's default calling convention, which reads one slot per parameter
-                // from `slots` and writes one per result leaf to `out` (both that long); the
-                // JIT module owning the code outlives the thread (joined below).
-                let f: extern "C" fn(*const u64, *mut u64) = unsafe {
-                    std::mem::transmute::<usize, extern "C" fn(*const u64, *mut u64)>(addr)
-                };
-                f(slots.as_ptr(), out.as_mut_ptr());
-                out
-            })
-            .map_err(|e| {
-                BackendError::Codegen(format!(
-                    "JIT: cannot start a thread with a {} MiB stack: {e}",
-                    stack >> 20
-                ))
-            })?;
-        let out = thread
-            .join()
-            .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))?;
+        let out = crate::jit::on_program_thread(stack, &self.heap, move || {
+            let mut out = vec![0u64; nresults.max(1)];
+            // SAFETY: `addr` is the finalized code of a wrapper made by
+            // `routines::define_session_wrapper`, `extern "C" fn(*const u64, *mut u64)` in the
+            // host's default calling convention, which reads one slot per parameter from
+            // `slots` and writes one per result leaf to `out` (both that long); the JIT module
+            // owning the code outlives the thread (joined before this returns).
+            let f: extern "C" fn(*const u64, *mut u64) =
+                unsafe { std::mem::transmute::<usize, extern "C" fn(*const u64, *mut u64)>(addr) };
+            f(slots.as_ptr(), out.as_mut_ptr());
+            out
+        })?;
         let (p, size) = jit.get_finalized_data(state);
         if size < crate::runtime::SESSION_STATE {
             return Err(BackendError::Codegen("JIT: runtime state too small".into()));

@@ -205,7 +205,7 @@ struct State<'a> {
     /// Import declarations already checked against their export.
     imports_checked: FxHashSet<(u32, u32)>,
     /// Linking hashes of the `linkonce` candidates compared so far.
-    semantic: FxHashMap<(u32, u32), [u8; 32]>,
+    linking: FxHashMap<(u32, u32), [u8; 32]>,
     /// The first declaration of each unresolved import / C symbol: (input, def, its type).
     decls: HashMap<Key, (u32, u32, Option<Inst>)>,
     pool_memo: Vec<Vec<Option<Inst>>>,
@@ -255,7 +255,7 @@ impl<'a> State<'a> {
             name_memo: HashMap::new(),
             reexports: BTreeMap::new(),
             imports_checked: FxHashSet::default(),
-            semantic: FxHashMap::default(),
+            linking: FxHashMap::default(),
             decls: HashMap::new(),
             pool_memo: vec![Vec::new(); srcs.len()],
             pools: vec![None; srcs.len()],

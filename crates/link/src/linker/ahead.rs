@@ -2,9 +2,9 @@
 //! the output), and each definition it reaches is validated on first touch (`spec/format.md`
 //! §4: body hash, compact layout, every index) and checked against its file's symbol index
 //! (`ModuleView::check_def_symbols`). Both depend on the input alone and their verdicts are
-//! cached by the input's view, whoever asked first. So while the walk runs on
-//! the calling thread, a spare thread of rayon's pool validates the inputs' definitions, and
-//! the walk mostly finds them checked.
+//! cached by the input's view, whoever asked first. So while the walk runs on the calling
+//! thread, a spare thread of rayon's pool validates the inputs' definitions, and the walk
+//! mostly finds them checked.
 //!
 //! Nothing observable changes: a view caches a definition's verdict, error or not, and only
 //! the walk reports one (for a definition it reached, when it reached it). The thread stops as
@@ -20,8 +20,7 @@ use crate::input::Input;
 
 /// Runs `walk` on the calling thread while a spare thread validates the definitions of
 /// `inputs` (pool first, then each definition in index order with its symbol records, input
-/// by input), and returns
-/// `walk`'s result once that thread has stopped.
+/// by input), and returns `walk`'s result once that thread has stopped.
 pub(super) fn with_validation_ahead<R>(inputs: &[Input], walk: impl FnOnce() -> R) -> R {
     if rayon::current_num_threads() < 2 {
         return walk();

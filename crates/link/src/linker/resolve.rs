@@ -185,12 +185,12 @@ impl State<'_> {
     /// The linking hash of definition `d` of input `m` (`spec/format.md` §3.3), recomputed
     /// from the file, memoized.
     pub(super) fn linking_hash(&mut self, m: u32, d: u32) -> Option<[u8; 32]> {
-        if let Some(h) = self.semantic.get(&(m, d)) {
+        if let Some(h) = self.linking.get(&(m, d)) {
             return Some(*h);
         }
         match self.view(m).linking_hash(d) {
             Ok(h) => {
-                self.semantic.insert((m, d), h);
+                self.linking.insert((m, d), h);
                 Some(h)
             }
             Err(e) => {
