@@ -353,7 +353,8 @@ pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Entry> {
         return None;
     }
     let named = |n: u32| (n as usize) < names.len();
-    let messaged = |n: &Name| !matches!(*n, Name::Message(j) if j as usize >= messages.len());
+    let tables = crate::names::message_tables(&messages);
+    let messaged = |n: &Name| !matches!(*n, Name::Message(j) if j as usize >= tables);
     if relocs
         .iter()
         .any(|r| matches!(r.target, Target::Name(n) if !named(n)))

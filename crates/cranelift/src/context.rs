@@ -87,8 +87,6 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) globals: HashMap<Inst, DataId>,
     /// The runtime routines and C imports the generated code calls.
     pub(crate) rt: Runtime,
-    /// Trap messages already emitted, by text.
-    pub(crate) messages: HashMap<String, DataId>,
     /// Whether data is referred to through absolute addresses ([`LowerOptions::far_data`]).
     pub(crate) far_data: bool,
     /// The call depth limit ([`LowerOptions::max_depth`]).
@@ -178,21 +176,18 @@ impl<M: ClModule> Ctx<'_, M> {
         Ok(leaves.iter().map(|&(s, _)| s).collect())
     }
 
-    /// The read-only data object holding `text`, defined once.
+    /// A new read-only data object holding `text`: trap messages (a function's message
+    /// table, `crate::names`, or a routine's message).
     pub(crate) fn message(&mut self, text: &str) -> Result<DataId, BackendError> {
-        if let Some(&id) = self.messages.get(text) {
-            return Ok(id);
-        }
         let id = self
             .cl
             .declare_anonymous_data(false, false)
             .map_err(|e| cl_err("trap message", e))?;
         let mut d = cranelift_module::DataDescription::new();
-        d.define(text.as_bytes().to_vec().into_boxed_slice());
+        d.define(text.as_bytes().into());
         self.cl
             .define_data(id, &d)
             .map_err(|e| cl_err("trap message", e))?;
-        self.messages.insert(text.to_string(), id);
         Ok(id)
     }
 }

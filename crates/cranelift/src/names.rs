@@ -4,11 +4,12 @@
 //! is read back into these ([`names_of`]); the code cache stores them beside the code; every
 //! build resolves them to its own symbols ([`resolve`]) when the code is defined.
 //!
-//! Trap messages are data objects, declared in the Cranelift module in the order functions are
-//! defined, not lowered (so that lowering needs only read-only shared state and runs on any
-//! thread): while lowering, a message is the placeholder name [`MESSAGE_NS`]`:j`, the `j`th
-//! message of the function ([`message_in_func`]); [`Messages`] declares them in definition
-//! order.
+//! A function's trap messages are one read-only data object, its **message table** (the
+//! texts concatenated in first-use order; the trap routine takes a pointer and a length),
+//! declared in the Cranelift module in the order functions are defined, not lowered (so that
+//! lowering needs only read-only shared state and runs on any thread): while lowering, the
+//! table is the placeholder name [`MESSAGE_NS`]`:0` and a message an offset from it
+//! ([`message_in_func`]); [`declare_messages`] declares the table in definition order.
 
 use std::collections::HashMap;
 
@@ -26,8 +27,7 @@ const FUNC_NS: u32 = 0;
 /// The namespace of data objects (`cranelift-module`'s).
 const DATA_NS: u32 = 1;
 
-/// The namespace of a function's trap-message placeholders (index: the message's position in
-/// the function's list).
+/// The namespace of the placeholder of a function's message table (index 0).
 pub(crate) const MESSAGE_NS: u32 = 2;
 
 /// What one name-table entry denotes.
@@ -37,7 +37,7 @@ pub(crate) enum Name {
     Ref(u32),
     /// Runtime symbol `k` ([`runtime_symbols`]).
     Runtime(u32),
-    /// The function's `j`th trap message.
+    /// The function's message table (the value is 0: a function has one).
     Message(u32),
     /// A symbol of this build only (no symbolic form; such code is not cached).
     Raw(UserExternalName),
@@ -76,13 +76,13 @@ fn symbol_of<M: ClModule>(ctx: &Ctx<'_, M>, d: Inst) -> Option<Symbol> {
     }
 }
 
-/// A reference to the function's `j`th trap message in `func` (near unless `far`, as
-/// [`Ctx::data_in_func`] makes a reference to data the module defines).
-pub(crate) fn message_in_func(func: &mut Function, j: u32, far: bool) -> ir::GlobalValue {
-    let name = func.declare_imported_user_function(UserExternalName::new(MESSAGE_NS, j));
+/// A reference to the trap message at `offset` in the message table of `func` (near unless
+/// `far`, as [`Ctx::data_in_func`] makes a reference to data the module defines).
+pub(crate) fn message_in_func(func: &mut Function, offset: i64, far: bool) -> ir::GlobalValue {
+    let name = func.declare_imported_user_function(UserExternalName::new(MESSAGE_NS, 0));
     func.create_global_value(ir::GlobalValueData::Symbol {
         name: ir::ExternalName::user(name),
-        offset: ir::immediates::Imm64::new(0),
+        offset: ir::immediates::Imm64::new(offset),
         colocated: !far,
         tls: false,
     })
@@ -123,7 +123,7 @@ pub(crate) fn names_of<M: ClModule>(
 }
 
 /// The relocation targets of `names` in `ctx`'s build: `refs` is the function's reference
-/// list, `messages` the data objects of its trap messages. `None` if a name points outside
+/// list, `messages` the data object of its message table ([`message_tables`] of them). `None` if a name points outside
 /// them or a reference has no symbol of its kind (an entry that is not this function's).
 pub(crate) fn resolve<M: ClModule>(
     ctx: &Ctx<'_, M>,
@@ -149,16 +149,25 @@ pub(crate) fn resolve<M: ClModule>(
         .collect()
 }
 
-/// Declares trap messages in the order code using them is defined: the data objects of one
-/// function's messages, each text declared once per module ([`Ctx::message`]).
+/// How many data objects the message table of a function with trap messages `texts` takes:
+/// one, or none without messages.
+pub(crate) fn message_tables(texts: &[String]) -> usize {
+    usize::from(!texts.is_empty())
+}
+
+/// Declares a function's message table (`texts` concatenated) in the order code using it is
+/// defined: its data object, if it has messages ([`message_tables`]).
 pub(crate) fn declare_messages<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     texts: &[String],
 ) -> Result<Vec<DataId>, BackendError> {
-    texts.iter().map(|t| ctx.message(t)).collect()
+    if message_tables(texts) == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(vec![ctx.message(&texts.concat())?])
 }
 
-/// Points the message placeholders of `func` at the data objects `ids` (its messages,
+/// Points the message placeholder of `func` at the data object `ids[0]` (its message table,
 /// declared), for code compiled by `cranelift-module` itself (the JIT, a serial build).
 pub(crate) fn bind_messages(func: &mut Function, ids: &[DataId]) {
     let placeholders: Vec<_> = func

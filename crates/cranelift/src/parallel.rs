@@ -187,7 +187,7 @@ fn cached(
     let entry = cache.get(&fp.key)?;
     // The message objects are declared only when the function is defined; any ids check
     // the rest.
-    let ids = vec![DataId::from_u32(0); entry.messages.len()];
+    let ids = vec![DataId::from_u32(0); names::message_tables(&entry.messages)];
     let fits = names::resolve(ctx, &entry.names, &fp.refs, &ids)
         .and_then(|targets| entry.code.module_relocs(&targets, id))
         .is_some();

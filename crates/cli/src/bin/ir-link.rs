@@ -225,6 +225,8 @@ fn main() -> ExitCode {
             if args.stats {
                 print_stats(&linked.stats, t.elapsed());
             }
+            // As below: the process ends here.
+            std::mem::forget(linked);
             return problems.finish();
         }
     };

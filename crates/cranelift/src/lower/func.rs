@@ -56,8 +56,9 @@ pub(crate) struct Built {
     pub(crate) code: cranelift_codegen::Context,
     /// The function's name, for errors.
     pub(crate) place: String,
-    /// Its trap messages, in first-use order: the code refers to the `j`th as the placeholder
-    /// name `MESSAGE_NS:j` (`crate::names`), declared when the code is defined.
+    /// Its trap messages, in first-use order: the code refers to them as offsets into their
+    /// concatenation, the function's message table, named by the placeholder `MESSAGE_NS:0`
+    /// (`crate::names`) and declared when the code is defined.
     pub(crate) messages: Vec<String>,
 }
 
@@ -101,7 +102,8 @@ pub(crate) fn build_function<M: ClModule>(
             blocks: HashMap::default(),
             block_names: HashMap::default(),
             messages: Vec::new(),
-            message_index: HashMap::default(),
+            message_offsets: HashMap::default(),
+            message_bytes: 0,
         };
         fl.body(f)?;
         fl.b.seal_all_blocks();
@@ -152,8 +154,11 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     block_names: HashMap<Inst, std::rc::Rc<str>>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
-    /// Each message's position in [`FnLower::messages`].
-    message_index: HashMap<String, u32>,
+    /// Each message's offset in the function's message table (the concatenation of
+    /// [`FnLower::messages`]).
+    message_offsets: HashMap<String, i64>,
+    /// The table's length so far.
+    message_bytes: i64,
 }
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
@@ -348,12 +353,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     pub(crate) fn trap_here(&mut self, kind: &str, place: &Place) -> Result<(), BackendError> {
         let text = format!("trap: {kind} in {}\n", place.render(self.ctx.m));
         let len = text.len() as i64;
-        let next = self.messages.len() as u32;
-        let j = *self.message_index.entry(text.clone()).or_insert(next);
-        if j == next {
-            self.messages.push(text);
-        }
-        let gv = crate::names::message_in_func(self.b.func, j, self.ctx.far_data);
+        let offset = match self.message_offsets.get(&text) {
+            Some(&offset) => offset,
+            None => {
+                let offset = self.message_bytes;
+                self.message_bytes += len;
+                self.message_offsets.insert(text.clone(), offset);
+                self.messages.push(text);
+                offset
+            }
+        };
+        let gv = crate::names::message_in_func(self.b.func, offset, self.ctx.far_data);
         let p = self.b.ins().symbol_value(PTR, gv);
         let n = self.b.ins().iconst(clt::I64, len);
         let tr = self.ctx.func_in_func(self.ctx.rt.trap, self.b.func);

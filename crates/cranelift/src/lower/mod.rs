@@ -107,7 +107,6 @@ pub(crate) fn lower_with<M: ClModule>(
         funcs: HashMap::default(),
         globals: HashMap::default(),
         rt,
-        messages: HashMap::default(),
         far_data: opts.far_data,
         max_depth: opts.max_depth.max(1),
         frames: HashMap::default(),
