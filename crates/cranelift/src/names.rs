@@ -4,17 +4,20 @@
 //! is read back into these ([`names_of`]); the code cache stores them beside the code; every
 //! build resolves them to its own symbols ([`resolve`]) when the code is defined.
 //!
-//! A function's trap messages are one read-only data object, its **message table** (the
-//! texts concatenated in first-use order; the trap routine takes a pointer and a length),
-//! declared in the Cranelift module in the order functions are defined, not lowered (so that
-//! lowering needs only read-only shared state and runs on any thread): while lowering, the
-//! table is the placeholder name [`MESSAGE_NS`]`:0` and a message an offset from it
-//! ([`message_in_func`]); [`declare_messages`] declares the table in definition order.
+//! A function's trap messages are one read-only data object, its **message table**: the texts
+//! concatenated in first-use order (the trap routine takes a pointer and a length), declared
+//! in the Cranelift module in the order functions are defined, not lowered (so that lowering
+//! needs only read-only shared state and runs on any thread). While lowering, the table is
+//! the placeholder name [`MESSAGE_NS`]`:0` and a message an offset from it
+//! ([`message_in_func`]); when the function is defined, [`declare_messages`] declares the
+//! table and the placeholder becomes its symbol ([`bind_messages`], [`bind_message_relocs`]).
+//! (The offset is in the code, not in a relocation: position-independent code loads a data
+//! address from the GOT and adds the offset, so tables cannot share a symbol.)
 
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{self, Function, UserExternalName};
-use cranelift_module::{DataId, FuncId, Module as ClModule, ModuleRelocTarget};
+use cranelift_module::{DataId, FuncId, Module as ClModule, ModuleReloc, ModuleRelocTarget};
 use irkit_backend::BackendError;
 use irkit_core::Inst;
 
@@ -123,13 +126,15 @@ pub(crate) fn names_of<M: ClModule>(
 }
 
 /// The relocation targets of `names` in `ctx`'s build: `refs` is the function's reference
-/// list, `messages` the data object of its message table ([`message_tables`] of them). `None` if a name points outside
-/// them or a reference has no symbol of its kind (an entry that is not this function's).
+/// list, `tables` how many message tables it has ([`message_tables`]; its table is left at
+/// the placeholder [`MESSAGE_NS`]`:0`, for [`bind_message_relocs`]). `None` if a name points
+/// outside them or a reference has no symbol of its kind (an entry that is not this
+/// function's).
 pub(crate) fn resolve<M: ClModule>(
     ctx: &Ctx<'_, M>,
     names: &[Name],
     refs: &[Inst],
-    messages: &[DataId],
+    tables: usize,
 ) -> Option<Vec<ModuleRelocTarget>> {
     let runtime = runtime_symbols(&ctx.rt);
     names
@@ -138,7 +143,10 @@ pub(crate) fn resolve<M: ClModule>(
             let s = match *n {
                 Name::Ref(i) => symbol_of(ctx, *refs.get(i as usize)?)?,
                 Name::Runtime(k) => *runtime.get(k as usize)?,
-                Name::Message(j) => Symbol::Data(*messages.get(j as usize)?),
+                Name::Message(j) if (j as usize) < tables => {
+                    return Some(ModuleRelocTarget::user(MESSAGE_NS, 0));
+                }
+                Name::Message(_) => return None,
                 Name::Raw(ref n) => return Some(ModuleRelocTarget::user(n.namespace, n.index)),
             };
             Some(match s {
@@ -149,38 +157,55 @@ pub(crate) fn resolve<M: ClModule>(
         .collect()
 }
 
-/// How many data objects the message table of a function with trap messages `texts` takes:
-/// one, or none without messages.
+/// How many message tables a function with trap messages `texts` has: one, or none without
+/// messages (what [`Name::Message`] may number).
 pub(crate) fn message_tables(texts: &[String]) -> usize {
     usize::from(!texts.is_empty())
 }
 
 /// Declares a function's message table (`texts` concatenated) in the order code using it is
-/// defined: its data object, if it has messages ([`message_tables`]).
+/// defined: its data object, if it has messages.
 pub(crate) fn declare_messages<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     texts: &[String],
-) -> Result<Vec<DataId>, BackendError> {
+) -> Result<Option<DataId>, BackendError> {
     if message_tables(texts) == 0 {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    Ok(vec![ctx.message(&texts.concat())?])
+    ctx.message(&texts.concat()).map(Some)
 }
 
-/// Points the message placeholder of `func` at the data object `ids[0]` (its message table,
-/// declared), for code compiled by `cranelift-module` itself (the JIT, a serial build).
-pub(crate) fn bind_messages(func: &mut Function, ids: &[DataId]) {
-    let placeholders: Vec<_> = func
+/// Points the message placeholder of `func` at its message table `table` (declared), for
+/// code compiled by `cranelift-module` itself (the JIT, a serial build).
+pub(crate) fn bind_messages(func: &mut Function, table: Option<DataId>) {
+    let Some(id) = table else {
+        return;
+    };
+    let placeholder = func
         .params
         .user_named_funcs()
         .iter()
-        .filter(|(_, n)| n.namespace == MESSAGE_NS)
-        .map(|(r, n)| (r, n.index))
-        .collect();
-    for (r, j) in placeholders {
-        if let Some(id) = ids.get(j as usize) {
-            func.params
-                .reset_user_func_name(r, UserExternalName::new(DATA_NS, id.as_u32()));
+        .find(|(_, n)| n.namespace == MESSAGE_NS)
+        .map(|(r, _)| r);
+    if let Some(r) = placeholder {
+        func.params
+            .reset_user_func_name(r, UserExternalName::new(DATA_NS, id.as_u32()));
+    }
+}
+
+/// Points the relocations of compiled code that [`resolve`] left at the message placeholder
+/// at the function's message table `table` (declared).
+pub(crate) fn bind_message_relocs(relocs: &mut [ModuleReloc], table: Option<DataId>) {
+    let Some(id) = table else {
+        return;
+    };
+    for r in relocs.iter_mut() {
+        if let ModuleRelocTarget::User {
+            namespace: MESSAGE_NS,
+            index: 0,
+        } = r.name
+        {
+            r.name = ModuleRelocTarget::user(DATA_NS, id.as_u32());
         }
     }
 }

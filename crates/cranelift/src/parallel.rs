@@ -20,7 +20,7 @@ use std::time::Instant;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_module::{DataId, FuncId, Module as ClModule, ModuleRelocTarget};
+use cranelift_module::{FuncId, Module as ClModule, ModuleReloc, ModuleRelocTarget};
 use cranelift_object::ObjectModule;
 use irkit_backend::BackendError;
 use irkit_core::Inst;
@@ -32,7 +32,7 @@ use crate::context::Ctx;
 use crate::error::cl_err;
 use crate::fingerprint::{Fingerprint, KeyPrefix, fingerprint};
 use crate::lower::{build_function, compile_error, defined_function};
-use crate::names::{self, Name};
+use crate::names;
 use crate::place::def_name;
 
 /// Functions generated together before they are defined.
@@ -66,10 +66,9 @@ struct Done {
     place: String,
     /// The code.
     code: Code,
-    /// What its name table denotes.
-    names: Vec<Name>,
-    /// Its reference list (what [`Name::Ref`] points into; empty without a cache).
-    refs: Vec<Inst>,
+    /// Its relocations in this build, its message table left at the placeholder
+    /// (`names::resolve`).
+    relocs: Vec<ModuleReloc>,
     /// Its trap messages.
     messages: Vec<String>,
 }
@@ -156,21 +155,35 @@ fn generate(
         names,
         messages: built.messages,
     };
-    let refs = match keyed {
-        Some((cache, fp)) => {
-            cache.put(&fp.key, &entry);
-            fp.refs
-        }
-        None => Vec::new(),
-    };
+    let relocs = relocs_of(ctx, &entry, refs.unwrap_or(&[]), id).ok_or_else(|| {
+        BackendError::Codegen(format!(
+            "{}: internal error: a relocation names no external name of the function",
+            built.place
+        ))
+    })?;
+    if let Some((cache, fp)) = &keyed {
+        cache.put(&fp.key, &entry);
+    }
     Ok(Some(Done {
         id,
         place: built.place,
         code: entry.code,
-        names: entry.names,
-        refs,
+        relocs,
         messages: entry.messages,
     }))
+}
+
+/// The relocations of `entry`'s code for function `id` in this build (`refs` its reference
+/// list), its message table left at the placeholder; `None` if a name does not resolve.
+fn relocs_of(
+    ctx: &Ctx<'_, ObjectModule>,
+    entry: &Entry,
+    refs: &[Inst],
+    id: FuncId,
+) -> Option<Vec<ModuleReloc>> {
+    let tables = names::message_tables(&entry.messages);
+    names::resolve(ctx, &entry.names, refs, tables)
+        .and_then(|targets: Vec<ModuleRelocTarget>| entry.code.module_relocs(&targets, id))
 }
 
 /// Function `d`'s code from the cache, if a valid entry of `fp`'s key is there and its names
@@ -185,39 +198,25 @@ fn cached(
 ) -> Option<Done> {
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
     let entry = cache.get(&fp.key)?;
-    // The message objects are declared only when the function is defined; any ids check
-    // the rest.
-    let ids = vec![DataId::from_u32(0); names::message_tables(&entry.messages)];
-    let fits = names::resolve(ctx, &entry.names, &fp.refs, &ids)
-        .and_then(|targets| entry.code.module_relocs(&targets, id))
-        .is_some();
-    if !fits {
+    let Some(relocs) = relocs_of(ctx, &entry, &fp.refs, id) else {
         cache.reject();
         return None;
-    }
+    };
     Some(Done {
         id,
         place: def_name(ctx.m, d),
         code: entry.code,
-        names: entry.names,
-        refs: fp.refs.clone(),
+        relocs,
         messages: entry.messages,
     })
 }
 
-/// Declares `d`'s trap messages, then defines its code.
-fn define(ctx: &mut Ctx<'_, ObjectModule>, d: Done) -> Result<(), BackendError> {
-    let ids = names::declare_messages(ctx, &d.messages)?;
-    let relocs = names::resolve(ctx, &d.names, &d.refs, &ids)
-        .and_then(|targets: Vec<ModuleRelocTarget>| d.code.module_relocs(&targets, d.id))
-        .ok_or_else(|| {
-            BackendError::Codegen(format!(
-                "{}: internal error: a relocation names no external name of the function",
-                d.place
-            ))
-        })?;
+/// Declares `d`'s message table, then defines its code.
+fn define(ctx: &mut Ctx<'_, ObjectModule>, mut d: Done) -> Result<(), BackendError> {
+    let table = names::declare_messages(ctx, &d.messages)?;
+    names::bind_message_relocs(&mut d.relocs, table);
     ctx.cl
-        .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &relocs)
+        .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &d.relocs)
         .map_err(|e| cl_err(&d.place, e))?;
     Ok(())
 }

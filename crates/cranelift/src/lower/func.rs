@@ -29,7 +29,7 @@ use crate::types::{ClifType, PTR, Scalar};
 pub(crate) const MAX_FRAME: u64 = (1 << 30) - (1 << 20);
 
 /// Lowers function definition `f` and defines it in the Cranelift module (compiled here, on
-/// this thread), its trap messages declared first.
+/// this thread), its message table declared first.
 pub(crate) fn lower_function<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
@@ -38,8 +38,8 @@ pub(crate) fn lower_function<M: ClModule>(
     let Some(mut built) = build_function(ctx, fctx, f)? else {
         return Ok(());
     };
-    let ids = crate::names::declare_messages(ctx, &built.messages)?;
-    crate::names::bind_messages(&mut built.code.func, &ids);
+    let table = crate::names::declare_messages(ctx, &built.messages)?;
+    crate::names::bind_messages(&mut built.code.func, table);
     ctx.cl
         .define_function(built.id, &mut built.code)
         .map_err(|e| match e {
