@@ -8,6 +8,7 @@
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{ExternalName, KnownSymbol, LibCall};
+use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
 use cranelift_module::{FuncId, ModuleReloc, ModuleRelocTarget};
 
@@ -72,11 +73,69 @@ pub(crate) const RELOC_KINDS: &[Reloc] = &[
     Reloc::RiscvPCRelLo12I,
 ];
 
+/// Whether Cranelift's code for architecture `arch` (a `TargetIsa::name`) in object format
+/// `format` may carry a relocation of kind `kind`: the kinds its backend emits (in every
+/// object format; a section-relative one only in COFF, for thread-local data).
+fn reloc_kind_fits(kind: Reloc, arch: &str, format: &str) -> bool {
+    use Reloc::*;
+    match arch {
+        "x64" => {
+            matches!(
+                kind,
+                Abs4 | Abs8 | X86PCRel4 | X86CallPCRel4 | X86CallPLTRel4 | X86GOTPCRel4
+            ) || (kind == X86SecRel && format == "coff")
+        }
+        "aarch64" => matches!(
+            kind,
+            Abs4 | Abs8
+                | Arm64Call
+                | Aarch64AdrGotPage21
+                | Aarch64Ld64GotLo12Nc
+                | Aarch64AdrPrelPgHi21
+                | Aarch64AddAbsLo12Nc
+        ),
+        "s390x" => matches!(kind, Abs4 | Abs8 | S390xPCRel32Dbl | S390xPLTRel32Dbl),
+        "riscv64" => matches!(
+            kind,
+            Abs4 | Abs8 | RiscvCallPlt | RiscvGotHi20 | RiscvPCRelHi20 | RiscvPCRelLo12I
+        ),
+        _ => false,
+    }
+}
+
+/// How many bytes of code a relocation of kind `kind` patches (an instruction pair for
+/// RISC-V's call).
+fn reloc_width(kind: Reloc) -> usize {
+    match kind {
+        Reloc::Abs8 | Reloc::RiscvCallPlt => 8,
+        _ => 4,
+    }
+}
+
 /// Every known symbol, numbered by position (the code cache's encoding).
 pub(crate) const KNOWN_SYMBOLS: &[KnownSymbol] =
     &[KnownSymbol::ElfGlobalOffsetTable, KnownSymbol::CoffTlsIndex];
 
 impl Code {
+    /// Whether this could be code Cranelift compiled for `isa`: each relocation of a kind its
+    /// architecture's code carries, whole inside the code, each known symbol one of its
+    /// object format. Code from the cache that is not (which only someone writing the entry
+    /// on purpose can make: the key holds the target) is refused before `cranelift-object`
+    /// sees it, which would stop the build on a relocation kind it cannot write (32-bit
+    /// Arm's, for one: a panic).
+    pub(crate) fn fits_target(&self, isa: &dyn TargetIsa) -> bool {
+        let format = isa.triple().binary_format.to_string();
+        self.relocs.iter().all(|r| {
+            reloc_kind_fits(r.kind, isa.name(), &format)
+                && (r.offset as usize).saturating_add(reloc_width(r.kind)) <= self.bytes.len()
+                && match r.target {
+                    Target::Known(KnownSymbol::ElfGlobalOffsetTable) => format == "elf",
+                    Target::Known(KnownSymbol::CoffTlsIndex) => format == "coff",
+                    _ => true,
+                }
+        })
+    }
+
     /// The code `compiled` of function `func`, with its relocations by name-table entry.
     pub(crate) fn new(compiled: &CompiledCode) -> Code {
         let buffer = &compiled.buffer;

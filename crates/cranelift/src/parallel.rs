@@ -198,7 +198,10 @@ fn cached(
 ) -> Option<Done> {
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
     let entry = cache.get(&fp.key)?;
-    let Some(relocs) = relocs_of(ctx, &entry, &fp.refs, id) else {
+    let relocs = Some(&entry)
+        .filter(|e| e.code.fits_target(plan.isa))
+        .and_then(|e| relocs_of(ctx, e, &fp.refs, id));
+    let Some(relocs) = relocs else {
         cache.reject();
         return None;
     };
