@@ -1,0 +1,108 @@
+//! Code cache entries written by someone who can compute BLAKE3 (spec/backends.md, "Never
+//! trusted, never fatal"). The input is the payload of one entry of a small program's cache,
+//! sealed with that entry's header and the payload's right checksum. A build taking the cache
+//! must succeed without a panic. When it refuses the entry (compiling the function again),
+//! its object is the one a build without a cache writes; an entry it takes is code it trusts
+//! (the cache is as trusted as the output), so that object may differ.
+#![no_main]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use irkit_cranelift::{CodegenOptions, compile_object};
+use libfuzzer_sys::fuzz_target;
+
+/// The entry's header: magic, version, key, payload length, payload checksum.
+const HEADER: usize = 84;
+
+/// A program whose functions have calls, trap lines and a global.
+const PROGRAM: &str = "\
+#[extern(\"putchar\")]
+@putchar: fn(i32) -> i32 = func
+
+@g: i32 = global_var i32 7
+
+@div: fn(i32, i32) -> i32 = func {
+^entry(%a: i32, %b: i32):
+  %q: i32 = sdiv %a, %b
+  %r: i32 = srem %q, %b
+  ret %r
+}
+
+#[export(\"main\")]
+@main: fn() -> i32 = func {
+^entry:
+  %o: i32 = call @putchar(i32 111)
+  %v: i32 = load @g
+  %r: i32 = call @div(%v, i32 2)
+  ret %r
+}
+";
+
+struct Setup {
+    module: irkit_core::Module,
+    dir: tempfile::TempDir,
+    /// The entry rewritten by each input: `main`'s (the largest).
+    entry: PathBuf,
+    /// Its header (the key and the format version).
+    header: Vec<u8>,
+    /// The object a build without a cache writes.
+    plain: Vec<u8>,
+}
+
+fn options(cache: Option<&Path>) -> CodegenOptions {
+    CodegenOptions {
+        cache: cache.map(Path::to_path_buf),
+        jobs: Some(1),
+        ..CodegenOptions::default()
+    }
+}
+
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let module = irkit_text::parse(PROGRAM, "cache.ir").expect("the program parses");
+        irkit_core::verify::verify(&module).expect("the program verifies");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (plain, _) = compile_object(&module, &options(None)).expect("compiles");
+        compile_object(&module, &options(Some(dir.path()))).expect("compiles into the cache");
+        let mut files = Vec::new();
+        let mut stack = vec![dir.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("the cache is readable") {
+                let p = e.expect("an entry").path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    files.push(p);
+                }
+            }
+        }
+        let entry = files
+            .into_iter()
+            .max_by_key(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .expect("the cache has an entry");
+        let bytes = std::fs::read(&entry).expect("the entry is readable");
+        Setup {
+            module,
+            dir,
+            header: bytes[..HEADER].to_vec(),
+            entry,
+            plain,
+        }
+    })
+}
+
+fuzz_target!(|payload: &[u8]| {
+    let s = setup();
+    let mut bytes = s.header.clone();
+    bytes[44..52].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes[52..84].copy_from_slice(blake3::hash(payload).as_bytes());
+    bytes.extend_from_slice(payload);
+    std::fs::write(&s.entry, &bytes).expect("the entry is writable");
+    let (object, stats) = compile_object(&s.module, &options(Some(s.dir.path())))
+        .unwrap_or_else(|e| panic!("a cache entry stopped the build: {e}"));
+    if stats.rejected > 0 {
+        assert!(object == s.plain, "a refused entry changed the object");
+    }
+});
