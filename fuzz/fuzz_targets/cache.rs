@@ -1,9 +1,12 @@
 //! Code cache entries written by someone who can compute BLAKE3 (spec/backends.md, "Never
-//! trusted, never fatal"). The input is the payload of one entry of a small program's cache,
-//! sealed with that entry's header and the payload's right checksum. A build taking the cache
-//! must succeed without a panic. When it refuses the entry (compiling the function again),
-//! its object is the one a build without a cache writes; an entry it takes is code it trusts
-//! (the cache is as trusted as the output), so that object may differ.
+//! trusted, never fatal"). Each input makes the payload of one entry of a small program's
+//! cache (its `main`), sealed with that entry's header and the payload's right checksum:
+//! after a first byte that is even, the rest of the input is the payload; after an odd one,
+//! the rest is a list of edits of the real entry's fields (relocations, names, alignment),
+//! so that a well-formed entry with a lying field is one mutation away. A build taking the
+//! cache must succeed without a panic. When it refuses the entry (compiling the function
+//! again), its object is the one a build without a cache writes; an entry it takes is code it
+//! trusts (the cache is as trusted as the output), so that object may differ.
 #![no_main]
 
 use std::path::{Path, PathBuf};
@@ -46,6 +49,8 @@ struct Setup {
     entry: PathBuf,
     /// Its header (the key and the format version).
     header: Vec<u8>,
+    /// Its payload.
+    payload: Vec<u8>,
     /// The object a build without a cache writes.
     plain: Vec<u8>,
 }
@@ -87,18 +92,64 @@ fn setup() -> &'static Setup {
             module,
             dir,
             header: bytes[..HEADER].to_vec(),
+            payload: bytes[HEADER..].to_vec(),
             entry,
             plain,
         }
     })
 }
 
-fuzz_target!(|payload: &[u8]| {
+/// The real payload with `edits` applied: 6 bytes each, a field selector, an index (of a
+/// relocation or a name, modulo their count) and a 4-byte value. The payload's layout is the
+/// entry format's (spec/backends.md, "Entry format").
+fn edited(payload: &[u8], edits: &[u8]) -> Vec<u8> {
+    const RELOC: usize = 18;
+    const NAME: usize = 5;
+    let mut p = payload.to_vec();
+    let u32_at =
+        |p: &[u8], at: usize| u32::from_le_bytes(p[at..at + 4].try_into().unwrap()) as usize;
+    let code = u32_at(&p, 8);
+    let relocs_at = 12 + code + 4;
+    let relocs = u32_at(&p, 12 + code);
+    let names_at = relocs_at + relocs * RELOC + 4;
+    let names = u32_at(&p, names_at - 4);
+    for e in edits.chunks_exact(6) {
+        let index = usize::from(e[1]);
+        let value = u32::from_le_bytes([e[2], e[3], e[4], e[5]]);
+        let bytes = value.to_le_bytes();
+        let reloc = (relocs > 0).then(|| relocs_at + index % relocs * RELOC);
+        let name = (names > 0).then(|| names_at + index % names * NAME);
+        match (e[0] % 8, reloc, name) {
+            (0, Some(r), _) => p[r..r + 4].copy_from_slice(&bytes),
+            (1, Some(r), _) => p[r + 4] = bytes[0] % 32,
+            (2, Some(r), _) => p[r + 5] = bytes[0] % 8,
+            (3, Some(r), _) => p[r + 6..r + 10].copy_from_slice(&bytes),
+            (4, Some(r), _) => {
+                p[r + 10..r + 18].copy_from_slice(&i64::from(value as i32).to_le_bytes())
+            }
+            (5, _, Some(n)) => p[n] = bytes[0] % 8,
+            (6, _, Some(n)) => p[n + 1..n + 5].copy_from_slice(&bytes),
+            (7, _, _) => p[..8].copy_from_slice(&(1u64 << (value % 24)).to_le_bytes()),
+            _ => {}
+        }
+    }
+    p
+}
+
+fuzz_target!(|data: &[u8]| {
     let s = setup();
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let payload = if mode % 2 == 0 {
+        rest.to_vec()
+    } else {
+        edited(&s.payload, rest)
+    };
     let mut bytes = s.header.clone();
     bytes[44..52].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes[52..84].copy_from_slice(blake3::hash(payload).as_bytes());
-    bytes.extend_from_slice(payload);
+    bytes[52..84].copy_from_slice(blake3::hash(&payload).as_bytes());
+    bytes.extend_from_slice(&payload);
     std::fs::write(&s.entry, &bytes).expect("the entry is writable");
     let (object, stats) = compile_object(&s.module, &options(Some(s.dir.path())))
         .unwrap_or_else(|e| panic!("a cache entry stopped the build: {e}"));
