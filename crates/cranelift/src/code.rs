@@ -73,17 +73,17 @@ pub(crate) const RELOC_KINDS: &[Reloc] = &[
     Reloc::RiscvPCRelLo12I,
 ];
 
-/// Whether Cranelift's code for architecture `arch` (a `TargetIsa::name`) in object format
-/// `format` may carry a relocation of kind `kind`: the kinds its backend emits (in every
+/// Whether Cranelift's code for architecture `arch` (a `TargetIsa::name`) in the object format
+/// `format` names may carry a relocation of kind `kind`: the kinds its backend emits (in every
 /// object format; a section-relative one only in COFF, for thread-local data).
-fn reloc_kind_fits(kind: Reloc, arch: &str, format: &str) -> bool {
+fn reloc_kind_fits(kind: Reloc, arch: &str, format: impl Fn() -> String) -> bool {
     use Reloc::*;
     match arch {
         "x64" => {
             matches!(
                 kind,
                 Abs4 | Abs8 | X86PCRel4 | X86CallPCRel4 | X86CallPLTRel4 | X86GOTPCRel4
-            ) || (kind == X86SecRel && format == "coff")
+            ) || (kind == X86SecRel && format() == "coff")
         }
         "aarch64" => matches!(
             kind,
@@ -124,13 +124,15 @@ impl Code {
     /// sees it, which would stop the build on a relocation kind it cannot write (32-bit
     /// Arm's, for one: a panic).
     pub(crate) fn fits_target(&self, isa: &dyn TargetIsa) -> bool {
-        let format = isa.triple().binary_format.to_string();
+        // The object format's name, asked only by the few relocations that depend on it (not
+        // once per function taken from the cache).
+        let format = || isa.triple().binary_format.to_string();
         self.relocs.iter().all(|r| {
-            reloc_kind_fits(r.kind, isa.name(), &format)
+            reloc_kind_fits(r.kind, isa.name(), format)
                 && (r.offset as usize).saturating_add(reloc_width(r.kind)) <= self.bytes.len()
                 && match r.target {
-                    Target::Known(KnownSymbol::ElfGlobalOffsetTable) => format == "elf",
-                    Target::Known(KnownSymbol::CoffTlsIndex) => format == "coff",
+                    Target::Known(KnownSymbol::ElfGlobalOffsetTable) => format() == "elf",
+                    Target::Known(KnownSymbol::CoffTlsIndex) => format() == "coff",
                     _ => true,
                 }
         })
