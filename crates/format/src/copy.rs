@@ -10,7 +10,10 @@
 //! This is the one archive-to-module decoder: [`ModuleView::materialize`] is this copy of
 //! every definition (and of the root archive) with the identity mapping, so both readers build
 //! the same instructions, merge the same debug records by the same rule
-//! ([`DefCopier::attach_decorations`]) and refuse the same inputs.
+//! ([`DefCopier::attach_decorations`]) and refuse the same inputs. The linker copies compact
+//! bodies in two steps instead ([`crate::plan`]: the mapper's answers first, the instructions
+//! later, on every core), building what this copy builds by the same rules; where a build is
+//! refused, the linker redoes its walk with this copy, which says why.
 
 use std::sync::Arc;
 
@@ -91,12 +94,62 @@ impl ModuleView {
     }
 }
 
+/// Where [`DefCopier::attach_decorations`] puts what it attaches: the destination module, or
+/// a body built apart from it ([`crate::plan`]).
+pub(crate) trait Decorate {
+    /// Attaches `deco` (created detached) to `owner`, last.
+    fn attach(&mut self, owner: Inst, deco: Inst) -> Result<(), irkit_core::CoreError>;
+
+    /// Creates a debug decoration (`name_hint`, or `loc` with its line and column) with
+    /// string payload `text` and attaches it to `owner`, the copy of local `local`.
+    fn debug(
+        &mut self,
+        owner: Inst,
+        opcode: Opcode,
+        loc: Option<(u32, u32)>,
+        text: &str,
+        place: &Place,
+        local: u32,
+    ) -> Result<(), ReadError>;
+}
+
+impl Decorate for Module {
+    fn attach(&mut self, owner: Inst, deco: Inst) -> Result<(), irkit_core::CoreError> {
+        self.attach_decoration(owner, deco)
+    }
+
+    fn debug(
+        &mut self,
+        owner: Inst,
+        opcode: Opcode,
+        loc: Option<(u32, u32)>,
+        text: &str,
+        place: &Place,
+        local: u32,
+    ) -> Result<(), ReadError> {
+        let ops = match loc {
+            Some((line, col)) => {
+                let i32t = self.ty_i32();
+                [line, col]
+                    .into_iter()
+                    .map(|v| self.const_int(i32t, v as u64))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| place.err(None, e))?
+            }
+            None => Vec::new(),
+        };
+        self.add_decoration(owner, opcode, ops, Payload::Str(text.into()))
+            .map_err(|e| place.err(Some(local), e))?;
+        Ok(())
+    }
+}
+
 /// Copies definitions of one file into core modules (made by [`ModuleView::copier`]; cheap
 /// to keep: it holds the file's validated debug section, if any).
 #[derive(Clone, Copy)]
 pub struct DefCopier<'v> {
-    view: &'v ModuleView,
-    debug: Option<DebugBytes<'v>>,
+    pub(crate) view: &'v ModuleView,
+    pub(crate) debug: Option<DebugBytes<'v>>,
 }
 
 /// Reference index `v` of local `l` of a 3.0 body (`n` locals) not answered yet: a local, an
@@ -403,9 +456,9 @@ impl<'v> DefCopier<'v> {
     /// refused. So the `m` records of an instruction with `n` body decorations must take
     /// positions below `m + n`, which `validate_all` checks up front. Returns how many debug
     /// decorations were created.
-    fn attach_decorations(
+    pub(crate) fn attach_decorations(
         &self,
-        dst: &mut Module,
+        dst: &mut impl Decorate,
         locals: &[Option<Inst>],
         decos: &[(u32, Option<Inst>)],
         dbg: DebugRecs<'_>,
@@ -443,8 +496,7 @@ impl<'v> DefCopier<'v> {
                         bi += 1;
                         pos += 1;
                         if let (Some(o), Some(c)) = (owner_inst, copy) {
-                            dst.attach_decoration(o, c)
-                                .map_err(|e| place.err(Some(owner), e))?;
+                            dst.attach(o, c).map_err(|e| place.err(Some(owner), e))?;
                         }
                     }
                     _ => {
@@ -471,7 +523,7 @@ impl<'v> DefCopier<'v> {
     /// kind from a newer minor version, which is skipped (it held its place in the list).
     fn debug_decoration(
         &self,
-        dst: &mut Module,
+        dst: &mut impl Decorate,
         owner: Inst,
         r: &DebugEntry,
         strings: Option<crate::hash::FileStrings<'_>>,
@@ -484,18 +536,8 @@ impl<'v> DefCopier<'v> {
             _ => return Ok(false),
         };
         let text = strings.and_then(|s| s.str_at(r.text)).unwrap_or("");
-        let ops = if r.kind == DEBUG_LOC {
-            let i32t = dst.ty_i32();
-            [r.line, r.col]
-                .into_iter()
-                .map(|v| dst.const_int(i32t, v as u64))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| place.err(None, e))?
-        } else {
-            Vec::new()
-        };
-        dst.add_decoration(owner, opcode, ops, Payload::Str(text.into()))
-            .map_err(|e| place.err(Some(local), e))?;
+        let loc = (r.kind == DEBUG_LOC).then_some((r.line, r.col));
+        dst.debug(owner, opcode, loc, text, place, local)?;
         Ok(true)
     }
 }

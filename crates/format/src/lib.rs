@@ -29,7 +29,9 @@
 //!   renamed; an existing file keeps its mode), a device or FIFO directly, never replaced.
 //! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
 //!   caller-supplied [`CopyMapper`] for its references to the pool and to other definitions
-//!   (what the linker uses to copy only what it reaches).
+//!   (what the linker uses to copy only what it reaches); [`DefCopier::plan`] and
+//!   [`DefCopier::build`] do the same copy in two steps, the mapper's answers first and the
+//!   instructions later, on any core (what the linker uses to copy on every core).
 //!
 //! No input, however hostile, makes the reader panic, abort, allocate without bound or hang:
 //! every failure is a [`ReadError`] naming the file, the section and the cause. That includes
@@ -61,6 +63,7 @@ mod hostile_deep;
 mod mapping;
 mod materialize;
 mod placed;
+mod plan;
 mod schema;
 mod semantic;
 mod validate;
@@ -81,6 +84,7 @@ pub use files::{
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
 pub use mapping::{MAX_GUARDED, guard_truncation};
+pub use plan::CopyPlan;
 pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
 pub use write::{Prepared, prepare, write, write_to, write_to_path};
 

@@ -8,7 +8,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use irkit_core::{Inst, Module, Opcode, Payload};
-use irkit_format::{CopyMapper, DefCopier, InstView, ModuleView, PayloadView, PoolView, Ref};
+use irkit_format::{
+    CopyMapper, CopyPlan, DefCopier, InstView, ModuleView, PayloadView, PoolView, Ref,
+};
 
 use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
 use crate::input::{Input, Opened};
@@ -59,10 +61,16 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     });
     let start = Instant::now();
     let mut out = Module::new();
-    let mut st = State::new(&inputs, opts);
-    st.stats.inputs = inputs.len();
-    st.stats.defs_available = inputs.iter().map(|i| i.view.def_count() as u64).sum();
+    let mut st = State::new(&inputs, opts, true);
     ahead::with_validation_ahead(&inputs, || st.run(&mut out));
+    if st.split_failed {
+        // A planned copy or its build was refused: the copy of that definition (the one
+        // decoder) says why, at the point of the walk where it does, as if nothing had been
+        // planned (spec/linking.md §5, "Copying on every core").
+        out = Module::new();
+        st = State::new(&inputs, opts, false);
+        st.run(&mut out);
+    }
     st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
     // An input that shrank while it was read gave zeros for what was cut off: whatever was
     // linked from it is refused, before anything else is reported or returned.
@@ -227,6 +235,13 @@ struct State<'a> {
     validated: FxHashSet<(u32, u32)>,
     undefined_reported: HashSet<Box<str>>,
     keep_exports: HashSet<&'a str>,
+    /// Plan each copy during the walk and build the copies afterwards, on every core
+    /// ([`State::build_planned`]); off for the walk redone after a plan or build failed.
+    split: bool,
+    /// Copies planned, in walk order: (input, plan).
+    plans: Vec<(u32, CopyPlan<'a>)>,
+    /// A plan or a build failed: the walk must be redone without splitting.
+    split_failed: bool,
     errors: Vec<LinkError>,
     stats: Stats,
 }
@@ -239,7 +254,7 @@ fn def_ref(r: Option<Ref>) -> Option<u32> {
 }
 
 impl<'a> State<'a> {
-    fn new(srcs: &'a [Input], opts: &'a LinkOptions) -> State<'a> {
+    fn new(srcs: &'a [Input], opts: &'a LinkOptions, split: bool) -> State<'a> {
         let mut keep_exports: HashSet<&str> = opts.exports.iter().map(String::as_str).collect();
         keep_exports.insert(opts.entry.as_str());
         State {
@@ -267,8 +282,15 @@ impl<'a> State<'a> {
             validated: FxHashSet::default(),
             undefined_reported: HashSet::new(),
             keep_exports,
+            split,
+            plans: Vec::new(),
+            split_failed: false,
             errors: Vec::new(),
-            stats: Stats::default(),
+            stats: Stats {
+                inputs: srcs.len(),
+                defs_available: srcs.iter().map(|i| u64::from(i.view.def_count())).sum(),
+                ..Stats::default()
+            },
         }
     }
 
@@ -323,6 +345,7 @@ impl<'a> State<'a> {
                 break;
             }
         }
+        self.build_planned(out);
         self.attach_pin_ifs(out);
         self.attach_reexports(out);
         self.stats.defs_reached = self.validated.len() as u64;
@@ -673,6 +696,26 @@ impl<'a> State<'a> {
                 }
             },
         };
+        if self.split {
+            let mut mapper = Mapper {
+                st: self,
+                m,
+                node: n,
+            };
+            match copier.plan(def, out, target, &mut mapper) {
+                Ok(Some(plan)) => {
+                    self.plans.push((m, plan));
+                    return;
+                }
+                // Not planned (nothing asked yet): copied now.
+                Ok(None) => {}
+                Err(e) => {
+                    self.errors.push(e);
+                    self.split_failed = true;
+                    return;
+                }
+            }
+        }
         let mut mapper = Mapper {
             st: self,
             m,
@@ -681,6 +724,31 @@ impl<'a> State<'a> {
         match copier.copy(def, out, target, &mut mapper) {
             Ok(s) => self.stats.insts_copied += s.insts,
             Err(e) => self.errors.push(e),
+        }
+    }
+
+    /// Builds the planned copies on every core, each into the arena slots reserved for it at
+    /// the end of `out`, in walk order ([`Module::append_fragments`]), so the result is the
+    /// same on any number of threads. A refused build sets `split_failed` (the caller redoes
+    /// the walk without splitting).
+    fn build_planned(&mut self, out: &mut Module) {
+        let plans = std::mem::take(&mut self.plans);
+        if plans.is_empty() {
+            return;
+        }
+        let bodies: Vec<(Inst, u32)> = plans.iter().map(|(_, p)| (p.target(), p.count())).collect();
+        let copiers = &self.copiers;
+        let built = out.append_fragments(&bodies, |k, fragment| {
+            let (m, plan) = &plans[k];
+            let copier = copiers.get(*m as usize).copied().flatten().ok_or(())?;
+            copier.build(plan, fragment).map_err(|_| ())
+        });
+        match built {
+            Ok(()) => {
+                self.stats.insts_copied +=
+                    bodies.iter().map(|&(_, n)| u64::from(n) + 1).sum::<u64>();
+            }
+            Err(_) => self.split_failed = true,
         }
     }
 

@@ -174,3 +174,66 @@ fn definitions_validated_ahead_are_reported_only_when_reached() {
     assert!(one.contains("definition 1: hash mismatch"), "{one}");
     assert_eq!(link_with(&broken, 3), Err(one));
 }
+
+/// A definition the linker copies on every core (a plan made during the walk, the body built
+/// afterwards) but whose body cannot be built (a well-sealed file with an instruction no body
+/// may hold) is reported as the serial copy reports it: the walk is redone without splitting,
+/// so the errors are the same, in the same order, on one thread as on three.
+#[test]
+fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
+    let text = "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f(i32 2)\n  ret %r\n}\n\
+                @f: fn(i32) -> i32 = func {\n^entry(%x: i32):\n  %a: i32 = iadd %x, %x\n  %b: i32 = imul %a, %x\n  ret %b\n}\n";
+    let module = irkit_text::parse(text, "two.ir").expect("parses");
+    let bytes = irkit_format::write(&module).expect("encodes");
+    let view = irkit_format::ModuleView::from_bytes(&bytes).expect("opens");
+    let defs = view
+        .sections()
+        .into_iter()
+        .find(|s| s.name == "definitions")
+        .expect("a definitions section");
+    // `@f` is definition 1, right after `main` (spec/format.md §2.4: a compact body's
+    // opcodes follow its header and its external references).
+    let start = (defs.offset + view.def_info(0).expect("main").size) as usize;
+    let body = &bytes[start..];
+    let w = usize::from(body[0]);
+    let small = |at: usize| match w {
+        2 => usize::from(u16::from_le_bytes([body[at], body[at + 1]])),
+        _ => u32::from_le_bytes([body[at], body[at + 1], body[at + 2], body[at + 3]]) as usize,
+    };
+    let (n, k) = (small(w), small(2 * w));
+    let opcodes = start + 7 * w + 4 * k;
+    let link_with = |b: &[u8], threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        let input = Input::from_bytes("two.irm", b).expect("opens");
+        pool.install(|| link(vec![input], &LinkOptions::default()))
+            .map(|l| irkit_format::write(&l.module).expect("linked module encodes"))
+            .map_err(|e| e.to_string())
+    };
+    assert!(link_with(&bytes, 3).is_ok());
+    let iadd = (0..n)
+        .find(|&l| {
+            let at = opcodes + 2 * l;
+            irkit_core::Opcode(u16::from_le_bytes([bytes[at], bytes[at + 1]]))
+                == irkit_core::Opcode::IADD
+        })
+        .expect("an iadd");
+    for (opcode, says) in [
+        (irkit_core::Opcode::CONST_INT, "is hoistable: use `intern`"),
+        (
+            irkit_core::Opcode::NAME_HINT,
+            "decorations go in the decoration list",
+        ),
+    ] {
+        let mut broken = bytes.clone();
+        let at = opcodes + 2 * iadd;
+        broken[at..at + 2].copy_from_slice(&opcode.0.to_le_bytes());
+        irkit_format::hostile::reseal(&mut broken);
+        let one = link_with(&broken, 1).expect_err("the body cannot be copied");
+        assert!(one.contains(says), "{opcode}: {one}");
+        assert!(one.contains("definition 1: instruction"), "{opcode}: {one}");
+        assert_eq!(link_with(&broken, 3), Err(one), "{opcode}");
+    }
+}

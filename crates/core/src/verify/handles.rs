@@ -7,6 +7,8 @@
 //! serially for the pool (`Cx::check_handles`), and per top-level definition, on every core,
 //! for the tree (`Cx::check_held_handles`, called by `Cx::check_segment_shape`).
 
+use rayon::prelude::*;
+
 use crate::{Inst, Opcode};
 
 use super::{Cx, Kind, VerifyError};
@@ -89,19 +91,43 @@ impl Cx<'_> {
     /// every live type (`Bad` until the pool pass finds it well formed) and interface
     /// (`Value`, standing for `Self`); scanning a large arena once, not twice, is what counts.
     pub(super) fn check_stray_hoistables(&mut self) -> Vec<(u32, Kind)> {
+        // The arena is scanned in chunks on every core; each chunk's findings are in slot
+        // order, and the chunks are joined in order, so the errors and kinds are those of a
+        // serial scan.
+        const CHUNK: usize = 1 << 14;
+        let pool_pos = &self.pool_pos;
+        // Per chunk: the kinds found, and the stray hoistables' slots.
+        type Found = (Vec<(u32, Kind)>, Vec<u32>);
+        let found: Vec<Found> = self
+            .m
+            .insts
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, insts)| {
+                let (mut kinds, mut stray) = (Vec::new(), Vec::new());
+                for (k, d) in (c * CHUNK..).zip(insts) {
+                    if d.dead {
+                        continue;
+                    }
+                    if d.opcode.is_type() {
+                        kinds.push((k as u32, Kind::Bad));
+                    } else if d.opcode == Opcode::INTERFACE {
+                        kinds.push((k as u32, Kind::Value));
+                    }
+                    if d.opcode.is_hoistable() && pool_pos[k].is_none() {
+                        stray.push(k as u32);
+                    }
+                }
+                (kinds, stray)
+            })
+            .collect();
         let mut first_kinds = Vec::new();
-        for (k, d) in self.m.insts.iter().enumerate() {
-            if d.dead {
-                continue;
-            }
-            if d.opcode.is_type() {
-                first_kinds.push((k as u32, Kind::Bad));
-            } else if d.opcode == Opcode::INTERFACE {
-                first_kinds.push((k as u32, Kind::Value));
-            }
-            if d.opcode.is_hoistable() && self.pool_pos[k].is_none() {
-                let h = Inst::from_index(k as u32);
-                self.err(h, format!("hoistable `{}` is not in the pool", d.opcode));
+        for (kinds, stray) in found {
+            first_kinds.extend(kinds);
+            for k in stray {
+                let h = Inst::from_index(k);
+                let op = self.m.insts[k as usize].opcode;
+                self.err(h, format!("hoistable `{op}` is not in the pool"));
             }
         }
         first_kinds

@@ -239,19 +239,25 @@ pub(crate) struct Cx<'m> {
 impl<'m> Cx<'m> {
     fn new(m: &'m Module) -> Cx<'m> {
         let n = m.insts.len();
+        // The tables that are not all zero bytes are filled on two cores (a large module's
+        // tables take tens of megabytes).
+        let ((key, pool_pos, kind), (func_of, block_of, tparent)) = rayon::join(
+            || (vec![u32::MAX; n], vec![None; n], vec![Kind::NotType; n]),
+            || (vec![None; n], vec![None; n], vec![None; n]),
+        );
         Cx {
             m,
             errors: Vec::new(),
-            key: Cow::Owned(vec![u32::MAX; n]),
+            key: Cow::Owned(key),
             ok: Cow::Owned(vec![false; n]),
             reg_ok: Cow::Owned(vec![false; n]),
             in_tree: Cow::Owned(vec![false; n]),
-            pool_pos: Cow::Owned(vec![None; n]),
+            pool_pos: Cow::Owned(pool_pos),
             pos: Cow::Owned(vec![0; n]),
-            func_of: Cow::Owned(vec![None; n]),
-            block_of: Cow::Owned(vec![None; n]),
-            tparent: Cow::Owned(vec![None; n]),
-            kind: Cow::Owned(vec![Kind::NotType; n]),
+            func_of: Cow::Owned(func_of),
+            block_of: Cow::Owned(block_of),
+            tparent: Cow::Owned(tparent),
+            kind: Cow::Owned(kind),
             tree: Cow::Owned(Vec::with_capacity(n)),
             ptr: None,
             doms: Doms::default(),

@@ -1,0 +1,505 @@
+//! Bodies built on every core, in place: how a copier fills many definitions at once
+//! ([`Module::append_fragments`]). Each body belongs to an existing instruction of the module,
+//! its **owner** (a definition's own instruction); the module reserves each body's arena slots
+//! at its end, in order, and one [`Fragment`] per body fills them, all at once, each seeing
+//! only its own slots and the instructions the module had before (pool values, the owners).
+//!
+//! Each call of a fragment checks what the matching call of [`Module`] checks
+//! ([`Module::new_inst`], [`Module::append_new_child`], [`Module::attach_decoration`],
+//! [`Module::set_type_and_operands`], [`Module::set_payload`]) with the same errors, so a
+//! body built here is the body those calls build. What the owner receives (its children,
+//! decorations, payload, type and operands) is given to it once every body is built.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use thin_vec::ThinVec;
+
+use crate::module::{InstData, Operands};
+use crate::{CoreError, Inst, Module, Opcode, Payload};
+
+/// One body being built in its reserved slots (see the module docs).
+#[derive(Debug)]
+pub struct Fragment<'a> {
+    owner: Inst,
+    /// The arena index of the first slot.
+    base: u32,
+    /// The reserved slots, `len` of them filled.
+    slots: &'a mut [InstData],
+    len: usize,
+    /// How many instructions the module had before the bodies: what a body may name besides
+    /// its own instructions.
+    before: u32,
+    forward: &'a HashMap<Inst, Inst>,
+    /// What the owner receives.
+    children: Vec<Inst>,
+    decorations: Vec<Inst>,
+    payload: Option<Payload>,
+    typed: Option<(Option<Inst>, Operands)>,
+}
+
+impl Fragment<'_> {
+    /// The instructions built so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no instruction was built.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The position of the fragment's instruction `i` among its slots, if `i` is one.
+    fn own(&self, i: Inst) -> Option<usize> {
+        let k = i.index().checked_sub(self.base)? as usize;
+        (k < self.len).then_some(k)
+    }
+
+    /// Whether `i` names a slot: one of the module's before the bodies, or this body's.
+    fn check_slot(&self, i: Inst) -> Result<(), CoreError> {
+        if i.index() < self.before || self.own(i).is_some() {
+            Ok(())
+        } else {
+            Err(CoreError::BadHandle(i))
+        }
+    }
+
+    /// `i`, followed through values merged away ([`Module::resolve`]).
+    fn resolve(&self, mut i: Inst) -> Inst {
+        while let Some(&next) = self.forward.get(&i) {
+            i = next;
+        }
+        i
+    }
+
+    /// Creates a detached instruction without type or operands: [`Module::new_inst`]. Past
+    /// the reserved slots, [`CoreError::TooManyInstructions`].
+    pub fn new_inst(&mut self, opcode: Opcode, payload: Payload) -> Result<Inst, CoreError> {
+        Module::check_creatable(opcode)?;
+        let Some(slot) = self.slots.get_mut(self.len) else {
+            return Err(CoreError::TooManyInstructions);
+        };
+        *slot = InstData::new(opcode, None, Operands::new(), payload);
+        let inst = Inst::from_index(self.base + self.len as u32);
+        self.len += 1;
+        Ok(inst)
+    }
+
+    /// Creates an instruction and appends it as the last child of `parent` (the owner or an
+    /// instruction of this body): [`Module::append_new_child`].
+    pub fn append_new_child(
+        &mut self,
+        parent: Inst,
+        opcode: Opcode,
+        payload: Payload,
+    ) -> Result<Inst, CoreError> {
+        let child = self.new_inst(opcode, payload)?;
+        let at = self.own(parent);
+        if parent != self.owner && at.is_none() {
+            return Err(CoreError::BadHandle(parent));
+        }
+        if opcode.is_decoration() {
+            return Err(CoreError::BadAttach {
+                parent,
+                child,
+                why: "decorations go in the decoration list",
+            });
+        }
+        match at {
+            Some(k) => self.slots[k].children.push(child),
+            None => self.children.push(child),
+        }
+        self.slots[self.len - 1].parent = Some(parent);
+        Ok(child)
+    }
+
+    /// Whether `a` is `b` or one of its ancestors within the body (the owner's ancestors
+    /// are outside it).
+    fn is_ancestor(&self, a: Inst, b: Inst) -> bool {
+        let mut cur = Some(b);
+        // Bounded by the body's size: parent links only go up.
+        for _ in 0..=self.len {
+            match cur {
+                Some(c) if c == a => return true,
+                Some(c) => cur = self.own(c).and_then(|k| self.slots[k].parent),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Attaches a detached instruction of this body to `owner` (the fragment's owner or one
+    /// of its instructions) as its last decoration: [`Module::attach_decoration`].
+    pub fn attach_decoration(&mut self, owner: Inst, deco: Inst) -> Result<(), CoreError> {
+        let bad = |why| CoreError::BadAttach {
+            parent: owner,
+            child: deco,
+            why,
+        };
+        let Some(k) = self.own(deco) else {
+            return Err(CoreError::BadHandle(deco));
+        };
+        let at = self.own(owner);
+        if owner != self.owner && at.is_none() {
+            return Err(CoreError::BadHandle(owner));
+        }
+        let d = &self.slots[k];
+        if d.parent.is_some() {
+            return Err(bad("it already has a parent"));
+        }
+        if owner == deco
+            || (!(d.children.is_empty() && d.decorations.is_empty())
+                && self.is_ancestor(deco, owner))
+        {
+            return Err(bad("it would become its own ancestor"));
+        }
+        if !d.opcode.is_decoration() && d.opcode.is_known() {
+            return Err(bad("not a decoration"));
+        }
+        match at {
+            Some(o) if self.slots[o].opcode.is_hoistable() => {
+                return Err(bad("hoistable values carry no decorations"));
+            }
+            Some(o) => self.slots[o].decorations.push(deco),
+            None => self.decorations.push(deco),
+        }
+        self.slots[k].parent = Some(owner);
+        Ok(())
+    }
+
+    /// Sets the type and operands of the owner or of an instruction of this body:
+    /// [`Module::set_type_and_operands`].
+    pub fn set_type_and_operands(
+        &mut self,
+        inst: Inst,
+        ty: Option<Inst>,
+        operands: &[Inst],
+    ) -> Result<(), CoreError> {
+        if let Some(t) = ty {
+            self.check_slot(t)?;
+        }
+        for &o in operands {
+            self.check_slot(o)?;
+        }
+        let (ty, operands): (Option<Inst>, Operands) = if self.forward.is_empty() {
+            (ty, Operands::from_slice(operands))
+        } else {
+            let ty = ty.map(|t| self.resolve(t));
+            (ty, operands.iter().map(|&o| self.resolve(o)).collect())
+        };
+        match self.own(inst) {
+            Some(k) => {
+                let d = &mut self.slots[k];
+                d.ty = ty;
+                d.operands = operands;
+            }
+            None if inst == self.owner => self.typed = Some((ty, operands)),
+            None => return Err(CoreError::BadHandle(inst)),
+        }
+        Ok(())
+    }
+
+    /// Sets the owner's payload: [`Module::set_payload`].
+    pub fn set_owner_payload(&mut self, payload: Payload) {
+        self.payload = Some(payload);
+    }
+}
+
+/// Why [`Module::append_fragments`] appended nothing.
+#[derive(Debug)]
+pub enum FragmentsError<E> {
+    /// Body `index` cannot be appended: its owner is not a live, mutable instruction without
+    /// children or decorations, its slots are past the arena's limit, or it filled fewer
+    /// slots than it reserved.
+    Module {
+        /// The body.
+        index: usize,
+        /// Why.
+        error: CoreError,
+    },
+    /// Building body `index` failed (the first such body).
+    Build {
+        /// The body.
+        index: usize,
+        /// The builder's error.
+        error: E,
+    },
+}
+
+impl Module {
+    /// Appends one body per `(owner, count)` of `bodies`: `count` arena slots each, at the
+    /// end of the arena in order, filled by `build(k, fragment)` for body `k`, every body on
+    /// its own core (rayon); then gives each owner what its body gave it. The module is the
+    /// same on any number of threads. On any error nothing is appended and no owner changes:
+    /// a refused owner (checked before anything is built), a build that fails (the first in
+    /// order is reported), or one that fills fewer slots than it reserved.
+    pub fn append_fragments<E, F>(
+        &mut self,
+        bodies: &[(Inst, u32)],
+        build: F,
+    ) -> Result<(), FragmentsError<E>>
+    where
+        E: Send,
+        F: Fn(usize, &mut Fragment<'_>) -> Result<(), E> + Sync,
+    {
+        for (index, &(owner, _)) in bodies.iter().enumerate() {
+            let refused = |error| FragmentsError::Module { index, error };
+            self.check_mutable(owner).map_err(refused)?;
+            let d = self.data(owner);
+            if !(d.children.is_empty() && d.decorations.is_empty()) {
+                return Err(refused(CoreError::BadAttach {
+                    parent: owner,
+                    child: owner,
+                    why: "its body is built in place, for an instruction without one",
+                }));
+            }
+        }
+        let before = self.insts.len();
+        let total: u64 = bodies.iter().map(|&(_, n)| u64::from(n)).sum();
+        if before as u64 + total > u64::from(Inst::MAX_INDEX) + 1 {
+            return Err(FragmentsError::Module {
+                index: bodies.len().saturating_sub(1),
+                error: CoreError::TooManyInstructions,
+            });
+        }
+        // The slots, written on every core before the bodies fill them.
+        self.insts.par_extend(
+            (0..total)
+                .into_par_iter()
+                .map(|_| InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None)),
+        );
+        let Module { insts, forward, .. } = self;
+        let mut tail = &mut insts[before..];
+        let mut slices = Vec::with_capacity(bodies.len());
+        let mut base = before as u32;
+        for &(owner, n) in bodies {
+            let (slots, rest) = tail.split_at_mut(n as usize);
+            tail = rest;
+            slices.push((owner, base, slots));
+            base += n;
+        }
+        let forward = &*forward;
+        let built: Vec<Result<Fragment<'_>, FragmentsError<E>>> = slices
+            .into_par_iter()
+            .enumerate()
+            .map(|(index, (owner, base, slots))| {
+                let mut f = Fragment {
+                    owner,
+                    base,
+                    slots,
+                    len: 0,
+                    before: before as u32,
+                    forward,
+                    children: Vec::new(),
+                    decorations: Vec::new(),
+                    payload: None,
+                    typed: None,
+                };
+                build(index, &mut f).map_err(|error| FragmentsError::Build { index, error })?;
+                if f.len != f.slots.len() {
+                    return Err(FragmentsError::Module {
+                        index,
+                        error: CoreError::IndexOutOfRange {
+                            inst: owner,
+                            index: f.len,
+                            len: f.slots.len(),
+                        },
+                    });
+                }
+                Ok(f)
+            })
+            .collect();
+        let mut owners = Vec::with_capacity(built.len());
+        let mut failed = None;
+        for b in built {
+            match b {
+                Ok(f) => owners.push((f.owner, f.children, f.decorations, f.payload, f.typed)),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            self.insts.truncate(before);
+            return Err(e);
+        }
+        for (owner, children, decorations, payload, typed) in owners {
+            let d = &mut self.insts[owner.idx()];
+            d.children = ThinVec::from(children);
+            d.decorations = ThinVec::from(decorations);
+            if let Some(p) = payload {
+                d.payload = p;
+            }
+            if let Some((t, ops)) = typed {
+                d.ty = t;
+                d.operands = ops;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module with two function definitions to fill, and the constant their bodies use.
+    fn owners() -> (Module, [Inst; 2], Inst, Inst) {
+        let mut m = Module::new();
+        let i32t = m.ty_i32();
+        let seven = m.const_int(i32t, 7).unwrap();
+        let root = m.root();
+        let f = m
+            .append_new_child(root, Opcode::FUNC, Payload::None)
+            .unwrap();
+        let g = m
+            .append_new_child(root, Opcode::FUNC, Payload::None)
+            .unwrap();
+        (m, [f, g], i32t, seven)
+    }
+
+    /// The body the fragment calls below build, through the module's own calls.
+    fn body_by_module(m: &mut Module, owner: Inst, i32t: Inst, seven: Inst, other: Inst) {
+        let b = m
+            .append_new_child(owner, Opcode::BLOCK, Payload::None)
+            .unwrap();
+        let hint = m
+            .new_inst(
+                Opcode::NAME_HINT,
+                None,
+                vec![],
+                Payload::Str("entry".into()),
+            )
+            .unwrap();
+        let add = m.append_new_child(b, Opcode::IADD, Payload::None).unwrap();
+        let ret = m.append_new_child(b, Opcode::RET, Payload::None).unwrap();
+        m.attach_decoration(b, hint).unwrap();
+        m.set_type_and_operands(add, Some(i32t), &[seven, seven])
+            .unwrap();
+        m.set_type_and_operands(ret, None, &[add, other]).unwrap();
+        m.set_payload(owner, Payload::Str("p".into())).unwrap();
+        m.set_type_and_operands(owner, Some(i32t), &[]).unwrap();
+    }
+
+    fn body_by_fragment(
+        f: &mut Fragment<'_>,
+        owner: Inst,
+        i32t: Inst,
+        seven: Inst,
+        other: Inst,
+    ) -> Result<(), CoreError> {
+        let b = f.append_new_child(owner, Opcode::BLOCK, Payload::None)?;
+        let hint = f.new_inst(Opcode::NAME_HINT, Payload::Str("entry".into()))?;
+        let add = f.append_new_child(b, Opcode::IADD, Payload::None)?;
+        let ret = f.append_new_child(b, Opcode::RET, Payload::None)?;
+        f.attach_decoration(b, hint)?;
+        f.set_type_and_operands(add, Some(i32t), &[seven, seven])?;
+        f.set_type_and_operands(ret, None, &[add, other])?;
+        f.set_owner_payload(Payload::Str("p".into()));
+        f.set_type_and_operands(owner, Some(i32t), &[])
+    }
+
+    /// Bodies built in place, on any number of threads, are the bodies the module's calls
+    /// build one instruction at a time.
+    #[test]
+    fn fragments_build_what_the_module_builds() {
+        let (mut slow, [sf, sg], i32t, seven) = owners();
+        body_by_module(&mut slow, sf, i32t, seven, sg);
+        body_by_module(&mut slow, sg, i32t, seven, sf);
+        for threads in [1, 3] {
+            let (mut fast, [f, g], i32t, seven) = owners();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                fast.append_fragments(&[(f, 4), (g, 4)], |k, frag| {
+                    let (owner, other) = if k == 0 { (f, g) } else { (g, f) };
+                    body_by_fragment(frag, owner, i32t, seven, other)
+                })
+            })
+            .unwrap();
+            crate::equiv::modules_equal(&slow, &fast).unwrap();
+            assert_eq!(fast.arena_len(), slow.arena_len());
+            assert_eq!(fast.children(f).len(), 1);
+            let b = fast.children(f)[0];
+            assert_eq!(fast.parent(b), Some(f));
+            assert_eq!(fast.decorations(b).len(), 1);
+        }
+    }
+
+    /// Refused alike, with the same errors: a hoistable or the root as a tree instruction, a
+    /// decoration as a child, a handle outside the arena; and a refused body appends nothing.
+    #[test]
+    fn fragments_refuse_what_the_module_refuses() {
+        for (opcode, parent_is_block) in [
+            (Opcode::CONST_INT, false),
+            (Opcode::MODULE, false),
+            (Opcode::NAME_HINT, true),
+        ] {
+            let (mut slow, [sf, _], ..) = owners();
+            let sb = slow
+                .append_new_child(sf, Opcode::BLOCK, Payload::None)
+                .unwrap();
+            let parent = if parent_is_block { sb } else { sf };
+            let expected = slow
+                .append_new_child(parent, opcode, Payload::None)
+                .unwrap_err()
+                .to_string();
+            let (mut fast, [f, _], ..) = owners();
+            let len = fast.arena_len();
+            let got = fast
+                .append_fragments(&[(f, 2)], |_, frag| {
+                    let b = frag.append_new_child(f, Opcode::BLOCK, Payload::None)?;
+                    let parent = if parent_is_block { b } else { f };
+                    frag.append_new_child(parent, opcode, Payload::None)?;
+                    Ok::<(), CoreError>(())
+                })
+                .unwrap_err();
+            match got {
+                FragmentsError::Build { index: 0, error } => {
+                    assert_eq!(error.to_string(), expected, "{opcode}")
+                }
+                other => panic!("{opcode}: {other:?}"),
+            }
+            assert_eq!(fast.arena_len(), len, "{opcode}: nothing appended");
+            assert!(fast.children(f).is_empty());
+        }
+        let (mut fast, [f, _], ..) = owners();
+        let outside = Inst::from_index(1_000_000);
+        let got = fast.append_fragments(&[(f, 0)], |_, frag| {
+            frag.set_type_and_operands(f, None, &[outside])
+        });
+        assert!(matches!(
+            got,
+            Err(FragmentsError::Build { error: CoreError::BadHandle(i), .. }) if i == outside
+        ));
+        // Fewer instructions than reserved, or more, are refused too.
+        let (mut fast, [f, _], ..) = owners();
+        let got = fast.append_fragments(&[(f, 2)], |_, frag| {
+            frag.append_new_child(f, Opcode::BLOCK, Payload::None)
+                .map(|_| ())
+        });
+        assert!(matches!(got, Err(FragmentsError::Module { index: 0, .. })));
+        let got = fast.append_fragments(&[(f, 0)], |_, frag| {
+            frag.append_new_child(f, Opcode::BLOCK, Payload::None)
+                .map(|_| ())
+        });
+        assert!(matches!(
+            got,
+            Err(FragmentsError::Build {
+                error: CoreError::TooManyInstructions,
+                ..
+            })
+        ));
+        // An owner that already has a body, or a hoistable one, is refused before building.
+        let (mut fast, [f, _], _, seven) = owners();
+        fast.append_new_child(f, Opcode::BLOCK, Payload::None)
+            .unwrap();
+        for owner in [f, seven] {
+            let got = fast.append_fragments(&[(owner, 0)], |_, _| Ok::<(), CoreError>(()));
+            assert!(matches!(got, Err(FragmentsError::Module { .. })), "{owner}");
+        }
+    }
+}
