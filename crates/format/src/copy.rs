@@ -189,6 +189,47 @@ struct Pending {
     ops: std::ops::Range<u32>,
 }
 
+/// A record of a body with where it sits in the tree, as a pre-order walk meets it.
+pub(crate) struct Placed {
+    pub rec: crate::hash::Rec,
+    pub local: u32,
+    /// The instruction it is a sub-instruction of (0 for local 0 itself).
+    pub owner: u32,
+    /// Whether it is one of its owner's decorations (they come before the children).
+    pub is_deco: bool,
+    /// Whether it is at the nesting limit (the definition being at depth 1): a debug
+    /// decoration re-inserted on it would be too deep.
+    pub at_limit: bool,
+}
+
+/// Every record of `d` in pre-order, placed (one sequential pass, an explicit stack).
+pub(crate) fn placed_records<'a>(d: &'a DefView<'_>) -> impl Iterator<Item = Placed> + 'a {
+    // Open subtrees: (local, end, decorations left).
+    let mut stack: Vec<(u32, u32, u32)> = Vec::new();
+    d.records().zip(0u32..).map(move |(rec, l)| {
+        while stack.last().is_some_and(|&(_, end, _)| end <= l) {
+            stack.pop();
+        }
+        let mut is_deco = false;
+        let mut owner = 0;
+        if let Some(top) = stack.last_mut() {
+            owner = top.0;
+            if top.2 > 0 {
+                top.2 -= 1;
+                is_deco = true;
+            }
+        }
+        stack.push((l, rec.end, rec.n_decos));
+        Placed {
+            rec,
+            local: l,
+            owner,
+            is_deco,
+            at_limit: stack.len() as u32 >= irkit_core::MAX_NESTING,
+        }
+    })
+}
+
 /// Who decodes, for the place its errors name: `copy` names the definition
 /// (`section definitions: definition 3: instruction 7: …`), `materialize` the whole module
 /// (`materialize: definition 3, instruction 7: …`, `materialize: root archive, …`).
@@ -294,8 +335,6 @@ impl<'v> DefCopier<'v> {
         let mut locals: Vec<Option<Inst>> = vec![None; n];
         // Decorations in pre-order: (owner local, the copy or `None` when skipped).
         let mut decos: Vec<(u32, Option<Inst>)> = Vec::new();
-        // Open subtrees: (local, end, decorations left).
-        let mut stack: Vec<(u32, u32, u32)> = Vec::new();
         let mut skip_until = 0u32;
         let mut summary = CopySummary::default();
         // Whether a local is at the nesting limit (the definition is at depth 1): a debug
@@ -304,22 +343,16 @@ impl<'v> DefCopier<'v> {
         // What the second pass needs of each copied instruction, kept from this one so that
         // the body is read once.
         let mut refs: Vec<Pending> = Vec::with_capacity(n);
-        for (rec, l) in d.records().zip(0u32..) {
-            while stack.last().is_some_and(|&(_, end, _)| end <= l) {
-                stack.pop();
-            }
-            let mut is_deco = false;
-            let mut owner = 0;
-            if let Some(top) = stack.last_mut() {
-                owner = top.0;
-                if top.2 > 0 {
-                    top.2 -= 1;
-                    is_deco = true;
-                }
-            }
-            stack.push((l, rec.end, rec.n_decos));
+        for p in placed_records(&d) {
+            let Placed {
+                rec,
+                local: l,
+                owner,
+                is_deco,
+                ..
+            } = p;
             if let Some(a) = at_limit.get_mut(l as usize) {
-                *a = stack.len() as u32 >= irkit_core::MAX_NESTING;
+                *a = p.at_limit;
             }
             if l < skip_until {
                 // Not copied, but it holds its place in its owner's decoration list, which

@@ -22,7 +22,7 @@
 
 use irkit_core::{Fragment, Inst, Module, Opcode, Payload};
 
-use crate::copy::{CopyMapper, Decorate, DefCopier, Place, Reader};
+use crate::copy::{CopyMapper, Decorate, DefCopier, Place, Placed, Reader, placed_records};
 use crate::defview::{DefView, Ref};
 use crate::error::ReadError;
 use crate::placed::DebugRecs;
@@ -171,28 +171,21 @@ impl<'v> DefCopier<'v> {
         let n = d.len() as usize;
         let mut locals: Vec<Option<Inst>> = vec![None; n];
         let mut decos: Vec<(u32, Option<Inst>)> = Vec::new();
-        let mut stack: Vec<(u32, u32, u32)> = Vec::new();
         let mut at_limit: Vec<bool> = vec![false; n];
         // Copied instructions: (local, copy, operands range).
         let mut copied: Vec<(u32, Inst, u32, u32)> = Vec::with_capacity(n);
         let mut skips = plan.skipped.iter().copied().peekable();
         let mut skip_until = 0u32;
-        for (rec, l) in d.records().zip(0u32..) {
-            while stack.last().is_some_and(|&(_, end, _)| end <= l) {
-                stack.pop();
-            }
-            let mut is_deco = false;
-            let mut owner = 0;
-            if let Some(top) = stack.last_mut() {
-                owner = top.0;
-                if top.2 > 0 {
-                    top.2 -= 1;
-                    is_deco = true;
-                }
-            }
-            stack.push((l, rec.end, rec.n_decos));
+        for p in placed_records(d) {
+            let Placed {
+                rec,
+                local: l,
+                owner,
+                is_deco,
+                ..
+            } = p;
             if let Some(a) = at_limit.get_mut(l as usize) {
-                *a = stack.len() as u32 >= irkit_core::MAX_NESTING;
+                *a = p.at_limit;
             }
             if l < skip_until {
                 if is_deco {

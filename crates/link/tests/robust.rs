@@ -117,6 +117,19 @@ fn text_input(name: &str, text: &str) -> Result<Input, String> {
 /// validates input definitions ahead of the copy (the linker's `ahead.rs`), and its verdicts
 /// stay unreported unless the copy reaches the definition. A broken definition that is
 /// reached is reported once, the same on one thread as on three.
+/// Links file `name` (bytes `b`) alone on a pool of `threads`: the output's bytes, or every
+/// error as one text.
+fn link_bytes(name: &str, b: &[u8], threads: usize) -> Result<Vec<u8>, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool");
+    let input = Input::from_bytes(name, b).expect("opens");
+    pool.install(|| link(vec![input], &LinkOptions::default()))
+        .map(|l| irkit_format::write(&l.module).expect("linked module encodes"))
+        .map_err(|e| e.to_string())
+}
+
 #[test]
 fn definitions_validated_ahead_are_reported_only_when_reached() {
     let mut text = String::from(
@@ -145,16 +158,7 @@ fn definitions_validated_ahead_are_reported_only_when_reached() {
         let before: u64 = (0..i).map(|d| view.def_info(d).expect("a def").size).sum();
         defs.offset + before..defs.offset + before + view.def_info(i).expect("a def").size
     };
-    let link_with = |b: &[u8], threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("a thread pool");
-        let input = Input::from_bytes("many.irm", b).expect("opens");
-        pool.install(|| link(vec![input], &LinkOptions::default()))
-            .map(|l| irkit_format::write(&l.module).expect("linked module encodes"))
-            .map_err(|e| e.to_string())
-    };
+    let link_with = |b: &[u8], threads: usize| link_bytes("many.irm", b, threads);
     let clean = link_with(&bytes, 1).expect("links");
     let last = body_of(view.def_count() - 1);
     let mut broken = bytes.clone();
@@ -202,16 +206,7 @@ fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
     };
     let (n, k) = (small(w), small(2 * w));
     let opcodes = start + 7 * w + 4 * k;
-    let link_with = |b: &[u8], threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("a thread pool");
-        let input = Input::from_bytes("two.irm", b).expect("opens");
-        pool.install(|| link(vec![input], &LinkOptions::default()))
-            .map(|l| irkit_format::write(&l.module).expect("linked module encodes"))
-            .map_err(|e| e.to_string())
-    };
+    let link_with = |b: &[u8], threads: usize| link_bytes("two.irm", b, threads);
     assert!(link_with(&bytes, 3).is_ok());
     let iadd = (0..n)
         .find(|&l| {
