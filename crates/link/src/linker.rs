@@ -61,8 +61,10 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     });
     let start = Instant::now();
     let mut out = Module::new();
+    let prepared = ahead::Ahead::default();
     let mut st = State::new(&inputs, opts, true);
-    ahead::with_validation_ahead(&inputs, || st.run(&mut out));
+    st.ahead = Some(&prepared);
+    ahead::with_validation_ahead(&inputs, &prepared, || st.run(&mut out));
     if st.split_failed {
         // A planned copy or its build was refused: the copy of that definition (the one
         // decoder) says why, at the point of the walk where it does, as if nothing had been
@@ -225,6 +227,8 @@ struct State<'a> {
     /// hash). Built from the whole symbol tables only once lookups in each input's symbol
     /// index have cost about as much (see [`State::export_candidates`]).
     exports: Option<ExportIndex<'a>>,
+    /// What the spare thread prepares meanwhile (the export index), when there is one.
+    ahead: Option<&'a ahead::Ahead<'a>>,
     /// Names looked up one input at a time so far.
     lookups: u64,
     /// Inputs whose symbol table could not be read (reported once).
@@ -276,6 +280,7 @@ impl<'a> State<'a> {
             pools: vec![None; srcs.len()],
             copiers: vec![None; srcs.len()],
             exports: None,
+            ahead: None,
             lookups: 0,
             bad_symbols: FxHashSet::default(),
             bad_defs: FxHashSet::default(),

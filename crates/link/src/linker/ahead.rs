@@ -14,20 +14,58 @@
 //! until the inputs are dropped). With one thread in the pool (`RAYON_NUM_THREADS=1`) there is
 //! no spare thread and the walk validates everything itself, as before.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::linkage::ExportIndex;
+use super::resolve::export_index;
 use crate::input::Input;
 
-/// Runs `walk` on the calling thread while a spare thread validates the definitions of
-/// `inputs` (pool first, then each definition in index order with its symbol records, input
-/// by input), and returns `walk`'s result once that thread has stopped.
-pub(super) fn with_validation_ahead<R>(inputs: &[Input], walk: impl FnOnce() -> R) -> R {
+/// What the spare thread prepared for the walk: the export index (every export of every
+/// input by name), once built, when every input's symbols could be read.
+#[derive(Default)]
+pub(super) struct Ahead<'a> {
+    index: Mutex<Option<ExportIndex<'a>>>,
+    ready: AtomicBool,
+}
+
+impl<'a> Ahead<'a> {
+    /// The export index, if it is built and not taken yet.
+    pub(super) fn take_export_index(&self) -> Option<ExportIndex<'a>> {
+        if !self.ready.load(Ordering::Acquire) {
+            return None;
+        }
+        self.index.lock().ok()?.take()
+    }
+}
+
+/// Runs `walk` on the calling thread while a spare thread builds the export index of
+/// `inputs` into `ahead` and then validates their definitions (pool first, then each
+/// definition in index order with its symbol records, input by input), and returns `walk`'s
+/// result once that thread has stopped.
+pub(super) fn with_validation_ahead<'a, R>(
+    inputs: &'a [Input],
+    ahead: &Ahead<'a>,
+    walk: impl FnOnce() -> R,
+) -> R {
     if rayon::current_num_threads() < 2 {
         return walk();
     }
     let done = AtomicBool::new(false);
     rayon::in_place_scope(|s| {
-        s.spawn(|_| validate(inputs, &done));
+        s.spawn(|_| {
+            // Only an index of inputs whose symbols all read is offered: then the walk's
+            // searches would meet no error either, and give the same candidates.
+            if inputs.len() > 1
+                && let (index, refused) = export_index(inputs)
+                && refused.is_empty()
+                && let Ok(mut slot) = ahead.index.lock()
+            {
+                *slot = Some(index);
+                ahead.ready.store(true, Ordering::Release);
+            }
+            validate(inputs, &done)
+        });
         let r = walk();
         done.store(true, Ordering::Relaxed);
         r

@@ -211,6 +211,14 @@ impl State<'_> {
         const SEARCH_COST: u64 = 1;
         let n = self.srcs.len() as u64;
         let searched = self.lookups.saturating_mul(n).saturating_mul(SEARCH_COST);
+        if self.exports.is_none()
+            && let Some(index) = self.ahead.and_then(|a| a.take_export_index())
+        {
+            // Built on the spare thread meanwhile, from inputs whose symbols all read: the
+            // same candidates, in the same order, as the searches below give, and no error
+            // they would report (spec/linking.md §4, "Validation ahead").
+            self.exports = Some(index);
+        }
         if self.exports.is_none() && searched > self.stats.defs_available {
             self.build_export_index();
         }
@@ -237,21 +245,10 @@ impl State<'_> {
     }
 
     pub(super) fn build_export_index(&mut self) {
-        let mut index = ExportIndex::new();
-        for (m, s) in self.srcs.iter().enumerate() {
-            match s.view.try_symbols() {
-                Ok(syms) => {
-                    for sym in syms {
-                        if sym.role == SymbolRole::Export {
-                            index.entry(sym.name).or_default().push((m as u32, sym.def));
-                        }
-                    }
-                }
-                Err(e) => {
-                    if self.bad_symbols.insert(m as u32) {
-                        self.errors.push(e.into());
-                    }
-                }
+        let (index, refused) = export_index(self.srcs);
+        for (m, e) in refused {
+            if self.bad_symbols.insert(m) {
+                self.errors.push(e.into());
             }
         }
         self.exports = Some(index);
@@ -304,4 +301,26 @@ impl State<'_> {
         }
         weak.first().copied()
     }
+}
+
+/// Every export of every input, by name, in input order, and the inputs whose symbols could
+/// not be read (with why).
+pub(super) fn export_index(
+    srcs: &[crate::input::Input],
+) -> (ExportIndex<'_>, Vec<(u32, irkit_format::ReadError)>) {
+    let mut index = ExportIndex::new();
+    let mut refused = Vec::new();
+    for (m, s) in srcs.iter().enumerate() {
+        match s.view.try_symbols() {
+            Ok(syms) => {
+                for sym in syms {
+                    if sym.role == SymbolRole::Export {
+                        index.entry(sym.name).or_default().push((m as u32, sym.def));
+                    }
+                }
+            }
+            Err(e) => refused.push((m as u32, e)),
+        }
+    }
+    (index, refused)
 }
