@@ -12,7 +12,10 @@
 //!   `pin_weak` unless its target is unresolved). Only reached definitions are copied, and
 //!   only their validation is reported; nothing else is decoded (inputs are opened, which
 //!   reads their symbol tables, and each reached definition is validated on first touch,
-//!   usually ahead of the copy by a spare thread: `linker/ahead.rs`).
+//!   usually ahead of the copy by a spare thread: `linker/ahead.rs`). The walk only plans
+//!   each copy (the answers it needs, in its order); the bodies are built afterwards on every
+//!   core, into slots reserved in walk order, so the output does not depend on the thread
+//!   count (`irkit_format::CopyPlan`, `irkit_core::Fragment`).
 //! * **Resolution**: an import goes to the export of the same name, type-checked by
 //!   structure; duplicate strong definitions are an error; `weak` yields to strong;
 //!   `linkonce` copies with equal linking hashes collapse, unequal ones are an error; a
