@@ -297,9 +297,9 @@ impl Cx<'_> {
                 self.err(p, msg);
             }
             let t = d.operands[1];
-            let good = self
-                .live(t)
-                .is_some_and(|td| td.opcode == Opcode::TYPE_PARAM && td.operands.first() == Some(&g));
+            let good = self.live(t).is_some_and(|td| {
+                td.opcode == Opcode::TYPE_PARAM && td.operands.first() == Some(&g)
+            });
             if !good {
                 let msg = format!(
                     "`witness_param` operand 1 must be a `type_param` of {}, found {}",

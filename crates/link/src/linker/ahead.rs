@@ -42,7 +42,8 @@ impl<'a> Ahead<'a> {
 /// Runs `walk` on the calling thread while a spare thread builds the export index of
 /// `inputs` into `ahead` and then validates their definitions (pool first, then each
 /// definition in index order with its symbol records, input by input), and returns `walk`'s
-/// result once that thread has stopped.
+/// result once that thread has stopped (it stops between two inputs, or two definitions, once
+/// the walk is done).
 pub(super) fn with_validation_ahead<'a, R>(
     inputs: &'a [Input],
     ahead: &Ahead<'a>,
@@ -57,7 +58,8 @@ pub(super) fn with_validation_ahead<'a, R>(
             // Only an index of inputs whose symbols all read is offered: then the walk's
             // searches would meet no error either, and give the same candidates.
             if inputs.len() > 1
-                && let (index, refused) = export_index(inputs)
+                && let Some((index, refused)) =
+                    export_index(inputs, || done.load(Ordering::Relaxed))
                 && refused.is_empty()
                 && let Ok(mut slot) = ahead.index.lock()
             {

@@ -245,7 +245,7 @@ impl State<'_> {
     }
 
     pub(super) fn build_export_index(&mut self) {
-        let (index, refused) = export_index(self.srcs);
+        let (index, refused) = export_index(self.srcs, || false).unwrap_or_default();
         for (m, e) in refused {
             if self.bad_symbols.insert(m) {
                 self.errors.push(e.into());
@@ -304,13 +304,17 @@ impl State<'_> {
 }
 
 /// Every export of every input, by name, in input order, and the inputs whose symbols could
-/// not be read (with why).
+/// not be read (with why); `None` if `stop` says so between two inputs.
 pub(super) fn export_index(
     srcs: &[crate::input::Input],
-) -> (ExportIndex<'_>, Vec<(u32, irkit_format::ReadError)>) {
+    stop: impl Fn() -> bool,
+) -> Option<(ExportIndex<'_>, Vec<(u32, irkit_format::ReadError)>)> {
     let mut index = ExportIndex::new();
     let mut refused = Vec::new();
     for (m, s) in srcs.iter().enumerate() {
+        if stop() {
+            return None;
+        }
         match s.view.try_symbols() {
             Ok(syms) => {
                 for sym in syms {
@@ -322,5 +326,5 @@ pub(super) fn export_index(
             Err(e) => refused.push((m as u32, e)),
         }
     }
-    (index, refused)
+    Some((index, refused))
 }
