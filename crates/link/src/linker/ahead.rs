@@ -59,7 +59,7 @@ pub(super) fn with_validation_ahead<'a, R>(
             // searches would meet no error either, and give the same candidates.
             if inputs.len() > 1
                 && let Some((index, refused)) =
-                    export_index(inputs, || done.load(Ordering::Relaxed))
+                    export_index(inputs, true, || done.load(Ordering::Relaxed))
                 && refused.is_empty()
                 && let Ok(mut slot) = ahead.index.lock()
             {

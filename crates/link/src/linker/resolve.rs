@@ -245,7 +245,7 @@ impl State<'_> {
     }
 
     pub(super) fn build_export_index(&mut self) {
-        let (index, refused) = export_index(self.srcs, || false).unwrap_or_default();
+        let (index, refused) = export_index(self.srcs, false, || false).unwrap_or_default();
         for (m, e) in refused {
             if self.bad_symbols.insert(m) {
                 self.errors.push(e.into());
@@ -304,14 +304,21 @@ impl State<'_> {
 }
 
 /// Every export of every input, by name, in input order, and the inputs whose symbols could
-/// not be read (with why); `None` if `stop` says so between two inputs.
+/// not be read (with why, in input order); `None` if `stop` says so between two inputs. With
+/// `backwards`, the inputs are read last first (the spare thread does, while the walk's first
+/// lookup reads them first first: they meet halfway), with the same result.
 pub(super) fn export_index(
     srcs: &[crate::input::Input],
+    backwards: bool,
     stop: impl Fn() -> bool,
 ) -> Option<(ExportIndex<'_>, Vec<(u32, irkit_format::ReadError)>)> {
     let mut index = ExportIndex::new();
     let mut refused = Vec::new();
-    for (m, s) in srcs.iter().enumerate() {
+    let order: Box<dyn Iterator<Item = (usize, &crate::input::Input)>> = match backwards {
+        true => Box::new(srcs.iter().enumerate().rev()),
+        false => Box::new(srcs.iter().enumerate()),
+    };
+    for (m, s) in order {
         if stop() {
             return None;
         }
@@ -326,5 +333,45 @@ pub(super) fn export_index(
             Err(e) => refused.push((m as u32, e)),
         }
     }
+    if backwards {
+        // Input order: by input (stable, so one input's records keep theirs).
+        for candidates in index.values_mut() {
+            candidates.sort_by_key(|&(m, _)| m);
+        }
+        refused.sort_by_key(|&(m, _)| m);
+    }
     Some((index, refused))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::Input;
+
+    /// Read last input first (as the spare thread does) or first first, the export index is
+    /// the same: every export of a name, in input order, and within an input in record order.
+    #[test]
+    fn the_export_index_is_the_same_read_backwards() {
+        let text = |k: usize| {
+            format!(
+                "#[export(\"f\"), weak]\n@f{k}: fn() -> i32 = func {{\n^entry:\n  ret i32 {k}\n}}\n\
+                 #[export(\"g{k}\")]\n@g: fn() -> i32 = func {{\n^entry:\n  ret i32 0\n}}\n\
+                 #[export(\"h\"), linkonce]\n@h{k}: fn() -> i32 = func {{\n^entry:\n  ret i32 1\n}}\n"
+            )
+        };
+        let inputs: Vec<Input> = (0..5)
+            .map(|k| {
+                let m = irkit_text::parse(&text(k), "m.ir").expect("parses");
+                Input::from_module(&format!("m{k}.irm"), &m).expect("encodes")
+            })
+            .collect();
+        let (forward, none) = export_index(&inputs, false, || false).expect("not stopped");
+        assert!(none.is_empty());
+        let (backward, none) = export_index(&inputs, true, || false).expect("not stopped");
+        assert!(none.is_empty());
+        assert_eq!(forward, backward);
+        assert_eq!(forward["f"], (0..5).map(|m| (m, 0)).collect::<Vec<_>>());
+        assert_eq!(forward.len(), 2 + 5);
+        assert!(export_index(&inputs, true, || true).is_none());
+    }
 }
