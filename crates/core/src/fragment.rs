@@ -209,8 +209,8 @@ impl Fragment<'_> {
 #[derive(Debug)]
 pub enum FragmentsError<E> {
     /// Body `index` cannot be appended: its owner is not a live, mutable instruction without
-    /// children or decorations, its slots are past the arena's limit, or it filled fewer
-    /// slots than it reserved.
+    /// children or decorations (or owns an earlier body too), its slots are past the arena's
+    /// limit, or it filled fewer slots than it reserved.
     Module {
         /// The body.
         index: usize,
@@ -231,8 +231,9 @@ impl Module {
     /// end of the arena in order, filled by `build(k, fragment)` for body `k`, every body on
     /// its own core (rayon); then gives each owner what its body gave it. The module is the
     /// same on any number of threads. On any error nothing is appended and no owner changes:
-    /// a refused owner (checked before anything is built), a build that fails (the first in
-    /// order is reported), or one that fills fewer slots than it reserved.
+    /// a refused owner (checked before anything is built; each owner gets one body), a build
+    /// that fails (the first in order is reported), or one that fills fewer slots than it
+    /// reserved.
     pub fn append_fragments<E, F>(
         &mut self,
         bodies: &[(Inst, u32)],
@@ -242,9 +243,17 @@ impl Module {
         E: Send,
         F: Fn(usize, &mut Fragment<'_>) -> Result<(), E> + Sync,
     {
+        let mut owners = std::collections::HashSet::with_capacity(bodies.len());
         for (index, &(owner, _)) in bodies.iter().enumerate() {
             let refused = |error| FragmentsError::Module { index, error };
             self.check_mutable(owner).map_err(refused)?;
+            if !owners.insert(owner) {
+                return Err(refused(CoreError::BadAttach {
+                    parent: owner,
+                    child: owner,
+                    why: "it is given two bodies",
+                }));
+            }
             let d = self.data(owner);
             if !(d.children.is_empty() && d.decorations.is_empty()) {
                 return Err(refused(CoreError::BadAttach {
@@ -493,6 +502,15 @@ mod tests {
                 ..
             })
         ));
+        // One owner, two bodies: refused before building.
+        let (mut fast, [f, _], ..) = owners();
+        let len = fast.arena_len();
+        let got = fast.append_fragments(&[(f, 1), (f, 1)], |_, frag| {
+            frag.append_new_child(f, Opcode::BLOCK, Payload::None)
+                .map(|_| ())
+        });
+        assert!(matches!(got, Err(FragmentsError::Module { index: 1, .. })));
+        assert_eq!(fast.arena_len(), len);
         // An owner that already has a body, or a hoistable one, is refused before building.
         let (mut fast, [f, _], _, seven) = owners();
         fast.append_new_child(f, Opcode::BLOCK, Payload::None)

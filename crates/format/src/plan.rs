@@ -60,8 +60,11 @@ impl CopyPlan<'_> {
 impl<'v> DefCopier<'v> {
     /// Plans the copy of definition `d` (from [`ModuleView::def`](crate::ModuleView::def),
     /// so validated) as `target`, asking `map` what [`DefCopier::copy`] asks it, in the same
-    /// order. `Ok(None)` (before asking anything) when the body is not compact or `target`
-    /// does not have the definition's opcode: copy it with [`DefCopier::copy`].
+    /// order, except that [`CopyMapper::keep_decoration`] is asked only about the
+    /// definition's own decorations (nested ones are kept: the result is the copy's for a
+    /// mapper that keeps them, as the linker's does). `Ok(None)` (before asking anything) when
+    /// the body is not compact or `target` does not have the definition's opcode: copy it with
+    /// [`DefCopier::copy`].
     pub fn plan<M: CopyMapper>(
         &self,
         d: DefView<'v>,
@@ -78,19 +81,28 @@ impl<'v> DefCopier<'v> {
         let place = self.place(index);
         let n = c.locals();
         // 1. The definition's own decorations, in order.
-        let mut skipped = Vec::new();
+        let mut skipped: Vec<(u32, u32)> = Vec::new();
+        // Locals copied besides the definition's own (`None`: subtree ends that do not nest,
+        // only in bytes changed after validation).
+        let mut count = Some(n - 1);
         for (is_deco, deco) in d.root().subs() {
             if !is_deco {
                 break;
             }
             if !map.keep_decoration(dst, 0, deco)? {
-                skipped.push((deco.local(), deco.subtree_end()));
+                let (s, e) = (deco.local(), deco.subtree_end());
+                count = count.and_then(|c| c.checked_sub(e.checked_sub(s)?));
+                skipped.push((s, e));
             }
         }
+        let Some(mut count) = count else {
+            return Err(place
+                .err(None, "the definition's decorations do not nest")
+                .into());
+        };
         let kept = |l: u32| l < n && !skipped.iter().any(|&(s, e)| (s..e).contains(&l));
         // 2. The constants of the source locations re-created on copied instructions.
         let mut locs = Vec::new();
-        let mut count = n - 1 - skipped.iter().map(|&(s, e)| e - s).sum::<u32>();
         for r in self.debug_records(index).iter() {
             if !kept(r.local) || !matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
                 continue;

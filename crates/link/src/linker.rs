@@ -65,6 +65,8 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     let mut st = State::new(&inputs, opts, true);
     st.ahead = Some(&prepared);
     ahead::with_validation_ahead(&inputs, &prepared, || st.run(&mut out));
+    // The spare thread has stopped: the bodies are built on every core.
+    st.finish(&mut out);
     if st.split_failed {
         // A planned copy or its build was refused: the copy of that definition (the one
         // decoder) says why, at the point of the walk where it does, as if nothing had been
@@ -72,6 +74,7 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         out = Module::new();
         st = State::new(&inputs, opts, false);
         st.run(&mut out);
+        st.finish(&mut out);
     }
     st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
     // An input that shrank while it was read gave zeros for what was cut off: whatever was
@@ -350,6 +353,11 @@ impl<'a> State<'a> {
                 break;
             }
         }
+    }
+
+    /// What follows the walk: the planned bodies built, then the pins and re-exported names
+    /// attached to what they resolve to.
+    fn finish(&mut self, out: &mut Module) {
         self.build_planned(out);
         self.attach_pin_ifs(out);
         self.attach_reexports(out);

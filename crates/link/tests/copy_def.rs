@@ -1,9 +1,11 @@
 //! `ModuleView::copy_def` copies definitions faithfully: copying every definition of a module
 //! (with an identity mapping of the pool and the definitions) rebuilds a module equal to the
-//! materialized one, name hints and source locations included.
+//! materialized one, name hints and source locations included. And the copy in two steps
+//! (`DefCopier::plan`, then `DefCopier::build` on every core) builds what the copy builds,
+//! asking the mapper the same questions in the same order.
 
-use irkit_core::{Inst, Module, Payload};
-use irkit_format::{CopyMapper, ModuleView, ReadError, Ref};
+use irkit_core::{Inst, Module, Opcode, Payload};
+use irkit_format::{CopyMapper, InstView, ModuleView, ReadError, Ref};
 
 struct Identity {
     pool: Vec<Inst>,
@@ -20,7 +22,9 @@ impl CopyMapper for Identity {
     }
 }
 
-fn copy_all(view: &ModuleView) -> Module {
+/// A module with one empty instruction per definition of `view` and its pool interned, and
+/// the identity mapping onto them.
+fn destination(view: &ModuleView) -> (Module, Identity) {
     let mut dst = Module::new();
     let root = dst.root();
     let defs: Vec<Inst> = (0..view.def_count())
@@ -47,12 +51,17 @@ fn copy_all(view: &ModuleView) -> Module {
             .unwrap();
         interned.push(inst);
     }
-    let mut map = Identity {
+    let map = Identity {
         pool: interned,
-        defs: defs.clone(),
+        defs,
     };
+    (dst, map)
+}
+
+fn copy_all(view: &ModuleView) -> Module {
+    let (mut dst, mut map) = destination(view);
     let copier = view.copier(true).unwrap();
-    for (i, &d) in defs.iter().enumerate() {
+    for (i, d) in map.defs.clone().into_iter().enumerate() {
         copier
             .copy(view.def(i as u32).unwrap(), &mut dst, d, &mut map)
             .unwrap();
@@ -60,11 +69,79 @@ fn copy_all(view: &ModuleView) -> Module {
     dst
 }
 
-#[test]
-fn copying_every_definition_rebuilds_the_module() {
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+/// The identity mapping, writing down every question it is asked about the pool, other
+/// definitions and a definition's own decorations; with `drop_exports`, it drops a
+/// definition's own `export` decorations (as `--internalize` does).
+struct Recording {
+    inner: Identity,
+    drop_exports: bool,
+    asked: Vec<String>,
+}
+
+impl CopyMapper for Recording {
+    type Error = ReadError;
+    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, ReadError> {
+        self.asked.push(format!("pool {index}"));
+        self.inner.pool(dst, index)
+    }
+    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, ReadError> {
+        self.asked.push(format!("def {index}"));
+        self.inner.def(dst, index)
+    }
+    fn keep_decoration(
+        &mut self,
+        _: &mut Module,
+        owner: u32,
+        deco: InstView<'_>,
+    ) -> Result<bool, ReadError> {
+        if owner != 0 {
+            return Ok(true);
+        }
+        self.asked.push(format!("keep {}", deco.local()));
+        Ok(!(self.drop_exports && deco.opcode() == Opcode::EXPORT))
+    }
+}
+
+/// Every definition of `view` copied by the copy (`planned` false) or planned and built:
+/// the module, and the mapper's questions.
+fn copy_recorded(view: &ModuleView, planned: bool, drop_exports: bool) -> (Module, Vec<String>) {
+    let (mut dst, inner) = destination(view);
+    let defs = inner.defs.clone();
+    let mut map = Recording {
+        inner,
+        drop_exports,
+        asked: Vec::new(),
+    };
+    let copier = view.copier(true).unwrap();
+    let mut plans = Vec::new();
+    for (i, &d) in defs.iter().enumerate() {
+        let def = view.def(i as u32).unwrap();
+        map.asked.push(format!("definition {i}"));
+        if planned {
+            let plan = copier.plan(def, &mut dst, d, &mut map).unwrap();
+            plans.push(plan.expect("a compact body"));
+        } else {
+            copier.copy(def, &mut dst, d, &mut map).unwrap();
+        }
+    }
+    if planned {
+        let bodies: Vec<(Inst, u32)> = plans.iter().map(|p| (p.target(), p.count())).collect();
+        dst.append_fragments(&bodies, |k, f| copier.build(&plans[k], f))
+            .unwrap();
+    }
+    (dst, map.asked)
+}
+
+/// The example files and the round-trip cases (generics, every payload kind): modules with
+/// decorations, nested decorations, names and locations.
+fn sample_files() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    for dir in [examples.clone(), examples.join("two_module")] {
+    for dir in [
+        root.join("examples"),
+        root.join("examples/two_module"),
+        root.join("tests/cases/roundtrip"),
+    ] {
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "ir") {
@@ -73,6 +150,41 @@ fn copying_every_definition_rebuilds_the_module() {
         }
     }
     files.sort();
+    files
+}
+
+#[test]
+fn planned_copies_build_what_the_copy_builds() {
+    let mut compared = 0;
+    for p in sample_files() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let Ok(m) = irkit_text::parse(&text, "x.ir") else {
+            continue;
+        };
+        let bytes = irkit_format::write(&m).unwrap();
+        let view = ModuleView::from_bytes(&bytes).unwrap();
+        for drop_exports in [false, true] {
+            let (serial, asked_serial) = copy_recorded(&view, false, drop_exports);
+            let (planned, asked_planned) = copy_recorded(&view, true, drop_exports);
+            let at = format!("{} (drop exports: {drop_exports})", p.display());
+            if let Err(e) = irkit_core::equiv::modules_equal(&serial, &planned) {
+                panic!("{at}: {e}");
+            }
+            assert_eq!(asked_serial, asked_planned, "{at}");
+            assert_eq!(
+                irkit_format::write(&serial).ok(),
+                irkit_format::write(&planned).ok(),
+                "{at}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 20, "{compared} modules compared");
+}
+
+#[test]
+fn copying_every_definition_rebuilds_the_module() {
+    let files = sample_files();
     assert!(!files.is_empty());
     for p in files {
         let text = std::fs::read_to_string(&p).unwrap();

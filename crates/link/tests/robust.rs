@@ -113,10 +113,6 @@ fn text_input(name: &str, text: &str) -> Result<Input, String> {
     Input::from_module(name, &module).map_err(|e| e.to_string())
 }
 
-/// A definition nothing reaches is never reported, whoever validates it: a spare thread
-/// validates input definitions ahead of the copy (the linker's `ahead.rs`), and its verdicts
-/// stay unreported unless the copy reaches the definition. A broken definition that is
-/// reached is reported once, the same on one thread as on three.
 /// Links file `name` (bytes `b`) alone on a pool of `threads`: the output's bytes, or every
 /// error as one text.
 fn link_bytes(name: &str, b: &[u8], threads: usize) -> Result<Vec<u8>, String> {
@@ -130,6 +126,10 @@ fn link_bytes(name: &str, b: &[u8], threads: usize) -> Result<Vec<u8>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A definition nothing reaches is never reported, whoever validates it: a spare thread
+/// validates input definitions ahead of the copy (the linker's `ahead.rs`), and its verdicts
+/// stay unreported unless the copy reaches the definition. A broken definition that is
+/// reached is reported once, the same on one thread as on three.
 #[test]
 fn definitions_validated_ahead_are_reported_only_when_reached() {
     let mut text = String::from(
