@@ -292,12 +292,7 @@ impl<'v> DefCopier<'v> {
             )
             .into());
         };
-        let place = Place {
-            file,
-            reader: Reader::Copy,
-            index: Some(index),
-        };
-        self.decode(d, dst, target, map, &place)
+        self.decode(d, dst, target, map, &self.place(index))
     }
 
     /// Decodes archive `d` (a definition, or the root archive into `dst`'s root) as `target`:
@@ -399,22 +394,8 @@ impl<'v> DefCopier<'v> {
             });
             summary.insts += 1;
         }
-        // Decorations of decorations (refused by the verifier, but representable) would
-        // interleave owners: group by owner, keeping each owner's order.
-        decos.sort_by_key(|&(owner, _)| owner);
-        // The root archive has no debug records (root decorations stay in it, §2.3).
-        let dbg = match (self.debug, d.index()) {
-            (Some(t), Some(index)) => t.entries.of_def(index),
-            _ => DebugRecs::default(),
-        };
-        if let (Some(index), Some(r)) = (
-            d.index(),
-            dbg.iter()
-                .find(|r| at_limit.get(r.local as usize) == Some(&true)),
-        ) {
-            return Err(crate::validate::debug_too_deep(&place.file, index, r.local).into());
-        }
-        summary.insts += self.attach_decorations(dst, &locals, &decos, dbg, place)?;
+        summary.insts +=
+            self.attach_all_decorations(dst, &locals, &mut decos, &at_limit, d.index(), place)?;
         // Types and operands, now that every local exists (in local order, as the mapper
         // reaches what they name). A 3.0 body names each pool entry or definition through
         // its table of external references: each is mapped once, at its first use.
@@ -480,6 +461,51 @@ impl<'v> DefCopier<'v> {
             }
         }
         Ok(summary)
+    }
+
+    /// Where the errors of definition `index`'s copy point.
+    pub(crate) fn place(&self, index: u32) -> Place {
+        Place {
+            file: self.view.file().into(),
+            reader: Reader::Copy,
+            index: Some(index),
+        }
+    }
+
+    /// The debug records of definition `index`: none for the root archive (`None`, whose
+    /// decorations stay in it, spec/format.md §2.3) or without debug info.
+    pub(crate) fn debug_records(&self, index: Option<u32>) -> DebugRecs<'v> {
+        match (self.debug, index) {
+            (Some(t), Some(index)) => t.entries.of_def(index),
+            _ => DebugRecs::default(),
+        }
+    }
+
+    /// The last step of a body's first pass, for the copy and the planned build alike: the
+    /// body's decorations (`decos`, in pre-order) grouped by owner, a debug record on a local
+    /// at the nesting limit (`at_limit`) refused, then both attached by
+    /// [`DefCopier::attach_decorations`]. Returns how many debug decorations were created.
+    pub(crate) fn attach_all_decorations(
+        &self,
+        dst: &mut impl Decorate,
+        locals: &[Option<Inst>],
+        decos: &mut [(u32, Option<Inst>)],
+        at_limit: &[bool],
+        index: Option<u32>,
+        place: &Place,
+    ) -> Result<u64, ReadError> {
+        // Decorations of decorations (refused by the verifier, but representable) would
+        // interleave owners: group by owner, keeping each owner's order.
+        decos.sort_by_key(|&(owner, _)| owner);
+        let dbg = self.debug_records(index);
+        if let (Some(index), Some(r)) = (
+            index,
+            dbg.iter()
+                .find(|r| at_limit.get(r.local as usize) == Some(&true)),
+        ) {
+            return Err(crate::validate::debug_too_deep(&place.file, index, r.local));
+        }
+        self.attach_decorations(dst, locals, decos, dbg, place)
     }
 
     /// Attaches the copied body decorations and the debug ones, merged by position: the one

@@ -22,10 +22,9 @@
 
 use irkit_core::{Fragment, Inst, Module, Opcode, Payload};
 
-use crate::copy::{CopyMapper, Decorate, DefCopier, Place, Placed, Reader, placed_records};
+use crate::copy::{CopyMapper, Decorate, DefCopier, Place, Placed, placed_records};
 use crate::defview::{DefView, Ref};
 use crate::error::ReadError;
-use crate::placed::DebugRecs;
 use crate::schema::{DEBUG_LOC, DEBUG_NAME};
 
 /// What the copy of one definition asked of its mapper: made by [`DefCopier::plan`], built by
@@ -103,7 +102,7 @@ impl<'v> DefCopier<'v> {
         let kept = |l: u32| l < n && !skipped.iter().any(|&(s, e)| (s..e).contains(&l));
         // 2. The constants of the source locations re-created on copied instructions.
         let mut locs = Vec::new();
-        for r in self.debug_records(index).iter() {
+        for r in self.debug_records(Some(index)).iter() {
             if !kept(r.local) || !matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
                 continue;
             }
@@ -244,19 +243,18 @@ impl<'v> DefCopier<'v> {
         if skips.next().is_some() {
             return Err(bad(None, &"a skipped range is not a decoration"));
         }
-        decos.sort_by_key(|&(owner, _)| owner);
-        let dbg = self.debug_records(index);
-        if let Some(r) = dbg
-            .iter()
-            .find(|r| at_limit.get(r.local as usize) == Some(&true))
-        {
-            return Err(crate::validate::debug_too_deep(&place.file, index, r.local));
-        }
         let mut sink = FragmentSink {
             frag: &mut *frag,
             locs: plan.locs.iter(),
         };
-        self.attach_decorations(&mut sink, &locals, &decos, dbg, &place)?;
+        self.attach_all_decorations(
+            &mut sink,
+            &locals,
+            &mut decos,
+            &at_limit,
+            Some(index),
+            &place,
+        )?;
         if sink.locs.next().is_some() {
             return Err(bad(None, &"a planned location was not re-created"));
         }
@@ -297,23 +295,6 @@ impl<'v> DefCopier<'v> {
             ));
         }
         Ok(())
-    }
-
-    /// Where the errors of definition `index`'s copy point.
-    fn place(&self, index: u32) -> Place {
-        Place {
-            file: self.view.file().into(),
-            reader: Reader::Copy,
-            index: Some(index),
-        }
-    }
-
-    /// The debug records of definition `index` (none without debug info).
-    fn debug_records(&self, index: u32) -> DebugRecs<'v> {
-        match self.debug {
-            Some(t) => t.entries.of_def(index),
-            None => DebugRecs::default(),
-        }
     }
 }
 

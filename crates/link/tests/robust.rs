@@ -113,6 +113,18 @@ fn text_input(name: &str, text: &str) -> Result<Input, String> {
     Input::from_module(name, &module).map_err(|e| e.to_string())
 }
 
+/// Where definition `i`'s body lies in the file (bodies are packed in index order in the
+/// definitions section).
+fn body_range(view: &irkit_format::ModuleView, i: u32) -> std::ops::Range<u64> {
+    let defs = view
+        .sections()
+        .into_iter()
+        .find(|s| s.name == "definitions")
+        .expect("a definitions section");
+    let before: u64 = (0..i).map(|d| view.def_info(d).expect("a def").size).sum();
+    defs.offset + before..defs.offset + before + view.def_info(i).expect("a def").size
+}
+
 /// Links file `name` (bytes `b`) alone on a pool of `threads`: the output's bytes, or every
 /// error as one text.
 fn link_bytes(name: &str, b: &[u8], threads: usize) -> Result<Vec<u8>, String> {
@@ -148,16 +160,8 @@ fn definitions_validated_ahead_are_reported_only_when_reached() {
     let module = irkit_text::parse(&text, "many.ir").expect("parses");
     let bytes = irkit_format::write(&module).expect("encodes");
     let view = irkit_format::ModuleView::from_bytes(&bytes).expect("opens");
-    let defs = view
-        .sections()
-        .into_iter()
-        .find(|s| s.name == "definitions")
-        .expect("a definitions section");
     // Bodies are packed in module order: `main`, `f0`, …, `f199` (unreached) last.
-    let body_of = |i: u32| {
-        let before: u64 = (0..i).map(|d| view.def_info(d).expect("a def").size).sum();
-        defs.offset + before..defs.offset + before + view.def_info(i).expect("a def").size
-    };
+    let body_of = |i: u32| body_range(&view, i);
     let link_with = |b: &[u8], threads: usize| link_bytes("many.irm", b, threads);
     let clean = link_with(&bytes, 1).expect("links");
     let last = body_of(view.def_count() - 1);
@@ -190,14 +194,9 @@ fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
     let module = irkit_text::parse(text, "two.ir").expect("parses");
     let bytes = irkit_format::write(&module).expect("encodes");
     let view = irkit_format::ModuleView::from_bytes(&bytes).expect("opens");
-    let defs = view
-        .sections()
-        .into_iter()
-        .find(|s| s.name == "definitions")
-        .expect("a definitions section");
-    // `@f` is definition 1, right after `main` (spec/format.md §2.4: a compact body's
-    // opcodes follow its header and its external references).
-    let start = (defs.offset + view.def_info(0).expect("main").size) as usize;
+    // `@f` is definition 1 (spec/format.md §2.4: a compact body's opcodes follow its header
+    // and its external references).
+    let start = body_range(&view, 1).start as usize;
     let body = &bytes[start..];
     let w = usize::from(body[0]);
     let small = |at: usize| match w {
