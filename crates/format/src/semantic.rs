@@ -48,6 +48,99 @@ pub(crate) struct Label {
     pub succ: Vec<Node>,
 }
 
+/// A map keyed by node: dense vectors indexed by definition and by pool entry when the
+/// graph's size is known up front (a module being written), a hash map otherwise (a file's
+/// graph, explored from one definition). A dense map still takes any node: one outside its
+/// sizes goes to its hash map.
+pub(crate) struct NodeMap<T> {
+    defs: Vec<Option<T>>,
+    pool: Vec<Option<T>>,
+    other: HashMap<Node, T>,
+}
+
+impl<T> Default for NodeMap<T> {
+    fn default() -> Self {
+        NodeMap {
+            defs: Vec::new(),
+            pool: Vec::new(),
+            other: HashMap::default(),
+        }
+    }
+}
+
+impl<T> NodeMap<T> {
+    /// A map with dense room for `defs` definitions and `pool` pool entries.
+    fn dense(defs: usize, pool: usize) -> Self {
+        NodeMap {
+            defs: std::iter::repeat_with(|| None).take(defs).collect(),
+            pool: std::iter::repeat_with(|| None).take(pool).collect(),
+            other: HashMap::default(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, n: &Node) -> Option<&Option<T>> {
+        match *n {
+            Node::Def(i) => self.defs.get(i as usize),
+            Node::Pool(i) => self.pool.get(i as usize),
+        }
+    }
+
+    #[inline]
+    fn get(&self, n: &Node) -> Option<&T> {
+        match self.slot(n) {
+            Some(v) => v.as_ref(),
+            None => self.other.get(n),
+        }
+    }
+
+    #[inline]
+    fn contains_key(&self, n: &Node) -> bool {
+        self.get(n).is_some()
+    }
+
+    /// The entry of `n`, made by `make` if there is none.
+    fn get_or_try_insert<E>(
+        &mut self,
+        n: Node,
+        make: impl FnOnce() -> Result<T, E>,
+    ) -> Result<&T, E> {
+        let slot = match n {
+            Node::Def(i) => self.defs.get_mut(i as usize),
+            Node::Pool(i) => self.pool.get_mut(i as usize),
+        };
+        Ok(match slot {
+            Some(Some(v)) => v,
+            Some(empty) => empty.insert(make()?),
+            None => match self.other.entry(n) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(make()?),
+            },
+        })
+    }
+
+    fn insert(&mut self, n: Node, v: T) {
+        let slot = match n {
+            Node::Def(i) => self.defs.get_mut(i as usize),
+            Node::Pool(i) => self.pool.get_mut(i as usize),
+        };
+        match slot {
+            Some(s) => *s = Some(v),
+            None => {
+                self.other.insert(n, v);
+            }
+        }
+    }
+}
+
+impl<T> Extend<(Node, T)> for NodeMap<T> {
+    fn extend<I: IntoIterator<Item = (Node, T)>>(&mut self, items: I) {
+        for (n, v) in items {
+            self.insert(n, v);
+        }
+    }
+}
+
 /// Where labels come from: the writer's native records or a file's validated archives.
 pub(crate) trait Graph {
     type Error;
@@ -108,7 +201,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         h: &mut Feed,
         succ: &mut Vec<Node>,
         r: u32,
-        key: &mut impl FnMut(u32) -> Result<Option<DefKey>, E>,
+        key: &mut impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<(), E> {
         if r == REF_NONE {
             h.update(&[0]);
@@ -124,16 +217,12 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
                 h.update(&[2]);
                 succ.push(Node::Pool(index));
             }
-            TAG_DEF => match key(index)? {
-                Some(k) => {
-                    h.update(&[3]);
-                    k.feed(h);
-                }
-                None => {
+            TAG_DEF => {
+                if !key(index, h)? {
                     h.update(&[4]);
                     succ.push(Node::Def(index));
                 }
-            },
+            }
             _ => {
                 h.update(&[0xff]);
                 h.update(&r.to_le_bytes());
@@ -152,7 +241,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         succ: &mut Vec<Node>,
         flat: &(impl Flat + ?Sized),
         r: &Rec,
-        key: &mut impl FnMut(u32) -> Result<Option<DefKey>, E>,
+        key: &mut impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<(), E> {
         self.feed_ref(h, succ, r.ty, key)?;
         h.update(&r.ops_end.saturating_sub(r.ops_start).to_le_bytes());
@@ -167,7 +256,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         &self,
         h: &mut Feed,
         body: &(impl Flat + ?Sized),
-        mut key: impl FnMut(u32) -> Result<Option<DefKey>, E>,
+        mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
         let mut succ = Vec::new();
         h.update(b"irkit.def.v2\0");
@@ -191,7 +280,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         h: &mut Feed,
         pool: &(impl Flat + ?Sized),
         i: usize,
-        mut key: impl FnMut(u32) -> Result<Option<DefKey>, E>,
+        mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
         let mut succ = Vec::new();
         let r = pool.rec(i);
@@ -217,8 +306,8 @@ struct Visit {
 pub(crate) struct Hasher<G: Graph> {
     pub graph: G,
     feed: Feed,
-    done: HashMap<Node, [u8; 32]>,
-    labels: HashMap<Node, Label>,
+    done: NodeMap<[u8; 32]>,
+    labels: NodeMap<Label>,
 }
 
 impl<G: Graph> Hasher<G> {
@@ -226,18 +315,18 @@ impl<G: Graph> Hasher<G> {
         Hasher {
             graph,
             feed: Feed::new(),
-            done: HashMap::default(),
-            labels: HashMap::default(),
+            done: NodeMap::default(),
+            labels: NodeMap::default(),
         }
     }
 
-    /// A hasher whose definitions' labels are already known (`labels[i]` is `Def(i)`'s).
-    pub fn with_def_labels(graph: G, labels: Vec<Label>) -> Hasher<G> {
+    /// A hasher whose definitions' labels are already known (`labels[i]` is `Def(i)`'s), of a
+    /// graph with `pool` pool entries.
+    pub fn with_def_labels(graph: G, labels: Vec<Label>, pool: usize) -> Hasher<G> {
         let mut h = Hasher::new(graph);
-        h.labels.reserve(labels.len());
-        for (i, l) in labels.into_iter().enumerate() {
-            h.labels.insert(Node::Def(i as u32), l);
-        }
+        h.done = NodeMap::dense(labels.len(), pool);
+        h.labels = NodeMap::dense(0, pool);
+        h.labels.defs = labels.into_iter().map(Some).collect();
         h
     }
 
@@ -290,11 +379,8 @@ impl<G: Graph> Hasher<G> {
     }
 
     fn label(&mut self, n: Node) -> Result<&Label, G::Error> {
-        if !self.labels.contains_key(&n) {
-            let l = self.graph.label(n)?;
-            self.labels.insert(n, l);
-        }
-        Ok(&self.labels[&n])
+        let graph = &mut self.graph;
+        self.labels.get_or_try_insert(n, || graph.label(n))
     }
 
     /// The semantic hash of `root` (and, as a by-product, of everything it reaches).
@@ -410,7 +496,7 @@ impl<G: Graph> Hasher<G> {
 
 /// The members of `members` reachable from `start` inside the component, breadth-first,
 /// following slots in order.
-fn bfs_order(labels: &HashMap<Node, Label>, start: Node, members: &[Node]) -> Vec<Node> {
+fn bfs_order(labels: &NodeMap<Label>, start: Node, members: &[Node]) -> Vec<Node> {
     let inside: HashSet<Node> = members.iter().copied().collect();
     let mut order = vec![start];
     let mut seen: HashSet<Node> = [start].into_iter().collect();
@@ -432,8 +518,8 @@ fn bfs_order(labels: &HashMap<Node, Label>, start: Node, members: &[Node]) -> Ve
 /// u32 position in `order` or `01` + the target's hash).
 fn component_stream(
     h: &mut Feed,
-    labels: &HashMap<Node, Label>,
-    done: &HashMap<Node, [u8; 32]>,
+    labels: &NodeMap<Label>,
+    done: &NodeMap<[u8; 32]>,
     order: &[Node],
     domain: &[u8],
 ) -> [u8; 32] {
@@ -469,6 +555,17 @@ fn component_stream(
         }
     }
     h.finish()
+}
+
+/// Feeds the reference to definition `j` by its key (`keys[j]`), if it has one.
+fn feed_known_key(keys: &[Option<DefKey>], j: u32, h: &mut Feed) -> bool {
+    match keys.get(j as usize) {
+        Some(Some(k)) => {
+            k.feed_reference(h);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The reference graph of a module being written: its flattened bodies and pool.
@@ -509,8 +606,8 @@ where
         self.bodies
             .par_iter()
             .map_init(Feed::new, |feed, b| {
-                let key = |j: u32| {
-                    Ok::<_, std::convert::Infallible>(keys.get(j as usize).cloned().flatten())
+                let key = |j: u32, h: &mut Feed| {
+                    Ok::<_, std::convert::Infallible>(feed_known_key(keys, j, h))
                 };
                 match labeler.body(feed, *b, key) {
                     Ok(l) => l,
@@ -529,7 +626,7 @@ impl<S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> Graph for FlatGraph<'_, S, 
             strings: self.strings,
         };
         let keys = &self.keys;
-        let key = |j: u32| Ok(keys.get(j as usize).cloned().flatten());
+        let key = |j: u32, h: &mut Feed| Ok(feed_known_key(keys, j, h));
         match node {
             Node::Def(i) => match self.bodies.get(i as usize) {
                 Some(b) => labeler.body(&mut self.feed, *b, key),

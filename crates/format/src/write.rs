@@ -967,7 +967,7 @@ fn content_hashes<B: crate::hash::Flat + Sync>(
     let n = bodies.len() as u32;
     let graph = FlatGraph::new(strings, bodies, pool);
     let labels = graph.def_labels();
-    let mut hasher = semantic::Hasher::with_def_labels(graph, labels);
+    let mut hasher = semantic::Hasher::with_def_labels(graph, labels, pool.entries.len());
     if let Err(never) = hasher.hash_lone_defs(n) {
         match never {}
     }

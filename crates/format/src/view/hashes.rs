@@ -153,24 +153,27 @@ impl<'v> ViewGraph<'v> {
     }
 }
 
-/// The key of definition `j` of `view` (memoized in `keys`).
+/// Feeds the reference to definition `j` of `view` by its key, if it has one (keys memoized
+/// in `keys`).
 fn view_key(
     view: &ModuleView,
     strings: FileStrings<'_>,
     keys: &mut HashMap<u32, Option<DefKey>>,
     mode: Keys,
     j: u32,
-) -> Result<Option<DefKey>, ReadError> {
-    if let Some(k) = keys.get(&j) {
-        return Ok(k.clone());
-    }
-    let k = match def_key(&view.def(j)?.archived(), &strings) {
-        // An export is keyed as an import of the same name: both resolve by it.
-        Some(DefKey::Export(name)) if mode == Keys::Resolved => Some(DefKey::Import(name)),
-        k => k,
+    h: &mut Feed,
+) -> Result<bool, ReadError> {
+    let k = match keys.entry(j) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(match def_key(&view.def(j)?.archived(), &strings) {
+                // An export is keyed as an import of the same name: both resolve by it.
+                Some(DefKey::Export(name)) if mode == Keys::Resolved => Some(DefKey::Import(name)),
+                k => k,
+            })
+        }
     };
-    keys.insert(j, k.clone());
-    Ok(k)
+    Ok(k.as_ref().map(|k| k.feed_reference(h)).is_some())
 }
 
 impl Graph for ViewGraph<'_> {
@@ -183,8 +186,8 @@ impl Graph for ViewGraph<'_> {
         match node {
             Node::Def(i) => {
                 let body = view.def(i)?.archived();
-                labeler.body(&mut self.feed, &body, |j| {
-                    view_key(view, strings, keys, mode, j)
+                labeler.body(&mut self.feed, &body, |j, h| {
+                    view_key(view, strings, keys, mode, j, h)
                 })
             }
             Node::Pool(i) => {
@@ -195,8 +198,8 @@ impl Graph for ViewGraph<'_> {
                 let Some(pool) = pool else {
                     return Err(view.cx(SectionKind::POOL).bad("no pool".into()));
                 };
-                labeler.pool_entry(&mut self.feed, &pool, i as usize, |j| {
-                    view_key(view, strings, keys, mode, j)
+                labeler.pool_entry(&mut self.feed, &pool, i as usize, |j, h| {
+                    view_key(view, strings, keys, mode, j, h)
                 })
             }
         }
