@@ -766,6 +766,12 @@ impl ModuleView {
         self.debug.is_some()
     }
 
+    /// Validates the debug section (hash and every record), once: the verdict is cached, as
+    /// for every section. `Ok` without one.
+    pub fn check_debug(&self) -> Result<(), ReadError> {
+        self.debug().map(drop)
+    }
+
     /// Validates everything: every section hash (unknown optional sections included), the
     /// strings, the definition index, the symbols and the symbol index (record by record
     /// against the symbol table), the pool, the root, the debug info, every definition,
