@@ -332,8 +332,7 @@ impl ModuleView {
                 // checked too, so that no reader acts on one while another refuses the other.
                 self.index_matches_table(&ix)?;
             }
-            by_def.sort_unstable();
-            Ok(by_def)
+            Ok(by_definition(&by_def, self.def_count))
         })?;
         Ok((ix, by_def))
     }
@@ -581,4 +580,45 @@ fn describe(list: &[(u8, &str)]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `(definition, record)` pairs ordered by definition, then by record: a counting sort, as
+/// every definition is below `defs` (checked) and `pairs` come in record order.
+fn by_definition(pairs: &[(u32, u32)], defs: u32) -> Vec<(u32, u32)> {
+    let mut start = vec![0u32; defs as usize + 1];
+    for &(d, _) in pairs {
+        if let Some(c) = start.get_mut(d as usize + 1) {
+            *c += 1;
+        }
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut out = vec![(0, 0); pairs.len()];
+    for &(d, k) in pairs {
+        if let Some(at) = start.get_mut(d as usize)
+            && let Some(slot) = out.get_mut(*at as usize)
+        {
+            *slot = (d, k);
+            *at += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// The counting sort orders as sorting the pairs does.
+    #[test]
+    fn by_definition_is_the_sorted_order() {
+        for defs in [1u32, 2, 7, 100] {
+            let pairs: Vec<(u32, u32)> = (0..300u32)
+                .map(|k| ((k.wrapping_mul(2_654_435_761) >> 7) % defs, k))
+                .collect();
+            let mut sorted = pairs.clone();
+            sorted.sort_unstable();
+            assert_eq!(super::by_definition(&pairs, defs), sorted);
+        }
+        assert_eq!(super::by_definition(&[], 0), Vec::new());
+    }
 }
