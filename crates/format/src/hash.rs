@@ -189,13 +189,6 @@ pub(crate) enum DefKey {
 }
 
 impl DefKey {
-    /// A reference to a definition with this key, in a semantic label (`spec/format.md`
-    /// §3.2): `03`, then the key.
-    pub(crate) fn feed_reference(&self, h: &mut Feed) {
-        h.update(&[3]);
-        self.feed(h);
-    }
-
     pub(crate) fn feed(&self, h: &mut Feed) {
         let (tag, s) = match self {
             DefKey::Export(s) => (0u8, s),

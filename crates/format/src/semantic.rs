@@ -557,15 +557,23 @@ fn component_stream(
     h.finish()
 }
 
-/// Feeds the reference to definition `j` by its key (`keys[j]`), if it has one.
-fn feed_known_key(keys: &[Option<DefKey>], j: u32, h: &mut Feed) -> bool {
-    match keys.get(j as usize) {
-        Some(Some(k)) => {
-            k.feed_reference(h);
+/// Feeds a reference to a definition with `key` (`03`, then the key, `spec/format.md` §3.2),
+/// if it has one: what a [`Labeler`]'s key closure does. `false` for a definition without a
+/// key (a node: the labeler gives it a slot).
+pub(crate) fn feed_key_reference(key: Option<&DefKey>, h: &mut Feed) -> bool {
+    match key {
+        Some(k) => {
+            h.update(&[3]);
+            k.feed(h);
             true
         }
-        _ => false,
+        None => false,
     }
+}
+
+/// [`feed_key_reference`] for definition `j` of a module being written (`keys[j]`).
+fn feed_known_key(keys: &[Option<DefKey>], j: u32, h: &mut Feed) -> bool {
+    feed_key_reference(keys.get(j as usize).and_then(Option::as_ref), h)
 }
 
 /// The reference graph of a module being written: its flattened bodies and pool.

@@ -11,7 +11,7 @@ use crate::error::{Location, ReadCause, ReadError};
 use crate::feed::Feed;
 use crate::hash::{DefKey, FileStrings, HashCtx};
 use crate::header::SectionKind;
-use crate::semantic::{Graph, Hasher, Label, Labeler, Node, def_key};
+use crate::semantic::{Graph, Hasher, Label, Labeler, Node, def_key, feed_key_reference};
 
 impl ModuleView {
     /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
@@ -173,7 +173,7 @@ fn view_key(
             })
         }
     };
-    Ok(k.as_ref().map(|k| k.feed_reference(h)).is_some())
+    Ok(feed_key_reference(k.as_ref(), h))
 }
 
 impl Graph for ViewGraph<'_> {
