@@ -27,7 +27,9 @@
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_module::{Linkage, Module as ClModule};
 use irkit_core::{Inst, Opcode, Payload};
+use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use crate::context::{Callee, Ctx};
 
@@ -77,55 +79,118 @@ pub(crate) struct Fingerprint {
     pub(crate) refs: Vec<Inst>,
 }
 
-/// The key of function definition `f` of `ctx`'s module compiled for the target `prefix`
-/// describes; `None` if it cannot be keyed (a type or constant nested beyond [`MAX_DEPTH`]):
-/// the function is then compiled without the cache.
-pub(crate) fn fingerprint<M: ClModule>(
-    ctx: &Ctx<'_, M>,
-    prefix: &KeyPrefix,
-    f: Inst,
-) -> Option<Fingerprint> {
-    NUMBERS.with(|numbers| {
-        let mut numbers = numbers.borrow_mut();
-        numbers.start(ctx.m.arena_len());
-        fingerprint_with(ctx, prefix, f, &mut numbers)
-    })
+/// What keys the functions of one build: the prefix, and the bytes of each function or global
+/// definition as a reference-list entry ([`Hashing::reference`]), computed once per build by
+/// whichever thread first needs them (a definition is in many reference lists; its bytes spell
+/// its Cranelift signature).
+pub(crate) struct Keyer {
+    prefix: KeyPrefix,
+    entries: HashMap<Inst, OnceLock<Box<[u8]>>>,
 }
+
+impl Keyer {
+    /// The keyer of `ctx`'s functions for the target `prefix` describes.
+    pub(crate) fn new<M: ClModule>(ctx: &Ctx<'_, M>, prefix: KeyPrefix) -> Keyer {
+        let entries = ctx
+            .funcs
+            .keys()
+            .chain(ctx.globals.keys())
+            .map(|&d| (d, OnceLock::new()))
+            .collect();
+        Keyer { prefix, entries }
+    }
+
+    /// The key of function definition `f` of `ctx`'s module; `None` if it cannot be keyed (a
+    /// type or constant nested beyond [`MAX_DEPTH`]): the function is then compiled without
+    /// the cache.
+    pub(crate) fn fingerprint<M: ClModule>(
+        &self,
+        ctx: &Ctx<'_, M>,
+        f: Inst,
+    ) -> Option<Fingerprint> {
+        NUMBERS.with(|numbers| {
+            let mut numbers = numbers.borrow_mut();
+            numbers.start(ctx.m.arena_len());
+            match fingerprint_with(ctx, self, f, &mut numbers, Locals::OnTheWay) {
+                Some(Ok(fp)) => Some(fp),
+                None => None,
+                // A reference to a local that is not below `f` (never in a verified module):
+                // key the function as though every local were numbered first.
+                Some(Err(Unnumbered)) => {
+                    numbers.start(ctx.m.arena_len());
+                    fingerprint_with(ctx, self, f, &mut numbers, Locals::First)?.ok()
+                }
+            }
+        })
+    }
+}
+
+/// When the locals below a function get their numbers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Locals {
+    /// In one walk before hashing.
+    First,
+    /// As the hashing walk meets them, a reference to one not met yet written as a
+    /// placeholder and filled in after the walk.
+    OnTheWay,
+}
+
+/// A placeholder named an instruction the walk did not number as a local.
+struct Unnumbered;
 
 fn fingerprint_with<M: ClModule>(
     ctx: &Ctx<'_, M>,
-    prefix: &KeyPrefix,
+    keyer: &Keyer,
     f: Inst,
     numbers: &mut Numbers,
-) -> Option<Fingerprint> {
+    locals: Locals,
+) -> Option<Result<Fingerprint, Unnumbered>> {
     let m = ctx.m;
-    let mut stack: Vec<Inst> = m.children(f).iter().rev().copied().collect();
-    let mut locals = 0u32;
-    while let Some(i) = stack.pop() {
-        numbers.set(i, Kind::Local, locals);
-        locals += 1;
-        stack.extend(m.children(i).iter().rev().copied());
+    let mut next_local = 0u32;
+    if locals == Locals::First {
+        let mut stack: Vec<Inst> = m.children(f).iter().rev().copied().collect();
+        while let Some(i) = stack.pop() {
+            numbers.set(i, Kind::Local, next_local);
+            next_local += 1;
+            stack.extend(m.children(i).iter().rev().copied());
+        }
     }
     let mut h = Hashing {
         ctx,
         numbers,
+        locals,
+        next_local,
+        forward: Vec::new(),
         refs: Vec::new(),
         values: 0,
     };
     let mut out = Stream(Vec::with_capacity(4096));
-    out.bytes(&prefix.0);
+    out.bytes(&keyer.prefix.0);
     out.u64(ctx.max_depth);
     out.u8(u8::from(ctx.far_data));
     out.u8(u8::from(ctx.session.is_some()));
-    h.node(&mut out, f, 0)?;
+    h.node(&mut out, f, 0, false)?;
+    for &(at, v) in &h.forward {
+        let Some((Kind::Local, n)) = h.numbers.get(v) else {
+            return Some(Err(Unnumbered));
+        };
+        out.0[at..at + 4].copy_from_slice(&n.to_le_bytes());
+    }
     out.u32(h.refs.len() as u32);
     for &d in &h.refs {
-        h.reference(&mut out, d);
+        match keyer.entries.get(&d) {
+            Some(entry) => out.bytes(entry.get_or_init(|| {
+                let mut bytes = Stream(Vec::new());
+                h.reference(&mut bytes, d);
+                bytes.0.into_boxed_slice()
+            })),
+            None => h.reference(&mut out, d),
+        }
     }
-    Some(Fingerprint {
+    Some(Ok(Fingerprint {
         key: *blake3::hash(&out.0).as_bytes(),
         refs: h.refs,
-    })
+    }))
 }
 
 thread_local! {
@@ -238,6 +303,12 @@ struct Hashing<'c, 'm, 'n, M: ClModule> {
     /// Every instruction below the function by its position in preorder, each definition
     /// met by its position in [`Hashing::refs`], each type or constant met by its number.
     numbers: &'n mut Numbers,
+    /// When locals are numbered.
+    locals: Locals,
+    /// The number of the next local met ([`Locals::OnTheWay`]).
+    next_local: u32,
+    /// Where a placeholder for a local not numbered yet was written, and which local.
+    forward: Vec<(usize, Inst)>,
     /// The reference list.
     refs: Vec<Inst>,
     /// How many types and constants were met.
@@ -247,9 +318,14 @@ struct Hashing<'c, 'm, 'n, M: ClModule> {
 impl<M: ClModule> Hashing<'_, '_, '_, M> {
     /// An instruction and everything below it: opcode, payload, type, decorations, operands,
     /// (for `call_indirect`) the largest frame of its type, children.
-    fn node(&mut self, out: &mut Stream, n: Inst, depth: usize) -> Option<()> {
+    /// `local`: `n` is a child of the function or below one (numbered as a local).
+    fn node(&mut self, out: &mut Stream, n: Inst, depth: usize, local: bool) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
+        }
+        if local && self.locals == Locals::OnTheWay {
+            self.numbers.set(n, Kind::Local, self.next_local);
+            self.next_local += 1;
         }
         let data = self.ctx.m.get(n)?;
         let op = data.opcode();
@@ -261,7 +337,7 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
         }
         out.u32(data.decorations().len() as u32);
         for &d in data.decorations() {
-            self.node(out, d, depth + 1)?;
+            self.node(out, d, depth + 1, false)?;
         }
         out.u32(data.operands().len() as u32);
         out.0.reserve(5 * data.operands().len());
@@ -278,7 +354,7 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
         }
         out.u32(data.children().len() as u32);
         for &c in data.children() {
-            self.node(out, c, depth + 1)?;
+            self.node(out, c, depth + 1, true)?;
         }
         Some(())
     }
@@ -301,7 +377,15 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
 
     /// [`Hashing::operand`] of a definition, type or constant met for the first time.
     fn first_use(&mut self, out: &mut Stream, v: Inst, depth: usize) -> Option<()> {
-        if self.ctx.m.opcode(v).is_definition() {
+        let op = self.ctx.m.opcode(v);
+        if self.locals == Locals::OnTheWay && !op.is_definition() && !op.is_hoistable() {
+            // A local met later in the walk (a branch to a later block, say).
+            out.u8(1);
+            self.forward.push((out.0.len(), v));
+            out.u32(0);
+            return Some(());
+        }
+        if op.is_definition() {
             let i = self.refs.len() as u32;
             self.refs.push(v);
             self.numbers.set(v, Kind::Def, i);
@@ -311,7 +395,7 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
             self.numbers.set(v, Kind::Value, self.values);
             self.values += 1;
             out.u8(3);
-            self.node(out, v, depth + 1)?;
+            self.node(out, v, depth + 1, false)?;
         }
         Some(())
     }

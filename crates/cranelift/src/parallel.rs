@@ -30,7 +30,7 @@ use crate::cache::{CodeCache, Entry};
 use crate::code::Code;
 use crate::context::Ctx;
 use crate::error::cl_err;
-use crate::fingerprint::{Fingerprint, KeyPrefix, fingerprint};
+use crate::fingerprint::{Fingerprint, KeyPrefix, Keyer};
 use crate::lower::{build_function, compile_error, defined_function};
 use crate::names;
 use crate::place::def_name;
@@ -80,12 +80,17 @@ pub(crate) fn define_bodies(
     plan: &Plan<'_>,
 ) -> Result<(), BackendError> {
     let mut run = || {
+        let keyer = plan
+            .cache
+            .as_ref()
+            .map(|(cache, prefix)| (*cache, Keyer::new(ctx, prefix.clone())));
         for chunk in defs.chunks(plan.chunk.max(1)) {
             let shared: &Ctx<'_, ObjectModule> = ctx;
+            let keyer = keyer.as_ref().map(|(c, k)| (*c, k));
             let done: Vec<Result<Option<Done>, BackendError>> = chunk
                 .par_iter()
                 .map_init(FunctionBuilderContext::new, |fctx, &d| {
-                    generate(shared, fctx, d, plan)
+                    generate(shared, fctx, d, plan, keyer)
                 })
                 .collect();
             for d in done {
@@ -120,14 +125,15 @@ fn generate(
     fctx: &mut FunctionBuilderContext,
     d: Inst,
     plan: &Plan<'_>,
+    keyer: Option<(&CodeCache, &Keyer)>,
 ) -> Result<Option<Done>, BackendError> {
     let Some(id) = defined_function(ctx, d)? else {
         return Ok(None);
     };
-    let keyed = plan.cache.as_ref().and_then(|(cache, prefix)| {
+    let keyed = keyer.and_then(|(cache, keyer)| {
         let _time = Elapsed(Instant::now(), &plan.compile_ns);
-        let fp = fingerprint(ctx, prefix, d)?;
-        Some((*cache, fp))
+        let fp = keyer.fingerprint(ctx, d)?;
+        Some((cache, fp))
     });
     if let Some((cache, fp)) = &keyed
         && let Some(done) = cached(ctx, cache, fp, id, d, plan)
