@@ -148,13 +148,20 @@ pub(crate) fn compile_object_in_chunks(
         lower_ns: AtomicU64::new(0),
         compile_ns: AtomicU64::new(0),
     };
-    let bytes = emit(
-        m,
-        &opts.entry,
-        opts.max_depth,
-        isa.clone(),
-        |ctx, _, defs| crate::parallel::define_bodies(ctx, defs, &plan),
-    )?;
+    // Everything on the build's threads (the module-wide passes before the bodies too).
+    let build = || {
+        emit(
+            m,
+            &opts.entry,
+            opts.max_depth,
+            isa.clone(),
+            |ctx, _, defs| crate::parallel::define_bodies(ctx, defs, &plan),
+        )
+    };
+    let bytes = match &pool {
+        Some(pool) => pool.install(build),
+        None => build(),
+    }?;
     let functions = plan.functions.load(Ordering::Relaxed);
     let compiled = plan.compiled.load(Ordering::Relaxed);
     let mut stats = CodegenStats {

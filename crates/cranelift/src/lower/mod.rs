@@ -287,25 +287,19 @@ impl<M: ClModule> Ctx<'_, M> {
 /// The stack each function's `stackalloc` objects take (16-byte aligned), by function, and the
 /// largest of these by `fn` type (what an indirect call of that type reserves).
 pub(crate) fn frames(m: &Module, layouts: &Layouts) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
+    use rayon::prelude::*;
+    // Each function's frame on every core (a read of every instruction of every block), then
+    // the maxima by type in module order.
+    let measured: Vec<(Inst, u64)> = m
+        .top_level()
+        .par_iter()
+        .filter(|&&f| m.opcode(f) == Opcode::FUNC)
+        .map(|&f| (f, frame(m, layouts, f)))
+        .collect();
     let mut frames = HashMap::default();
     let mut max_frame: HashMap<Inst, u64> = HashMap::default();
-    for &f in m.top_level() {
-        if m.opcode(f) != Opcode::FUNC {
-            continue;
-        }
-        let mut total = 0u64;
-        for blk in m.blocks(f) {
-            for &i in m.children(blk) {
-                if m.opcode(i) == Opcode::STACKALLOC {
-                    let size = m
-                        .operands(i)
-                        .first()
-                        .and_then(|&t| layouts.get(t))
-                        .map_or(0, |l| l.size);
-                    total = total.saturating_add(size.saturating_add(15) & !15);
-                }
-            }
-        }
+    frames.reserve(measured.len());
+    for (f, total) in measured {
         if let Some(ty) = m.ty(f) {
             let most = max_frame.entry(ty).or_insert(0);
             *most = (*most).max(total);
@@ -313,6 +307,24 @@ pub(crate) fn frames(m: &Module, layouts: &Layouts) -> (HashMap<Inst, u64>, Hash
         frames.insert(f, total);
     }
     (frames, max_frame)
+}
+
+/// The stack function `f`'s `stackalloc` objects take, each 16-byte aligned.
+fn frame(m: &Module, layouts: &Layouts, f: Inst) -> u64 {
+    let mut total = 0u64;
+    for blk in m.blocks(f) {
+        for &i in m.children(blk) {
+            if m.opcode(i) == Opcode::STACKALLOC {
+                let size = m
+                    .operands(i)
+                    .first()
+                    .and_then(|&t| layouts.get(t))
+                    .map_or(0, |l| l.size);
+                total = total.saturating_add(size.saturating_add(15) & !15);
+            }
+        }
+    }
+    total
 }
 
 fn def_place(m: &Module, d: Inst) -> String {
