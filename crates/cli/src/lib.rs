@@ -10,6 +10,7 @@
 //! on its own line, naming the file and the place), `2` usage errors (clap's own). A tool never
 //! exits by panicking.
 
+mod alloc;
 pub mod backends;
 pub mod input;
 pub mod link;
