@@ -4,7 +4,8 @@
 //! stdin, by format), reporting problems one line each, choosing exit codes, and writing
 //! outputs atomically (files, each using only those before it: `report`, `input`, `link`,
 //! `output`, `backends`, `signals`). Every real job is done by a library crate (`irkit-core`,
-//! `irkit-text`); a binary is argument parsing plus calls into them.
+//! `irkit-text`); a binary is argument parsing plus calls into them. `alloc` chooses the
+//! tools' memory allocator (jemalloc with transparent huge pages).
 //!
 //! Exit codes, the same for every tool: `0` success, `1` the input has problems (each reported
 //! on its own line, naming the file and the place), `2` usage errors (clap's own). A tool never
