@@ -124,6 +124,25 @@ pub fn build_executable_with(
     out: &Path,
 ) -> Result<crate::CodegenStats, BackendError> {
     let (bytes, stats) = crate::object::compile_object(m, opts)?;
+    link_object(bytes, out).map(|()| stats)
+}
+
+/// Like [`build_executable_with`], for a module not verified yet: the object is compiled as
+/// [`crate::compile_object_verifying`] compiles it (`verify` first, and nothing compiled or
+/// written unless it passes).
+pub fn build_executable_verifying<E: Send>(
+    m: &irkit_core::Module,
+    opts: &crate::CodegenOptions,
+    out: &Path,
+    verify: impl FnOnce() -> Result<(), E> + Send,
+) -> Result<Result<crate::CodegenStats, BackendError>, E> {
+    Ok(crate::object::compile_object_verifying(m, opts, verify)?
+        .and_then(|(bytes, stats)| link_object(bytes, out).map(|()| stats)))
+}
+
+/// Links object file bytes `bytes` into the executable `out` (the object goes to a temporary
+/// file beside `out`, removed afterwards).
+fn link_object(bytes: Vec<u8>, out: &Path) -> Result<(), BackendError> {
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -135,5 +154,5 @@ pub fn build_executable_with(
     std::fs::write(&obj, bytes)?;
     let r = link_executable(&obj, out);
     let _ = std::fs::remove_file(&obj);
-    r.map(|()| stats)
+    r
 }

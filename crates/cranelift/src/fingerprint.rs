@@ -26,7 +26,7 @@
 
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_module::{Linkage, Module as ClModule};
-use irkit_core::{Inst, Opcode, Payload};
+use irkit_core::{Inst, Module, Opcode, Payload};
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -79,25 +79,71 @@ pub(crate) struct Fingerprint {
     pub(crate) refs: Vec<Inst>,
 }
 
-/// What keys the functions of one build: the prefix, and the bytes of each function or global
-/// definition as a reference-list entry ([`Hashing::reference`]), computed once per build by
-/// whichever thread first needs them (a definition is in many reference lists; its bytes spell
-/// its Cranelift signature).
+/// A function's tree as its key hashes it (the bytes between the options and the reference
+/// list), computed from the irkit module alone: no Cranelift state is needed, so it can be
+/// computed while the module is still being verified ([`Trees::prepare`]). On any module the
+/// computation ends (depth and work are bounded) and never panics; only a verified module's
+/// trees are ever used.
+#[derive(Debug)]
+pub(crate) struct TreeKey {
+    /// The bytes, with 8 zero bytes where each `call_indirect`'s largest callee frame goes.
+    stream: Vec<u8>,
+    /// Where those frames go: their offset in `stream`, and the call's `fn` type.
+    frames: Vec<(usize, Inst)>,
+    /// The reference list.
+    refs: Vec<Inst>,
+}
+
+/// The trees of a module's functions, computed ahead of the rest of its keys.
+#[derive(Debug, Default)]
+pub(crate) struct Trees(HashMap<Inst, Option<TreeKey>>);
+
+impl Trees {
+    /// The tree of every function definition with a body among `m`'s top-level definitions,
+    /// on every core (`None` for one that cannot be keyed). `m` need not be verified.
+    pub(crate) fn prepare(m: &Module) -> Trees {
+        use rayon::prelude::*;
+        let trees = m
+            .top_level()
+            .par_iter()
+            .filter(|&&f| {
+                m.get(f)
+                    .is_some_and(|d| d.opcode() == Opcode::FUNC && !d.children().is_empty())
+            })
+            .map(|&f| (f, tree_key(m, f)))
+            .collect::<Vec<_>>();
+        // Every thread that hashed a tree keeps a numbering table the size of the arena.
+        rayon::broadcast(|_| release_numbers());
+        release_numbers();
+        Trees(trees.into_iter().collect())
+    }
+}
+
+/// What keys the functions of one build: the prefix, the trees computed ahead (if any), and
+/// the bytes of each function or global definition as a reference-list entry
+/// ([`reference`]), computed once per build by whichever thread first needs them (a
+/// definition is in many reference lists; its bytes spell its Cranelift signature).
 pub(crate) struct Keyer {
     prefix: KeyPrefix,
+    trees: Trees,
     entries: HashMap<Inst, OnceLock<Box<[u8]>>>,
 }
 
 impl Keyer {
-    /// The keyer of `ctx`'s functions for the target `prefix` describes.
-    pub(crate) fn new<M: ClModule>(ctx: &Ctx<'_, M>, prefix: KeyPrefix) -> Keyer {
+    /// The keyer of `ctx`'s functions for the target `prefix` describes, taking their trees
+    /// from `trees` where they are (computed from the same module).
+    pub(crate) fn new<M: ClModule>(ctx: &Ctx<'_, M>, prefix: KeyPrefix, trees: Trees) -> Keyer {
         let entries = ctx
             .funcs
             .keys()
             .chain(ctx.globals.keys())
             .map(|&d| (d, OnceLock::new()))
             .collect();
-        Keyer { prefix, entries }
+        Keyer {
+            prefix,
+            trees,
+            entries,
+        }
     }
 
     /// The key of function definition `f` of `ctx`'s module; `None` if it cannot be keyed (a
@@ -108,19 +154,45 @@ impl Keyer {
         ctx: &Ctx<'_, M>,
         f: Inst,
     ) -> Option<Fingerprint> {
-        NUMBERS.with(|numbers| {
-            let mut numbers = numbers.borrow_mut();
-            numbers.start(ctx.m.arena_len());
-            match fingerprint_with(ctx, self, f, &mut numbers, Locals::OnTheWay) {
-                Some(Ok(fp)) => Some(fp),
-                None => None,
-                // A reference to a local that is not below `f` (never in a verified module):
-                // key the function as though every local were numbered first.
-                Some(Err(Unnumbered)) => {
-                    numbers.start(ctx.m.arena_len());
-                    fingerprint_with(ctx, self, f, &mut numbers, Locals::First)?.ok()
-                }
+        match self.trees.0.get(&f) {
+            Some(tree) => self.key(ctx, tree.as_ref()?),
+            None => self.key(ctx, &tree_key(ctx.m, f)?),
+        }
+    }
+
+    /// The key of a function whose tree is `tree`: the prefix, the options, the tree with
+    /// its callee frames, the reference list.
+    fn key<M: ClModule>(&self, ctx: &Ctx<'_, M>, tree: &TreeKey) -> Option<Fingerprint> {
+        // One buffer hashed at once: BLAKE3 hashes the chunks of one input side by side.
+        let mut out = Stream(Vec::with_capacity(
+            64 + tree.stream.len() + 16 + 64 * tree.refs.len(),
+        ));
+        out.bytes(&self.prefix.0);
+        out.u64(ctx.max_depth);
+        out.u8(u8::from(ctx.far_data));
+        out.u8(u8::from(ctx.session.is_some()));
+        let base = out.0.len();
+        out.bytes(&tree.stream);
+        for &(offset, ty) in &tree.frames {
+            let frame = ctx.max_frame.get(&ty).copied().unwrap_or(0);
+            out.0
+                .get_mut(base + offset..base + offset + 8)?
+                .copy_from_slice(&frame.to_le_bytes());
+        }
+        out.u32(tree.refs.len() as u32);
+        for &d in &tree.refs {
+            match self.entries.get(&d) {
+                Some(entry) => out.bytes(entry.get_or_init(|| {
+                    let mut bytes = Stream(Vec::new());
+                    reference(ctx, &mut bytes, d);
+                    bytes.0.into_boxed_slice()
+                })),
+                None => reference(ctx, &mut out, d),
             }
+        }
+        Some(Fingerprint {
+            key: *blake3::hash(&out.0).as_bytes(),
+            refs: tree.refs.clone(),
         })
     }
 }
@@ -138,57 +210,66 @@ enum Locals {
 /// A placeholder named an instruction the walk did not number as a local.
 struct Unnumbered;
 
-fn fingerprint_with<M: ClModule>(
-    ctx: &Ctx<'_, M>,
-    keyer: &Keyer,
+/// The tree of function definition `f` of `m`; `None` if it cannot be keyed.
+fn tree_key(m: &Module, f: Inst) -> Option<TreeKey> {
+    NUMBERS.with(|numbers| {
+        let mut numbers = numbers.borrow_mut();
+        numbers.start(m.arena_len());
+        match tree_with(m, f, &mut numbers, Locals::OnTheWay) {
+            Some(Ok(tree)) => Some(tree),
+            None => None,
+            // A reference to a local that is not below `f` (never in a verified module):
+            // key the function as though every local were numbered first.
+            Some(Err(Unnumbered)) => {
+                numbers.start(m.arena_len());
+                tree_with(m, f, &mut numbers, Locals::First)?.ok()
+            }
+        }
+    })
+}
+
+fn tree_with(
+    m: &Module,
     f: Inst,
     numbers: &mut Numbers,
     locals: Locals,
-) -> Option<Result<Fingerprint, Unnumbered>> {
-    let m = ctx.m;
+) -> Option<Result<TreeKey, Unnumbered>> {
+    // No walk visits more instructions than the arena has: each tree instruction of a
+    // verified module is in the tree once, and each type or constant is hashed once.
+    let mut budget = m.arena_len();
     let mut next_local = 0u32;
     if locals == Locals::First {
-        let mut stack: Vec<Inst> = m.children(f).iter().rev().copied().collect();
+        let mut stack: Vec<Inst> = m.get(f)?.children().iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
+            budget = budget.checked_sub(1)?;
             numbers.set(i, Kind::Local, next_local);
             next_local += 1;
-            stack.extend(m.children(i).iter().rev().copied());
+            stack.extend(m.get(i)?.children().iter().rev().copied());
         }
+        budget = m.arena_len();
     }
     let mut h = Hashing {
-        ctx,
+        m,
         numbers,
         locals,
         next_local,
+        budget,
         forward: Vec::new(),
+        frames: Vec::new(),
         refs: Vec::new(),
         values: 0,
     };
     let mut out = Stream(Vec::with_capacity(4096));
-    out.bytes(&keyer.prefix.0);
-    out.u64(ctx.max_depth);
-    out.u8(u8::from(ctx.far_data));
-    out.u8(u8::from(ctx.session.is_some()));
     h.node(&mut out, f, 0, false)?;
     for &(at, v) in &h.forward {
         let Some((Kind::Local, n)) = h.numbers.get(v) else {
             return Some(Err(Unnumbered));
         };
-        out.0[at..at + 4].copy_from_slice(&n.to_le_bytes());
+        out.0.get_mut(at..at + 4)?.copy_from_slice(&n.to_le_bytes());
     }
-    out.u32(h.refs.len() as u32);
-    for &d in &h.refs {
-        match keyer.entries.get(&d) {
-            Some(entry) => out.bytes(entry.get_or_init(|| {
-                let mut bytes = Stream(Vec::new());
-                h.reference(&mut bytes, d);
-                bytes.0.into_boxed_slice()
-            })),
-            None => h.reference(&mut out, d),
-        }
-    }
-    Some(Ok(Fingerprint {
-        key: *blake3::hash(&out.0).as_bytes(),
+    Some(Ok(TreeKey {
+        stream: out.0,
+        frames: h.frames,
         refs: h.refs,
     }))
 }
@@ -298,8 +379,8 @@ impl Stream {
 }
 
 /// The state of one function's hashing.
-struct Hashing<'c, 'm, 'n, M: ClModule> {
-    ctx: &'c Ctx<'m, M>,
+struct Hashing<'m, 'n> {
+    m: &'m Module,
     /// Every instruction below the function by its position in preorder, each definition
     /// met by its position in [`Hashing::refs`], each type or constant met by its number.
     numbers: &'n mut Numbers,
@@ -307,15 +388,19 @@ struct Hashing<'c, 'm, 'n, M: ClModule> {
     locals: Locals,
     /// The number of the next local met ([`Locals::OnTheWay`]).
     next_local: u32,
+    /// How many more instructions the walk may hash.
+    budget: usize,
     /// Where a placeholder for a local not numbered yet was written, and which local.
     forward: Vec<(usize, Inst)>,
+    /// Where a `call_indirect`'s largest callee frame goes, and its type.
+    frames: Vec<(usize, Inst)>,
     /// The reference list.
     refs: Vec<Inst>,
     /// How many types and constants were met.
     values: u32,
 }
 
-impl<M: ClModule> Hashing<'_, '_, '_, M> {
+impl Hashing<'_, '_> {
     /// An instruction and everything below it: opcode, payload, type, decorations, operands,
     /// (for `call_indirect`) the largest frame of its type, children.
     /// `local`: `n` is a child of the function or below one (numbered as a local).
@@ -323,11 +408,12 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
         if depth > MAX_DEPTH {
             return None;
         }
+        self.budget = self.budget.checked_sub(1)?;
         if local && self.locals == Locals::OnTheWay {
             self.numbers.set(n, Kind::Local, self.next_local);
             self.next_local += 1;
         }
-        let data = self.ctx.m.get(n)?;
+        let data = self.m.get(n)?;
         let op = data.opcode();
         out.u16(op.0);
         payload(out, data.payload());
@@ -345,12 +431,11 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
             self.operand(out, o, depth)?;
         }
         if op == Opcode::CALL_INDIRECT {
-            let ty = data.operands().first();
-            out.u64(
-                ty.and_then(|t| self.ctx.max_frame.get(t))
-                    .copied()
-                    .unwrap_or(0),
-            );
+            // The largest frame of a function of the call's type: filled in by the keyer.
+            if let Some(&ty) = data.operands().first() {
+                self.frames.push((out.0.len(), ty));
+            }
+            out.u64(0);
         }
         out.u32(data.children().len() as u32);
         for &c in data.children() {
@@ -377,7 +462,7 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
 
     /// [`Hashing::operand`] of a definition, type or constant met for the first time.
     fn first_use(&mut self, out: &mut Stream, v: Inst, depth: usize) -> Option<()> {
-        let op = self.ctx.m.opcode(v);
+        let op = self.m.get(v)?.opcode();
         if self.locals == Locals::OnTheWay && !op.is_definition() && !op.is_hoistable() {
             // A local met later in the walk (a branch to a later block, say).
             out.u8(1);
@@ -399,42 +484,41 @@ impl<M: ClModule> Hashing<'_, '_, '_, M> {
         }
         Some(())
     }
+}
 
-    /// What lowering takes from referenced definition `d`.
-    fn reference(&self, out: &mut Stream, d: Inst) {
-        let ctx = self.ctx;
-        let m = ctx.m;
-        out.u16(m.opcode(d).0);
-        if let Some(callee) = ctx.funcs.get(&d) {
-            out.u8(1);
-            out.u8(u8::from(m.entry_block(d).is_some()));
-            out.u64(ctx.frames.get(&d).copied().unwrap_or(0));
-            match callee {
-                Callee::Func(id) | Callee::Abort(id) => {
-                    out.u8(if matches!(callee, Callee::Func(_)) {
-                        0
-                    } else {
-                        1
-                    });
-                    let decl = ctx.cl.declarations().get_function_decl(*id);
-                    linkage(out, decl.linkage, &decl.linkage_name(*id));
-                    out.str(&decl.signature.to_string());
-                }
-                Callee::Unavailable(name) => {
-                    out.u8(2);
-                    out.str(name);
-                }
-                Callee::SessionExit => out.u8(3),
+/// What lowering takes from referenced definition `d` (of a verified module).
+fn reference<M: ClModule>(ctx: &Ctx<'_, M>, out: &mut Stream, d: Inst) {
+    let m = ctx.m;
+    out.u16(m.opcode(d).0);
+    if let Some(callee) = ctx.funcs.get(&d) {
+        out.u8(1);
+        out.u8(u8::from(m.entry_block(d).is_some()));
+        out.u64(ctx.frames.get(&d).copied().unwrap_or(0));
+        match callee {
+            Callee::Func(id) | Callee::Abort(id) => {
+                out.u8(if matches!(callee, Callee::Func(_)) {
+                    0
+                } else {
+                    1
+                });
+                let decl = ctx.cl.declarations().get_function_decl(*id);
+                linkage(out, decl.linkage, &decl.linkage_name(*id));
+                out.str(&decl.signature.to_string());
             }
-        } else if let Some(&id) = ctx.globals.get(&d) {
-            out.u8(2);
-            let decl = ctx.cl.declarations().get_data_decl(id);
-            linkage(out, decl.linkage, &decl.linkage_name(id));
-            out.u8(u8::from(decl.writable));
-            out.u8(u8::from(decl.tls));
-        } else {
-            out.u8(0);
+            Callee::Unavailable(name) => {
+                out.u8(2);
+                out.str(name);
+            }
+            Callee::SessionExit => out.u8(3),
         }
+    } else if let Some(&id) = ctx.globals.get(&d) {
+        out.u8(2);
+        let decl = ctx.cl.declarations().get_data_decl(id);
+        linkage(out, decl.linkage, &decl.linkage_name(id));
+        out.u8(u8::from(decl.writable));
+        out.u8(u8::from(decl.tls));
+    } else {
+        out.u8(0);
     }
 }
 

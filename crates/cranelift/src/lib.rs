@@ -67,11 +67,12 @@ mod types;
 
 pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{
-    build_executable, build_executable_with, build_executable_with_depth, link_executable,
+    build_executable, build_executable_verifying, build_executable_with,
+    build_executable_with_depth, link_executable,
 };
 pub use object::{
-    CodegenLevel, CodegenOptions, CodegenStats, compile_object, emit_object, emit_object_with,
-    emit_object_with_entry,
+    CodegenLevel, CodegenOptions, CodegenStats, compile_object, compile_object_verifying,
+    emit_object, emit_object_with, emit_object_with_entry,
 };
 pub use session::JitSession;
 

@@ -3,6 +3,7 @@
 //! (`crate::parallel`, `crate::cache`); the bytes are the same either way.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,7 @@ use irkit_core::{Inst, Module};
 use crate::cache::CodeCache;
 use crate::context::{Ctx, LowerOptions};
 use crate::error::cl_err;
-use crate::fingerprint::KeyPrefix;
+use crate::fingerprint::{KeyPrefix, Trees};
 pub use crate::isa::CodegenLevel;
 use crate::lower::lower_with;
 use crate::parallel::Plan;
@@ -120,48 +121,96 @@ pub fn compile_object(
     compile_object_in_chunks(m, opts, crate::parallel::CHUNK)
 }
 
+/// [`compile_object`] of a module that has not been verified yet: `verify` (the caller's
+/// verification of `m`) runs first, and nothing is compiled unless it passes. With a code
+/// cache, what the cache keys take from the irkit module alone (each function's tree,
+/// `crate::fingerprint`) is hashed beside it, on the cores verification's serial parts leave
+/// idle; that hashing reads any module without failing, and its result is used only once
+/// `verify` has passed. The object file is [`compile_object`]'s.
+pub fn compile_object_verifying<E: Send>(
+    m: &Module,
+    opts: &CodegenOptions,
+    verify: impl FnOnce() -> Result<(), E> + Send,
+) -> Result<Result<(Vec<u8>, CodegenStats), BackendError>, E> {
+    build_object(m, opts, crate::parallel::CHUNK, Some(verify))
+}
+
 /// [`compile_object`], lowering and compiling `chunk` functions at a time.
 pub(crate) fn compile_object_in_chunks(
     m: &Module,
     opts: &CodegenOptions,
     chunk: usize,
 ) -> Result<(Vec<u8>, CodegenStats), BackendError> {
-    let start = Instant::now();
-    let isa = crate::isa::host_at(true, opts.level)?;
+    type Verified = fn() -> Result<(), std::convert::Infallible>;
+    match build_object(m, opts, chunk, None::<Verified>) {
+        Ok(built) => built,
+        Err(never) => match never {},
+    }
+}
+
+/// The object build: `verify`, if given, first (beside the cache keys' trees).
+fn build_object<E: Send>(
+    m: &Module,
+    opts: &CodegenOptions,
+    chunk: usize,
+    verify: Option<impl FnOnce() -> Result<(), E> + Send>,
+) -> Result<Result<(Vec<u8>, CodegenStats), BackendError>, E> {
+    let isa = match crate::isa::host_at(true, opts.level) {
+        Ok(isa) => isa,
+        Err(e) => return Ok(Err(e)),
+    };
     let pool = match opts.jobs {
-        Some(n) => Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| cl_err("starting the compiling threads", e))?,
-        ),
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => Some(pool),
+            Err(e) => return Ok(Err(cl_err("starting the compiling threads", e))),
+        },
         None => None,
     };
     let cache = opts.cache.as_deref().map(CodeCache::open);
-    let plan = Plan {
-        isa: &*isa,
-        pool: pool.as_ref(),
-        cache: cache.as_ref().map(|c| (c, KeyPrefix::new(&*isa))),
-        chunk,
-        functions: AtomicUsize::new(0),
-        compiled: AtomicUsize::new(0),
-        lower_ns: AtomicU64::new(0),
-        compile_ns: AtomicU64::new(0),
-    };
-    // Everything on the build's threads (the module-wide passes before the bodies too).
+    // Everything on the build's threads (verification and the module-wide passes before
+    // the bodies too).
     let build = || {
-        emit(
+        let trees = match verify {
+            Some(verify) if cache.is_some() => {
+                let (verified, trees) = rayon::join(verify, || Trees::prepare(m));
+                verified?;
+                trees
+            }
+            Some(verify) => {
+                verify()?;
+                Trees::default()
+            }
+            None => Trees::default(),
+        };
+        let start = Instant::now();
+        let plan = Plan {
+            isa: &*isa,
+            pool: pool.as_ref(),
+            cache: cache.as_ref().map(|c| (c, KeyPrefix::new(&*isa))),
+            trees: Mutex::new(Some(trees)),
+            chunk,
+            functions: AtomicUsize::new(0),
+            compiled: AtomicUsize::new(0),
+            lower_ns: AtomicU64::new(0),
+            compile_ns: AtomicU64::new(0),
+        };
+        let bytes = emit(
             m,
             &opts.entry,
             opts.max_depth,
             isa.clone(),
             |ctx, _, defs| crate::parallel::define_bodies(ctx, defs, &plan),
-        )
+        );
+        Ok(bytes.map(|bytes| (bytes, stats_of(&plan, cache.as_ref(), start))))
     };
-    let bytes = match &pool {
+    match &pool {
         Some(pool) => pool.install(build),
         None => build(),
-    }?;
+    }
+}
+
+/// What the build of `plan`, started at `start`, did.
+fn stats_of(plan: &Plan<'_>, cache: Option<&CodeCache>, start: Instant) -> CodegenStats {
     let functions = plan.functions.load(Ordering::Relaxed);
     let compiled = plan.compiled.load(Ordering::Relaxed);
     let mut stats = CodegenStats {
@@ -173,12 +222,12 @@ pub(crate) fn compile_object_in_chunks(
         wall_time: start.elapsed(),
         ..CodegenStats::default()
     };
-    if let Some(c) = &cache {
+    if let Some(c) = cache {
         stats.rejected = c.rejected.load(Ordering::Relaxed);
         stats.stored = c.stored.load(Ordering::Relaxed);
         stats.warnings.extend(c.warning());
     }
-    Ok((bytes, stats))
+    stats
 }
 
 /// The object file of `m` with every body compiled as it is lowered, on this thread (the

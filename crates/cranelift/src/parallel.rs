@@ -14,6 +14,7 @@
 //! thread count and with or without a cache. Errors are those of the serial build: the first
 //! failing function in module order.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -30,7 +31,7 @@ use crate::cache::{CodeCache, Entry};
 use crate::code::Code;
 use crate::context::Ctx;
 use crate::error::cl_err;
-use crate::fingerprint::{Fingerprint, KeyPrefix, Keyer};
+use crate::fingerprint::{Fingerprint, KeyPrefix, Keyer, Trees};
 use crate::lower::{build_function, compile_error, defined_function};
 use crate::names;
 use crate::place::def_name;
@@ -46,6 +47,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) pool: Option<&'a rayon::ThreadPool>,
     /// The code cache and the key prefix of this target, if there is one.
     pub(crate) cache: Option<(&'a CodeCache, KeyPrefix)>,
+    /// The functions' trees, if computed ahead (from the module being compiled).
+    pub(crate) trees: Mutex<Option<Trees>>,
     /// Functions per chunk ([`CHUNK`]; smaller in tests).
     pub(crate) chunk: usize,
     /// Function bodies defined.
@@ -80,10 +83,13 @@ pub(crate) fn define_bodies(
     plan: &Plan<'_>,
 ) -> Result<(), BackendError> {
     let mut run = || {
-        let keyer = plan
-            .cache
-            .as_ref()
-            .map(|(cache, prefix)| (*cache, Keyer::new(ctx, prefix.clone())));
+        let keyer = plan.cache.as_ref().map(|(cache, prefix)| {
+            let trees = plan.trees.lock().ok().and_then(|mut t| t.take());
+            (
+                *cache,
+                Keyer::new(ctx, prefix.clone(), trees.unwrap_or_default()),
+            )
+        });
         for chunk in defs.chunks(plan.chunk.max(1)) {
             let shared: &Ctx<'_, ObjectModule> = ctx;
             let keyer = keyer.as_ref().map(|(c, k)| (*c, k));
@@ -310,6 +316,72 @@ mod tests {
             hits += s.cached;
         }
         assert!(hits > 24, "{hits} functions from the cache");
+    }
+
+    /// Keys whose trees were hashed beside verification are the keys computed after it: a
+    /// cache filled by one build serves every function of the other, and the objects agree.
+    #[test]
+    fn keys_hashed_beside_verification_are_the_same_keys() {
+        for seed in 0..12 {
+            let m = generated(seed);
+            let dir = tempfile::tempdir().unwrap();
+            let opts = CodegenOptions {
+                jobs: Some(2),
+                cache: Some(dir.path().to_path_buf()),
+                ..CodegenOptions::default()
+            };
+            let (cold, _) = crate::compile_object(&m, &opts).expect("compiles");
+            let verify = || irkit_core::verify::verify(&m).map_err(|_| ());
+            let (warm, s) = crate::compile_object_verifying(&m, &opts, verify)
+                .expect("verifies")
+                .expect("compiles");
+            assert!(cold == warm, "seed {seed}");
+            assert_eq!(
+                (s.compiled, s.cached),
+                (0, s.functions),
+                "seed {seed}: {s:?}"
+            );
+        }
+    }
+
+    /// A module that does not verify: the keys' trees are hashed beside verification without
+    /// failing, then nothing is compiled or stored.
+    #[test]
+    fn a_module_that_does_not_verify_compiles_nothing() {
+        // Each parses, and breaks a rule of spec/ir.md: a result of the wrong type; a call
+        // without its argument.
+        let texts = [
+            "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %b: i32 = iadd i64 1, i64 2\n  ret %b\n}\n",
+            "@f: fn(i32) -> i32 = func {\n^entry(%x: i32):\n  ret %x\n}\n\n#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f()\n  ret %r\n}\n",
+        ];
+        for text in texts {
+            let m = irkit_text::parse(text, "t.ir").expect("parses");
+            let errors = irkit_core::verify::verify(&m).err();
+            assert!(errors.is_some(), "verifies: {text}");
+            let dir = tempfile::tempdir().unwrap();
+            let opts = CodegenOptions {
+                cache: Some(dir.path().to_path_buf()),
+                ..CodegenOptions::default()
+            };
+            let r = crate::compile_object_verifying(&m, &opts, || {
+                irkit_core::verify::verify(&m).map_err(|_| ())
+            });
+            assert!(matches!(r, Err(())), "{text}");
+            let stored = walk_files(dir.path());
+            assert_eq!(stored, 0, "entries stored for {text}");
+        }
+    }
+
+    fn walk_files(dir: &std::path::Path) -> usize {
+        std::fs::read_dir(dir).map_or(0, |entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() { walk_files(&p) } else { 1 }
+                })
+                .sum()
+        })
     }
 
     #[test]

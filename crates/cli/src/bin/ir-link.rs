@@ -15,7 +15,7 @@ use irkit_cli::output;
 use irkit_cli::report::Problems;
 use irkit_core::verify::Nesting;
 use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats};
-use irkit_link::{LinkOptions, Stats};
+use irkit_link::{LinkErrors, LinkOptions, Stats};
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -120,8 +120,9 @@ fn main() -> ExitCode {
         internalize: args.internalize,
         link_stubs: args.link_stubs,
         debug_info: !args.strip_debug,
-        // Verified below, beside the encoding, when the output is a `.irm` file.
-        verify: !overlapped(&args),
+        // Verified below, beside the encoding when the output is a `.irm` file, beside the
+        // code cache's keys when it is native code built with a cache.
+        verify: !overlapped(&args) && !keyed_beside(&args),
         max_instantiation_depth: args.max_instantiation_depth,
         devirtualize: args.devirtualize || args.optimize,
         inline: args.inline || args.optimize,
@@ -132,8 +133,22 @@ fn main() -> ExitCode {
     };
     let t = Instant::now();
     let mut lowered = None;
+    // Whether the linked module still needs verifying (beside the code cache's keys).
+    let mut unverified = keyed_beside(&args);
+    // Lowering procs needs a verified module: one with a proc (or a top-level handle outside
+    // the arena) is verified first, as the link would have.
+    if unverified && has_procs(&linked.module) {
+        let v = Instant::now();
+        let verified = irkit_link::verify_linked(&linked.module);
+        linked.stats.verify += v.elapsed();
+        if let Err(errors) = verified {
+            irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems);
+            return problems.finish();
+        }
+        unverified = false;
+    }
     // Native code takes no procs: lowering them is a step of the pipeline, run here.
-    if args.lower_procs || matches!(args.emit, Emit::Obj | Emit::Exe) {
+    if !unverified && (args.lower_procs || matches!(args.emit, Emit::Obj | Emit::Exe)) {
         match irkit_noir::lower_procs(&mut linked.module) {
             Ok(procs) => lowered = Some(procs),
             Err(e) => {
@@ -207,23 +222,53 @@ fn main() -> ExitCode {
         std::mem::forget(linked);
         return problems.finish();
     }
+    // Verification that runs beside code generation counts once, as `time verify`: the
+    // write is what the output took beyond it.
+    let verified_before = linked.stats.verify;
+    let write_time = |stats: &Stats| {
+        t.elapsed()
+            .saturating_sub(stats.verify.saturating_sub(verified_before))
+    };
     let bytes = match args.emit {
         Emit::Ir => Ok(irkit_text::print(&linked.module).into_bytes()),
         Emit::Irm => irkit_format::write(&linked.module)
             .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
-        Emit::Obj => irkit_cranelift::compile_object(&linked.module, &codegen_options(&args))
-            .map(|(bytes, stats)| {
-                report_codegen(&stats, args.stats);
-                bytes
-            })
-            .map_err(|e| format!("error: {e}")),
+        Emit::Obj => {
+            let opts = codegen_options(&args);
+            let built = if unverified {
+                let m = &linked.module;
+                let verify_time = &mut linked.stats.verify;
+                irkit_cranelift::compile_object_verifying(m, &opts, || timed(verify_time, m))
+            } else {
+                Ok(irkit_cranelift::compile_object(&linked.module, &opts))
+            };
+            match built {
+                Ok(built) => built
+                    .map(|(bytes, stats)| {
+                        report_codegen(&stats, args.stats);
+                        bytes
+                    })
+                    .map_err(|e| format!("error: {e}")),
+                Err(errors) => {
+                    irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems);
+                    return problems.finish();
+                }
+            }
+        }
         Emit::Exe => {
-            match write_executable(&linked.module, &codegen_options(&args), &args.output) {
+            let opts = codegen_options(&args);
+            let verify_time = &mut linked.stats.verify;
+            let m = &linked.module;
+            let verify = unverified.then_some(|| timed(verify_time, m));
+            match write_executable(m, &opts, &args.output, verify) {
                 Ok(stats) => report_codegen(&stats, args.stats),
-                Err(e) => problems.push(e),
+                Err(ExeError::Line(e)) => problems.push(e),
+                Err(ExeError::Link(errors)) => {
+                    irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems)
+                }
             }
             if args.stats {
-                print_stats(&linked.stats, t.elapsed());
+                print_stats(&linked.stats, write_time(&linked.stats));
             }
             // As below: the process ends here.
             std::mem::forget(linked);
@@ -242,7 +287,7 @@ fn main() -> ExitCode {
         Err(e) => problems.push(e),
     }
     if args.stats {
-        print_stats(&linked.stats, t.elapsed());
+        print_stats(&linked.stats, write_time(&linked.stats));
     }
     // The process ends here: freeing a million instructions one by one would only cost time.
     std::mem::forget(linked);
@@ -253,13 +298,19 @@ fn main() -> ExitCode {
 /// exclusively; removed with everything in it, the object file included, on every path), then
 /// moves it into place: renamed over a regular file (which keeps its permission bits), or
 /// copied into a device or FIFO, which is never replaced.
+///
+/// With `verify` (a module not verified yet), it runs beside the code cache's keys, and
+/// nothing is built or written unless it passes.
 fn write_executable(
     m: &irkit_core::Module,
     opts: &CodegenOptions,
     out: &Path,
-) -> Result<CodegenStats, String> {
+    verify: Option<impl FnOnce() -> Result<(), LinkErrors> + Send>,
+) -> Result<CodegenStats, ExeError> {
     if out.as_os_str() == "-" {
-        return Err("error: --emit exe needs an output file, not stdout".into());
+        return Err(ExeError::Line(
+            "error: --emit exe needs an output file, not stdout".into(),
+        ));
     }
     let cannot = |e: &dyn std::fmt::Display| format!("error: {}: cannot write: {e}", out.display());
     let dir = out
@@ -267,10 +318,7 @@ fn write_executable(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return Err(cannot(&format!(
-            "directory {} does not exist",
-            dir.display()
-        )));
+        return Err(cannot(&format!("directory {} does not exist", dir.display())).into());
     }
     let work = tempfile::Builder::new()
         .prefix(".irkit-exe.")
@@ -280,8 +328,12 @@ fn write_executable(
     let _registered = irkit_format::Temporary::register(work.path());
     let work = work;
     let built = work.path().join("a.out");
-    let stats = irkit_cranelift::build_executable_with(m, opts, &built)
-        .map_err(|e| format!("error: {e}"))?;
+    let stats = match verify {
+        Some(verify) => irkit_cranelift::build_executable_verifying(m, opts, &built, verify)
+            .map_err(ExeError::Link)?,
+        None => irkit_cranelift::build_executable_with(m, opts, &built),
+    }
+    .map_err(|e| format!("error: {e}"))?;
     match std::fs::metadata(out) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => {
             let bytes = std::fs::read(&built).map_err(|e| cannot(&e))?;
@@ -295,6 +347,43 @@ fn write_executable(
         }
     }
     Ok(stats)
+}
+
+/// Why an executable was not built.
+enum ExeError {
+    /// One line to report.
+    Line(String),
+    /// The linked program does not verify.
+    Link(LinkErrors),
+}
+
+impl From<String> for ExeError {
+    fn from(line: String) -> ExeError {
+        ExeError::Line(line)
+    }
+}
+
+/// Verifies linked module `m`, adding the time it took to `time`.
+fn timed(time: &mut Duration, m: &irkit_core::Module) -> Result<(), LinkErrors> {
+    let start = Instant::now();
+    let verified = irkit_link::verify_linked(m);
+    *time += start.elapsed();
+    verified
+}
+
+/// Whether `m` has a proc to lower, or a top-level handle outside its arena (which only
+/// verification reports).
+fn has_procs(m: &irkit_core::Module) -> bool {
+    m.top_level().iter().any(|&d| {
+        m.get(d)
+            .is_none_or(|d| d.opcode() == irkit_core::Opcode::PROC)
+    })
+}
+
+/// Whether native code is built with a code cache: the linked module is then verified beside
+/// the cache keys' first part (`irkit_cranelift::compile_object_verifying`), not by the link.
+fn keyed_beside(args: &Args) -> bool {
+    matches!(args.emit, Emit::Obj | Emit::Exe) && args.cache.is_some()
 }
 
 /// What the code generator needs of the command line: the entry, the call depth limit, the
