@@ -22,7 +22,4 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[cfg(not(target_env = "msvc"))]
 #[allow(unsafe_code, non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static malloc_conf: &[u8; CONF.len()] = CONF;
-
-#[cfg(not(target_env = "msvc"))]
-const CONF: &[u8; 43] = b"thp:always,metadata_thp:disabled,narenas:1\0";
+static malloc_conf: &[u8; 43] = b"thp:always,metadata_thp:disabled,narenas:1\0";

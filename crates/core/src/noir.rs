@@ -283,12 +283,13 @@ pub fn describe(m: &Module, i: Inst) -> String {
     }
 }
 
-/// The procs of a module (top-level `proc` definitions).
+/// The procs of a module (top-level `proc` definitions; any module may be asked, verified or
+/// not: a handle outside the arena is no proc).
 pub fn procs(m: &Module) -> Vec<Inst> {
     m.top_level()
         .iter()
         .copied()
-        .filter(|&d| m.opcode(d) == Opcode::PROC)
+        .filter(|&d| m.get(d).is_some_and(|d| d.opcode() == Opcode::PROC))
         .collect()
 }
 

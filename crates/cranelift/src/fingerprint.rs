@@ -112,8 +112,6 @@ impl Trees {
             })
             .map(|&f| (f, tree_key(m, f)))
             .collect::<Vec<_>>();
-        // Every thread that hashed a tree keeps a numbering table the size of the arena.
-        rayon::broadcast(|_| release_numbers());
         release_numbers();
         Trees(trees.into_iter().collect())
     }
@@ -123,16 +121,20 @@ impl Trees {
 /// the bytes of each function or global definition as a reference-list entry
 /// ([`reference`]), computed once per build by whichever thread first needs them (a
 /// definition is in many reference lists; its bytes spell its Cranelift signature).
-pub(crate) struct Keyer {
+pub(crate) struct Keyer<'t> {
     prefix: KeyPrefix,
-    trees: Trees,
+    trees: &'t Trees,
     entries: HashMap<Inst, OnceLock<Box<[u8]>>>,
 }
 
-impl Keyer {
+impl<'t> Keyer<'t> {
     /// The keyer of `ctx`'s functions for the target `prefix` describes, taking their trees
     /// from `trees` where they are (computed from the same module).
-    pub(crate) fn new<M: ClModule>(ctx: &Ctx<'_, M>, prefix: KeyPrefix, trees: Trees) -> Keyer {
+    pub(crate) fn new<M: ClModule>(
+        ctx: &Ctx<'_, M>,
+        prefix: KeyPrefix,
+        trees: &'t Trees,
+    ) -> Keyer<'t> {
         let entries = ctx
             .funcs
             .keys()
@@ -279,9 +281,12 @@ thread_local! {
     static NUMBERS: RefCell<Numbers> = RefCell::new(Numbers::default());
 }
 
-/// Frees this thread's numbering table (after a build: it is as large as the module).
+/// Frees the numbering tables of this thread and of every thread of the current rayon pool
+/// (after hashing a module's functions: each table is as large as the module's arena).
 pub(crate) fn release_numbers() {
-    NUMBERS.with(|numbers| *numbers.borrow_mut() = Numbers::default());
+    let release = || NUMBERS.with(|numbers| *numbers.borrow_mut() = Numbers::default());
+    rayon::broadcast(|_| release());
+    release();
 }
 
 /// What a number in [`Numbers`] counts.

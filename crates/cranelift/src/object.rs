@@ -3,7 +3,6 @@
 //! (`crate::parallel`, `crate::cache`); the bytes are the same either way.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -187,7 +186,7 @@ fn build_object<E: Send>(
             isa: &*isa,
             pool: pool.as_ref(),
             cache: cache.as_ref().map(|c| (c, KeyPrefix::new(&*isa))),
-            trees: Mutex::new(Some(trees)),
+            trees,
             chunk,
             functions: AtomicUsize::new(0),
             compiled: AtomicUsize::new(0),

@@ -14,7 +14,6 @@
 //! thread count and with or without a cache. Errors are those of the serial build: the first
 //! failing function in module order.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -47,8 +46,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) pool: Option<&'a rayon::ThreadPool>,
     /// The code cache and the key prefix of this target, if there is one.
     pub(crate) cache: Option<(&'a CodeCache, KeyPrefix)>,
-    /// The functions' trees, if computed ahead (from the module being compiled).
-    pub(crate) trees: Mutex<Option<Trees>>,
+    /// The functions' trees computed ahead (from the module being compiled), if any.
+    pub(crate) trees: Trees,
     /// Functions per chunk ([`CHUNK`]; smaller in tests).
     pub(crate) chunk: usize,
     /// Function bodies defined.
@@ -83,13 +82,10 @@ pub(crate) fn define_bodies(
     plan: &Plan<'_>,
 ) -> Result<(), BackendError> {
     let mut run = || {
-        let keyer = plan.cache.as_ref().map(|(cache, prefix)| {
-            let trees = plan.trees.lock().ok().and_then(|mut t| t.take());
-            (
-                *cache,
-                Keyer::new(ctx, prefix.clone(), trees.unwrap_or_default()),
-            )
-        });
+        let keyer = plan
+            .cache
+            .as_ref()
+            .map(|(cache, prefix)| (*cache, Keyer::new(ctx, prefix.clone(), &plan.trees)));
         for chunk in defs.chunks(plan.chunk.max(1)) {
             let shared: &Ctx<'_, ObjectModule> = ctx;
             let keyer = keyer.as_ref().map(|(c, k)| (*c, k));
@@ -113,7 +109,6 @@ pub(crate) fn define_bodies(
     let mut run = || {
         let result = run();
         if plan.cache.is_some() {
-            rayon::broadcast(|_| crate::fingerprint::release_numbers());
             crate::fingerprint::release_numbers();
         }
         result
@@ -131,7 +126,7 @@ fn generate(
     fctx: &mut FunctionBuilderContext,
     d: Inst,
     plan: &Plan<'_>,
-    keyer: Option<(&CodeCache, &Keyer)>,
+    keyer: Option<(&CodeCache, &Keyer<'_>)>,
 ) -> Result<Option<Done>, BackendError> {
     let Some(id) = defined_function(ctx, d)? else {
         return Ok(None);

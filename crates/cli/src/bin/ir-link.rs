@@ -135,13 +135,10 @@ fn main() -> ExitCode {
     let mut lowered = None;
     // Whether the linked module still needs verifying (beside the code cache's keys).
     let mut unverified = keyed_beside(&args);
-    // Lowering procs needs a verified module: one with a proc (or a top-level handle outside
-    // the arena) is verified first, as the link would have.
-    if unverified && has_procs(&linked.module) {
-        let v = Instant::now();
-        let verified = irkit_link::verify_linked(&linked.module);
-        linked.stats.verify += v.elapsed();
-        if let Err(errors) = verified {
+    // Lowering procs needs a verified module: one with a proc is verified first, as the link
+    // would have.
+    if unverified && irkit_noir::has_procs(&linked.module) {
+        if let Err(errors) = timed(&mut linked.stats.verify, &linked.module) {
             irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems);
             return problems.finish();
         }
@@ -369,15 +366,6 @@ fn timed(time: &mut Duration, m: &irkit_core::Module) -> Result<(), LinkErrors> 
     let verified = irkit_link::verify_linked(m);
     *time += start.elapsed();
     verified
-}
-
-/// Whether `m` has a proc to lower, or a top-level handle outside its arena (which only
-/// verification reports).
-fn has_procs(m: &irkit_core::Module) -> bool {
-    m.top_level().iter().any(|&d| {
-        m.get(d)
-            .is_none_or(|d| d.opcode() == irkit_core::Opcode::PROC)
-    })
 }
 
 /// Whether native code is built with a code cache: the linked module is then verified beside
