@@ -294,6 +294,14 @@ fn bad_strings_are_refused_at_first_use() {
     assert_eq!(view.string_count(), 0);
     assert!(view.pool().is_err(), "the pool needs valid strings");
     assert!(view.validate_all().is_err());
+    // The data is UTF-8 as a whole (`aé`), but string 1 ends inside `é`.
+    let strings = StringTable {
+        ends: vec![1, 2, 3],
+        data: "a\u{e9}".as_bytes().to_vec(),
+    };
+    let view = ModuleView::from_bytes(&craft(strings, sig_pool(), vec![])).unwrap();
+    let e = view.try_string_count().unwrap_err();
+    assert!(e.to_string().contains("string 1 is not UTF-8"), "{e}");
     let strings = StringTable {
         ends: vec![5],
         data: vec![b'a'],
@@ -657,6 +665,77 @@ fn the_first_refused_definition_is_reported_on_any_number_of_threads() {
     // Definition 40's is the first.
     assert!(errors[0].contains(&broken[1].to_string()), "{}", errors[0]);
     assert!(errors.iter().all(|e| *e == errors[0]), "{errors:?}");
+}
+
+/// The symbol index's records are checked one by one on the first lookup: each name within
+/// the blob, laid out once, UTF-8 (also when the blob as a whole is UTF-8 but a name starts
+/// or ends inside a character), and the records sorted. Every damaged file is resealed, as
+/// someone who can compute blake3 would.
+#[test]
+fn damaged_symbol_index_records_are_refused_at_the_first_lookup() {
+    let mut m = irkit_core::Module::new();
+    let mut b = irkit_core::Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+    for name in ["a\u{e9}", "b", "c"] {
+        let f = b.func(name, sig).unwrap();
+        b.export(f, name).unwrap();
+        let (entry, p) = b.block(f, &[i32t]).unwrap();
+        b.position_at_end(entry);
+        b.ret(Some(p[0])).unwrap();
+    }
+    let bytes = write(&m).unwrap();
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let index = view
+        .sections()
+        .into_iter()
+        .find(|s| s.kind == SectionKind::SYMBOL_INDEX)
+        .unwrap();
+    drop(view);
+    let at = index.offset as usize;
+    let rec = |k: usize| at + SYMIX_HEADER + k * SYMIX_RECORD;
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    let blob = rec(3);
+    assert_eq!(&bytes[blob..blob + 5], "a\u{e9}bc".as_bytes());
+    let refused = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = bytes.clone();
+        edit(&mut b);
+        crate::hostile::reseal(&mut b);
+        let view = ModuleView::from_bytes(&b).unwrap();
+        view.try_find_symbols("b").unwrap_err().to_string()
+    };
+    let put = |b: &mut Vec<u8>, i: usize, v: u32| b[i..i + 4].copy_from_slice(&v.to_le_bytes());
+    // A byte that is no UTF-8 anywhere.
+    let e = refused(&|b| b[blob + 2] = 0xff);
+    assert!(e.contains("record 0: name is not UTF-8"), "{e}");
+    // The blob is UTF-8, but `a\xc3` ends inside `é` and `\xa9b` starts there.
+    let e = refused(&|b| {
+        put(b, rec(0) + 4, 2);
+        put(b, rec(1), 2);
+        put(b, rec(1) + 4, 2);
+    });
+    assert!(e.contains("record 0: name is not UTF-8"), "{e}");
+    // A name that does not start where the previous one ended.
+    let e = refused(&|b| put(b, rec(1), 4));
+    assert!(
+        e.contains("record 1: name at 4, the name blob continues at 3"),
+        "{e}"
+    );
+    // A name past the blob.
+    let e = refused(&|b| put(b, rec(2) + 4, 9));
+    assert!(e.contains("record 2: name bytes 4..+9 outside"), "{e}");
+    // Records out of order: `c` before `b`.
+    let e = refused(&|b| {
+        b.swap(blob + 3, blob + 4);
+    });
+    assert!(e.contains("record 2: records are not sorted"), "{e}");
+    // The same name laid out twice.
+    let e = refused(&|b| {
+        let (o, l) = (u32_at(b, rec(1)), u32_at(b, rec(1) + 4));
+        b[blob + 4] = b'b';
+        put(b, rec(2), o + l);
+    });
+    assert!(e.contains("record 2: its name is stored twice"), "{e}");
 }
 
 /// A 3.x symbol index lists only names of the strings section. A strings section damaged where

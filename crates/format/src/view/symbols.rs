@@ -204,6 +204,38 @@ impl ModuleView {
         Ok(t.iter().map(|s| self.symbol_of(strings, &s)).collect())
     }
 
+    /// Every export record as (name, definition), sorted by name: what
+    /// [`ModuleView::try_symbols`] gives with the export role, read without building a
+    /// [`Symbol`] per record (a linker indexes the exports of every input).
+    pub fn try_exports(&self) -> Result<Vec<(&str, u32)>, ReadError> {
+        let Some(range) = self.symbol_index.clone() else {
+            return Ok(self
+                .try_symbols()?
+                .into_iter()
+                .filter(|s| s.role == SymbolRole::Export)
+                .map(|s| (s.name, s.def))
+                .collect());
+        };
+        let cx = self.cx(SectionKind::SYMBOL_INDEX);
+        let ix = self.symbol_index(range)?;
+        // Validated: the names tile the blob and each is UTF-8, so the blob is too.
+        let blob =
+            std::str::from_utf8(ix.blob).map_err(|_| cx.bad("name blob is not UTF-8".into()))?;
+        let mut out = Vec::new();
+        for k in 0..ix.count {
+            if ix.records[k * ix.record_size + 18] != role_code(SymbolRole::Export) {
+                continue;
+            }
+            let (off, len) = ix.name_span(k);
+            let name = blob
+                .get(off as usize..off as usize + len as usize)
+                .ok_or_else(|| cx.bad(format!("record {k}: name is not UTF-8")))?;
+            let def = LE::read_u32(&ix.records[k * ix.record_size + 8..][..4]);
+            out.push((name, def));
+        }
+        Ok(out)
+    }
+
     /// Every symbol named `name` (binary search; usually one). Empty when the lookup meets
     /// corrupt bytes, see [`ModuleView::try_find_symbols`].
     pub fn find_symbols(&self, name: &str) -> Vec<Symbol<'_>> {
@@ -270,52 +302,72 @@ impl ModuleView {
             if section[8..16].iter().any(|&b| b != 0) {
                 return Err(cx.bad("reserved header bytes are not zero".into()));
             }
+            // Names are laid out once each, in record order, without gaps (§1.4). When the
+            // whole name blob is UTF-8 (checked once), a name is UTF-8 exactly when both its
+            // ends are character boundaries, which `str::get` tells in O(1).
+            let blob_str = std::str::from_utf8(ix.blob).ok();
             let mut prev: Option<(&[u8], u8, u32)> = None;
-            // Names are laid out once each, in record order, without gaps (§1.4).
             let mut next_name = 0u64;
             let mut prev_span = (u32::MAX, 0u32);
             let mut by_def = Vec::with_capacity(ix.count);
+            // (3.x) The distinct names, in record order (so sorted), with the first record
+            // holding each: what `index_names_in_strings` looks for in the strings section.
+            let mut names: Vec<(&[u8], usize)> = Vec::new();
             for k in 0..ix.count {
-                let r = ix.rec(k, &cx)?;
+                let r = &ix.records[k * ix.record_size..][..SYMIX_RECORD];
                 let span = ix.name_span(k);
-                let same_name = prev.is_some_and(|p| p.0 == r.name);
-                if same_name {
-                    if span != prev_span {
+                let same_name = prev.is_some_and(|_| span == prev_span);
+                let name = if same_name {
+                    prev.map_or(&[][..], |p| p.0)
+                } else {
+                    let name = ix.name(k, &cx)?;
+                    if prev.is_some_and(|p| p.0 == name) {
                         return Err(cx.bad(format!("record {k}: its name is stored twice")));
                     }
-                } else if span.0 as u64 != next_name {
-                    return Err(cx.bad(format!(
-                        "record {k}: name at {}, the name blob continues at {next_name}",
-                        span.0
-                    )));
-                } else {
+                    if span.0 as u64 != next_name {
+                        return Err(cx.bad(format!(
+                            "record {k}: name at {}, the name blob continues at {next_name}",
+                            span.0
+                        )));
+                    }
                     next_name += span.1 as u64;
-                }
+                    names.push((name, k));
+                    name
+                };
                 prev_span = span;
-                if r.role > 2 {
-                    return Err(cx.bad(format!("record {k}: unknown role {}", r.role)));
+                let role = r[18];
+                if role > 2 {
+                    return Err(cx.bad(format!("record {k}: unknown role {role}")));
                 }
                 if ix.reserved(k) != 0 {
                     return Err(cx.bad(format!("record {k}: reserved byte is not zero")));
                 }
-                if std::str::from_utf8(r.name).is_err() {
+                let utf8 = same_name
+                    || match blob_str {
+                        Some(b) => b
+                            .get(span.0 as usize..span.0 as usize + span.1 as usize)
+                            .is_some(),
+                        None => std::str::from_utf8(name).is_ok(),
+                    };
+                if !utf8 {
                     return Err(cx.bad(format!("record {k}: name is not UTF-8")));
                 }
-                if r.def >= self.def_count {
+                let def = LE::read_u32(&r[8..12]);
+                if def >= self.def_count {
                     return Err(cx.err(ReadCause::IndexOutOfRange {
                         what: "definition index",
-                        index: r.def as u64,
+                        index: def as u64,
                         len: self.def_count as u64,
                     }));
                 }
-                let key = (r.name, r.role, r.def);
+                let key = (name, role, def);
                 if prev.is_some_and(|p| p > key) {
                     return Err(cx.bad(format!(
                         "record {k}: records are not sorted by (name, role, definition)"
                     )));
                 }
                 prev = Some(key);
-                by_def.push((r.def, k as u32));
+                by_def.push((def, k as u32));
             }
             if next_name != ix.blob.len() as u64 {
                 return Err(cx.bad(format!(
@@ -326,7 +378,7 @@ impl ModuleView {
             if self.header.major >= 3 {
                 // 3.x has no symbol table: the index's signatures and names are checked here.
                 self.index_signatures(&ix)?;
-                self.index_names_in_strings(&ix)?;
+                self.index_names_in_strings(&names, &cx)?;
             } else {
                 // The symbol table says the same thing again: whoever reads the index has it
                 // checked too, so that no reader acts on one while another refuses the other.
@@ -447,7 +499,11 @@ impl ModuleView {
     /// every name was found: comparisons of numbers, mostly, and no hashing, so nothing a file
     /// holds makes a lookup cost more than a logarithm. The error names the first record, in
     /// index order, whose name is missing.
-    fn index_names_in_strings(&self, ix: &SymIndex<'_>) -> Result<(), ReadError> {
+    fn index_names_in_strings(
+        &self,
+        names: &[(&[u8], usize)],
+        cx: &Ctx<'_>,
+    ) -> Result<(), ReadError> {
         /// The first eight bytes of `s` as a big-endian number (zero-padded).
         fn prefix(s: &[u8]) -> u64 {
             let mut b = [0u8; 8];
@@ -455,21 +511,13 @@ impl ModuleView {
             b[..n].copy_from_slice(&s[..n]);
             u64::from_be_bytes(b)
         }
-        let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let count = self.strings_state()?.count as usize;
-        // The distinct names: (prefix, name, first record holding it).
-        let mut names: Vec<(u64, &[u8], usize)> = Vec::new();
-        let mut prev: Option<&[u8]> = None;
-        for k in 0..ix.count {
-            let name = ix.name(k, &cx)?;
-            if prev != Some(name) {
-                names.push((prefix(name), name, k));
-            }
-            prev = Some(name);
-        }
-        names.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
-        let shortest = names.iter().map(|n| n.1.len()).min().unwrap_or(usize::MAX);
-        let longest = names.iter().map(|n| n.1.len()).max().unwrap_or(0);
+        // Sorted by bytes, so by (prefix, bytes) too: the zero-padded big-endian prefix
+        // orders as the bytes it holds, and a tie leaves the order to the bytes.
+        debug_assert!(names.windows(2).all(|w| w[0].0 < w[1].0));
+        let prefixes: Vec<u64> = names.iter().map(|n| prefix(n.0)).collect();
+        let shortest = names.iter().map(|n| n.0.len()).min().unwrap_or(usize::MAX);
+        let longest = names.iter().map(|n| n.0.len()).max().unwrap_or(0);
         let mut found = vec![false; names.len()];
         let mut missing = names.len();
         if missing > 0 {
@@ -478,8 +526,18 @@ impl ModuleView {
                     continue;
                 }
                 let key = prefix(s);
-                let at = names.binary_search_by(|n| n.0.cmp(&key).then_with(|| n.1.cmp(s)));
-                if let Ok(i) = at
+                // The names with this prefix, then among them by bytes.
+                let lo = prefixes.partition_point(|&p| p < key);
+                let hi = lo + prefixes[lo..].partition_point(|&p| p == key);
+                let at = match hi - lo {
+                    0 => continue,
+                    1 => (names[lo].0 == s).then_some(lo),
+                    _ => names[lo..hi]
+                        .binary_search_by(|n| n.0.cmp(s))
+                        .ok()
+                        .map(|i| lo + i),
+                };
+                if let Some(i) = at
                     && !found[i]
                 {
                     found[i] = true;
@@ -494,7 +552,7 @@ impl ModuleView {
             .iter()
             .zip(&found)
             .filter(|(_, hit)| !**hit)
-            .map(|(n, _)| (n.2, n.1))
+            .map(|(n, _)| (n.1, n.0))
             .min();
         match first_missing {
             Some((k, name)) => Err(cx.bad(format!(
@@ -511,7 +569,7 @@ impl ModuleView {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let pool_len = self.pool()?.len();
         for k in 0..ix.count {
-            let sig = ix.rec(k, &cx)?.signature;
+            let sig = LE::read_u32(&ix.records[k * ix.record_size + 12..][..4]);
             if sig != REF_NONE && sig >= pool_len {
                 return Err(cx.err(ReadCause::IndexOutOfRange {
                     what: "signature pool index",

@@ -322,12 +322,10 @@ pub(super) fn export_index(
         if stop() {
             return None;
         }
-        match s.view.try_symbols() {
-            Ok(syms) => {
-                for sym in syms {
-                    if sym.role == SymbolRole::Export {
-                        index.entry(sym.name).or_default().push((m as u32, sym.def));
-                    }
+        match s.view.try_exports() {
+            Ok(exports) => {
+                for (name, def) in exports {
+                    index.entry(name).or_default().push((m as u32, def));
                 }
             }
             Err(e) => refused.push((m as u32, e)),
