@@ -34,7 +34,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub(crate) const FORMAT_VERSION: u32 = 4;
+pub(crate) const FORMAT_VERSION: u32 = 5;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -86,10 +86,12 @@ pub(crate) struct Fingerprint {
 /// trees are ever used.
 #[derive(Debug)]
 pub(crate) struct TreeKey {
-    /// The bytes, with 8 zero bytes where each `call_indirect`'s largest callee frame goes.
-    stream: Vec<u8>,
-    /// Where those frames go: their offset in `stream`, and the call's `fn` type.
-    frames: Vec<(usize, Inst)>,
+    /// The BLAKE3 hash of the tree's bytes, with 8 zero bytes where each `call_indirect`'s
+    /// largest callee frame goes (the bytes themselves are not kept: a program's trees are
+    /// about as large as its instructions).
+    digest: [u8; 32],
+    /// Where those frames go: their offset in the bytes, and the call's `fn` type.
+    frames: Vec<(u64, Inst)>,
     /// The reference list.
     refs: Vec<Inst>,
 }
@@ -165,21 +167,18 @@ impl<'t> Keyer<'t> {
     /// The key of a function whose tree is `tree`: the prefix, the options, the tree with
     /// its callee frames, the reference list.
     fn key<M: ClModule>(&self, ctx: &Ctx<'_, M>, tree: &TreeKey) -> Option<Fingerprint> {
-        // One buffer hashed at once: BLAKE3 hashes the chunks of one input side by side.
         let mut out = Stream(Vec::with_capacity(
-            64 + tree.stream.len() + 16 + 64 * tree.refs.len(),
+            128 + 16 * tree.frames.len() + 64 * tree.refs.len(),
         ));
         out.bytes(&self.prefix.0);
         out.u64(ctx.max_depth);
         out.u8(u8::from(ctx.far_data));
         out.u8(u8::from(ctx.session.is_some()));
-        let base = out.0.len();
-        out.bytes(&tree.stream);
+        out.bytes(&tree.digest);
+        out.u32(u32::try_from(tree.frames.len()).ok()?);
         for &(offset, ty) in &tree.frames {
-            let frame = ctx.max_frame.get(&ty).copied().unwrap_or(0);
-            out.0
-                .get_mut(base + offset..base + offset + 8)?
-                .copy_from_slice(&frame.to_le_bytes());
+            out.u64(offset);
+            out.u64(ctx.max_frame.get(&ty).copied().unwrap_or(0));
         }
         out.u32(tree.refs.len() as u32);
         for &d in &tree.refs {
@@ -270,7 +269,7 @@ fn tree_with(
         out.0.get_mut(at..at + 4)?.copy_from_slice(&n.to_le_bytes());
     }
     Some(Ok(TreeKey {
-        stream: out.0,
+        digest: *blake3::hash(&out.0).as_bytes(),
         frames: h.frames,
         refs: h.refs,
     }))
@@ -398,7 +397,7 @@ struct Hashing<'m, 'n> {
     /// Where a placeholder for a local not numbered yet was written, and which local.
     forward: Vec<(usize, Inst)>,
     /// Where a `call_indirect`'s largest callee frame goes, and its type.
-    frames: Vec<(usize, Inst)>,
+    frames: Vec<(u64, Inst)>,
     /// The reference list.
     refs: Vec<Inst>,
     /// How many types and constants were met.
@@ -438,7 +437,7 @@ impl Hashing<'_, '_> {
         if op == Opcode::CALL_INDIRECT {
             // The largest frame of a function of the call's type: filled in by the keyer.
             if let Some(&ty) = data.operands().first() {
-                self.frames.push((out.0.len(), ty));
+                self.frames.push((out.0.len() as u64, ty));
             }
             out.u64(0);
         }
