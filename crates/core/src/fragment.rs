@@ -226,6 +226,47 @@ pub enum FragmentsError<E> {
     },
 }
 
+/// A free arena slot: what [`Module::append_fragments`] reserves before a body fills it.
+fn slot() -> InstData {
+    InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None)
+}
+
+/// Arena slots made ahead of [`Module::append_fragments_in`], typically on a core that would
+/// otherwise wait while the bodies are being planned. Making a slot is the first write to its
+/// memory, so the kernel's zeroing of fresh pages is paid then, not while the bodies are
+/// built. The room is reserved once (no slot is ever moved); slots are made up to it.
+#[derive(Debug, Default)]
+pub struct Slots {
+    insts: Vec<InstData>,
+}
+
+impl Slots {
+    /// Room for `n` slots, none made yet; `None` if the allocator refuses that much.
+    pub fn with_room(n: usize) -> Option<Slots> {
+        let mut insts = Vec::new();
+        insts.try_reserve_exact(n).ok()?;
+        Some(Slots { insts })
+    }
+
+    /// Makes slots until there are `n`, or as many as the room holds.
+    pub fn fill_to(&mut self, n: usize) {
+        let n = n.min(self.insts.capacity());
+        while self.insts.len() < n {
+            self.insts.push(slot());
+        }
+    }
+
+    /// The slots made.
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Whether no slot is made.
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+}
+
 impl Module {
     /// Appends one body per `(owner, count)` of `bodies`: `count` arena slots each, at the
     /// end of the arena in order, filled by `build(k, fragment)` for body `k`, every body on
@@ -236,6 +277,24 @@ impl Module {
     /// reserved.
     pub fn append_fragments<E, F>(
         &mut self,
+        bodies: &[(Inst, u32)],
+        build: F,
+    ) -> Result<(), FragmentsError<E>>
+    where
+        E: Send,
+        F: Fn(usize, &mut Fragment<'_>) -> Result<(), E> + Sync,
+    {
+        self.append_fragments_in(Slots::default(), bodies, build)
+    }
+
+    /// [`Module::append_fragments`], taking the arena slots from `slots` (made ahead, see
+    /// [`Slots`]) where it holds enough: the module's instructions move to its front (same
+    /// handles) and the bodies fill the slots after them; slots still missing are made here,
+    /// extra ones dropped. Without enough room in `slots` it is `append_fragments`. The
+    /// module is the same either way.
+    pub fn append_fragments_in<E, F>(
+        &mut self,
+        slots: Slots,
         bodies: &[(Inst, u32)],
         build: F,
     ) -> Result<(), FragmentsError<E>>
@@ -271,12 +330,19 @@ impl Module {
                 error: CoreError::TooManyInstructions,
             });
         }
-        // The slots, written on every core before the bodies fill them.
-        self.insts.par_extend(
-            (0..total)
-                .into_par_iter()
-                .map(|_| InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None)),
-        );
+        let need = before + total as usize;
+        let mut ahead = slots.insts;
+        if ahead.capacity() >= need && ahead.len() >= before {
+            for (slot, inst) in ahead.iter_mut().zip(self.insts.drain(..)) {
+                *slot = inst;
+            }
+            ahead.truncate(need);
+            self.insts = ahead;
+        }
+        // The slots still missing, written on every core before the bodies fill them.
+        let missing = need - self.insts.len();
+        self.insts
+            .par_extend((0..missing).into_par_iter().map(|_| slot()));
         let Module { insts, forward, .. } = self;
         let mut tail = &mut insts[before..];
         let mut slices = Vec::with_capacity(bodies.len());
@@ -436,6 +502,56 @@ mod tests {
             assert_eq!(fast.parent(b), Some(f));
             assert_eq!(fast.decorations(b).len(), 1);
         }
+    }
+
+    /// Slots made ahead change nothing but where the arena's memory is first written: with
+    /// more or fewer slots made than the bodies need, too little room, or fewer slots than
+    /// the module has instructions, the module is the one `append_fragments` builds, and a
+    /// refused body still appends nothing.
+    #[test]
+    fn slots_made_ahead_build_the_same_module() {
+        let (mut slow, [sf, sg], i32t, seven) = owners();
+        body_by_module(&mut slow, sf, i32t, seven, sg);
+        body_by_module(&mut slow, sg, i32t, seven, sf);
+        let before = owners().0.arena_len();
+        let need = before + 8;
+        for (room, made) in [
+            (need, need),
+            (need + 5, need + 5),
+            (need + 5, need - 3),
+            (need, 0),
+            (need, before - 1),
+            (need - 1, need - 1),
+            (0, 0),
+        ] {
+            let (mut fast, [f, g], i32t, seven) = owners();
+            let mut slots = Slots::with_room(room).unwrap();
+            slots.fill_to(made);
+            fast.append_fragments_in(slots, &[(f, 4), (g, 4)], |k, frag| {
+                let (owner, other) = if k == 0 { (f, g) } else { (g, f) };
+                body_by_fragment(frag, owner, i32t, seven, other)
+            })
+            .unwrap();
+            crate::equiv::modules_equal(&slow, &fast).unwrap();
+            assert_eq!(
+                fast.arena_len(),
+                slow.arena_len(),
+                "room {room}, {made} made"
+            );
+            assert_eq!(fast.ty(f), Some(i32t));
+        }
+        let (mut fast, [f, _], ..) = owners();
+        let mut slots = Slots::with_room(need).unwrap();
+        slots.fill_to(need);
+        assert!(
+            fast.append_fragments_in(slots, &[(f, 2)], |_, frag| {
+                frag.append_new_child(f, Opcode::CONST_INT, Payload::None)?;
+                Ok::<(), CoreError>(())
+            })
+            .is_err()
+        );
+        assert_eq!(fast.arena_len(), before);
+        assert!(fast.children(f).is_empty());
     }
 
     /// Refused alike, with the same errors: a hoistable or the root as a tree instruction, a

@@ -717,6 +717,9 @@ impl<'a> State<'a> {
             };
             match copier.plan(def, out, target, &mut mapper) {
                 Ok(Some(plan)) => {
+                    if let Some(a) = self.ahead {
+                        a.plan(plan.count());
+                    }
                     self.plans.push((m, plan));
                     return;
                 }
@@ -751,7 +754,8 @@ impl<'a> State<'a> {
         }
         let bodies: Vec<(Inst, u32)> = plans.iter().map(|(_, p)| (p.target(), p.count())).collect();
         let copiers = &self.copiers;
-        let built = out.append_fragments(&bodies, |k, fragment| {
+        let slots = self.ahead.map(|a| a.take_slots()).unwrap_or_default();
+        let built = out.append_fragments_in(slots, &bodies, |k, fragment| {
             let (m, plan) = &plans[k];
             let copier = copiers.get(*m as usize).copied().flatten().ok_or(())?;
             copier.build(plan, fragment).map_err(|_| ())

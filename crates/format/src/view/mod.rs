@@ -525,6 +525,13 @@ impl ModuleView {
         })
     }
 
+    /// The number of instructions of definition `i`'s archive, as the definition index
+    /// records it (validates the index on first use, not the archive; `None` when out of
+    /// range or the index is invalid): what a reader may size tables by before reading it.
+    pub fn def_inst_count(&self, i: u32) -> Option<u32> {
+        Some(self.def_meta(i)?.inst_count)
+    }
+
     /// The name hint of definition `i` from the debug section (`None` without debug info,
     /// or when the debug section is invalid).
     pub fn def_name(&self, i: u32) -> Option<&str> {

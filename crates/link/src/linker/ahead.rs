@@ -13,23 +13,52 @@
 //! definition (a broken input fails the link anyway, and the verdicts it would cache are held
 //! until the inputs are dropped). With one thread in the pool (`RAYON_NUM_THREADS=1`) there is
 //! no spare thread and the walk validates everything itself, as before.
+//!
+//! Once it has validated everything while the walk still runs, the thread makes the output's
+//! arena slots for the copies planned so far ([`irkit_core::Slots`]): the first write to that
+//! memory, and the kernel's zeroing of it, then happen here rather than in the copy.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use irkit_core::Slots;
 
 use super::linkage::ExportIndex;
 use super::resolve::export_index;
 use crate::input::Input;
 
 /// What the spare thread prepared for the walk: the export index (every export of every
-/// input by name), once built, when every input's symbols could be read.
+/// input by name), once built, when every input's symbols could be read; and the output's
+/// arena slots for the copies the walk plans ([`Slots`]).
 #[derive(Default)]
 pub(super) struct Ahead<'a> {
     index: Mutex<Option<ExportIndex<'a>>>,
     ready: AtomicBool,
+    /// Instructions the planned copies create so far (the walk adds each plan's).
+    planned: AtomicUsize,
+    /// Set once the walk has planned everything: the spare thread stops making slots.
+    planned_all: AtomicBool,
+    slots: Mutex<Option<Slots>>,
 }
 
 impl<'a> Ahead<'a> {
+    /// Counts the instructions of one more planned copy.
+    pub(super) fn plan(&self, insts: u32) {
+        self.planned.fetch_add(insts as usize, Ordering::Relaxed);
+    }
+
+    /// The slots made so far (none if the spare thread made none); the spare thread makes
+    /// no more.
+    pub(super) fn take_slots(&self) -> Slots {
+        self.planned_all.store(true, Ordering::Relaxed);
+        self.slots
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .unwrap_or_default()
+    }
+
     /// The export index, if it is built and not taken yet.
     pub(super) fn take_export_index(&self) -> Option<ExportIndex<'a>> {
         if !self.ready.load(Ordering::Acquire) {
@@ -66,7 +95,8 @@ pub(super) fn with_validation_ahead<'a, R>(
                 *slot = Some(index);
                 ahead.ready.store(true, Ordering::Release);
             }
-            validate(inputs, &done)
+            validate(inputs, &done);
+            make_slots(inputs, ahead, &done);
         });
         let r = walk();
         done.store(true, Ordering::Relaxed);
@@ -96,6 +126,53 @@ fn validate(inputs: &[Input], done: &AtomicBool) {
             if view.check_def_symbols(d).is_err() {
                 break;
             }
+        }
+    }
+}
+
+/// Makes the output's arena slots for the copies the walk plans, as it plans them, until it
+/// has planned everything (then the copies are built in them: [`Slots`]). The room is
+/// reserved once, for the most any link of `inputs` could create (each input's definitions,
+/// their instructions and its pool); if the allocator refuses it, no slot is made.
+fn make_slots(inputs: &[Input], ahead: &Ahead<'_>, done: &AtomicBool) {
+    /// Slots made per step: the walk waits at most one step for them once it is done.
+    const STEP: usize = 1 << 14;
+    let stop = || done.load(Ordering::Relaxed) || ahead.planned_all.load(Ordering::Relaxed);
+    let mut room = 1usize;
+    for input in inputs {
+        let view = &input.view;
+        let pool = view.pool().map_or(0, |p| p.len() as usize);
+        room = room
+            .saturating_add(pool)
+            .saturating_add(view.def_count() as usize);
+        for d in 0..view.def_count() {
+            if stop() {
+                return;
+            }
+            room = room.saturating_add(view.def_inst_count(d).unwrap_or(0) as usize);
+        }
+    }
+    let Some(slots) = Slots::with_room(room) else {
+        return;
+    };
+    let Ok(mut held) = ahead.slots.lock() else {
+        return;
+    };
+    *held = Some(slots);
+    drop(held);
+    while !stop() {
+        let want = ahead.planned.load(Ordering::Relaxed);
+        let Ok(mut held) = ahead.slots.lock() else {
+            return;
+        };
+        let Some(slots) = held.as_mut() else {
+            return;
+        };
+        if slots.len() < want.min(room) {
+            slots.fill_to(want.min(slots.len() + STEP));
+        } else {
+            drop(held);
+            std::thread::sleep(Duration::from_micros(50));
         }
     }
 }
