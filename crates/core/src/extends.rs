@@ -30,13 +30,13 @@ impl Module {
                 && a.ty == b.ty
                 && a.parent == b.parent
                 && a.operands == b.operands
-                && self.same_or_more_exports(base, &a.decorations, &b.decorations)
+                && self.same_or_more_exports(base, a.decorations(), b.decorations())
                 && a.payload == b.payload
                 && a.dead == b.dead
                 && if inst == base.root() {
-                    b.children.starts_with(&a.children)
+                    b.children().starts_with(a.children())
                 } else {
-                    a.children == b.children
+                    a.children() == b.children()
                 };
             if !same {
                 return Err(format!(

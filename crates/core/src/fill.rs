@@ -36,7 +36,7 @@ impl Module {
             });
         }
         // A fresh instruction is neither the root, nor `parent`, nor an ancestor of it.
-        self.insts[parent.idx()].children.push(child);
+        self.insts[parent.idx()].push_child(child);
         self.insts[child.idx()].parent = Some(parent);
         Ok(child)
     }

@@ -13,7 +13,6 @@
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use thin_vec::ThinVec;
 
 use crate::module::{InstData, Operands};
 use crate::{CoreError, Inst, Module, Opcode, Payload};
@@ -106,7 +105,7 @@ impl Fragment<'_> {
             });
         }
         match at {
-            Some(k) => self.slots[k].children.push(child),
+            Some(k) => self.slots[k].push_child(child),
             None => self.children.push(child),
         }
         self.slots[self.len - 1].parent = Some(parent);
@@ -147,10 +146,7 @@ impl Fragment<'_> {
         if d.parent.is_some() {
             return Err(bad("it already has a parent"));
         }
-        if owner == deco
-            || (!(d.children.is_empty() && d.decorations.is_empty())
-                && self.is_ancestor(deco, owner))
-        {
+        if owner == deco || (!d.is_leaf() && self.is_ancestor(deco, owner)) {
             return Err(bad("it would become its own ancestor"));
         }
         if !d.opcode.is_decoration() && d.opcode.is_known() {
@@ -160,7 +156,7 @@ impl Fragment<'_> {
             Some(o) if self.slots[o].opcode.is_hoistable() => {
                 return Err(bad("hoistable values carry no decorations"));
             }
-            Some(o) => self.slots[o].decorations.push(deco),
+            Some(o) => self.slots[o].push_decoration(deco),
             None => self.decorations.push(deco),
         }
         self.slots[k].parent = Some(owner);
@@ -314,7 +310,7 @@ impl Module {
                 }));
             }
             let d = self.data(owner);
-            if !(d.children.is_empty() && d.decorations.is_empty()) {
+            if !d.is_leaf() {
                 return Err(refused(CoreError::BadAttach {
                     parent: owner,
                     child: owner,
@@ -401,8 +397,7 @@ impl Module {
         }
         for (owner, children, decorations, payload, typed) in owners {
             let d = &mut self.insts[owner.idx()];
-            d.children = ThinVec::from(children);
-            d.decorations = ThinVec::from(decorations);
+            d.set_subs(decorations, children);
             if let Some(p) = payload {
                 d.payload = p;
             }

@@ -66,6 +66,6 @@ pub use fragment::{Fragment, Slots};
 pub use limits::{MAX_NESTING, MAX_TRAP_KIND, Nesting, check_nesting, trap_kind_problem};
 pub use module::{InstData, Module};
 pub use opcode::{Flags, OpInfo, Opcode, PayloadKind, REGISTRY, TypeRule};
-pub use payload::Payload;
+pub use payload::{Blob, Payload, Text};
 pub use rauw::ReplaceReport;
 pub use roles::{Arity, Rep, Role, Signature, Slot};

@@ -16,9 +16,9 @@ pub enum Payload {
     /// IEEE float bits.
     Float(u64),
     /// A UTF-8 string.
-    Str(Box<str>),
+    Str(Text),
     /// A byte string.
-    Bytes(Box<[u8]>),
+    Bytes(Blob),
 }
 
 impl Payload {
@@ -83,6 +83,120 @@ impl fmt::Debug for Payload {
     }
 }
 
+/// A string payload, one pointer wide (the text sits behind a second box), so that a
+/// [`Payload`] takes 16 bytes and not 24: every instruction of a module holds a payload, and
+/// few hold a string. It reads as a `&str` (`Deref`).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Text(Box<Box<str>>);
+
+/// A byte-string payload, one pointer wide like [`Text`]; it reads as a `&[u8]` (`Deref`).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Blob(Box<Box<[u8]>>);
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self
+    }
+}
+
+impl AsRef<[u8]> for Blob {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl From<Box<str>> for Text {
+    fn from(s: Box<str>) -> Text {
+        Text(Box::new(s))
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::from(s.into_boxed_str())
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text::from(Box::<str>::from(s))
+    }
+}
+
+impl From<&String> for Text {
+    fn from(s: &String) -> Text {
+        Text::from(s.as_str())
+    }
+}
+
+impl From<Box<[u8]>> for Blob {
+    fn from(b: Box<[u8]>) -> Blob {
+        Blob(Box::new(b))
+    }
+}
+
+impl From<Vec<u8>> for Blob {
+    fn from(b: Vec<u8>) -> Blob {
+        Blob::from(b.into_boxed_slice())
+    }
+}
+
+impl From<&[u8]> for Blob {
+    fn from(b: &[u8]) -> Blob {
+        Blob::from(Box::<[u8]>::from(b))
+    }
+}
+
+impl FromIterator<u8> for Blob {
+    fn from_iter<I: IntoIterator<Item = u8>>(iter: I) -> Blob {
+        Blob::from(iter.into_iter().collect::<Vec<u8>>())
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        **self == **other
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl fmt::Debug for Blob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// Masks `value` to its low `width` bits (`width` 1..=64): the canonical stored form of an
 /// integer constant of that width.
 #[inline]
@@ -104,6 +218,14 @@ pub fn sign_extend(value: u64, width: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_payload_is_two_words() {
+        assert_eq!(std::mem::size_of::<Payload>(), 16);
+        let t = Text::from("é");
+        assert_eq!(&*t, "é");
+        assert_eq!(format!("{:?}", Payload::Str(t)), "Str(\"é\")");
+    }
 
     #[test]
     fn masking_and_sign_extension() {

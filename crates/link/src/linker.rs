@@ -813,9 +813,12 @@ impl<'a> State<'a> {
             {
                 continue;
             }
-            if let Err(e) =
-                out.add_decoration(target, Opcode::EXPORT, Vec::new(), Payload::Str(name))
-            {
+            if let Err(e) = out.add_decoration(
+                target,
+                Opcode::EXPORT,
+                Vec::new(),
+                Payload::Str(name.into()),
+            ) {
                 self.errors.push(LinkError::Internal(e.to_string()));
             }
         }

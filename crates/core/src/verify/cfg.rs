@@ -20,9 +20,9 @@ impl<'m> Cx<'m> {
         self.doms.func = Some(f);
         self.doms.num.clear();
         let Some(fd) = self.live(f) else { return };
-        self.doms.num.resize(fd.children.len(), NO_DOM);
+        self.doms.num.resize(fd.children().len(), NO_DOM);
         let blocks: Vec<Inst> = fd
-            .children
+            .children()
             .iter()
             .copied()
             .filter(|&c| {
@@ -32,7 +32,7 @@ impl<'m> Cx<'m> {
             .collect();
         // A block of `f` by its position among `f`'s children (each block has one walk
         // parent, so one position); an entry is trusted only if `blocks` agrees.
-        let mut block_at = vec![u32::MAX; fd.children.len()];
+        let mut block_at = vec![u32::MAX; fd.children().len()];
         for (k, &b) in blocks.iter().enumerate() {
             if let Some(slot) = self
                 .pos
@@ -52,7 +52,7 @@ impl<'m> Cx<'m> {
         // Successors: every edge target of a block's terminator that is a block of `f`.
         let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
         for (k, &b) in blocks.iter().enumerate() {
-            let Some(&last) = self.live(b).and_then(|d| d.children.last()) else {
+            let Some(&last) = self.live(b).and_then(|d| d.children().last()) else {
                 continue;
             };
             let Some(ld) = self.live(last) else { continue };

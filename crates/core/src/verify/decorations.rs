@@ -36,7 +36,7 @@ impl Cx<'_> {
     pub(super) fn check_owner_decorations(&mut self, owner: Inst) {
         let Some(d) = self.live(owner) else { return };
         let mut first: Vec<(Opcode, Inst)> = Vec::new();
-        for &dec in &d.decorations {
+        for &dec in d.decorations() {
             let Some(op) = self.opc(dec) else { continue };
             if !op.is_known() {
                 continue;
@@ -103,7 +103,7 @@ impl Cx<'_> {
             return;
         };
         let Some(od) = self.live(owner) else { return };
-        if !od.decorations.contains(&dec) {
+        if !od.decorations().contains(&dec) {
             self.err(
                 dec,
                 format!("decoration `{op}` is in a child list: decorations go in decoration lists"),

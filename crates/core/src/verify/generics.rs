@@ -55,7 +55,7 @@ impl Cx<'_> {
         if d.opcode != Opcode::GENERIC {
             return None;
         }
-        match d.children.as_slice() {
+        match d.children() {
             [] => d.ty.map(Defines::Type),
             [c] => {
                 let cd = self.live(*c)?;
@@ -479,7 +479,7 @@ impl Cx<'_> {
                 self.err(g, msg);
             }
         }
-        match (d.children.as_slice(), d.ty) {
+        match (d.children(), d.ty) {
             ([], Some(t)) => {
                 if self.kind(t) != Kind::Value || self.is_interface(t) {
                     let msg = format!(
@@ -520,7 +520,7 @@ impl Cx<'_> {
     pub(super) fn is_imported(&self, d: Inst) -> bool {
         let has = |x: Inst| {
             self.live(x).is_some_and(|xd| {
-                xd.decorations
+                xd.decorations()
                     .iter()
                     .any(|&dec| self.opc(dec) == Some(Opcode::IMPORT))
             })
@@ -609,7 +609,7 @@ impl Cx<'_> {
             self.err(w, msg);
             return;
         }
-        if d.children.is_empty() {
+        if d.children().is_empty() {
             if !self.is_imported(w) {
                 self.err(
                     w,
@@ -629,7 +629,7 @@ impl Cx<'_> {
             .live(iface)
             .map_or_else(Vec::new, |x| x.operands.to_vec());
         let mut covered: HashMap<Inst, Inst> = HashMap::new();
-        for &e in &d.children {
+        for &e in d.children() {
             let Some(ed) = self.live(e) else { continue };
             if ed.opcode != Opcode::WITNESS_ENTRY || ed.operands.len() != 2 {
                 if ed.opcode != Opcode::WITNESS_ENTRY {

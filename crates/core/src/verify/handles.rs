@@ -204,7 +204,7 @@ impl Cx<'_> {
                 );
             }
             let base = stack.len();
-            for (list, what) in [(&d.decorations, "decoration"), (&d.children, "child")] {
+            for (list, what) in [(d.decorations(), "decoration"), (d.children(), "child")] {
                 for (k, &c) in list.iter().enumerate() {
                     // The usual case first: a live, non-hoistable instruction not yet reached.
                     if let Some(cd) = m.insts.get(c.idx())
@@ -272,9 +272,9 @@ impl Cx<'_> {
         };
         let live = |h: Inst| insts.get(h.idx()).filter(|hd| !hd.dead);
         let pooled = |h: Inst| pool_pos.get(h.idx()).is_some_and(|p| p.is_some());
-        d.children
+        d.children()
             .iter()
-            .chain(&d.decorations)
+            .chain(d.decorations())
             .all(|&c| live(c).is_some())
             && d.ty
                 .is_none_or(|t| live(t).is_some_and(|td| !td.opcode.is_hoistable() || pooled(t)))
@@ -296,7 +296,7 @@ impl Cx<'_> {
         let m = self.m;
         let mut good = true;
         let d = &m.insts[i.idx()];
-        for &c in d.children.iter().chain(&d.decorations) {
+        for &c in d.children().iter().chain(d.decorations()) {
             good &= self.good_handle(c);
         }
         if let Some(t) = d.ty {

@@ -117,17 +117,17 @@ impl<'m> Cx<'m> {
             self.err(i, format!("`{name}`: {why}"));
             good = false;
         }
-        if !info.flags.contains(Flags::PARENT) && !d.children.is_empty() {
+        if !info.flags.contains(Flags::PARENT) && !d.children().is_empty() {
             self.err(
                 i,
                 format!(
                     "`{name}` cannot have children (it has {})",
-                    plural(d.children.len(), "child")
+                    plural(d.children().len(), "child")
                 ),
             );
             good = false;
         }
-        if !d.decorations.is_empty() {
+        if !d.decorations().is_empty() {
             if op.is_decoration() {
                 self.err(i, format!("decoration `{name}` cannot carry decorations"));
                 good = false;

@@ -320,7 +320,7 @@ impl<'m> Cx<'m> {
         let first = self.key.get(root.idx()).copied().unwrap_or(0);
         let mut starts: Vec<usize> = self
             .live(root)
-            .map_or(&[][..], |d| &d.children[..])
+            .map_or(&[][..], |d| d.children())
             .iter()
             .filter(|c| self.tparent.get(c.idx()).copied().flatten() == Some(root))
             .filter_map(|c| self.key.get(c.idx()).copied())
@@ -455,7 +455,7 @@ impl<'m> Cx<'m> {
             Opcode::INTERFACE_REQ => self.check_interface_req(i),
             _ => {}
         }
-        if self.live(i).is_some_and(|d| !d.decorations.is_empty()) {
+        if self.live(i).is_some_and(|d| !d.decorations().is_empty()) {
             self.check_owner_decorations(i);
         }
         if !self.reg_ok[i.idx()] {
@@ -521,7 +521,7 @@ impl<'m> Cx<'m> {
     /// The name hint of `i`, read defensively.
     fn name_of(&self, i: Inst) -> Option<&'m str> {
         let d = self.live(i)?;
-        d.decorations.iter().find_map(|&dec| {
+        d.decorations().iter().find_map(|&dec| {
             let dd = self.live(dec)?;
             if dd.opcode == Opcode::NAME_HINT {
                 dd.payload.as_str().filter(|s| !s.is_empty())
@@ -557,11 +557,11 @@ impl<'m> Cx<'m> {
         match self.live(b) {
             Some(d) => {
                 let n = d
-                    .children
+                    .children()
                     .iter()
                     .take_while(|&&c| self.opc(c) == Some(Opcode::PARAM))
                     .count();
-                &d.children[..n]
+                &d.children()[..n]
             }
             None => &[],
         }
@@ -570,7 +570,7 @@ impl<'m> Cx<'m> {
     /// The first block of a function.
     fn entry_of(&self, f: Inst) -> Option<Inst> {
         self.live(f)?
-            .children
+            .children()
             .iter()
             .copied()
             .find(|&c| self.opc(c) == Some(Opcode::BLOCK))

@@ -11,7 +11,7 @@ impl Cx<'_> {
     /// The children of the tree instruction `p` that the walk reached, with their positions.
     pub(super) fn tree_children(&self, p: Inst) -> Vec<Inst> {
         self.live(p).map_or_else(Vec::new, |d| {
-            d.children
+            d.children()
                 .iter()
                 .copied()
                 .filter(|&c| {
@@ -25,7 +25,7 @@ impl Cx<'_> {
     /// Whether the decoration `op` is on `d`.
     fn has_decoration(&self, d: Inst, op: Opcode) -> bool {
         self.live(d)
-            .is_some_and(|dd| dd.decorations.iter().any(|&x| self.opc(x) == Some(op)))
+            .is_some_and(|dd| dd.decorations().iter().any(|&x| self.opc(x) == Some(op)))
     }
 
     /// The module's children are top-level definitions.

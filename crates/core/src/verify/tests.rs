@@ -216,7 +216,7 @@ fn hoistable_in_child_list_and_not_in_pool() {
     } = fx();
     ret(&mut m, entry, Some(x));
     let c = m.const_i32(5);
-    m.insts[entry.idx()].children.insert(1, c);
+    m.insts[entry.idx()].insert_child(1, c);
     expect_err(&m, "is the hoistable `const_int`");
     let mut m = Module::new();
     let t = m.ty_i32();
@@ -334,8 +334,8 @@ fn dangling_handles_are_reported() {
     let bogus = Inst::from_index(1_000_000);
     m.insts[z.idx()].operands[1] = bogus;
     m.insts[z.idx()].ty = Some(bogus);
-    m.insts[entry.idx()].children.push(bogus);
-    m.insts[entry.idx()].decorations.push(bogus);
+    m.insts[entry.idx()].push_child(bogus);
+    m.insts[entry.idx()].push_decoration(bogus);
     m.pool.push(bogus);
     let ms = msgs(&m);
     assert!(
@@ -368,7 +368,7 @@ fn removed_root_and_tree_cycles() {
         mut m, f, entry, x, ..
     } = fx();
     ret(&mut m, entry, Some(x));
-    m.insts[entry.idx()].children.push(f);
+    m.insts[entry.idx()].push_child(f);
     expect_err(&m, "appears more than once in the tree");
 }
 
