@@ -779,3 +779,52 @@ fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup
     let e = view.try_find_symbols("f0").unwrap_err().to_string();
     assert!(e.contains("its name `f1` is not a string"), "{e}");
 }
+
+/// Names longer than eight bytes that share their first eight are told apart by their bytes:
+/// each found in the strings section passes, and one renamed there (the last byte of a name
+/// among several with its prefix) is refused by name.
+#[test]
+fn symbol_names_sharing_a_prefix_are_each_looked_up_in_the_strings_section() {
+    let names = [
+        "function_a",
+        "function_b",
+        "function_c",
+        "functionXd",
+        "fun",
+    ];
+    let mut m = irkit_core::Module::new();
+    let mut b = irkit_core::Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+    for name in names {
+        let f = b.func(name, sig).unwrap();
+        b.export(f, name).unwrap();
+        let (entry, p) = b.block(f, &[i32t]).unwrap();
+        b.position_at_end(entry);
+        b.ret(Some(p[0])).unwrap();
+    }
+    let mut bytes = write(&m).unwrap();
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    for name in names {
+        assert_eq!(view.try_find_symbols(name).unwrap().len(), 1, "{name}");
+    }
+    let strings = view
+        .sections()
+        .into_iter()
+        .find(|s| s.kind == SectionKind::STRINGS)
+        .unwrap();
+    drop(view);
+    let range = strings.offset as usize..(strings.offset + strings.size) as usize;
+    let at = bytes[range.clone()]
+        .windows(10)
+        .position(|w| w == b"function_b")
+        .unwrap();
+    bytes[range.start + at + 9] = b'z';
+    crate::hostile::reseal(&mut bytes);
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let e = view.try_find_symbols("fun").unwrap_err().to_string();
+    assert!(
+        e.contains("its name `function_b` is not a string of the strings section"),
+        "{e}"
+    );
+}

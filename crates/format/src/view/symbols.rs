@@ -526,16 +526,20 @@ impl ModuleView {
                     continue;
                 }
                 let key = prefix(s);
-                // The names with this prefix, then among them by bytes.
+                // The first name with this prefix (one search); then, only when several
+                // names share it, the one with these bytes among them.
                 let lo = prefixes.partition_point(|&p| p < key);
-                let hi = lo + prefixes[lo..].partition_point(|&p| p == key);
-                let at = match hi - lo {
-                    0 => continue,
-                    1 => (names[lo].0 == s).then_some(lo),
-                    _ => names[lo..hi]
+                if prefixes.get(lo) != Some(&key) {
+                    continue;
+                }
+                let at = if prefixes.get(lo + 1) != Some(&key) {
+                    (names[lo].0 == s).then_some(lo)
+                } else {
+                    let hi = lo + prefixes[lo..].partition_point(|&p| p == key);
+                    names[lo..hi]
                         .binary_search_by(|n| n.0.cmp(s))
                         .ok()
-                        .map(|i| lo + i),
+                        .map(|i| lo + i)
                 };
                 if let Some(i) = at
                     && !found[i]
