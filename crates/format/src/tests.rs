@@ -344,6 +344,33 @@ fn exporting(n: usize) -> irkit_core::Module {
     m
 }
 
+/// A module of one-block functions `fn(i32) -> i32`, each exported under its own name.
+fn exports_named(names: &[&str]) -> irkit_core::Module {
+    let mut m = irkit_core::Module::new();
+    let mut b = irkit_core::Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+    for &name in names {
+        let f = b.func(name, sig).unwrap();
+        b.export(f, name).unwrap();
+        let (entry, p) = b.block(f, &[i32t]).unwrap();
+        b.position_at_end(entry);
+        b.ret(Some(p[0])).unwrap();
+    }
+    m
+}
+
+/// Where the section of `kind` lies in the file `bytes`.
+fn section_range(bytes: &[u8], kind: SectionKind) -> std::ops::Range<usize> {
+    let view = ModuleView::from_bytes(bytes).unwrap();
+    let s = view
+        .sections()
+        .into_iter()
+        .find(|s| s.kind == kind)
+        .unwrap();
+    s.offset as usize..(s.offset + s.size) as usize
+}
+
 #[test]
 fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
     // A 1.x file may lack the index (it was introduced late in 1.0): take the 1.0 golden
@@ -673,26 +700,8 @@ fn the_first_refused_definition_is_reported_on_any_number_of_threads() {
 /// someone who can compute blake3 would.
 #[test]
 fn damaged_symbol_index_records_are_refused_at_the_first_lookup() {
-    let mut m = irkit_core::Module::new();
-    let mut b = irkit_core::Builder::new(&mut m);
-    let i32t = b.module().ty_i32();
-    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
-    for name in ["a\u{e9}", "b", "c"] {
-        let f = b.func(name, sig).unwrap();
-        b.export(f, name).unwrap();
-        let (entry, p) = b.block(f, &[i32t]).unwrap();
-        b.position_at_end(entry);
-        b.ret(Some(p[0])).unwrap();
-    }
-    let bytes = write(&m).unwrap();
-    let view = ModuleView::from_bytes(&bytes).unwrap();
-    let index = view
-        .sections()
-        .into_iter()
-        .find(|s| s.kind == SectionKind::SYMBOL_INDEX)
-        .unwrap();
-    drop(view);
-    let at = index.offset as usize;
+    let bytes = write(&exports_named(&["a\u{e9}", "b", "c"])).unwrap();
+    let at = section_range(&bytes, SectionKind::SYMBOL_INDEX).start;
     let rec = |k: usize| at + SYMIX_HEADER + k * SYMIX_RECORD;
     let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
     let blob = rec(3);
@@ -747,14 +756,7 @@ fn damaged_symbol_index_records_are_refused_at_the_first_lookup() {
 fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup() {
     let m = exporting(3);
     let mut bytes = write(&m).unwrap();
-    let view = ModuleView::from_bytes(&bytes).unwrap();
-    let strings = view
-        .sections()
-        .into_iter()
-        .find(|s| s.kind == SectionKind::STRINGS)
-        .unwrap();
-    drop(view);
-    let range = strings.offset as usize..(strings.offset + strings.size) as usize;
+    let range = section_range(&bytes, SectionKind::STRINGS);
     // Renames the string `name` (its first byte to `to`) and reseals the file.
     let rename = |bytes: &mut Vec<u8>, name: &[u8], to: u8| {
         let at = bytes[range.clone()]
@@ -792,29 +794,13 @@ fn symbol_names_sharing_a_prefix_are_each_looked_up_in_the_strings_section() {
         "functionXd",
         "fun",
     ];
-    let mut m = irkit_core::Module::new();
-    let mut b = irkit_core::Builder::new(&mut m);
-    let i32t = b.module().ty_i32();
-    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
-    for name in names {
-        let f = b.func(name, sig).unwrap();
-        b.export(f, name).unwrap();
-        let (entry, p) = b.block(f, &[i32t]).unwrap();
-        b.position_at_end(entry);
-        b.ret(Some(p[0])).unwrap();
-    }
-    let mut bytes = write(&m).unwrap();
+    let mut bytes = write(&exports_named(&names)).unwrap();
     let view = ModuleView::from_bytes(&bytes).unwrap();
     for name in names {
         assert_eq!(view.try_find_symbols(name).unwrap().len(), 1, "{name}");
     }
-    let strings = view
-        .sections()
-        .into_iter()
-        .find(|s| s.kind == SectionKind::STRINGS)
-        .unwrap();
     drop(view);
-    let range = strings.offset as usize..(strings.offset + strings.size) as usize;
+    let range = section_range(&bytes, SectionKind::STRINGS);
     let at = bytes[range.clone()]
         .windows(10)
         .position(|w| w == b"function_b")
