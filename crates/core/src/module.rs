@@ -844,6 +844,7 @@ impl InstData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Payload;
 
     /// The arena's record stays one cache line on a 64-bit target.
     #[test]
@@ -888,7 +889,6 @@ mod tests {
         assert_eq!((m.decorations(f), m.children(f)), (&[][..], &[b0][..]));
         assert_eq!((m.decorations(g), m.children(g)), (&[y][..], &[][..]));
     }
-    use crate::Payload;
 
     fn block(m: &mut Module, n: usize) -> (Inst, Vec<Inst>) {
         let b = m

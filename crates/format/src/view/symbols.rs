@@ -87,8 +87,7 @@ impl<'v> SymIndex<'v> {
 
     /// The name bytes of record `k` (`k < count`).
     fn name(&self, k: usize, cx: &Ctx<'_>) -> Result<&'v [u8], ReadError> {
-        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
-        let (off, len) = (LE::read_u32(&r[0..4]), LE::read_u32(&r[4..8]));
+        let (off, len) = self.name_span(k);
         let end = off as u64 + len as u64;
         if end > self.blob.len() as u64 {
             return Err(cx.bad(format!(
@@ -99,29 +98,50 @@ impl<'v> SymIndex<'v> {
         Ok(&self.blob[off as usize..end as usize])
     }
 
+    /// The bytes of record `k` this reader knows (`k < count`): the one place the record's
+    /// layout (`spec/format.md` §1.4) is spelled, by the accessors below.
+    fn raw(&self, k: usize) -> &'v [u8] {
+        &self.records[k * self.record_size..][..SYMIX_RECORD]
+    }
+
     /// The (offset, length) of record `k`'s name in the blob, unchecked (`k < count`).
     fn name_span(&self, k: usize) -> (u32, u32) {
-        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        let r = self.raw(k);
         (LE::read_u32(&r[0..4]), LE::read_u32(&r[4..8]))
+    }
+
+    /// Record `k`'s definition (`k < count`).
+    fn def(&self, k: usize) -> u32 {
+        LE::read_u32(&self.raw(k)[8..12])
+    }
+
+    /// Record `k`'s signature (`REF_NONE` or a pool index; `k < count`).
+    fn signature(&self, k: usize) -> u32 {
+        LE::read_u32(&self.raw(k)[12..16])
+    }
+
+    /// Record `k`'s role byte (`k < count`).
+    fn role(&self, k: usize) -> u8 {
+        self.raw(k)[18]
     }
 
     /// Record `k`'s reserved byte (`k < count`).
     fn reserved(&self, k: usize) -> u8 {
-        self.records[k * self.record_size + 19]
+        self.raw(k)[19]
     }
 
     /// Record `k` (`k < count`).
     fn rec(&self, k: usize, cx: &Ctx<'_>) -> Result<IxRec<'v>, ReadError> {
         let name = self.name(k, cx)?;
-        let r = &self.records[k * self.record_size..][..SYMIX_RECORD];
+        let r = self.raw(k);
         let mut hash = [0u8; 32];
         hash.copy_from_slice(&r[20..52]);
         Ok(IxRec {
             name,
-            def: LE::read_u32(&r[8..12]),
-            signature: LE::read_u32(&r[12..16]),
+            def: self.def(k),
+            signature: self.signature(k),
             opcode: LE::read_u16(&r[16..18]),
-            role: r[18],
+            role: self.role(k),
             hash,
         })
     }
@@ -223,15 +243,14 @@ impl ModuleView {
             std::str::from_utf8(ix.blob).map_err(|_| cx.bad("name blob is not UTF-8".into()))?;
         let mut out = Vec::new();
         for k in 0..ix.count {
-            if ix.records[k * ix.record_size + 18] != role_code(SymbolRole::Export) {
+            if ix.role(k) != role_code(SymbolRole::Export) {
                 continue;
             }
             let (off, len) = ix.name_span(k);
             let name = blob
                 .get(off as usize..off as usize + len as usize)
                 .ok_or_else(|| cx.bad(format!("record {k}: name is not UTF-8")))?;
-            let def = LE::read_u32(&ix.records[k * ix.record_size + 8..][..4]);
-            out.push((name, def));
+            out.push((name, ix.def(k)));
         }
         Ok(out)
     }
@@ -314,7 +333,6 @@ impl ModuleView {
             // holding each: what `index_names_in_strings` looks for in the strings section.
             let mut names: Vec<(&[u8], usize)> = Vec::new();
             for k in 0..ix.count {
-                let r = &ix.records[k * ix.record_size..][..SYMIX_RECORD];
                 let span = ix.name_span(k);
                 let same_name = prev.is_some_and(|_| span == prev_span);
                 let name = if same_name {
@@ -335,7 +353,7 @@ impl ModuleView {
                     name
                 };
                 prev_span = span;
-                let role = r[18];
+                let role = ix.role(k);
                 if role > 2 {
                     return Err(cx.bad(format!("record {k}: unknown role {role}")));
                 }
@@ -352,7 +370,7 @@ impl ModuleView {
                 if !utf8 {
                     return Err(cx.bad(format!("record {k}: name is not UTF-8")));
                 }
-                let def = LE::read_u32(&r[8..12]);
+                let def = ix.def(k);
                 if def >= self.def_count {
                     return Err(cx.err(ReadCause::IndexOutOfRange {
                         what: "definition index",
@@ -573,7 +591,7 @@ impl ModuleView {
         let cx = self.cx(SectionKind::SYMBOL_INDEX);
         let pool_len = self.pool()?.len();
         for k in 0..ix.count {
-            let sig = LE::read_u32(&ix.records[k * ix.record_size + 12..][..4]);
+            let sig = ix.signature(k);
             if sig != REF_NONE && sig >= pool_len {
                 return Err(cx.err(ReadCause::IndexOutOfRange {
                     what: "signature pool index",
