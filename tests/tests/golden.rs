@@ -123,15 +123,21 @@ fn writer_bytes_change_only_with_the_version() {
     }
 }
 
-/// The 2.1 layout stays writable for tests (`irkit_format::hostile::write_v2_1`), and what it
-/// writes is what the 2.1 writer wrote: the golden bytes.
+/// The 2.1 and 3.0 layouts stay writable for tests (`irkit_format::hostile::write_v2_1`,
+/// `write_v3_0`), and what they write is what the 2.1 and 3.0 writers wrote: the golden bytes.
 #[test]
-fn the_test_writer_of_2_1_gives_the_golden_bytes() {
-    let dir = golden_root().join("v2.1");
-    for src in sources(&dir) {
-        let golden = std::fs::read(src.with_extension("irm")).unwrap();
-        let written = irkit_format::hostile::write_v2_1(&parse_file(&src)).unwrap();
-        assert!(written == golden, "{}", src.display());
+fn the_test_writers_of_older_layouts_give_the_golden_bytes() {
+    type Writer = fn(&irkit_core::Module) -> Result<Vec<u8>, irkit_format::WriteError>;
+    let writers: [(&str, Writer); 2] = [
+        ("v2.1", irkit_format::hostile::write_v2_1),
+        ("v3.0", irkit_format::hostile::write_v3_0),
+    ];
+    for (version, write) in writers {
+        for src in sources(&golden_root().join(version)) {
+            let golden = std::fs::read(src.with_extension("irm")).unwrap();
+            let written = write(&parse_file(&src)).unwrap();
+            assert!(written == golden, "{}", src.display());
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! The semantic hash of `spec/format.md` §3.2: a definition's code together with everything
-//! it reaches privately, compared by content, never by name or index.
+//! The semantic hash of `spec/format.md` §3.2 and §3.4 (the one 4.x files store, which this
+//! writer writes): a definition's code together with everything it reaches privately, compared
+//! by content, never by name or index.
 
 use irkit_format::ModuleView;
 
@@ -230,4 +231,48 @@ fn the_linking_hash_keys_imported_and_exported_names_alike() {
     // The linking hash keys one thing differently, nothing else.
     assert_eq!(private, private_l);
     assert_eq!(imported, imported_l);
+}
+
+/// §3.4 names each distinct target once and each reference by its target's rank: which
+/// reference names which value still counts, and so does how often a value is named.
+#[test]
+fn which_reference_names_which_value_counts() {
+    let f = |a: i64, b: i64, c: i64| {
+        format!(
+            "#[export(\"f\")]\n@f: fn(i32) -> i32 = func {{\n^e(%x: i32):\n  %a: i32 = iadd %x, i32 {a}\n  %b: i32 = iadd %a, i32 {b}\n  %c: i32 = iadd %b, i32 {c}\n  ret %c\n}}\n"
+        )
+    };
+    let base = hash_of(&f(1, 2, 1), "f");
+    // The same distinct constants, named in another order.
+    assert_ne!(base, hash_of(&f(2, 1, 1), "f"));
+    assert_ne!(base, hash_of(&f(1, 1, 2), "f"));
+    // One more distinct constant.
+    assert_ne!(base, hash_of(&f(1, 2, 3), "f"));
+    // The same text gives the same hash.
+    assert_eq!(base, hash_of(&f(1, 2, 1), "f"));
+}
+
+/// A 3.0 file stores the §3.2 hash, a 4.0 file the §3.4 one: each reader recomputes the hash
+/// of the file's own version, so both files validate, and their stored hashes differ.
+#[test]
+fn each_version_stores_its_own_semantic_hash() {
+    let text = LOW7.replace("MASK", "127");
+    let m = irkit_text::parse(&text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
+    let v4 = ModuleView::from_bytes(&irkit_format::write(&m).unwrap()).unwrap();
+    let v3 = ModuleView::from_bytes(&irkit_format::hostile::write_v3_0(&m).unwrap()).unwrap();
+    assert_eq!((v4.version().0, v3.version().0), (4, 3));
+    v4.validate_all().unwrap();
+    v3.validate_all().unwrap();
+    let d = v4.try_find_export("low7").unwrap().unwrap().def;
+    assert_eq!(
+        v4.def_info(d).unwrap().content_hash,
+        v4.semantic_hash(d).unwrap()
+    );
+    assert_eq!(
+        v3.def_info(d).unwrap().content_hash,
+        v3.semantic_hash(d).unwrap()
+    );
+    assert_ne!(v4.semantic_hash(d).unwrap(), v3.semantic_hash(d).unwrap());
+    // The linking hash is one for both versions.
+    assert_eq!(v4.linking_hash(d).unwrap(), v3.linking_hash(d).unwrap());
 }

@@ -22,6 +22,13 @@
 //! [`SCC_BUDGET`] the members are numbered by index instead (still sound, no longer
 //! independent of the order of definitions in the module), so no input makes hashing
 //! quadratic without bound.
+//!
+//! Two [`Scheme`]s share this machinery. Format 2.x and 3.x files store the `v2` hash, whose
+//! slots are one per reference: a node's stream names the target of every reference again
+//! (33 bytes each), so a function's hash rehashes its types' hashes once per instruction.
+//! Format 4.x stores the `v3` hash (`spec/format.md` §3.4): a reference names its target by
+//! its rank among the node's *distinct* targets (in first-use order), and the node's stream
+//! names each distinct target once.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -34,6 +41,120 @@ use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, paylo
 /// Largest `members × (members + slots)` of a strongly connected component numbered from
 /// each member; larger components are numbered by index (`spec/format.md` §3.2).
 pub(crate) const SCC_BUDGET: u64 = 1 << 22;
+
+/// Which semantic hash a graph computes: the one its file's major version stores
+/// (`spec/format.md` §3.2 for 2.x and 3.x, §3.4 for 4.x).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scheme {
+    /// One slot per reference (2.x, 3.x).
+    V2,
+    /// One slot per distinct target, references naming it by rank (4.x; also the linking
+    /// hash of §3.3, whatever the file's version).
+    V3,
+}
+
+impl Scheme {
+    /// The scheme of the content hash that files of major version `major` (≥ 2) store.
+    pub(crate) fn of_major(major: u16) -> Scheme {
+        if major >= 4 { Scheme::V3 } else { Scheme::V2 }
+    }
+
+    /// The domain strings the scheme's streams start with.
+    fn domains(self) -> &'static Domains {
+        match self {
+            Scheme::V2 => &Domains {
+                def: b"irkit.def.v2\0",
+                pool: b"irkit.pool.v2\0",
+                node: b"irkit.node.v2\0",
+                scc: b"irkit.scc.v2\0",
+                scc_member: b"irkit.scc-member.v2\0",
+            },
+            Scheme::V3 => &Domains {
+                def: b"irkit.def.v3\0",
+                pool: b"irkit.pool.v3\0",
+                node: b"irkit.node.v3\0",
+                scc: b"irkit.scc.v3\0",
+                scc_member: b"irkit.scc-member.v3\0",
+            },
+        }
+    }
+}
+
+/// The first bytes of each stream of a [`Scheme`]: a definition's label, a pool entry's, a
+/// node's hash, an oversized component's and one of its members'.
+struct Domains {
+    def: &'static [u8],
+    pool: &'static [u8],
+    node: &'static [u8],
+    scc: &'static [u8],
+    scc_member: &'static [u8],
+}
+
+/// The targets a label's references name, in stream order ([`Scheme::V2`]: one per
+/// reference) or distinct in first-use order ([`Scheme::V3`]: each reference names its
+/// target's rank here).
+struct Slots {
+    scheme: Scheme,
+    succ: Vec<Node>,
+    /// Rank of each distinct target ([`Scheme::V3`]).
+    rank: HashMap<Node, u32>,
+    /// The ranks of recently named targets, by a few bits of the target ([`Slots::code`]):
+    /// most references of a body name a few types, found here without hashing.
+    recent: [(u32, u32); RECENT],
+}
+
+/// Entries of [`Slots::recent`].
+const RECENT: usize = 64;
+
+impl Slots {
+    fn new(scheme: Scheme) -> Slots {
+        Slots {
+            scheme,
+            succ: Vec::new(),
+            rank: HashMap::default(),
+            recent: [(u32::MAX, 0); RECENT],
+        }
+    }
+
+    /// `w` as one number (indices are below 2^30, so no node is `u32::MAX`).
+    #[inline]
+    fn code(w: Node) -> u32 {
+        match w {
+            Node::Pool(i) => i << 1,
+            Node::Def(i) => (i << 1) | 1,
+        }
+    }
+
+    /// Feeds a reference to `w` under `tag` and records it: the tag and a new slot (V2), or
+    /// the tag and the rank of `w` among the distinct targets (V3).
+    #[inline]
+    fn add(&mut self, h: &mut Feed, tag: u8, w: Node) {
+        match self.scheme {
+            Scheme::V2 => {
+                h.update(&[tag]);
+                self.succ.push(w);
+            }
+            Scheme::V3 => {
+                let code = Slots::code(w);
+                let at = (code as usize ^ (code as usize >> 6)) % RECENT;
+                let rank = match self.recent[at] {
+                    (c, rank) if c == code => rank,
+                    _ => {
+                        let next = self.succ.len() as u32;
+                        let rank = *self.rank.entry(w).or_insert(next);
+                        if rank == next {
+                            self.succ.push(w);
+                        }
+                        self.recent[at] = (code, rank);
+                        rank
+                    }
+                };
+                let [a, b, c, d] = rank.to_le_bytes();
+                h.update(&[tag, a, b, c, d]);
+            }
+        }
+    }
+}
 
 /// A node of the reference graph: a definition (by index) or a pool entry (by index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -146,6 +267,8 @@ pub(crate) trait Graph {
     type Error;
     /// The label of `node`.
     fn label(&mut self, node: Node) -> Result<Label, Self::Error>;
+    /// The hash this graph's labels are made for.
+    fn scheme(&self) -> Scheme;
 }
 
 /// The key under which a definition is referred to, when the linker resolves references to
@@ -193,13 +316,14 @@ pub(crate) fn def_key(
 /// a key (`Some`) or is a node (`None`).
 pub(crate) struct Labeler<'a, S: Strings + ?Sized> {
     pub strings: &'a S,
+    pub scheme: Scheme,
 }
 
 impl<S: Strings + ?Sized> Labeler<'_, S> {
     fn feed_ref<E>(
         &self,
         h: &mut Feed,
-        succ: &mut Vec<Node>,
+        succ: &mut Slots,
         r: u32,
         key: &mut impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<(), E> {
@@ -213,14 +337,10 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
                 h.update(&[1]);
                 h.update(&index.to_le_bytes());
             }
-            TAG_POOL => {
-                h.update(&[2]);
-                succ.push(Node::Pool(index));
-            }
+            TAG_POOL => succ.add(h, 2, Node::Pool(index)),
             TAG_DEF => {
                 if !key(index, h)? {
-                    h.update(&[4]);
-                    succ.push(Node::Def(index));
+                    succ.add(h, 4, Node::Def(index));
                 }
             }
             _ => {
@@ -238,7 +358,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
     fn feed_operands<E>(
         &self,
         h: &mut Feed,
-        succ: &mut Vec<Node>,
+        succ: &mut Slots,
         flat: &(impl Flat + ?Sized),
         r: &Rec,
         key: &mut impl FnMut(u32, &mut Feed) -> Result<bool, E>,
@@ -258,8 +378,8 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         body: &(impl Flat + ?Sized),
         mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
-        let mut succ = Vec::new();
-        h.update(b"irkit.def.v2\0");
+        let mut succ = Slots::new(self.scheme);
+        h.update(self.scheme.domains().def);
         h.update(&(body.count() as u64).to_le_bytes());
         for (i, r) in body.recs().enumerate() {
             h.update(&r.opcode.to_le_bytes());
@@ -270,7 +390,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         }
         Ok(Label {
             hash: h.finish(),
-            succ,
+            succ: succ.succ,
         })
     }
 
@@ -282,15 +402,15 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         i: usize,
         mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
-        let mut succ = Vec::new();
+        let mut succ = Slots::new(self.scheme);
         let r = pool.rec(i);
-        h.update(b"irkit.pool.v2\0");
+        h.update(self.scheme.domains().pool);
         h.update(&r.opcode.to_le_bytes());
         self.feed_payload(h, pool, &r);
         self.feed_operands(h, &mut succ, pool, &r, &mut key)?;
         Ok(Label {
             hash: h.finish(),
-            succ,
+            succ: succ.succ,
         })
     }
 }
@@ -357,6 +477,7 @@ impl<G: Graph> Hasher<G> {
             self.hash(p)?;
         }
         let (labels, done) = (&self.labels, &self.done);
+        let domain = self.graph.scheme().domains().node;
         let lone: Vec<u32> = (0..defs)
             .into_par_iter()
             .filter(|&d| {
@@ -370,7 +491,7 @@ impl<G: Graph> Hasher<G> {
         let hashes: Vec<[u8; 32]> = lone
             .par_iter()
             .map_init(Feed::new, |feed, &d| {
-                component_stream(feed, labels, done, &[Node::Def(d)], b"irkit.node.v2\0")
+                component_stream(feed, labels, done, &[Node::Def(d)], domain)
             })
             .collect();
         self.done
@@ -454,11 +575,12 @@ impl<G: Graph> Hasher<G> {
 
     /// Hashes every member of a finished component (all its successors outside it are done).
     fn finish_component(&mut self, members: &[Node]) {
+        let scheme = self.graph.scheme();
         let Hasher {
             feed, done, labels, ..
         } = self;
         if let [only] = members {
-            let h = component_stream(feed, labels, done, &[*only], b"irkit.node.v2\0");
+            let h = component_stream(feed, labels, done, &[*only], scheme.domains().node);
             done.insert(*only, h);
             return;
         }
@@ -476,16 +598,16 @@ impl<G: Graph> Hasher<G> {
                     labels,
                     done,
                     &order,
-                    b"irkit.node.v2\0",
+                    scheme.domains().node,
                 ));
             }
             done.extend(members.iter().copied().zip(hashes));
         } else {
             let mut order = members.to_vec();
             order.sort_unstable();
-            let whole = component_stream(feed, labels, done, &order, b"irkit.scc.v2\0");
+            let whole = component_stream(feed, labels, done, &order, scheme.domains().scc);
             for (rank, &m) in order.iter().enumerate() {
-                feed.update(b"irkit.scc-member.v2\0");
+                feed.update(scheme.domains().scc_member);
                 feed.update(&whole);
                 feed.update(&(rank as u32).to_le_bytes());
                 done.insert(m, feed.finish());
@@ -583,10 +705,12 @@ pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> 
     pool: &'a P,
     keys: Vec<Option<DefKey>>,
     feed: Feed,
+    scheme: Scheme,
 }
 
 impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> {
-    pub fn new(strings: &'a S, bodies: Vec<&'a B>, pool: &'a P) -> Self {
+    /// The graph of `bodies` and `pool`, labelled for `scheme`.
+    pub fn new(strings: &'a S, bodies: Vec<&'a B>, pool: &'a P, scheme: Scheme) -> Self {
         let keys = bodies.iter().map(|b| def_key(*b, strings)).collect();
         FlatGraph {
             strings,
@@ -594,6 +718,7 @@ impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> 
             pool,
             keys,
             feed: Feed::new(),
+            scheme,
         }
     }
 }
@@ -609,6 +734,7 @@ where
     pub fn def_labels(&self) -> Vec<Label> {
         let labeler = Labeler {
             strings: self.strings,
+            scheme: self.scheme,
         };
         let keys = &self.keys;
         self.bodies
@@ -629,9 +755,14 @@ where
 impl<S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> Graph for FlatGraph<'_, S, B, P> {
     type Error = std::convert::Infallible;
 
+    fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
     fn label(&mut self, node: Node) -> Result<Label, Self::Error> {
         let labeler = Labeler {
             strings: self.strings,
+            scheme: self.scheme,
         };
         let keys = &self.keys;
         let key = |j: u32, h: &mut Feed| Ok(feed_known_key(keys, j, h));

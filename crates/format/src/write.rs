@@ -45,6 +45,15 @@ pub(crate) fn write_v2(module: &Module) -> Result<Vec<u8>, WriteError> {
     Ok(sink.into_inner())
 }
 
+/// [`write()`] in the 3.0 layout (compact bodies, the §3.2 content hash): the bytes a 3.0
+/// writer wrote, for tests of the readers of older versions ([`hostile`](crate::hostile)
+/// only).
+pub(crate) fn write_v3(module: &Module) -> Result<Vec<u8>, WriteError> {
+    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
+    let sink = Writer::new(module).run(Cursor::new(Vec::new()), 3)?;
+    Ok(sink.into_inner())
+}
+
 /// A module encoded by [`prepare`], not written yet: everything the file holds, computed (the
 /// walks, encodings and hashes, on every core), waiting to be streamed out by
 /// [`Prepared::write_to`] or [`Prepared::write_to_path`]. A caller can prepare the bytes while
@@ -134,10 +143,11 @@ impl Prepared {
         if let Some(k) = index_at {
             out.rewrite(k, bytes.as_slice())?;
         }
-        let minor = if major == FORMAT_MAJOR {
-            FORMAT_MINOR
-        } else {
-            1
+        // The last minor of each older layout the writer keeps for tests: 2.1, 3.0.
+        let minor = match major {
+            FORMAT_MAJOR => FORMAT_MINOR,
+            2 => 1,
+            _ => 0,
         };
         out.finish(major, minor)
     }
@@ -362,8 +372,8 @@ impl<'m> Writer<'m> {
         }
     }
 
-    /// Writes the file into `sink` in the layout of major `major`: 3 (this version), or 2
-    /// (2.1's, for tests).
+    /// Writes the file into `sink` in the layout of major `major`: 4 (this version), or 3
+    /// or 2 (3.0's and 2.1's, for tests).
     fn run<W: Write + Seek>(self, sink: W, major: u16) -> Result<W, WriteError> {
         self.prepare(major)?.write_to(sink)
     }
@@ -439,14 +449,19 @@ impl<'m> Writer<'m> {
                         Laid::Records(_) => Err(WriteError::Archive("a body not laid out".into())),
                     })
                     .collect::<Result<Vec<Compact<'_>>, WriteError>>()?;
-                content_hashes(&self.strings.table, views.iter().collect(), &pool_table)
+                content_hashes(
+                    &self.strings.table,
+                    views.iter().collect(),
+                    &pool_table,
+                    major,
+                )
             }
             _ => {
                 let records = bodies
                     .iter()
                     .map(Flattened::records)
                     .collect::<Result<Vec<&Body>, WriteError>>()?;
-                content_hashes(&self.strings.table, records, &pool_table)
+                content_hashes(&self.strings.table, records, &pool_table, major)
             }
         };
         let symbols = self.symbols(&defs, &signatures, &content)?;
@@ -957,15 +972,17 @@ impl<'m> Writer<'m> {
     }
 }
 
-/// Every definition's content hash (the semantic hash, `spec/format.md` §3.2), from its
-/// encoded body: labels on every core, then the components walked.
+/// Every definition's content hash (the semantic hash of major `major`: `spec/format.md` §3.4
+/// in 4.x, §3.2 before), from its encoded body: labels on every core, then the components
+/// walked.
 fn content_hashes<B: crate::hash::Flat + Sync>(
     strings: &StringTable,
     bodies: Vec<&B>,
     pool: &PoolTable,
+    major: u16,
 ) -> Vec<[u8; 32]> {
     let n = bodies.len() as u32;
-    let graph = FlatGraph::new(strings, bodies, pool);
+    let graph = FlatGraph::new(strings, bodies, pool, semantic::Scheme::of_major(major));
     let labels = graph.def_labels();
     let mut hasher = semantic::Hasher::with_def_labels(graph, labels, pool.entries.len());
     if let Err(never) = hasher.hash_lone_defs(n) {

@@ -37,6 +37,12 @@ pub fn write_v2_1(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteEr
     crate::write::write_v2(module)
 }
 
+/// Writes `module` as a 3.0 file (compact bodies, the content hash of `spec/format.md` §3.2):
+/// the bytes a 3.0 writer wrote, so that tests reach the readers of 3.x files with any module.
+pub fn write_v3_0(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
+    crate::write::write_v3(module)
+}
+
 pub use mutate::{mutate, mutate_once};
 
 /// An archived `DefEntry`.

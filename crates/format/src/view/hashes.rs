@@ -11,10 +11,11 @@ use crate::error::{Location, ReadCause, ReadError};
 use crate::feed::Feed;
 use crate::hash::{DefKey, FileStrings, HashCtx};
 use crate::header::SectionKind;
-use crate::semantic::{Graph, Hasher, Label, Labeler, Node, def_key, feed_key_reference};
+use crate::semantic::{Graph, Hasher, Label, Labeler, Node, Scheme, def_key, feed_key_reference};
 
 impl ModuleView {
-    /// The semantic hash of definition `i` (`spec/format.md` §3.2), recomputed from the file:
+    /// The semantic hash of definition `i` (`spec/format.md` §3.4 in a 4.x file, §3.2 in 2.x
+    /// and 3.x: the one the file's version stores), recomputed from the file:
     /// its code and, by content, every definition and pool value it reaches privately
     /// (validating each definition it reads). Equal semantic hashes mean that one definition
     /// can stand for the other; unlike [`DefInfo::content_hash`](crate::DefInfo::content_hash), nothing here is taken on
@@ -24,9 +25,9 @@ impl ModuleView {
         h.hash(Node::Def(i))
     }
 
-    /// The *linking hash* of definition `i` (`spec/format.md` §3.3): its semantic hash with
-    /// every reference that resolves by a name it imports or exports keyed by that name
-    /// alone, whichever decoration gives it. The linker compares `linkonce` copies by it: a
+    /// The *linking hash* of definition `i` (`spec/format.md` §3.3): its §3.4 semantic hash
+    /// (whatever the file's version) with every reference that resolves by a name it imports
+    /// or exports keyed by that name alone, whichever decoration gives it. The linker compares `linkonce` copies by it: a
     /// copy calling `g` through an `import("g")` and one calling the definition it exports as
     /// `g` call the same function once linked, so they are the same code.
     pub fn linking_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
@@ -39,7 +40,7 @@ impl ModuleView {
     pub(crate) fn check_content_hashes(&self) -> Result<(), ReadError> {
         let view = self;
         let recomputed: Vec<[u8; 32]> = if view.version().0 >= 2 {
-            // 2.x stores the semantic hash (spec/format.md §3.2).
+            // 2.x and 3.x store the semantic hash of spec/format.md §3.2, 4.x that of §3.4.
             let mut h = Hasher::new(ViewGraph::new(view, Keys::Stored));
             (0..view.def_count())
                 .map(|i| h.hash(Node::Def(i)))
@@ -138,6 +139,7 @@ struct ViewGraph<'v> {
     keys: HashMap<u32, Option<DefKey>>,
     mode: Keys,
     feed: Feed,
+    scheme: Scheme,
 }
 
 impl<'v> ViewGraph<'v> {
@@ -149,6 +151,12 @@ impl<'v> ViewGraph<'v> {
             keys: HashMap::default(),
             mode,
             feed: Feed::new(),
+            // The stored hash is the file's version's; the linking hash is one scheme for
+            // every version, so that copies from files of different versions compare.
+            scheme: match mode {
+                Keys::Stored => Scheme::of_major(view.version().0),
+                Keys::Resolved => Scheme::V3,
+            },
         }
     }
 }
@@ -179,10 +187,17 @@ fn view_key(
 impl Graph for ViewGraph<'_> {
     type Error = ReadError;
 
+    fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
     fn label(&mut self, node: Node) -> Result<Label, ReadError> {
         let (view, strings, mode) = (self.view, self.strings, self.mode);
         let keys = &mut self.keys;
-        let labeler = Labeler { strings: &strings };
+        let labeler = Labeler {
+            strings: &strings,
+            scheme: self.scheme,
+        };
         match node {
             Node::Def(i) => {
                 let body = view.def(i)?.archived();
