@@ -110,7 +110,8 @@ impl Slots {
     fn new(scheme: Scheme) -> Slots {
         Slots {
             scheme,
-            succ: Vec::new(),
+            // A function names a dozen or so distinct values.
+            succ: Vec::with_capacity(16),
             rank: HashMap::default(),
             recent: [(u32::MAX, 0); RECENT],
         }

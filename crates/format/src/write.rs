@@ -225,6 +225,9 @@ pub fn prepare(module: &Module, nesting: Nesting) -> Result<Prepared, WriteError
     w.prepare(FORMAT_MAJOR)
 }
 
+/// The instructions a definition's walk makes room for up front ([`Writer::scan`]).
+const SCAN_ROOM: usize = 128;
+
 /// How many definitions are archived (on every core) and written at a time.
 pub(crate) const CHUNK: usize = 1024;
 
@@ -686,10 +689,18 @@ impl<'m> Writer<'m> {
     /// are walked (its children are the definitions).
     fn scan(&self, top: Inst, owner: u32, is_root: bool) -> Result<Scan<'m>, WriteError> {
         let m = self.m;
-        let mut scan = Scan::default();
+        // Room for a typical function's instructions, the values it names and the siblings
+        // waiting on the stack, so that most walks grow nothing (growing from empty copied
+        // each list several times, a few percent of a large module's write).
+        let mut scan = Scan {
+            order: Vec::with_capacity(SCAN_ROOM),
+            debug: Vec::new(),
+            pool_refs: Vec::with_capacity(SCAN_ROOM / 4),
+        };
         let order = &mut scan.order;
         // (instruction, whether it moved to the debug section).
-        let mut stack = vec![(top, false)];
+        let mut stack = Vec::with_capacity(SCAN_ROOM / 2);
+        stack.push((top, false));
         while let Some((i, moved)) = stack.pop() {
             if moved {
                 self.name_pool_values(i, owner, &mut scan.pool_refs)?;
@@ -858,6 +869,8 @@ impl<'m> Writer<'m> {
             }
         }
         body.insts.reserve(n);
+        // About two operands an instruction.
+        body.operands.reserve(2 * n);
         let mut strings = Vec::new();
         let mut rows = 0u32;
         for (l, &i) in order.iter().enumerate() {
