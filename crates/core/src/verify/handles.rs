@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::{Inst, Opcode};
 
-use super::{Cx, Kind, VerifyError};
+use super::{Cx, Kind, PoolPos, VerifyError};
 
 impl Cx<'_> {
     /// Describes why `h` is not a usable handle, or `None` if it is in range and live.
@@ -66,10 +66,11 @@ impl Cx<'_> {
                 continue;
             }
             if let Some(prev) = self.pool_pos[h.idx()] {
+                let prev = prev.get();
                 self.err(h, format!("is in the pool twice (entries {prev} and {pi})"));
                 continue;
             }
-            self.pool_pos.to_mut()[h.idx()] = Some(pi as u32);
+            self.pool_pos.to_mut()[h.idx()] = PoolPos::new(pi as u32);
             self.key.to_mut()[h.idx()] = order as u32;
             order += 1;
         }
@@ -265,7 +266,7 @@ impl Cx<'_> {
     #[inline]
     fn held_handles_good(&self, i: Inst) -> bool {
         let insts = &self.m.insts[..];
-        let pool_pos: &[Option<u32>] = &self.pool_pos;
+        let pool_pos: &[Option<PoolPos>] = &self.pool_pos;
         let in_tree: &[bool] = &self.in_tree;
         let Some(d) = insts.get(i.idx()) else {
             return false;

@@ -185,6 +185,25 @@ pub(crate) enum Kind {
     Fn,
 }
 
+/// A position in the pool, held as `position + 1`: a table of `Option<PoolPos>` takes four
+/// bytes a slot, not eight (a large module's tables are tens of megabytes).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) struct PoolPos(std::num::NonZeroU32);
+
+impl PoolPos {
+    /// Position `p` (`None` for `u32::MAX`, which no pool of an arena reaches).
+    fn new(p: u32) -> Option<PoolPos> {
+        p.checked_add(1)
+            .and_then(std::num::NonZeroU32::new)
+            .map(PoolPos)
+    }
+
+    /// The position.
+    fn get(self) -> u32 {
+        self.0.get() - 1
+    }
+}
+
 /// Dominator-tree numbers of a block that has none.
 const NO_DOM: (u32, u32) = (u32::MAX, 0);
 
@@ -214,7 +233,7 @@ pub(crate) struct Cx<'m> {
     /// In the tree (reached from the root through child and decoration lists).
     in_tree: Table<'m, bool>,
     /// Position in the pool, if a pool entry.
-    pool_pos: Table<'m, Option<u32>>,
+    pool_pos: Table<'m, Option<PoolPos>>,
     /// Position in the parent's child list (tree instructions).
     pos: Table<'m, u32>,
     /// Nearest enclosing `func` in the tree (the func itself for a func).
