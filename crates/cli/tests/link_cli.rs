@@ -464,14 +464,14 @@ fn emit_exe_runs_the_entry_given() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// With `ld.lld` on the `PATH`, the C compiler is first asked to link with it; a compiler
-/// that refuses (here, a stand-in that fails on `-fuse-ld=lld`) gets the plain command next,
-/// and the executable is built.
+/// With `mold` and `ld.lld` on the `PATH`, the C compiler is asked to link with mold, then
+/// with lld; a compiler that refuses both (here, a stand-in that fails on `-fuse-ld=…`) gets
+/// the plain command last, and the executable is built.
 #[cfg(unix)]
 #[test]
-fn emit_exe_falls_back_when_lld_is_refused() {
+fn emit_exe_falls_back_through_the_fast_linkers() {
     use std::os::unix::fs::PermissionsExt;
-    let d = temp_dir("lld-fallback");
+    let d = temp_dir("linker-fallback");
     std::fs::write(
         d.join("start.ir"),
         "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  ret i32 7\n}\n",
@@ -479,13 +479,14 @@ fn emit_exe_falls_back_when_lld_is_refused() {
     .unwrap();
     let bin = d.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    // Only its presence is looked at.
+    // Only their presence is looked at.
+    std::fs::write(bin.join("mold"), "").unwrap();
     std::fs::write(bin.join("ld.lld"), "").unwrap();
     let cc = d.join("picky-cc");
     std::fs::write(
         &cc,
         "#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/cc.log\"\n\
-         for a in \"$@\"; do [ \"$a\" = -fuse-ld=lld ] && exit 1; done\nexec cc \"$@\"\n",
+         for a in \"$@\"; do case \"$a\" in -fuse-ld=*) exit 1;; esac; done\nexec cc \"$@\"\n",
     )
     .unwrap();
     std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -506,9 +507,10 @@ fn emit_exe_falls_back_when_lld_is_refused() {
     assert_eq!(status.code(), Some(7));
     let log = std::fs::read_to_string(d.join("cc.log")).unwrap();
     let calls: Vec<&str> = log.lines().collect();
-    assert_eq!(calls.len(), 2, "{log}");
-    assert!(calls[0].starts_with("-fuse-ld=lld "), "{log}");
-    assert!(!calls[1].contains("-fuse-ld"), "{log}");
+    assert_eq!(calls.len(), 3, "{log}");
+    assert!(calls[0].starts_with("-fuse-ld=mold "), "{log}");
+    assert!(calls[1].starts_with("-fuse-ld=lld "), "{log}");
+    assert!(!calls[2].contains("-fuse-ld"), "{log}");
     let _ = std::fs::remove_dir_all(&d);
 }
 
