@@ -425,7 +425,7 @@ fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
 #[test]
 fn a_corrupt_symbol_table_fails_the_first_lookup() {
     // A 2.x file: 3.x has no symbol table.
-    let bytes = crate::write::write_v2(&exporting(10)).unwrap();
+    let bytes = crate::write::write_older(&exporting(10), 2).unwrap();
     let mut sections = sections_of(&bytes);
     // A symbol table that is not even an archive (its hash fixed up by `assemble`): the
     // index repeats it, and the first lookup compares both, so no reader acts on either.

@@ -37,20 +37,12 @@ pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
     Ok(sink.into_inner())
 }
 
-/// [`write()`] in the 2.1 layout (rkyv bodies at 16-byte offsets): the bytes a 2.1 writer
-/// wrote, for tests of the readers of older versions ([`hostile`](crate::hostile) only).
-pub(crate) fn write_v2(module: &Module) -> Result<Vec<u8>, WriteError> {
+/// [`write()`] in the layout of an older major version the writer keeps for tests of the
+/// readers of older files ([`hostile`](crate::hostile) only): 2 writes 2.1's bytes (rkyv
+/// bodies at 16-byte offsets), 3 writes 3.0's (compact bodies, the §3.2 content hash).
+pub(crate) fn write_older(module: &Module, major: u16) -> Result<Vec<u8>, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
-    let sink = Writer::new(module).run(Cursor::new(Vec::new()), 2)?;
-    Ok(sink.into_inner())
-}
-
-/// [`write()`] in the 3.0 layout (compact bodies, the §3.2 content hash): the bytes a 3.0
-/// writer wrote, for tests of the readers of older versions ([`hostile`](crate::hostile)
-/// only).
-pub(crate) fn write_v3(module: &Module) -> Result<Vec<u8>, WriteError> {
-    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
-    let sink = Writer::new(module).run(Cursor::new(Vec::new()), 3)?;
+    let sink = Writer::new(module).run(Cursor::new(Vec::new()), major)?;
     Ok(sink.into_inner())
 }
 

@@ -34,13 +34,13 @@ mod mutate;
 /// the bytes a 2.1 writer wrote, so that tests reach the readers of 2.x files with any module,
 /// not only the golden ones.
 pub fn write_v2_1(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
-    crate::write::write_v2(module)
+    crate::write::write_older(module, 2)
 }
 
 /// Writes `module` as a 3.0 file (compact bodies, the content hash of `spec/format.md` §3.2):
 /// the bytes a 3.0 writer wrote, so that tests reach the readers of 3.x files with any module.
 pub fn write_v3_0(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
-    crate::write::write_v3(module)
+    crate::write::write_older(module, 3)
 }
 
 pub use mutate::{mutate, mutate_once};

@@ -27,9 +27,10 @@ impl ModuleView {
 
     /// The *linking hash* of definition `i` (`spec/format.md` §3.3): its §3.4 semantic hash
     /// (whatever the file's version) with every reference that resolves by a name it imports
-    /// or exports keyed by that name alone, whichever decoration gives it. The linker compares `linkonce` copies by it: a
-    /// copy calling `g` through an `import("g")` and one calling the definition it exports as
-    /// `g` call the same function once linked, so they are the same code.
+    /// or exports keyed by that name alone, whichever decoration gives it. The linker compares
+    /// `linkonce` copies by it: a copy calling `g` through an `import("g")` and one calling
+    /// the definition it exports as `g` call the same function once linked, so they are the
+    /// same code.
     pub fn linking_hash(&self, i: u32) -> Result<[u8; 32], ReadError> {
         let mut h = Hasher::new(ViewGraph::new(self, Keys::Resolved));
         h.hash(Node::Def(i))
