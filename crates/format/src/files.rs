@@ -12,9 +12,12 @@
 //!
 //! * A regular file (or a path that does not exist yet) is replaced atomically: the bytes go
 //!   to a temporary file created in the destination's directory under a random name,
-//!   exclusively and without following symlinks (the `tempfile` crate), which is synced and
-//!   then renamed over the path. An existing file keeps its permission bits. On any error the
-//!   temporary file is removed and the destination is untouched.
+//!   exclusively and without following symlinks (the `tempfile` crate), then renamed over the
+//!   path: a reader sees the old file or the whole new one, never a part. An existing file
+//!   keeps its permission bits. On any error the temporary file is removed and the
+//!   destination is untouched. The file is not synced to disk before the rename (as ld, lld
+//!   and rustc do not): that wait was about a twentieth of a large link, and what a system
+//!   crash could leave, a module cut short, every reader refuses by its hashes.
 //! * Anything else that already exists at the path (`/dev/null`, `/dev/full`, a FIFO, a
 //!   terminal, another device) is opened and written directly, never replaced: renaming over
 //!   `/dev/null` would destroy it.
@@ -215,7 +218,6 @@ fn replace(
     let _registered = Temporary::register(tmp.path());
     let mut tmp = tmp;
     fill(tmp.as_file_mut())?;
-    tmp.as_file().sync_all()?;
     if let Some(p) = permissions {
         tmp.as_file().set_permissions(p)?;
     }
