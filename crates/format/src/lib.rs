@@ -24,9 +24,9 @@
 //!   same decoder as [`ModuleView::copy_def`] (one decoding path, one rule for debug records).
 //! * [`read_input`] reads any tool's input from a stream once, within a documented limit, and
 //!   stops at the first bytes that cannot be right; [`write_file`] writes any tool's output
-//!   safely: a regular file atomically (a temporary
-//!   file with a random name, created exclusively in the destination's directory, synced,
-//!   renamed; an existing file keeps its mode), a device or FIFO directly, never replaced.
+//!   safely: a regular file atomically (a temporary file with a random name, created
+//!   exclusively in the destination's directory, renamed over it, not synced to disk; an
+//!   existing file keeps its mode), a device or FIFO directly, never replaced.
 //! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
 //!   caller-supplied [`CopyMapper`] for its references to the pool and to other definitions
 //!   (what the linker uses to copy only what it reaches); [`DefCopier::plan`] and

@@ -144,8 +144,8 @@ impl Prepared {
         out.finish(major, minor)
     }
 
-    /// Saves the file at `path` with [`write_to_path`]'s rules (atomically, through a synced
-    /// temporary file; a device or FIFO directly).
+    /// Saves the file at `path` with [`write_to_path`]'s rules (atomically, through a
+    /// temporary file renamed over it; a device or FIFO directly).
     pub fn write_to_path(self, path: impl AsRef<Path>) -> Result<(), WriteError> {
         let path = path.as_ref();
         let io = |source: std::io::Error| WriteError::Io {
@@ -200,8 +200,8 @@ pub fn write_to<W: Write + Seek>(module: &Module, sink: W) -> Result<W, WriteErr
 
 /// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file)'s rules:
 /// a regular file (or a new one) atomically, streamed into a temporary file in the same
-/// directory ([`write_to`]) that is synced and renamed over `path`; a device or a FIFO
-/// directly, never replaced.
+/// directory ([`write_to`]) that is renamed over `path`; a device or a FIFO directly, never
+/// replaced.
 pub fn write_to_path(module: &Module, path: impl AsRef<Path>) -> Result<(), WriteError> {
     prepare(module, Nesting::Check)?.write_to_path(path)
 }
