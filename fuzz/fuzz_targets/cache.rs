@@ -3,8 +3,10 @@
 //! cache (its `main`), sealed with that entry's header and the payload's right checksum:
 //! after a first byte that is even, the rest of the input is the payload; after an odd one,
 //! the rest is a list of edits of the real entry's fields (relocations, names, alignment),
-//! so that a well-formed entry with a lying field is one mutation away. A build taking the
-//! cache must succeed without a panic. When it refuses the entry (compiling the function
+//! so that a well-formed entry with a lying field is one mutation away. The sealed entry goes
+//! in `main`'s entry file, or (when the first byte's second bit is set) in the cache's pack,
+//! `main`'s file then holding the real entry. A build taking the cache must succeed without
+//! a panic. When it refuses the entry (compiling the function
 //! again), its object is the one a build without a cache writes; an entry it takes is code it
 //! trusts (the cache is as trusted as the output), so that object may differ.
 #![no_main]
@@ -47,6 +49,10 @@ struct Setup {
     dir: tempfile::TempDir,
     /// The entry rewritten by each input: `main`'s (the largest).
     entry: PathBuf,
+    /// The cache's pack.
+    pack: PathBuf,
+    /// The real entry's bytes.
+    real: Vec<u8>,
     /// Its header (the key and the format version).
     header: Vec<u8>,
     /// Its payload.
@@ -71,6 +77,8 @@ fn setup() -> &'static Setup {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (plain, _) = compile_object(&module, &options(None)).expect("compiles");
         compile_object(&module, &options(Some(dir.path()))).expect("compiles into the cache");
+        let pack = dir.path().join("irkit-code-v5").join("pack");
+        std::fs::remove_file(&pack).expect("the build wrote a pack");
         let mut files = Vec::new();
         let mut stack = vec![dir.path().to_path_buf()];
         while let Some(d) = stack.pop() {
@@ -93,7 +101,9 @@ fn setup() -> &'static Setup {
             dir,
             header: bytes[..HEADER].to_vec(),
             payload: bytes[HEADER..].to_vec(),
+            real: bytes,
             entry,
+            pack,
             plain,
         }
     })
@@ -150,7 +160,19 @@ fuzz_target!(|data: &[u8]| {
     bytes[44..52].copy_from_slice(&(payload.len() as u64).to_le_bytes());
     bytes[52..84].copy_from_slice(blake3::hash(&payload).as_bytes());
     bytes.extend_from_slice(&payload);
-    std::fs::write(&s.entry, &bytes).expect("the entry is writable");
+    // A build that compiled `main` may have written a pack of the real entries.
+    let _ = std::fs::remove_file(&s.pack);
+    if mode & 2 == 0 {
+        std::fs::write(&s.entry, &bytes).expect("the entry is writable");
+    } else {
+        // The pack's header (spec/backends.md, "The pack"), then the one entry.
+        let mut pack = b"IRKPACK\0".to_vec();
+        pack.extend_from_slice(&s.header[8..12]);
+        pack.extend_from_slice(&1u32.to_le_bytes());
+        pack.extend_from_slice(&bytes);
+        std::fs::write(&s.pack, &pack).expect("the pack is writable");
+        std::fs::write(&s.entry, &s.real).expect("the entry is writable");
+    }
     let (object, stats) = compile_object(&s.module, &options(Some(s.dir.path())))
         .unwrap_or_else(|e| panic!("a cache entry stopped the build: {e}"));
     if stats.rejected > 0 {

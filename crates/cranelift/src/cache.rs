@@ -12,6 +12,9 @@
 //! (in this process or another sharing the directory) sees a whole entry or none; two writers
 //! of one key write the same bytes, and the last rename wins.
 //!
+//! Entries are read from the pack when it holds them (`crate::pack`: one file with a build's
+//! entries, each checked as a file's), else from their files.
+//!
 //! A cache that cannot be written (a directory that cannot be created, a full disk) does not
 //! fail the build: the first such error is kept as a warning ([`CodeCache::warning`]).
 
@@ -25,12 +28,13 @@ use cranelift_codegen::ir::LibCall;
 use crate::code::{Code, CodeReloc, KNOWN_SYMBOLS, RELOC_KINDS, Target};
 use crate::fingerprint::{FORMAT_VERSION, Key};
 use crate::names::Name;
+use crate::pack::{Gathered, Held, PACK_NAME, Pack};
 
 /// The first bytes of every entry.
 pub(crate) const MAGIC: &[u8; 8] = b"IRKCODE\0";
 
 /// Bytes before the payload: magic, version, key, payload length, payload checksum.
-const HEADER: usize = 8 + 4 + 32 + 8 + 32;
+pub(crate) const HEADER: usize = 8 + 4 + 32 + 8 + 32;
 
 /// Bytes of one relocation in the payload.
 const RELOC: usize = 4 + 1 + 1 + 4 + 8;
@@ -73,6 +77,10 @@ pub(crate) struct CodeCache {
     pub(crate) rejected: AtomicUsize,
     /// Entries written.
     pub(crate) stored: AtomicUsize,
+    /// The pack read when the cache was opened (`crate::pack`).
+    pack: Pack,
+    /// The entries this build took or stored, for the next pack.
+    gathered: Gathered,
 }
 
 impl CodeCache {
@@ -86,11 +94,14 @@ impl CodeCache {
             hits: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
+            pack: Pack::default(),
+            gathered: Gathered::default(),
         };
         if let Err(e) = std::fs::create_dir_all(&cache.root) {
             cache.warn(&e);
         }
-        cache
+        let pack = Pack::read(&cache.root.join(PACK_NAME));
+        CodeCache { pack, ..cache }
     }
 
     /// The first error met writing the cache, as a one-line message.
@@ -120,20 +131,39 @@ impl CodeCache {
         self.root.join(&hex[..2]).join(&hex[2..])
     }
 
-    /// The entry stored under `key`, if a valid one is there.
-    pub(crate) fn get(&self, key: &Key) -> Option<Entry> {
+    /// The entry stored under `key`, if a valid one is there (in the pack, else in its file),
+    /// with where it was found (for [`CodeCache::keep`]).
+    pub(crate) fn get(&self, key: &Key) -> Option<(Entry, Held)> {
+        let in_pack = self.pack.entry(key);
+        if let Some((bytes, range)) = &in_pack
+            && let Some(entry) = decode(bytes, key)
+        {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Some((entry, Held::Pack(range.clone())));
+        }
         let path = self.path(key);
-        let bytes = read_bounded(&path)?;
+        let Some(bytes) = read_bounded(&path, HEADER as u64 + MAX_PAYLOAD) else {
+            if in_pack.is_some() {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+            }
+            return None;
+        };
         match decode(&bytes, key) {
-            Some(code) => {
+            Some(entry) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                Some(code)
+                Some((entry, Held::Own(bytes)))
             }
             None => {
                 self.rejected.fetch_add(1, Ordering::Relaxed);
                 None
             }
         }
+    }
+
+    /// Notes that function `order` of the build (its position in the module) took the entry
+    /// of `key` found at `held`, for the next pack.
+    pub(crate) fn keep(&self, order: u32, key: &Key, held: Held) {
+        self.gathered.keep(order, *key, held);
     }
 
     /// Counts an entry found but unusable for the function at hand (its names do not resolve
@@ -143,9 +173,9 @@ impl CodeCache {
         self.rejected.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Stores `entry` under `key` (atomically; errors become the warning). An entry the format
-    /// cannot express is not stored.
-    pub(crate) fn put(&self, key: &Key, entry: &Entry) {
+    /// Stores `entry` under `key` (atomically; errors become the warning), the entry of
+    /// function `order` of the build. An entry the format cannot express is not stored.
+    pub(crate) fn put(&self, order: u32, key: &Key, entry: &Entry) {
         let Some(bytes) = encode(key, entry) else {
             return;
         };
@@ -162,21 +192,32 @@ impl CodeCache {
         match written {
             Ok(()) => {
                 self.stored.fetch_add(1, Ordering::Relaxed);
+                self.gathered.keep(order, *key, Held::Own(bytes));
             }
             Err(e) => self.warn(&e),
         }
     }
+
+    /// Ends the build: rewrites the pack with the entries the build took and stored, when it
+    /// differs enough from the one read (`crate::pack`); an error becomes the warning.
+    pub(crate) fn write_pack(&self) {
+        if let Some(entries) = self.gathered.rewrite(&self.pack)
+            && let Err(e) = crate::pack::write(&self.root.join(PACK_NAME), &self.pack, &entries)
+        {
+            self.warn(&e);
+        }
+    }
 }
 
-/// The file at `path` if it is a regular file, can be read and is no larger than an entry
-/// can be (a FIFO or device put in the cache is never opened: it could block or never end).
+/// The file at `path` if it is a regular file, can be read and is at most `max` bytes (a
+/// FIFO or device put in the cache is never opened: it could block or never end).
 /// Exactly the size the file had when looked at is read, in one call: a file changed in the
 /// meantime (entries are replaced by renaming, never rewritten) gives bytes whose lengths or
 /// hash `decode` refuses, or a short read, which is a miss.
-fn read_bounded(path: &Path) -> Option<Vec<u8>> {
+pub(crate) fn read_bounded(path: &Path, max: u64) -> Option<Vec<u8>> {
     use std::io::Read;
     let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > HEADER as u64 + MAX_PAYLOAD {
+    if !meta.is_file() || meta.len() > max {
         return None;
     }
     let mut file = std::fs::File::open(path).ok()?;
@@ -516,9 +557,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = CodeCache::open(dir.path());
         let key = [3u8; 32];
-        assert_eq!(cache.get(&key), None);
-        cache.put(&key, &sample());
-        assert_eq!(cache.get(&key), Some(sample()));
+        let entry = |c: &CodeCache| c.get(&key).map(|(e, _)| e);
+        assert_eq!(entry(&cache), None);
+        cache.put(0, &key, &sample());
+        assert_eq!(entry(&cache), Some(sample()));
         assert_eq!(cache.stored.load(Ordering::Relaxed), 1);
         // Damaged on disk: a miss, counted as rejected.
         let path = cache.path(&key);
@@ -526,7 +568,7 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 0x40;
         std::fs::write(&path, &bytes).unwrap();
-        assert_eq!(cache.get(&key), None);
+        assert_eq!(entry(&cache), None);
         assert_eq!(cache.rejected.load(Ordering::Relaxed), 1);
         assert_eq!(cache.warning(), None);
     }
@@ -538,7 +580,7 @@ mod tests {
         std::fs::write(&file, b"not a directory").unwrap();
         let cache = CodeCache::open(&file);
         assert!(cache.warning().unwrap().contains("cannot write"));
-        cache.put(&[0u8; 32], &sample());
-        assert_eq!(cache.get(&[0u8; 32]), None);
+        cache.put(0, &[0u8; 32], &sample());
+        assert!(cache.get(&[0u8; 32]).is_none());
     }
 }

@@ -200,6 +200,11 @@ fn build_object<E: Send>(
             isa.clone(),
             |ctx, _, defs| crate::parallel::define_bodies(ctx, defs, &plan),
         );
+        if bytes.is_ok()
+            && let Some(c) = &cache
+        {
+            c.write_pack();
+        }
         Ok(bytes.map(|bytes| (bytes, stats_of(&plan, cache.as_ref(), start))))
     };
     match &pool {

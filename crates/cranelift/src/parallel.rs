@@ -169,7 +169,7 @@ fn generate(
         ))
     })?;
     if let Some((cache, fp)) = &keyed {
-        cache.put(&fp.key, &entry);
+        cache.put(d.idx() as u32, &fp.key, &entry);
     }
     Ok(Some(Done {
         id,
@@ -204,7 +204,7 @@ fn cached(
     plan: &Plan<'_>,
 ) -> Option<Done> {
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
-    let entry = cache.get(&fp.key)?;
+    let (entry, held) = cache.get(&fp.key)?;
     let relocs = Some(&entry)
         .filter(|e| e.code.fits_target(plan.isa))
         .and_then(|e| relocs_of(ctx, e, &fp.refs, id));
@@ -212,6 +212,7 @@ fn cached(
         cache.reject();
         return None;
     };
+    cache.keep(d.idx() as u32, &fp.key, held);
     Some(Done {
         id,
         place: def_name(ctx.m, d),

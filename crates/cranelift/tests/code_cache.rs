@@ -1,7 +1,9 @@
 //! The code cache (spec/backends.md, "The code cache"): a build with a cache writes the same
 //! object as one without; a warm build compiles nothing; an edit recompiles only the edited
 //! function; damaged, foreign and hostile entries are rebuilt, never trusted; two builds may
-//! share the directory at once.
+//! share the directory at once. The pack (one file holding a build's entries) serves a warm
+//! build alone, is never trusted more than the entry files, and is left as it is by a
+//! one-function edit.
 
 use std::path::{Path, PathBuf};
 
@@ -41,8 +43,19 @@ fn build(m: &irkit_core::Module, cache: Option<&Path>) -> (Vec<u8>, CodegenStats
     compile_object(m, &opts).expect("compiles")
 }
 
-/// Every entry file under `dir`.
+/// The pack of the cache in `dir`.
+fn pack(dir: &Path) -> PathBuf {
+    dir.join("irkit-code-v5").join("pack")
+}
+
+/// Removes the pack of the cache in `dir`, so that a build reads the entry files.
+fn unpack(dir: &Path) {
+    std::fs::remove_file(pack(dir)).expect("the build wrote a pack");
+}
+
+/// Every entry file under `dir` (every file but the pack).
 fn entries(dir: &Path) -> Vec<PathBuf> {
+    let pack = pack(dir);
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -50,7 +63,7 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if p != pack {
                 out.push(p);
             }
         }
@@ -90,45 +103,103 @@ fn an_edit_recompiles_only_the_edited_function() {
     assert!(bytes == build(&edited, None).0);
 }
 
-/// Builds cold, damages every entry with `damage`, builds again: the same object, every
-/// entry rejected and rewritten, and then a clean warm build.
-fn survives(damage: impl Fn(&Path, &[u8]) -> Option<Vec<u8>>) {
+/// A pack (spec/backends.md, "The pack") holding `entries`.
+fn pack_of(entries: &[Vec<u8>]) -> Vec<u8> {
+    let mut p = b"IRKPACK\0".to_vec();
+    p.extend_from_slice(&5u32.to_le_bytes());
+    p.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    entries.iter().for_each(|e| p.extend_from_slice(e));
+    p
+}
+
+/// Where a test puts the entries it damaged.
+#[derive(Clone, Copy, Debug)]
+enum Damaged {
+    /// In their files (no pack).
+    Files,
+    /// In the pack (no entry file).
+    Pack,
+}
+
+/// Builds `m` cold into a new cache, then rewrites each entry with `damage` (given the entry
+/// and the next one's bytes; `None` leaves it as it is) where `place` says; returns the
+/// cache and how many entries were damaged.
+fn damaged_cache(
+    m: &irkit_core::Module,
+    place: Damaged,
+    damage: impl Fn(&[u8], &[u8]) -> Option<Vec<u8>>,
+) -> (tempfile::TempDir, usize) {
     let dir = tempfile::tempdir().unwrap();
-    let m = module(&program(20, 0, 0, ""));
-    let (plain, _) = build(&m, None);
-    build(&m, Some(dir.path()));
+    build(m, Some(dir.path()));
+    unpack(dir.path());
     let files = entries(dir.path());
-    let mut damaged = 0;
     let contents: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let mut damaged = 0;
+    let mut packed = Vec::new();
     for (i, f) in files.iter().enumerate() {
         // Some damages use another entry's bytes.
         let other = &contents[(i + 1) % contents.len()];
-        if let Some(bytes) = damage(f, other) {
-            std::fs::write(f, bytes).unwrap();
-            damaged += 1;
+        let bytes = match damage(&contents[i], other) {
+            Some(b) => {
+                damaged += 1;
+                b
+            }
+            None => contents[i].clone(),
+        };
+        match place {
+            Damaged::Files => std::fs::write(f, bytes).unwrap(),
+            Damaged::Pack => {
+                std::fs::remove_file(f).unwrap();
+                packed.push(bytes);
+            }
         }
     }
-    assert_eq!(damaged, files.len());
-    let (bytes, s) = build(&m, Some(dir.path()));
-    assert!(bytes == plain, "a damaged cache changed the object");
-    assert_eq!((s.compiled, s.rejected, s.stored), (21, 21, 21));
-    let (bytes, s) = build(&m, Some(dir.path()));
-    assert!(bytes == plain);
-    assert_eq!((s.compiled, s.cached, s.rejected), (0, 21, 0));
+    if let Damaged::Pack = place {
+        std::fs::write(pack(dir.path()), pack_of(&packed)).unwrap();
+    }
+    (dir, damaged)
+}
+
+/// Builds cold, damages every entry with `damage` (in the files, then in a pack), builds
+/// again: the same object, every entry rejected and rewritten, and then a clean warm build.
+fn survives(damage: impl Fn(&[u8], &[u8]) -> Option<Vec<u8>>) {
+    survives_in(&[Damaged::Files, Damaged::Pack], damage);
+}
+
+/// [`survives`], with the damaged entries in each of `places`.
+fn survives_in(places: &[Damaged], damage: impl Fn(&[u8], &[u8]) -> Option<Vec<u8>>) {
+    let m = module(&program(20, 0, 0, ""));
+    let (plain, _) = build(&m, None);
+    for &place in places {
+        let (dir, damaged) = damaged_cache(&m, place, &damage);
+        assert_eq!(damaged, 21);
+        let (bytes, s) = build(&m, Some(dir.path()));
+        assert!(
+            bytes == plain,
+            "a damaged cache changed the object ({place:?})"
+        );
+        assert_eq!((s.compiled, s.stored), (21, 21), "{place:?}");
+        // A damaged pack entry can hide the frames of the entries after it: those are not
+        // found at all.
+        match place {
+            Damaged::Files => assert_eq!(s.rejected, 21),
+            Damaged::Pack => assert!(s.rejected <= 21),
+        }
+        let (bytes, s) = build(&m, Some(dir.path()));
+        assert!(bytes == plain);
+        assert_eq!((s.compiled, s.cached, s.rejected), (0, 21, 0), "{place:?}");
+    }
 }
 
 #[test]
 fn truncated_entries_are_rebuilt() {
-    survives(|f, _| {
-        let b = std::fs::read(f).unwrap();
-        Some(b[..b.len() / 2].to_vec())
-    });
+    survives(|b, _| Some(b[..b.len() / 2].to_vec()));
 }
 
 #[test]
 fn entries_with_a_flipped_bit_are_rebuilt() {
-    survives(|f, _| {
-        let mut b = std::fs::read(f).unwrap();
+    survives(|b, _| {
+        let mut b = b.to_vec();
         let at = b.len() - 3;
         b[at] ^= 0x10;
         Some(b)
@@ -137,14 +208,17 @@ fn entries_with_a_flipped_bit_are_rebuilt() {
 
 #[test]
 fn another_functions_entry_is_not_taken() {
-    // Each file holds another key's entry (intact, with its own key): a wrong key.
-    survives(|_, other| Some(other.to_vec()));
+    // Each file holds another key's entry (intact, with its own key): a wrong key. (In a
+    // pack an entry names its key itself: there, that is no damage.)
+    survives_in(&[Damaged::Files], |_, other| Some(other.to_vec()));
 }
 
 #[test]
 fn entries_with_bytes_after_their_payload_are_rebuilt() {
-    survives(|f, _| {
-        let mut b = std::fs::read(f).unwrap();
+    // (In a pack an entry's length delimits it: bytes after it are the next entry's frame,
+    // which then does not frame; a_damaged_pack_is_never_trusted covers that.)
+    survives_in(&[Damaged::Files], |b, _| {
+        let mut b = b.to_vec();
         b.extend_from_slice(&[0; 7]);
         Some(b)
     });
@@ -152,8 +226,8 @@ fn entries_with_bytes_after_their_payload_are_rebuilt() {
 
 #[test]
 fn huge_lengths_are_rejected() {
-    survives(|f, _| {
-        let mut b = std::fs::read(f).unwrap();
+    survives(|b, _| {
+        let mut b = b.to_vec();
         b[44..52].copy_from_slice(&(1u64 << 62).to_le_bytes());
         Some(b)
     });
@@ -161,8 +235,8 @@ fn huge_lengths_are_rejected() {
 
 #[test]
 fn empty_and_garbage_entries_are_rebuilt() {
-    survives(|f, _| {
-        let n = std::fs::read(f).unwrap().len();
+    survives(|b, _| {
+        let n = b.len();
         Some(if n % 2 == 0 {
             Vec::new()
         } else {
@@ -177,6 +251,7 @@ fn an_entry_that_is_not_a_regular_file_is_never_opened() {
     let dir = tempfile::tempdir().unwrap();
     let m = module(&program(3, 0, 0, ""));
     let (plain, _) = build(&m, Some(dir.path()));
+    unpack(dir.path());
     for f in entries(dir.path()) {
         std::fs::remove_file(&f).unwrap();
         // A FIFO would block the reader forever if it were opened.
@@ -323,19 +398,16 @@ fn resealed_reloc(entry: &[u8], edit: impl Fn(&mut [u8], u32)) -> Option<Vec<u8>
 fn rebuilds_resealed_relocs(edit: impl Fn(&mut [u8], u32)) {
     let m = module(&program(20, 0, 0, ""));
     let (plain, _) = build(&m, None);
-    let dir = tempfile::tempdir().unwrap();
-    build(&m, Some(dir.path()));
-    let mut damaged = 0;
-    for f in entries(dir.path()) {
-        if let Some(b) = resealed_reloc(&std::fs::read(&f).unwrap(), &edit) {
-            std::fs::write(&f, b).unwrap();
-            damaged += 1;
-        }
+    for place in [Damaged::Files, Damaged::Pack] {
+        let (dir, damaged) = damaged_cache(&m, place, |b, _| resealed_reloc(b, &edit));
+        assert!(damaged > 10, "{damaged} entries with relocations");
+        let (bytes, s) = build(&m, Some(dir.path()));
+        assert!(
+            bytes == plain,
+            "a damaged cache changed the object ({place:?})"
+        );
+        assert_eq!((s.compiled, s.rejected), (damaged, damaged), "{place:?}");
     }
-    assert!(damaged > 10, "{damaged} entries with relocations");
-    let (bytes, s) = build(&m, Some(dir.path()));
-    assert!(bytes == plain, "a damaged cache changed the object");
-    assert_eq!((s.compiled, s.rejected), (damaged, damaged));
 }
 
 /// Each of irkit's relocation kinds that x86-64 code never has (32-bit Arm's, AArch64's,
@@ -357,4 +429,92 @@ fn well_sealed_relocations_past_the_code_are_rebuilt() {
         r[..4].copy_from_slice(&(n - 4).to_le_bytes());
         r[4] = 1;
     });
+}
+
+/// The pack alone serves a warm build: every entry file removed, nothing is compiled.
+#[test]
+fn a_warm_build_reads_the_pack_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(60, 0, 0, ""));
+    let (plain, _) = build(&m, None);
+    build(&m, Some(dir.path()));
+    for f in entries(dir.path()) {
+        std::fs::remove_file(f).unwrap();
+    }
+    let (bytes, s) = build(&m, Some(dir.path()));
+    assert!(bytes == plain);
+    assert_eq!((s.compiled, s.cached, s.rejected, s.stored), (0, 61, 0, 0));
+}
+
+/// A one-function edit of a large enough program reads the new entry from its file and
+/// leaves the pack as it is; many edits rewrite it.
+#[test]
+fn a_pack_is_rewritten_only_when_many_functions_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    build(&module(&program(100, 0, 0, "")), Some(dir.path()));
+    let before = std::fs::read(pack(dir.path())).unwrap();
+    let edited = module(&program(100, 50, 777, ""));
+    let (bytes, s) = build(&edited, Some(dir.path()));
+    assert_eq!((s.compiled, s.cached), (1, 100));
+    assert!(bytes == build(&edited, None).0);
+    assert!(
+        std::fs::read(pack(dir.path())).unwrap() == before,
+        "the pack was rewritten"
+    );
+    let (_, s) = build(&edited, Some(dir.path()));
+    assert_eq!((s.compiled, s.cached), (0, 101));
+    // Another program: most of its functions are not in the pack, which is rewritten.
+    let other = module(
+        &program(100, 0, 0, "@extra: i32 = global_var i32 1\n\n")
+            .replace("iadd %x, i64", "isub %x, i64"),
+    );
+    build(&other, Some(dir.path()));
+    let after = std::fs::read(pack(dir.path())).unwrap();
+    assert!(after != before, "the pack was kept");
+    let (_, s) = build(&other, Some(dir.path()));
+    assert_eq!(s.compiled, 0);
+}
+
+/// Whatever the pack's file holds, the build's object is the one without a cache, and the
+/// entries come from their files.
+#[test]
+fn a_damaged_pack_is_never_trusted() {
+    let m = module(&program(20, 0, 0, ""));
+    let (plain, _) = build(&m, None);
+    type Damage = dyn Fn(&mut Vec<u8>);
+    let damages: [&Damage; 6] = [
+        &|p| p.truncate(p.len() / 3),
+        &|p| *p = p[7..].to_vec(),
+        &|p| p[12..16].copy_from_slice(&u32::MAX.to_le_bytes()),
+        &|p| p.iter_mut().skip(16).step_by(97).for_each(|b| *b ^= 0x40),
+        &|p| *p = vec![0xA5; p.len()],
+        &|p| p.clear(),
+    ];
+    for (i, damage) in damages.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        build(&m, Some(dir.path()));
+        let mut p = std::fs::read(pack(dir.path())).unwrap();
+        damage(&mut p);
+        std::fs::write(pack(dir.path()), p).unwrap();
+        let (bytes, s) = build(&m, Some(dir.path()));
+        assert!(bytes == plain, "damage {i} changed the object");
+        assert_eq!((s.compiled, s.cached), (0, 21), "damage {i}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pack_that_is_not_a_regular_file_is_never_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = module(&program(3, 0, 0, ""));
+    let (plain, _) = build(&m, Some(dir.path()));
+    unpack(dir.path());
+    let st = std::process::Command::new("mkfifo")
+        .arg(pack(dir.path()))
+        .status();
+    assert!(st.is_ok_and(|s| s.success()));
+    let (bytes, s) = build(&m, Some(dir.path()));
+    assert!(bytes == plain);
+    assert_eq!((s.compiled, s.cached), (0, 4), "{s:?}");
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 }
