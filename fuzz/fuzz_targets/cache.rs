@@ -165,10 +165,12 @@ fuzz_target!(|data: &[u8]| {
     if mode & 2 == 0 {
         std::fs::write(&s.entry, &bytes).expect("the entry is writable");
     } else {
-        // The pack's header (spec/backends.md, "The pack"), then the one entry.
+        // The pack's header (spec/backends.md, "The pack"), then the one entry. The pack's
+        // hash covers the entry's bytes: its own checksum is not checked there.
         let mut pack = b"IRKPACK\0".to_vec();
         pack.extend_from_slice(&s.header[8..12]);
         pack.extend_from_slice(&1u32.to_le_bytes());
+        pack.extend_from_slice(blake3::hash(&bytes).as_bytes());
         pack.extend_from_slice(&bytes);
         std::fs::write(&s.pack, &pack).expect("the pack is writable");
         std::fs::write(&s.entry, &s.real).expect("the entry is writable");

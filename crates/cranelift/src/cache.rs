@@ -77,8 +77,8 @@ pub(crate) struct CodeCache {
     pub(crate) rejected: AtomicUsize,
     /// Entries written.
     pub(crate) stored: AtomicUsize,
-    /// The pack read when the cache was opened (`crate::pack`).
-    pack: Pack,
+    /// The pack, read on a thread of its own from when the cache is opened (`crate::pack`).
+    pack: Loading<Pack>,
     /// The entries this build took or stored, for the next pack.
     gathered: Gathered,
 }
@@ -87,21 +87,23 @@ impl CodeCache {
     /// The cache in directory `dir` (created if missing; if it cannot be, every lookup misses
     /// and [`CodeCache::warning`] says why).
     pub(crate) fn open(dir: &Path) -> CodeCache {
+        let root = dir.join(format!("irkit-code-v{FORMAT_VERSION}"));
+        let created = std::fs::create_dir_all(&root);
+        let path = root.join(PACK_NAME);
         let cache = CodeCache {
-            root: dir.join(format!("irkit-code-v{FORMAT_VERSION}")),
+            root,
             given: dir.to_path_buf(),
             warning: Mutex::new(None),
             hits: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
-            pack: Pack::default(),
+            pack: Loading::start(move || Pack::read(&path)),
             gathered: Gathered::default(),
         };
-        if let Err(e) = std::fs::create_dir_all(&cache.root) {
+        if let Err(e) = created {
             cache.warn(&e);
         }
-        let pack = Pack::read(&cache.root.join(PACK_NAME));
-        CodeCache { pack, ..cache }
+        cache
     }
 
     /// The first error met writing the cache, as a one-line message.
@@ -134,9 +136,9 @@ impl CodeCache {
     /// The entry stored under `key`, if a valid one is there (in the pack, else in its file),
     /// with where it was found (for [`CodeCache::keep`]).
     pub(crate) fn get(&self, key: &Key) -> Option<(Entry, Held)> {
-        let in_pack = self.pack.entry(key);
+        let in_pack = self.pack.get().entry(key);
         if let Some((bytes, range)) = &in_pack
-            && let Some(entry) = decode(bytes, key)
+            && let Some(entry) = decode_with(bytes, key, Sum::Covered)
         {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Some((entry, Held::Pack(range.clone())));
@@ -201,11 +203,42 @@ impl CodeCache {
     /// Ends the build: rewrites the pack with the entries the build took and stored, when it
     /// differs enough from the one read (`crate::pack`); an error becomes the warning.
     pub(crate) fn write_pack(&self) {
-        if let Some(entries) = self.gathered.rewrite(&self.pack)
-            && let Err(e) = crate::pack::write(&self.root.join(PACK_NAME), &self.pack, &entries)
+        let pack = self.pack.get();
+        if let Some(entries) = self.gathered.rewrite(pack)
+            && let Err(e) = crate::pack::write(&self.root.join(PACK_NAME), pack, &entries)
         {
             self.warn(&e);
         }
+    }
+}
+
+/// A value computed on a thread of its own, waited for when first asked for (the default
+/// value if no thread could be started, or the work panicked).
+#[derive(Debug)]
+pub(crate) struct Loading<T> {
+    thread: Mutex<Option<std::thread::JoinHandle<T>>>,
+    value: std::sync::OnceLock<T>,
+}
+
+impl<T: Send + Default + 'static> Loading<T> {
+    /// Starts computing `work`.
+    pub(crate) fn start(work: impl FnOnce() -> T + Send + 'static) -> Loading<T> {
+        let thread = std::thread::Builder::new()
+            .name("irkit-cache-pack".into())
+            .spawn(work)
+            .ok();
+        Loading {
+            thread: Mutex::new(thread),
+            value: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The value, once computed.
+    pub(crate) fn get(&self) -> &T {
+        self.value.get_or_init(|| {
+            let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+            thread.and_then(|t| t.join().ok()).unwrap_or_default()
+        })
     }
 }
 
@@ -318,13 +351,31 @@ impl<'a> Reader<'a> {
 
 /// The entry in `bytes` if it is a valid entry for `key`.
 pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Entry> {
+    decode_with(bytes, key, Sum::Check)
+}
+
+/// Whether [`decode_with`] checks the payload's checksum.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sum {
+    /// Checked.
+    Check,
+    /// Not checked: the bytes are covered by a hash checked already (a pack's, see
+    /// `crate::pack`).
+    Covered,
+}
+
+/// [`decode`], the checksum checked or not as `sum` says; every other check is made.
+pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
     let mut r = Reader(bytes);
     if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION || &r.array::<32>()? != key {
         return None;
     }
     let len = r.u64()?;
-    let sum = r.array::<32>()?;
-    if len > MAX_PAYLOAD || r.0.len() as u64 != len || *blake3::hash(r.0).as_bytes() != sum {
+    let checksum = r.array::<32>()?;
+    if len > MAX_PAYLOAD
+        || r.0.len() as u64 != len
+        || (sum == Sum::Check && *blake3::hash(r.0).as_bytes() != checksum)
+    {
         return None;
     }
     let alignment = r.u64()?;

@@ -3,12 +3,14 @@
 //! pack"). The pack only makes reading faster; it is never trusted more than an entry file:
 //!
 //! * each entry in it is the bytes an entry file holds, and is taken only after the checks an
-//!   entry file passes (`crate::cache::decode`, then the target and name checks); an entry
-//!   the pack lacks, or one it holds that fails them, is looked up as a file;
+//!   entry file passes but its checksum (`crate::cache::decode_with`, then the target and
+//!   name checks): one hash of the whole pack, checked when it is read, covers the entries'
+//!   bytes; an entry the pack lacks, or one it holds that does not decode, is looked up as a
+//!   file;
 //! * reading it is bounded (a regular file of at most [`MAX_PACK`] bytes, read in one call;
 //!   the scan of its entries stops at the first one that does not frame), and anything wrong
-//!   with it (missing, foreign, truncated, garbage, not a regular file) leaves a pack with
-//!   fewer entries, or none;
+//!   with it (missing, foreign, truncated, a flipped bit, garbage, not a regular file) leaves
+//!   a pack with fewer entries, or none;
 //! * it is replaced by renaming a whole new file over it, as entries are, so a reader sees an
 //!   old pack or a new one; two builds sharing the directory each write a whole pack, and the
 //!   last rename wins.
@@ -29,8 +31,8 @@ use crate::fingerprint::{FORMAT_VERSION, Key};
 /// The first bytes of a pack.
 pub(crate) const PACK_MAGIC: &[u8; 8] = b"IRKPACK\0";
 
-/// Bytes before the first entry: magic, version, entry count.
-const PACK_HEADER: usize = 8 + 4 + 4;
+/// Bytes before the first entry: magic, version, entry count, BLAKE3 of the entries.
+const PACK_HEADER: usize = 8 + 4 + 4 + 32;
 
 /// The largest pack read (a larger one is ignored, and the entries read as files).
 pub(crate) const MAX_PACK: u64 = 1 << 30;
@@ -53,9 +55,11 @@ impl Pack {
             .unwrap_or_default()
     }
 
-    /// The pack in `bytes`: the entries that frame (magic, version, key, a payload length that
-    /// fits), up to the first that does not or the count in the header. Nothing in an entry
-    /// is checked here beyond its frame: a framed entry is checked when it is taken.
+    /// The pack in `bytes`, if its header is this version's and the entries' bytes hash to
+    /// the header's hash (else an empty pack): the entries that frame (magic, version, key, a
+    /// payload length that fits), up to the first that does not or the count in the header.
+    /// Nothing in an entry is checked here beyond its frame: a framed entry is checked when
+    /// it is taken, but for its own checksum, which the pack's hash covers.
     pub(crate) fn parse(bytes: Vec<u8>) -> Pack {
         let mut index = HashMap::new();
         let count = match header_count(&bytes) {
@@ -87,11 +91,15 @@ impl Pack {
     }
 }
 
-/// The entry count of a pack's header, if `bytes` start with one of this version.
+/// The entry count of a pack's header, if `bytes` start with one of this version
+/// and the rest of `bytes` hashes to the header's hash.
 fn header_count(bytes: &[u8]) -> Option<u32> {
     let head = bytes.get(..PACK_HEADER)?;
     let version = u32::from_le_bytes(head[8..12].try_into().ok()?);
-    (head[..8] == PACK_MAGIC[..] && version == FORMAT_VERSION)
+    let whole = blake3::hash(&bytes[PACK_HEADER..]);
+    (head[..8] == PACK_MAGIC[..]
+        && version == FORMAT_VERSION
+        && head[16..48] == whole.as_bytes()[..])
         .then(|| u32::from_le_bytes(head[12..16].try_into().unwrap_or_default()))
 }
 
@@ -157,6 +165,16 @@ impl Gathered {
 pub(crate) fn write(path: &Path, old: &Pack, entries: &[(Key, Held)]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let count = u32::try_from(entries.len()).map_err(std::io::Error::other)?;
+    fn bytes<'a>(old: &'a Pack, held: &'a Held) -> &'a [u8] {
+        match held {
+            Held::Pack(range) => &old.bytes[range.clone()],
+            Held::Own(bytes) => bytes,
+        }
+    }
+    let mut hasher = blake3::Hasher::new();
+    for (_, held) in entries {
+        hasher.update(bytes(old, held));
+    }
     let tmp = tempfile::Builder::new()
         .prefix(".tmp-pack-")
         .tempfile_in(dir)?;
@@ -164,11 +182,9 @@ pub(crate) fn write(path: &Path, old: &Pack, entries: &[(Key, Held)]) -> std::io
     out.write_all(PACK_MAGIC)?;
     out.write_all(&FORMAT_VERSION.to_le_bytes())?;
     out.write_all(&count.to_le_bytes())?;
+    out.write_all(hasher.finalize().as_bytes())?;
     for (_, held) in entries {
-        match held {
-            Held::Pack(range) => out.write_all(&old.bytes[range.clone()])?,
-            Held::Own(bytes) => out.write_all(bytes)?,
-        }
+        out.write_all(bytes(old, held))?;
     }
     let tmp = out.into_inner().map_err(|e| e.into_error())?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -194,6 +210,7 @@ mod tests {
         let mut p = PACK_MAGIC.to_vec();
         p.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         p.extend_from_slice(&count.to_le_bytes());
+        p.extend_from_slice(blake3::hash(&entries.concat()).as_bytes());
         entries.iter().for_each(|e| p.extend_from_slice(e));
         p
     }
@@ -224,10 +241,14 @@ mod tests {
         let mut foreign = a.clone();
         foreign[8] ^= 1;
         assert_eq!(Pack::parse(pack(2, &[foreign, b.clone()])).len(), 0);
-        // A damaged header: no entry at all.
-        let mut p = pack(2, &[a, b]);
-        p[3] ^= 1;
-        assert_eq!(Pack::parse(p.clone()).len(), 0);
+        // A damaged header, a flipped bit in an entry, a cut pack: no entry at all.
+        let p = pack(2, &[a, b]);
+        for at in [3, 20, p.len() - 1] {
+            let mut q = p.clone();
+            q[at] ^= 1;
+            assert_eq!(Pack::parse(q).len(), 0, "bit flipped at {at}");
+        }
+        assert_eq!(Pack::parse(p[..p.len() - 1].to_vec()).len(), 0);
         assert_eq!(Pack::parse(p[..10].to_vec()).len(), 0);
         assert_eq!(Pack::parse(Vec::new()).len(), 0);
     }

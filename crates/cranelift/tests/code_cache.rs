@@ -108,6 +108,7 @@ fn pack_of(entries: &[Vec<u8>]) -> Vec<u8> {
     let mut p = b"IRKPACK\0".to_vec();
     p.extend_from_slice(&5u32.to_le_bytes());
     p.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    p.extend_from_slice(blake3::hash(&entries.concat()).as_bytes());
     entries.iter().for_each(|e| p.extend_from_slice(e));
     p
 }
@@ -198,7 +199,10 @@ fn truncated_entries_are_rebuilt() {
 
 #[test]
 fn entries_with_a_flipped_bit_are_rebuilt() {
-    survives(|b, _| {
+    // (A pack's hash covers its entries, whose own checksums are then not checked: a pack
+    // sealed over a changed entry is one written on purpose, trusted as the cache is. A bit
+    // flipped in a pack is a_damaged_pack_is_never_trusted.)
+    survives_in(&[Damaged::Files], |b, _| {
         let mut b = b.to_vec();
         let at = b.len() - 3;
         b[at] ^= 0x10;
