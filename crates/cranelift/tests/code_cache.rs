@@ -249,6 +249,13 @@ fn empty_and_garbage_entries_are_rebuilt() {
     });
 }
 
+/// Makes a FIFO at `path`: a reader that opened it would block forever.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(st.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
 #[cfg(unix)]
 #[test]
 fn an_entry_that_is_not_a_regular_file_is_never_opened() {
@@ -258,9 +265,7 @@ fn an_entry_that_is_not_a_regular_file_is_never_opened() {
     unpack(dir.path());
     for f in entries(dir.path()) {
         std::fs::remove_file(&f).unwrap();
-        // A FIFO would block the reader forever if it were opened.
-        let st = std::process::Command::new("mkfifo").arg(&f).status();
-        assert!(st.is_ok_and(|s| s.success()), "mkfifo {}", f.display());
+        mkfifo(&f);
     }
     let (bytes, s) = build(&m, Some(dir.path()));
     assert!(bytes == plain);
@@ -513,10 +518,7 @@ fn a_pack_that_is_not_a_regular_file_is_never_opened() {
     let m = module(&program(3, 0, 0, ""));
     let (plain, _) = build(&m, Some(dir.path()));
     unpack(dir.path());
-    let st = std::process::Command::new("mkfifo")
-        .arg(pack(dir.path()))
-        .status();
-    assert!(st.is_ok_and(|s| s.success()));
+    mkfifo(&pack(dir.path()));
     let (bytes, s) = build(&m, Some(dir.path()));
     assert!(bytes == plain);
     assert_eq!((s.compiled, s.cached), (0, 4), "{s:?}");
