@@ -201,13 +201,13 @@ impl CodeCache {
     }
 
     /// Ends the build: rewrites the pack with the entries the build took and stored, when it
-    /// differs enough from the one read (`crate::pack`); an error becomes the warning.
+    /// differs enough from the one read (`crate::pack`). A pack that cannot be written is not
+    /// reported: the entries are in their files (or their own writes failed, and said so),
+    /// and a cache shared read-only would otherwise warn on every build.
     pub(crate) fn write_pack(&self) {
         let pack = self.pack.get();
-        if let Some(entries) = self.gathered.rewrite(pack)
-            && let Err(e) = crate::pack::write(&self.root.join(PACK_NAME), pack, &entries)
-        {
-            self.warn(&e);
+        if let Some(entries) = self.gathered.rewrite(pack) {
+            let _ = crate::pack::write(&self.root.join(PACK_NAME), pack, &entries);
         }
     }
 }
@@ -242,18 +242,26 @@ impl<T: Send + Default + 'static> Loading<T> {
     }
 }
 
-/// The file at `path` if it is a regular file, can be read and is at most `max` bytes (a
-/// FIFO or device put in the cache is never opened: it could block or never end).
-/// Exactly the size the file had when looked at is read, in one call: a file changed in the
-/// meantime (entries are replaced by renaming, never rewritten) gives bytes whose lengths or
-/// hash `decode` refuses, or a short read, which is a miss.
+/// The file at `path` if it is a regular file, can be read and is at most `max` bytes. It is
+/// opened without blocking and looked at once open (a FIFO or device put in the cache, even
+/// renamed over the file between a look and the open, is never read: it could block or never
+/// end). Exactly the size the file had when looked at is read, in one call: a file changed in
+/// the meantime (entries are replaced by renaming, never rewritten) gives bytes whose lengths
+/// or hash `decode` refuses, or a short read, which is a miss.
 pub(crate) fn read_bounded(path: &Path, max: u64) -> Option<Vec<u8>> {
     use std::io::Read;
-    let meta = std::fs::metadata(path).ok()?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut file = options.open(path).ok()?;
+    let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() > max {
         return None;
     }
-    let mut file = std::fs::File::open(path).ok()?;
     let mut bytes = vec![0; usize::try_from(meta.len()).ok()?];
     file.read_exact(&mut bytes).ok()?;
     Some(bytes)

@@ -31,8 +31,11 @@ use crate::fingerprint::{FORMAT_VERSION, Key};
 /// The first bytes of a pack.
 pub(crate) const PACK_MAGIC: &[u8; 8] = b"IRKPACK\0";
 
-/// Bytes before the first entry: magic, version, entry count, BLAKE3 of the entries.
-const PACK_HEADER: usize = 8 + 4 + 4 + 32;
+/// Bytes before the first entry: magic, the hash, version, entry count.
+const PACK_HEADER: usize = 8 + 32 + 4 + 4;
+
+/// Where the bytes the hash covers start: the version, the count and the entries.
+const HASHED: usize = 8 + 32;
 
 /// The largest pack read (a larger one is ignored, and the entries read as files).
 pub(crate) const MAX_PACK: u64 = 1 << 30;
@@ -91,16 +94,18 @@ impl Pack {
     }
 }
 
-/// The entry count of a pack's header, if `bytes` start with one of this version
-/// and the rest of `bytes` hashes to the header's hash.
+/// The entry count of a pack's header, if `bytes` start with the magic and this version and
+/// the bytes from [`HASHED`] on hash to the header's hash (checked last: a foreign file is
+/// not hashed).
 fn header_count(bytes: &[u8]) -> Option<u32> {
     let head = bytes.get(..PACK_HEADER)?;
-    let version = u32::from_le_bytes(head[8..12].try_into().ok()?);
-    let whole = blake3::hash(&bytes[PACK_HEADER..]);
-    (head[..8] == PACK_MAGIC[..]
-        && version == FORMAT_VERSION
-        && head[16..48] == whole.as_bytes()[..])
-        .then(|| u32::from_le_bytes(head[12..16].try_into().unwrap_or_default()))
+    let version = u32::from_le_bytes(head[40..44].try_into().ok()?);
+    if head[..8] != PACK_MAGIC[..] || version != FORMAT_VERSION {
+        return None;
+    }
+    let whole = blake3::hash(&bytes[HASHED..]);
+    (head[8..40] == whole.as_bytes()[..])
+        .then(|| u32::from_le_bytes(head[44..48].try_into().unwrap_or_default()))
 }
 
 /// The end of the entry framed at `at` in `bytes` (its magic, version and payload length
@@ -139,50 +144,64 @@ impl Gathered {
     }
 
     /// The gathered entries, one per key, in module order (the first function's, if several
-    /// functions have one key), if the pack `old` should be rewritten with them: when it
-    /// misses, or holds unused, more than an eighth as many keys as the build used (a cold
-    /// build, many edits, another program), never for no entry at all.
-    /// The gathered entries are taken.
+    /// functions have one key), if the pack `old` should be rewritten with them: when the
+    /// keys the build used that `old` did not serve, plus the keys `old` holds that the build
+    /// did not use, are more than an eighth of the keys the build used (no pack, a cold
+    /// build, many edits, another program); never for no entry at all. The gathered entries
+    /// are taken.
     pub(crate) fn rewrite(&self, old: &Pack) -> Option<Vec<(Key, Held)>> {
         let mut all = std::mem::take(&mut *self.0.lock().ok()?);
         all.sort_by_key(|&(order, _, _)| order);
         let mut seen = std::collections::HashSet::with_capacity(all.len());
-        let mut from_pack = 0usize;
+        let mut served = 0usize;
+        let mut in_old = 0usize;
         let mut kept = Vec::with_capacity(all.len());
         for (_, key, held) in all {
             if seen.insert(key) {
-                from_pack += usize::from(matches!(held, Held::Pack(_)));
+                served += usize::from(matches!(held, Held::Pack(_)));
+                in_old += usize::from(old.index.contains_key(&key));
                 kept.push((key, held));
             }
         }
-        let differ = (kept.len() - from_pack) + (old.len() - from_pack.min(old.len()));
+        let differ = (kept.len() - served) + old.len().saturating_sub(in_old);
         (!kept.is_empty() && differ.saturating_mul(8) > kept.len()).then_some(kept)
     }
 }
 
 /// Writes the pack of `entries` (`old`'s bytes for those held there) to `path`: a temporary
-/// file beside it, renamed over it.
+/// file beside it, renamed over it. Nothing is written if the pack would be larger than a
+/// reader reads ([`MAX_PACK`]): entries are then read from their files.
 pub(crate) fn write(path: &Path, old: &Pack, entries: &[(Key, Held)]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let count = u32::try_from(entries.len()).map_err(std::io::Error::other)?;
     fn bytes<'a>(old: &'a Pack, held: &'a Held) -> &'a [u8] {
         match held {
             Held::Pack(range) => &old.bytes[range.clone()],
             Held::Own(bytes) => bytes,
         }
     }
+    let size = entries.iter().fold(PACK_HEADER as u64, |n, (_, h)| {
+        n + bytes(old, h).len() as u64
+    });
+    let Ok(count) = u32::try_from(entries.len()) else {
+        return Ok(());
+    };
+    if size > MAX_PACK {
+        return Ok(());
+    }
     let mut hasher = blake3::Hasher::new();
+    hasher.update(&FORMAT_VERSION.to_le_bytes());
+    hasher.update(&count.to_le_bytes());
     for (_, held) in entries {
         hasher.update(bytes(old, held));
     }
+    let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = tempfile::Builder::new()
         .prefix(".tmp-pack-")
         .tempfile_in(dir)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp);
     out.write_all(PACK_MAGIC)?;
+    out.write_all(hasher.finalize().as_bytes())?;
     out.write_all(&FORMAT_VERSION.to_le_bytes())?;
     out.write_all(&count.to_le_bytes())?;
-    out.write_all(hasher.finalize().as_bytes())?;
     for (_, held) in entries {
         out.write_all(bytes(old, held))?;
     }
@@ -207,11 +226,12 @@ mod tests {
     }
 
     fn pack(count: u32, entries: &[Vec<u8>]) -> Vec<u8> {
+        let mut hashed = FORMAT_VERSION.to_le_bytes().to_vec();
+        hashed.extend_from_slice(&count.to_le_bytes());
+        entries.iter().for_each(|e| hashed.extend_from_slice(e));
         let mut p = PACK_MAGIC.to_vec();
-        p.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        p.extend_from_slice(&count.to_le_bytes());
-        p.extend_from_slice(blake3::hash(&entries.concat()).as_bytes());
-        entries.iter().for_each(|e| p.extend_from_slice(e));
+        p.extend_from_slice(blake3::hash(&hashed).as_bytes());
+        p.extend_from_slice(&hashed);
         p
     }
 
@@ -241,9 +261,10 @@ mod tests {
         let mut foreign = a.clone();
         foreign[8] ^= 1;
         assert_eq!(Pack::parse(pack(2, &[foreign, b.clone()])).len(), 0);
-        // A damaged header, a flipped bit in an entry, a cut pack: no entry at all.
+        // A damaged header (magic, hash, version, count), a flipped bit in an entry, a cut
+        // pack: no entry at all.
         let p = pack(2, &[a, b]);
-        for at in [3, 20, p.len() - 1] {
+        for at in [3, 20, 41, 45, 60, p.len() - 1] {
             let mut q = p.clone();
             q[at] ^= 1;
             assert_eq!(Pack::parse(q).len(), 0, "bit flipped at {at}");
@@ -285,6 +306,11 @@ mod tests {
         assert_eq!(kept.len(), 16);
         assert_eq!(kept[0].0, [100; 32]);
         assert_eq!(kept[3].0, [3; 32]);
+        // A key of the pack kept from its file (its pack entry refused): not stale.
+        let g = Gathered::default();
+        (1..16).for_each(|k| from_pack(&g, k));
+        g.keep(0, [0; 32], Held::Own(entry(0, b"x")));
+        assert!(g.rewrite(&old).is_none());
         // No pack yet: written; nothing gathered: not.
         let g = Gathered::default();
         g.keep(0, [1; 32], Held::Own(Vec::new()));

@@ -86,13 +86,16 @@ pub(crate) fn define_bodies(
             .cache
             .as_ref()
             .map(|(cache, prefix)| (*cache, Keyer::new(ctx, prefix.clone(), &plan.trees)));
-        for chunk in defs.chunks(plan.chunk.max(1)) {
+        let size = plan.chunk.max(1);
+        for (c, chunk) in defs.chunks(size).enumerate() {
             let shared: &Ctx<'_, ObjectModule> = ctx;
             let keyer = keyer.as_ref().map(|(c, k)| (*c, k));
             let done: Vec<Result<Option<Done>, BackendError>> = chunk
                 .par_iter()
-                .map_init(FunctionBuilderContext::new, |fctx, &d| {
-                    generate(shared, fctx, d, plan, keyer)
+                .enumerate()
+                .map_init(FunctionBuilderContext::new, |fctx, (i, &d)| {
+                    let order = u32::try_from(c * size + i).unwrap_or(u32::MAX);
+                    generate(shared, fctx, (d, order), plan, keyer)
                 })
                 .collect();
             for d in done {
@@ -120,11 +123,12 @@ pub(crate) fn define_bodies(
 }
 
 /// Function definition `d`'s code: from the cache, or lowered and compiled here (and
-/// stored); `None` if the module does not define it.
+/// stored); `None` if the module does not define it. `order` is its position among the
+/// bodies defined (the module order the next pack keeps).
 fn generate(
     ctx: &Ctx<'_, ObjectModule>,
     fctx: &mut FunctionBuilderContext,
-    d: Inst,
+    (d, order): (Inst, u32),
     plan: &Plan<'_>,
     keyer: Option<(&CodeCache, &Keyer<'_>)>,
 ) -> Result<Option<Done>, BackendError> {
@@ -137,7 +141,7 @@ fn generate(
         Some((cache, fp))
     });
     if let Some((cache, fp)) = &keyed
-        && let Some(done) = cached(ctx, cache, fp, id, d, plan)
+        && let Some(done) = cached(ctx, cache, fp, id, (d, order), plan)
     {
         return Ok(Some(done));
     }
@@ -169,7 +173,7 @@ fn generate(
         ))
     })?;
     if let Some((cache, fp)) = &keyed {
-        cache.put(d.idx() as u32, &fp.key, &entry);
+        cache.put(order, &fp.key, &entry);
     }
     Ok(Some(Done {
         id,
@@ -200,7 +204,7 @@ fn cached(
     cache: &CodeCache,
     fp: &Fingerprint,
     id: FuncId,
-    d: Inst,
+    (d, order): (Inst, u32),
     plan: &Plan<'_>,
 ) -> Option<Done> {
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
@@ -212,7 +216,7 @@ fn cached(
         cache.reject();
         return None;
     };
-    cache.keep(d.idx() as u32, &fp.key, held);
+    cache.keep(order, &fp.key, held);
     Some(Done {
         id,
         place: def_name(ctx.m, d),

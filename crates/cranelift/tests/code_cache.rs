@@ -105,11 +105,12 @@ fn an_edit_recompiles_only_the_edited_function() {
 
 /// A pack (spec/backends.md, "The pack") holding `entries`.
 fn pack_of(entries: &[Vec<u8>]) -> Vec<u8> {
+    let mut hashed = 5u32.to_le_bytes().to_vec();
+    hashed.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    entries.iter().for_each(|e| hashed.extend_from_slice(e));
     let mut p = b"IRKPACK\0".to_vec();
-    p.extend_from_slice(&5u32.to_le_bytes());
-    p.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    p.extend_from_slice(blake3::hash(&entries.concat()).as_bytes());
-    entries.iter().for_each(|e| p.extend_from_slice(e));
+    p.extend_from_slice(blake3::hash(&hashed).as_bytes());
+    p.extend_from_slice(&hashed);
     p
 }
 
@@ -180,8 +181,8 @@ fn survives_in(places: &[Damaged], damage: impl Fn(&[u8], &[u8]) -> Option<Vec<u
             "a damaged cache changed the object ({place:?})"
         );
         assert_eq!((s.compiled, s.stored), (21, 21), "{place:?}");
-        // A damaged pack entry can hide the frames of the entries after it: those are not
-        // found at all.
+        // In a pack, an entry whose frame is damaged (a length past the end, no header) hides
+        // itself and the entries after it: those are not found at all, hence not counted.
         match place {
             Damaged::Files => assert_eq!(s.rejected, 21),
             Damaged::Pack => assert!(s.rejected <= 21),
@@ -201,7 +202,7 @@ fn truncated_entries_are_rebuilt() {
 fn entries_with_a_flipped_bit_are_rebuilt() {
     // (A pack's hash covers its entries, whose own checksums are then not checked: a pack
     // sealed over a changed entry is one written on purpose, trusted as the cache is. A bit
-    // flipped in a pack is a_damaged_pack_is_never_trusted.)
+    // flipped in a pack is a_damaged_pack_is_ignored_whole.)
     survives_in(&[Damaged::Files], |b, _| {
         let mut b = b.to_vec();
         let at = b.len() - 3;
@@ -220,7 +221,7 @@ fn another_functions_entry_is_not_taken() {
 #[test]
 fn entries_with_bytes_after_their_payload_are_rebuilt() {
     // (In a pack an entry's length delimits it: bytes after it are the next entry's frame,
-    // which then does not frame; a_damaged_pack_is_never_trusted covers that.)
+    // which then does not frame; a_damaged_pack_is_ignored_whole covers that.)
     survives_in(&[Damaged::Files], |b, _| {
         let mut b = b.to_vec();
         b.extend_from_slice(&[0; 7]);
@@ -484,29 +485,39 @@ fn a_pack_is_rewritten_only_when_many_functions_changed() {
     assert_eq!(s.compiled, 0);
 }
 
-/// Whatever the pack's file holds, the build's object is the one without a cache, and the
-/// entries come from their files.
+/// A pack damaged in any byte (its header, its hash, its version or count, an entry), cut
+/// short or replaced is ignored whole: with the entry files gone, every function is compiled,
+/// nothing is taken or refused, and the object is the one without a cache.
 #[test]
-fn a_damaged_pack_is_never_trusted() {
+fn a_damaged_pack_is_ignored_whole() {
     let m = module(&program(20, 0, 0, ""));
     let (plain, _) = build(&m, None);
     type Damage = dyn Fn(&mut Vec<u8>);
-    let damages: [&Damage; 6] = [
+    let damages: [&Damage; 9] = [
         &|p| p.truncate(p.len() / 3),
+        &|p| p.truncate(p.len() - 1),
         &|p| *p = p[7..].to_vec(),
-        &|p| p[12..16].copy_from_slice(&u32::MAX.to_le_bytes()),
-        &|p| p.iter_mut().skip(16).step_by(97).for_each(|b| *b ^= 0x40),
+        &|p| p[20] ^= 1,
+        &|p| p[40] ^= 1,
+        &|p| p[44] ^= 1,
+        &|p| p.iter_mut().skip(48).step_by(97).for_each(|b| *b ^= 0x40),
         &|p| *p = vec![0xA5; p.len()],
         &|p| p.clear(),
     ];
     for (i, damage) in damages.iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
         build(&m, Some(dir.path()));
+        for f in entries(dir.path()) {
+            std::fs::remove_file(f).unwrap();
+        }
         let mut p = std::fs::read(pack(dir.path())).unwrap();
         damage(&mut p);
         std::fs::write(pack(dir.path()), p).unwrap();
         let (bytes, s) = build(&m, Some(dir.path()));
         assert!(bytes == plain, "damage {i} changed the object");
+        assert_eq!((s.compiled, s.cached, s.rejected), (21, 0, 0), "damage {i}");
+        // The pack was rewritten: the next build takes everything from it.
+        let (_, s) = build(&m, Some(dir.path()));
         assert_eq!((s.compiled, s.cached), (0, 21), "damage {i}");
     }
 }
