@@ -28,7 +28,7 @@ use cranelift_codegen::ir::LibCall;
 use crate::code::{Code, CodeReloc, KNOWN_SYMBOLS, RELOC_KINDS, Target};
 use crate::fingerprint::{FORMAT_VERSION, Key};
 use crate::names::Name;
-use crate::pack::{Gathered, Held, PACK_NAME, Pack};
+use crate::pack::{Gathered, Held, Loading, PACK_NAME};
 
 /// The first bytes of every entry.
 pub(crate) const MAGIC: &[u8; 8] = b"IRKCODE\0";
@@ -78,7 +78,7 @@ pub(crate) struct CodeCache {
     /// Entries written.
     pub(crate) stored: AtomicUsize,
     /// The pack, read on a thread of its own from when the cache is opened (`crate::pack`).
-    pack: Loading<Pack>,
+    pack: Loading,
     /// The entries this build took or stored, for the next pack.
     gathered: Gathered,
 }
@@ -97,7 +97,7 @@ impl CodeCache {
             hits: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
-            pack: Loading::start(move || Pack::read(&path)),
+            pack: Loading::start(path),
             gathered: Gathered::default(),
         };
         if let Err(e) = created {
@@ -209,36 +209,6 @@ impl CodeCache {
         if let Some(entries) = self.gathered.rewrite(pack) {
             let _ = crate::pack::write(&self.root.join(PACK_NAME), pack, &entries);
         }
-    }
-}
-
-/// A value computed on a thread of its own, waited for when first asked for (the default
-/// value if no thread could be started, or the work panicked).
-#[derive(Debug)]
-pub(crate) struct Loading<T> {
-    thread: Mutex<Option<std::thread::JoinHandle<T>>>,
-    value: std::sync::OnceLock<T>,
-}
-
-impl<T: Send + Default + 'static> Loading<T> {
-    /// Starts computing `work`.
-    pub(crate) fn start(work: impl FnOnce() -> T + Send + 'static) -> Loading<T> {
-        let thread = std::thread::Builder::new()
-            .name("irkit-cache-pack".into())
-            .spawn(work)
-            .ok();
-        Loading {
-            thread: Mutex::new(thread),
-            value: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The value, once computed.
-    pub(crate) fn get(&self) -> &T {
-        self.value.get_or_init(|| {
-            let thread = self.thread.lock().ok().and_then(|mut t| t.take());
-            thread.and_then(|t| t.join().ok()).unwrap_or_default()
-        })
     }
 }
 
@@ -372,17 +342,26 @@ pub(crate) enum Sum {
     Covered,
 }
 
-/// [`decode`], the checksum checked or not as `sum` says; every other check is made.
-pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
+/// The key and payload length of the entry `bytes` start with, if they start with the magic
+/// and this version (the checksum and payload not looked at): an entry's frame, which the
+/// pack's scan reads too (`crate::pack`).
+pub(crate) fn frame(bytes: &[u8]) -> Option<(Key, u64)> {
     let mut r = Reader(bytes);
-    if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION || &r.array::<32>()? != key {
+    if r.take(8)? != MAGIC || r.u32()? != FORMAT_VERSION {
         return None;
     }
-    let len = r.u64()?;
-    let checksum = r.array::<32>()?;
-    if len > MAX_PAYLOAD
+    Some((r.array()?, r.u64()?))
+}
+
+/// [`decode`], the checksum checked or not as `sum` says; every other check is made.
+pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
+    let (found, len) = frame(bytes)?;
+    let checksum = bytes.get(HEADER - 32..HEADER)?;
+    let mut r = Reader(&bytes[HEADER..]);
+    if found != *key
+        || len > MAX_PAYLOAD
         || r.0.len() as u64 != len
-        || (sum == Sum::Check && *blake3::hash(r.0).as_bytes() != checksum)
+        || (sum == Sum::Check && blake3::hash(r.0).as_bytes()[..] != *checksum)
     {
         return None;
     }

@@ -22,10 +22,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::cache::{HEADER, MAGIC, read_bounded};
+use crate::cache::{HEADER, frame, read_bounded};
 use crate::fingerprint::{FORMAT_VERSION, Key};
 
 /// The first bytes of a pack.
@@ -71,11 +71,9 @@ impl Pack {
         };
         let mut at = PACK_HEADER;
         for _ in 0..count {
-            let Some(end) = framed_end(&bytes, at) else {
+            let Some((key, end)) = framed_end(&bytes, at) else {
                 break;
             };
-            let mut key = [0; 32];
-            key.copy_from_slice(&bytes[at + 12..at + 44]);
             index.entry(key).or_insert(at..end);
             at = end;
         }
@@ -108,17 +106,45 @@ fn header_count(bytes: &[u8]) -> Option<u32> {
         .then(|| u32::from_le_bytes(head[44..48].try_into().unwrap_or_default()))
 }
 
-/// The end of the entry framed at `at` in `bytes` (its magic, version and payload length
-/// read; the length within the bytes left), if one is.
-fn framed_end(bytes: &[u8], at: usize) -> Option<usize> {
-    let head = bytes.get(at..at.checked_add(HEADER)?)?;
-    let version = u32::from_le_bytes(head[8..12].try_into().ok()?);
-    let len = u64::from_le_bytes(head[44..52].try_into().ok()?);
-    if head[..8] != MAGIC[..] || version != FORMAT_VERSION {
-        return None;
+/// The key and the end of the entry framed at `at` in `bytes` (its header's magic, version
+/// and payload length read, `crate::cache::frame`; the length within the bytes left), if one
+/// is.
+fn framed_end(bytes: &[u8], at: usize) -> Option<(Key, usize)> {
+    let (key, len) = frame(bytes.get(at..)?)?;
+    let end = at
+        .checked_add(HEADER)?
+        .checked_add(usize::try_from(len).ok()?)?;
+    (end <= bytes.len()).then_some((key, end))
+}
+
+/// The pack, read on a thread of its own from when it is started ([`Pack::read`]), waited for
+/// when first asked for (an empty pack if no thread could be started).
+#[derive(Debug)]
+pub(crate) struct Loading {
+    thread: Mutex<Option<std::thread::JoinHandle<Pack>>>,
+    pack: std::sync::OnceLock<Pack>,
+}
+
+impl Loading {
+    /// Starts reading the pack at `path`.
+    pub(crate) fn start(path: PathBuf) -> Loading {
+        let thread = std::thread::Builder::new()
+            .name("irkit-cache-pack".into())
+            .spawn(move || Pack::read(&path))
+            .ok();
+        Loading {
+            thread: Mutex::new(thread),
+            pack: std::sync::OnceLock::new(),
+        }
     }
-    let end = (at + HEADER).checked_add(usize::try_from(len).ok()?)?;
-    (end <= bytes.len()).then_some(end)
+
+    /// The pack, once read.
+    pub(crate) fn get(&self) -> &Pack {
+        self.pack.get_or_init(|| {
+            let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+            thread.and_then(|t| t.join().ok()).unwrap_or_default()
+        })
+    }
 }
 
 /// Where an entry a build took or stored came from, for the next pack.
@@ -213,6 +239,7 @@ pub(crate) fn write(path: &Path, old: &Pack, entries: &[(Key, Held)]) -> std::io
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::MAGIC;
 
     fn entry(key: u8, payload: &[u8]) -> Vec<u8> {
         let mut e = Vec::new();
