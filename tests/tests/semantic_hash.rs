@@ -1,6 +1,6 @@
-//! The semantic hash of `spec/format.md` §3.2 and §3.4 (the one 4.x files store, which this
-//! writer writes): a definition's code together with everything it reaches privately, compared
-//! by content, never by name or index.
+//! The semantic hash of `spec/format.md` §3.2, §3.4 and §3.5 (the one 5.x files store, which
+//! this writer writes): a definition's code together with everything it reaches privately,
+//! compared by content, never by name or index.
 
 use irkit_format::ModuleView;
 
@@ -181,14 +181,22 @@ fn a_huge_cycle_is_hashed_in_bounded_time() {
 }
 
 /// The semantic and the linking hash (`spec/format.md` §3.3) of the definition exported as
-/// `name` in the module `text`.
+/// `name` in the module `text`, written as a 4.0 file: its stored hash is §3.4's, the one the
+/// linking hash is built on for files of every version, so the two differ only where the
+/// linking hash keys names differently.
 fn both_hashes(text: &str, name: &str) -> ([u8; 32], [u8; 32]) {
-    with_export(text, name, |view, d| {
-        (
-            view.semantic_hash(d).expect("hashes"),
-            view.linking_hash(d).expect("hashes"),
-        )
-    })
+    let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
+    let bytes = irkit_format::hostile::write_v4_0(&m).expect("encodes");
+    let view = ModuleView::from_bytes(&bytes).expect("opens");
+    let d = view
+        .try_find_export(name)
+        .expect("symbols")
+        .unwrap_or_else(|| panic!("no export {name}"))
+        .def;
+    (
+        view.semantic_hash(d).expect("hashes"),
+        view.linking_hash(d).expect("hashes"),
+    )
 }
 
 /// `twice` calling `inc` through an import, directly (`inc` defined and exported here), or
@@ -252,27 +260,58 @@ fn which_reference_names_which_value_counts() {
     assert_eq!(base, hash_of(&f(1, 2, 1), "f"));
 }
 
-/// A 3.0 file stores the §3.2 hash, a 4.0 file the §3.4 one: each reader recomputes the hash
-/// of the file's own version, so both files validate, and their stored hashes differ.
+/// A 3.0 file stores the §3.2 hash, a 4.0 file the §3.4 one, a 5.0 file the §3.5 one: each
+/// reader recomputes the hash of the file's own version, so every file validates, and their
+/// stored hashes differ.
 #[test]
 fn each_version_stores_its_own_semantic_hash() {
     let text = LOW7.replace("MASK", "127");
     let m = irkit_text::parse(&text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
-    let v4 = ModuleView::from_bytes(&irkit_format::write(&m).unwrap()).unwrap();
+    let v5 = ModuleView::from_bytes(&irkit_format::write(&m).unwrap()).unwrap();
+    let v4 = ModuleView::from_bytes(&irkit_format::hostile::write_v4_0(&m).unwrap()).unwrap();
     let v3 = ModuleView::from_bytes(&irkit_format::hostile::write_v3_0(&m).unwrap()).unwrap();
-    assert_eq!((v4.version().0, v3.version().0), (4, 3));
-    v4.validate_all().unwrap();
-    v3.validate_all().unwrap();
-    let d = v4.try_find_export("low7").unwrap().unwrap().def;
-    assert_eq!(
-        v4.def_info(d).unwrap().content_hash,
-        v4.semantic_hash(d).unwrap()
-    );
-    assert_eq!(
-        v3.def_info(d).unwrap().content_hash,
-        v3.semantic_hash(d).unwrap()
-    );
-    assert_ne!(v4.semantic_hash(d).unwrap(), v3.semantic_hash(d).unwrap());
-    // The linking hash is one for both versions.
+    assert_eq!((v5.version().0, v4.version().0, v3.version().0), (5, 4, 3));
+    let d = v5.try_find_export("low7").unwrap().unwrap().def;
+    for v in [&v5, &v4, &v3] {
+        v.validate_all().unwrap();
+        assert_eq!(
+            v.def_info(d).unwrap().content_hash,
+            v.semantic_hash(d).unwrap()
+        );
+    }
+    let hashes = [&v5, &v4, &v3].map(|v| v.semantic_hash(d).unwrap());
+    assert!(hashes[0] != hashes[1] && hashes[1] != hashes[2] && hashes[0] != hashes[2]);
+    // The linking hash is one for every version.
+    assert_eq!(v5.linking_hash(d).unwrap(), v4.linking_hash(d).unwrap());
     assert_eq!(v4.linking_hash(d).unwrap(), v3.linking_hash(d).unwrap());
+}
+
+/// §3.5 takes a definition's label from its body's bytes, whose string payloads hold indices
+/// into the file's string table: the label hashes each string's text instead, so a string
+/// table laid out otherwise (another definition's names first) leaves the hash as it is, and
+/// another text changes it.
+#[test]
+fn a_string_payload_is_hashed_by_its_text_not_its_index() {
+    let f = |name: &str| {
+        format!(
+            "#[export(\"{name}\")]\n@f: fn(i32) -> i32 = func {{\n^e(%x: i32):\n  %a: i32 = iadd %x, i32 1\n  ret %a\n}}\n"
+        )
+    };
+    let other =
+        "#[export(\"aaa\"), export(\"bbb\")]\n@g: fn() -> i32 = func {\n^e:\n  ret i32 3\n}\n";
+    let alone = hash_of(&f("f"), "f");
+    let after = hash_of(&(other.to_string() + &f("f")), "f");
+    assert_eq!(alone, after);
+    assert_ne!(alone, hash_of(&f("h"), "h"));
+    // The string indices do differ between the two files.
+    let index_of_f = |text: &str| {
+        let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
+        let bytes = irkit_format::write(&m).unwrap();
+        let view = ModuleView::from_bytes(&bytes).unwrap();
+        (0..view.string_count()).position(|i| view.string(i) == Some("f"))
+    };
+    assert_ne!(
+        index_of_f(&f("f")),
+        index_of_f(&(other.to_string() + &f("f")))
+    );
 }

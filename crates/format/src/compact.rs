@@ -23,6 +23,7 @@
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 use crate::error::WriteError;
+use crate::feed::Feed;
 use crate::hash::{Flat, Rec};
 use crate::schema::{Body, REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
@@ -297,6 +298,46 @@ impl<'v> Compact<'v> {
             Some(row) => self.small(self.l.tree_end, row as usize).min(self.c.n),
             None => i as u32 + 1,
         }
+    }
+
+    /// Feeds the bytes a definition's v4 label (`spec/format.md` §3.5) takes from its body:
+    /// every byte but the `ext` array's, with the `pay_lo` of each string payload fed as zero
+    /// (a string index names a string of one file's table; the label takes its text
+    /// instead, [`Compact::string_rows`]). Large runs go to the hash in one piece each.
+    pub(crate) fn feed_label_bytes(&self, h: &mut Feed) {
+        let b = self.b;
+        let l = &self.l;
+        h.update(b.get(..l.ext).unwrap_or(&[]));
+        h.update(b.get(l.opcode..l.pay_lo).unwrap_or(&[]));
+        let kinds = b
+            .get(l.pay_kind..l.pay_kind.saturating_add(self.c.p as usize))
+            .unwrap_or(&[]);
+        for (row, &kind) in kinds.iter().enumerate() {
+            let lo = match kind {
+                payload_kind::STR => 0,
+                _ => self.u32_at(l.pay_lo, row),
+            };
+            h.update(&lo.to_le_bytes());
+        }
+        h.update(b.get(l.pay_hi..l.end).unwrap_or(&[]));
+    }
+
+    /// The `ext` array: the body's external references (tagged `u32`s), in order.
+    pub(crate) fn ext(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.c.k as usize).map(|x| self.u32_at(self.l.ext, x))
+    }
+
+    /// The string index (`pay_lo`) of each payload row of kind string, in row order.
+    pub(crate) fn string_rows(&self) -> impl Iterator<Item = u32> + '_ {
+        let kinds = self
+            .b
+            .get(self.l.pay_kind..self.l.pay_kind.saturating_add(self.c.p as usize))
+            .unwrap_or(&[]);
+        kinds
+            .iter()
+            .enumerate()
+            .filter(|&(_, &kind)| kind == payload_kind::STR)
+            .map(|(row, _)| self.u32_at(self.l.pay_lo, row))
     }
 
     /// Checks what [`validate::flat`](crate::validate::flat) does not: the width is the
@@ -672,6 +713,10 @@ impl Flat for Compact<'_> {
     #[inline]
     fn count(&self) -> usize {
         self.c.n as usize
+    }
+
+    fn compact(&self) -> Option<Compact<'_>> {
+        Some(*self)
     }
 
     fn recs(&self) -> impl Iterator<Item = Rec> + '_ {

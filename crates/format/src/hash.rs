@@ -44,6 +44,11 @@ pub(crate) trait Flat {
     fn end(&self, i: usize) -> u32 {
         self.rec(i).end
     }
+    /// The body in the compact layout of `spec/format.md` §2.4, when that is how it is held
+    /// (what a definition's v4 label hashes, §3.5).
+    fn compact(&self) -> Option<crate::compact::Compact<'_>> {
+        None
+    }
 }
 
 /// Read access to a string table.

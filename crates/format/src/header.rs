@@ -27,7 +27,7 @@ use crate::error::{Location, ReadCause, ReadError};
 /// The eight bytes every module file starts with.
 pub const MAGIC: [u8; 8] = *b"IRKMOD\0\x1a";
 /// The format major version this crate writes (it reads 1.x too).
-pub const FORMAT_MAJOR: u16 = 4;
+pub const FORMAT_MAJOR: u16 = 5;
 /// The format minor version this crate writes.
 pub const FORMAT_MINOR: u16 = 0;
 /// The oldest major version this crate reads.

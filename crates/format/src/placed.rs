@@ -264,6 +264,13 @@ impl Flat for FlatBytes<'_> {
         self.records()
     }
 
+    fn compact(&self) -> Option<Compact<'_>> {
+        match self {
+            FlatBytes::Archived(_) => None,
+            FlatBytes::Compact(c) => Some(*c),
+        }
+    }
+
     #[inline]
     fn rec(&self, i: usize) -> Rec {
         match self {

@@ -28,10 +28,15 @@
 //! (33 bytes each), so a function's hash rehashes its types' hashes once per instruction.
 //! Format 4.x stores the `v3` hash (`spec/format.md` §3.4): a reference names its target by
 //! its rank among the node's *distinct* targets (in first-use order), and the node's stream
-//! names each distinct target once.
+//! names each distinct target once. Format 5.x stores the `v4` hash (§3.5): the same, but a
+//! definition's label is taken from its compact body's bytes (§2.4) in a few large pieces
+//! instead of being re-serialized instruction by instruction: the body's `ext` array already
+//! lists its distinct external targets in first-use order, and its small references name them
+//! by their place there.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use crate::compact::Compact;
 use crate::feed::Feed;
 use crate::hash::{DefKey, Flat, Rec, Strings};
 use rayon::prelude::*;
@@ -51,12 +56,19 @@ pub(crate) enum Scheme {
     /// One slot per distinct target, references naming it by rank (4.x; also the linking
     /// hash of §3.3, whatever the file's version).
     V3,
+    /// V3 with each definition's label taken from its compact body's bytes (5.x,
+    /// `spec/format.md` §3.5); pool entries are labelled as in V3.
+    V4,
 }
 
 impl Scheme {
     /// The scheme of the content hash that files of major version `major` (≥ 2) store.
     pub(crate) fn of_major(major: u16) -> Scheme {
-        if major >= 4 { Scheme::V3 } else { Scheme::V2 }
+        match major {
+            5.. => Scheme::V4,
+            4 => Scheme::V3,
+            _ => Scheme::V2,
+        }
     }
 
     /// The domain strings the scheme's streams start with.
@@ -68,6 +80,13 @@ impl Scheme {
                 node: b"irkit.node.v2\0",
                 scc: b"irkit.scc.v2\0",
                 scc_member: b"irkit.scc-member.v2\0",
+            },
+            Scheme::V4 => &Domains {
+                def: b"irkit.def.v4\0",
+                pool: b"irkit.pool.v3\0",
+                node: b"irkit.node.v3\0",
+                scc: b"irkit.scc.v3\0",
+                scc_member: b"irkit.scc-member.v3\0",
             },
             Scheme::V3 => &Domains {
                 def: b"irkit.def.v3\0",
@@ -135,7 +154,7 @@ impl Slots {
                 h.update(&[tag]);
                 self.succ.push(w);
             }
-            Scheme::V3 => {
+            Scheme::V3 | Scheme::V4 => {
                 let code = Slots::code(w);
                 let at = (code as usize ^ (code as usize >> 6)) % RECENT;
                 let rank = match self.recent[at] {
@@ -379,6 +398,13 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         body: &(impl Flat + ?Sized),
         mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
+        // Every body of a 5.x file, and every body the writer lays out, is compact; a body
+        // of an older layout keeps the per-instruction stream.
+        if self.scheme == Scheme::V4
+            && let Some(c) = body.compact()
+        {
+            return self.compact_body(h, &c, key);
+        }
         let mut succ = Slots::new(self.scheme);
         h.update(self.scheme.domains().def);
         h.update(&(body.count() as u64).to_le_bytes());
@@ -392,6 +418,50 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         Ok(Label {
             hash: h.finish(),
             succ: succ.succ,
+        })
+    }
+
+    /// The v4 label of a compact body (`spec/format.md` §3.5): its bytes but `ext` (string
+    /// indices as zero), then what each `ext` entry names (`02` a pool entry, `03` and the
+    /// key of a definition with one, `04` a definition without), then the text of each string
+    /// payload. Its slots are the `ext` entries naming pool entries and definitions without a
+    /// key, in `ext` order: the body's small references name every target by its place in
+    /// `ext`, so the bytes say which reference names which slot.
+    fn compact_body<E>(
+        &self,
+        h: &mut Feed,
+        c: &Compact<'_>,
+        mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
+    ) -> Result<Label, E> {
+        let mut succ = Vec::with_capacity(16);
+        h.update(self.scheme.domains().def);
+        c.feed_label_bytes(h);
+        for e in c.ext() {
+            let index = e & REF_MAX_INDEX;
+            match e >> 30 {
+                TAG_POOL => {
+                    h.update(&[2]);
+                    succ.push(Node::Pool(index));
+                }
+                TAG_DEF => {
+                    if !key(index, h)? {
+                        h.update(&[4]);
+                        succ.push(Node::Def(index));
+                    }
+                }
+                // Refused by the body's check: fed raw, as the other schemes feed it.
+                _ => {
+                    h.update(&[0xff]);
+                    h.update(&e.to_le_bytes());
+                }
+            }
+        }
+        for lo in c.string_rows() {
+            crate::hash::feed_bytes(h, self.strings.get_str(lo).unwrap_or("").as_bytes());
+        }
+        Ok(Label {
+            hash: h.finish(),
+            succ,
         })
     }
 

@@ -39,7 +39,8 @@ pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
 
 /// [`write()`] in the layout of an older major version the writer keeps for tests of the
 /// readers of older files ([`hostile`](crate::hostile) only): 2 writes 2.1's bytes (rkyv
-/// bodies at 16-byte offsets), 3 writes 3.0's (compact bodies, the §3.2 content hash).
+/// bodies at 16-byte offsets), 3 writes 3.0's (compact bodies, the §3.2 content hash), 4
+/// writes 4.0's (the §3.4 content hash).
 pub(crate) fn write_older(module: &Module, major: u16) -> Result<Vec<u8>, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
     let sink = Writer::new(module).run(Cursor::new(Vec::new()), major)?;
@@ -135,7 +136,7 @@ impl Prepared {
         if let Some(k) = index_at {
             out.rewrite(k, bytes.as_slice())?;
         }
-        // The last minor of each older layout the writer keeps for tests: 2.1, 3.0.
+        // The last minor of each older layout the writer keeps for tests: 2.1, 3.0, 4.0.
         let minor = match major {
             FORMAT_MAJOR => FORMAT_MINOR,
             2 => 1,
@@ -367,8 +368,8 @@ impl<'m> Writer<'m> {
         }
     }
 
-    /// Writes the file into `sink` in the layout of major `major`: 4 (this version), or 3
-    /// or 2 (3.0's and 2.1's, for tests).
+    /// Writes the file into `sink` in the layout of major `major`: 5 (this version), or 4,
+    /// 3 or 2 (4.0's, 3.0's and 2.1's, for tests).
     fn run<W: Write + Seek>(self, sink: W, major: u16) -> Result<W, WriteError> {
         self.prepare(major)?.write_to(sink)
     }
@@ -977,9 +978,9 @@ impl<'m> Writer<'m> {
     }
 }
 
-/// Every definition's content hash (the semantic hash of major `major`: `spec/format.md` §3.4
-/// in 4.x, §3.2 before), from its encoded body: labels on every core, then the components
-/// walked.
+/// Every definition's content hash (the semantic hash of major `major`: `spec/format.md` §3.5
+/// in 5.x, §3.4 in 4.x, §3.2 before), from its encoded body: labels on every core, then the
+/// components walked.
 fn content_hashes<B: crate::hash::Flat + Sync>(
     strings: &StringTable,
     bodies: Vec<&B>,

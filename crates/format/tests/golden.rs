@@ -15,7 +15,7 @@ fn golden(name: &str) -> std::path::PathBuf {
 /// The sample as each released version wrote it: read and validated, the same module.
 #[test]
 fn released_samples_read_forever() {
-    for (major, minor) in [(1, 0), (2, 0), (2, 1), (3, 0)] {
+    for (major, minor) in [(1, 0), (2, 0), (2, 1), (3, 0), (4, 0)] {
         let view = ModuleView::open(golden(&format!("v{major}.{minor}-sample.irm"))).unwrap();
         assert_eq!(view.version(), (major, minor));
         view.validate_all().unwrap();

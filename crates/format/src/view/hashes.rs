@@ -14,8 +14,8 @@ use crate::header::SectionKind;
 use crate::semantic::{Graph, Hasher, Label, Labeler, Node, Scheme, def_key, feed_key_reference};
 
 impl ModuleView {
-    /// The semantic hash of definition `i` (`spec/format.md` §3.4 in a 4.x file, §3.2 in 2.x
-    /// and 3.x: the one the file's version stores), recomputed from the file:
+    /// The semantic hash of definition `i` (`spec/format.md` §3.5 in a 5.x file, §3.4 in 4.x,
+    /// §3.2 in 2.x and 3.x: the one the file's version stores), recomputed from the file:
     /// its code and, by content, every definition and pool value it reaches privately
     /// (validating each definition it reads). Equal semantic hashes mean that one definition
     /// can stand for the other; unlike [`DefInfo::content_hash`](crate::DefInfo::content_hash), nothing here is taken on
@@ -41,7 +41,8 @@ impl ModuleView {
     pub(crate) fn check_content_hashes(&self) -> Result<(), ReadError> {
         let view = self;
         let recomputed: Vec<[u8; 32]> = if view.version().0 >= 2 {
-            // 2.x and 3.x store the semantic hash of spec/format.md §3.2, 4.x that of §3.4.
+            // 2.x and 3.x store the semantic hash of spec/format.md §3.2, 4.x that of §3.4,
+            // 5.x that of §3.5.
             let mut h = Hasher::new(ViewGraph::new(view, Keys::Stored));
             (0..view.def_count())
                 .map(|i| h.hash(Node::Def(i)))
