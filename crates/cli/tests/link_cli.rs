@@ -111,6 +111,40 @@ fn link_errors_exit_1_and_leave_the_output_untouched() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// The output is written while the linked program is verified (into a temporary file beside
+/// it) and put in place only once it verifies: a link that resolves but does not verify
+/// leaves an existing output as it was, creates no new one, and leaves no temporary file.
+#[test]
+fn a_linked_program_that_does_not_verify_leaves_the_output_untouched() {
+    let d = setup("unverified");
+    std::fs::write(
+        d.join("bad.ir"),
+        "#[export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i64 7\n}\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("out.irm"), b"previous contents").unwrap();
+    for out in ["out.irm", "new.irm"] {
+        let o = ir_link(&["main.ir", "bad.ir", "-o", out], &d);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains("`ret` value has type i64, expected i32"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(
+        std::fs::read(d.join("out.irm")).unwrap(),
+        b"previous contents"
+    );
+    assert!(!d.join("new.irm").exists());
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn every_problem_is_reported_one_line_each() {
     let d = setup("many");

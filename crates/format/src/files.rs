@@ -176,18 +176,82 @@ pub(crate) fn replace_with(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    stage_with(path, fill)?.commit()
+}
+
+/// An output written in full but not yet in its place: a temporary file beside the
+/// destination (a regular file, or a path that does not exist yet), or the bytes in memory (a
+/// device or a FIFO, which is written directly, so nothing reaches it before
+/// [`Staged::commit`]). `commit` puts it in place with [`write_file`]'s rules; dropped
+/// uncommitted, the temporary file is removed and the destination stays as it was. A caller
+/// can write its output while it still checks what it wrote, and publish it only if the check
+/// passes.
+#[derive(Debug)]
+pub struct Staged {
+    path: PathBuf,
+    held: Held,
+}
+
+#[derive(Debug)]
+enum Held {
+    /// Fields drop in order: the file is removed before its registration for a signal ends.
+    File {
+        tmp: tempfile::NamedTempFile,
+        permissions: Option<std::fs::Permissions>,
+        _registered: Temporary,
+    },
+    Device(Vec<u8>),
+}
+
+impl Staged {
+    /// Puts the output in place: renames the temporary file over the destination (which keeps
+    /// its permission bits), or writes the bytes to the device or FIFO.
+    pub fn commit(self) -> std::io::Result<()> {
+        match self.held {
+            Held::File {
+                tmp, permissions, ..
+            } => {
+                if let Some(p) = permissions {
+                    tmp.as_file().set_permissions(p)?;
+                }
+                tmp.persist(&self.path).map_err(|e| e.error)?;
+                Ok(())
+            }
+            Held::Device(bytes) => {
+                let mut f = std::fs::OpenOptions::new().write(true).open(&self.path)?;
+                f.write_all(&bytes)?;
+                f.flush()
+            }
+        }
+    }
+}
+
+/// Stages what `fill` writes for `path` ([`Staged`]): into a temporary file beside a regular
+/// file, into memory for a device or FIFO.
+pub(crate) fn stage_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<Staged> {
     match std::fs::metadata(path) {
-        Ok(meta) => replace(path, fill, Some(meta.permissions())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path, fill, None),
+        Ok(meta) => stage_file(path, fill, Some(meta.permissions())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => stage_file(path, fill, None),
         Err(e) => Err(e),
     }
 }
 
-fn replace(
+/// [`Staged`] bytes for `path`, which [`is_device`]: held in memory until committed.
+pub(crate) fn stage_bytes(path: &Path, bytes: Vec<u8>) -> Staged {
+    Staged {
+        path: path.to_path_buf(),
+        held: Held::Device(bytes),
+    }
+}
+
+fn stage_file(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
     permissions: Option<std::fs::Permissions>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Staged> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -195,8 +259,9 @@ fn replace(
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    // Removed when dropped, so on every error path below; registered for a signal meanwhile
-    // (rebound after its registration, so it is dropped, and removed, before it).
+    // Removed when dropped, so on every error path below and when the stage is dropped;
+    // registered for a signal meanwhile (held after its registration, so it is dropped, and
+    // removed, before it).
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
@@ -215,14 +280,17 @@ fn replace(
         let text = text.split(" at path ").next().unwrap_or(&text).to_string();
         std::io::Error::new(e.kind(), text)
     })?;
-    let _registered = Temporary::register(tmp.path());
+    let registered = Temporary::register(tmp.path());
     let mut tmp = tmp;
     fill(tmp.as_file_mut())?;
-    if let Some(p) = permissions {
-        tmp.as_file().set_permissions(p)?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    Ok(Staged {
+        path: path.to_path_buf(),
+        held: Held::File {
+            tmp,
+            permissions,
+            _registered: registered,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -292,6 +360,26 @@ mod tests {
         std::fs::create_dir_all(p.join("inner")).unwrap();
         assert!(write_file(&p, b"new").is_err());
         assert!(p.join("inner").is_dir());
+        assert_eq!(entries(d.path()), 1);
+    }
+
+    #[test]
+    fn a_staged_output_is_in_place_only_once_committed() {
+        let _serial = serial();
+        let d = dir();
+        let p = d.path().join("out.irm");
+        std::fs::write(&p, b"old").unwrap();
+        // Dropped uncommitted: the destination is as it was, the temporary file gone.
+        let staged = stage_with(&p, |f| f.write_all(b"new")).unwrap();
+        assert_eq!(entries(d.path()), 2);
+        drop(staged);
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(entries(d.path()), 1);
+        // Committed: replaced, nothing else left.
+        let staged = stage_with(&p, |f| f.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(entries(d.path()), 1);
     }
 

@@ -79,7 +79,7 @@ pub use copy::{CopyMapper, CopySummary, DefCopier};
 pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
 pub use error::{Location, ReadCause, ReadError, WriteError};
 pub use files::{
-    MAX_INPUT, Temporary, read_binary_input, read_input, remove_temporaries, write_file,
+    MAX_INPUT, Staged, Temporary, read_binary_input, read_input, remove_temporaries, write_file,
 };
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};

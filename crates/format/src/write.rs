@@ -149,17 +149,30 @@ impl Prepared {
     /// temporary file renamed over it; a device or FIFO directly).
     pub fn write_to_path(self, path: impl AsRef<Path>) -> Result<(), WriteError> {
         let path = path.as_ref();
+        self.stage(path)?.commit().map_err(|source| WriteError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// Streams the file for `path` without putting it there yet: into a temporary file beside
+    /// it (for a device or FIFO, into memory), which [`Staged::commit`](crate::Staged::commit)
+    /// puts in place with [`write_to_path`]'s rules and dropping removes. `ir-link` writes its
+    /// output this way while it verifies the linked module, and commits only a module that
+    /// verifies.
+    pub fn stage(self, path: impl AsRef<Path>) -> Result<crate::Staged, WriteError> {
+        let path = path.as_ref();
         let io = |source: std::io::Error| WriteError::Io {
             path: path.display().to_string(),
             source,
         };
         if crate::files::is_device(path) {
             let bytes = self.write_to(Cursor::new(Vec::new()))?.into_inner();
-            return crate::write_file(path, &bytes).map_err(io);
+            return Ok(crate::files::stage_bytes(path, bytes));
         }
         let mut failed = None;
         let mut prepared = Some(self);
-        let done = crate::files::replace_with(path, |file| {
+        let staged = crate::files::stage_with(path, |file| {
             let Some(p) = prepared.take() else {
                 return Err(std::io::Error::other("written already"));
             };
@@ -172,7 +185,7 @@ impl Prepared {
                 }
             }
         });
-        match (failed, done) {
+        match (failed, staged) {
             (Some(e), _) => Err(e),
             (None, r) => r.map_err(io),
         }
@@ -310,8 +323,15 @@ struct Slots(Vec<AtomicU64>);
 const UNMAPPED_SLOT: u64 = (UNMAPPED as u64) << 32;
 
 impl Slots {
+    /// Every slot unmapped, written on every core (the table is the first write to most of
+    /// its memory: 8 bytes an instruction, which the kernel zeroes page by page).
     fn new(len: usize) -> Slots {
-        Slots((0..len).map(|_| AtomicU64::new(UNMAPPED_SLOT)).collect())
+        Slots(
+            (0..len)
+                .into_par_iter()
+                .map(|_| AtomicU64::new(UNMAPPED_SLOT))
+                .collect(),
+        )
     }
 
     fn get(&self, i: Inst) -> (u32, u32) {

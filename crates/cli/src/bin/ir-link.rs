@@ -177,29 +177,40 @@ fn main() -> ExitCode {
         }
     }
     if matches!(args.emit, Emit::Irm) && args.output.as_os_str() != "-" {
-        // Streamed into the output from the encoding (never the whole file in memory at
-        // once). The linked module is verified on the cores the encoding leaves idle (unless
-        // procs were rewritten: then it was verified before), and the file written only if
-        // it verifies: a failed link writes nothing.
-        let ((verified, verify_time), prepared) = if overlapped(&args) {
+        // Streamed from the encoding into a temporary file beside the output (never the
+        // whole file in memory at once). The linked module is verified meanwhile, on the
+        // cores the encoding and the writing leave idle (unless procs were rewritten: then it
+        // was verified before), and the file put in place only if it verifies: a failed link
+        // leaves the output as it was.
+        let ((verified, verify_time), staged) = if overlapped(&args) {
             rayon::join(
                 || {
                     let v = Instant::now();
                     (irkit_link::verify_linked(&linked.module), v.elapsed())
                 },
-                || irkit_format::prepare(&linked.module, Nesting::Established),
+                || {
+                    irkit_format::prepare(&linked.module, Nesting::Established)
+                        .and_then(|p| p.stage(&args.output))
+                },
             )
         } else {
-            let prepared = irkit_format::prepare(&linked.module, Nesting::Check);
-            ((Ok(()), Duration::ZERO), prepared)
+            let staged = irkit_format::prepare(&linked.module, Nesting::Check)
+                .and_then(|p| p.stage(&args.output));
+            ((Ok(()), Duration::ZERO), staged)
         };
         linked.stats.verify += verify_time;
         let written = match verified {
+            // The staged file is dropped, and with it removed.
             Err(errors) => {
                 irkit_cli::link::report_link_errors(&args.inputs, &errors, &mut problems);
                 Ok(())
             }
-            Ok(()) => prepared.and_then(|p| p.write_to_path(&args.output)),
+            Ok(()) => staged.and_then(|s| {
+                s.commit().map_err(|source| irkit_format::WriteError::Io {
+                    path: args.output.display().to_string(),
+                    source,
+                })
+            }),
         };
         match written {
             Ok(()) => {}
