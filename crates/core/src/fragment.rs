@@ -399,7 +399,7 @@ impl Module {
             let d = &mut self.insts[owner.idx()];
             d.set_subs(decorations, children);
             if let Some(p) = payload {
-                d.payload = p;
+                d.payload = p.into();
             }
             if let Some((t, ops)) = typed {
                 d.ty = t;

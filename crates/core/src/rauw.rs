@@ -76,7 +76,7 @@ impl Module {
                 opcode: d.opcode,
                 ty: d.ty,
                 operands: d.operands.as_slice().into(),
-                payload: d.payload.clone(),
+                payload: (*d.payload).clone(),
             };
             staged_key.insert(key.clone(), h);
             staged.push((h, key, d.parent.unwrap_or(self.root())));
@@ -88,7 +88,7 @@ impl Module {
                 opcode: d.opcode,
                 ty: d.ty.map(sub),
                 operands: d.operands.iter().map(|&o| sub(o)).collect(),
-                payload: d.payload.clone(),
+                payload: (*d.payload).clone(),
             };
             if let Some(&survivor) = staged_key.get(&key) {
                 subst.insert(h, survivor);

@@ -64,7 +64,7 @@ impl Cx<'_> {
                 opcode: d.opcode,
                 ty: d.ty,
                 operands: d.operands.as_slice().into(),
-                payload: d.payload.clone(),
+                payload: (*d.payload).clone(),
             };
             match m.intern.get(&key) {
                 Some(&x) if x == h => {}
@@ -154,7 +154,7 @@ impl Cx<'_> {
             Some(d) if d.opcode.is_type() => self.ty_str(h),
             Some(d) => {
                 let ty = d.ty.map(|t| self.ty_str(t)).unwrap_or_default();
-                let payload = match &d.payload {
+                let payload = match &*d.payload {
                     crate::Payload::None => String::new(),
                     p => format!(" {p:?}"),
                 };

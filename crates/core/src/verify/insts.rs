@@ -57,7 +57,7 @@ impl<'m> Cx<'m> {
             }
             _ => {}
         }
-        let payload_ok = match (info.payload, &d.payload) {
+        let payload_ok = match (info.payload, &*d.payload) {
             (PayloadKind::None, Payload::None)
             | (PayloadKind::Int, Payload::Int(_))
             | (PayloadKind::Float, Payload::Float(_))
@@ -98,7 +98,7 @@ impl<'m> Cx<'m> {
                 PayloadKind::IntCC => "an integer condition code payload".to_owned(),
                 PayloadKind::FloatCC => "a float condition code payload".to_owned(),
             };
-            let found = match &d.payload {
+            let found = match &*d.payload {
                 Payload::None => "none".to_owned(),
                 p => format!("a {} payload", p.kind_name()),
             };

@@ -437,7 +437,7 @@ fn registry_then_handle_errors(n: usize) -> Module {
             vec![x, x],
             Payload::None,
         );
-        m.insts[y.idx()].payload = Payload::Int(3);
+        m.insts[y.idx()].payload = Payload::Int(3).into();
         let z = add(
             &mut m,
             entry,

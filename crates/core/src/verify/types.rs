@@ -238,7 +238,7 @@ impl Cx<'_> {
         };
         match d.opcode {
             Opcode::ARRAY => {
-                let len = match &d.payload {
+                let len = match &*d.payload {
                     Payload::Int(n) => n.to_string(),
                     _ => "?".to_owned(),
                 };
