@@ -43,7 +43,7 @@ fn body_bytes(file: &[u8], i: u32) -> Vec<u8> {
         .into_iter()
         .find(|s| s.name == "definitions")
         .unwrap();
-    let meta = *view.def_meta(i).unwrap();
+    let meta = view.def_meta(i).unwrap();
     let at = (defs.offset + meta.offset) as usize;
     file[at..at + meta.length as usize].to_vec()
 }

@@ -28,8 +28,9 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use crate::compact::{Compact, InOrder};
 use crate::hash::{FileStrings, Flat, Rec};
 use crate::schema::{
-    ArchivedBody, ArchivedDebugRec, ArchivedDebugTable, ArchivedInstRec, ArchivedPoolRec,
-    ArchivedPoolTable, ArchivedStringTable, ArchivedSymbolRec, ArchivedSymbolTable, REF_NONE,
+    ArchivedBody, ArchivedDebugRec, ArchivedDebugTable, ArchivedDefEntry, ArchivedDefIndex,
+    ArchivedInstRec, ArchivedPoolRec, ArchivedPoolTable, ArchivedStringTable, ArchivedSymbolRec,
+    ArchivedSymbolTable, DefMeta, REF_NONE,
 };
 
 /// The little-endian `u32` at `at` of `b` (0 past its end).
@@ -427,6 +428,74 @@ impl Flat for ArchivedFlat<'_> {
 
     fn blob(&self) -> &[u8] {
         self.blob
+    }
+}
+
+const DEF_ENTRY_SIZE: usize = size_of::<ArchivedDefEntry>();
+
+/// The definition index read in place: each entry is read from the file's bytes when it is
+/// asked for (a link that reaches a few definitions of an input reads a few entries; copying
+/// every entry out when the index was first used cost the same at any reach).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct DefEntries<'v> {
+    recs: &'v [u8],
+}
+
+impl<'v> DefEntries<'v> {
+    /// The definition index's archive (`DefIndex { defs }`).
+    pub(crate) fn new(archive: &'v [u8]) -> DefEntries<'v> {
+        let root = root_of::<ArchivedDefIndex>(archive);
+        DefEntries {
+            recs: vec_at(
+                archive,
+                root + offset_of!(ArchivedDefIndex, defs),
+                DEF_ENTRY_SIZE,
+            ),
+        }
+    }
+
+    /// The entries at `range` of `bytes` (where [`DefEntries::range_in`] found them).
+    pub(crate) fn at(bytes: &'v [u8], range: Range<usize>) -> DefEntries<'v> {
+        DefEntries {
+            recs: bytes.get(range).unwrap_or(&[]),
+        }
+    }
+
+    /// Where the entries lie in `outer`, a slice that holds the archive.
+    pub(crate) fn range_in(&self, outer: &[u8]) -> Range<usize> {
+        let start = (self.recs.as_ptr() as usize).saturating_sub(outer.as_ptr() as usize);
+        start..start + self.recs.len()
+    }
+
+    /// Whether this reading is the index rkyv checked.
+    pub(crate) fn is(&self, t: &ArchivedDefIndex) -> bool {
+        same_array(self.recs, t.defs.as_slice())
+    }
+
+    /// Number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.recs.len() / DEF_ENTRY_SIZE
+    }
+
+    /// Entry `k`.
+    pub(crate) fn get(&self, k: usize) -> Option<DefMeta> {
+        let r = record(self.recs, DEF_ENTRY_SIZE, k)?;
+        let u64_at = |at: usize| r.get(at..at + 8).map_or(0, LE::read_u64);
+        let hash_at = |at: usize| {
+            let mut h = [0u8; 32];
+            if let Some(b) = r.get(at..at + 32) {
+                h.copy_from_slice(b);
+            }
+            h
+        };
+        Some(DefMeta {
+            offset: u64_at(offset_of!(ArchivedDefEntry, offset)),
+            length: u64_at(offset_of!(ArchivedDefEntry, length)),
+            inst_count: u32_at(r, offset_of!(ArchivedDefEntry, inst_count)),
+            opcode: u16_at(r, offset_of!(ArchivedDefEntry, opcode)),
+            body_hash: hash_at(offset_of!(ArchivedDefEntry, body_hash)),
+            content_hash: hash_at(offset_of!(ArchivedDefEntry, content_hash)),
+        })
     }
 }
 

@@ -115,8 +115,8 @@ pub(crate) struct DefEntry {
     pub content_hash: [u8; 32],
 }
 
-/// A definitions-directory entry as the reader keeps it, copied out of the archived
-/// [`DefEntry`] when the directory is first used.
+/// A definitions-directory entry as the reader reads it, out of the archived [`DefEntry`]
+/// in place (`placed::DefEntries`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DefMeta {
     pub offset: u64,

@@ -8,9 +8,10 @@ use irkit_core::MAX_NESTING;
 
 use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::{Flat, Strings};
+use crate::placed::DefEntries;
 use crate::schema::{
-    ArchivedDebugTable, ArchivedDefIndex, ArchivedStringTable, ArchivedSymbolTable, DefMeta,
-    REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
+    ArchivedDebugTable, ArchivedDefIndex, ArchivedStringTable, ArchivedSymbolTable, REF_MAX_INDEX,
+    REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind,
 };
 
 /// Shorthand for building errors at one location.
@@ -327,7 +328,7 @@ fn operand_count(f: &(impl Flat + ?Sized)) -> usize {
 /// Checks the debug section against the definitions directory.
 pub(crate) fn debug(
     t: &ArchivedDebugTable,
-    index: &[DefMeta],
+    index: DefEntries<'_>,
     cx: &Ctx<'_>,
 ) -> Result<(), ReadError> {
     let string_count = strings(&t.strings, cx)? as u64;

@@ -27,7 +27,7 @@ use crate::hash::Flat;
 use crate::hash::{FileStrings, hex};
 use crate::header::{self, DirEntry, Header, SectionKind};
 use crate::mapping::Mapping;
-use crate::placed::{ArchivedFlat, DebugBytes, FlatBytes};
+use crate::placed::{ArchivedFlat, DebugBytes, DefEntries, FlatBytes};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
     DefMeta,
@@ -81,7 +81,8 @@ struct StrState {
 /// The validated definitions directory, copied out on first use (88 bytes per definition),
 /// with one validation cache per definition.
 struct DefTable {
-    meta: Vec<DefMeta>,
+    /// Where the index's entries lie in the file (read in place, `placed::DefEntries`).
+    entries: Range<usize>,
     /// Per definition: its validation on first touch.
     ok: Vec<Cache>,
     /// Per definition: its agreement with the symbol index (`check_def_symbols`).
@@ -481,28 +482,25 @@ impl ModuleView {
             if n != self.def_count {
                 return Err(cx.bad(format!("{n} definitions, its root says {}", self.def_count)));
             }
-            let meta = index
-                .defs
-                .iter()
-                .map(|d| DefMeta {
-                    offset: d.offset.to_native(),
-                    length: d.length.to_native(),
-                    inst_count: d.inst_count.to_native(),
-                    opcode: d.opcode.to_native(),
-                    body_hash: d.body_hash,
-                    content_hash: d.content_hash,
-                })
-                .collect();
+            let archive = &self.bytes()[self.def_index.clone()];
+            let entries = DefEntries::new(archive);
+            placed_as_checked(entries.is(index), &cx)?;
             Ok(DefTable {
-                meta,
+                entries: entries.range_in(self.bytes()),
                 ok: (0..n).map(|_| OnceLock::new()).collect(),
                 symbols_ok: (0..n).map(|_| OnceLock::new()).collect(),
             })
         })
     }
 
-    pub(crate) fn def_meta(&self, i: u32) -> Option<&DefMeta> {
-        self.def_table().ok()?.meta.get(i as usize)
+    pub(crate) fn def_meta(&self, i: u32) -> Option<DefMeta> {
+        self.def_entries().ok()?.get(i as usize)
+    }
+
+    /// The definition index's entries (validates it on first use).
+    fn def_entries(&self) -> Result<DefEntries<'_>, ReadError> {
+        let table = self.def_table()?;
+        Ok(DefEntries::at(self.bytes(), table.entries.clone()))
     }
 
     /// Number of top-level definitions, as recorded in the definition index (read at open
@@ -579,12 +577,12 @@ impl ModuleView {
             loc: Location::Definition(i),
         };
         let table = self.def_table()?;
-        let (Some(cache), Some(&entry)) = (table.ok.get(i as usize), table.meta.get(i as usize))
-        else {
+        let entries = DefEntries::at(self.bytes(), table.entries.clone());
+        let (Some(cache), Some(entry)) = (table.ok.get(i as usize), entries.get(i as usize)) else {
             return Err(cx.err(ReadCause::IndexOutOfRange {
                 what: "definition index",
                 index: i as u64,
-                len: table.meta.len() as u64,
+                len: entries.len() as u64,
             }));
         };
         let start = self.defs.start + entry.offset as usize;
@@ -680,7 +678,7 @@ impl ModuleView {
         let bytes = &self.bytes()[range];
         cached(&self.debug_ok, || {
             let cx = self.cx(SectionKind::DEBUG);
-            let defs = &self.def_table()?.meta;
+            let defs = self.def_entries()?;
             self.check_section_hash(SectionKind::DEBUG)?;
             let t: &ArchivedDebugTable = access(bytes, &cx)?;
             validate::debug(t, defs, &cx)?;
