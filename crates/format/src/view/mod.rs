@@ -78,8 +78,8 @@ struct StrState {
     data: Range<usize>,
 }
 
-/// The validated definitions directory, copied out on first use (88 bytes per definition),
-/// with one validation cache per definition.
+/// The validated definitions directory: where its entries lie (read in place, 88 bytes per
+/// definition), with one validation cache per definition.
 struct DefTable {
     /// Where the index's entries lie in the file (read in place, `placed::DefEntries`).
     entries: Range<usize>,
