@@ -145,6 +145,43 @@ fn a_linked_program_that_does_not_verify_leaves_the_output_untouched() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A FIFO output gets nothing from a link that does not verify: the output is staged until
+/// the linked program verifies, and a device or FIFO gets its bytes only then.
+#[cfg(unix)]
+#[test]
+fn a_fifo_output_gets_nothing_from_a_link_that_does_not_verify() {
+    use std::io::Read;
+    let d = setup("unverified-fifo");
+    std::fs::write(
+        d.join("bad.ir"),
+        "#[export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i64 7\n}\n",
+    )
+    .unwrap();
+    let fifo = d.join("out.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    // The reader opens the FIFO (blocking until a writer does) and reads what comes.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut got = Vec::new();
+            std::fs::File::open(&fifo)
+                .unwrap()
+                .read_to_end(&mut got)
+                .unwrap();
+            got
+        })
+    };
+    let o = ir_link(&["main.ir", "bad.ir", "-o", "out.fifo"], &d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The link never opened the FIFO: open it here, so the reader sees its end.
+    if !reader.is_finished() {
+        drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    }
+    assert!(reader.join().unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn every_problem_is_reported_one_line_each() {
     let d = setup("many");

@@ -187,6 +187,7 @@ pub(crate) fn replace_with(
 /// can write its output while it still checks what it wrote, and publish it only if the check
 /// passes.
 #[derive(Debug)]
+#[must_use = "a staged output is removed when dropped; `commit` puts it in place"]
 pub struct Staged {
     path: PathBuf,
     held: Held,
@@ -219,6 +220,13 @@ impl Staged {
             }
             Held::Device(bytes) => {
                 let mut f = std::fs::OpenOptions::new().write(true).open(&self.path)?;
+                // Staged as a device; if a regular file took its place meanwhile, it is
+                // replaced whole, as any regular output (writing into it would leave its old
+                // tail after the new bytes).
+                if f.metadata()?.is_file() {
+                    drop(f);
+                    return replace_with(&self.path, |f| f.write_all(&bytes));
+                }
                 f.write_all(&bytes)?;
                 f.flush()
             }

@@ -48,7 +48,7 @@ use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, paylo
 pub(crate) const SCC_BUDGET: u64 = 1 << 22;
 
 /// Which semantic hash a graph computes: the one its file's major version stores
-/// (`spec/format.md` §3.2 for 2.x and 3.x, §3.4 for 4.x).
+/// (`spec/format.md` §3.2 for 2.x and 3.x, §3.4 for 4.x, §3.5 for 5.x).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Scheme {
     /// One slot per reference (2.x, 3.x).
@@ -398,15 +398,18 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
         body: &(impl Flat + ?Sized),
         mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
-        // Every body of a 5.x file, and every body the writer lays out, is compact; a body
-        // of an older layout keeps the per-instruction stream.
-        if self.scheme == Scheme::V4
-            && let Some(c) = body.compact()
-        {
-            return self.compact_body(h, &c, key);
-        }
-        let mut succ = Slots::new(self.scheme);
-        h.update(self.scheme.domains().def);
+        // Every body of a 5.x file, and every body the writer lays out, is compact. A body
+        // without compact bytes (an older layout's, never in a 5.x file) gets the §3.4 label,
+        // under §3.4's own domain: the compact label's domain names its grammar alone.
+        let scheme = match self.scheme {
+            Scheme::V4 => match body.compact() {
+                Some(c) => return self.compact_body(h, &c, key),
+                None => Scheme::V3,
+            },
+            s => s,
+        };
+        let mut succ = Slots::new(scheme);
+        h.update(scheme.domains().def);
         h.update(&(body.count() as u64).to_le_bytes());
         for (i, r) in body.recs().enumerate() {
             h.update(&r.opcode.to_le_bytes());

@@ -814,3 +814,33 @@ fn symbol_names_sharing_a_prefix_are_each_looked_up_in_the_strings_section() {
         "{e}"
     );
 }
+
+/// The definition index is read in place, entry by entry, each time a definition is asked
+/// for: an entry rewritten in the file after the index was validated (same length, so the
+/// truncation guard sees nothing) gives an error naming the definition, never a read outside
+/// the definitions section or a panic.
+#[test]
+fn an_index_entry_rewritten_after_validation_is_an_error_not_a_panic() {
+    use std::io::{Seek, SeekFrom, Write as _};
+    let bytes = write(&exports_named(&["f", "g"])).unwrap();
+    let index = section_range(&bytes, SectionKind::DEF_INDEX);
+    let entries = crate::placed::DefEntries::new(&bytes[index]).range_in(&bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.irm");
+    std::fs::write(&path, &bytes).unwrap();
+    let view = ModuleView::open(&path).unwrap();
+    view.def(0).unwrap();
+    let rewrite = |at: usize, value: &[u8]| {
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.seek(SeekFrom::Start(at as u64)).unwrap();
+        f.write_all(value).unwrap();
+    };
+    for (field, value) in [(0, u64::MAX - 3), (8, u64::MAX), (0, 1 << 40)] {
+        let at = entries.start + field;
+        rewrite(at, &value.to_le_bytes());
+        let e = view.def(0).err().expect("the rewritten entry is refused");
+        assert!(e.to_string().contains("definition 0"), "{e}");
+        rewrite(at, &bytes[at..at + 8]);
+        view.def(0).unwrap();
+    }
+}

@@ -260,19 +260,6 @@ fn def_ref(r: Option<Ref>) -> Option<u32> {
     }
 }
 
-/// The list of planned copies, with room for every definition of every input when the walk
-/// plans (reserved once, if the allocator grants it: grown by doubling, the list, a few
-/// hundred bytes a plan, was copied into fresh memory each time; only what is planned is
-/// touched).
-fn plan_room<'a>(srcs: &[Input], split: bool) -> Vec<(u32, CopyPlan<'a>)> {
-    let mut plans = Vec::new();
-    if split {
-        let defs: usize = srcs.iter().map(|i| i.view.def_count() as usize).sum();
-        let _ = plans.try_reserve_exact(defs);
-    }
-    plans
-}
-
 impl<'a> State<'a> {
     fn new(srcs: &'a [Input], opts: &'a LinkOptions, split: bool) -> State<'a> {
         let mut keep_exports: HashSet<&str> = opts.exports.iter().map(String::as_str).collect();
@@ -304,7 +291,7 @@ impl<'a> State<'a> {
             undefined_reported: HashSet::new(),
             keep_exports,
             split,
-            plans: plan_room(srcs, split),
+            plans: Vec::new(),
             split_failed: false,
             errors: Vec::new(),
             stats: Stats {

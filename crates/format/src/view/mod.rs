@@ -585,8 +585,21 @@ impl ModuleView {
                 len: entries.len() as u64,
             }));
         };
-        let start = self.defs.start + entry.offset as usize;
-        let bytes = &self.bytes()[start..start + entry.length as usize];
+        // The entry is read from the file each time: bounds-checked again, so that bytes
+        // rewritten since the index was validated give an error, never a read outside the
+        // definitions section.
+        let section = self.bytes().get(self.defs.clone()).unwrap_or(&[]);
+        let bytes = usize::try_from(entry.offset)
+            .ok()
+            .zip(usize::try_from(entry.length).ok())
+            .and_then(|(at, len)| section.get(at..at.checked_add(len)?));
+        let Some(bytes) = bytes else {
+            return Err(cx.bad(
+                "its definition index entry lies outside the definitions section (the file \
+                 changed while it was read)"
+                    .into(),
+            ));
+        };
         let major = self.header.major;
         cached(cache, || {
             if blake3::hash(bytes).as_bytes() != &entry.body_hash {
