@@ -39,6 +39,26 @@ fn setup(tag: &str) -> PathBuf {
     d
 }
 
+/// [`setup`], with `bad.ir`: an `@f` that resolves `main.ir`'s import but does not verify.
+fn setup_unverified(tag: &str) -> PathBuf {
+    let d = setup(tag);
+    std::fs::write(
+        d.join("bad.ir"),
+        "#[export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i64 7\n}\n",
+    )
+    .unwrap();
+    d
+}
+
+/// No temporary file is left in `d`.
+fn assert_no_temporary(d: &Path) {
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
 #[test]
 fn links_text_and_binary_inputs_and_exits_0() {
     let d = setup("ok");
@@ -103,11 +123,7 @@ fn link_errors_exit_1_and_leave_the_output_untouched() {
     let o = ir_link(&["main.ir", "-o", "new.irm"], &d);
     assert_eq!(o.status.code(), Some(1));
     assert!(!d.join("new.irm").exists());
-    let names: Vec<String> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    assert_no_temporary(&d);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -116,12 +132,7 @@ fn link_errors_exit_1_and_leave_the_output_untouched() {
 /// leaves an existing output as it was, creates no new one, and leaves no temporary file.
 #[test]
 fn a_linked_program_that_does_not_verify_leaves_the_output_untouched() {
-    let d = setup("unverified");
-    std::fs::write(
-        d.join("bad.ir"),
-        "#[export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i64 7\n}\n",
-    )
-    .unwrap();
+    let d = setup_unverified("unverified");
     std::fs::write(d.join("out.irm"), b"previous contents").unwrap();
     for out in ["out.irm", "new.irm"] {
         let o = ir_link(&["main.ir", "bad.ir", "-o", out], &d);
@@ -137,11 +148,7 @@ fn a_linked_program_that_does_not_verify_leaves_the_output_untouched() {
         b"previous contents"
     );
     assert!(!d.join("new.irm").exists());
-    let names: Vec<String> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    assert_no_temporary(&d);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -151,12 +158,7 @@ fn a_linked_program_that_does_not_verify_leaves_the_output_untouched() {
 #[test]
 fn a_fifo_output_gets_nothing_from_a_link_that_does_not_verify() {
     use std::io::Read;
-    let d = setup("unverified-fifo");
-    std::fs::write(
-        d.join("bad.ir"),
-        "#[export(\"f\")]\n@f: fn() -> i32 = func {\n^entry:\n  ret i64 7\n}\n",
-    )
-    .unwrap();
+    let d = setup_unverified("unverified-fifo");
     let fifo = d.join("out.fifo");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     assert!(made.is_ok_and(|s| s.success()), "mkfifo");
