@@ -309,10 +309,7 @@ impl<'v> Compact<'v> {
         let l = &self.l;
         h.update(b.get(..l.ext).unwrap_or(&[]));
         h.update(b.get(l.opcode..l.pay_lo).unwrap_or(&[]));
-        let kinds = b
-            .get(l.pay_kind..l.pay_kind.saturating_add(self.c.p as usize))
-            .unwrap_or(&[]);
-        for (row, &kind) in kinds.iter().enumerate() {
+        for (row, &kind) in self.pay_kinds().iter().enumerate() {
             let lo = match kind {
                 payload_kind::STR => 0,
                 _ => self.u32_at(l.pay_lo, row),
@@ -322,6 +319,14 @@ impl<'v> Compact<'v> {
         h.update(b.get(l.pay_hi..l.end).unwrap_or(&[]));
     }
 
+    /// The `pay_kind` array: one payload kind per payload row.
+    fn pay_kinds(&self) -> &'v [u8] {
+        let at = self.l.pay_kind;
+        self.b
+            .get(at..at.saturating_add(self.c.p as usize))
+            .unwrap_or(&[])
+    }
+
     /// The `ext` array: the body's external references (tagged `u32`s), in order.
     pub(crate) fn ext(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.c.k as usize).map(|x| self.u32_at(self.l.ext, x))
@@ -329,11 +334,7 @@ impl<'v> Compact<'v> {
 
     /// The string index (`pay_lo`) of each payload row of kind string, in row order.
     pub(crate) fn string_rows(&self) -> impl Iterator<Item = u32> + '_ {
-        let kinds = self
-            .b
-            .get(self.l.pay_kind..self.l.pay_kind.saturating_add(self.c.p as usize))
-            .unwrap_or(&[]);
-        kinds
+        self.pay_kinds()
             .iter()
             .enumerate()
             .filter(|&(_, &kind)| kind == payload_kind::STR)

@@ -38,6 +38,20 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
     b.get(at..at + 4).map_or(0, LE::read_u32)
 }
 
+/// The little-endian `u64` at `at` of `b` (0 past its end).
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8).map_or(0, LE::read_u64)
+}
+
+/// The 32-byte hash at `at` of `b` (zeros past its end).
+fn hash_at(b: &[u8], at: usize) -> [u8; 32] {
+    let mut h = [0u8; 32];
+    if let Some(bytes) = b.get(at..at + 32) {
+        h.copy_from_slice(bytes);
+    }
+    h
+}
+
 /// The little-endian `u16` at `at` of `b` (0 past its end).
 fn u16_at(b: &[u8], at: usize) -> u16 {
     b.get(at..at + 2).map_or(0, LE::read_u16)
@@ -480,21 +494,13 @@ impl<'v> DefEntries<'v> {
     /// Entry `k`.
     pub(crate) fn get(&self, k: usize) -> Option<DefMeta> {
         let r = record(self.recs, DEF_ENTRY_SIZE, k)?;
-        let u64_at = |at: usize| r.get(at..at + 8).map_or(0, LE::read_u64);
-        let hash_at = |at: usize| {
-            let mut h = [0u8; 32];
-            if let Some(b) = r.get(at..at + 32) {
-                h.copy_from_slice(b);
-            }
-            h
-        };
         Some(DefMeta {
-            offset: u64_at(offset_of!(ArchivedDefEntry, offset)),
-            length: u64_at(offset_of!(ArchivedDefEntry, length)),
+            offset: u64_at(r, offset_of!(ArchivedDefEntry, offset)),
+            length: u64_at(r, offset_of!(ArchivedDefEntry, length)),
             inst_count: u32_at(r, offset_of!(ArchivedDefEntry, inst_count)),
             opcode: u16_at(r, offset_of!(ArchivedDefEntry, opcode)),
-            body_hash: hash_at(offset_of!(ArchivedDefEntry, body_hash)),
-            content_hash: hash_at(offset_of!(ArchivedDefEntry, content_hash)),
+            body_hash: hash_at(r, offset_of!(ArchivedDefEntry, body_hash)),
+            content_hash: hash_at(r, offset_of!(ArchivedDefEntry, content_hash)),
         })
     }
 }
@@ -665,18 +671,13 @@ impl<'v> SymbolBytes<'v> {
     /// Symbol `k`.
     pub(crate) fn get(&self, k: usize) -> Option<SymbolEntry> {
         let r = record(self.recs, SYMBOL_SIZE, k)?;
-        let at = offset_of!(ArchivedSymbolRec, hash);
-        let mut hash = [0u8; 32];
-        if let Some(h) = r.get(at..at + 32) {
-            hash.copy_from_slice(h);
-        }
         Some(SymbolEntry {
             name: u32_at(r, offset_of!(ArchivedSymbolRec, name)),
             role: u8_at(r, offset_of!(ArchivedSymbolRec, role)),
             def_opcode: u16_at(r, offset_of!(ArchivedSymbolRec, def_opcode)),
             def: u32_at(r, offset_of!(ArchivedSymbolRec, def)),
             signature: u32_at(r, offset_of!(ArchivedSymbolRec, signature)),
-            hash,
+            hash: hash_at(r, offset_of!(ArchivedSymbolRec, hash)),
         })
     }
 
