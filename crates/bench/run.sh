@@ -6,7 +6,7 @@
 # (`irkit-bench codegen`: ir-link --emit obj on one thread and every core against llc -O0 and
 # -O2, and a one-edit --emit exe rebuild with a warm code cache against a cold build).
 # Extra arguments go to both subcommands (e.g. --runs 5).
-# Needs llvm-link, llvm-as and llc (Debian: apt-get install -y llvm), /usr/bin/time (for RSS)
+# Needs llvm-link, llvm-as and llc (Debian: apt-get install -y llvm)
 # and a fast linker, mold (apt-get install -y mold): `--emit exe` links through
 # `cc -fuse-ld=mold` when `mold` is on the PATH, else `cc -fuse-ld=lld` when `ld.lld` is, else
 # GNU ld (the link of the bench's object alone: about 28, 51 and 80 ms, in a warm one-edit build

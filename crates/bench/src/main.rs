@@ -6,7 +6,7 @@
 //! * `irkit-bench bench --ir-link PATH [--dir DIR] [--modules 50 --functions 200 --insts 100]
 //!   [--runs 3]` generates the same-sized program at 1 % and at 100 % reachability, links each
 //!   with `ir-link` and with `llvm-link --only-needed` (on the `.ll` files and on bitcode made
-//!   from them by `llvm-as`), measuring wall time and peak RSS (`/usr/bin/time -v`), and prints
+//!   from them by `llvm-as`), measuring wall time and peak RSS (of the command alone: `run`), and prints
 //!   the figures and their ratios. `crates/bench/run.sh` builds and runs it.
 //! * `irkit-bench codegen --ir-link PATH [--dir DIR] [--modules 50 --functions 200 --insts 100]
 //!   [--runs 3]` generates the program at 100 % reachability and measures native code
@@ -16,11 +16,12 @@
 //!   function of one module (each run another edit, so each recompiles that function).
 
 mod codegen;
+mod run;
 mod workload;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -212,7 +213,7 @@ pub(crate) fn files(dir: &Path, ext: &str, modules: usize) -> Vec<String> {
         .collect()
 }
 
-/// Runs `cmd args` `runs` times under `/usr/bin/time -v` (when present).
+/// Runs `cmd args` `runs` times: the fastest wall time, the largest peak RSS ([`run::run`]).
 pub(crate) fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measure, String> {
     measure_with(cmd, args, runs, &[])
 }
@@ -224,31 +225,16 @@ pub(crate) fn measure_with(
     runs: usize,
     env: &[(&str, &str)],
 ) -> Result<Measure, String> {
-    let time = Path::new("/usr/bin/time");
     let mut best: Option<Measure> = None;
     for _ in 0..runs {
-        let mut c = if time.exists() {
-            let mut c = Command::new(time);
-            c.arg("-v").arg(cmd);
-            c
-        } else {
-            Command::new(cmd)
-        };
-        c.args(args).envs(env.iter().copied());
-        let t = Instant::now();
-        let out = c
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", cmd.display()))?;
-        let wall = t.elapsed();
-        let err = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() {
-            return Err(format!("{} failed:\n{err}", cmd.display()));
+        let r = run::run(cmd, args, env)?;
+        if !r.success {
+            return Err(format!("{} failed:\n{}", cmd.display(), r.stderr));
         }
-        let rss_kb = err
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
-            .and_then(|v| v.trim().parse().ok());
-        let m = Measure { wall, rss_kb };
+        let m = Measure {
+            wall: r.wall,
+            rss_kb: r.rss_kb,
+        };
         best = Some(match best {
             None => m,
             Some(b) => Measure {
