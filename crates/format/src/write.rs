@@ -242,9 +242,31 @@ const UNMAPPED: u32 = u32::MAX;
 const OWNER_POOL: u32 = u32::MAX - 1;
 const OWNER_ROOT: u32 = u32::MAX - 2;
 const OWNER_DEBUG: u32 = u32::MAX - 3;
-/// A pool value's slot while the trees are walked: `(NAMED_BY, walk)`, the last walk that
-/// listed it ([`Writer::name_pool_values`]); numbered before anything is encoded.
-const NAMED_BY: u32 = u32::MAX - 4;
+
+/// The pool values one walk listed lately ([`Writer::name_pool_values`]): a small
+/// direct-mapped table, private to the walk, so that a value named by every instruction (a
+/// type such as `i32`) is listed about once per walk. A value it forgot is only listed again,
+/// which changes nothing (the pool order skips what it placed); the walks on other cores never
+/// touch it (marking the values in the shared slot table made the cores take each hot value's
+/// cache line from each other, most of the walks' time).
+struct Recent([u32; RECENT]);
+
+/// Entries of [`Recent`].
+const RECENT: usize = 256;
+
+impl Recent {
+    fn new() -> Recent {
+        Recent([u32::MAX; RECENT])
+    }
+
+    /// Whether `p` was seen lately; remembers it.
+    #[inline]
+    fn seen(&mut self, p: Inst) -> bool {
+        let i = p.index();
+        let at = (i ^ (i >> 8)) as usize % RECENT;
+        std::mem::replace(&mut self.0[at], i) == i
+    }
+}
 
 #[derive(Default)]
 struct StrTab<'m> {
@@ -550,11 +572,11 @@ impl<'m> Writer<'m> {
         Ok(out)
     }
 
-    /// Lists the pool values `i`'s type and operands name (once per walk `owner`, about).
+    /// Lists the pool values `i`'s type and operands name (about once per walk: `recent`).
     fn name_pool_values(
         &self,
         i: Inst,
-        owner: u32,
+        recent: &mut Recent,
         refs: &mut Vec<Inst>,
     ) -> Result<(), WriteError> {
         let m = self.m;
@@ -570,11 +592,7 @@ impl<'m> Writer<'m> {
                     m.opcode(i)
                 )));
             }
-            // The value's slot holds the last walk that listed it until the pool is numbered:
-            // another walk may overwrite it meanwhile, which only lists the value twice
-            // (harmless: the pool order skips what it placed).
-            if self.slot.get(p) != (NAMED_BY, owner) {
-                self.slot.set(p, NAMED_BY, owner);
+            if !recent.seen(p) {
                 refs.push(p);
             }
         }
@@ -711,26 +729,28 @@ impl<'m> Writer<'m> {
             pool_refs: Vec::with_capacity(SCAN_ROOM / 4),
         };
         let order = &mut scan.order;
+        let mut recent = Recent::new();
         // (instruction, whether it moved to the debug section).
         let mut stack = Vec::with_capacity(SCAN_ROOM / 2);
         stack.push((top, false));
         while let Some((i, moved)) = stack.pop() {
             if moved {
-                self.name_pool_values(i, owner, &mut scan.pool_refs)?;
+                self.name_pool_values(i, &mut recent, &mut scan.pool_refs)?;
                 continue;
             }
             let local = order.len() as u32;
             if order.len() > REF_MAX_INDEX as usize {
                 return Err(too_large("instructions in one definition", order.len() + 1));
             }
-            if !m.is_live(i) || !self.slot.claim(i, owner, local) {
+            // A pool value is never a tree instruction (its slot is the pool's).
+            if !m.is_live(i) || m.opcode(i).is_hoistable() || !self.slot.claim(i, owner, local) {
                 return Err(WriteError::Unrepresentable(format!(
-                    "{i} (`{}`): removed, or reachable twice in the tree",
+                    "{i} (`{}`): removed, a pool value, or reachable twice in the tree",
                     m.opcode(i)
                 )));
             }
             order.push(i);
-            self.name_pool_values(i, owner, &mut scan.pool_refs)?;
+            self.name_pool_values(i, &mut recent, &mut scan.pool_refs)?;
             let data = m.data(i);
             if !(is_root && i == top) {
                 stack.extend(data.children().iter().rev().map(|&c| (c, false)));
@@ -804,14 +824,14 @@ impl<'m> Writer<'m> {
         }
         match o {
             OWNER_POOL => Ok(pack_ref(TAG_POOL, index)),
-            d if d < NAMED_BY && index == 0 => Ok(pack_ref(TAG_DEF, d)),
+            d if d < OWNER_DEBUG && index == 0 => Ok(pack_ref(TAG_DEF, d)),
             _ => {
                 let why = match o {
                     UNMAPPED => "a removed or detached instruction",
                     OWNER_ROOT => "the module root or one of its decorations",
                     OWNER_DEBUG => "a name_hint or loc decoration",
                     // Unreachable: handled above, or numbered before encoding.
-                    OWNER_POOL | NAMED_BY => "a pool value",
+                    OWNER_POOL => "a pool value",
                     _ => "an instruction inside another definition",
                 };
                 Err(WriteError::Unrepresentable(format!(
