@@ -1119,11 +1119,31 @@ pub(crate) fn set_payload_lo(body: &mut [u8], row: usize, lo: u32) -> bool {
     }
 }
 
+/// Rewrites every `ext` entry of an encoded body through `f` (the writer numbers pool
+/// references after encoding some bodies); false if the body does not parse or `f` refuses an
+/// entry.
+pub(crate) fn rewrite_ext(body: &mut [u8], mut f: impl FnMut(u32) -> Option<u32>) -> bool {
+    let (at, k) = match Compact::parse(body) {
+        Ok(c) => (c.l.ext, c.c.k as usize),
+        Err(_) => return false,
+    };
+    let Some(ext) = body.get_mut(at..at + 4 * k) else {
+        return false;
+    };
+    for entry in ext.chunks_exact_mut(4) {
+        match f(LE::read_u32(entry)) {
+            Some(v) => LE::write_u32(entry, v),
+            None => return false,
+        }
+    }
+    true
+}
+
 std::thread_local! {
-    /// Per thread, indexed by an external reference's index and tag: its position in the
-    /// body being encoded plus one, or 0. Reset after each body (only the entries it set), so
-    /// it grows to the largest pool or definition index a body names: the module's size.
-    static EXT_SLOTS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Per thread: each external reference (a tagged `u32`) of the body being encoded, with
+    /// its position in the body's table; emptied after each body, its room kept.
+    static EXT_SLOTS: std::cell::RefCell<rustc_hash::FxHashMap<u32, u32>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
 }
 
 /// A body's references as indices into its index space (locals, then external ones);
@@ -1135,10 +1155,9 @@ struct SmallRefs {
     ext: Vec<u32>,
 }
 
-fn small_refs(body: &Body, slots: &mut Vec<u32>) -> SmallRefs {
+fn small_refs(body: &Body, slots: &mut rustc_hash::FxHashMap<u32, u32>) -> SmallRefs {
     let n = body.insts.len() as u32;
     let mut ext: Vec<u32> = Vec::new();
-    let key = |r: u32| (((r & REF_MAX_INDEX) as usize) << 2) | (r >> 30) as usize;
     let mut index = |r: u32| -> u32 {
         if r == REF_NONE {
             return u32::MAX;
@@ -1146,15 +1165,11 @@ fn small_refs(body: &Body, slots: &mut Vec<u32>) -> SmallRefs {
         if r >> 30 == TAG_LOCAL {
             return r & REF_MAX_INDEX;
         }
-        let k = key(r);
-        if k >= slots.len() {
-            slots.resize(k + 1, 0);
-        }
-        if slots[k] == 0 {
+        let at = *slots.entry(r).or_insert_with(|| {
             ext.push(r);
-            slots[k] = ext.len() as u32;
-        }
-        n + slots[k] - 1
+            ext.len() as u32 - 1
+        });
+        n + at
     };
     let mut tys = Vec::with_capacity(body.insts.len());
     let mut ops = Vec::with_capacity(body.operands.len());
@@ -1165,9 +1180,7 @@ fn small_refs(body: &Body, slots: &mut Vec<u32>) -> SmallRefs {
         ops.extend(body.operands[start..end].iter().map(|&o| index(o)));
         start = end;
     }
-    for &r in &ext {
-        slots[key(r)] = 0;
-    }
+    slots.clear();
     SmallRefs { tys, ops, ext }
 }
 

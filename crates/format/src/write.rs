@@ -41,6 +41,16 @@ pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
 /// readers of older files ([`hostile`](crate::hostile) only): 2 writes 2.1's bytes (rkyv
 /// bodies at 16-byte offsets), 3 writes 3.0's (compact bodies, the §3.2 content hash), 4
 /// writes 4.0's (the §3.4 content hash).
+/// [`write`] with every definition walked, then encoded, in two passes over the module: what
+/// the one-pass walk-and-encode ([`Writer::scan_encode_defs`]) must give byte for byte, and
+/// error for error (`hostile::write_two_pass`, for tests).
+pub(crate) fn write_two_pass(module: &Module) -> Result<Vec<u8>, WriteError> {
+    irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
+    let mut w = Writer::new(module);
+    w.two_pass = true;
+    Ok(w.run(Cursor::new(Vec::new()), FORMAT_MAJOR)?.into_inner())
+}
+
 pub(crate) fn write_older(module: &Module, major: u16) -> Result<Vec<u8>, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
     let sink = Writer::new(module).run(Cursor::new(Vec::new()), major)?;
@@ -268,6 +278,19 @@ impl Recent {
     }
 }
 
+/// How [`Writer::encode_ref`] writes a reference to a pool value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PoolRefs {
+    /// By its position in the pool (numbered).
+    Numbered,
+    /// By its arena index, before the pool is numbered: a body encoded right after its walk,
+    /// while its instructions are in the cache, whose `ext` entries are renumbered once the
+    /// pool is ([`Writer::number_pool_refs`]). Only pool values are written so; an `ext` entry
+    /// is a reference to its value whatever the number it carries, so the body's other bytes
+    /// are those a numbered encoding gives.
+    Provisional,
+}
+
 #[derive(Default)]
 struct StrTab<'m> {
     map: HashMap<&'m str, u32>,
@@ -384,6 +407,8 @@ struct Writer<'m> {
     m: &'m Module,
     /// Refuse a module over the nesting limit (checked while the trees are walked).
     limit_nesting: bool,
+    /// Walk every definition, then encode them, even where one pass would do (for tests).
+    two_pass: bool,
     slot: Slots,
     strings: StrTab<'m>,
     debug_strings: StrTab<'m>,
@@ -403,6 +428,7 @@ impl<'m> Writer<'m> {
         Writer {
             m,
             limit_nesting: false,
+            two_pass: false,
             slot: Slots::new(m.arena_len()),
             strings: StrTab::default(),
             debug_strings: StrTab::default(),
@@ -426,15 +452,27 @@ impl<'m> Writer<'m> {
         }
         // 1. Walk every definition on every core (numbering its instructions, finding its
         // debug decorations and the pool values it names), then the root; order the pool.
-        let (nesting, scans) = rayon::join(
+        // In a 3.x layout each definition is encoded right after its walk, its pool
+        // references numbered later (`PoolRefs::Provisional`); a module the walks or the
+        // encodings refuse is walked and encoded again in two passes, which report the first
+        // problem in module order.
+        let fused = major >= 3 && !self.two_pass && m.arena_len() <= REF_MAX_INDEX as usize + 1;
+        let (nesting, walked) = rayon::join(
             || match self.limit_nesting {
                 true => irkit_core::check_nesting(m),
                 false => Ok(()),
             },
-            || self.scan_defs(&defs),
+            || {
+                if fused && let Ok(done) = self.scan_encode_defs(&defs, major) {
+                    return Ok(done.into_iter().map(|(s, e)| (s, Some(e))).collect());
+                }
+                self.slot.clear();
+                self.scan_defs(&defs)
+                    .map(|scans| scans.into_iter().map(|s| (s, None)).collect::<Vec<_>>())
+            },
         );
         nesting.map_err(|nesting| WriteError::TooDeep { nesting })?;
-        let scans = scans?;
+        let (scans, early): (Vec<Scan<'m>>, Vec<Option<Encoded<'m>>>) = walked?.into_iter().unzip();
         let root_scan = self.scan(m.root(), OWNER_ROOT, true)?;
         let pool = self.pool_order(scans.iter().chain(std::iter::once(&root_scan)))?;
         for (i, &p) in pool.iter().enumerate() {
@@ -443,7 +481,7 @@ impl<'m> Writer<'m> {
         // 2. Encode: the bodies on every core, then their strings numbered in the
         // deterministic first-use order (pool, root, definitions in order).
         let pool_table = self.encode_pool(&pool)?;
-        let root_body = self.encode_body(root_scan.order, OWNER_ROOT)?;
+        let root_body = self.encode_body(root_scan.order, OWNER_ROOT, PoolRefs::Numbered)?;
         let root_body = self.adopt_strings(root_body)?;
         let mut orders = Vec::with_capacity(scans.len());
         for scan in scans {
@@ -456,15 +494,14 @@ impl<'m> Writer<'m> {
         // A 3.x body is laid out as soon as it is flattened (its records freed at once).
         let encoded: Vec<Result<Encoded<'m>, WriteError>> = orders
             .into_par_iter()
+            .zip(early)
             .enumerate()
-            .map(|(d, order)| {
-                let mut e = self.encode_body(order, d as u32)?;
-                if major >= 3
-                    && let Laid::Records(body) = &e.flat.laid
-                {
-                    e.flat.laid = Laid::Compact(compact::encode(body)?);
+            .map(|(d, (order, early))| match early {
+                Some(mut e) => {
+                    self.number_pool_refs(&mut e.flat, d as u32)?;
+                    Ok(e)
                 }
-                Ok(e)
+                None => self.encode_laid(order, d as u32, major, PoolRefs::Numbered),
             })
             .collect();
         let bodies = encoded
@@ -714,6 +751,79 @@ impl<'m> Writer<'m> {
             .collect()
     }
 
+    /// [`Writer::scan`] of every definition on every core, each encoded right after its walk
+    /// with its pool references by arena index (`PoolRefs::Provisional`). Every definition's
+    /// own instruction is numbered first, so that a walk may meet references to definitions
+    /// not walked yet. Any problem fails the whole (the caller redoes it in two passes, which
+    /// report the first problem in module order).
+    fn scan_encode_defs(
+        &self,
+        defs: &[Inst],
+        major: u16,
+    ) -> Result<Vec<(Scan<'m>, Encoded<'m>)>, WriteError> {
+        for (d, &def) in defs.iter().enumerate() {
+            if !self.slot.claim(def, d as u32, 0) {
+                return Err(WriteError::Unrepresentable(format!(
+                    "{def}: a definition listed twice"
+                )));
+            }
+        }
+        defs.par_iter()
+            .enumerate()
+            .map(|(d, &def)| {
+                let owner = d as u32;
+                let mut scan = self.scan(def, owner, false)?;
+                let order = std::mem::take(&mut scan.order);
+                let e = self.encode_laid(order, owner, major, PoolRefs::Provisional)?;
+                Ok((scan, e))
+            })
+            .collect()
+    }
+
+    /// [`Writer::encode_body`], laid out in the layout of major `major` (compact from 3.x on).
+    fn encode_laid(
+        &self,
+        order: Vec<Inst>,
+        owner: u32,
+        major: u16,
+        pool: PoolRefs,
+    ) -> Result<Encoded<'m>, WriteError> {
+        let mut e = self.encode_body(order, owner, pool)?;
+        if major >= 3
+            && let Laid::Records(body) = &e.flat.laid
+        {
+            e.flat.laid = Laid::Compact(compact::encode(body)?);
+        }
+        Ok(e)
+    }
+
+    /// Renumbers the pool references of definition `d`'s body encoded with
+    /// `PoolRefs::Provisional` (its `ext` entries naming pool values by arena index) by the
+    /// pool's numbering.
+    fn number_pool_refs(&self, flat: &mut Flattened, d: u32) -> Result<(), WriteError> {
+        let Laid::Compact(bytes) = &mut flat.laid else {
+            return Err(WriteError::Archive(format!(
+                "definition {d}: a body not laid out"
+            )));
+        };
+        let renumbered = compact::rewrite_ext(bytes, |r| {
+            if r >> 30 != TAG_POOL {
+                return Some(r);
+            }
+            match self.slot.get(Inst::from_index(r & REF_MAX_INDEX)) {
+                (OWNER_POOL, p) => Some(pack_ref(TAG_POOL, p)),
+                _ => None,
+            }
+        });
+        if renumbered {
+            Ok(())
+        } else {
+            Err(WriteError::Archive(format!(
+                "definition {d}: a pool reference to a value not in the pool"
+            )))
+        }
+    }
+
     /// Walks a tree in pre-order (an instruction, its decorations, its children), numbering
     /// its instructions (slot `(owner, local)`), taking out the decorations that move to the
     /// debug section, and listing the pool values it names. For the root only its decorations
@@ -743,7 +853,13 @@ impl<'m> Writer<'m> {
                 return Err(too_large("instructions in one definition", order.len() + 1));
             }
             // A pool value is never a tree instruction (its slot is the pool's).
-            if !m.is_live(i) || m.opcode(i).is_hoistable() || !self.slot.claim(i, owner, local) {
+            // A definition's own instruction may be numbered before its walk
+            // ([`Writer::scan_encode_defs`]).
+            let numbered = i == top && local == 0 && self.slot.get(i) == (owner, 0);
+            if !m.is_live(i)
+                || m.opcode(i).is_hoistable()
+                || !(numbered || self.slot.claim(i, owner, local))
+            {
                 return Err(WriteError::Unrepresentable(format!(
                     "{i} (`{}`): removed, a pool value, or reachable twice in the tree",
                     m.opcode(i)
@@ -807,7 +923,13 @@ impl<'m> Writer<'m> {
     }
 
     /// Encodes a reference from `user` (in archive `owner`) to `target`.
-    fn encode_ref(&self, owner: u32, user: Inst, target: Inst) -> Result<u32, WriteError> {
+    fn encode_ref(
+        &self,
+        owner: u32,
+        user: Inst,
+        target: Inst,
+        pool: PoolRefs,
+    ) -> Result<u32, WriteError> {
         let m = self.m;
         let mut t = target;
         if !m.contains(t) {
@@ -824,6 +946,13 @@ impl<'m> Writer<'m> {
         }
         match o {
             OWNER_POOL => Ok(pack_ref(TAG_POOL, index)),
+            // A live pool value the walks listed (the walk of `owner` did: it names what
+            // `owner` refers to), numbered later.
+            UNMAPPED
+                if pool == PoolRefs::Provisional && m.opcode(t).is_hoistable() && m.is_live(t) =>
+            {
+                Ok(pack_ref(TAG_POOL, t.index()))
+            }
             d if d < OWNER_DEBUG && index == 0 => Ok(pack_ref(TAG_DEF, d)),
             _ => {
                 let why = match o {
@@ -849,11 +978,13 @@ impl<'m> Writer<'m> {
         for (i, &p) in pool.iter().enumerate() {
             let d = m.data(p);
             let ty = match d.ty() {
-                Some(t) => self.encode_ref(OWNER_POOL, p, t)?,
+                Some(t) => self.encode_ref(OWNER_POOL, p, t, PoolRefs::Numbered)?,
                 None => REF_NONE,
             };
             for &o in d.operands() {
-                table.operands.push(self.encode_ref(OWNER_POOL, p, o)?);
+                table
+                    .operands
+                    .push(self.encode_ref(OWNER_POOL, p, o, PoolRefs::Numbered)?);
             }
             // Pool references must point backwards (guaranteed by `pool_order`).
             debug_assert!(
@@ -881,7 +1012,12 @@ impl<'m> Writer<'m> {
 
     /// Flattens one numbered tree ([`Writer::scan`]); its strings are numbered by
     /// [`Writer::adopt_strings`].
-    fn encode_body(&self, order: Vec<Inst>, owner: u32) -> Result<Encoded<'m>, WriteError> {
+    fn encode_body(
+        &self,
+        order: Vec<Inst>,
+        owner: u32,
+        pool: PoolRefs,
+    ) -> Result<Encoded<'m>, WriteError> {
         let m = self.m;
         let n = order.len();
         let mut body = Body::default();
@@ -909,11 +1045,11 @@ impl<'m> Writer<'m> {
         for (l, &i) in order.iter().enumerate() {
             let d = m.data(i);
             let ty = match d.ty() {
-                Some(t) => self.encode_ref(owner, i, t)?,
+                Some(t) => self.encode_ref(owner, i, t, pool)?,
                 None => REF_NONE,
             };
             for &o in d.operands() {
-                body.operands.push(self.encode_ref(owner, i, o)?);
+                body.operands.push(self.encode_ref(owner, i, o, pool)?);
             }
             let (kind, lo, hi, text) = self.encode_payload(d.payload(), &mut body.bytes)?;
             if let Some(text) = text {

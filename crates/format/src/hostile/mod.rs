@@ -49,6 +49,13 @@ pub fn write_v4_0(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteEr
     crate::write::write_older(module, 4)
 }
 
+/// Writes `module` in this version's layout as the writer did before it encoded each
+/// definition right after its walk: every definition walked, then every one encoded. Tests
+/// check that [`crate::write`] gives the same bytes, or the same error.
+pub fn write_two_pass(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
+    crate::write::write_two_pass(module)
+}
+
 pub use mutate::{mutate, mutate_once};
 
 /// An archived `DefEntry`.
