@@ -21,7 +21,7 @@ mod imports;
 mod linkage;
 mod resolve;
 
-use linkage::{ExportIndex, linkage, linkage_of};
+use linkage::{ExportIndex, FactTable, linkage, linkage_of};
 use resolve::{MAX_REEXPORT_CHAIN, Resolved};
 
 /// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
@@ -62,9 +62,10 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     let start = Instant::now();
     let mut out = Module::new();
     let prepared = ahead::Ahead::default();
-    let mut st = State::new(&inputs, opts, true);
+    let facts = FactTable::new(&inputs);
+    let mut st = State::new(&inputs, opts, &facts, true);
     st.ahead = Some(&prepared);
-    ahead::with_validation_ahead(&inputs, &prepared, || st.run(&mut out));
+    ahead::with_validation_ahead(&inputs, &prepared, &facts, || st.run(&mut out));
     // The spare thread has stopped: the bodies are built on every core.
     st.finish(&mut out);
     if st.split_failed {
@@ -72,7 +73,7 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         // decoder) says why, at the point of the walk where it does, as if nothing had been
         // planned (spec/linking.md §5, "Copying on every core").
         out = Module::new();
-        st = State::new(&inputs, opts, false);
+        st = State::new(&inputs, opts, &facts, false);
         st.run(&mut out);
         st.finish(&mut out);
     }
@@ -232,6 +233,8 @@ struct State<'a> {
     exports: Option<ExportIndex<'a>>,
     /// What the spare thread prepares meanwhile (the export index), when there is one.
     ahead: Option<&'a ahead::Ahead<'a>>,
+    /// What the walk reads of each definition it acts on, shared with the spare thread.
+    facts: &'a FactTable,
     /// Names looked up one input at a time so far.
     lookups: u64,
     /// Inputs whose symbol table could not be read (reported once).
@@ -261,7 +264,12 @@ fn def_ref(r: Option<Ref>) -> Option<u32> {
 }
 
 impl<'a> State<'a> {
-    fn new(srcs: &'a [Input], opts: &'a LinkOptions, split: bool) -> State<'a> {
+    fn new(
+        srcs: &'a [Input],
+        opts: &'a LinkOptions,
+        facts: &'a FactTable,
+        split: bool,
+    ) -> State<'a> {
         let mut keep_exports: HashSet<&str> = opts.exports.iter().map(String::as_str).collect();
         keep_exports.insert(opts.entry.as_str());
         State {
@@ -284,6 +292,7 @@ impl<'a> State<'a> {
             copiers: vec![None; srcs.len()],
             exports: None,
             ahead: None,
+            facts,
             lookups: 0,
             bad_symbols: FxHashSet::default(),
             bad_defs: FxHashSet::default(),
@@ -421,19 +430,19 @@ impl<'a> State<'a> {
             // Reported; the copy will not report it again.
             None => Key::Def(m, d),
             Some(l) => {
-                if let Some(n) = l.import {
-                    let key = match self.resolve_name(out, &n) {
+                if let Some(n) = &l.import {
+                    let key = match self.resolve_name(out, n) {
                         Resolved::Def(wm, wd) => {
                             // Memoized first: the import's type may name it (a generic's
                             // parameters name their generic).
                             self.ref_memo.insert((m, d), Key::Def(wm, wd));
                             let t = Instant::now();
-                            self.check_import(out, &n, (m, d), (wm, wd));
+                            self.check_import(out, n, (m, d), (wm, wd));
                             self.stats.resolve += t.elapsed();
                             Key::Def(wm, wd)
                         }
                         Resolved::Missing => {
-                            let k = Key::Import(n.into());
+                            let k = Key::Import(n.as_str().into());
                             self.ref_memo.insert((m, d), k.clone());
                             self.check_decl(out, &k, m, d);
                             k
@@ -461,7 +470,7 @@ impl<'a> State<'a> {
                         Resolved::Def(wm, wd) => Key::Def(wm, wd),
                         _ => Key::Def(m, d),
                     }
-                } else if let Some(s) = l.external.filter(|_| l.bodyless) {
+                } else if let Some(s) = l.external.as_deref().filter(|_| l.bodyless) {
                     let k = Key::Extern(s.into());
                     self.check_decl(out, &k, m, d);
                     k
@@ -688,7 +697,12 @@ impl<'a> State<'a> {
                 return;
             }
         };
-        if linkage(&def).stub && !self.opts.link_stubs {
+        // (Its facts read: its validation above checked its symbol records.)
+        let stub = self
+            .facts
+            .get(view, m, d)
+            .map_or_else(|_| linkage(&def).stub, |f| f.linkage.stub);
+        if stub && !self.opts.link_stubs {
             let chain = self.chain(parent);
             self.errors.push(LinkError::Stub {
                 name: self.display_name(m, d),

@@ -4,7 +4,8 @@
 //! (`ModuleView::check_def_symbols`). Both depend on the input alone and their verdicts are
 //! cached by the input's view, whoever asked first. So while the walk runs on the calling
 //! thread, a spare thread of rayon's pool validates the inputs' definitions, and the walk
-//! mostly finds them checked.
+//! mostly finds them checked; with each it reads what the walk reads of a definition before
+//! copying it (its linkage and type: [`FactTable`]), so that the walk mostly finds that read.
 //!
 //! Nothing observable changes: a view caches a definition's verdict, error or not, and only
 //! the walk reports one (for a definition it reached, when it reached it). The thread stops as
@@ -24,7 +25,7 @@ use std::time::Duration;
 
 use irkit_core::Slots;
 
-use super::linkage::ExportIndex;
+use super::linkage::{ExportIndex, FactTable};
 use super::resolve::export_index;
 use crate::input::Input;
 
@@ -76,6 +77,7 @@ impl<'a> Ahead<'a> {
 pub(super) fn with_validation_ahead<'a, R>(
     inputs: &'a [Input],
     ahead: &Ahead<'a>,
+    facts: &FactTable,
     walk: impl FnOnce() -> R,
 ) -> R {
     if rayon::current_num_threads() < 2 {
@@ -95,7 +97,7 @@ pub(super) fn with_validation_ahead<'a, R>(
                 *slot = Some(index);
                 ahead.ready.store(true, Ordering::Release);
             }
-            validate(inputs, &done);
+            validate(inputs, facts, &done);
             make_slots(inputs, ahead, &done);
         });
         let r = walk();
@@ -104,7 +106,7 @@ pub(super) fn with_validation_ahead<'a, R>(
     })
 }
 
-fn validate(inputs: &[Input], done: &AtomicBool) {
+fn validate(inputs: &[Input], facts: &FactTable, done: &AtomicBool) {
     // The sections every copy from an input reads first (a reach of 1 % touches most inputs
     // and few of their definitions), then the definitions.
     for input in inputs {
@@ -114,7 +116,7 @@ fn validate(inputs: &[Input], done: &AtomicBool) {
         let _ = input.view.pool();
         let _ = input.view.check_debug();
     }
-    for input in inputs {
+    for (m, input) in inputs.iter().enumerate() {
         let view = &input.view;
         if view.pool().is_err() {
             continue;
@@ -126,6 +128,7 @@ fn validate(inputs: &[Input], done: &AtomicBool) {
             if view.check_def_symbols(d).is_err() {
                 break;
             }
+            facts.prefetch(view, m as u32, d);
         }
     }
 }

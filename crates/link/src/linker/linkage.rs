@@ -2,9 +2,12 @@
 //! `import`, `extern`, `weak`, `linkonce`, `stub`), and the index of export candidates by name.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use irkit_core::Opcode;
-use irkit_format::{DefView, ModuleView, PayloadView};
+use irkit_format::{DefView, ModuleView, PayloadView, Ref};
+
+use crate::input::Input;
 
 /// Linkage decorations of a definition, read from its validated archive.
 #[derive(Default)]
@@ -22,6 +25,96 @@ pub(super) struct Linkage {
 
 pub(super) fn linkage_of(view: &ModuleView, def: u32) -> Result<Linkage, irkit_format::ReadError> {
     Ok(linkage(&view.def(def)?))
+}
+
+/// What the walk reads of a definition before it copies it: its linkage (its decorations
+/// checked against its file's symbol index first) and its own type.
+pub(super) struct Facts {
+    pub(super) linkage: Linkage,
+    pub(super) ty: Option<Ref>,
+}
+
+impl Facts {
+    /// Definition `d` of `view`'s facts, once its symbol records are checked
+    /// (`ModuleView::check_def_symbols`, which validates it); the error otherwise.
+    pub(super) fn read(view: &ModuleView, d: u32) -> Result<Facts, irkit_format::ReadError> {
+        view.check_def_symbols(d)?;
+        let def = view.def(d)?;
+        Ok(Facts {
+            linkage: linkage(&def),
+            ty: def.root().ty(),
+        })
+    }
+}
+
+/// One input's [`Facts`], per definition.
+type InputFacts = Box<[OnceLock<Box<Facts>>]>;
+
+/// Per input, per definition: its [`Facts`], once read, by the walk or ahead of it by the
+/// spare thread (spec/linking.md §4, "Validation ahead"), whoever first; only facts that read
+/// are kept (the walk reads a refused definition again, to report why, when it acts on it).
+/// Each input's table is made on first use.
+pub(super) struct FactTable {
+    inputs: Vec<OnceLock<InputFacts>>,
+    counts: Vec<u32>,
+}
+
+impl FactTable {
+    pub(super) fn new(inputs: &[Input]) -> FactTable {
+        FactTable {
+            inputs: inputs.iter().map(|_| OnceLock::new()).collect(),
+            counts: inputs.iter().map(|i| i.view.def_count()).collect(),
+        }
+    }
+
+    fn entry(&self, m: u32, d: u32) -> Option<&OnceLock<Box<Facts>>> {
+        let count = *self.counts.get(m as usize)?;
+        let table = self
+            .inputs
+            .get(m as usize)?
+            .get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
+        table.get(d as usize)
+    }
+
+    /// Definition `d` of input `m`'s facts, read from `view` unless they were; the error of
+    /// a definition whose facts do not read.
+    pub(super) fn get(
+        &self,
+        view: &ModuleView,
+        m: u32,
+        d: u32,
+    ) -> Result<&Facts, irkit_format::ReadError> {
+        let Some(entry) = self.entry(m, d) else {
+            // Out of range: reading says so (as a definition past the count is refused).
+            return Err(Facts::read(view, d)
+                .err()
+                .unwrap_or_else(|| irkit_format::ReadError {
+                    file: view.file().into(),
+                    location: irkit_format::Location::Definition(d),
+                    cause: irkit_format::ReadCause::IndexOutOfRange {
+                        what: "definition index",
+                        index: u64::from(d),
+                        len: u64::from(view.def_count()),
+                    },
+                }));
+        };
+        if let Some(f) = entry.get() {
+            return Ok(f);
+        }
+        let f = Facts::read(view, d)?;
+        Ok(entry.get_or_init(|| Box::new(f)))
+    }
+
+    /// Reads definition `d` of input `m`'s facts ahead of the walk (errors are left for the
+    /// walk to meet).
+    pub(super) fn prefetch(&self, view: &ModuleView, m: u32, d: u32) {
+        if let Some(entry) = self.entry(m, d)
+            && entry.get().is_none()
+            && let Ok(f) = Facts::read(view, d)
+        {
+            let _ = entry.set(Box::new(f));
+        }
+    }
 }
 
 pub(super) fn linkage(d: &DefView<'_>) -> Linkage {

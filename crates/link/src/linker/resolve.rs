@@ -9,7 +9,7 @@ use std::time::Instant;
 use irkit_core::Module;
 use irkit_format::SymbolRole;
 
-use super::linkage::{Candidate, ExportIndex, Linkage, linkage_of};
+use super::linkage::{Candidate, ExportIndex, Linkage};
 use super::{Key, State};
 use crate::error::LinkError;
 
@@ -35,7 +35,7 @@ pub(super) enum Resolved {
     Failed,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
     /// What `name` resolves to: its winning export (`direct_winner`), and when that is a
     /// re-export (an import declaration exporting `name`), what its import resolves to, and
     /// so on, iteratively, at most [`MAX_REEXPORT_CHAIN`] names. Every re-export declaration
@@ -122,7 +122,7 @@ impl State<'_> {
 
     /// The import name of definition `d` of input `m`, if it has one.
     fn import_name(&mut self, (m, d): (u32, u32)) -> Option<String> {
-        self.checked_linkage(m, d).and_then(|l| l.import)
+        self.checked_linkage(m, d).and_then(|l| l.import.clone())
     }
 
     /// `@b (n.irm) -> @a (m.irm) -> …`, the chain's names with the files re-exporting them,
@@ -146,7 +146,7 @@ impl State<'_> {
         let t = Instant::now();
         // A symbol record is derived data: the definition it names must really export the
         // name (a record pointing elsewhere is refused, never followed).
-        let cands: Vec<(u32, u32, Linkage)> = self
+        let cands: Vec<(u32, u32, &Linkage)> = self
             .export_candidates(name)
             .into_iter()
             .filter_map(|(m, d)| self.checked_linkage(m, d).map(|l| (m, d, l)))
@@ -161,7 +161,7 @@ impl State<'_> {
         let import = cands
             .into_iter()
             .find(|c| (c.0, c.1) == (m, d))
-            .and_then(|c| c.2.import);
+            .and_then(|c| c.2.import.clone());
         Some((m, d, import))
     }
 
@@ -169,11 +169,11 @@ impl State<'_> {
     /// its file's symbol index (`ModuleView::check_def_symbols`: the linker acts on both, so
     /// they must agree). `None` when the definition cannot be read or contradicts the index;
     /// the problem is reported once.
-    pub(super) fn checked_linkage(&mut self, m: u32, d: u32) -> Option<Linkage> {
+    pub(super) fn checked_linkage(&mut self, m: u32, d: u32) -> Option<&'a Linkage> {
         self.validated.insert((m, d));
-        let view = self.view(m);
-        match view.check_def_symbols(d).and_then(|()| linkage_of(view, d)) {
-            Ok(l) => Some(l),
+        let facts = self.facts;
+        match facts.get(self.view(m), m, d) {
+            Ok(f) => Some(&f.linkage),
             Err(e) => {
                 self.def_error(m, d, e);
                 None
@@ -264,7 +264,7 @@ impl State<'_> {
     pub(super) fn arbitrate(
         &mut self,
         name: &str,
-        cands: &[(u32, u32, Linkage)],
+        cands: &[(u32, u32, &Linkage)],
     ) -> Option<(u32, u32)> {
         let mut strong = Vec::new();
         let mut once = Vec::new();
