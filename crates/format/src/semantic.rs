@@ -322,6 +322,10 @@ pub(crate) fn def_key(
             }
         }
         subs += 1;
+        if subs > root.n_decos {
+            // A child: what the key needs of the children (that there is one) is known.
+            break;
+        }
         i = r.end.max(i + 1);
     }
     let bodyless = subs <= root.n_decos;
@@ -782,10 +786,16 @@ pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> 
     scheme: Scheme,
 }
 
-impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> {
-    /// The graph of `bodies` and `pool`, labelled for `scheme`.
+impl<'a, S, B, P> FlatGraph<'a, S, B, P>
+where
+    S: Strings + Sync + ?Sized,
+    B: Flat + Sync,
+    P: Flat + Sync + ?Sized,
+{
+    /// The graph of `bodies` and `pool`, labelled for `scheme` (each definition's key read
+    /// on every core).
     pub fn new(strings: &'a S, bodies: Vec<&'a B>, pool: &'a P, scheme: Scheme) -> Self {
-        let keys = bodies.iter().map(|b| def_key(*b, strings)).collect();
+        let keys = bodies.par_iter().map(|b| def_key(*b, strings)).collect();
         FlatGraph {
             strings,
             bodies,
@@ -795,14 +805,7 @@ impl<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> FlatGraph<'a, S, B, P> 
             scheme,
         }
     }
-}
 
-impl<S, B, P> FlatGraph<'_, S, B, P>
-where
-    S: Strings + Sync + ?Sized,
-    B: Flat + Sync,
-    P: Flat + Sync + ?Sized,
-{
     /// Every definition's label, in definition order, computed on every core (a label is a
     /// function of its own body alone).
     pub fn def_labels(&self) -> Vec<Label> {
