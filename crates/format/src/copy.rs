@@ -69,7 +69,7 @@ pub struct CopySummary {
 impl ModuleView {
     /// The opcode of definition `i`, from the definitions directory (nothing is validated).
     pub fn def_opcode(&self, i: u32) -> Option<Opcode> {
-        self.def_meta(i).map(|d| Opcode(d.opcode))
+        self.def_entry_opcode(i).map(Opcode)
     }
 
     /// A copier for this file's definitions; with `debug`, it re-creates name hints and

@@ -50,6 +50,7 @@
 //! rank), read in place instruction by instruction. 1.x and 2.x files (rkyv bodies, and a
 //! second, rkyv symbol table) are still read.
 
+mod batch;
 mod compact;
 mod copy;
 mod defview;

@@ -491,6 +491,12 @@ impl<'v> DefEntries<'v> {
         self.recs.len() / DEF_ENTRY_SIZE
     }
 
+    /// Entry `k`'s opcode alone (what a walk asks of many definitions it does not read).
+    pub(crate) fn opcode(&self, k: usize) -> Option<u16> {
+        let r = record(self.recs, DEF_ENTRY_SIZE, k)?;
+        Some(u16_at(r, offset_of!(ArchivedDefEntry, opcode)))
+    }
+
     /// Entry `k`.
     pub(crate) fn get(&self, k: usize) -> Option<DefMeta> {
         let r = record(self.recs, DEF_ENTRY_SIZE, k)?;
@@ -577,11 +583,29 @@ impl<'v> DebugRecs<'v> {
         }
     }
 
-    /// The records of definition `def`.
+    /// Record `k`'s definition alone (`k` in range).
+    fn def_of(&self, k: usize) -> Option<u32> {
+        let r = record(self.recs, DEBUG_SIZE, k)?;
+        Some(u32_at(r, offset_of!(ArchivedDebugRec, def)))
+    }
+
+    /// The records of definition `def`: the first found by a binary search over the records'
+    /// definitions alone, the rest (a definition has a few) by reading on.
     pub(crate) fn of_def(&self, def: u32) -> DebugRecs<'v> {
-        let lo = self.partition_point(|r| r.def < def);
-        let hi = self.partition_point(|r| r.def <= def);
-        self.slice(lo..hi)
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.def_of(mid).is_some_and(|d| d < def) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut end = lo;
+        while self.def_of(end) == Some(def) {
+            end += 1;
+        }
+        self.slice(lo..end)
     }
 }
 

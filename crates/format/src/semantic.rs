@@ -814,16 +814,27 @@ where
             scheme: self.scheme,
         };
         let keys = &self.keys;
+        // A group of bodies at a time: their streams are hashed together (`Feed::capturing`).
         self.bodies
-            .par_iter()
-            .map_init(Feed::new, |feed, b| {
-                let key = |j: u32, h: &mut Feed| {
-                    Ok::<_, std::convert::Infallible>(feed_known_key(keys, j, h))
-                };
-                match labeler.body(feed, *b, key) {
-                    Ok(l) => l,
-                    Err(never) => match never {},
+            .par_chunks(crate::batch::LANES)
+            .flat_map_iter(|group| {
+                let mut feed = Feed::capturing();
+                let mut labels: Vec<Label> = group
+                    .iter()
+                    .map(|b| {
+                        let key = |j: u32, h: &mut Feed| {
+                            Ok::<_, std::convert::Infallible>(feed_known_key(keys, j, h))
+                        };
+                        match labeler.body(&mut feed, *b, key) {
+                            Ok(l) => l,
+                            Err(never) => match never {},
+                        }
+                    })
+                    .collect();
+                for (l, h) in labels.iter_mut().zip(feed.captured_digests()) {
+                    l.hash = h;
                 }
+                labels
             })
             .collect()
     }

@@ -107,17 +107,29 @@ impl Prepared {
             if chunk.is_empty() {
                 break;
             }
-            // Each body is freed once encoded; the encodings once written.
-            let archived: Vec<(Archived, u32)> = chunk
+            // Each body is freed once encoded; the encodings once written. The body hashes
+            // are computed many at a time (`batch`), on every core.
+            let laid: Vec<(Bytes, u32)> = chunk
                 .into_par_iter()
                 .map(|b| {
                     let bytes = match b.laid {
                         Laid::Compact(bytes) => Bytes::Plain(bytes),
                         Laid::Records(body) => body_bytes(&body, major)?,
                     };
-                    Ok((Archived::new(bytes), b.count))
+                    Ok((bytes, b.count))
                 })
                 .collect::<Result<_, WriteError>>()?;
+            let hashes: Vec<[u8; 32]> = laid
+                .par_chunks(crate::batch::LANES)
+                .flat_map_iter(|group| {
+                    let msgs: Vec<&[u8]> = group.iter().map(|(b, _)| b.as_slice()).collect();
+                    crate::batch::hash_all(&msgs)
+                })
+                .collect();
+            let archived = laid
+                .into_iter()
+                .zip(hashes)
+                .map(|((bytes, count), hash)| (Archived { bytes, hash }, count));
             let mut buf = Vec::new();
             for (a, inst_count) in archived {
                 let d = index.defs.len();
@@ -1261,13 +1273,6 @@ impl From<Vec<u8>> for Bytes {
 struct Archived {
     bytes: Bytes,
     hash: [u8; 32],
-}
-
-impl Archived {
-    fn new(bytes: Bytes) -> Archived {
-        let hash = *blake3::hash(bytes.as_slice()).as_bytes();
-        Archived { bytes, hash }
-    }
 }
 
 /// Sections hashed on every core past this size (smaller ones are not worth the split).

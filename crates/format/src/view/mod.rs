@@ -497,6 +497,12 @@ impl ModuleView {
         self.def_entries().ok()?.get(i as usize)
     }
 
+    /// Definition `i`'s opcode in the definition index (validates the index on first use;
+    /// `None` when out of range or the index is invalid).
+    pub(crate) fn def_entry_opcode(&self, i: u32) -> Option<u16> {
+        self.def_entries().ok()?.opcode(i as usize)
+    }
+
     /// The definition index's entries (validates it on first use).
     fn def_entries(&self) -> Result<DefEntries<'_>, ReadError> {
         let table = self.def_table()?;
