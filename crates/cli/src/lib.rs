@@ -3,7 +3,7 @@
 //! This crate owns the `ir-*` binaries and only what they share: reading inputs (files or
 //! stdin, by format), reporting problems one line each, choosing exit codes, and writing
 //! outputs atomically (files, each using only those before it: `report`, `input`, `link`,
-//! `output`, `backends`, `signals`). Every real job is done by a library crate (`irkit-core`,
+//! `output`, `backends`, `signals`), and the worker threads (`threads`). Every real job is done by a library crate (`irkit-core`,
 //! `irkit-text`); a binary is argument parsing plus calls into them. `alloc` chooses the
 //! tools' memory allocator (jemalloc with transparent huge pages).
 //!
@@ -18,6 +18,7 @@ pub mod link;
 pub mod output;
 pub mod report;
 pub mod signals;
+pub mod threads;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;

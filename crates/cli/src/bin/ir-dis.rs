@@ -19,6 +19,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::threads::use_main_thread();
     irkit_cli::signals::install();
     let args = Args::parse();
     let mut problems = Problems::new();

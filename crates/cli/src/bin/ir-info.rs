@@ -34,6 +34,7 @@ fn role(r: SymbolRole) -> String {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::threads::use_main_thread();
     irkit_cli::signals::install();
     let args = Args::parse();
     let mut problems = Problems::new();

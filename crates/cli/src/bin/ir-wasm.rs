@@ -53,6 +53,7 @@ fn read(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::threads::use_main_thread();
     irkit_cli::signals::install();
     let args = Args::parse();
     let stdin = args.input.as_os_str() == "-";

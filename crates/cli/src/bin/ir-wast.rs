@@ -44,6 +44,7 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
+    irkit_cli::threads::use_main_thread();
     irkit_cli::signals::install();
     let args = Args::parse();
     let Some(backend) = backends::backend(&args.backend) else {
