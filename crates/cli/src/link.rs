@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::input::{load, text_of, verify_error_lines};
 use crate::report::Problems;
 
@@ -21,37 +23,43 @@ pub fn open_link_inputs(
     let mut sorted: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
     sorted.sort();
     let before = problems.len();
-    let mut inputs = Vec::with_capacity(sorted.len());
-    for path in sorted {
-        let (name, bytes) = match Input::open(path) {
-            Ok(Opened::Module(input)) => {
-                inputs.push(*input);
-                continue;
-            }
-            Ok(Opened::Other(name, bytes)) => (name, bytes),
-            Err(errors) => {
-                errors
-                    .errors()
-                    .iter()
-                    .for_each(|e| problems.push(e.render()));
-                continue;
-            }
-        };
-        let Some(source) = text_of(&name, bytes, problems) else {
-            continue;
-        };
-        match irkit_text::parse(&source, &name) {
-            Ok(module) => match Input::from_module(&name, &module) {
-                Ok(input) => inputs.push(input),
-                Err(errors) => errors
-                    .errors()
-                    .iter()
-                    .for_each(|e| problems.push(e.render())),
-            },
-            Err(errors) => errors
-                .errors()
-                .iter()
-                .for_each(|e| problems.push(e.render())),
+    // Each input is opened (and a text one parsed) on any core; the problems are reported in
+    // the inputs' sorted order.
+    let opened: Vec<Result<Input, Problems>> = sorted
+        .par_iter()
+        .map(|path| {
+            let mut problems = Problems::new();
+            let (name, bytes) = match Input::open(path) {
+                Ok(Opened::Module(input)) => return Ok(*input),
+                Ok(Opened::Other(name, bytes)) => (name, bytes),
+                Err(errors) => {
+                    errors
+                        .errors()
+                        .iter()
+                        .for_each(|e| problems.push(e.render()));
+                    return Err(problems);
+                }
+            };
+            let Some(source) = text_of(&name, bytes, &mut problems) else {
+                return Err(problems);
+            };
+            let parsed = irkit_text::parse(&source, &name)
+                .map_err(|errors| errors.errors().iter().map(|e| e.render()).collect())
+                .and_then(|module| {
+                    Input::from_module(&name, &module)
+                        .map_err(|errors| errors.errors().iter().map(|e| e.render()).collect())
+                });
+            parsed.map_err(|lines: Vec<String>| {
+                lines.into_iter().for_each(|l| problems.push(l));
+                problems
+            })
+        })
+        .collect();
+    let mut inputs = Vec::with_capacity(opened.len());
+    for o in opened {
+        match o {
+            Ok(input) => inputs.push(input),
+            Err(mut p) => problems.append(&mut p),
         }
     }
     (problems.len() == before).then(|| (inputs, start.elapsed()))

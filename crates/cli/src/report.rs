@@ -53,6 +53,12 @@ impl Problems {
         self.lines.len()
     }
 
+    /// Moves `other`'s problems after these (problems found apart, reported in order).
+    pub fn append(&mut self, other: &mut Problems) {
+        self.lines.append(&mut other.lines);
+        self.quiet_failure |= std::mem::take(&mut other.quiet_failure);
+    }
+
     /// Prints every problem to stderr and returns the exit code: 0 if none, 1 otherwise. A
     /// failure to write to stderr itself is ignored (there is nowhere left to report it).
     pub fn finish(self) -> ExitCode {

@@ -47,33 +47,44 @@ impl Facts {
     }
 }
 
-/// One input's [`Facts`], per definition.
-type InputFacts = Box<[OnceLock<Box<Facts>>]>;
+/// [`Facts`] of [`GROUP`] consecutive definitions of one input.
+type Group = [OnceLock<Box<Facts>>; GROUP];
+
+/// Definitions per group of a [`FactTable`]: a link that reads a few definitions of each input
+/// makes room for a few groups, not for every definition of every input.
+const GROUP: usize = 64;
 
 /// Per input, per definition: its [`Facts`], once read, by the walk or ahead of it by the
 /// spare thread (spec/linking.md §4, "Validation ahead"), whoever first; only facts that read
 /// are kept (the walk reads a refused definition again, to report why, when it acts on it).
-/// Each input's table is made on first use.
+/// Room is made a group of definitions at a time, on first use.
 pub(super) struct FactTable {
-    inputs: Vec<OnceLock<InputFacts>>,
-    counts: Vec<u32>,
+    /// Per input, its groups.
+    inputs: Vec<Box<[OnceLock<Box<Group>>]>>,
 }
 
 impl FactTable {
     pub(super) fn new(inputs: &[Input]) -> FactTable {
         FactTable {
-            inputs: inputs.iter().map(|_| OnceLock::new()).collect(),
-            counts: inputs.iter().map(|i| i.view.def_count()).collect(),
+            inputs: inputs
+                .iter()
+                .map(|i| {
+                    (0..(i.view.def_count() as usize).div_ceil(GROUP))
+                        .map(|_| OnceLock::new())
+                        .collect()
+                })
+                .collect(),
         }
     }
 
     fn entry(&self, m: u32, d: u32) -> Option<&OnceLock<Box<Facts>>> {
-        let count = *self.counts.get(m as usize)?;
-        let table = self
+        let d = d as usize;
+        let group = self
             .inputs
             .get(m as usize)?
-            .get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
-        table.get(d as usize)
+            .get(d / GROUP)?
+            .get_or_init(|| Box::new(std::array::from_fn(|_| OnceLock::new())));
+        group.get(d % GROUP)
     }
 
     /// Definition `d` of input `m`'s facts, read from `view` unless they were; the error of
