@@ -29,19 +29,19 @@ const CHUNK_END: u8 = 2;
 pub(crate) fn hash_all(msgs: &[&[u8]]) -> Vec<[u8; 32]> {
     let mut out = vec![[0u8; 32]; msgs.len()];
     let platform = Platform::detect();
-    // Messages of more than one chunk and at most two: their first chunks go in groups.
-    let two: Vec<usize> = (0..msgs.len())
-        .filter(|&k| msgs[k].len() > CHUNK_LEN && msgs[k].len() <= 2 * CHUNK_LEN)
-        .collect();
+    // Messages of more than one chunk and at most two, with their first chunks: those go in
+    // groups; the others are hashed on their own.
+    let mut two: Vec<(usize, &[u8; CHUNK_LEN])> = Vec::with_capacity(msgs.len());
+    for (k, m) in msgs.iter().enumerate() {
+        match m.first_chunk::<CHUNK_LEN>() {
+            Some(first) if m.len() > CHUNK_LEN && m.len() <= 2 * CHUNK_LEN => two.push((k, first)),
+            _ => out[k] = *blake3::hash(m).as_bytes(),
+        }
+    }
     let mut cvs = [0u8; 32 * LANES];
     for group in two.chunks(LANES) {
-        let firsts: Vec<&[u8; CHUNK_LEN]> = group
-            .iter()
-            .map(|&k| {
-                <&[u8; CHUNK_LEN]>::try_from(&msgs[k][..CHUNK_LEN])
-                    .expect("a message of more than one chunk")
-            })
-            .collect();
+        let firsts: Vec<&[u8; CHUNK_LEN]> = group.iter().map(|&(_, first)| first).collect();
+        let cvs = &mut cvs[..32 * group.len()];
         platform.hash_many(
             &firsts,
             &IV,
@@ -50,22 +50,16 @@ pub(crate) fn hash_all(msgs: &[&[u8]]) -> Vec<[u8; 32]> {
             0,
             CHUNK_START,
             CHUNK_END,
-            &mut cvs[..32 * group.len()],
+            cvs,
         );
-        for (j, &k) in group.iter().enumerate() {
-            let first: ChainingValue = cvs[32 * j..32 * j + 32]
-                .try_into()
-                .expect("32 bytes per lane");
+        for (&(k, _), cv) in group.iter().zip(cvs.chunks_exact(32)) {
+            let mut first: ChainingValue = [0; 32];
+            first.copy_from_slice(cv);
             let tail = blake3::Hasher::new()
                 .set_input_offset(CHUNK_LEN as u64)
                 .update(&msgs[k][CHUNK_LEN..])
                 .finalize_non_root();
             out[k] = merge_subtrees_root(&first, &tail, Mode::Hash).into();
-        }
-    }
-    for (k, m) in msgs.iter().enumerate() {
-        if m.len() <= CHUNK_LEN || m.len() > 2 * CHUNK_LEN {
-            out[k] = *blake3::hash(m).as_bytes();
         }
     }
     out

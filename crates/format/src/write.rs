@@ -475,10 +475,15 @@ impl<'m> Writer<'m> {
                 false => Ok(()),
             },
             || {
-                if fused && let Ok(done) = self.scan_encode_defs(&defs, major) {
-                    return Ok(done.into_iter().map(|(s, e)| (s, Some(e))).collect());
+                if fused {
+                    match self.scan_encode_defs(&defs, major) {
+                        Ok(done) => {
+                            return Ok(done.into_iter().map(|(s, e)| (s, Some(e))).collect());
+                        }
+                        // The two passes start from unnumbered slots.
+                        Err(_) => self.slot.clear(),
+                    }
                 }
-                self.slot.clear();
                 self.scan_defs(&defs)
                     .map(|scans| scans.into_iter().map(|s| (s, None)).collect::<Vec<_>>())
             },
