@@ -512,10 +512,10 @@ impl ModuleView {
     /// change in the definitions it reaches and never see the contradiction.
     ///
     /// Called once the records are known readable and sorted by name. The distinct names are
-    /// sorted by their first eight bytes read as a number, then by their bytes, and each
-    /// string (of a length some name has) is looked up by binary search among them, until
-    /// every name was found: comparisons of numbers, mostly, and no hashing, so nothing a file
-    /// holds makes a lookup cost more than a logarithm. The error names the first record, in
+    /// sorted by their first eight bytes read as a number, then by their bytes; the strings
+    /// (of a length some name has) are sorted the same way and merged with them, until every
+    /// name was found: comparisons of numbers, mostly, and no hashing, so nothing a file holds
+    /// makes the check cost more than a sort. The error names the first record, in
     /// index order, whose name is missing.
     fn index_names_in_strings(
         &self,
@@ -537,19 +537,26 @@ impl ModuleView {
         let shortest = names.iter().map(|n| n.0.len()).min().unwrap_or(usize::MAX);
         let longest = names.iter().map(|n| n.0.len()).max().unwrap_or(0);
         let mut found = vec![false; names.len()];
-        let mut missing = names.len();
-        if missing > 0 {
-            for s in self.file_strings().all_bytes(count) {
-                if s.len() < shortest || s.len() > longest {
-                    continue;
+        if !names.is_empty() {
+            // The strings of a length some name has, sorted by prefix, then merged with the
+            // names (sorted by prefix too): a sort and a linear pass, not a search per string.
+            let mut strings: Vec<(u64, &[u8])> = self
+                .file_strings()
+                .all_bytes(count)
+                .filter(|s| s.len() >= shortest && s.len() <= longest)
+                .map(|s| (prefix(s), s))
+                .collect();
+            strings.sort_unstable_by_key(|&(p, _)| p);
+            let (mut lo, mut missing) = (0, names.len());
+            for (key, s) in strings {
+                // The first name with this prefix, at or after the last one's.
+                while prefixes.get(lo).is_some_and(|&p| p < key) {
+                    lo += 1;
                 }
-                let key = prefix(s);
-                // The first name with this prefix (one search); then, only when several
-                // names share it, the one with these bytes among them.
-                let lo = prefixes.partition_point(|&p| p < key);
                 if prefixes.get(lo) != Some(&key) {
                     continue;
                 }
+                // Only when several names share it, the one with these bytes among them.
                 let at = if prefixes.get(lo + 1) != Some(&key) {
                     (names[lo].0 == s).then_some(lo)
                 } else {
