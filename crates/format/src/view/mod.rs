@@ -578,6 +578,50 @@ impl ModuleView {
     /// check, then every index in it), then read in place. The first touch of any definition
     /// also validates the definition index, the strings and the pool.
     pub fn def(&self, i: u32) -> Result<DefView<'_>, ReadError> {
+        self.def_hashed(i, None)
+    }
+
+    /// Validates definitions `range` (those not validated yet) as [`ModuleView::def`] would,
+    /// their body hashes computed many at a time (`crate::batch`): what a reader that will
+    /// touch many definitions does ahead of them. Verdicts are cached as `def` caches them,
+    /// errors included; none is returned (`def` reports each).
+    pub fn validate_defs(&self, range: std::ops::Range<u32>) {
+        let Ok(table) = self.def_table() else {
+            return;
+        };
+        let entries = DefEntries::at(self.bytes(), table.entries.clone());
+        let section = self.bytes().get(self.defs.clone()).unwrap_or(&[]);
+        let mut todo: Vec<(u32, &[u8])> = Vec::new();
+        for i in range {
+            let (Some(cache), Some(entry)) = (table.ok.get(i as usize), entries.get(i as usize))
+            else {
+                break;
+            };
+            if cache.get().is_some() {
+                continue;
+            }
+            let bytes = usize::try_from(entry.offset)
+                .ok()
+                .zip(usize::try_from(entry.length).ok())
+                .and_then(|(at, len)| section.get(at..at.checked_add(len)?));
+            if let Some(bytes) = bytes {
+                todo.push((i, bytes));
+            }
+        }
+        let msgs: Vec<&[u8]> = todo.iter().map(|&(_, b)| b).collect();
+        for (&(i, bytes), hash) in todo.iter().zip(crate::batch::hash_all(&msgs)) {
+            let _ = self.def_hashed(i, Some((bytes, hash)));
+        }
+    }
+
+    /// [`ModuleView::def`], with the blake3 of the definition's bytes already computed when
+    /// `hashed` gives the bytes and their hash (used only if the definition is not validated
+    /// yet, and its index entry still names those bytes).
+    fn def_hashed(
+        &self,
+        i: u32,
+        hashed: Option<(&[u8], [u8; 32])>,
+    ) -> Result<DefView<'_>, ReadError> {
         let cx = Ctx {
             file: &self.file,
             loc: Location::Definition(i),
@@ -608,7 +652,11 @@ impl ModuleView {
         };
         let major = self.header.major;
         cached(cache, || {
-            if blake3::hash(bytes).as_bytes() != &entry.body_hash {
+            let hash = match hashed {
+                Some((b, h)) if std::ptr::eq(b, bytes) => h,
+                _ => *blake3::hash(bytes).as_bytes(),
+            };
+            if hash != entry.body_hash {
                 return Err(cx.err(ReadCause::HashMismatch));
             }
             let pool_len = self.pool()?.len();
