@@ -844,3 +844,36 @@ fn an_index_entry_rewritten_after_validation_is_an_error_not_a_panic() {
         view.def(0).unwrap();
     }
 }
+
+/// Validating definitions ahead, many at a time (`ModuleView::validate_defs`), caches the
+/// verdicts `def` gives on its own: good definitions, one whose body no longer has its hash,
+/// one with a bad index, in a file whose bodies are of several lengths.
+#[test]
+fn definitions_validated_many_at_a_time_get_defs_verdicts() {
+    let mut bodies: Vec<Body> = (0..40u32)
+        .map(|k| func_body(vec![pack_ref(TAG_LOCAL, 1); k as usize % 7]))
+        .collect();
+    bodies[17] = func_body(vec![pack_ref(TAG_LOCAL, 9999)]);
+    let mut bytes = craft(StringTable::default(), sig_pool(), bodies);
+    // A byte of definition 30's body changed after the file was sealed.
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let section = view
+        .sections()
+        .into_iter()
+        .find(|s| s.kind == SectionKind::DEFINITIONS)
+        .unwrap();
+    let at = (section.offset + view.def_meta(30).unwrap().offset) as usize;
+    drop(view);
+    bytes[at + 8] ^= 0x40;
+    let verdicts = |view: &ModuleView| -> Vec<Result<(), String>> {
+        (0..41)
+            .map(|i| view.def(i).map(drop).map_err(|e| e.to_string()))
+            .collect()
+    };
+    let alone = verdicts(&ModuleView::from_bytes(&bytes).unwrap());
+    let ahead = ModuleView::from_bytes(&bytes).unwrap();
+    ahead.validate_defs(0..41);
+    assert_eq!(verdicts(&ahead), alone);
+    assert!(alone[17].is_err() && alone[30].is_err() && alone[40].is_err());
+    assert_eq!(alone.iter().filter(|v| v.is_ok()).count(), 38);
+}
