@@ -697,11 +697,10 @@ impl<'a> State<'a> {
                 return;
             }
         };
-        // (Its facts read: its validation above checked its symbol records.)
-        let stub = self
-            .facts
-            .get(view, m, d)
-            .map_or_else(|_| linkage(&def).stub, |f| f.linkage.stub);
+        let stub = match self.facts.known(m, d) {
+            Some(f) => f.linkage.stub,
+            None => linkage(&def).stub,
+        };
         if stub && !self.opts.link_stubs {
             let chain = self.chain(parent);
             self.errors.push(LinkError::Stub {

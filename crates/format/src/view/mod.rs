@@ -248,6 +248,14 @@ fn lazy<T>(cell: &Lazy<T>, f: impl FnOnce() -> Result<T, ReadError>) -> Result<&
     }
 }
 
+/// The bytes definition index entry `entry` names in the definitions section `section`,
+/// bounds-checked (`None` when they lie outside it).
+fn body_in<'s>(section: &'s [u8], entry: &DefMeta) -> Option<&'s [u8]> {
+    let at = usize::try_from(entry.offset).ok()?;
+    let len = usize::try_from(entry.length).ok()?;
+    section.get(at..at.checked_add(len)?)
+}
+
 /// Size of an archived `DefEntry`.
 const DEF_ENTRY_SIZE: u64 = 88;
 
@@ -600,11 +608,7 @@ impl ModuleView {
             if cache.get().is_some() {
                 continue;
             }
-            let bytes = usize::try_from(entry.offset)
-                .ok()
-                .zip(usize::try_from(entry.length).ok())
-                .and_then(|(at, len)| section.get(at..at.checked_add(len)?));
-            if let Some(bytes) = bytes {
+            if let Some(bytes) = body_in(section, &entry) {
                 todo.push((i, bytes));
             }
         }
@@ -639,11 +643,7 @@ impl ModuleView {
         // rewritten since the index was validated give an error, never a read outside the
         // definitions section.
         let section = self.bytes().get(self.defs.clone()).unwrap_or(&[]);
-        let bytes = usize::try_from(entry.offset)
-            .ok()
-            .zip(usize::try_from(entry.length).ok())
-            .and_then(|(at, len)| section.get(at..at.checked_add(len)?));
-        let Some(bytes) = bytes else {
+        let Some(bytes) = body_in(section, &entry) else {
             return Err(cx.bad(
                 "its definition index entry lies outside the definitions section (the file \
                  changed while it was read)"

@@ -28,11 +28,9 @@ pub(super) struct GenericSig {
 impl State<'_> {
     /// The output type of definition `d` of input `m` (its root instruction's type).
     fn def_type(&mut self, out: &mut Module, m: u32, d: u32) -> Result<Option<Inst>, LinkError> {
-        let facts = self.facts;
-        let ty = match facts.get(self.view(m), m, d) {
-            Ok(f) => f.ty,
-            // Not readable with its symbol records: its own error, as reading it says.
-            Err(_) => self.view(m).def(d)?.root().ty(),
+        let ty = match self.facts.known(m, d) {
+            Some(f) => f.ty,
+            None => self.view(m).def(d)?.root().ty(),
         };
         match ty {
             None => Ok(None),

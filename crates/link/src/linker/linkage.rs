@@ -116,6 +116,16 @@ impl FactTable {
         Ok(entry.get_or_init(|| Box::new(f)))
     }
 
+    /// Definition `d` of input `m`'s facts if they were read already (nothing is read here).
+    pub(super) fn known(&self, m: u32, d: u32) -> Option<&Facts> {
+        let group = self
+            .inputs
+            .get(m as usize)?
+            .get(d as usize / GROUP)?
+            .get()?;
+        group.get(d as usize % GROUP)?.get().map(|f| &**f)
+    }
+
     /// Reads definition `d` of input `m`'s facts ahead of the walk (errors are left for the
     /// walk to meet).
     pub(super) fn prefetch(&self, view: &ModuleView, m: u32, d: u32) {
