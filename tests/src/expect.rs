@@ -12,6 +12,13 @@
 //! The examples (`examples/`) and the runnable cases (`tests/run/`) carry their expectations
 //! this way, once: every test that runs them reads them from the file, and `IRKIT_BLESS=1`
 //! rewrites them from the actual run ([`Expect::rewrite`]).
+//!
+//! A program that needs options to mean what its expectations say names them on `; run:`
+//! lines, given to every tool that runs it ([`run_args`]; blessing leaves them as they are):
+//!
+//! ```text
+//! ; run: --max-depth 10000         the same call depth limit on every back end
+//! ```
 
 /// The expectations of one program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -130,6 +137,15 @@ impl Expect {
     }
 }
 
+/// The options of `text`'s `; run:` lines, in order, split at whitespace.
+pub fn run_args(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("; run:"))
+        .flat_map(str::split_whitespace)
+        .map(str::to_string)
+        .collect()
+}
+
 /// A string as an expectation writes it: quoted, with `\n`, `\t`, `\\` and `\"` escaped.
 pub fn escape(s: &str) -> String {
     let mut out = String::from("\"");
@@ -189,6 +205,15 @@ mod tests {
         assert_eq!(Expect::parse(&text), Ok(e.clone()));
         assert_eq!(e.exit_code(), 120);
         assert_eq!(e.rewrite(&text), text, "rewriting is idempotent");
+    }
+
+    #[test]
+    fn run_lines_give_options_and_survive_a_rewrite() {
+        let text =
+            "; run: --max-depth 10\n; run: -O\n; expect: result 1\n@main: fn() -> i32 = func\n";
+        assert_eq!(run_args(text), ["--max-depth", "10", "-O"]);
+        let e = Expect::parse(text).expect("parses");
+        assert_eq!(run_args(&e.rewrite(text)), run_args(text));
     }
 
     #[test]

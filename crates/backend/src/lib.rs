@@ -20,9 +20,11 @@
 //!   the program calls `exit(n)`;
 //! * a trap is reported as one line, `trap: <kind> in @func ^block, instruction N (opcode)`,
 //!   whose `<kind>` spelling is shared by every back end (see [`trap_kinds`]);
-//! * every back end limits the call depth alike ([`RunOptions::max_depth`],
-//!   [`DEFAULT_MAX_DEPTH`]): the call made while that many activations are live is the trap
-//!   [`trap_kinds::stack_overflow`], at the same call in every back end.
+//! * native code is limited by its real stack, per thread (the trap
+//!   [`trap_kinds::NATIVE_STACK_EXHAUSTED`]), the interpreter by [`DEFAULT_INTERP_DEPTH`]
+//!   heap-allocated frames, which reaches at least as deep; a call depth limit given in
+//!   [`RunOptions::max_depth`] is the same in every back end: the call made while that many
+//!   activations are live is the trap [`trap_kinds::stack_overflow`], at the same call.
 
 use irkit_core::Module;
 use thiserror::Error;
@@ -31,10 +33,12 @@ use thiserror::Error;
 /// native back end). Chosen outside 0–2 (success, bad input, usage) and below 126 (shells).
 pub const EXIT_TRAP: i32 = 70;
 
-/// The default call depth limit of every back end: a call made while this many activations of
-/// IR functions are live is the trap [`trap_kinds::stack_overflow`] (spec/backends.md, "Call
-/// depth and the native stack").
-pub const DEFAULT_MAX_DEPTH: usize = 10_000;
+/// The interpreter's call depth limit when none is given (spec/backends.md, "Call depth and
+/// the native stack"): native code is then limited by its stack alone, and the smallest native
+/// frame of a recursive call is 16 bytes (a return address and a saved frame pointer), so an
+/// executable's usual 8 MiB stack holds fewer than 530,000 activations; the interpreter, whose
+/// frames live on its heap (about 150 bytes each for a small function), goes further.
+pub const DEFAULT_INTERP_DEPTH: usize = 1_000_000;
 
 /// The largest call depth limit the tools accept (`--max-depth`): the JIT's thread stack is
 /// at most 1 GiB (1 KiB per activation at this depth), and the interpreter keeps its frames in
@@ -66,7 +70,7 @@ pub mod trap_kinds {
     }
 
     /// Native code only: a call whose callee's frame would not fit in what is left of the
-    /// native stack, before the call depth limit is reached (large frames).
+    /// native stack of its thread (before the call depth limit, when one is set).
     pub const NATIVE_STACK_EXHAUSTED: &str = "stack overflow (native stack exhausted)";
 
     /// A call of an `extern` function the back end cannot provide.
@@ -108,10 +112,11 @@ pub struct RunOptions {
     /// At most this many executed instructions, for back ends that count them (the
     /// interpreter: running out is the trap "fuel exhausted"); native code ignores it.
     pub fuel: Option<u64>,
-    /// The call depth limit ([`DEFAULT_MAX_DEPTH`] by default; at least 1): a call made while
-    /// this many activations are live is the trap [`trap_kinds::stack_overflow`], in every
-    /// back end.
-    pub max_depth: usize,
+    /// The call depth limit (at least 1): a call made while this many activations are live
+    /// is the trap [`trap_kinds::stack_overflow`], at the same call in every back end. `None`
+    /// (the default): native code is limited by its stack alone (the trap
+    /// [`trap_kinds::NATIVE_STACK_EXHAUSTED`]), the interpreter by [`DEFAULT_INTERP_DEPTH`].
+    pub max_depth: Option<usize>,
 }
 
 impl Default for RunOptions {
@@ -119,7 +124,7 @@ impl Default for RunOptions {
         RunOptions {
             entry: "main".into(),
             fuel: None,
-            max_depth: DEFAULT_MAX_DEPTH,
+            max_depth: None,
         }
     }
 }

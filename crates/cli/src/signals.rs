@@ -1,6 +1,8 @@
 //! What every tool does when it is told to stop, and when an input shrinks under it.
 //!
-//! [`install`] (the first call of every tool's `main`):
+//! [`install`] (the first call of every tool's `main` but `ir-run`'s, which runs a program in its
+//! own process, writes no file and so calls [`guard_inputs`] alone: the program's signals act as
+//! they would on its executable):
 //!
 //! * starts a thread that waits for SIGINT, SIGTERM and SIGHUP. On one, it removes every
 //!   temporary file and directory that exists at that moment
@@ -21,7 +23,7 @@ use signal_hook::iterator::Signals;
 /// Installs the handling described in the module documentation. Failing to install it is not
 /// fatal: the tool runs as it would without (and says nothing).
 pub fn install() {
-    let _ = irkit_format::guard_truncation();
+    guard_inputs();
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
     };
@@ -34,4 +36,12 @@ pub fn install() {
                 std::process::exit(128 + sig);
             }
         });
+}
+
+/// Only the guard of memory-mapped inputs, not the handling of SIGINT, SIGTERM and SIGHUP:
+/// for a tool that writes no file but runs a program in its own process (`ir-run`), whose
+/// signals, its own `raise(SIGTERM)` included, must act at once as they would on the
+/// program's executable.
+pub fn guard_inputs() {
+    let _ = irkit_format::guard_truncation();
 }

@@ -313,10 +313,16 @@ fn main() {
             trials.push(Trial::test(format!("{prefix}run::{n}"), move || {
                 let text = std::fs::read_to_string(&f).map_err(|e| e.to_string())?;
                 let e = Expect::parse(&text)?;
+                let args = irkit_tests::expect::run_args(&text);
+                let extra: Vec<&str> = extra
+                    .iter()
+                    .copied()
+                    .chain(args.iter().map(String::as_str))
+                    .collect();
                 check(
                     &format!("{prefix}run_{n}"),
                     std::slice::from_ref(&f),
-                    extra,
+                    &extra,
                     Some((&f, &e)),
                 )
             }));

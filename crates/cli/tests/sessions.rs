@@ -53,7 +53,7 @@ fn call(s: &mut dyn Session, f: &str, args: &[Val]) -> Call {
 fn script(backend: &dyn Backend) -> Vec<String> {
     LINES.with(|l| l.borrow_mut().clear());
     let opts = RunOptions {
-        max_depth: 100,
+        max_depth: Some(100),
         ..RunOptions::default()
     };
     let mut s = backend.session(&opts).expect("sessions are supported");

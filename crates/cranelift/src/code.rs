@@ -71,11 +71,17 @@ pub(crate) const RELOC_KINDS: &[Reloc] = &[
     Reloc::RiscvGotHi20,
     Reloc::RiscvPCRelHi20,
     Reloc::RiscvPCRelLo12I,
+    Reloc::ElfX86_64TlsGd,
+    Reloc::Aarch64TlsDescAdrPage21,
+    Reloc::Aarch64TlsDescLd64Lo12,
+    Reloc::Aarch64TlsDescAddLo12,
+    Reloc::Aarch64TlsDescCall,
 ];
 
 /// Whether Cranelift's code for architecture `arch` (a `TargetIsa::name`) in the object format
 /// `format` names may carry a relocation of kind `kind`: the kinds its backend emits (in every
-/// object format; a section-relative one only in COFF, for thread-local data).
+/// object format; a section-relative one only in COFF, and the ELF general-dynamic ones only
+/// in ELF, for thread-local data: the runtime's per-thread state).
 fn reloc_kind_fits(kind: Reloc, arch: &str, format: impl Fn() -> String) -> bool {
     use Reloc::*;
     match arch {
@@ -84,16 +90,25 @@ fn reloc_kind_fits(kind: Reloc, arch: &str, format: impl Fn() -> String) -> bool
                 kind,
                 Abs4 | Abs8 | X86PCRel4 | X86CallPCRel4 | X86CallPLTRel4 | X86GOTPCRel4
             ) || (kind == X86SecRel && format() == "coff")
+                || (kind == ElfX86_64TlsGd && format() == "elf")
         }
-        "aarch64" => matches!(
-            kind,
-            Abs4 | Abs8
-                | Arm64Call
-                | Aarch64AdrGotPage21
-                | Aarch64Ld64GotLo12Nc
-                | Aarch64AdrPrelPgHi21
-                | Aarch64AddAbsLo12Nc
-        ),
+        "aarch64" => {
+            matches!(
+                kind,
+                Abs4 | Abs8
+                    | Arm64Call
+                    | Aarch64AdrGotPage21
+                    | Aarch64Ld64GotLo12Nc
+                    | Aarch64AdrPrelPgHi21
+                    | Aarch64AddAbsLo12Nc
+            ) || (matches!(
+                kind,
+                Aarch64TlsDescAdrPage21
+                    | Aarch64TlsDescLd64Lo12
+                    | Aarch64TlsDescAddLo12
+                    | Aarch64TlsDescCall
+            ) && format() == "elf")
+        }
         "s390x" => matches!(kind, Abs4 | Abs8 | S390xPCRel32Dbl | S390xPLTRel32Dbl),
         "riscv64" => matches!(
             kind,

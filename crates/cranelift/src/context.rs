@@ -11,7 +11,7 @@ use irkit_backend::BackendError;
 use irkit_core::{Inst, Module, Opcode};
 
 use crate::error::cl_err;
-use crate::runtime::{Runtime, StackBudget};
+use crate::runtime::{Runtime, Threads};
 use crate::types::{self, ClifType, Layouts, Scalar};
 
 /// How a module is lowered: what differs between the JIT and an object file.
@@ -35,10 +35,13 @@ pub(crate) struct LowerOptions<'a> {
     /// Whether code refers to data through absolute 64-bit addresses (the JIT: its data may lie
     /// anywhere in the address space) instead of PC-relative ones (object files).
     pub(crate) far_data: bool,
-    /// The call depth limit (at least 1).
-    pub(crate) max_depth: u64,
-    /// The native stack the program may use.
-    pub(crate) stack_budget: StackBudget,
+    /// The call depth limit (at least 1), or `None`: only the stack is checked.
+    pub(crate) max_depth: Option<u64>,
+    /// How code finds the running thread's state (its stack limit and call depth).
+    pub(crate) threads: Threads,
+    /// Whether the entry wrapper installs the memory-fault handler (executables; the JIT's
+    /// host installs its own).
+    pub(crate) install_fault_handler: bool,
     /// Session mode (the JIT's sessions, spec/backends.md "Sessions"): traps and `exit` return
     /// to the host instead of ending the process, and only the definitions the Cranelift
     /// module does not hold yet are compiled. `None` for a run or an object file.
@@ -90,7 +93,7 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// Whether data is referred to through absolute addresses ([`LowerOptions::far_data`]).
     pub(crate) far_data: bool,
     /// The call depth limit ([`LowerOptions::max_depth`]).
-    pub(crate) max_depth: u64,
+    pub(crate) max_depth: Option<u64>,
     /// The stack each function's `stackalloc` objects take (16-byte aligned), by function.
     pub(crate) frames: HashMap<Inst, u64>,
     /// The largest of [`Ctx::frames`] by `fn` type: what an indirect call of that type

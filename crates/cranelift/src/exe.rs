@@ -100,7 +100,7 @@ pub fn build_executable(
     entry: &str,
     out: &Path,
 ) -> Result<(), BackendError> {
-    build_executable_with_depth(m, entry, irkit_backend::DEFAULT_MAX_DEPTH, out)
+    build_executable_with_depth(m, entry, None, out)
 }
 
 /// Like [`build_executable`], with call depth limit `max_depth` (see
@@ -108,7 +108,7 @@ pub fn build_executable(
 pub fn build_executable_with_depth(
     m: &irkit_core::Module,
     entry: &str,
-    max_depth: usize,
+    max_depth: Option<usize>,
     out: &Path,
 ) -> Result<(), BackendError> {
     let opts = crate::CodegenOptions {

@@ -9,13 +9,23 @@
 //! ```
 //!
 //! on standard error and exit code 70, like every other trap, instead of the process dying by
-//! the signal. The handler is async-signal-safe (it formats into a stack buffer and calls
-//! `write` and `_exit` only); it runs on the thread's alternate signal stack, which Rust sets
-//! up for every thread it starts, so a fault on an exhausted stack is reported too. Output the
-//! program buffered in C's `stdout` is not flushed (the fault may have hit inside `stdio`).
-//! The previous dispositions come back when the guard is dropped.
+//! the signal, as an executable's handler does (`routines.rs`). The address is the faulting
+//! one, given by the kernel; a SIGSEGV or SIGBUS the program sent itself (`raise`, `kill`:
+//! `si_code` ≤ 0) is no fault: it gets its default action back and is raised again, so the
+//! process ends by the signal as a C program would. Before the line, C's `stdout` is flushed
+//! (what the program printed is not lost); the handler runs with the signal unblocked and
+//! marks its first entry, so a fault inside that flush enters it again, which writes the line
+//! and ends the process at once. Otherwise it formats into a stack buffer and calls `write`
+//! and `_exit` only. It runs on the thread's alternate signal stack, which Rust sets up for
+//! every thread it starts, so a fault on an exhausted stack is reported too. The previous
+//! dispositions come back when the guard is dropped.
 
 #![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by the handler's first entry.
+static ENTERED: AtomicBool = AtomicBool::new(false);
 
 /// Installs the handler for SIGSEGV and SIGBUS until dropped.
 pub(crate) struct Guard {
@@ -31,7 +41,7 @@ impl Guard {
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_fault as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
             libc::sigemptyset(&mut action.sa_mask);
             let mut previous = [
                 (libc::SIGSEGV, std::mem::zeroed::<libc::sigaction>()),
@@ -63,9 +73,26 @@ impl Drop for Guard {
     }
 }
 
-extern "C" fn on_fault(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-    let addr = unsafe { (*info).si_addr() } as usize;
+    let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
+    let again = ENTERED.swap(true, Ordering::SeqCst);
+    if !again {
+        if code <= 0 {
+            // Sent by the program itself: the signal's default action, as in a C program.
+            // SAFETY: `signal` and `raise` are async-signal-safe.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+            return;
+        }
+        // SAFETY: flushing may fault if the program broke `stdio`'s state; the handler is then
+        // entered again (SA_NODEFER) and ends the process without flushing.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+        }
+    }
     let mut buf = [0u8; 200];
     let mut n = 0;
     let mut put = |bytes: &[u8]| {
@@ -76,19 +103,22 @@ extern "C" fn on_fault(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut
             }
         }
     };
-    put(b"trap: memory fault at 0x");
-    let mut digits = [0u8; 16];
-    let mut k = digits.len();
-    let mut v = addr;
-    loop {
-        k -= 1;
-        digits[k] = b"0123456789abcdef"[v & 15];
-        v >>= 4;
-        if v == 0 || k == 0 {
-            break;
+    put(b"trap: memory fault");
+    if code > 0 {
+        put(b" at 0x");
+        let mut digits = [0u8; 16];
+        let mut k = digits.len();
+        let mut v = addr;
+        loop {
+            k -= 1;
+            digits[k] = b"0123456789abcdef"[v & 15];
+            v >>= 4;
+            if v == 0 || k == 0 {
+                break;
+            }
         }
+        put(&digits[k..]);
     }
-    put(&digits[k..]);
     put(
         b" (native code does not check memory accesses; `ir-run --interp` reports the instruction)\n",
     );

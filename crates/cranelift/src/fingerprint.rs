@@ -34,7 +34,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub(crate) const FORMAT_VERSION: u32 = 5;
+pub(crate) const FORMAT_VERSION: u32 = 6;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -171,7 +171,8 @@ impl<'t> Keyer<'t> {
             128 + 16 * tree.frames.len() + 64 * tree.refs.len(),
         ));
         out.bytes(&self.prefix.0);
-        out.u64(ctx.max_depth);
+        // 0: no depth limit (a limit is at least 1).
+        out.u64(ctx.max_depth.unwrap_or(0));
         out.u8(u8::from(ctx.far_data));
         out.u8(u8::from(ctx.session.is_some()));
         out.bytes(&tree.digest);

@@ -48,6 +48,16 @@ pub(crate) fn host_at(pic: bool, level: CodegenLevel) -> Result<OwnedTargetIsa, 
             "false"
         },
     )?;
+    if pic {
+        // Object files keep each thread's state in thread-local data (`runtime::Threads`);
+        // an executable's linker turns the general-dynamic access into a thread-pointer load.
+        let tls = if cfg!(target_os = "macos") {
+            "macho"
+        } else {
+            "elf_gd"
+        };
+        set(&mut flags, "tls_model", tls)?;
+    }
     if !pic {
         // The JIT places code anywhere in the address space: no short-range libcalls.
         set(&mut flags, "use_colocated_libcalls", "false")?;

@@ -39,7 +39,7 @@ extern "C" fn irkit_fmodf(a: f32, b: f32) -> f32 {
 /// Whether the process can provide C function `name`.
 #[allow(unsafe_code)]
 pub(crate) fn in_process(name: &str) -> bool {
-    if matches!(name, "fmod" | "fmodf") {
+    if matches!(name, "fmod" | "fmodf" | "atexit") {
         return true;
     }
     let Ok(c) = CString::new(name) else {
@@ -114,17 +114,50 @@ impl Drop for ZeroMaps {
     }
 }
 
-/// The stack of the thread a JIT-compiled program runs on, for call depth limit `max_depth`:
-/// 4 KiB per activation, at least 64 MiB and at most 1 GiB (address space reserved, not
-/// memory: untouched pages cost nothing).
-pub fn stack_size(max_depth: usize) -> usize {
-    max_depth.saturating_mul(4096).clamp(64 << 20, 1 << 30)
+/// The stack of the thread a JIT-compiled program runs on: what an executable's main thread
+/// has (`ulimit -s`: `RLIMIT_STACK`, 8 MiB if unreadable, at most 1 GiB), so the JIT and an
+/// executable reach the same depth; with call depth limit `max_depth`, at least 4 KiB per
+/// activation, 64 MiB to 1 GiB, so the limit is met first (address space reserved, not memory:
+/// untouched pages cost nothing).
+pub fn stack_size(max_depth: Option<usize>) -> usize {
+    let main = usize::try_from(crate::thread::main_stack()).unwrap_or(usize::MAX);
+    match max_depth {
+        None => main.max(1 << 20),
+        Some(d) => main.max(d.saturating_mul(4096).clamp(64 << 20, 1 << 30)),
+    }
 }
 
-/// The stack the program may use on a thread of `stack` bytes: what the thread's start used
-/// above the entry wrapper is well under 64 KiB.
-pub(crate) fn stack_budget(stack: usize) -> u64 {
-    (stack as u64).saturating_sub(64 * 1024 + crate::runtime::STACK_MARGIN)
+/// The functions a program registered with C's `atexit` in the JIT, run in reverse order
+/// when its entry function returns ([`Compiled::run`]) or when it calls `exit` (from the
+/// process's own `atexit` list, while the code is still there): as in an executable.
+static AT_EXIT: Mutex<Vec<extern "C" fn()>> = Mutex::new(Vec::new());
+
+/// C's `atexit` for JIT code: `dlsym` does not find glibc's (it lives in `libc_nonshared.a`).
+#[allow(unsafe_code)]
+extern "C" fn irkit_atexit(f: extern "C" fn()) -> libc::c_int {
+    static HOOKED: std::sync::Once = std::sync::Once::new();
+    HOOKED.call_once(|| {
+        // SAFETY: `run_at_exit` is a plain `extern "C" fn()`.
+        unsafe { libc::atexit(run_at_exit) };
+    });
+    match AT_EXIT.lock() {
+        Ok(mut fs) => {
+            fs.push(f);
+            0
+        }
+        Err(_) => -1,
+    }
+}
+
+/// Runs (and forgets) the functions registered with [`irkit_atexit`], last first.
+extern "C" fn run_at_exit() {
+    loop {
+        let next = AT_EXIT.lock().ok().and_then(|mut fs| fs.pop());
+        match next {
+            Some(f) => f(),
+            None => break,
+        }
+    }
 }
 
 /// The zero-initialized globals' mappings, shared by a JIT module's symbol lookup and its
@@ -139,6 +172,12 @@ pub(crate) fn new_jit_module() -> Result<(JITModule, SharedZero), BackendError> 
     let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     builder.symbol("fmod", irkit_fmod as *const u8);
     builder.symbol("fmodf", irkit_fmodf as *const u8);
+    builder.symbol("atexit", irkit_atexit as *const u8);
+    builder.symbol("irkit.rt.thread", crate::thread::thread_state as *const u8);
+    builder.symbol(
+        "irkit.rt.stack_slow",
+        crate::thread::stack_slow as *const u8,
+    );
     for (name, wrapper) in crate::heap::symbols() {
         builder.symbol(name, wrapper);
     }
@@ -179,7 +218,16 @@ pub(crate) fn on_program_thread<T: Send + 'static>(
         .stack_size(stack)
         .spawn(move || {
             let _heap = Heap::enter(&heap);
-            f()
+            let r = f();
+            // `main` returned: the program's `atexit` functions run, on its thread, and what
+            // they print is flushed.
+            run_at_exit();
+            // SAFETY: `fflush(NULL)` flushes every C stream.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::fflush(std::ptr::null_mut());
+            }
+            r
         })
         .map_err(|e| {
             BackendError::Codegen(format!(
@@ -225,10 +273,10 @@ impl std::fmt::Debug for Compiled {
     }
 }
 
-/// Compiles `m` into this process; `entry` is the export name of the function to run. The call
-/// depth limit is [`irkit_backend::DEFAULT_MAX_DEPTH`].
+/// Compiles `m` into this process; `entry` is the export name of the function to run. No call
+/// depth limit: each thread's stack is the limit.
 pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
-    compile_with_depth(m, entry, irkit_backend::DEFAULT_MAX_DEPTH)
+    compile_with_depth(m, entry, None)
 }
 
 /// Like [`compile`], with call depth limit `max_depth` (at least 1): a call made while that
@@ -236,10 +284,9 @@ pub fn compile(m: &Module, entry: &str) -> Result<Compiled, BackendError> {
 pub fn compile_with_depth(
     m: &Module,
     entry: &str,
-    max_depth: usize,
+    max_depth: Option<usize>,
 ) -> Result<Compiled, BackendError> {
     let stack = stack_size(max_depth);
-    let budget = stack_budget(stack);
     let (jit, zero) = new_jit_module()?;
     let shared = Arc::clone(&zero);
     let place_zero = place_zero(&shared);
@@ -251,9 +298,10 @@ pub fn compile_with_depth(
         extern_available: &in_process,
         zero_data: Some(&place_zero),
         far_data: true,
-        max_depth: max_depth as u64,
+        max_depth: max_depth.map(|d| d as u64),
         session: None,
-        stack_budget: crate::runtime::StackBudget::Fixed(budget),
+        threads: crate::runtime::Threads::Host,
+        install_fault_handler: false,
     };
     let (mut module, id) = lower_module(m, jit, &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;

@@ -23,9 +23,10 @@
 //! line (`trap: <kind> in @f ^b, instruction N (op)`) to standard error and exiting with code
 //! 70. What native code does **not** check (spec/backends.md): memory errors (bounds, null,
 //! use after free, stores into `global_const`), indirect calls through a pointer that is not a
-//! function of the call's signature. Call depth is checked as the interpreter checks it (the
-//! same limit, the same trapping call), and every call also checks that the callee's stack
-//! objects fit above a stack limit (spec/backends.md, "Call depth and the native stack").
+//! function of the call's signature. Every call checks that the callee's stack objects fit above
+//! the running thread's stack limit, and, when a call depth limit is set, the depth as the
+//! interpreter checks it (the same limit, the same trapping call; spec/backends.md, "Call
+//! depth and the native stack").
 //!
 //! It does not parse, link or verify: use `irkit-text`/`irkit-format`, `irkit-link` and
 //! `irkit_core::verify` first.
@@ -41,8 +42,8 @@
 //! relocations by name), `fingerprint` (a function's cache key, from its irkit tree), `cache`
 //! (the code cache directory), `pack` (a build's entries in one file, read in one call) and
 //! `parallel` (lowering and compiling on every core, defining
-//! in module order); `session` (JIT sessions) and `fault` (a memory fault in JIT code as a
-//! trap line).
+//! in module order); `session` (JIT sessions), `thread` (the JIT's per-thread state and stack
+//! bounds) and `fault` (a memory fault in JIT code as a trap line).
 
 mod cache;
 mod code;
@@ -65,6 +66,7 @@ mod place;
 mod routines;
 mod runtime;
 mod session;
+mod thread;
 mod types;
 
 pub use data::MAX_GLOBAL_SIZE;

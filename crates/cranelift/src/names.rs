@@ -54,7 +54,7 @@ enum Symbol {
 }
 
 /// The runtime's symbols in their fixed order (what [`Name::Runtime`] numbers).
-fn runtime_symbols(rt: &Runtime) -> [Symbol; 11] {
+fn runtime_symbols(rt: &Runtime) -> [Symbol; 19] {
     [
         Symbol::Func(rt.trap),
         Symbol::Func(rt.write),
@@ -67,6 +67,17 @@ fn runtime_symbols(rt: &Runtime) -> [Symbol; 11] {
         Symbol::Func(rt.exit_now),
         Symbol::Func(rt.fault),
         Symbol::Data(rt.state),
+        Symbol::Func(rt.sigaction),
+        Symbol::Func(rt.raise),
+        Symbol::Func(rt.pthread_self),
+        Symbol::Func(rt.pthread_getattr_np),
+        Symbol::Func(rt.pthread_attr_getstack),
+        Symbol::Func(rt.pthread_attr_destroy),
+        match rt.thread {
+            crate::runtime::ThreadState::Tls(id) => Symbol::Data(id),
+            crate::runtime::ThreadState::Host(id) => Symbol::Func(id),
+        },
+        Symbol::Func(rt.stack_slow),
     ]
 }
 

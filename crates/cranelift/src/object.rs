@@ -33,17 +33,17 @@ pub fn emit_object(m: &Module) -> Result<Vec<u8>, BackendError> {
 /// Like [`emit_object`], with the C `main` running the function exported as `entry` (the
 /// linker's `--entry NAME`); without such an export there is no `main` symbol.
 pub fn emit_object_with_entry(m: &Module, entry: &str) -> Result<Vec<u8>, BackendError> {
-    emit_object_with(m, entry, irkit_backend::DEFAULT_MAX_DEPTH)
+    emit_object_with(m, entry, None)
 }
 
 /// Like [`emit_object_with_entry`], with call depth limit `max_depth` (at least 1): a call made
 /// while that many IR activations are live is the `stack overflow` trap, as in the interpreter.
-/// The program may use three quarters of the main thread's stack limit (`ulimit -s`, at most
-/// 1 GiB) less a 256 KiB margin.
+/// With or without one, each thread running IR code may use its own stack (its bounds read
+/// the first time it runs a check; at most 1 GiB) less a 256 KiB margin.
 pub fn emit_object_with(
     m: &Module,
     entry: &str,
-    max_depth: usize,
+    max_depth: Option<usize>,
 ) -> Result<Vec<u8>, BackendError> {
     let opts = CodegenOptions {
         entry: entry.to_string(),
@@ -59,8 +59,8 @@ pub struct CodegenOptions {
     /// The export name of the function the C `main` runs (without such an export there is no
     /// `main` symbol).
     pub entry: String,
-    /// The call depth limit (see [`emit_object_with`]).
-    pub max_depth: usize,
+    /// The call depth limit (see [`emit_object_with`]); `None`: the stack alone.
+    pub max_depth: Option<usize>,
     /// Threads compiling function bodies: `None` for rayon's global pool (every core, or
     /// `RAYON_NUM_THREADS`). The object file is the same whatever the number.
     pub jobs: Option<usize>,
@@ -75,7 +75,7 @@ impl Default for CodegenOptions {
     fn default() -> Self {
         CodegenOptions {
             entry: "main".into(),
-            max_depth: irkit_backend::DEFAULT_MAX_DEPTH,
+            max_depth: None,
             jobs: None,
             cache: None,
             level: CodegenLevel::Optimized,
@@ -239,25 +239,19 @@ fn stats_of(plan: &Plan<'_>, cache: Option<&CodeCache>, start: Instant) -> Codeg
 #[cfg(test)]
 pub(crate) fn emit_object_serial(m: &Module, entry: &str) -> Result<Vec<u8>, BackendError> {
     let isa = crate::isa::host(true)?;
-    emit(
-        m,
-        entry,
-        irkit_backend::DEFAULT_MAX_DEPTH,
-        isa,
-        |ctx, fctx, defs| {
-            for &d in defs {
-                crate::lower::lower_function(ctx, fctx, d)?;
-            }
-            Ok(())
-        },
-    )
+    emit(m, entry, None, isa, |ctx, fctx, defs| {
+        for &d in defs {
+            crate::lower::lower_function(ctx, fctx, d)?;
+        }
+        Ok(())
+    })
 }
 
 /// Lowers `m` into an object for `isa`, the bodies defined by `bodies`, and writes it.
 fn emit(
     m: &Module,
     entry: &str,
-    max_depth: usize,
+    max_depth: Option<usize>,
     isa: OwnedTargetIsa,
     bodies: impl FnOnce(
         &mut Ctx<'_, ObjectModule>,
@@ -275,9 +269,10 @@ fn emit(
         extern_available: &|_| true,
         zero_data: None,
         far_data: false,
-        max_depth: max_depth as u64,
+        max_depth: max_depth.map(|d| d as u64),
         session: None,
-        stack_budget: crate::runtime::StackBudget::MainThread,
+        threads: crate::runtime::Threads::Tls,
+        install_fault_handler: true,
     };
     let (obj, _, _) = lower_with(m, ObjectModule::new(builder), &opts, bodies)?;
     obj.finish()

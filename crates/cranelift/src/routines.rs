@@ -1,12 +1,13 @@
 //! The runtime routines generated into every module, in Cranelift IR: the trap routine (prints
 //! the trap line to standard error with C's `write`, then `exit(70)`, which also flushes C's
-//! `stdout`), the memory-fault handler of executables, and the C-callable entry wrapper that
-//! sets the stack limit, calls the IR entry function and turns its result into an `int` exit
-//! code. Their symbols are declared in `runtime.rs`.
+//! `stdout`), the memory-fault handler of executables, the slow path of the stack check (a
+//! thread's first check finds the thread's stack bounds), and the C-callable entry wrapper that
+//! checks the entry's frame, calls the IR entry function and turns its result into an `int`
+//! exit code. Their symbols are declared in `runtime.rs`.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, types,
+    AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module as ClModule};
@@ -17,8 +18,8 @@ use crate::context::{Callee, Ctx, LowerOptions};
 use crate::error::cl_err;
 use crate::place::first_place;
 use crate::runtime::{
-    DEFAULT_STACK, DEPTH, MAX_MAIN_STACK, STACK_LIMIT, STACK_MARGIN, STOP, STOP_ARG, STOP_MSG,
-    STOPPED_TRAP, StackBudget, UNREACHABLE_AFTER_EXIT,
+    DEFAULT_STACK, DEPTH, LIMIT, MAX_STACK_USE, STACK_MARGIN, STOP, STOP_ARG, STOP_MSG,
+    STOPPED_TRAP, ThreadState, UNKNOWN_LIMIT, UNREACHABLE_AFTER_EXIT,
 };
 use crate::types::{ClifType, PTR, Scalar};
 
@@ -92,7 +93,6 @@ fn define_session_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), 
 pub(crate) fn define_session_wrapper<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
-    opts: &LowerOptions<'_>,
     f: irkit_core::Inst,
     export: &str,
 ) -> Result<Option<crate::lower::SessionEntry>, BackendError> {
@@ -135,36 +135,26 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
         b.append_block_params_for_function_params(block);
         b.switch_to_block(block);
         let (args, outs) = (b.block_params(block)[0], b.block_params(block)[1]);
-        set_stack_limit(ctx, &mut b, opts.stack_budget);
         let flags = MemFlagsData::trusted();
         let gv = ctx.data_in_func(ctx.rt.state, b.func);
         let at = b.ins().symbol_value(PTR, gv);
         let zero = b.ins().iconst(types::I64, 0);
         b.ins().store(flags, zero, at, STOP);
-        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
-        let limit = b.ins().load(types::I64, flags, at, STACK_LIMIT);
-        let need = b.ins().iadd_imm_u(limit, frame as i64);
-        let sp = b.ins().get_stack_pointer(PTR);
-        let low = b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
-        let (cold, cont) = (b.create_block(), b.create_block());
-        b.set_cold_block(cold);
-        b.ins().brif(low, cold, &[], cont, &[]);
-        b.switch_to_block(cold);
         let text = format!(
             "trap: {} in {}\n",
             trap_kinds::NATIVE_STACK_EXHAUSTED,
             first_place(m, f)
         );
         let msg = ctx.message(&text)?;
-        let gv = ctx.data_in_func(msg, b.func);
-        let p = b.ins().symbol_value(PTR, gv);
-        let n = b.ins().iconst(types::I64, text.len() as i64);
-        let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
-        b.ins().call(tr, &[p, n]);
-        b.ins().return_(&[]);
-        b.switch_to_block(cont);
-        let one = b.ins().iconst(types::I64, 1);
-        b.ins().store(flags, one, at, DEPTH);
+        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+        entry_stack_check(ctx, &mut b, frame, |ctx, b| {
+            let gv = ctx.data_in_func(msg, b.func);
+            let p = b.ins().symbol_value(PTR, gv);
+            let n = b.ins().iconst(types::I64, text.len() as i64);
+            let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
+            b.ins().call(tr, &[p, n]);
+            b.ins().return_(&[]);
+        });
         let vals: Vec<_> = params
             .iter()
             .enumerate()
@@ -199,21 +189,66 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
 const FAULT_LINE: &str = "trap: memory fault (native code does not check memory accesses; \
      `ir-run --interp` reports the instruction)\n";
 
-/// SIGBUS's number (SIGSEGV is 11 everywhere this runs).
-const SIGBUS: i64 = if cfg!(target_os = "macos") { 10 } else { 7 };
-
-/// Defines `irkit.rt.fault(sig)`: `write(2, FAULT_LINE); _exit(70);` (async-signal-safe).
+/// Defines `irkit.rt.fault(sig, info, context)`, the SIGSEGV and SIGBUS handler of
+/// executables (async-signal-safe but for the flush, guarded as follows):
+///
+/// * a signal the program raised itself (`si_code` ≤ 0: `raise`, `kill`) gets its default
+///   action back and is raised again: the program ends by the signal, as a C program would;
+/// * a fault: C's `stdout` is flushed (what the program printed is not lost), the trap line
+///   written, and the program ends with exit code 70. The handler runs with the signal
+///   unblocked and marks its first entry (`irkit.rt.fault_once`): a fault inside the flush
+///   enters it again, which writes the line and ends the program at once.
 pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let rt = ctx.rt;
     let msg = ctx.message(FAULT_LINE)?;
     let mut c = ctx.cl.make_context();
-    c.func.signature.params = vec![AbiParam::new(types::I32)];
+    c.func.signature.params = vec![
+        AbiParam::new(types::I32),
+        AbiParam::new(PTR),
+        AbiParam::new(PTR),
+    ];
     let mut fctx = FunctionBuilderContext::new();
     {
         let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
+        let (sig, info) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let flags = MemFlagsData::trusted();
+        let gv = ctx.data_in_func(rt.fault_once, b.func);
+        let once = b.ins().symbol_value(PTR, gv);
+        let again = b.ins().load(types::I64, flags, once, 0);
+        let (first, report) = (b.create_block(), b.create_block());
+        b.ins().brif(again, report, &[], first, &[]);
+
+        b.switch_to_block(first);
+        let one = b.ins().iconst(types::I64, 1);
+        b.ins().store(flags, one, once, 0);
+        let code = b.ins().load(
+            types::I32,
+            flags,
+            info,
+            std::mem::offset_of!(libc::siginfo_t, si_code) as i32,
+        );
+        let raised = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, code, 0);
+        let (resend, fault) = (b.create_block(), b.create_block());
+        b.ins().brif(raised, resend, &[], fault, &[]);
+
+        b.switch_to_block(resend);
+        let signal = ctx.cl.declare_func_in_func(rt.signal, b.func);
+        let default = b.ins().iconst(PTR, libc::SIG_DFL as i64);
+        b.ins().call(signal, &[sig, default]);
+        let raise = ctx.cl.declare_func_in_func(rt.raise, b.func);
+        b.ins().call(raise, &[sig]);
+        b.ins().return_(&[]);
+
+        b.switch_to_block(fault);
+        let fflush = ctx.cl.declare_func_in_func(rt.fflush, b.func);
+        let null = b.ins().iconst(PTR, 0);
+        b.ins().call(fflush, &[null]);
+        b.ins().jump(report, &[]);
+
+        b.switch_to_block(report);
         let write = ctx.cl.declare_func_in_func(rt.write, b.func);
         let exit_now = ctx.cl.declare_func_in_func(rt.exit_now, b.func);
         let gv = ctx.data_in_func(msg, b.func);
@@ -230,6 +265,224 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
     ctx.cl
         .define_function(rt.fault, &mut c)
         .map_err(|e| cl_err("runtime fault routine", e))
+}
+
+/// Installs `irkit.rt.fault` for SIGSEGV and SIGBUS with `sigaction` (`SA_SIGINFO`, and
+/// `SA_NODEFER` so that a fault inside the handler enters it again).
+fn install_fault_handler<M: ClModule>(ctx: &mut Ctx<'_, M>, b: &mut FunctionBuilder<'_>) {
+    let size = std::mem::size_of::<libc::sigaction>() as u32;
+    let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 4));
+    let act = b.ins().stack_addr(PTR, slot, 0);
+    let flags = MemFlagsData::trusted();
+    let zero = b.ins().iconst(types::I64, 0);
+    for offset in (0..size as i32).step_by(8) {
+        b.ins().store(flags, zero, act, offset);
+    }
+    let fault = ctx.cl.declare_func_in_func(ctx.rt.fault, b.func);
+    let handler = b.ins().func_addr(PTR, fault);
+    b.ins().store(
+        flags,
+        handler,
+        act,
+        std::mem::offset_of!(libc::sigaction, sa_sigaction) as i32,
+    );
+    let how = b.ins().iconst(
+        types::I32,
+        i64::from(libc::SA_SIGINFO | libc::SA_NODEFER | libc::SA_ONSTACK),
+    );
+    b.ins().store(
+        flags,
+        how,
+        act,
+        std::mem::offset_of!(libc::sigaction, sa_flags) as i32,
+    );
+    let sigaction = ctx.cl.declare_func_in_func(ctx.rt.sigaction, b.func);
+    let null = b.ins().iconst(PTR, 0);
+    for sig in [libc::SIGSEGV, libc::SIGBUS] {
+        let n = b.ins().iconst(types::I32, i64::from(sig));
+        b.ins().call(sigaction, &[n, act, null]);
+    }
+}
+
+/// The running thread's state ([`crate::runtime::THREAD_STATE`] bytes: [`LIMIT`], [`DEPTH`]):
+/// a thread-local object's address, or the host's `irkit.rt.thread()`.
+pub(crate) fn thread_state<M: ClModule>(ctx: &Ctx<'_, M>, b: &mut FunctionBuilder<'_>) -> Value {
+    match ctx.rt.thread {
+        ThreadState::Tls(id) => {
+            let gv = ctx.cl.declare_data_in_func(id, b.func);
+            b.ins().tls_value(PTR, gv)
+        }
+        ThreadState::Host(id) => {
+            let f = ctx.func_in_func(id, b.func);
+            let call = b.ins().call(f, &[]);
+            b.inst_results(call)[0]
+        }
+    }
+}
+
+/// The slow path of a stack check at `sp` for `frame` bytes: `irkit.rt.stack_slow(state, sp,
+/// frame)`, nonzero when the frame fits.
+pub(crate) fn stack_fits_slow<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    b: &mut FunctionBuilder<'_>,
+    state: Value,
+    sp: Value,
+    frame: u64,
+) -> Value {
+    let f = ctx.func_in_func(ctx.rt.stack_slow, b.func);
+    let frame = b.ins().iconst(types::I64, frame as i64);
+    let call = b.ins().call(f, &[state, sp, frame]);
+    b.inst_results(call)[0]
+}
+
+/// In an entry wrapper: checks that the entry function's `frame` bytes fit on this thread's
+/// stack, `exhausted` ending the wrapper in a cold block when they do not; returns the thread's
+/// state, in the block where the wrapper goes on.
+fn entry_stack_check<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    b: &mut FunctionBuilder<'_>,
+    frame: u64,
+    exhausted: impl FnOnce(&mut Ctx<'_, M>, &mut FunctionBuilder<'_>),
+) -> Value {
+    let state = thread_state(ctx, b);
+    let limit = b
+        .ins()
+        .load(types::I64, MemFlagsData::trusted(), state, LIMIT);
+    let need = b.ins().iadd_imm_u(limit, frame as i64);
+    let sp = b.ins().get_stack_pointer(PTR);
+    let low = b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+    let (slow, trap, cont) = (b.create_block(), b.create_block(), b.create_block());
+    b.set_cold_block(slow);
+    b.set_cold_block(trap);
+    b.ins().brif(low, slow, &[], cont, &[]);
+    b.switch_to_block(slow);
+    let fits = stack_fits_slow(ctx, b, state, sp, frame);
+    b.ins().brif(fits, cont, &[], trap, &[]);
+    b.switch_to_block(trap);
+    exhausted(ctx, b);
+    b.switch_to_block(cont);
+    if ctx.max_depth.is_some() {
+        // The entry is the one live activation.
+        let one = b.ins().iconst(types::I64, 1);
+        b.ins().store(MemFlagsData::trusted(), one, state, DEPTH);
+    }
+    state
+}
+
+/// Defines `irkit.rt.stack_slow(state, sp, frame) -> i8` for thread-local state: on the
+/// thread's first check (its limit is [`UNKNOWN_LIMIT`]) the limit becomes the lowest address
+/// of the thread's stack (`pthread_getattr_np`, `pthread_attr_getstack`) plus
+/// [`STACK_MARGIN`], and at most [`MAX_STACK_USE`] below `sp`; if the bounds cannot be read (a
+/// main thread without `/proc`), three quarters of `getrlimit(RLIMIT_STACK)` below `sp` (8 MiB
+/// if that fails too). Returns whether `sp` leaves `frame` bytes above the limit.
+pub(crate) fn define_stack_slow_routine<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+) -> Result<(), BackendError> {
+    let rt = ctx.rt;
+    let i64t = types::I64;
+    let flags = MemFlagsData::trusted();
+    let mut c = ctx.cl.make_context();
+    c.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(i64t), AbiParam::new(i64t)];
+    c.func.signature.returns = vec![AbiParam::new(types::I8)];
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (state, sp, frame) = (
+            b.block_params(entry)[0],
+            b.block_params(entry)[1],
+            b.block_params(entry)[2],
+        );
+        let (find, bounds, rlimit, decide) = (
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+        );
+        b.append_block_param(decide, i64t);
+        let limit = b.ins().load(i64t, flags, state, LIMIT);
+        let unknown = b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, limit, UNKNOWN_LIMIT as i64);
+        b.ins().brif(unknown, find, &[], decide, &[limit.into()]);
+
+        // The thread's stack bounds.
+        b.switch_to_block(find);
+        let attr_size = std::mem::size_of::<libc::pthread_attr_t>() as u32;
+        let attr = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            attr_size,
+            4,
+        ));
+        let out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+        let attr = b.ins().stack_addr(PTR, attr, 0);
+        let addr = b.ins().stack_addr(PTR, out, 0);
+        let size = b.ins().stack_addr(PTR, out, 8);
+        let me = ctx.cl.declare_func_in_func(rt.pthread_self, b.func);
+        let call = b.ins().call(me, &[]);
+        let me = b.inst_results(call)[0];
+        let getattr = ctx.cl.declare_func_in_func(rt.pthread_getattr_np, b.func);
+        let call = b.ins().call(getattr, &[me, attr]);
+        let r = b.inst_results(call)[0];
+        b.ins().brif(r, rlimit, &[], bounds, &[]);
+
+        b.switch_to_block(bounds);
+        let getstack = ctx
+            .cl
+            .declare_func_in_func(rt.pthread_attr_getstack, b.func);
+        let call = b.ins().call(getstack, &[attr, addr, size]);
+        let r = b.inst_results(call)[0];
+        let destroy = ctx.cl.declare_func_in_func(rt.pthread_attr_destroy, b.func);
+        b.ins().call(destroy, &[attr]);
+        let low = b.ins().load(i64t, flags, addr, 0);
+        let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
+        let limit = b.ins().iadd(low, margin);
+        let cap = b.ins().iconst(i64t, MAX_STACK_USE as i64);
+        let floor = usub_sat(&mut b, sp, cap);
+        let limit = b.ins().umax(limit, floor);
+        let good = b.ins().icmp_imm_s(IntCC::Equal, r, 0);
+        b.ins().brif(good, decide, &[limit.into()], rlimit, &[]);
+
+        // Three quarters of RLIMIT_STACK below `sp` (Linux lets arguments and environment
+        // take up to a quarter of the main thread's stack).
+        b.switch_to_block(rlimit);
+        let slot =
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+        let p = b.ins().stack_addr(PTR, slot, 0);
+        let getrlimit = ctx.cl.declare_func_in_func(rt.getrlimit, b.func);
+        let which = b
+            .ins()
+            .iconst(types::I32, i64::from(libc::RLIMIT_STACK as i32));
+        let call = b.ins().call(getrlimit, &[which, p]);
+        let r = b.inst_results(call)[0];
+        let cur = b.ins().load(i64t, flags, p, 0);
+        let fallback = b.ins().iconst(i64t, DEFAULT_STACK as i64);
+        let failed = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+        let cur = b.ins().select(failed, fallback, cur);
+        let cap = b.ins().iconst(i64t, MAX_STACK_USE as i64);
+        let cur = b.ins().umin(cur, cap);
+        let quarter = b.ins().ushr_imm_u(cur, 2);
+        let usable = b.ins().isub(cur, quarter);
+        let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
+        let usable = usub_sat(&mut b, usable, margin);
+        let limit = usub_sat(&mut b, sp, usable);
+        b.ins().jump(decide, &[limit.into()]);
+
+        // Keep the limit; the frame fits if `sp` leaves it above the limit.
+        b.switch_to_block(decide);
+        let limit = b.block_params(decide)[0];
+        b.ins().store(flags, limit, state, LIMIT);
+        let need = b.ins().iadd(limit, frame);
+        let fits = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, sp, need);
+        b.ins().return_(&[fits]);
+        b.seal_all_blocks();
+        b.finalize(ctx.cl.target_config());
+    }
+    ctx.cl
+        .define_function(rt.stack_slow, &mut c)
+        .map_err(|e| cl_err("runtime stack routine", e))
 }
 
 /// Defines the entry wrapper `int <entry_symbol>(void)`: calls the IR function exported as
@@ -290,47 +543,27 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         let mut b = FunctionBuilder::new(&mut c.func, fctx);
         let block = b.create_block();
         b.switch_to_block(block);
-        set_stack_limit(ctx, &mut b, opts.stack_budget);
         // The entry's own stack objects must fit too; a call cannot check what its callee's
         // prologue does, so the trap is located at the entry function's first instruction.
-        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
-        let gv = ctx.data_in_func(ctx.rt.state, b.func);
-        let at = b.ins().symbol_value(PTR, gv);
-        let limit = b
-            .ins()
-            .load(types::I64, MemFlagsData::trusted(), at, STACK_LIMIT);
-        let need = b.ins().iadd_imm_u(limit, frame as i64);
-        let sp = b.ins().get_stack_pointer(PTR);
-        let low = b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
-        let (cold, cont) = (b.create_block(), b.create_block());
-        b.set_cold_block(cold);
-        b.ins().brif(low, cold, &[], cont, &[]);
-        b.switch_to_block(cold);
         let text = format!(
             "trap: {} in {}\n",
             trap_kinds::NATIVE_STACK_EXHAUSTED,
             first_place(m, f)
         );
         let msg = ctx.message(&text)?;
-        let gv = ctx.data_in_func(msg, b.func);
-        let p = b.ins().symbol_value(PTR, gv);
-        let n = b.ins().iconst(types::I64, text.len() as i64);
-        let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
-        b.ins().call(tr, &[p, n]);
-        b.ins().trap(UNREACHABLE_AFTER_EXIT);
-        b.switch_to_block(cont);
-        if matches!(opts.stack_budget, StackBudget::MainThread) {
+        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
+        entry_stack_check(ctx, &mut b, frame, |ctx, b| {
+            let gv = ctx.data_in_func(msg, b.func);
+            let p = b.ins().symbol_value(PTR, gv);
+            let n = b.ins().iconst(types::I64, text.len() as i64);
+            let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
+            b.ins().call(tr, &[p, n]);
+            b.ins().trap(UNREACHABLE_AFTER_EXIT);
+        });
+        if opts.install_fault_handler {
             // An executable: a memory fault is a trap line and exit 70, not a signal.
-            let fault = ctx.cl.declare_func_in_func(ctx.rt.fault, b.func);
-            let handler = b.ins().func_addr(PTR, fault);
-            let signal = ctx.cl.declare_func_in_func(ctx.rt.signal, b.func);
-            for sig in [11, SIGBUS] {
-                let n = b.ins().iconst(types::I32, sig);
-                b.ins().call(signal, &[n, handler]);
-            }
+            install_fault_handler(ctx, &mut b);
         }
-        let one = b.ins().iconst(types::I64, 1);
-        b.ins().store(MemFlagsData::trusted(), one, at, DEPTH);
         let callee = ctx.cl.declare_func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);
         let code = match ret_scalar {
@@ -360,47 +593,10 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
     Ok(id)
 }
 
-/// Sets the stack limit (in `irkit.rt.state`) to the current stack pointer less the `budget`'s bytes (0 if
-/// that would be below 0).
-fn set_stack_limit<M: ClModule>(
-    ctx: &mut Ctx<'_, M>,
-    b: &mut FunctionBuilder<'_>,
-    budget: StackBudget,
-) {
-    let i64t = types::I64;
-    let bytes = match budget {
-        StackBudget::Fixed(n) => b.ins().iconst(i64t, n as i64),
-        StackBudget::MainThread => {
-            // struct rlimit { rlim_t cur, max; }, RLIMIT_STACK = 3 (Linux and macOS).
-            let slot =
-                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
-            let p = b.ins().stack_addr(PTR, slot, 0);
-            let getrlimit = ctx.cl.declare_func_in_func(ctx.rt.getrlimit, b.func);
-            let which = b.ins().iconst(types::I32, 3);
-            let call = b.ins().call(getrlimit, &[which, p]);
-            let r = b.inst_results(call)[0];
-            let cur = b.ins().load(i64t, MemFlagsData::trusted(), p, 0);
-            let fallback = b.ins().iconst(i64t, DEFAULT_STACK as i64);
-            let failed = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
-            let cur = b.ins().select(failed, fallback, cur);
-            let cap = b.ins().iconst(i64t, MAX_MAIN_STACK as i64);
-            let cur = b.ins().umin(cur, cap);
-            let quarter = b.ins().ushr_imm_u(cur, 2);
-            let usable = b.ins().isub(cur, quarter);
-            let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
-            let zero = b.ins().iconst(i64t, 0);
-            let enough = b.ins().icmp(IntCC::UnsignedGreaterThan, usable, margin);
-            let less = b.ins().isub(usable, margin);
-            b.ins().select(enough, less, zero)
-        }
-    };
-    let sp = b.ins().get_stack_pointer(PTR);
-    let zero = b.ins().iconst(i64t, 0);
-    let room = b.ins().icmp(IntCC::UnsignedGreaterThan, sp, bytes);
-    let below = b.ins().isub(sp, bytes);
-    let limit = b.ins().select(room, below, zero);
-    let gv = ctx.data_in_func(ctx.rt.state, b.func);
-    let at = b.ins().symbol_value(PTR, gv);
-    b.ins()
-        .store(MemFlagsData::trusted(), limit, at, STACK_LIMIT);
+/// `a - b`, or 0 if `b` is larger (Cranelift's `usub_sat` is for vectors only).
+fn usub_sat(b: &mut FunctionBuilder<'_>, x: Value, y: Value) -> Value {
+    let above = b.ins().icmp(IntCC::UnsignedGreaterThan, x, y);
+    let diff = b.ins().isub(x, y);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().select(above, diff, zero)
 }

@@ -1,8 +1,9 @@
 //! The small runtime every module gets, as symbols: the routines generated into it (their
-//! bodies are in `routines.rs`), the C functions the generated code imports, and the two
-//! words of the call depth and stack checks (spec/backends.md, "Call depth and the native
-//! stack"): the number of live IR activations, and the lowest stack address a call may leave
-//! to its callee, both set by the entry wrapper.
+//! bodies are in `routines.rs`), the C functions the generated code imports, the session's
+//! stop words, and each thread's own state for the stack and call depth checks
+//! (spec/backends.md, "Call depth and the native stack"): the lowest stack address a call may
+//! leave to its callee, found from the thread's own stack bounds the first time the thread runs
+//! a check, and the number of live IR activations when a call depth limit is set.
 
 use cranelift_codegen::ir::{AbiParam, TrapCode, types};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as ClModule};
@@ -20,21 +21,48 @@ pub(crate) const UNREACHABLE_AFTER_EXIT: TrapCode = TrapCode::unwrap_user(1);
 /// code, and the trap routine (which calls `write` and `exit`).
 pub(crate) const STACK_MARGIN: u64 = 256 * 1024;
 
-/// The stack of an executable's main thread assumed when `getrlimit` fails.
+/// The main thread's stack assumed when its bounds cannot be read (`pthread_getattr_np` reads
+/// `/proc/self/maps` for the main thread) and `getrlimit` fails too.
 pub(crate) const DEFAULT_STACK: u64 = 8 << 20;
 
-/// The most of an executable's main-thread stack used (with an unlimited `ulimit -s`).
-pub(crate) const MAX_MAIN_STACK: u64 = 1 << 30;
+/// The most of one thread's stack a program uses (a main thread with an unlimited `ulimit -s`
+/// reports a stack reaching down to the next mapping).
+pub(crate) const MAX_STACK_USE: u64 = 1 << 30;
 
-/// How much native stack the program may use below the entry wrapper's frame.
+/// Offset of the stack limit in a thread's state: the lowest stack pointer a call may leave
+/// to its callee's `stackalloc` objects; [`UNKNOWN_LIMIT`] until the thread's first check.
+pub(crate) const LIMIT: i32 = 0;
+
+/// Offset of the number of live IR activations in a thread's state (counted only when a call
+/// depth limit is set).
+pub(crate) const DEPTH: i32 = 8;
+
+/// The size of a thread's state.
+pub(crate) const THREAD_STATE: usize = 16;
+
+/// A thread's stack limit before its first check: above every stack address, so the first
+/// check of every thread takes the slow path, which finds the thread's real limit. Adding a
+/// frame (at most the 1 GiB `lower::func::MAX_FRAME`) to it does not wrap.
+pub(crate) const UNKNOWN_LIMIT: u64 = 1 << 63;
+
+/// How generated code finds the running thread's state.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum StackBudget {
-    /// This many bytes (the JIT, which runs the program on a thread of known stack size).
-    Fixed(u64),
-    /// Three quarters of the main thread's stack limit (`getrlimit(RLIMIT_STACK)`, at most
-    /// 1 GiB; Linux lets arguments and environment take up to a quarter of it), less
-    /// [`STACK_MARGIN`]: executables.
-    MainThread,
+pub(crate) enum Threads {
+    /// A thread-local data object of the module (object files: the linker makes the access a
+    /// load from the thread pointer in an executable).
+    Tls,
+    /// Functions of the host process ([`crate::thread`]): the JIT, which cannot define
+    /// thread-local data.
+    Host,
+}
+
+/// Where the running thread's state is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ThreadState {
+    /// `irkit.rt.thread`, thread-local ([`Threads::Tls`]).
+    Tls(DataId),
+    /// `irkit.rt.thread() -> ptr`, the host's ([`Threads::Host`]).
+    Host(FuncId),
 }
 
 /// The functions generated code calls that are not IR functions.
@@ -54,17 +82,39 @@ pub(crate) struct Runtime {
     pub(crate) fmodf: FuncId,
     /// C `int getrlimit(int, struct rlimit *)`.
     pub(crate) getrlimit: FuncId,
+    /// C `int sigaction(int, const struct sigaction *, struct sigaction *)`.
+    pub(crate) sigaction: FuncId,
+    /// C `int raise(int)`.
+    pub(crate) raise: FuncId,
     /// C `void (*signal(int, void (*)(int)))(int)`.
     pub(crate) signal: FuncId,
+    /// C `pthread_t pthread_self(void)`.
+    pub(crate) pthread_self: FuncId,
+    /// `int pthread_getattr_np(pthread_t, pthread_attr_t *)` (glibc, musl).
+    pub(crate) pthread_getattr_np: FuncId,
+    /// `int pthread_attr_getstack(const pthread_attr_t *, void **, size_t *)`.
+    pub(crate) pthread_attr_getstack: FuncId,
+    /// `int pthread_attr_destroy(pthread_attr_t *)`.
+    pub(crate) pthread_attr_destroy: FuncId,
     /// C `void _exit(int)` (async-signal-safe, unlike `exit`).
     pub(crate) exit_now: FuncId,
-    /// `irkit.rt.fault(sig: i32)`: the SIGSEGV/SIGBUS handler of executables, which prints the
-    /// memory-fault trap line and exits with [`EXIT_TRAP`].
+    /// `irkit.rt.fault(sig: i32, info: ptr, context: ptr)`: the SIGSEGV/SIGBUS handler of
+    /// executables, which prints the memory-fault trap line and exits with [`EXIT_TRAP`] (a
+    /// signal the program raised itself ends it as the signal's default action does).
     pub(crate) fault: FuncId,
-    /// `irkit.rt.state`, two `i64` words: at [`DEPTH`], the number of live IR activations; at
-    /// [`STACK_LIMIT`], the lowest stack pointer a call may leave to its callee's `stackalloc`
-    /// objects (0 until the entry wrapper sets it). One object: one address per check.
+    /// `irkit.rt.state`: the session's stop words ([`STOP`], [`STOP_MSG`], [`STOP_ARG`]); one
+    /// unused word outside sessions.
     pub(crate) state: DataId,
+    /// The running thread's state ([`LIMIT`], [`DEPTH`]).
+    pub(crate) thread: ThreadState,
+    /// `irkit.rt.stack_slow(state: ptr, sp: i64, frame: i64) -> i8`: the slow path of a stack
+    /// check that failed: finds the thread's limit on its first check, then says whether
+    /// `frame` bytes fit below `sp` (1) or the stack is exhausted (0). Generated for
+    /// [`Threads::Tls`], the host's for [`Threads::Host`].
+    pub(crate) stack_slow: FuncId,
+    /// `irkit.rt.fault_once`: one word, set by the fault handler on entry, so a fault while it
+    /// flushes C's `stdout` ends the program at once.
+    pub(crate) fault_once: DataId,
 }
 
 impl Runtime {
@@ -75,7 +125,22 @@ impl Runtime {
     pub(crate) fn declare<M: ClModule>(
         cl: &mut M,
         session: Option<bool>,
+        threads: Threads,
     ) -> Result<Runtime, BackendError> {
+        let state = match session {
+            None => words(cl, "irkit.rt.state", 8, true)?,
+            Some(define) => words(cl, "irkit.rt.state", SESSION_STATE, define)?,
+        };
+        let fault_once = words(
+            cl,
+            "irkit.rt.fault_once",
+            8,
+            session.is_none_or(|first| first),
+        )?;
+        let tls = match threads {
+            Threads::Tls => Some(thread_words(cl)?),
+            Threads::Host => None,
+        };
         let mut decl = |name: &str, linkage, params: &[types::Type], ret: Option<types::Type>| {
             let mut sig = cl.make_signature();
             sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
@@ -111,33 +176,71 @@ impl Runtime {
                 &[types::I32, PTR],
                 Some(types::I32),
             )?,
+            sigaction: decl(
+                "sigaction",
+                Linkage::Import,
+                &[types::I32, PTR, PTR],
+                Some(types::I32),
+            )?,
+            raise: decl("raise", Linkage::Import, &[types::I32], Some(types::I32))?,
             signal: decl("signal", Linkage::Import, &[types::I32, PTR], Some(PTR))?,
+            pthread_self: decl("pthread_self", Linkage::Import, &[], Some(PTR))?,
+            pthread_getattr_np: decl(
+                "pthread_getattr_np",
+                Linkage::Import,
+                &[PTR, PTR],
+                Some(types::I32),
+            )?,
+            pthread_attr_getstack: decl(
+                "pthread_attr_getstack",
+                Linkage::Import,
+                &[PTR, PTR, PTR],
+                Some(types::I32),
+            )?,
+            pthread_attr_destroy: decl(
+                "pthread_attr_destroy",
+                Linkage::Import,
+                &[PTR],
+                Some(types::I32),
+            )?,
             exit_now: decl("_exit", Linkage::Import, &[types::I32], None)?,
-            fault: decl("irkit.rt.fault", Linkage::Local, &[types::I32], None)?,
-            state: match session {
-                None => words(cl, "irkit.rt.state", 16, true)?,
-                Some(define) => words(cl, "irkit.rt.state", SESSION_STATE, define)?,
+            fault: decl(
+                "irkit.rt.fault",
+                Linkage::Local,
+                &[types::I32, PTR, PTR],
+                None,
+            )?,
+            state,
+            thread: match tls {
+                Some(id) => ThreadState::Tls(id),
+                None => {
+                    ThreadState::Host(decl("irkit.rt.thread", Linkage::Import, &[], Some(PTR))?)
+                }
             },
+            stack_slow: decl(
+                "irkit.rt.stack_slow",
+                match threads {
+                    Threads::Tls => Linkage::Local,
+                    Threads::Host => Linkage::Import,
+                },
+                &[PTR, types::I64, types::I64],
+                Some(types::I8),
+            )?,
+            fault_once,
         })
     }
 }
 
-/// Offset of the activation count in [`Runtime::state`].
-pub(crate) const DEPTH: i32 = 0;
-
-/// Offset of the stack limit in [`Runtime::state`].
-pub(crate) const STACK_LIMIT: i32 = 8;
-
 /// Session mode only (spec/backends.md, "Sessions"): offset of the word saying how the
 /// current call stopped: 0 while it runs (or returned), [`STOPPED_TRAP`] or [`STOPPED_EXIT`].
 /// Every call site checks it after the call and returns at once when it is set.
-pub(crate) const STOP: i32 = 16;
+pub(crate) const STOP: i32 = 0;
 
 /// Session mode: offset of the trap line's address (a trap), written with [`STOP`].
-pub(crate) const STOP_MSG: i32 = 24;
+pub(crate) const STOP_MSG: i32 = 8;
 
 /// Session mode: offset of the trap line's length (a trap) or the exit code (`exit`).
-pub(crate) const STOP_ARG: i32 = 32;
+pub(crate) const STOP_ARG: i32 = 16;
 
 /// [`STOP`] after a trap.
 pub(crate) const STOPPED_TRAP: i64 = 1;
@@ -151,7 +254,7 @@ pub(crate) const STOPPED_EXIT: i64 = 2;
 pub(crate) const SESSION_INDIRECT_RESERVE: u64 = 64 * 1024;
 
 /// The size of the state in session mode.
-pub(crate) const SESSION_STATE: usize = 40;
+pub(crate) const SESSION_STATE: usize = 24;
 
 /// Declares `size` zeroed, writable, local bytes of 8-byte words, and defines them if
 /// `define`.
@@ -170,5 +273,20 @@ fn words<M: ClModule>(
         d.define_zeroinit(size);
         cl.define_data(id, &d).map_err(|e| cl_err("runtime", e))?;
     }
+    Ok(id)
+}
+
+/// Declares and defines `irkit.rt.thread`: a thread-local [`THREAD_STATE`]-byte object whose
+/// stack limit starts as [`UNKNOWN_LIMIT`] in every thread.
+fn thread_words<M: ClModule>(cl: &mut M) -> Result<DataId, BackendError> {
+    let id = cl
+        .declare_data("irkit.rt.thread", Linkage::Local, true, true)
+        .map_err(|e| cl_err("runtime", e))?;
+    let mut init = vec![0u8; THREAD_STATE];
+    init[LIMIT as usize..LIMIT as usize + 8].copy_from_slice(&UNKNOWN_LIMIT.to_ne_bytes());
+    let mut d = DataDescription::new();
+    d.set_align(8);
+    d.define(init.into_boxed_slice());
+    cl.define_data(id, &d).map_err(|e| cl_err("runtime", e))?;
     Ok(id)
 }

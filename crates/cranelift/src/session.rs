@@ -26,7 +26,7 @@ use irkit_core::{Inst, Module, Opcode};
 use crate::context::{LowerOptions, SessionLower};
 use crate::error::cl_err;
 use crate::heap::Heap;
-use crate::jit::{SharedZero, in_process, new_jit_module, place_zero, stack_budget, stack_size};
+use crate::jit::{SharedZero, in_process, new_jit_module, place_zero, stack_size};
 use crate::runtime::{STOP, STOP_ARG, STOP_MSG, STOPPED_EXIT, STOPPED_TRAP};
 use crate::types::Scalar;
 
@@ -49,7 +49,7 @@ pub struct JitSession {
     zero: Option<SharedZero>,
     state: Option<DataId>,
     entries: HashMap<String, Entry>,
-    max_depth: usize,
+    max_depth: Option<usize>,
     /// The program's C heap (freed with the session).
     heap: Arc<Heap>,
     /// For each `fn` type of a `call_indirect` in the compiled code: the stack its call sites
@@ -68,7 +68,7 @@ impl JitSession {
             zero: None,
             state: None,
             entries: HashMap::new(),
-            max_depth: opts.max_depth.max(1),
+            max_depth: opts.max_depth.map(|d| d.max(1)),
             heap: Arc::new(Heap::default()),
             reserved: HashMap::new(),
         }
@@ -230,8 +230,9 @@ impl Session for JitSession {
             extern_available: &in_process,
             zero_data: Some(&place),
             far_data: true,
-            max_depth: self.max_depth as u64,
-            stack_budget: crate::runtime::StackBudget::Fixed(stack_budget(self.stack())),
+            max_depth: self.max_depth.map(|d| d as u64),
+            threads: crate::runtime::Threads::Host,
+            install_fault_handler: false,
             session: Some(SessionLower { live, first }),
         };
         let lowered = crate::lower::lower(&module, jit, &opts).and_then(|(mut jit, _, ws)| {

@@ -4,7 +4,7 @@
 use irkit_backend::{Backend, BackendError, Outcome, RunOptions, Session};
 use irkit_core::Module;
 
-use crate::{Interpreter, TrapKind};
+use crate::{DEFAULT_MAX_CALL_DEPTH, Interpreter, TrapKind};
 
 /// The reference interpreter as a back end (name `interp`). `putchar` writes to the process's
 /// standard output; a trap is an [`Outcome::Trapped`], never the end of the process.
@@ -20,7 +20,7 @@ impl Backend for InterpBackend {
         let mut it = Interpreter::new(module)
             .map_err(|e| BackendError::Malformed(e.to_string()))?
             .with_stdout(true)
-            .with_max_call_depth(opts.max_depth);
+            .with_max_call_depth(opts.max_depth.unwrap_or(DEFAULT_MAX_CALL_DEPTH));
         if let Some(fuel) = opts.fuel {
             it = it.with_fuel(fuel);
         }

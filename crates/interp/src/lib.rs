@@ -69,9 +69,10 @@ use crate::layout::{Scalar, Shape};
 use crate::memory::Memory;
 use crate::program::Program;
 
-/// The default call depth limit: every back end's ([`irkit_backend::DEFAULT_MAX_DEPTH`]), so
-/// that native code and the interpreter trap at the same call.
-pub const DEFAULT_MAX_CALL_DEPTH: usize = irkit_backend::DEFAULT_MAX_DEPTH;
+/// The default call depth limit ([`irkit_backend::DEFAULT_INTERP_DEPTH`]): frames live on the
+/// interpreter's heap, so it reaches at least as deep as native code on its usual stack; a
+/// limit given to every back end makes them trap at the same call.
+pub const DEFAULT_MAX_CALL_DEPTH: usize = irkit_backend::DEFAULT_INTERP_DEPTH;
 
 /// The default limit on memory held by live objects (globals, stack and heap), in bytes.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;

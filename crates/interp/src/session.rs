@@ -43,7 +43,10 @@ impl InterpSession {
             parts: None,
             exports: HashMap::new(),
             fuel: opts.fuel,
-            max_depth: opts.max_depth.max(1),
+            max_depth: opts
+                .max_depth
+                .unwrap_or(crate::DEFAULT_MAX_CALL_DEPTH)
+                .max(1),
         }
     }
 }

@@ -59,11 +59,21 @@ pub struct Store {
     link: LinkOptions,
 }
 
+/// The call depth limit of a script's calls when the options give none: the same limit on
+/// every back end, so that `assert_exhaustion` (and a differential comparison) sees the same
+/// trap at the same call, and soon (spec/wasm.md, "Scripts").
+pub const SCRIPT_MAX_DEPTH: usize = 10_000;
+
 impl Store {
-    /// A store on `backend` with `spectest` instantiated and registered.
+    /// A store on `backend` with `spectest` instantiated and registered; its calls are limited
+    /// to `opts.max_depth` activations, else [`SCRIPT_MAX_DEPTH`].
     pub fn new(backend: &dyn Backend, opts: &RunOptions) -> Result<Store, InstantiateError> {
+        let opts = RunOptions {
+            max_depth: opts.max_depth.or(Some(SCRIPT_MAX_DEPTH)),
+            ..opts.clone()
+        };
         let session = backend
-            .session(opts)
+            .session(&opts)
             .map_err(|e| InstantiateError::Internal(e.to_string()))?;
         let link = LinkOptions {
             library: true,

@@ -92,10 +92,11 @@ struct Args {
     /// recursion).
     #[arg(long, value_name = "N", default_value_t = LinkOptions::default().max_instantiation_depth)]
     max_instantiation_depth: usize,
-    /// With `--emit obj|exe`: the native call depth limit (a call made while N activations
-    /// are live traps with `stack overflow`, as `ir-run --max-depth N` does).
-    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
-    max_depth: u64,
+    /// With `--emit obj|exe`: a native call depth limit (a call made while N activations are
+    /// live traps with `stack overflow`, as `ir-run --max-depth N` does); without it, each
+    /// thread's stack is the limit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
+    max_depth: Option<u64>,
     /// With `--emit obj|exe`: keep compiled functions in directory DIR (created if missing)
     /// and take them from it when their code cannot have changed; the output is the same
     /// with or without it. A cache that cannot be written is a warning.
@@ -391,7 +392,9 @@ fn keyed_beside(args: &Args) -> bool {
 fn codegen_options(args: &Args) -> CodegenOptions {
     CodegenOptions {
         entry: args.entry.clone(),
-        max_depth: usize::try_from(args.max_depth).unwrap_or(usize::MAX),
+        max_depth: args
+            .max_depth
+            .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
         jobs: args.jobs.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         cache: args.cache.clone(),
         level: match args.codegen {

@@ -42,15 +42,17 @@ struct Args {
     /// exhausted` (exit 70), so that a program that does not end cannot hang the tool.
     #[arg(long, value_name = "N")]
     fuel: Option<u64>,
-    /// The call depth limit of every back end: a call made while N activations are live is
-    /// the trap `stack overflow (call depth limit N)` (exit 70).
-    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
-    max_depth: u64,
+    /// A call depth limit for every back end: a call made while N activations are live is
+    /// the trap `stack overflow (call depth limit N)` (exit 70) at the same call everywhere.
+    /// Without it, native code is limited by each thread's stack (`stack overflow (native
+    /// stack exhausted)`) and the interpreter by 1,000,000 frames.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
+    max_depth: Option<u64>,
 }
 
 fn main() -> ExitCode {
     irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
+    irkit_cli::signals::guard_inputs();
     let args = Args::parse();
     let opts = LinkOptions {
         entry: args.entry.clone(),
@@ -80,7 +82,9 @@ fn main() -> ExitCode {
     let run = RunOptions {
         entry: args.entry,
         fuel: args.fuel,
-        max_depth: usize::try_from(args.max_depth).unwrap_or(usize::MAX),
+        max_depth: args
+            .max_depth
+            .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
     };
     let outcome = backend.run(&linked.module, &run);
     let _ = std::io::stdout().flush();

@@ -28,8 +28,9 @@ struct Args {
     #[arg(long, value_name = "N")]
     fuel: Option<u64>,
     /// The call depth limit: a call made while N activations are live is the trap `stack
-    /// overflow`, which `assert_exhaustion` expects.
-    #[arg(long, value_name = "N", default_value_t = irkit_backend::DEFAULT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
+    /// overflow`, which `assert_exhaustion` expects (10,000 by default, so that both back
+    /// ends trap at the same call, and soon).
+    #[arg(long, value_name = "N", default_value_t = irkit_wast::SCRIPT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
     max_depth: u64,
 }
 
@@ -53,7 +54,7 @@ fn main() -> ExitCode {
     };
     let opts = RunOptions {
         fuel: args.fuel,
-        max_depth: args.max_depth as usize,
+        max_depth: Some(args.max_depth as usize),
         ..RunOptions::default()
     };
     let mut all = Counts::default();

@@ -9,7 +9,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::runtime::{DEPTH, STACK_LIMIT, STOP, STOP_ARG, STOPPED_EXIT};
+use crate::runtime::{DEPTH, LIMIT, STOP, STOP_ARG, STOPPED_EXIT};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -648,60 +648,86 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     }
 
     /// Before a call of an IR function whose `stackalloc` objects take `frame` bytes: the
-    /// `stack overflow` trap at `place` if [`Ctx::max_depth`] activations are live (exactly
-    /// the interpreter's rule), or if the stack below the caller's frame cannot hold `frame`
-    /// bytes above the stack limit (checked here, before the callee's prologue moves the
-    /// stack pointer, so no frame can jump over the guard page); else one more activation.
-    /// Returns what [`FnLower::leave_call`] needs: the state's address and the count before.
-    fn enter_call(&mut self, frame: u64, place: &Place) -> Result<(Value, Value), BackendError> {
-        let max = self.ctx.max_depth;
-        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
-        let at = self.b.ins().symbol_value(PTR, gv);
+    /// `stack overflow` trap at `place` if a call depth limit is set and that many activations
+    /// are live (exactly the interpreter's rule), or if the stack below the caller's frame
+    /// cannot hold `frame` bytes above the running thread's stack limit (checked here, before
+    /// the callee's prologue moves the stack pointer, so no frame can jump over the guard
+    /// page); else, with a depth limit, one more activation. Returns what
+    /// [`FnLower::leave_call`] needs: the thread's state and the count before, when counted.
+    fn enter_call(
+        &mut self,
+        frame: u64,
+        place: &Place,
+    ) -> Result<Option<(Value, Value)>, BackendError> {
+        let (state, depth) = self.stack_check(frame, self.ctx.max_depth, place)?;
+        Ok(depth.map(|depth| {
+            let more = self.b.ins().iadd_imm_s(depth, 1);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), more, state, DEPTH);
+            (state, depth)
+        }))
+    }
+
+    /// The check before a call: the thread's stack must hold `frame` bytes above its limit
+    /// (and, with `max_depth`, fewer than that many activations must be live). One branch on
+    /// the hot path; the cold path traps on the depth, then asks `irkit.rt.stack_slow`, which
+    /// finds the thread's stack limit on its first check. Returns the thread's state and,
+    /// with `max_depth`, the activation count, in the block where the call goes on.
+    fn stack_check(
+        &mut self,
+        frame: u64,
+        max_depth: Option<u64>,
+        place: &Place,
+    ) -> Result<(Value, Option<Value>), BackendError> {
+        let state = crate::routines::thread_state(self.ctx, &mut self.b);
         let flags = MemFlagsData::trusted();
-        let depth = self.b.ins().load(clt::I64, flags, at, DEPTH);
-        let limit = self.b.ins().load(clt::I64, flags, at, STACK_LIMIT);
-        let full = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, depth, max as i64);
+        let limit = self.b.ins().load(clt::I64, flags, state, LIMIT);
         let need = self.b.ins().iadd_imm_u(limit, frame as i64);
         let sp = self.b.ins().get_stack_pointer(PTR);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
-        // One branch on the hot path; the cold path tells the two apart.
-        let bad = self.b.ins().bor(full, low);
+        let counted = max_depth.map(|max| {
+            let depth = self.b.ins().load(clt::I64, flags, state, DEPTH);
+            let full =
+                self.b
+                    .ins()
+                    .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, depth, max as i64);
+            (max, depth, full)
+        });
+        let bad = match counted {
+            Some((_, _, full)) => self.b.ins().bor(full, low),
+            None => low,
+        };
         let (cold, cont) = (self.b.create_block(), self.b.create_block());
         self.b.set_cold_block(cold);
         self.b.ins().brif(bad, cold, &[], cont, &[]);
         self.b.switch_to_block(cold);
-        let kind = trap_kinds::stack_overflow(usize::try_from(max).unwrap_or(usize::MAX));
-        self.trap_if(full, &kind, place)?;
-        self.trap_here(trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+        if let Some((max, _, full)) = counted {
+            let kind = trap_kinds::stack_overflow(usize::try_from(max).unwrap_or(usize::MAX));
+            self.trap_if(full, &kind, place)?;
+        }
+        let fits = crate::routines::stack_fits_slow(self.ctx, &mut self.b, state, sp, frame);
+        let exhausted = self.b.ins().icmp_imm_u(IntCC::Equal, fits, 0);
+        self.trap_if(exhausted, trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+        self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
-        let more = self.b.ins().iadd_imm_s(depth, 1);
-        self.b.ins().store(flags, more, at, DEPTH);
-        Ok((at, depth))
+        Ok((state, counted.map(|(_, depth, _)| depth)))
     }
 
     /// Before a call of a C function: the `native stack exhausted` trap at `place` if the
-    /// stack pointer is below the stack limit (C code and what it calls back have the margin
-    /// below it).
+    /// stack pointer is below the running thread's stack limit (C code and what it calls back
+    /// have the margin below it).
     fn check_stack(&mut self, place: &Place) -> Result<(), BackendError> {
-        let gv = self.ctx.data_in_func(self.ctx.rt.state, self.b.func);
-        let at = self.b.ins().symbol_value(PTR, gv);
-        let limit = self
-            .b
-            .ins()
-            .load(clt::I64, MemFlagsData::trusted(), at, STACK_LIMIT);
-        let sp = self.b.ins().get_stack_pointer(PTR);
-        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
-        self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)
+        self.stack_check(0, None, place).map(|_| ())
     }
 
     /// After a call of an IR function: the count is back to what it was before.
-    fn leave_call(&mut self, (at, depth): (Value, Value)) {
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), depth, at, DEPTH);
+    fn leave_call(&mut self, saved: Option<(Value, Value)>) {
+        if let Some((state, depth)) = saved {
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), depth, state, DEPTH);
+        }
     }
 
     /// After a call that always traps: its result (if any) is a placeholder in an unreachable

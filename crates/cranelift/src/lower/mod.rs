@@ -99,7 +99,7 @@ pub(crate) fn lower_with<M: ClModule>(
     }
     let layouts = Layouts::new(m);
     let mut cl = cl;
-    let rt = Runtime::declare(&mut cl, opts.session.map(|s| s.first))?;
+    let rt = Runtime::declare(&mut cl, opts.session.map(|s| s.first), opts.threads)?;
     let mut ctx = Ctx {
         m,
         cl,
@@ -108,7 +108,7 @@ pub(crate) fn lower_with<M: ClModule>(
         globals: HashMap::default(),
         rt,
         far_data: opts.far_data,
-        max_depth: opts.max_depth.max(1),
+        max_depth: opts.max_depth.map(|d| d.max(1)),
         frames: HashMap::default(),
         max_frame: HashMap::default(),
         session: opts.session,
@@ -120,6 +120,9 @@ pub(crate) fn lower_with<M: ClModule>(
     if opts.session.is_none_or(|s| s.first) {
         crate::routines::define_trap_routine(&mut ctx)?;
         crate::routines::define_fault_routine(&mut ctx)?;
+        if matches!(opts.threads, crate::runtime::Threads::Tls) {
+            crate::routines::define_stack_slow_routine(&mut ctx)?;
+        }
     }
     let mut fctx = FunctionBuilderContext::new();
     let defs: Vec<Inst> = m.top_level()[live.min(m.top_level().len())..]
@@ -141,7 +144,7 @@ pub(crate) fn lower_with<M: ClModule>(
                 && m.opcode(d) == Opcode::FUNC
                 && m.entry_block(d).is_some()
                 && let Some(w) =
-                    crate::routines::define_session_wrapper(&mut ctx, &mut fctx, opts, d, export)?
+                    crate::routines::define_session_wrapper(&mut ctx, &mut fctx, d, export)?
             {
                 wrappers.push(w);
             }
