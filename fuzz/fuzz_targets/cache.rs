@@ -1,11 +1,13 @@
 //! Code cache entries written by someone who can compute BLAKE3 (spec/backends.md, "Never
 //! trusted, never fatal"). Each input makes the payload of one entry of a small program's
-//! cache (its `main`), sealed with that entry's header and the payload's right checksum:
+//! cache (its `main`), sealed with that entry's header and the entry's right checksum:
 //! after a first byte that is even, the rest of the input is the payload; after an odd one,
 //! the rest is a list of edits of the real entry's fields (relocations, names, alignment),
 //! so that a well-formed entry with a lying field is one mutation away. The sealed entry goes
 //! in `main`'s entry file, or (when the first byte's second bit is set) in the cache's pack,
-//! `main`'s file then removed. A build taking the cache must succeed without a panic. When
+//! `main`'s file then removed. When the third bit is set, the payload is padded with zeros
+//! past 1 MiB before it is sealed, so that the file is hashed in pieces before it is read
+//! (spec/backends.md, "Reading is bounded"). A build taking the cache must succeed without a panic. When
 //! it refuses the entry (compiling the function again), its object is the one a build
 //! without a cache writes; an entry it takes is code it trusts (the cache is as trusted as
 //! the output), so that object may differ.
@@ -17,8 +19,12 @@ use std::sync::OnceLock;
 use irkit_cranelift::{CodegenOptions, compile_object};
 use libfuzzer_sys::fuzz_target;
 
-/// The entry's header: magic, version, key, payload length, payload checksum.
+/// The entry's header: magic, version, key, payload length, checksum (of the fields before
+/// it and the payload).
 const HEADER: usize = 84;
+
+/// A payload this long makes a file read only after its header and checksum were checked.
+const LARGE: usize = (1 << 20) + 1;
 
 /// A program whose functions have calls, trap lines and a global.
 const PROGRAM: &str = "\
@@ -148,14 +154,21 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let payload = if mode % 2 == 0 {
+    let mut payload = if mode % 2 == 0 {
         rest.to_vec()
     } else {
         edited(&s.payload, rest)
     };
+    if mode & 4 != 0 {
+        payload.resize(payload.len().max(LARGE), 0);
+    }
     let mut bytes = s.header.clone();
     bytes[44..52].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes[52..84].copy_from_slice(blake3::hash(&payload).as_bytes());
+    // The checksum covers the header's fields before it, then the payload.
+    let mut sum = blake3::Hasher::new();
+    sum.update(&bytes[..52]);
+    sum.update(&payload);
+    bytes[52..84].copy_from_slice(sum.finalize().as_bytes());
     bytes.extend_from_slice(&payload);
     // A build that compiled `main` may have written a pack of the real entries.
     let _ = std::fs::remove_file(&s.pack);

@@ -5,12 +5,16 @@
 //! it: the code, what its name table denotes ([`crate::names`]) and its trap messages.
 //!
 //! An entry is never trusted: one that cannot be read, is too large, has the wrong magic,
-//! version or key, a payload whose checksum does not match, or content that does not decode
-//! (an alignment that is not a power of two, a relocation outside the code or naming no
-//! name-table entry, an unknown kind or tag, a message that is not UTF-8) is a miss; the function is compiled again and the entry rewritten. Entries are written to
-//! a temporary file in the entry's own directory and renamed over the final name, so a reader
-//! (in this process or another sharing the directory) sees a whole entry or none; two writers
-//! of one key write the same bytes, and the last rename wins.
+//! version or key, a checksum that does not match (it covers the header's fields, the key
+//! among them, and the payload), or content that does not decode (an alignment that is not a
+//! power of two, a relocation outside the code or naming no name-table entry, an unknown kind
+//! or tag, a message that is not UTF-8) is a miss; the function is compiled again and the
+//! entry rewritten. Reading is bounded ([`read_sealed`]): a file larger than [`WHOLE`] has its
+//! header checked against the key and its own length, and its bytes hashed piece by piece,
+//! before it is read into memory, so a damaged cache costs a build no more memory than a clean
+//! one. Entries are written to a temporary file in the entry's own directory and renamed over
+//! the final name, so a reader (in this process or another sharing the directory) sees a whole
+//! entry or none; two writers of one key write the same bytes, and the last rename wins.
 //!
 //! Entries are read from the pack when it holds them (`crate::pack`: one file with a build's
 //! entries, each checked as a file's), else from their files.
@@ -21,7 +25,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use cranelift_codegen::ir::LibCall;
 
@@ -30,17 +34,25 @@ use crate::fingerprint::{FORMAT_VERSION, Key};
 use crate::names::Name;
 use crate::pack::{Gathered, Held, Loading, PACK_NAME};
 
+mod read;
+
+pub(crate) use read::{Unread, WHOLE, read_sealed};
+
 /// The first bytes of every entry.
 pub(crate) const MAGIC: &[u8; 8] = b"IRKCODE\0";
 
-/// Bytes before the payload: magic, version, key, payload length, payload checksum.
+/// Bytes before the payload: magic, version, key, payload length, checksum.
 pub(crate) const HEADER: usize = 8 + 4 + 32 + 8 + 32;
+
+/// Where the checksum lies in the header: it covers the bytes before it and the payload.
+const SUM: usize = HEADER - 32;
 
 /// Bytes of one relocation in the payload.
 const RELOC: usize = 4 + 1 + 1 + 4 + 8;
 
-/// The largest payload read (a larger entry is foreign).
-const MAX_PAYLOAD: u64 = 1 << 30;
+/// The largest payload (64 MiB): a larger entry is refused unread, and a function whose entry
+/// would be larger is compiled every time, never stored.
+pub(crate) const MAX_PAYLOAD: u64 = 1 << 26;
 
 /// The largest alignment an entry may ask for.
 const MAX_ALIGN: u64 = 1 << 16;
@@ -77,6 +89,9 @@ pub(crate) struct CodeCache {
     pub(crate) rejected: AtomicUsize,
     /// Entries written.
     pub(crate) stored: AtomicUsize,
+    /// Bytes of entry files read into memory (a file refused by its header, or by its
+    /// checksum while hashed piece by piece, is not: see [`read_sealed`]).
+    pub(crate) loaded: AtomicU64,
     /// The pack, read on a thread of its own from when the cache is opened (`crate::pack`).
     pack: Loading,
     /// The entries this build took or stored, for the next pack.
@@ -97,6 +112,7 @@ impl CodeCache {
             hits: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
+            loaded: AtomicU64::new(0),
             pack: Loading::start(path),
             gathered: Gathered::default(),
         };
@@ -144,12 +160,23 @@ impl CodeCache {
             return Some((entry, Held::Pack(range.clone())));
         }
         let path = self.path(key);
-        let Some(bytes) = read_bounded(&path, HEADER as u64 + MAX_PAYLOAD) else {
-            if in_pack.is_some() {
-                self.rejected.fetch_add(1, Ordering::Relaxed);
+        let read = read_sealed(
+            &path,
+            HEADER as u64 + MAX_PAYLOAD,
+            WHOLE,
+            HEADER,
+            |head, len| entry_seal(head, len, key),
+        );
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(unread) => {
+                if in_pack.is_some() || unread == Unread::Refused {
+                    self.rejected.fetch_add(1, Ordering::Relaxed);
+                }
+                return None;
             }
-            return None;
         };
+        self.loaded.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         match decode(&bytes, key) {
             Some(entry) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
@@ -212,29 +239,28 @@ impl CodeCache {
     }
 }
 
-/// The file at `path` if it is a regular file, can be read and is at most `max` bytes. It is
-/// opened without blocking and looked at once open (a FIFO or device put in the cache, even
-/// renamed over the file between a look and the open, is never read: it could block or never
-/// end). Exactly the size the file had when looked at is read, in one call: a file changed in
-/// the meantime (entries are replaced by renaming, never rewritten) gives bytes whose lengths
-/// or hash `decode` refuses, or a short read, which is a miss.
-pub(crate) fn read_bounded(path: &Path, max: u64) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let mut file = options.open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > max {
+/// The check [`read_sealed`] makes of a large entry file's `head` (its [`HEADER`] bytes),
+/// `len` bytes long, looked up under `key`: the magic, this version and `key`, a payload
+/// length of at most [`MAX_PAYLOAD`] that is the rest of the file; then a hasher fed with
+/// the fields the checksum covers, and the checksum.
+fn entry_seal(head: &[u8], len: u64, key: &Key) -> Option<(blake3::Hasher, [u8; 32])> {
+    let (found, payload) = frame(head)?;
+    if found != *key || payload > MAX_PAYLOAD || len.checked_sub(HEADER as u64) != Some(payload) {
         return None;
     }
-    let mut bytes = vec![0; usize::try_from(meta.len()).ok()?];
-    file.read_exact(&mut bytes).ok()?;
-    Some(bytes)
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(head.get(..SUM)?);
+    Some((hasher, head.get(SUM..HEADER)?.try_into().ok()?))
+}
+
+/// The checksum of an entry whose header starts with `fields` (its first [`SUM`] bytes:
+/// magic, version, key, payload length) and whose payload is `payload`: the BLAKE3 hash of
+/// those fields, then the payload.
+fn checksum(fields: &[u8], payload: &[u8]) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(fields);
+    hasher.update(payload);
+    *hasher.finalize().as_bytes()
 }
 
 /// The bytes of `entry` under `key`; `None` if a relocation kind, library routine or name
@@ -282,17 +308,22 @@ pub(crate) fn encode(key: &Key, entry: &Entry) -> Option<Vec<u8>> {
         payload.extend_from_slice(&(t.len() as u32).to_le_bytes());
         payload.extend_from_slice(t.as_bytes());
     }
+    if payload.len() as u64 > MAX_PAYLOAD {
+        return None;
+    }
     Some(framed(key, &payload))
 }
 
-/// An entry: the header (magic, version, `key`, length, BLAKE3 of `payload`), then `payload`.
+/// An entry: the header (magic, version, `key`, length, the [`checksum`] of those fields and
+/// `payload`), then `payload`.
 fn framed(key: &Key, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     out.extend_from_slice(key);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(blake3::hash(payload).as_bytes());
+    let sum = checksum(&out, payload);
+    out.extend_from_slice(&sum);
     out.extend_from_slice(payload);
     out
 }
@@ -332,7 +363,7 @@ pub(crate) fn decode(bytes: &[u8], key: &Key) -> Option<Entry> {
     decode_with(bytes, key, Sum::Check)
 }
 
-/// Whether [`decode_with`] checks the payload's checksum.
+/// Whether [`decode_with`] checks the entry's checksum.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sum {
     /// Checked.
@@ -356,12 +387,12 @@ pub(crate) fn frame(bytes: &[u8]) -> Option<(Key, u64)> {
 /// [`decode`], the checksum checked or not as `sum` says; every other check is made.
 pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
     let (found, len) = frame(bytes)?;
-    let checksum = bytes.get(HEADER - 32..HEADER)?;
+    let sealed = bytes.get(SUM..HEADER)?;
     let mut r = Reader(&bytes[HEADER..]);
     if found != *key
         || len > MAX_PAYLOAD
         || r.0.len() as u64 != len
-        || (sum == Sum::Check && blake3::hash(r.0).as_bytes()[..] != *checksum)
+        || (sum == Sum::Check && checksum(&bytes[..SUM], r.0)[..] != *sealed)
     {
         return None;
     }
@@ -525,6 +556,97 @@ mod tests {
         let mut huge = good.clone();
         huge[44..52].copy_from_slice(&u64::MAX.to_le_bytes());
         assert_eq!(decode(&huge, &key), None);
+    }
+
+    #[test]
+    fn the_checksum_covers_the_key_and_the_header() {
+        // Another function's entry (another key, another payload) with its key field
+        // rewritten: only a hash computed again makes it an entry of the key.
+        let (key, other) = ([7u8; 32], [8u8; 32]);
+        let mut entry = sample();
+        entry.code.bytes[0] ^= 0xff;
+        let mut rekeyed = encode(&other, &entry).unwrap();
+        rekeyed[12..44].copy_from_slice(&key);
+        assert_eq!(decode(&rekeyed, &key), None);
+        assert_eq!(decode(&rekeyed, &other), None);
+        // The checksum is the hash of the header's fields before it, then the payload.
+        let good = encode(&key, &sample()).unwrap();
+        assert_eq!(good[SUM..HEADER], checksum(&good[..SUM], &good[HEADER..]));
+        assert_ne!(
+            good[SUM..HEADER],
+            blake3::hash(&good[HEADER..]).as_bytes()[..]
+        );
+    }
+
+    /// A sparse file of `len` bytes at `path` starting with `head`.
+    fn planted(path: &Path, head: &[u8], len: u64) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut file = std::fs::File::create(path).unwrap();
+        file.write_all(head).unwrap();
+        file.set_len(len).unwrap();
+    }
+
+    /// The first bytes of an entry of `key` whose payload is `len` bytes (its checksum wrong).
+    fn header_of(key: &Key, len: u64) -> Vec<u8> {
+        let mut head = MAGIC.to_vec();
+        head.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        head.extend_from_slice(key);
+        head.extend_from_slice(&len.to_le_bytes());
+        head.extend_from_slice(&[0x5a; 32]);
+        head
+    }
+
+    #[test]
+    fn planted_large_entries_are_refused_before_they_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CodeCache::open(dir.path());
+        let gib = 1u64 << 30;
+        let keys: Vec<Key> = (0..5u8).map(|k| [k; 32]).collect();
+        // Zeros; a header claiming the whole file, beyond the bound; a header of another
+        // key; one whose length is not the rest of the file; a sealed-looking header within
+        // the bound whose checksum is wrong (hashed piece by piece, never held).
+        let within = MAX_PAYLOAD - 1;
+        let plants = [
+            (Vec::new(), gib),
+            (header_of(&keys[1], gib - HEADER as u64), gib),
+            (header_of(&[9; 32], within), HEADER as u64 + within),
+            (header_of(&keys[3], within), HEADER as u64 + within + 1),
+            (header_of(&keys[4], within), HEADER as u64 + within),
+        ];
+        for (key, (head, len)) in keys.iter().zip(plants) {
+            planted(&cache.path(key), &head, len);
+            assert!(cache.get(key).is_none());
+        }
+        assert_eq!(cache.rejected.load(Ordering::Relaxed), 5);
+        assert_eq!(cache.loaded.load(Ordering::Relaxed), 0);
+        // Small files are read whole, their header checked from memory.
+        planted(&cache.path(&[5; 32]), &[], 100);
+        assert!(cache.get(&[5; 32]).is_none());
+        assert_eq!(cache.loaded.load(Ordering::Relaxed), 100);
+    }
+
+    #[test]
+    fn a_large_entry_is_hashed_then_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CodeCache::open(dir.path());
+        let key = [4u8; 32];
+        let mut big = sample();
+        big.code.bytes = (0..3 * WHOLE).map(|i| (i % 251) as u8).collect();
+        cache.put(0, &key, &big);
+        let len = std::fs::metadata(cache.path(&key)).unwrap().len();
+        assert!(len > WHOLE);
+        assert_eq!(cache.get(&key).map(|(e, _)| e), Some(big.clone()));
+        assert_eq!(cache.loaded.load(Ordering::Relaxed), len);
+        // A flipped bit deep in it: refused while hashed.
+        let mut bytes = std::fs::read(cache.path(&key)).unwrap();
+        bytes[2 * WHOLE as usize] ^= 1;
+        std::fs::write(cache.path(&key), &bytes).unwrap();
+        assert!(cache.get(&key).is_none());
+        assert_eq!(cache.loaded.load(Ordering::Relaxed), len);
+        assert_eq!(cache.rejected.load(Ordering::Relaxed), 1);
+        // An entry beyond the bound is never stored.
+        big.code.bytes = vec![0; MAX_PAYLOAD as usize];
+        assert_eq!(encode(&key, &big), None);
     }
 
     /// An entry whose checksum is right but whose content is not code for any function.

@@ -7,10 +7,12 @@
 //!   name checks): one hash of the whole pack, checked when it is read, covers the entries'
 //!   bytes; an entry the pack lacks, or one it holds that does not decode, is looked up as a
 //!   file;
-//! * reading it is bounded (a regular file of at most [`MAX_PACK`] bytes, read in one call;
-//!   the scan of its entries stops at the first one that does not frame), and anything wrong
-//!   with it (missing, foreign, truncated, a flipped bit, garbage, not a regular file) leaves
-//!   a pack with fewer entries, or none;
+//! * reading it is bounded (a regular file of at most [`MAX_PACK`] bytes; one larger than
+//!   `crate::cache::WHOLE` has its header checked and its bytes hashed piece by piece before
+//!   it is read, `crate::cache::read_sealed`, so a damaged pack never costs its size in
+//!   memory; the scan of its entries stops at the first one that does not frame), and
+//!   anything wrong with it (missing, foreign, truncated, a flipped bit, garbage, not a
+//!   regular file) leaves a pack with fewer entries, or none;
 //! * it is replaced by renaming a whole new file over it, as entries are, so a reader sees an
 //!   old pack or a new one; two builds sharing the directory each write a whole pack, and the
 //!   last rename wins.
@@ -25,7 +27,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::cache::{HEADER, frame, read_bounded};
+use crate::cache::{HEADER, WHOLE, frame, read_sealed};
 use crate::fingerprint::{FORMAT_VERSION, Key};
 
 /// The first bytes of a pack.
@@ -53,7 +55,7 @@ pub(crate) struct Pack {
 impl Pack {
     /// The pack at `path`; empty if there is none or it cannot be read (see the module doc).
     pub(crate) fn read(path: &Path) -> Pack {
-        read_bounded(path, MAX_PACK)
+        read_sealed(path, MAX_PACK, WHOLE, PACK_HEADER, pack_seal)
             .map(Pack::parse)
             .unwrap_or_default()
     }
@@ -104,6 +106,19 @@ fn header_count(bytes: &[u8]) -> Option<u32> {
     let whole = blake3::hash(&bytes[HASHED..]);
     (head[8..40] == whole.as_bytes()[..])
         .then(|| u32::from_le_bytes(head[44..48].try_into().unwrap_or_default()))
+}
+
+/// The check `crate::cache::read_sealed` makes of a large pack's header `head` before reading
+/// it: the magic and this version; then a hasher fed with the header's bytes the pack's hash
+/// covers (the version and the count), and that hash.
+fn pack_seal(head: &[u8], _len: u64) -> Option<(blake3::Hasher, [u8; 32])> {
+    let version = u32::from_le_bytes(head.get(40..44)?.try_into().ok()?);
+    if head.get(..8)? != PACK_MAGIC || version != FORMAT_VERSION {
+        return None;
+    }
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(head.get(HASHED..PACK_HEADER)?);
+    Some((hasher, head.get(8..HASHED)?.try_into().ok()?))
 }
 
 /// The key and the end of the entry framed at `at` in `bytes` (its header's magic, version

@@ -219,6 +219,50 @@ fn another_functions_entry_is_not_taken() {
 }
 
 #[test]
+fn another_functions_entry_with_its_key_field_rewritten_is_not_taken() {
+    // The checksum covers the key: rewriting it (32 bytes) makes the entry a damaged one.
+    survives_in(&[Damaged::Files], |own, other| {
+        let mut b = other.to_vec();
+        b[12..44].copy_from_slice(&own[12..44]);
+        Some(b)
+    });
+}
+
+/// An entry of another program (the same function, another constant in it), copied over the
+/// entry of this program's function with its key field rewritten, is refused: the function
+/// is compiled and the object is the one without a cache.
+#[test]
+fn an_entry_copied_from_another_program_with_its_key_rewritten_is_not_taken() {
+    let this = module(&program(20, 5, 5, ""));
+    let that = module(&program(20, 5, 999, ""));
+    let (here, there) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    build(&this, Some(here.path()));
+    build(&that, Some(there.path()));
+    unpack(here.path());
+    let name = |p: &PathBuf, dir: &Path| p.strip_prefix(dir).unwrap().to_path_buf();
+    let ours: Vec<PathBuf> = entries(here.path())
+        .iter()
+        .map(|p| name(p, here.path()))
+        .collect();
+    let theirs: Vec<PathBuf> = entries(there.path())
+        .iter()
+        .map(|p| name(p, there.path()))
+        .filter(|p| !p.ends_with("pack"))
+        .collect();
+    // Only function 5 differs: one key each.
+    let mine: Vec<&PathBuf> = ours.iter().filter(|p| !theirs.contains(p)).collect();
+    let other: Vec<&PathBuf> = theirs.iter().filter(|p| !ours.contains(p)).collect();
+    assert_eq!((mine.len(), other.len()), (1, 1));
+    let own = std::fs::read(here.path().join(mine[0])).unwrap();
+    let mut copied = std::fs::read(there.path().join(other[0])).unwrap();
+    copied[12..44].copy_from_slice(&own[12..44]);
+    std::fs::write(here.path().join(mine[0]), &copied).unwrap();
+    let (bytes, s) = build(&this, Some(here.path()));
+    assert!(bytes == build(&this, None).0, "the copied entry was taken");
+    assert_eq!((s.compiled, s.cached, s.rejected), (1, 20, 1), "{s:?}");
+}
+
+#[test]
 fn entries_with_bytes_after_their_payload_are_rebuilt() {
     // (In a pack an entry's length delimits it: bytes after it are the next entry's frame,
     // which then does not frame; a_damaged_pack_is_ignored_whole covers that.)
@@ -397,9 +441,18 @@ fn resealed_reloc(entry: &[u8], edit: impl Fn(&mut [u8], u32)) -> Option<Vec<u8>
         return None;
     }
     edit(&mut payload[count_at + 4..count_at + 4 + 18], n);
-    let sum = *blake3::hash(&b[HEADER..]).as_bytes();
-    b[52..84].copy_from_slice(&sum);
+    seal(&mut b);
     Some(b)
+}
+
+/// Seals `entry` again: its checksum (bytes 52 to 83) made the BLAKE3 hash of its first 52
+/// bytes, then its payload (spec/backends.md, "Entry format").
+fn seal(entry: &mut [u8]) {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&entry[..52]);
+    hasher.update(&entry[84..]);
+    let sum = *hasher.finalize().as_bytes();
+    entry[52..84].copy_from_slice(&sum);
 }
 
 /// Builds cold, rewrites the first relocation of every entry that has one with `edit` (see
