@@ -29,4 +29,4 @@ pub mod values;
 
 pub use report::{CommandResult, Counts, Report, Verdict};
 pub use runner::{run_script, trap_matches};
-pub use store::{InstantiateError, Store};
+pub use store::{InstantiateError, Store, StoreStats};
