@@ -75,10 +75,10 @@ impl Layouts {
             let cells = match &cl.shape {
                 Shape::Scalar(_) => Some(1),
                 Shape::Array { elem, len } => {
-                    lookup(&table, *elem).map(|e| e.cells.saturating_mul(*len).max(1))
+                    lookup(table, *elem).map(|e| e.cells.saturating_mul(*len).max(1))
                 }
                 Shape::Struct { fields, .. } => fields.iter().try_fold(1u64, |cells, &f| {
-                    lookup(&table, f).map(|l| cells.saturating_add(l.cells))
+                    lookup(table, f).map(|l| cells.saturating_add(l.cells))
                 }),
             };
             let layout = cells.map(|cells| (cl.shape.clone(), cells));
