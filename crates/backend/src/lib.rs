@@ -29,6 +29,8 @@
 use irkit_core::Module;
 use thiserror::Error;
 
+pub mod extension;
+
 /// The process exit code of a program that trapped (`ir-run`, and executables built by a
 /// native back end). Chosen outside 0–2 (success, bad input, usage) and below 126 (shells).
 pub const EXIT_TRAP: i32 = 70;
@@ -252,6 +254,27 @@ pub trait Session {
     /// kept; new globals are initialized. A module that does not extend the live one is
     /// refused ([`BackendError::Malformed`]) and the session is unchanged.
     fn load(&mut self, module: Module) -> Result<(), BackendError>;
+
+    /// Extends the live program in place: `append` is given the live module (an empty one
+    /// before the first load) and appends to it what an extending module of [`Session::load`]
+    /// adds (new definitions after the live ones, new `export`s of live definitions), changing
+    /// nothing else, and answers `true`; the session then loads the additions as `load` loads
+    /// an extension, without copying the live module or comparing it with a copy, so that a
+    /// load costs what it adds (`irkit_link::extend_live` is such an `append`). Answering
+    /// `false`, `append` refuses: it leaves the live instructions unchanged and what it added
+    /// unreachable (removed definitions, unused types and constants), the session loads
+    /// nothing and answers `Ok(false)`. An error of the load is as `load`'s (the additions are
+    /// then removed). The default appends to a copy and loads it with `load`.
+    fn load_in_place(
+        &mut self,
+        append: &mut dyn FnMut(&mut Module) -> bool,
+    ) -> Result<bool, BackendError> {
+        let mut m = self.module().clone();
+        if !append(&mut m) {
+            return Ok(false);
+        }
+        self.load(m).map(|()| true)
+    }
 
     /// Calls the function exported as `export` with `args`, which must match its parameters
     /// in number and scalar type (else [`BackendError::Entry`]); parameters and results are

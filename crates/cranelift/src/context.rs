@@ -59,6 +59,21 @@ pub(crate) struct SessionLower {
     pub(crate) first: bool,
 }
 
+/// What a session's lowering carries to the next one: the declarations and frames of the
+/// definitions compiled so far (their `Inst`s stay those of every extending module), so that an
+/// extending lowering declares and measures only the new definitions.
+#[derive(Debug, Default)]
+pub(crate) struct Carried {
+    /// [`Ctx::funcs`].
+    pub(crate) funcs: HashMap<Inst, Callee>,
+    /// [`Ctx::globals`].
+    pub(crate) globals: HashMap<Inst, DataId>,
+    /// [`Ctx::frames`].
+    pub(crate) frames: HashMap<Inst, u64>,
+    /// [`Ctx::max_frame`].
+    pub(crate) max_frame: HashMap<Inst, u64>,
+}
+
 /// Maps lazily zeroed memory for a zero-initialized global: `(symbol, size, align,
 /// writable)`.
 pub(crate) type ZeroData<'a> = dyn Fn(&str, u64, u64, bool) -> Result<(), String> + 'a;

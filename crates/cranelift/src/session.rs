@@ -9,9 +9,9 @@
 //! wrapper, after which the host reads the state. `exit(n)` is lowered to the same: record,
 //! return. Only session-mode code has these checks (`LowerOptions::session`).
 //!
-//! Each call runs on a new thread with the stack [`crate::jit::stack_size`] gives the depth
-//! limit (as [`crate::jit::Compiled::run`] does), whose wrapper sets the stack limit and the
-//! call depth afresh. A memory fault in native code still ends the process, as in a run.
+//! Each call runs on a new thread with the stack [`crate::jit::stack_size`] gives (as
+//! [`crate::jit::Compiled::run`] does), whose first check finds that thread's stack limit, and
+//! whose wrapper starts the call depth afresh. A memory fault in native code still ends the process, as in a run.
 
 #![allow(unsafe_code)]
 
@@ -20,10 +20,11 @@ use std::sync::Arc;
 
 use cranelift_jit::JITModule;
 use cranelift_module::{DataId, FuncOrDataId, Linkage, Module as ClModule};
+use irkit_backend::extension::{new_exports, remove_additions};
 use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
 use irkit_core::{Inst, Module, Opcode};
 
-use crate::context::{LowerOptions, SessionLower};
+use crate::context::{Carried, LowerOptions, SessionLower};
 use crate::error::cl_err;
 use crate::heap::Heap;
 use crate::jit::{SharedZero, in_process, new_jit_module, place_zero, stack_size};
@@ -56,6 +57,10 @@ pub struct JitSession {
     /// reserve for the callee's `stackalloc` objects (the largest frame of a function of that
     /// type when the first of them was compiled; see [`JitSession::check_frames`]).
     reserved: HashMap<Inst, u64>,
+    /// The declarations and frames of the compiled definitions (for the next load's lowering).
+    carried: Carried,
+    /// The arena slots of the module compiled so far (the live program's).
+    prepared: usize,
 }
 
 impl JitSession {
@@ -71,6 +76,8 @@ impl JitSession {
             max_depth: opts.max_depth.map(|d| d.max(1)),
             heap: Arc::new(Heap::default()),
             reserved: HashMap::new(),
+            carried: Carried::default(),
+            prepared: 0,
         }
     }
 
@@ -78,11 +85,15 @@ impl JitSession {
     /// call's type fits (spec/backends.md, "Call depth and the native stack"); those compiled
     /// already reserve what that largest frame was then. A new function of such a type with a
     /// larger frame could be called from them with too little room: it is refused. Returns
-    /// the reservations after the load (new types of indirect calls added).
-    fn check_frames(&self, m: &Module, live: usize) -> Result<HashMap<Inst, u64>, BackendError> {
+    /// the reservations after the load (new types of indirect calls added). Measures the new
+    /// definitions `new` only (the live ones' largest frames by type are carried).
+    fn check_frames(&self, m: &Module, new: &[Inst]) -> Result<HashMap<Inst, u64>, BackendError> {
         let layouts = crate::types::Layouts::new(m);
-        let (frames, max_frame) = crate::lower::frames(m, &layouts);
-        let new = &m.top_level()[live.min(m.top_level().len())..];
+        let (frames, mut max_frame) = crate::lower::frames(m, &layouts, new);
+        for (ty, &most) in &self.carried.max_frame {
+            let m = max_frame.entry(*ty).or_insert(0);
+            *m = (*m).max(most);
+        }
         for &f in new {
             if let (Some(ty), Some(&frame)) = (m.ty(f), frames.get(&f))
                 && let Some(&room) = self.reserved.get(&ty)
@@ -98,7 +109,7 @@ impl JitSession {
                 });
             }
         }
-        let mut reserved = self.reserved.clone();
+        let mut added = HashMap::new();
         for &f in new {
             if m.opcode(f) != Opcode::FUNC {
                 continue;
@@ -107,8 +118,9 @@ impl JitSession {
                 for &i in m.children(blk) {
                     if m.opcode(i) == Opcode::CALL_INDIRECT
                         && let Some(&ty) = m.operands(i).first()
+                        && !self.reserved.contains_key(&ty)
                     {
-                        reserved.entry(ty).or_insert_with(|| {
+                        added.entry(ty).or_insert_with(|| {
                             max_frame
                                 .get(&ty)
                                 .copied()
@@ -119,7 +131,101 @@ impl JitSession {
                 }
             }
         }
-        Ok(reserved)
+        Ok(added)
+    }
+
+    /// Compiles what the module holds beyond its first `live` top-level definitions (all of
+    /// it at the first load) and the slots compiled so far: the work is the additions'. On an
+    /// error nothing is loaded (and after a failed lowering of a later load the session is
+    /// broken, see the module's documentation).
+    fn grow(&mut self, live: usize) -> Result<(), BackendError> {
+        let first = self.jit.is_none();
+        let module = &self.module;
+        // Refused before the Cranelift module is touched (lowering would refuse it midway).
+        if let Some(&p) = module.top_level()[live.min(module.top_level().len())..]
+            .iter()
+            .find(|&&d| module.opcode(d) == Opcode::PROC)
+        {
+            return Err(BackendError::Unsupported {
+                backend: "cranelift",
+                place: irkit_core::place::def_label(module, p),
+                what: "a NOIR `proc`: lower procs to functions first (irkit_noir::lower_procs)"
+                    .into(),
+            });
+        }
+        let new = &module.top_level()[live.min(module.top_level().len())..];
+        let reserved = self.check_frames(module, new)?;
+        let (jit, zero) = match (self.jit.take(), &self.zero) {
+            (Some(j), Some(z)) => (j, z.clone()),
+            _ => new_jit_module()?,
+        };
+        let shared = zero.clone();
+        let place = place_zero(&shared);
+        let opts = LowerOptions {
+            entry_symbol: "irkit.entry",
+            entry_linkage: Linkage::Local,
+            entry_export: None,
+            flush_on_return: true,
+            extern_available: &in_process,
+            zero_data: Some(&place),
+            far_data: true,
+            max_depth: self.max_depth.map(|d| d as u64),
+            threads: crate::runtime::Threads::Host,
+            install_fault_handler: false,
+            session: Some(SessionLower { live, first }),
+        };
+        let carried = std::mem::take(&mut self.carried);
+        let lowered = crate::lower::lower_session(module, jit, &opts, carried).and_then(
+            |(mut jit, ws, carried)| {
+                jit.finalize_definitions()
+                    .map_err(|e| cl_err("JIT", e))
+                    .map(|()| (jit, ws, carried))
+            },
+        );
+        let (jit, wrappers, carried) = match lowered {
+            Ok(x) => x,
+            Err(e) => {
+                if !first {
+                    // The live code is in the Cranelift module the failed lowering consumed.
+                    self.broken = Some(format!("an earlier load failed: {e}"));
+                }
+                return Err(e);
+            }
+        };
+        let state = match jit.declarations().get_name("irkit.rt.state") {
+            Some(FuncOrDataId::Data(id)) => id,
+            _ => return Err(BackendError::Codegen("JIT: no runtime state".into())),
+        };
+        for w in wrappers {
+            let addr = jit.get_finalized_function(w.id) as usize;
+            self.entries.insert(
+                w.export,
+                Entry {
+                    addr,
+                    params: w.params,
+                    results: w.results,
+                },
+            );
+        }
+        // A function's wrapper is made once, under its first name; every other name of it
+        // (several exports, or a later module's re-export of a live function) calls the same.
+        // Those names are the `export`s among the new instructions.
+        for (name, d) in new_exports(module, self.prepared) {
+            let Some(first) = module.decoration_strs(d, Opcode::EXPORT).next() else {
+                continue;
+            };
+            let Some(e) = self.entries.get(first).cloned() else {
+                continue;
+            };
+            self.entries.entry(name).or_insert(e);
+        }
+        self.jit = Some(jit);
+        self.carried = carried;
+        self.reserved.extend(reserved);
+        self.zero = Some(zero);
+        self.state = Some(state);
+        self.prepared = module.arena_len();
+        Ok(())
     }
 
     fn stack(&self) -> usize {
@@ -203,88 +309,30 @@ impl Session for JitSession {
         } else {
             self.module.top_level().len()
         };
-        // Refused before the Cranelift module is touched (lowering would refuse it midway).
-        if let Some(&p) = module.top_level()[live.min(module.top_level().len())..]
-            .iter()
-            .find(|&&d| module.opcode(d) == Opcode::PROC)
-        {
-            return Err(BackendError::Unsupported {
-                backend: "cranelift",
-                place: irkit_core::place::def_label(&module, p),
-                what: "a NOIR `proc`: lower procs to functions first (irkit_noir::lower_procs)"
-                    .into(),
-            });
+        let old = std::mem::replace(&mut self.module, module);
+        if let Err(e) = self.grow(live) {
+            self.module = old;
+            return Err(e);
         }
-        let reserved = self.check_frames(&module, live)?;
-        let (jit, zero) = match (self.jit.take(), &self.zero) {
-            (Some(j), Some(z)) => (j, z.clone()),
-            _ => new_jit_module()?,
-        };
-        let shared = zero.clone();
-        let place = place_zero(&shared);
-        let opts = LowerOptions {
-            entry_symbol: "irkit.entry",
-            entry_linkage: Linkage::Local,
-            entry_export: None,
-            flush_on_return: true,
-            extern_available: &in_process,
-            zero_data: Some(&place),
-            far_data: true,
-            max_depth: self.max_depth.map(|d| d as u64),
-            threads: crate::runtime::Threads::Host,
-            install_fault_handler: false,
-            session: Some(SessionLower { live, first }),
-        };
-        let lowered = crate::lower::lower(&module, jit, &opts).and_then(|(mut jit, _, ws)| {
-            jit.finalize_definitions()
-                .map_err(|e| cl_err("JIT", e))
-                .map(|()| (jit, ws))
-        });
-        let (jit, wrappers) = match lowered {
-            Ok(x) => x,
-            Err(e) => {
-                if !first {
-                    // The live code is in the Cranelift module the failed lowering consumed.
-                    self.broken = Some(format!("an earlier load failed: {e}"));
-                }
-                return Err(e);
-            }
-        };
-        let state = match jit.declarations().get_name("irkit.rt.state") {
-            Some(FuncOrDataId::Data(id)) => id,
-            _ => return Err(BackendError::Codegen("JIT: no runtime state".into())),
-        };
-        for w in wrappers {
-            let addr = jit.get_finalized_function(w.id) as usize;
-            self.entries.insert(
-                w.export,
-                Entry {
-                    addr,
-                    params: w.params,
-                    results: w.results,
-                },
-            );
-        }
-        // A function's wrapper is made once, under its first name; every other name of it
-        // (several exports, or a later module's re-export of a live function) calls the same.
-        for &d in module.top_level() {
-            let mut names = module.decoration_strs(d, Opcode::EXPORT);
-            let Some(first) = names.next() else { continue };
-            let Some(e) = self.entries.get(first).cloned() else {
-                continue;
-            };
-            for n in names {
-                self.entries
-                    .entry(n.to_string())
-                    .or_insert_with(|| e.clone());
-            }
-        }
-        self.jit = Some(jit);
-        self.reserved = reserved;
-        self.zero = Some(zero);
-        self.state = Some(state);
-        self.module = module;
         Ok(())
+    }
+
+    fn load_in_place(
+        &mut self,
+        append: &mut dyn FnMut(&mut Module) -> bool,
+    ) -> Result<bool, BackendError> {
+        if let Some(why) = &self.broken {
+            return Err(BackendError::Codegen(why.clone()));
+        }
+        let live = self.module.top_level().len();
+        if !append(&mut self.module) {
+            return Ok(false);
+        }
+        if let Err(e) = self.grow(live) {
+            remove_additions(&mut self.module, live, self.prepared);
+            return Err(e);
+        }
+        Ok(true)
     }
 
     fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError> {

@@ -60,21 +60,25 @@ pub(crate) struct Layouts {
 }
 
 impl Layouts {
-    /// Computes the layouts of the module's types. A type whose size overflows `u64`, or whose
-    /// operands are not value types, gets none (using it is reported as an error later).
-    pub(crate) fn compute(m: &Module) -> Layouts {
+    /// Adds the layouts of the types of `m` at arena slots from `from` on (`m` extends the
+    /// module of the types laid out, which are in the first `from` slots; 0 for all of `m`'s).
+    /// A type whose size overflows `u64`, or whose operands are not value types, gets none
+    /// (using it is reported as an error later).
+    pub(crate) fn extend(&mut self, m: &Module, from: usize) {
         let core = irkit_core::layout::Layouts::new(m);
-        let mut table: Vec<Option<Layout>> = vec![None; m.arena_len()];
-        for &t in m.pool() {
+        let table = &mut self.table;
+        table.truncate(from);
+        table.resize(m.arena_len(), None);
+        for &t in m.pool().iter().filter(|t| t.idx() >= from) {
             let Some(cl) = core.get(t) else { continue };
             // Cells: one per scalar leaf (saturating), at least one for an empty aggregate.
             let cells = match &cl.shape {
                 Shape::Scalar(_) => Some(1),
                 Shape::Array { elem, len } => {
-                    lookup(&table, *elem).map(|e| e.cells.saturating_mul(*len).max(1))
+                    lookup(table, *elem).map(|e| e.cells.saturating_mul(*len).max(1))
                 }
                 Shape::Struct { fields, .. } => fields.iter().try_fold(1u64, |cells, &f| {
-                    lookup(&table, f).map(|l| cells.saturating_add(l.cells))
+                    lookup(table, f).map(|l| cells.saturating_add(l.cells))
                 }),
             };
             let layout = cells.map(|cells| (cl.shape.clone(), cells));
@@ -86,7 +90,11 @@ impl Layouts {
                 });
             }
         }
-        Layouts { table }
+    }
+
+    /// Forgets the layouts at arena slots from `len` on.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.table.truncate(len);
     }
 
     /// The layout of value type `ty`, if it is one.

@@ -47,6 +47,7 @@ mod exec;
 pub mod externs;
 mod layout;
 mod memory;
+mod nesting;
 pub mod ops;
 pub mod proc_eval;
 mod proc_info;
@@ -135,7 +136,7 @@ impl<'m> Interpreter<'m> {
             return Err(InterpError::Malformed(format!("{}: {n}", n.inst())));
         }
         let mut mem = Memory::new(limit);
-        let prog = Program::build(module, &mut mem, None)?;
+        let prog = Program::build(module, &mut mem)?;
         Ok(Interpreter {
             module,
             prog,

@@ -84,8 +84,10 @@ pub(crate) struct Program {
     /// Values of constants and definitions.
     pub(crate) consts: Vec<Value>,
     /// How many top-level definitions were prepared (those of an extending module's prefix
-    /// keep their addresses, see [`Program::build`]).
+    /// keep their addresses, see [`Program::extend`]).
     defs: usize,
+    /// The cells constant values may still take ([`MAX_CONST_CELLS`] for the whole program).
+    budget: u64,
 }
 
 fn malformed(what: String) -> InterpError {
@@ -93,54 +95,77 @@ fn malformed(what: String) -> InterpError {
 }
 
 impl Program {
-    /// Prepares `m` and builds its initial memory. With `prev`, the program of a module `m`
-    /// extends (`Module::extends`, checked by the caller), the definitions `prev` prepared keep
-    /// their addresses and function indices, and only the new globals are allocated and
-    /// initialized in `mem` (which holds `prev`'s objects).
-    pub(crate) fn build(
-        m: &Module,
-        mem: &mut Memory,
-        prev: Option<&Program>,
-    ) -> Result<Program, InterpError> {
-        let n = m.arena_len();
+    /// Prepares `m` and builds its initial memory in `mem`.
+    pub(crate) fn build(m: &Module, mem: &mut Memory) -> Result<Program, InterpError> {
         let mut p = Program {
-            layouts: Layouts::compute(m),
+            layouts: Layouts::default(),
             funcs: Vec::new(),
-            func_of: vec![NONE; n],
-            block_of: vec![NONE; n],
-            src: vec![Src::None; n],
+            func_of: Vec::new(),
+            block_of: Vec::new(),
+            src: Vec::new(),
             consts: Vec::new(),
-            defs: m.top_level().len(),
+            defs: 0,
+            budget: MAX_CONST_CELLS,
         };
+        p.extend(m, mem)?;
+        Ok(p)
+    }
+
+    /// Prepares what `m`, a module that extends the one this program was prepared for
+    /// (`Module::extends`, checked by the caller), adds: its new definitions get addresses
+    /// (and functions indices) and its new globals are allocated and initialized in `mem`
+    /// (which holds the live objects); the live definitions keep theirs. The work is that of
+    /// the new instructions (and one read of the pool's new end): nothing live is prepared
+    /// again. On an error the program is as it was (objects allocated in `mem` stay).
+    pub(crate) fn extend(&mut self, m: &Module, mem: &mut Memory) -> Result<(), InterpError> {
+        let mark = (self.funcs.len(), self.consts.len(), self.defs, self.budget);
+        let arena = self.src.len();
+        let result = self.add(m, mem);
+        if result.is_err() {
+            let (funcs, consts, defs, budget) = mark;
+            self.funcs.truncate(funcs);
+            self.consts.truncate(consts);
+            self.defs = defs;
+            self.budget = budget;
+            self.func_of.truncate(arena);
+            self.block_of.truncate(arena);
+            self.src.truncate(arena);
+            self.layouts.truncate(arena);
+        }
+        result
+    }
+
+    fn add(&mut self, m: &Module, mem: &mut Memory) -> Result<(), InterpError> {
+        let n = m.arena_len();
+        let arena = self.src.len();
+        if n < arena || m.top_level().len() < self.defs {
+            return Err(malformed(
+                "the module is smaller than the program prepared for it".into(),
+            ));
+        }
+        self.layouts.extend(m, arena);
+        self.func_of.resize(n, NONE);
+        self.block_of.resize(n, NONE);
+        self.src.resize(n, Src::None);
+        let funcs = self.funcs.len();
         let mut globals = Vec::new();
-        // The address `prev` gave definition `d` (one of its first `prev.defs`).
-        let old = |k: usize, d: Inst| -> Option<u64> {
-            let prev = prev.filter(|p| k < p.defs)?;
-            match prev.src(d) {
-                Src::Const(i) => prev.consts.get(i as usize)?.as_ptr(),
-                _ => None,
-            }
-        };
-        for (k, &d) in m.top_level().iter().enumerate() {
+        for &d in &m.top_level()[self.defs..] {
             let op = m.opcode(d);
             if op == Opcode::FUNC || op == Opcode::PROC {
-                let idx = u32::try_from(p.funcs.len())
+                let idx = u32::try_from(self.funcs.len())
                     .map_err(|_| malformed("too many functions".into()))?;
-                let addr = match old(k, d) {
-                    Some(a) => a,
-                    None => mem
-                        .alloc(Kind::Func(idx), 0)
-                        .map_err(|_| InterpError::TooLarge("too many functions".into()))?,
-                };
-                p.set_const(d, Value::Ptr(addr))?;
-                p.func_of[d.idx()] = idx;
-                let f = p.func_info(m, d)?;
-                p.funcs.push(f);
+                let addr = mem
+                    .alloc(Kind::Func(idx), 0)
+                    .map_err(|_| InterpError::TooLarge("too many functions".into()))?;
+                self.set_const(d, Value::Ptr(addr))?;
+                self.func_of[d.idx()] = idx;
+                let f = self.func_info(m, d)?;
+                self.funcs.push(f);
             } else if op == Opcode::GLOBAL_VAR || op == Opcode::GLOBAL_CONST {
                 let ty = m
                     .ty(d)
                     .ok_or_else(|| malformed(format!("global {d} has no type")))?;
-                let size = p
+                let size = self
                     .layouts
                     .get(ty)
                     .ok_or_else(|| malformed(format!("global {d}: type {ty} has no layout")))?
@@ -151,26 +176,22 @@ impl Program {
                         readonly: op == Opcode::GLOBAL_CONST,
                     },
                 };
-                if let Some(a) = old(k, d) {
-                    // Live: its object keeps its address and contents.
-                    p.set_const(d, Value::Ptr(a))?;
-                    continue;
-                }
                 let addr = mem
                     .alloc(kind, size)
                     .map_err(|_| InterpError::TooLarge(format!("global {d} of {size} bytes")))?;
-                p.set_const(d, Value::Ptr(addr))?;
+                self.set_const(d, Value::Ptr(addr))?;
                 globals.push((d, ty, addr));
             }
         }
-        p.constants(m)?;
-        p.decode_branches(m);
+        self.defs = m.top_level().len();
+        self.constants(m, arena)?;
+        self.decode_branches(m, funcs);
         for (d, ty, addr) in globals {
             if let Some(&init) = m.operands(d).first() {
-                p.init_global(m, mem, init, ty, addr)?;
+                self.init_global(m, mem, init, ty, addr)?;
             }
         }
-        Ok(p)
+        Ok(())
     }
 
     fn set_const(&mut self, inst: Inst, v: Value) -> Result<(), InterpError> {
@@ -270,10 +291,10 @@ impl Program {
         })
     }
 
-    /// Decodes every block's branch, once every operand's source is known (constants and
-    /// definitions included).
-    fn decode_branches(&mut self, m: &Module) {
-        for fi in 0..self.funcs.len() {
+    /// Decodes every block's branch of the functions from index `from` on, once every
+    /// operand's source is known (constants and definitions included).
+    fn decode_branches(&mut self, m: &Module, from: usize) {
+        for fi in from..self.funcs.len() {
             let Body::Blocks(bs) = &self.funcs[fi].body else {
                 continue;
             };
@@ -299,11 +320,13 @@ impl Program {
         }
     }
 
-    /// Values of every constant of the pool, in dependency order.
-    fn constants(&mut self, m: &Module) -> Result<(), InterpError> {
+    /// Values of the constants of the pool at arena slots from `from` on (those not prepared
+    /// yet), in dependency order.
+    fn constants(&mut self, m: &Module, from: usize) -> Result<(), InterpError> {
         let mut zeros = std::collections::HashMap::new();
-        let mut budget = MAX_CONST_CELLS;
-        for &c in m.pool() {
+        let mut budget = self.budget;
+        // One read of the pool's handles: the new constants are new instructions.
+        for &c in m.pool().iter().filter(|c| c.idx() >= from) {
             let op = m.opcode(c);
             if !op.is_constant() {
                 continue;
@@ -369,6 +392,7 @@ impl Program {
                 None => self.src[c.idx()] = Src::TooLarge,
             }
         }
+        self.budget = budget;
         Ok(())
     }
 

@@ -5,12 +5,15 @@
 //! The session owns its module and the interpreter's state apart from it (the prepared
 //! [`Program`], the [`Memory`], the captured output): each call assembles an [`Interpreter`]
 //! borrowing the module from these parts and takes them back afterwards (moves of a few
-//! words). A load of an extending module rebuilds the program against the same memory: the
-//! definitions of the live module keep their addresses and function indices, only the new
-//! globals are allocated and initialized (`Program::build` with the previous program).
+//! words). A load of an extending module (or an extension in place, `load_in_place`) prepares
+//! only what it adds, against the same memory (`Program::extend`): the live definitions keep
+//! their addresses and function indices, the new ones get theirs, only the new globals are
+//! allocated and initialized, and only the new instructions are checked against the nesting
+//! limit and read for export names.
 
 use std::collections::HashMap;
 
+use irkit_backend::extension::{new_exports, remove_additions};
 use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
 use irkit_core::{Inst, Module};
 
@@ -31,6 +34,10 @@ pub struct InterpSession {
     module: Module,
     parts: Option<Parts>,
     exports: HashMap<String, Inst>,
+    /// The value depth of each hoistable of the live program (the nesting limit's measure).
+    depths: HashMap<Inst, u32>,
+    /// The arena slots of the module prepared so far (the live program's).
+    prepared: usize,
     fuel: Option<u64>,
     max_depth: usize,
 }
@@ -42,6 +49,8 @@ impl InterpSession {
             module: Module::new(),
             parts: None,
             exports: HashMap::new(),
+            depths: HashMap::new(),
+            prepared: 0,
             fuel: opts.fuel,
             max_depth: opts
                 .max_depth
@@ -55,19 +64,35 @@ fn malformed(e: impl std::fmt::Display) -> BackendError {
     BackendError::Malformed(e.to_string())
 }
 
-impl Session for InterpSession {
-    fn module(&self) -> &Module {
-        &self.module
-    }
-
-    fn load(&mut self, module: Module) -> Result<(), BackendError> {
-        if let Err(n) = irkit_core::check_nesting(&module) {
-            return Err(malformed(format!("{}: {n}", n.inst())));
+impl InterpSession {
+    /// Prepares what the module holds beyond the slots prepared so far (all of it at the first
+    /// load): the work is the additions'. On an error nothing is prepared.
+    fn grow(&mut self) -> Result<(), BackendError> {
+        let module = &self.module;
+        let from = self.prepared;
+        // The nesting limit bounds how deep values nest (see `Interpreter::new`): checked for
+        // the whole module first, then for the new instructions of each extension only.
+        let mut depths = HashMap::new();
+        if self.parts.is_none() {
+            if let Err(n) = irkit_core::check_nesting(module) {
+                return Err(malformed(format!("{}: {n}", n.inst())));
+            }
+            let all = irkit_core::limits::value_depths(module);
+            for &h in module.pool() {
+                if let Some(&d) = all.get(h.idx()) {
+                    depths.insert(h, d);
+                }
+            }
+        } else if let Err(i) = crate::nesting::check_new(module, from, &self.depths, &mut depths) {
+            return Err(malformed(format!(
+                "{i}: nested deeper than {} levels (the nesting limit)",
+                irkit_core::MAX_NESTING
+            )));
         }
         let parts = match self.parts.take() {
             None => {
                 let mut mem = Memory::new(DEFAULT_MEMORY_LIMIT);
-                let prog = Program::build(&module, &mut mem, None).map_err(malformed)?;
+                let prog = Program::build(module, &mut mem).map_err(malformed)?;
                 Parts {
                     prog,
                     mem,
@@ -78,34 +103,55 @@ impl Session for InterpSession {
                 }
             }
             Some(mut parts) => {
-                if let Err(why) = module.extends(&self.module) {
+                if let Err(e) = parts.prog.extend(module, &mut parts.mem) {
                     self.parts = Some(parts);
-                    return Err(malformed(format!(
-                        "the module does not extend the live program: {why}"
-                    )));
-                }
-                match Program::build(&module, &mut parts.mem, Some(&parts.prog)) {
-                    Ok(prog) => parts.prog = prog,
-                    Err(e) => {
-                        self.parts = Some(parts);
-                        return Err(malformed(e));
-                    }
+                    return Err(malformed(e));
                 }
                 parts
             }
         };
-        self.exports = module
-            .top_level()
-            .iter()
-            .flat_map(|&d| {
-                module
-                    .decoration_strs(d, irkit_core::Opcode::EXPORT)
-                    .map(move |n| (n.to_string(), d))
-            })
-            .collect();
-        self.module = module;
+        self.exports.extend(new_exports(module, from));
+        self.depths.extend(depths);
+        self.prepared = module.arena_len();
         self.parts = Some(parts);
         Ok(())
+    }
+}
+
+impl Session for InterpSession {
+    fn module(&self) -> &Module {
+        &self.module
+    }
+
+    fn load(&mut self, module: Module) -> Result<(), BackendError> {
+        if self.parts.is_some()
+            && let Err(why) = module.extends(&self.module)
+        {
+            return Err(malformed(format!(
+                "the module does not extend the live program: {why}"
+            )));
+        }
+        let old = std::mem::replace(&mut self.module, module);
+        if let Err(e) = self.grow() {
+            self.module = old;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn load_in_place(
+        &mut self,
+        append: &mut dyn FnMut(&mut Module) -> bool,
+    ) -> Result<bool, BackendError> {
+        let defs = self.module.top_level().len();
+        if !append(&mut self.module) {
+            return Ok(false);
+        }
+        if let Err(e) = self.grow() {
+            remove_additions(&mut self.module, defs, self.prepared);
+            return Err(e);
+        }
+        Ok(true)
     }
 
     fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError> {

@@ -39,8 +39,28 @@ pub const LIVE_PROGRAM: &str = "the live program";
 /// used ([`LinkError::LinkonceMismatch`] if they differ), or the new one is `weak`, when it
 /// yields to `base`'s (a strong one cannot replace a live `weak` definition: duplicate). [`LinkOptions::library`] and
 /// [`LinkOptions::internalize`] are ignored (the link is a library link, keeping every
-/// export); the result is verified when [`LinkOptions::verify`] is on.
+/// export). When [`LinkOptions::verify`] is on, the inputs' library is verified before it is
+/// appended (the result then needs no verification of its own: what is appended is that
+/// library, each declaration resolved to a live definition of its kind and type), and the
+/// whole result only when a generic, interface or witness table resolved to `base` (checked by
+/// kind here, their uses by the verifier): a link costs what the inputs cost, not `base`.
 pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkErrors> {
+    let mut out = base.clone();
+    let stats = extend_live(&mut out, &mut LiveNames::new(), inputs, opts)?;
+    Ok(Linked { module: out, stats })
+}
+
+/// [`extend`] in place: appends the definitions of `inputs` to `live` itself, without a copy of
+/// it, `names` indexing its exports (kept up to date from one call to the next, so that a
+/// link reads only what it appends). On success `live` is what [`extend`] returns; on an error
+/// its live instructions are unchanged, and what the link had appended before the error was
+/// found is removed (dead slots, and unused types and constants left in the pool).
+pub fn extend_live(
+    live: &mut Module,
+    names: &mut LiveNames,
+    inputs: Vec<Input>,
+    opts: &LinkOptions,
+) -> Result<crate::Stats, LinkErrors> {
     // Which input exports / imports each name, for messages.
     let mut exporter: HashMap<String, String> = HashMap::new();
     let mut importer: HashMap<String, String> = HashMap::new();
@@ -58,10 +78,12 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
                 .or_insert_with(|| i.name.clone());
         }
     }
+    // The library is verified on its own (the new definitions, their imports declarations):
+    // what is appended is that, its declarations resolved to live definitions of their kind
+    // and type, so the result is verified without reading `base` again (spec/linking.md).
     let lib_opts = LinkOptions {
         library: true,
         internalize: false,
-        verify: false,
         ..opts.clone()
     };
     let Linked {
@@ -69,19 +91,10 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
         mut stats,
     } = crate::link(inputs, &lib_opts)?;
     let t = Instant::now();
-    let mut out = base.clone();
-    let mut exports: HashMap<&str, Inst> = HashMap::new();
-    let mut externs: HashMap<&str, Inst> = HashMap::new();
-    for &d in base.top_level() {
-        for n in base.decoration_strs(d, Opcode::EXPORT) {
-            exports.entry(n).or_insert(d);
-        }
-        if let Some(n) = base.decoration_str(d, Opcode::EXTERN)
-            && base.children(d).is_empty()
-        {
-            externs.entry(n).or_insert(d);
-        }
-    }
+    names.update(live);
+    let exports = &names.exports;
+    let externs = &names.externs;
+    let base: &Module = live;
     let file_of = |map: &HashMap<String, String>, n: &str| {
         map.get(n).cloned().unwrap_or_else(|| "?".to_string())
     };
@@ -132,7 +145,7 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
         }
         if let Some(n) = lib
             .decoration_strs(d, Opcode::EXPORT)
-            .find(|n| exports.contains_key(n))
+            .find(|n| exports.contains_key(*n))
             && let Some(&b) = exports.get(n)
         {
             for r in lib.decoration_strs(d, Opcode::EXPORT) {
@@ -191,24 +204,21 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
             checks.push((d, b, Check::Extern(n.to_string())));
             continue;
         }
-        copy.push((d, Some(out.root())));
+        copy.push((d, Some(base.root())));
     }
     if !errors.is_empty() {
         return Err(LinkErrors(errors));
     }
     // Pass 2: the copy (types may name definitions: every one is mapped or copied now).
-    if let Err(e) = cloner.clone_forest(&mut out, &copy, &mut |_, _| None) {
+    let kinds: Vec<(Inst, Opcode)> = checks
+        .iter()
+        .map(|&(_, b, _)| (b, base.opcode(b)))
+        .collect();
+    let defs_before = base.top_level().len();
+    let out = live;
+    if let Err(e) = cloner.clone_forest(out, &copy, &mut |_, _| None) {
+        undo(out, defs_before);
         return Err(LinkErrors(vec![LinkError::Internal(e.to_string())]));
-    }
-    // The live definitions' new names: appended `export`s, the one change `Module::extends`
-    // allows to a live definition.
-    new_names.sort();
-    new_names.dedup();
-    for (b, name) in new_names {
-        if let Err(e) = out.add_decoration(b, Opcode::EXPORT, Vec::new(), Payload::Str(name.into()))
-        {
-            return Err(LinkErrors(vec![LinkError::Internal(e.to_string())]));
-        }
     }
     // Pass 3: the declarations resolved to `base` have the type of what they resolve to. A
     // generic's signature names its own parameters, which are not copied: generics, interfaces
@@ -217,14 +227,18 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
         Some(t) => irkit_core::message::value_text(m, t),
         None => "(no type)".to_string(),
     };
-    for (d, b, check) in checks {
+    // Whether a declaration resolved by kind only: its uses are checked by verifying the
+    // whole result.
+    let mut by_kind_only = false;
+    for ((d, b, check), (_, b_kind)) in checks.into_iter().zip(kinds) {
         if matches!(
             lib.opcode(d),
             Opcode::GENERIC | Opcode::INTERFACE | Opcode::WITNESS_TABLE
         ) {
+            by_kind_only = true;
             continue;
         }
-        let ty = match lib.ty(d).map(|t| cloner.clone_hoistable(&mut out, t)) {
+        let ty = match lib.ty(d).map(|t| cloner.clone_hoistable(out, t)) {
             Some(Ok(t)) => Some(t),
             Some(Err(e)) => {
                 errors.push(LinkError::Internal(e.to_string()));
@@ -232,37 +246,55 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
             }
             None => None,
         };
-        if out.ty(b) == ty && same_kind(lib.opcode(d), base.opcode(b)) {
+        if out.ty(b) == ty && same_kind(lib.opcode(d), b_kind) {
             continue;
         }
         match check {
             Check::Import(n, file) => {
-                if same_kind(lib.opcode(d), base.opcode(b)) {
+                if same_kind(lib.opcode(d), b_kind) {
                     errors.push(LinkError::TypeMismatch {
                         import_file: file,
                         name: n,
-                        import_ty: type_text(&out, ty),
+                        import_ty: type_text(out, ty),
                         export_file: LIVE_PROGRAM.to_string(),
-                        export_ty: type_text(&out, out.ty(b)),
+                        export_ty: type_text(out, out.ty(b)),
                     });
                 }
             }
             Check::Extern(n) => errors.push(LinkError::DeclarationMismatch {
-                first_ty: type_text(&out, out.ty(b)),
+                first_ty: type_text(out, out.ty(b)),
                 first_file: LIVE_PROGRAM.to_string(),
-                second_ty: type_text(&out, ty),
+                second_ty: type_text(out, ty),
                 second_file: file_of(&importer, &n),
                 name: n,
             }),
         }
     }
     if !errors.is_empty() {
+        undo(out, defs_before);
         return Err(LinkErrors(errors));
     }
+    // The live definitions' new names: appended `export`s, the one change `Module::extends`
+    // allows to a live definition.
+    new_names.sort();
+    new_names.dedup();
+    let mut added = Vec::new();
+    for (b, name) in new_names {
+        match out.add_decoration(b, Opcode::EXPORT, Vec::new(), Payload::Str(name.into())) {
+            Ok(x) => added.push(x),
+            Err(e) => {
+                added.extend_from_slice(&out.top_level()[defs_before..]);
+                let _ = out.remove_all(&added);
+                return Err(LinkErrors(vec![LinkError::Internal(e.to_string())]));
+            }
+        }
+    }
     stats.resolve += t.elapsed();
-    if opts.verify {
+    if opts.verify && by_kind_only {
         let t = Instant::now();
-        if let Err(errs) = irkit_core::verify::verify(&out) {
+        if let Err(errs) = irkit_core::verify::verify(out) {
+            added.extend_from_slice(&out.top_level()[defs_before..]);
+            let _ = out.remove_all(&added);
             return Err(LinkErrors(
                 errs.iter()
                     .map(|e| LinkError::Verify(e.to_string()))
@@ -271,7 +303,69 @@ pub fn extend(base: &Module, inputs: Vec<Input>, opts: &LinkOptions) -> Result<L
         }
         stats.verify += t.elapsed();
     }
-    Ok(Linked { module: out, stats })
+    names.update(out);
+    Ok(stats)
+}
+
+/// Removes the definitions appended to `m` after its first `defs` (a link that failed).
+fn undo(m: &mut Module, defs: usize) {
+    let added = m.top_level()[defs.min(m.top_level().len())..].to_vec();
+    // Only live, top-level instructions: the removal cannot fail.
+    let _ = m.remove_all(&added);
+}
+
+/// The names of a live program that a link onto it resolves against: the definitions it
+/// exports, and its body-less `extern` declarations by C symbol. Kept up to date by
+/// [`extend_live`], which reads only the instructions added since its last call.
+#[derive(Debug, Default)]
+pub struct LiveNames {
+    exports: HashMap<String, Inst>,
+    externs: HashMap<String, Inst>,
+    /// The arena slots read so far.
+    seen: usize,
+}
+
+impl LiveNames {
+    /// An empty index (for a module none of whose names were read yet).
+    pub fn new() -> LiveNames {
+        LiveNames::default()
+    }
+
+    /// Reads the names the instructions of `m` after the slots seen so far give top-level
+    /// definitions (a smaller module than was read is read anew).
+    fn update(&mut self, m: &Module) {
+        if m.arena_len() < self.seen {
+            *self = LiveNames::default();
+        }
+        let root = m.root();
+        for i in self.seen..m.arena_len() {
+            let Ok(i) = u32::try_from(i) else { break };
+            let x = Inst::from_index(i);
+            let Some(d) = m.get(x).filter(|d| !d.is_dead()) else {
+                continue;
+            };
+            let op = d.opcode();
+            if op != Opcode::EXPORT && op != Opcode::EXTERN {
+                continue;
+            }
+            let Some(def) = d
+                .parent()
+                .filter(|&p| m.parent(p) == Some(root) && m.is_live(p))
+            else {
+                continue;
+            };
+            let Payload::Str(n) = d.payload() else {
+                continue;
+            };
+            if op == Opcode::EXPORT {
+                self.exports.entry(n.to_string()).or_insert(def);
+            } else if m.decoration_str(def, Opcode::EXTERN) == Some(n) && m.children(def).is_empty()
+            {
+                self.externs.entry(n.to_string()).or_insert(def);
+            }
+        }
+        self.seen = m.arena_len();
+    }
 }
 
 /// Whether an import of kind `import` may resolve to an export of kind `export`: the same

@@ -64,7 +64,7 @@ mod tables;
 pub use callgraph::{CallGraph, CallSite, Callees};
 pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
-pub use extend::{LIVE_PROGRAM, extend};
+pub use extend::{LIVE_PROGRAM, LiveNames, extend, extend_live};
 pub use fold::fold_constants;
 pub use inline::{Visible, inline_single_calls};
 pub use inline_always::inline_always;

@@ -29,4 +29,4 @@ pub mod values;
 
 pub use report::{CommandResult, Counts, Report, Verdict};
 pub use runner::{run_script, trap_matches};
-pub use store::{InstantiateError, SCRIPT_MAX_DEPTH, Store};
+pub use store::{InstantiateError, SCRIPT_MAX_DEPTH, Store, StoreStats};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use irkit_backend::{Backend, BackendError, Call, RunOptions, Session, Val};
 use irkit_core::{Builder, Inst, Module, Opcode, Payload};
-use irkit_link::{Input, LinkOptions};
+use irkit_link::{Input, LinkOptions, LiveNames};
 use irkit_wasm::WasmError;
 use irkit_wasm::names::{escape, init_symbol, symbol};
 
@@ -57,6 +57,19 @@ pub struct Store {
     registered: HashMap<String, String>,
     instances: usize,
     link: LinkOptions,
+    /// The live program's exports, for the links onto it.
+    names: LiveNames,
+    stats: StoreStats,
+}
+
+/// What a store did: deterministic counts of its work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Modules linked onto the live program and loaded (the spectest module included).
+    pub modules: usize,
+    /// Instructions the links copied into the live program (each module's own, not the live
+    /// program's).
+    pub insts_linked: u64,
 }
 
 /// The call depth limit of a script's calls when the options give none: the same limit on
@@ -84,6 +97,8 @@ impl Store {
             registered: HashMap::new(),
             instances: 0,
             link,
+            names: LiveNames::new(),
+            stats: StoreStats::default(),
         };
         let wasm = irkit_wasm::to_binary(SPECTEST_WAT.as_bytes()).map_err(|e| {
             InstantiateError::Internal(format!("the spectest module does not assemble: {e}"))
@@ -115,11 +130,30 @@ impl Store {
         let input = Input::from_bytes(&format!("{name}.irm"), &bytes).map_err(|e| {
             InstantiateError::Internal(format!("reading it back: {}", one_line(&e)))
         })?;
-        let linked = irkit_link::extend(self.session.module(), vec![input], &self.link)
-            .map_err(|e| InstantiateError::Unlinkable(one_line(&e)))?;
-        self.session
-            .load(linked.module)
+        // Linked onto the live program in place and loaded: the work is the new module's.
+        let mut input = Some(input);
+        let mut refused = None;
+        let (names, link, stats) = (&mut self.names, &self.link, &mut self.stats);
+        let loaded = self
+            .session
+            .load_in_place(&mut |live| {
+                let inputs = input.take().into_iter().collect();
+                match irkit_link::extend_live(live, names, inputs, link) {
+                    Ok(s) => {
+                        stats.insts_linked += s.insts_copied;
+                        true
+                    }
+                    Err(e) => {
+                        refused = Some(one_line(&e));
+                        false
+                    }
+                }
+            })
             .map_err(|e| InstantiateError::Internal(e.to_string()))?;
+        if !loaded {
+            return Err(InstantiateError::Unlinkable(refused.unwrap_or_default()));
+        }
+        stats.modules += 1;
         match self.session.call(&init_symbol(name), &[]) {
             Ok(Call::Returned(_)) => Ok(()),
             // Limits of an imported memory or table are wasm link-time checks that irkit
@@ -135,6 +169,11 @@ impl Store {
             ))),
             Err(e) => Err(InstantiateError::Internal(e.to_string())),
         }
+    }
+
+    /// What the store did so far.
+    pub fn stats(&self) -> StoreStats {
+        self.stats
     }
 
     /// Makes `instance`'s exports importable from the module name `as_name`.

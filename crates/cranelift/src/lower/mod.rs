@@ -21,7 +21,7 @@ use cranelift_module::{FuncId, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Module, Opcode};
 
-use crate::context::{Callee, Ctx, LowerOptions};
+use crate::context::{Callee, Carried, Ctx, LowerOptions};
 use crate::error::{cl_err, unsupported};
 use crate::place::def_name;
 use crate::runtime::Runtime;
@@ -52,20 +52,42 @@ pub(crate) struct SessionEntry {
     pub(crate) results: Vec<Scalar>,
 }
 
-/// Lowers the definitions of `m` that `opts.session` does not skip (all of them outside
-/// sessions); returns the filled module, the entry wrapper (if asked for) and, in session
-/// mode, a wrapper for every new exported function whose parameters are scalars.
+/// Lowers the definitions of `m` (outside sessions); returns the filled module and the entry
+/// wrapper (if asked for).
 pub(crate) fn lower<M: ClModule>(
     m: &Module,
     cl: M,
     opts: &LowerOptions<'_>,
 ) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
-    lower_with(m, cl, opts, |ctx, fctx, defs| {
-        for &d in defs {
-            func::lower_function(ctx, fctx, d)?;
-        }
-        Ok(())
-    })
+    let (cl, entry, wrappers, _) = lower_carried(m, cl, opts, Carried::default(), each)?;
+    Ok((cl, entry, wrappers))
+}
+
+/// Lowers the definitions of `m` that `opts.session` does not skip, in session mode: `carried`
+/// holds the declarations and frames of the `live` definitions compiled already (what the
+/// previous lowering returned; empty for the first), which are neither declared nor measured
+/// again, so the work is the new definitions'. Returns the filled module, a wrapper for every
+/// new exported function whose parameters are scalars, and what to carry to the next lowering.
+pub(crate) fn lower_session<M: ClModule>(
+    m: &Module,
+    cl: M,
+    opts: &LowerOptions<'_>,
+    carried: Carried,
+) -> Result<(M, Vec<SessionEntry>, Carried), BackendError> {
+    let (cl, _, wrappers, carried) = lower_carried(m, cl, opts, carried, each)?;
+    Ok((cl, wrappers, carried))
+}
+
+/// Lowers each function of `defs` in turn.
+fn each<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    fctx: &mut FunctionBuilderContext,
+    defs: &[Inst],
+) -> Result<(), BackendError> {
+    for &d in defs {
+        func::lower_function(ctx, fctx, d)?;
+    }
+    Ok(())
 }
 
 /// [`lower`], with the function bodies defined by `bodies`: given the shared state, a builder
@@ -82,10 +104,28 @@ pub(crate) fn lower_with<M: ClModule>(
         &[Inst],
     ) -> Result<(), BackendError>,
 ) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
+    let (cl, entry, wrappers, _) = lower_carried(m, cl, opts, Carried::default(), bodies)?;
+    Ok((cl, entry, wrappers))
+}
+
+/// [`lower_with`], the declarations and frames of the first `live` definitions (in session
+/// mode) taken from `carried`, and the whole module's returned.
+fn lower_carried<M: ClModule>(
+    m: &Module,
+    cl: M,
+    opts: &LowerOptions<'_>,
+    carried: Carried,
+    bodies: impl FnOnce(
+        &mut Ctx<'_, M>,
+        &mut FunctionBuilderContext,
+        &[Inst],
+    ) -> Result<(), BackendError>,
+) -> Result<(M, Option<FuncId>, Vec<SessionEntry>, Carried), BackendError> {
+    let live = opts.session.map_or(0, |s| s.live).min(m.top_level().len());
+    let new = &m.top_level()[live..];
     // NOIR procs are lowered to functions before a native back end sees the module
     // (`irkit_noir::lower_procs`, an explicit pipeline step; spec/backends.md).
-    if let Some(&p) = m
-        .top_level()
+    if let Some(&p) = new
         .iter()
         .find(|&&d| m.opcode(d) == irkit_core::Opcode::PROC)
     {
@@ -104,18 +144,22 @@ pub(crate) fn lower_with<M: ClModule>(
         m,
         cl,
         layouts,
-        funcs: HashMap::default(),
-        globals: HashMap::default(),
+        funcs: carried.funcs,
+        globals: carried.globals,
         rt,
         far_data: opts.far_data,
         max_depth: opts.max_depth.map(|d| d.max(1)),
-        frames: HashMap::default(),
-        max_frame: HashMap::default(),
+        frames: carried.frames,
+        max_frame: carried.max_frame,
         session: opts.session,
     };
-    let live = opts.session.map_or(0, |s| s.live);
-    ctx.measure_frames();
-    ctx.declare_all(opts)?;
+    let (frames, max_frame) = frames(m, &ctx.layouts, new);
+    ctx.frames.extend(frames);
+    for (ty, most) in max_frame {
+        let was = ctx.max_frame.entry(ty).or_insert(0);
+        *was = (*was).max(most);
+    }
+    ctx.declare(new, opts)?;
     crate::data::define_all(&mut ctx, live)?;
     if opts.session.is_none_or(|s| s.first) {
         crate::routines::define_trap_routine(&mut ctx)?;
@@ -125,7 +169,7 @@ pub(crate) fn lower_with<M: ClModule>(
         }
     }
     let mut fctx = FunctionBuilderContext::new();
-    let defs: Vec<Inst> = m.top_level()[live.min(m.top_level().len())..]
+    let defs: Vec<Inst> = new
         .iter()
         .copied()
         .filter(|&d| m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some())
@@ -139,7 +183,7 @@ pub(crate) fn lower_with<M: ClModule>(
     };
     let mut wrappers = Vec::new();
     if opts.session.is_some() {
-        for &d in &m.top_level()[live.min(m.top_level().len())..] {
+        for &d in new {
             if let Some(export) = m.decoration_str(d, Opcode::EXPORT)
                 && m.opcode(d) == Opcode::FUNC
                 && m.entry_block(d).is_some()
@@ -150,14 +194,20 @@ pub(crate) fn lower_with<M: ClModule>(
             }
         }
     }
-    Ok((ctx.cl, entry, wrappers))
+    let carried = Carried {
+        funcs: ctx.funcs,
+        globals: ctx.globals,
+        frames: ctx.frames,
+        max_frame: ctx.max_frame,
+    };
+    Ok((ctx.cl, entry, wrappers, carried))
 }
 
 impl<M: ClModule> Ctx<'_, M> {
-    /// Declares every function and global of the module.
-    fn declare_all(&mut self, opts: &LowerOptions<'_>) -> Result<(), BackendError> {
+    /// Declares the functions and globals `defs` (top-level definitions of the module).
+    fn declare(&mut self, defs: &[Inst], opts: &LowerOptions<'_>) -> Result<(), BackendError> {
         let m = self.m;
-        for &d in m.top_level() {
+        for &d in defs {
             let op = m.opcode(d);
             let ext = m.decoration_str(d, Opcode::EXTERN);
             let local = || {
@@ -226,11 +276,6 @@ impl<M: ClModule> Ctx<'_, M> {
         Ok(())
     }
 
-    /// Fills [`Ctx::frames`] and [`Ctx::max_frame`].
-    fn measure_frames(&mut self) {
-        (self.frames, self.max_frame) = frames(self.m, &self.layouts);
-    }
-
     /// The symbol and linkage of global `d` (`ext`: its `extern` name): a C data object
     /// declared without an initial value is imported (it is the C library's or another
     /// object's, never a new zero-filled one); a zero-initialized global in the JIT is imported
@@ -287,14 +332,18 @@ impl<M: ClModule> Ctx<'_, M> {
     }
 }
 
-/// The stack each function's `stackalloc` objects take (16-byte aligned), by function, and the
-/// largest of these by `fn` type (what an indirect call of that type reserves).
-pub(crate) fn frames(m: &Module, layouts: &Layouts) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
+/// The stack each function of `defs` (top-level definitions of `m`) takes for its
+/// `stackalloc` objects (16-byte aligned), by function, and the largest of these by `fn` type
+/// (what an indirect call of that type reserves).
+pub(crate) fn frames(
+    m: &Module,
+    layouts: &Layouts,
+    defs: &[Inst],
+) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
     use rayon::prelude::*;
     // Each function's frame on every core (a read of every instruction of every block), then
     // the maxima by type in module order.
-    let measured: Vec<(Inst, u64)> = m
-        .top_level()
+    let measured: Vec<(Inst, u64)> = defs
         .par_iter()
         .filter(|&&f| m.opcode(f) == Opcode::FUNC)
         .map(|&f| (f, frame(m, layouts, f)))
