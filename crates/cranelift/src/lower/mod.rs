@@ -100,6 +100,7 @@ pub(crate) fn lower_with<M: ClModule>(
     let layouts = Layouts::new(m);
     let mut cl = cl;
     let rt = Runtime::declare(&mut cl, opts.session.map(|s| s.first))?;
+    let large = crate::isa::large_isa(cl.isa().flags().is_pic())?;
     let mut ctx = Ctx {
         m,
         cl,
@@ -112,6 +113,7 @@ pub(crate) fn lower_with<M: ClModule>(
         frames: HashMap::default(),
         max_frame: HashMap::default(),
         session: opts.session,
+        large,
     };
     let live = opts.session.map_or(0, |s| s.live);
     ctx.measure_frames();
