@@ -127,21 +127,25 @@ pub(crate) fn for_function<'a>(
     if is_large(f) { large } else { normal }
 }
 
-/// Compiles `code` for function `id` of `cl` and defines it: with the module's ISA, or with
-/// `large` ([`large_isa`]) if the function is large.
+/// Compiles `code` for function `id` of `cl` (named `place`, for errors) and defines it: with
+/// the module's ISA, or with `large` ([`large_isa`]) if the function is large.
 pub(crate) fn define_function<M: ClModule>(
     cl: &mut M,
-    id: FuncId,
+    (id, place): (FuncId, &str),
     code: &mut cranelift_codegen::Context,
     large: &dyn TargetIsa,
-) -> Result<(), ModuleError> {
+) -> Result<(), BackendError> {
+    let err = |e: ModuleError| match e {
+        ModuleError::Compilation(e) => crate::lower::compile_error(place, e),
+        e => crate::error::cl_err(place, e),
+    };
     if !is_large(&code.func) {
-        return cl.define_function(id, code);
+        return cl.define_function(id, code).map_err(err);
     }
     code.compile(large, &mut ControlPlane::default())
-        .map_err(|e| ModuleError::Compilation(e.inner))?;
+        .map_err(|e| crate::lower::compile_error(place, e.inner))?;
     let compiled = code.compiled_code().ok_or_else(|| {
-        ModuleError::Compilation(CodegenError::Unsupported("no code after compiling".into()))
+        crate::lower::compile_error(place, CodegenError::Unsupported("no code".into()))
     })?;
     let alignment = u64::from(compiled.buffer.alignment);
     let relocs: Vec<ModuleReloc> = compiled
@@ -152,4 +156,5 @@ pub(crate) fn define_function<M: ClModule>(
         .collect();
     let bytes = compiled.code_buffer().to_vec();
     cl.define_function_bytes(id, alignment, &bytes, &relocs)
+        .map_err(err)
 }
