@@ -116,6 +116,10 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) max_frame: HashMap<Inst, u64>,
     /// Session mode ([`LowerOptions::session`]).
     pub(crate) session: Option<SessionLower>,
+    /// The target at the settings of a large function (`crate::isa::large_isa`, with the
+    /// module's position independence): what a function `crate::isa::is_large` judges large
+    /// is compiled with.
+    pub(crate) large: cranelift_codegen::isa::OwnedTargetIsa,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

@@ -1,8 +1,35 @@
-//! The host target and the Cranelift settings every compilation uses.
+//! The host target and the Cranelift settings every compilation uses, and the one choice made
+//! per function: a large function is compiled without Cranelift's optimizations
+//! ([`is_large`], [`for_function`]; spec/backends.md, "Code generation level").
 
-use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::CodegenError;
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir;
+use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
+use cranelift_module::{FuncId, Module as ClModule, ModuleError, ModuleReloc};
 use irkit_backend::BackendError;
+
+/// A function of more blocks than this whose blocks times instructions pass
+/// [`LARGE_EXTENT`] is large ([`is_large`]).
+pub(crate) const LARGE_BLOCKS: usize = 1024;
+
+/// The product of a function's blocks and instructions above which it is large (with more
+/// than [`LARGE_BLOCKS`] blocks): 2^26, e.g. 2,000 blocks of 33,000 instructions, or one
+/// block after another making about 800 calls of IR functions (each call's depth and stack
+/// check makes blocks of its own).
+///
+/// Why a product: the optimizer (`opt_level = speed`) computes a pure value at its uses (the
+/// e-graph's elaboration), so a value can be made live from its operands' definitions to a use
+/// thousands of blocks later; a chain `s1 = s0 + call(), s2 = s1 + call(), ...` ends with every
+/// call's result live to the `ret`. The register allocators' work then grows with values live
+/// times blocks they are live across, at most instructions times blocks: quadratic (5,000 such
+/// calls took 4 s, 10,000 47 s, 100,000 ran out of memory). Without the optimizer every value
+/// stays where the function computes it, and the backtracking allocator's work is linear in
+/// the function (10,000 calls: 5 s, 100,000: 40 s, in a debug build). Below the bound the
+/// quadratic term is small whatever the shape; above it, the function is compiled at
+/// [`large_isa`]'s settings.
+pub(crate) const LARGE_EXTENT: u64 = 1 << 26;
 
 /// How much work code generation puts into the code (`ir-link --codegen`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -26,15 +53,23 @@ pub(crate) fn host(pic: bool) -> Result<OwnedTargetIsa, BackendError> {
 
 /// [`host`] at code generation level `level`.
 pub(crate) fn host_at(pic: bool, level: CodegenLevel) -> Result<OwnedTargetIsa, BackendError> {
+    match level {
+        CodegenLevel::Optimized => build(pic, &[("opt_level", "speed")]),
+        CodegenLevel::Fast => build(
+            pic,
+            &[("opt_level", "none"), ("regalloc_algorithm", "single_pass")],
+        ),
+    }
+}
+
+/// The host ISA with `level` (settings of the optimizer and the register allocator) and
+/// irkit's other settings.
+fn build(pic: bool, level: &[(&str, &str)]) -> Result<OwnedTargetIsa, BackendError> {
     let err = |e: &dyn std::fmt::Display| BackendError::Codegen(format!("target setup: {e}"));
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| f.set(k, v).map_err(|e| err(&e));
-    match level {
-        CodegenLevel::Optimized => set(&mut flags, "opt_level", "speed")?,
-        CodegenLevel::Fast => {
-            set(&mut flags, "opt_level", "none")?;
-            set(&mut flags, "regalloc_algorithm", "single_pass")?;
-        }
+    for (k, v) in level {
+        set(&mut flags, k, v)?;
     }
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
     set(&mut flags, "enable_multi_ret_implicit_sret", "true")?;
@@ -64,4 +99,72 @@ pub(crate) fn host_at(pic: bool, level: CodegenLevel) -> Result<OwnedTargetIsa, 
     }
     let isa = cranelift_native::builder().map_err(|e| err(&e))?;
     isa.finish(settings::Flags::new(flags)).map_err(|e| err(&e))
+}
+
+/// The settings of a large function ([`is_large`]): no Cranelift optimizations
+/// (`opt_level = none`) and the backtracking register allocator, at either
+/// [`CodegenLevel`] (the single-pass allocator's work grows with the values live across each
+/// block in layout order, quadratic in a function whose cold trap blocks, laid out at its end,
+/// use values of the blocks they branch from). The other flags are [`host_at`]'s.
+pub(crate) fn large_isa(pic: bool) -> Result<OwnedTargetIsa, BackendError> {
+    build(
+        pic,
+        &[
+            ("opt_level", "none"),
+            ("regalloc_algorithm", "backtracking"),
+        ],
+    )
+}
+
+/// Whether Cranelift function `f` is large: more than [`LARGE_BLOCKS`] blocks, and blocks
+/// times instructions above [`LARGE_EXTENT`]. A pure function of the function's Cranelift IR,
+/// itself a pure function of what the code cache's key covers (the irkit function and what it
+/// refers to, `crate::fingerprint`): a key names one compilation either way, so the key needs
+/// nothing for this choice (the key's ISA flags are the level's, which stays one key apart
+/// from the other level's).
+pub(crate) fn is_large(f: &ir::Function) -> bool {
+    let blocks = f.layout.blocks().count();
+    let insts = f.dfg.num_insts();
+    blocks > LARGE_BLOCKS && (blocks as u64).saturating_mul(insts as u64) > LARGE_EXTENT
+}
+
+/// The ISA to compile `f` with: `large` if [`is_large`], else `normal` (the level's).
+pub(crate) fn for_function<'a>(
+    f: &ir::Function,
+    normal: &'a dyn TargetIsa,
+    large: &'a dyn TargetIsa,
+) -> &'a dyn TargetIsa {
+    if is_large(f) { large } else { normal }
+}
+
+/// Compiles `code` for function `id` of `cl` (named `place`, for errors) and defines it: with
+/// the module's ISA, or with `large` ([`large_isa`]) if the function is large.
+pub(crate) fn define_function<M: ClModule>(
+    cl: &mut M,
+    (id, place): (FuncId, &str),
+    code: &mut cranelift_codegen::Context,
+    large: &dyn TargetIsa,
+) -> Result<(), BackendError> {
+    let err = |e: ModuleError| match e {
+        ModuleError::Compilation(e) => crate::lower::compile_error(place, e),
+        e => crate::error::cl_err(place, e),
+    };
+    if !is_large(&code.func) {
+        return cl.define_function(id, code).map_err(err);
+    }
+    code.compile(large, &mut ControlPlane::default())
+        .map_err(|e| crate::lower::compile_error(place, e.inner))?;
+    let compiled = code.compiled_code().ok_or_else(|| {
+        crate::lower::compile_error(place, CodegenError::Unsupported("no code".into()))
+    })?;
+    let alignment = u64::from(compiled.buffer.alignment);
+    let relocs: Vec<ModuleReloc> = compiled
+        .buffer
+        .relocs()
+        .iter()
+        .map(|r| ModuleReloc::from_mach_reloc(r, &code.func, id))
+        .collect();
+    let bytes = compiled.code_buffer().to_vec();
+    cl.define_function_bytes(id, alignment, &bytes, &relocs)
+        .map_err(err)
 }

@@ -153,9 +153,12 @@ fn generate(
         return Ok(None);
     };
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
+    // The settings are the level's, or a large function's (`crate::isa::is_large`: a pure
+    // function of the lowered body, so the cache key needs nothing for the choice).
+    let isa = crate::isa::for_function(&built.code.func, plan.isa, &*ctx.large);
     let compiled = built
         .code
-        .compile(plan.isa, &mut ControlPlane::default())
+        .compile(isa, &mut ControlPlane::default())
         .map_err(|e| compile_error(&built.place, e.inner))?;
     let code = Code::new(compiled);
     plan.compiled.fetch_add(1, Ordering::Relaxed);

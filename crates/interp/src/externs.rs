@@ -1,5 +1,5 @@
 //! The C functions the interpreter provides to `extern("name")` declarations without a body:
-//! `putchar`, `malloc`, `free`, `memcpy`, `memmove`, `memset`, `exit` and `abort`.
+//! `putchar`, `malloc`, `calloc`, `free`, `memcpy`, `memmove`, `memset`, `exit` and `abort`.
 
 use std::io::Write;
 
@@ -20,7 +20,7 @@ pub(crate) struct Output {
 
 /// The names of the extern functions the interpreter provides.
 pub const PROVIDED: &[&str] = &[
-    "putchar", "malloc", "free", "memcpy", "memmove", "memset", "exit", "abort",
+    "putchar", "malloc", "calloc", "free", "memcpy", "memmove", "memset", "exit", "abort",
 ];
 
 /// Calls extern `name` with `args`; `ret` is the declared return type.
@@ -76,6 +76,12 @@ pub(crate) fn call(
             arity(1)?;
             // C's malloc returns null when it cannot allocate.
             Some(mem.alloc(Kind::Heap, int(0)?).unwrap_or(0))
+        }
+        "calloc" => {
+            arity(2)?;
+            // Every object starts zeroed; a product that overflows is refused, as in C.
+            let size = int(0)?.checked_mul(int(1)?);
+            Some(size.map_or(0, |n| mem.alloc(Kind::Heap, n).unwrap_or(0)))
         }
         "free" => {
             arity(1)?;

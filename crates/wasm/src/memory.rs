@@ -3,7 +3,7 @@
 //!
 //! The memory is a global of type `struct {ptr base, i64 size, i32 max_pages}` (unlike a
 //! table's `{ptr, i64, i64}`, so the linker refuses a memory imported as a table): the address
-//! of its bytes (from `malloc`; null while the size is 0), its size in bytes, and its declared
+//! of its bytes (from `calloc`; null while the size is 0), its size in bytes, and its declared
 //! maximum in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most [`MAX_PAGES`]). An access of `n` bytes at wasm address `a` with static offset `o`
 //! computes `ea = zext(a) + o` in 64 bits (no wrap-around), traps unless `ea + n <= size`,
 //! then loads or stores at `base + ea`. A function accessing the memory keeps `base` and
@@ -36,29 +36,31 @@ pub fn memory_type(m: &mut Module) -> Result<Inst, irkit_core::CoreError> {
     m.ty_struct(&[p, i64t, i32t])
 }
 
-/// The C functions the memory needs: `malloc`, `free`, `memcpy`, `memset`.
+/// The C functions the memory needs: `calloc`, `free`, `memcpy`.
+///
+/// A memory's bytes come from `calloc`, never `malloc` and `memset`: the C library hands a
+/// large block out as fresh pages the OS zeroes when first touched, so pages the program never
+/// touches cost no memory and no time (a module declaring 65536 initial pages starts at once
+/// and stays small).
 #[derive(Clone, Copy, Debug)]
 pub struct Libc {
-    /// `malloc(i64) -> ptr`.
-    pub malloc: Inst,
+    /// `calloc(i64 count, i64 size) -> ptr`.
+    pub calloc: Inst,
     /// `free(ptr)`.
     pub free: Inst,
     /// `memcpy(ptr, ptr, i64) -> ptr`.
     pub memcpy: Inst,
-    /// `memset(ptr, i32, i64) -> ptr`.
-    pub memset: Inst,
 }
 
 impl Libc {
-    /// Declares the four functions as `extern`s of the module.
+    /// Declares the three functions as `extern`s of the module.
     pub fn declare(b: &mut Builder<'_>, place: Place) -> Result<Libc, WasmError> {
         let m = b.module();
-        let (p, i64t, i32t, void) = (m.ty_ptr(), m.ty_i64(), m.ty_i32(), m.ty_void());
+        let (p, i64t, void) = (m.ty_ptr(), m.ty_i64(), m.ty_void());
         let sigs = [
-            ("malloc", m.ty_fn(p, &[i64t])),
+            ("calloc", m.ty_fn(p, &[i64t, i64t])),
             ("free", m.ty_fn(void, &[p])),
             ("memcpy", m.ty_fn(p, &[p, p, i64t])),
-            ("memset", m.ty_fn(p, &[p, i32t, i64t])),
         ];
         let mut fs = Vec::new();
         for (name, sig) in sigs {
@@ -68,10 +70,9 @@ impl Libc {
             fs.push(f);
         }
         Ok(Libc {
-            malloc: fs[0],
+            calloc: fs[0],
             free: fs[1],
             memcpy: fs[2],
-            memset: fs[3],
         })
     }
 }
@@ -110,7 +111,7 @@ pub fn load_field(
 
 /// Builds the module's `memory.grow` helper, `fn(i32 delta) -> i32`: the old size in pages,
 /// or -1 (leaving the memory as it was) if the new size would pass the maximum or the
-/// allocation fails. Growing copies the bytes to a new allocation, zeroes the rest, and frees
+/// allocation fails. Growing copies the bytes to a new, zeroed allocation (`calloc`) and frees
 /// the old one.
 pub fn build_grow(
     b: &mut Builder<'_>,
@@ -133,7 +134,7 @@ fn build_grow_body(
     let (check0, _) = b.block(f, &[])?;
     let (alloc, _) = b.block(f, &[])?;
     let (copy, _) = b.block(f, &[])?;
-    let (fill, _) = b.block(f, &[])?;
+    let (store, _) = b.block(f, &[])?;
     let (done, _) = b.block(f, &[])?;
     let (fail, _) = b.block(f, &[])?;
     b.position_at_end(entry);
@@ -155,24 +156,20 @@ fn build_grow_body(
     b.br(none, done, &[], alloc, &[])?;
     b.position_at_end(alloc);
     let new_size = b.binary(Opcode::SHL, new_pages, sixteen)?;
-    let p = b.call(libc.malloc, &[new_size])?;
+    let one = b.module().const_i64(1);
+    let p = b.call(libc.calloc, &[new_size, one])?;
     let null = b.module().const_null();
     let is_null = b.icmp(IntCC::Eq, p, null)?;
     let was_empty = b.icmp(IntCC::Eq, size, zero)?;
-    let (copy_or_fill, _) = b.block(f, &[])?;
-    b.br(is_null, fail, &[], copy_or_fill, &[])?;
-    b.position_at_end(copy_or_fill);
-    b.br(was_empty, fill, &[], copy, &[])?;
+    let (copy_or_store, _) = b.block(f, &[])?;
+    b.br(is_null, fail, &[], copy_or_store, &[])?;
+    b.position_at_end(copy_or_store);
+    b.br(was_empty, store, &[], copy, &[])?;
     b.position_at_end(copy);
     b.call(libc.memcpy, &[p, base, size])?;
     b.call(libc.free, &[base])?;
-    b.jump(fill, &[])?;
-    b.position_at_end(fill);
-    let i8t = b.module().ty_i8();
-    let tail = b.elem(i8t, p, &[size])?;
-    let grown = b.binary(Opcode::ISUB, new_size, size)?;
-    let zero32 = b.module().const_i32(0);
-    b.call(libc.memset, &[tail, zero32, grown])?;
+    b.jump(store, &[])?;
+    b.position_at_end(store);
     let fb = field(b, mem, 0)?;
     b.store(fb, p)?;
     let fs = field(b, mem, 1)?;

@@ -40,12 +40,12 @@ pub(crate) fn lower_function<M: ClModule>(
     };
     let table = crate::names::declare_messages(ctx, &built.messages)?;
     crate::names::bind_messages(&mut built.code.func, table);
-    ctx.cl
-        .define_function(built.id, &mut built.code)
-        .map_err(|e| match e {
-            cranelift_module::ModuleError::Compilation(e) => compile_error(&built.place, e),
-            e => cl_err(&built.place, e),
-        })
+    crate::isa::define_function(
+        &mut ctx.cl,
+        (built.id, &built.place),
+        &mut built.code,
+        &*ctx.large,
+    )
 }
 
 /// A function body lowered to Cranelift IR, not compiled yet.

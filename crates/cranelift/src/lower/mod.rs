@@ -140,6 +140,7 @@ fn lower_carried<M: ClModule>(
     let layouts = Layouts::new(m);
     let mut cl = cl;
     let rt = Runtime::declare(&mut cl, opts.session.map(|s| s.first), opts.threads)?;
+    let large = crate::isa::large_isa(cl.isa().flags().is_pic())?;
     let mut ctx = Ctx {
         m,
         cl,
@@ -152,6 +153,7 @@ fn lower_carried<M: ClModule>(
         frames: carried.frames,
         max_frame: carried.max_frame,
         session: opts.session,
+        large,
     };
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
     ctx.frames.extend(frames);
