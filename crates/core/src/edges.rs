@@ -14,6 +14,7 @@
 //! Whether an operand is a block is the caller's question (both take a predicate), so the
 //! verifier can ask it with its checked accessors on a module it has not yet accepted.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::{Inst, Module, Opcode};
@@ -122,16 +123,31 @@ pub fn edges_of(m: &Module, term: Inst) -> (Range<usize>, Vec<Edge>) {
     }
 }
 
-/// The successor blocks of `term`, in edge order, each once.
+/// The successor blocks of `term`, in edge order, each once. A terminator with few edges is
+/// deduplicated by a scan; one with many (a big `switch`) through a set, one look-up per edge,
+/// so it costs what its edges cost.
 pub fn successors(m: &Module, term: Inst) -> Vec<Inst> {
+    let edges = edges_of(m, term).1;
     let mut out: Vec<Inst> = Vec::new();
-    for e in edges_of(m, term).1 {
-        if !out.contains(&e.target) {
+    if edges.len() <= SMALL {
+        for e in edges {
+            if !out.contains(&e.target) {
+                out.push(e.target);
+            }
+        }
+        return out;
+    }
+    let mut seen: HashSet<Inst> = HashSet::with_capacity(edges.len());
+    for e in edges {
+        if seen.insert(e.target) {
             out.push(e.target);
         }
     }
     out
 }
+
+/// Up to this many edges, [`successors`] deduplicates by a scan.
+const SMALL: usize = 8;
 
 #[cfg(test)]
 mod tests {

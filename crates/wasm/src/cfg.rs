@@ -55,6 +55,24 @@ impl Term {
         }
     }
 
+    /// Edge `i` (in the order of [`Term::edges`]), found without listing the others: a
+    /// `br_table` edge is read once per predecessor entry, so this must not cost its size.
+    fn edge(&self, i: usize) -> Option<&Edge> {
+        match self {
+            Term::Jump(e) => (i == 0).then_some(e),
+            Term::Br(_, a, b) => match i {
+                0 => Some(a),
+                1 => Some(b),
+                _ => None,
+            },
+            Term::Switch(_, d, cases) => match i {
+                0 => Some(d),
+                _ => cases.get(i - 1).map(|c| &c.1),
+            },
+            Term::Ret(_) | Term::Unreachable | Term::Trap(_) => None,
+        }
+    }
+
     fn edge_mut(&mut self, i: usize) -> Option<&mut Edge> {
         match self {
             Term::Jump(e) => (i == 0).then_some(e),
@@ -122,8 +140,8 @@ impl Cfg {
 
     /// The arguments of edge `edge` of `src`'s terminator.
     pub fn edge_args(&self, src: Inst, edge: usize) -> Option<&[Inst]> {
-        let t = self.terms.get(&src)?;
-        t.edges().get(edge).map(|e| e.args.as_slice())
+        let e = self.terms.get(&src)?.edge(edge)?;
+        Some(e.args.as_slice())
     }
 
     /// Removes argument `index` of edge `edge` of `src`'s terminator.

@@ -1,6 +1,8 @@
 //! Calls and terminators: arguments against the callee's signature, results, `ret` against
 //! the function's type, branch targets and the arguments each edge passes to its block.
 
+use std::collections::HashMap;
+
 use crate::edges::Edge;
 use crate::{Inst, Opcode};
 
@@ -240,7 +242,8 @@ impl<'m> Cx<'m> {
                         ),
                     );
                 }
-                let mut seen: Vec<(u64, usize)> = Vec::new();
+                // The first case of each value, by value: one look-up per case (I3).
+                let mut first: HashMap<u64, usize> = HashMap::with_capacity(ncases);
                 for (c, &cv) in cases.iter().enumerate() {
                     let Some(cd) = self.live(cv) else { continue };
                     if cd.opcode != Opcode::CONST_INT {
@@ -265,7 +268,7 @@ impl<'m> Cx<'m> {
                         continue;
                     }
                     let v = cd.payload.as_int().unwrap_or(0);
-                    if let Some(&(_, prev)) = seen.iter().find(|(pv, _)| *pv == v) {
+                    if let Some(&prev) = first.get(&v) {
                         let shown = match ct {
                             Some(t) => crate::payload::sign_extend(v, self.int_w(t).unwrap_or(64))
                                 .to_string(),
@@ -276,7 +279,7 @@ impl<'m> Cx<'m> {
                             format!("case value {c} duplicates case value {prev} ({shown})"),
                         );
                     } else {
-                        seen.push((v, c));
+                        first.insert(v, c);
                     }
                 }
                 for e in edges {

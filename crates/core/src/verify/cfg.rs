@@ -49,8 +49,11 @@ impl<'m> Cx<'m> {
             let k = *block_at.get(*self.pos.get(o.idx())? as usize)? as usize;
             (blocks.get(k) == Some(&o)).then_some(k)
         };
-        // Successors: every edge target of a block's terminator that is a block of `f`.
+        // Successors: every edge target of a block's terminator that is a block of `f`, each
+        // once (`added[t] == k` once `t` is a successor of block `k`: one step per edge, so a
+        // `switch` with many targets costs what its edges cost).
         let mut succs: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+        let mut added = vec![usize::MAX; blocks.len()];
         for (k, &b) in blocks.iter().enumerate() {
             let Some(&last) = self.live(b).and_then(|d| d.children().last()) else {
                 continue;
@@ -66,8 +69,9 @@ impl<'m> Cx<'m> {
             };
             for e in branch.edges {
                 if let Some(t) = index(e.target)
-                    && !succs[k].contains(&t)
+                    && added[t] != k
                 {
+                    added[t] = k;
                     succs[k].push(t);
                 }
             }

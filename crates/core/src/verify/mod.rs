@@ -511,7 +511,18 @@ impl<'m> Cx<'m> {
             Some(&k) if k != u32::MAX => u64::from(k),
             _ => u64::MAX,
         };
-        let e = error_at(self.m, inst, func, block, message.into());
+        // An instruction's place is described once for a run of its errors (a `switch` with
+        // many duplicate cases): describing it walks its block and function.
+        let e = match self.errors.last() {
+            Some((_, last)) if last.inst == inst => VerifyError {
+                func,
+                block,
+                inst,
+                message: message.into(),
+                place: last.place.clone(),
+            },
+            _ => error_at(self.m, inst, func, block, message.into()),
+        };
         self.errors.push((key, e));
     }
 
