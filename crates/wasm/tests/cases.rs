@@ -12,7 +12,9 @@
 //! bytes and read back; all of a
 //! file's modules are linked together (a library link: every export is a root); the linked
 //! module is run in the interpreter: first every module's initializer, in file order, then
-//! the invocations in order, in one instance (memory and globals persist). A result is
+//! the invocations in order, in one instance (memory and globals persist), with the call depth
+//! limit scripts have (`irkit_wast::SCRIPT_MAX_DEPTH`, 10,000: `recursion`'s unbounded call
+//! traps there, as the CLI's wasm cases do on both back ends). A result is
 //! `TYPE:VALUE …` (floats by their bits in hex), `void`, or `trap: MESSAGE`.
 //! `IRKIT_BLESS=1` rewrites the `;; =>` lines from the actual results.
 
@@ -131,7 +133,9 @@ fn run_case(path: &Path) -> Result<(), Failed> {
         .to_string();
     let mods = modules(&text, &stem);
     let linked = build(&mods)?;
-    let mut it = Interpreter::new(&linked).map_err(|e| e.to_string())?;
+    let mut it = Interpreter::new(&linked)
+        .map_err(|e| e.to_string())?
+        .with_max_call_depth(10_000);
     for (name, _) in &mods {
         it.run(irkit_wasm::init_symbol(name).as_str(), &[])
             .map_err(|t| format!("initializing {name}: {t}"))?;
