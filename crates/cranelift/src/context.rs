@@ -136,8 +136,10 @@ impl<M: ClModule> Ctx<'_, M> {
     }
 
     /// A reference to function `id` in function `func`: what `cranelift-module`'s
-    /// `declare_func_in_func` makes (near for a symbol this module defines), from the
-    /// declarations alone (it needs no mutable module: any thread may lower a function).
+    /// `declare_func_in_func` makes (near for a symbol this module defines, unless
+    /// [`Ctx::far_data`]: the JIT places each function's code anywhere in the address space,
+    /// and a program whose compilation took gigabytes had code more than 2 GiB apart), from
+    /// the declarations alone (it needs no mutable module: any thread may lower a function).
     pub(crate) fn func_in_func(&self, id: FuncId, func: &mut ir::Function) -> ir::FuncRef {
         let decl = self.cl.declarations().get_function_decl(id);
         let signature = func.import_signature(decl.signature.clone());
@@ -145,7 +147,7 @@ impl<M: ClModule> Ctx<'_, M> {
         func.import_function(ir::ExtFuncData {
             name: ir::ExternalName::user(name),
             signature,
-            colocated: decl.linkage.is_final(),
+            colocated: decl.linkage.is_final() && !self.far_data,
             patchable: false,
         })
     }

@@ -39,8 +39,8 @@ pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
         let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-        let write = ctx.cl.declare_func_in_func(rt.write, b.func);
-        let exit = ctx.cl.declare_func_in_func(rt.exit, b.func);
+        let write = ctx.func_in_func(rt.write, b.func);
+        let exit = ctx.func_in_func(rt.exit, b.func);
         let fd = b.ins().iconst(types::I32, 2);
         b.ins().call(write, &[fd, msg, len]);
         let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
@@ -151,7 +151,7 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
             let gv = ctx.data_in_func(msg, b.func);
             let p = b.ins().symbol_value(PTR, gv);
             let n = b.ins().iconst(types::I64, text.len() as i64);
-            let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
+            let tr = ctx.func_in_func(ctx.rt.trap, b.func);
             b.ins().call(tr, &[p, n]);
             b.ins().return_(&[]);
         });
@@ -160,13 +160,13 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
             .enumerate()
             .map(|(i, s)| b.ins().load(s.clif(), flags, args, 8 * i as i32))
             .collect();
-        let callee = ctx.cl.declare_func_in_func(fid, b.func);
+        let callee = ctx.func_in_func(fid, b.func);
         let call = b.ins().call(callee, &vals);
         let rs = b.inst_results(call).to_vec();
         for (i, v) in rs.into_iter().enumerate() {
             b.ins().store(flags, v, outs, 8 * i as i32);
         }
-        let fflush = ctx.cl.declare_func_in_func(ctx.rt.fflush, b.func);
+        let fflush = ctx.func_in_func(ctx.rt.fflush, b.func);
         let null = b.ins().iconst(PTR, 0);
         b.ins().call(fflush, &[null]);
         b.ins().return_(&[]);
@@ -235,22 +235,22 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
         b.ins().brif(raised, resend, &[], fault, &[]);
 
         b.switch_to_block(resend);
-        let signal = ctx.cl.declare_func_in_func(rt.signal, b.func);
+        let signal = ctx.func_in_func(rt.signal, b.func);
         let default = b.ins().iconst(PTR, libc::SIG_DFL as i64);
         b.ins().call(signal, &[sig, default]);
-        let raise = ctx.cl.declare_func_in_func(rt.raise, b.func);
+        let raise = ctx.func_in_func(rt.raise, b.func);
         b.ins().call(raise, &[sig]);
         b.ins().return_(&[]);
 
         b.switch_to_block(fault);
-        let fflush = ctx.cl.declare_func_in_func(rt.fflush, b.func);
+        let fflush = ctx.func_in_func(rt.fflush, b.func);
         let null = b.ins().iconst(PTR, 0);
         b.ins().call(fflush, &[null]);
         b.ins().jump(report, &[]);
 
         b.switch_to_block(report);
-        let write = ctx.cl.declare_func_in_func(rt.write, b.func);
-        let exit_now = ctx.cl.declare_func_in_func(rt.exit_now, b.func);
+        let write = ctx.func_in_func(rt.write, b.func);
+        let exit_now = ctx.func_in_func(rt.exit_now, b.func);
         let gv = ctx.data_in_func(msg, b.func);
         let p = b.ins().symbol_value(PTR, gv);
         let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
@@ -278,7 +278,7 @@ fn install_fault_handler<M: ClModule>(ctx: &mut Ctx<'_, M>, b: &mut FunctionBuil
     for offset in (0..size as i32).step_by(8) {
         b.ins().store(flags, zero, act, offset);
     }
-    let fault = ctx.cl.declare_func_in_func(ctx.rt.fault, b.func);
+    let fault = ctx.func_in_func(ctx.rt.fault, b.func);
     let handler = b.ins().func_addr(PTR, fault);
     b.ins().store(
         flags,
@@ -296,7 +296,7 @@ fn install_fault_handler<M: ClModule>(ctx: &mut Ctx<'_, M>, b: &mut FunctionBuil
         act,
         std::mem::offset_of!(libc::sigaction, sa_flags) as i32,
     );
-    let sigaction = ctx.cl.declare_func_in_func(ctx.rt.sigaction, b.func);
+    let sigaction = ctx.func_in_func(ctx.rt.sigaction, b.func);
     let null = b.ins().iconst(PTR, 0);
     for sig in [libc::SIGSEGV, libc::SIGBUS] {
         let n = b.ins().iconst(types::I32, i64::from(sig));
@@ -420,10 +420,10 @@ pub(crate) fn define_stack_slow_routine<M: ClModule>(
         let attr = b.ins().stack_addr(PTR, attr, 0);
         let addr = b.ins().stack_addr(PTR, out, 0);
         let size = b.ins().stack_addr(PTR, out, 8);
-        let me = ctx.cl.declare_func_in_func(rt.pthread_self, b.func);
+        let me = ctx.func_in_func(rt.pthread_self, b.func);
         let call = b.ins().call(me, &[]);
         let me = b.inst_results(call)[0];
-        let getattr = ctx.cl.declare_func_in_func(rt.pthread_getattr_np, b.func);
+        let getattr = ctx.func_in_func(rt.pthread_getattr_np, b.func);
         let call = b.ins().call(getattr, &[me, attr]);
         let r = b.inst_results(call)[0];
         b.ins().brif(r, rlimit, &[], bounds, &[]);
@@ -434,7 +434,7 @@ pub(crate) fn define_stack_slow_routine<M: ClModule>(
             .declare_func_in_func(rt.pthread_attr_getstack, b.func);
         let call = b.ins().call(getstack, &[attr, addr, size]);
         let r = b.inst_results(call)[0];
-        let destroy = ctx.cl.declare_func_in_func(rt.pthread_attr_destroy, b.func);
+        let destroy = ctx.func_in_func(rt.pthread_attr_destroy, b.func);
         b.ins().call(destroy, &[attr]);
         let low = b.ins().load(i64t, flags, addr, 0);
         let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
@@ -451,7 +451,7 @@ pub(crate) fn define_stack_slow_routine<M: ClModule>(
         let slot =
             b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
         let p = b.ins().stack_addr(PTR, slot, 0);
-        let getrlimit = ctx.cl.declare_func_in_func(rt.getrlimit, b.func);
+        let getrlimit = ctx.func_in_func(rt.getrlimit, b.func);
         let which = b
             .ins()
             .iconst(types::I32, i64::from(libc::RLIMIT_STACK as i32));
@@ -556,7 +556,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
             let gv = ctx.data_in_func(msg, b.func);
             let p = b.ins().symbol_value(PTR, gv);
             let n = b.ins().iconst(types::I64, text.len() as i64);
-            let tr = ctx.cl.declare_func_in_func(ctx.rt.trap, b.func);
+            let tr = ctx.func_in_func(ctx.rt.trap, b.func);
             b.ins().call(tr, &[p, n]);
             b.ins().trap(UNREACHABLE_AFTER_EXIT);
         });
@@ -564,7 +564,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
             // An executable: a memory fault is a trap line and exit 70, not a signal.
             install_fault_handler(ctx, &mut b);
         }
-        let callee = ctx.cl.declare_func_in_func(fid, b.func);
+        let callee = ctx.func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);
         let code = match ret_scalar {
             None => b.ins().iconst(types::I32, 0),
@@ -579,7 +579,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
             }
         };
         if opts.flush_on_return {
-            let fflush = ctx.cl.declare_func_in_func(ctx.rt.fflush, b.func);
+            let fflush = ctx.func_in_func(ctx.rt.fflush, b.func);
             let null = b.ins().iconst(PTR, 0);
             b.ins().call(fflush, &[null]);
         }
