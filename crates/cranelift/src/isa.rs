@@ -146,16 +146,16 @@ pub(crate) fn define_function<M: ClModule>(
     large: &dyn TargetIsa,
 ) -> Result<(), BackendError> {
     let err = |e: ModuleError| match e {
-        ModuleError::Compilation(e) => crate::lower::compile_error(place, e),
+        ModuleError::Compilation(e) => crate::error::compile_error(place, e),
         e => crate::error::cl_err(place, e),
     };
     if !is_large(&code.func) {
         return cl.define_function(id, code).map_err(err);
     }
     code.compile(large, &mut ControlPlane::default())
-        .map_err(|e| crate::lower::compile_error(place, e.inner))?;
+        .map_err(|e| crate::error::compile_error(place, e.inner))?;
     let compiled = code.compiled_code().ok_or_else(|| {
-        crate::lower::compile_error(place, CodegenError::Unsupported("no code".into()))
+        crate::error::compile_error(place, CodegenError::Unsupported("no code".into()))
     })?;
     let alignment = u64::from(compiled.buffer.alignment);
     let relocs: Vec<ModuleReloc> = compiled

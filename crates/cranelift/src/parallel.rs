@@ -30,8 +30,9 @@ use crate::cache::{CodeCache, Entry};
 use crate::code::Code;
 use crate::context::Ctx;
 use crate::error::cl_err;
+use crate::error::compile_error;
 use crate::fingerprint::{Fingerprint, KeyPrefix, Keyer, Trees};
-use crate::lower::{build_function, compile_error, defined_function};
+use crate::lower::{build_function, defined_function};
 use crate::names;
 use crate::place::def_name;
 

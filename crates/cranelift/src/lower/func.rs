@@ -18,7 +18,7 @@ use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Module, Opcode};
 
 use crate::context::{Callee, Ctx};
-use crate::error::{cl_err, unsupported};
+use crate::error::unsupported;
 use crate::place::{Place, def_name};
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
 use crate::types::{ClifType, PTR, Scalar};
@@ -60,17 +60,6 @@ pub(crate) struct Built {
     /// concatenation, the function's message table, named by the placeholder `MESSAGE_NS:0`
     /// (`crate::names`) and declared when the code is defined.
     pub(crate) messages: Vec<String>,
-}
-
-/// A Cranelift compilation error of the function named `place`, in one line.
-pub(crate) fn compile_error(place: &str, e: cranelift_codegen::CodegenError) -> BackendError {
-    match e {
-        cranelift_codegen::CodegenError::Verifier(errs) => BackendError::Codegen(format!(
-            "{place}: Cranelift verifier: {}",
-            errs.to_string().replace('\n', "; ")
-        )),
-        e => cl_err(place, cranelift_module::ModuleError::Compilation(e)),
-    }
 }
 
 /// Lowers function definition `f` to Cranelift IR, without compiling it; `None` if `f` is not

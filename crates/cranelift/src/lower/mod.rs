@@ -11,7 +11,7 @@ mod memory;
 
 #[cfg(test)]
 pub(crate) use func::lower_function;
-pub(crate) use func::{build_function, compile_error, defined_function};
+pub(crate) use func::{build_function, defined_function};
 
 use rustc_hash::FxHashMap as HashMap;
 
