@@ -16,7 +16,6 @@
 //!   function of one module (each run another edit, so each recompiles that function).
 
 mod codegen;
-mod run;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -213,7 +212,8 @@ pub(crate) fn files(dir: &Path, ext: &str, modules: usize) -> Vec<String> {
         .collect()
 }
 
-/// Runs `cmd args` `runs` times: the fastest wall time, the largest peak RSS ([`run::run`]).
+/// Runs `cmd args` `runs` times: the fastest wall time, the largest peak RSS
+/// ([`irkit_testkit::run`]).
 pub(crate) fn measure(cmd: &Path, args: &[String], runs: usize) -> Result<Measure, String> {
     measure_with(cmd, args, runs, &[])
 }
@@ -227,7 +227,11 @@ pub(crate) fn measure_with(
 ) -> Result<Measure, String> {
     let mut best: Option<Measure> = None;
     for _ in 0..runs {
-        let r = run::run(cmd, args, env)?;
+        let r = irkit_testkit::run(
+            std::process::Command::new(cmd)
+                .args(args)
+                .envs(env.iter().copied()),
+        )?;
         if !r.success {
             return Err(format!("{} failed:\n{}", cmd.display(), r.stderr));
         }

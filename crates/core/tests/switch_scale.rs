@@ -5,8 +5,6 @@
 //! The modules are generated here; the growth is checked by the ratio of two sizes (the best of
 //! a few runs each), with a bound far above n log n and far below n².
 
-use std::time::{Duration, Instant};
-
 use irkit_core::verify::verify;
 use irkit_core::{Builder, Module};
 
@@ -39,24 +37,9 @@ fn switch_module(n: usize, dup: bool) -> Module {
     m
 }
 
-/// The shortest of `runs` runs of `f`.
-fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
-}
-
 /// Base size: big enough to measure, small enough that 10× it verifies in well under a second
 /// in a debug build (the linear search per case took seconds at 10× this size).
 const N: usize = 10_000;
-
-/// 10× the cases may cost at most this many times the time (n log n is about 12×, n² 100×).
-const MAX_RATIO: f64 = 30.0;
 
 #[test]
 fn verifying_a_switch_grows_linearly_with_its_cases() {
@@ -64,17 +47,13 @@ fn verifying_a_switch_grows_linearly_with_its_cases() {
     let big = switch_module(10 * N, false);
     verify(&small).unwrap();
     verify(&big).unwrap();
-    let t_small = best_of(3, || verify(&small).unwrap());
-    let t_big = best_of(2, || verify(&big).unwrap());
-    let ratio = t_big.as_secs_f64() / t_small.as_secs_f64().max(1e-4);
-    eprintln!(
-        "{N} cases: {t_small:?}, {} cases: {t_big:?}, ratio {ratio:.1}",
-        10 * N
-    );
-    assert!(
-        ratio <= MAX_RATIO,
-        "{N} cases: {t_small:?}, {} cases: {t_big:?} (ratio {ratio:.1} > {MAX_RATIO})",
-        10 * N
+    let t_small = irkit_testkit::best_of(3, || verify(&small).unwrap());
+    let t_big = irkit_testkit::best_of(2, || verify(&big).unwrap());
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "verifying a switch (time per case count)",
+        (N, 10 * N),
+        (t_small.as_secs_f64(), t_big.as_secs_f64()),
+        1e-4,
     );
 }
 
@@ -99,16 +78,12 @@ fn duplicate_cases_are_reported_in_case_order_naming_the_first() {
 fn a_switch_with_many_duplicates_is_checked_in_linear_time() {
     let small = switch_module(N, true);
     let big = switch_module(10 * N, true);
-    let t_small = best_of(3, || assert!(verify(&small).is_err()));
-    let t_big = best_of(2, || assert!(verify(&big).is_err()));
-    let ratio = t_big.as_secs_f64() / t_small.as_secs_f64().max(1e-4);
-    eprintln!(
-        "{N} cases: {t_small:?}, {} cases: {t_big:?}, ratio {ratio:.1}",
-        10 * N
-    );
-    assert!(
-        ratio <= MAX_RATIO,
-        "{N} cases: {t_small:?}, {} cases: {t_big:?} (ratio {ratio:.1} > {MAX_RATIO})",
-        10 * N
+    let t_small = irkit_testkit::best_of(3, || assert!(verify(&small).is_err()));
+    let t_big = irkit_testkit::best_of(2, || assert!(verify(&big).is_err()));
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "verifying a switch with duplicates (time per case count)",
+        (N, 10 * N),
+        (t_small.as_secs_f64(), t_big.as_secs_f64()),
+        1e-4,
     );
 }

@@ -5,44 +5,11 @@
 //! allocator is process-wide), and its peak compared with a build into an empty cache, which
 //! compiles the same functions.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use irkit_cranelift::{CodegenOptions, CodegenStats, compile_object};
-
-/// Counts live and peak heap bytes, so a test can bound what a build holds at once.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-#[allow(unsafe_code)]
-// SAFETY: every call is forwarded to the system allocator unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            let now = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-}
+use irkit_testkit::{Counting, Heap};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
@@ -75,11 +42,8 @@ fn build(m: &irkit_core::Module, cache: Option<&Path>) -> (Vec<u8>, CodegenStats
         jobs: Some(4),
         ..CodegenOptions::default()
     };
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let (object, stats) = compile_object(m, &opts).expect("compiles");
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-    (object, stats, peak)
+    let ((object, stats), heap) = Heap::of(|| compile_object(m, &opts).expect("compiles"));
+    (object, stats, heap.peak)
 }
 
 /// The cache's versioned directory.

@@ -5,7 +5,7 @@
 //! allocator's work grew with the square of N: 10,000 calls took 47 s, 100,000 ran out of
 //! memory.)
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use irkit_backend::{Backend, Outcome, RunOptions};
 use irkit_core::Module;
@@ -35,25 +35,20 @@ fn object_time(m: &Module) -> Duration {
         jobs: Some(1),
         ..irkit_cranelift::CodegenOptions::default()
     };
-    (0..2)
-        .map(|_| {
-            let start = Instant::now();
-            irkit_cranelift::compile_object(m, &opts).expect("compiles");
-            start.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
+    irkit_testkit::best_of(2, || {
+        irkit_cranelift::compile_object(m, &opts).expect("compiles");
+    })
 }
 
 #[test]
 fn ten_times_the_calls_is_about_ten_times_the_compile_work() {
     let (small, large) = (calls(1_000), calls(10_000));
     let (t1, t10) = (object_time(&small), object_time(&large));
-    // Linear is 10; the square of the size would be 100. Generous: the machine may be busy.
-    let ratio = t10.as_secs_f64() / t1.as_secs_f64().max(1e-3);
-    assert!(
-        ratio < 30.0,
-        "1,000 calls: {t1:?}, 10,000 calls: {t10:?} ({ratio:.1} times)"
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "compiling a function (time per call count)",
+        (1_000, 10_000),
+        (t1.as_secs_f64(), t10.as_secs_f64()),
+        1e-3,
     );
 }
 

@@ -6,7 +6,6 @@
 //! a few runs each), with a bound far above n log n and far below n².
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
 
 use irkit_backend::{Backend, Outcome, RunOptions};
 use irkit_core::Module;
@@ -34,18 +33,6 @@ fn switch_module(n: usize, value: impl Fn(usize) -> i64, arg: i64) -> Module {
     let m = irkit_text::parse(&t, "switch.ir").unwrap();
     irkit_core::verify::verify(&m).unwrap();
     m
-}
-
-/// The shortest of `runs` runs of `f`.
-fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
 }
 
 /// What `main` exits with on the JIT.
@@ -78,24 +65,17 @@ fn a_switch_takes_the_edge_of_its_case() {
 /// size before, growing with the square).
 const N: usize = 2_000;
 
-/// 10× the cases may cost at most this many times the time (n log n is about 12×, n² 100×).
-const MAX_RATIO: f64 = 30.0;
-
 #[test]
 fn compiling_a_switch_grows_linearly_with_its_cases() {
     let small = switch_module(N, |k| k as i64, 0);
     let big = switch_module(10 * N, |k| k as i64, 0);
     let compile = |m: &Module| drop(irkit_cranelift::emit_object(m).unwrap());
-    let t_small = best_of(3, || compile(&small));
-    let t_big = best_of(2, || compile(&big));
-    let ratio = t_big.as_secs_f64() / t_small.as_secs_f64().max(1e-3);
-    eprintln!(
-        "{N} cases: {t_small:?}, {} cases: {t_big:?}, ratio {ratio:.1}",
-        10 * N
-    );
-    assert!(
-        ratio <= MAX_RATIO,
-        "{N} cases: {t_small:?}, {} cases: {t_big:?} (ratio {ratio:.1} > {MAX_RATIO})",
-        10 * N
+    let t_small = irkit_testkit::best_of(3, || compile(&small));
+    let t_big = irkit_testkit::best_of(2, || compile(&big));
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "compiling a switch (time per case count)",
+        (N, 10 * N),
+        (t_small.as_secs_f64(), t_big.as_secs_f64()),
+        1e-3,
     );
 }

@@ -3,59 +3,21 @@
 //! memory stays within a small multiple of the input (it holds a few tokens of lookahead, never
 //! the whole token stream).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Counts live and peak heap bytes, so a test can bound what parsing holds at once.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-/// The tests of this file run one at a time: the counters are process-wide.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-#[allow(unsafe_code)]
-// SAFETY: every call is forwarded to the system allocator unchanged; only counters are added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            let now = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-}
+use irkit_testkit::{Counting, Heap};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
+/// The tests of this file run one at a time: the counters are process-wide.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    Heap::serial()
+}
+
 /// The most heap bytes held at once while parsing `source`, beyond what was live before.
 fn peak_parsing(source: &str) -> usize {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    let r = irkit_text::parse(source, "big.ir");
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let (r, heap) = Heap::of(|| irkit_text::parse(source, "big.ir"));
     drop(r);
-    peak
+    heap.peak
 }
 
 #[test]

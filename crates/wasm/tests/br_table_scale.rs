@@ -5,8 +5,6 @@
 //! The modules are generated here; the growth is checked by the ratio of two sizes (the best of
 //! a few runs each), with a bound far above n log n and far below n².
 
-use std::time::{Duration, Instant};
-
 use irkit_core::{Module, Opcode};
 
 /// LEB128 of `n`.
@@ -71,24 +69,9 @@ fn translate(wasm: &[u8]) -> Module {
     irkit_wasm::translate(wasm, "t").unwrap()
 }
 
-/// The shortest of `runs` runs of `f`.
-fn best_of(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
-}
-
 /// Base size: 10× it translates in well under a second in a debug build (it took seconds
 /// before, growing with the square).
 const N: u32 = 5_000;
-
-/// 10× the targets may cost at most this many times the time (n log n is about 12×, n² 100×).
-const MAX_RATIO: f64 = 30.0;
 
 #[test]
 fn a_br_table_is_one_switch_with_a_case_per_target() {
@@ -113,16 +96,12 @@ fn a_br_table_is_one_switch_with_a_case_per_target() {
 fn translating_a_br_table_grows_linearly_with_its_targets() {
     let small = br_table_module(N);
     let big = br_table_module(10 * N);
-    let t_small = best_of(5, || drop(translate(&small)));
-    let t_big = best_of(3, || drop(translate(&big)));
-    let ratio = t_big.as_secs_f64() / t_small.as_secs_f64().max(1e-4);
-    eprintln!(
-        "{N} targets: {t_small:?}, {} targets: {t_big:?}, ratio {ratio:.1}",
-        10 * N
-    );
-    assert!(
-        ratio <= MAX_RATIO,
-        "{N} targets: {t_small:?}, {} targets: {t_big:?} (ratio {ratio:.1} > {MAX_RATIO})",
-        10 * N
+    let t_small = irkit_testkit::best_of(5, || drop(translate(&small)));
+    let t_big = irkit_testkit::best_of(3, || drop(translate(&big)));
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "translating a br_table (time per target count)",
+        (N as usize, 10 * N as usize),
+        (t_small.as_secs_f64(), t_big.as_secs_f64()),
+        1e-4,
     );
 }

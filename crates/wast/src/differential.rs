@@ -31,12 +31,101 @@ pub struct Compared {
     pub traps: usize,
 }
 
-/// Instantiates `wasm` on `a` and on `b` and calls each exported function with numeric
-/// parameters on both, in export order, each call seeing the state the earlier calls left.
-/// The arguments are `arg` of a zero of each parameter's type (so `|v| v` passes zeros; a
-/// random source passes random values of that type). `Ok` with what was compared when every outcome agrees (a module the
-/// front end refuses, or neither instantiates alike, compares nothing); `Err` naming the
-/// first disagreement.
+/// Two stores, one per back end, that modules are compared on one after another: each
+/// module is compiled once into the live program of each store and its exports called there,
+/// so a comparison costs what the module costs (the spectest module and each back end's
+/// session are made once per pair, not once per module). Modules instantiated earlier stay
+/// live but unreachable from later ones (nothing registers them), so a comparison does not
+/// depend on what was compared before, except for the memory the pair holds: drop the pair
+/// after [`Differential::modules`] grows large.
+pub struct Differential {
+    names: [String; 2],
+    stores: [Store; 2],
+    modules: usize,
+}
+
+impl Differential {
+    /// A pair of fresh stores on `a` and `b`, with `opts` (see [`Store::new`]).
+    pub fn new(a: &dyn Backend, b: &dyn Backend, opts: &RunOptions) -> Result<Self, String> {
+        let store =
+            |be: &dyn Backend| Store::new(be, opts).map_err(|e| format!("{}: {e}", be.name()));
+        Ok(Differential {
+            names: [a.name().to_string(), b.name().to_string()],
+            stores: [store(a)?, store(b)?],
+            modules: 0,
+        })
+    }
+
+    /// How many modules this pair has compared (instantiated or not).
+    pub fn modules(&self) -> usize {
+        self.modules
+    }
+
+    /// Instantiates `wasm` on both back ends and calls each exported function with numeric
+    /// parameters on both, in export order, `rounds` times over, each call seeing the state
+    /// the earlier calls left. The arguments are `arg` of a zero of each parameter's type (so
+    /// `|v| v` passes zeros; a random source passes random values of that type). `Ok` with
+    /// what was compared when every outcome agrees (a module the front end refuses, or
+    /// neither instantiates alike, compares nothing); `Err` naming the first disagreement.
+    pub fn compare(
+        &mut self,
+        wasm: &[u8],
+        rounds: usize,
+        arg: &mut dyn FnMut(Val) -> Val,
+    ) -> Result<Compared, String> {
+        self.modules += 1;
+        let [a, b] = &self.names;
+        let [sa, sb] = &mut self.stores;
+        let (ia, ib) = (sa.instantiate(wasm), sb.instantiate(wasm));
+        let (ia, ib) = match (ia, ib) {
+            (Ok(ia), Ok(ib)) => (ia, ib),
+            (Err(InstantiateError::Invalid(_) | InstantiateError::Unsupported(_)), _) => {
+                return Ok(Compared::default());
+            }
+            (
+                Err(InstantiateError::Trapped { kind: ka }),
+                Err(InstantiateError::Trapped { kind: kb }),
+            ) if ka == kb => {
+                return Ok(Compared::default());
+            }
+            (ra, rb) => {
+                return Err(format!(
+                    "instantiation differs: {a} {}, {b} {}",
+                    show_instance(&ra),
+                    show_instance(&rb)
+                ));
+            }
+        };
+        let mut compared = Compared::default();
+        let exports = sa.exported_functions(&ia);
+        for _ in 0..rounds {
+            for (field, zeros) in &exports {
+                let Some(zeros) = zeros else { continue };
+                let args: Vec<Val> = zeros.iter().copied().map(&mut *arg).collect();
+                let ca = sa
+                    .invoke(&ia, field, &args)
+                    .map_err(|e| format!("{a}: {e}"))?;
+                let cb = sb
+                    .invoke(&ib, field, &args)
+                    .map_err(|e| format!("{b}: {e}"))?;
+                let same = match (&ca, &cb) {
+                    (Call::Trapped { kind: ka, .. }, Call::Trapped { kind: kb, .. }) => ka == kb,
+                    _ => ca == cb,
+                };
+                if !same {
+                    return Err(format!(
+                        "{field:?} with {args:?} differs: {a} {ca:?}, {b} {cb:?}"
+                    ));
+                }
+                compared.calls += 1;
+                compared.traps += usize::from(matches!(ca, Call::Trapped { .. }));
+            }
+        }
+        Ok(compared)
+    }
+}
+
+/// Compares one module on fresh stores: [`Differential::compare`] of a new pair, one round.
 pub fn compare(
     wasm: &[u8],
     a: &dyn Backend,
@@ -44,55 +133,7 @@ pub fn compare(
     opts: &RunOptions,
     arg: &mut dyn FnMut(Val) -> Val,
 ) -> Result<Compared, String> {
-    let store = |be: &dyn Backend| Store::new(be, opts).map_err(|e| format!("{}: {e}", be.name()));
-    let (mut sa, mut sb) = (store(a)?, store(b)?);
-    let (ia, ib) = (sa.instantiate(wasm), sb.instantiate(wasm));
-    let (ia, ib) = match (ia, ib) {
-        (Ok(ia), Ok(ib)) => (ia, ib),
-        (Err(InstantiateError::Invalid(_) | InstantiateError::Unsupported(_)), _) => {
-            return Ok(Compared::default());
-        }
-        (
-            Err(InstantiateError::Trapped { kind: ka }),
-            Err(InstantiateError::Trapped { kind: kb }),
-        ) if ka == kb => {
-            return Ok(Compared::default());
-        }
-        (ra, rb) => {
-            return Err(format!(
-                "instantiation differs: {} {}, {} {}",
-                a.name(),
-                show_instance(&ra),
-                b.name(),
-                show_instance(&rb)
-            ));
-        }
-    };
-    let mut compared = Compared::default();
-    for (field, args) in sa.exported_functions(&ia) {
-        let Some(zeros) = args else { continue };
-        let args: Vec<Val> = zeros.into_iter().map(&mut *arg).collect();
-        let ca = sa
-            .invoke(&ia, &field, &args)
-            .map_err(|e| format!("{}: {e}", a.name()))?;
-        let cb = sb
-            .invoke(&ib, &field, &args)
-            .map_err(|e| format!("{}: {e}", b.name()))?;
-        let same = match (&ca, &cb) {
-            (Call::Trapped { kind: ka, .. }, Call::Trapped { kind: kb, .. }) => ka == kb,
-            _ => ca == cb,
-        };
-        if !same {
-            return Err(format!(
-                "{field:?} with {args:?} differs: {} {ca:?}, {} {cb:?}",
-                a.name(),
-                b.name()
-            ));
-        }
-        compared.calls += 1;
-        compared.traps += usize::from(matches!(ca, Call::Trapped { .. }));
-    }
-    Ok(compared)
+    Differential::new(a, b, opts)?.compare(wasm, 1, arg)
 }
 
 fn show_instance(r: &Result<String, InstantiateError>) -> String {

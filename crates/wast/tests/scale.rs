@@ -5,42 +5,9 @@
 //! store once made, grows with the square of the number of modules), and the instructions the
 //! links copied into the live program (each module's own).
 
-// A counting global allocator needs `unsafe impl GlobalAlloc`; it only forwards to `System`.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use irkit_backend::{Backend, RunOptions};
+use irkit_testkit::{Counting, Heap};
 use irkit_wast::{Store, Verdict, run_script};
-
-/// Bytes allocated so far (reallocations count their new size), by every thread.
-static ALLOCATED: AtomicU64 = AtomicU64::new(0);
-
-struct Counting;
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        // SAFETY: forwarded as given.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        // SAFETY: forwarded as given.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as given.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATED.fetch_add(new_size as u64, Ordering::Relaxed);
-        // SAFETY: forwarded as given.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -76,9 +43,8 @@ fn script(n: usize) -> String {
 /// The bytes allocated while `n` modules run on `backend`, every command passing.
 fn allocated(backend: &dyn Backend, n: usize) -> u64 {
     let text = script(n);
-    let before = ALLOCATED.load(Ordering::Relaxed);
-    let report = run_script(&text, "scale.wast", backend, &RunOptions::default());
-    let after = ALLOCATED.load(Ordering::Relaxed);
+    let (report, heap) =
+        Heap::of(|| run_script(&text, "scale.wast", backend, &RunOptions::default()));
     let failed: Vec<String> = report
         .results
         .iter()
@@ -87,7 +53,7 @@ fn allocated(backend: &dyn Backend, n: usize) -> u64 {
         .collect();
     assert!(failed.is_empty(), "{}: {failed:?}", backend.name());
     assert_eq!(report.results.len(), 2 * n + n.div_ceil(10));
-    after - before
+    heap.allocated
 }
 
 // One test: the allocation counter is the process's, so nothing may run beside it.
