@@ -22,7 +22,7 @@ fn program() -> String {
 
 #[test]
 fn a_module_truncated_while_mapped_is_refused_as_changed() {
-    irkit_format::guard_truncation().unwrap();
+    irkit_io::guard_truncation().unwrap();
     let module = irkit_text::parse(&program(), "p.ir").unwrap();
     let bytes = irkit_format::write(&module).unwrap();
     assert!(bytes.len() > 3 * 4096, "{} bytes", bytes.len());
@@ -47,7 +47,7 @@ fn a_module_truncated_while_mapped_is_refused_as_changed() {
 
 #[test]
 fn an_untouched_module_links_under_the_guard() {
-    irkit_format::guard_truncation().unwrap();
+    irkit_io::guard_truncation().unwrap();
     let module = irkit_text::parse(&program(), "p.ir").unwrap();
     let bytes = irkit_format::write(&module).unwrap();
     let dir = tempfile::tempdir().unwrap();

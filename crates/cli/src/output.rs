@@ -1,4 +1,4 @@
-//! Writing outputs: stdout for `-`, otherwise with [`irkit_format::write_file`] (atomically for
+//! Writing outputs: stdout for `-`, otherwise with [`irkit_io::write_file`] (atomically for
 //! a regular file, never leaving it half-written; directly for a device or a FIFO, never
 //! replacing it).
 
@@ -25,5 +25,5 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         out.write_all(bytes)?;
         return out.flush();
     }
-    irkit_format::write_file(path, bytes)
+    irkit_io::write_file(path, bytes)
 }

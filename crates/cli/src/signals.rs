@@ -6,11 +6,11 @@
 //!
 //! * starts a thread that waits for SIGINT, SIGTERM and SIGHUP. On one, it removes every
 //!   temporary file and directory that exists at that moment
-//!   ([`irkit_format::remove_temporaries`]: an output being written, the directory an
+//!   ([`irkit_io::remove_temporaries`]: an output being written, the directory an
 //!   executable is built in), then ends the process as the signal's default action would, so
 //!   the caller sees the same signal. A child the tool runs (`cc` for `--emit exe`) asked to
 //!   receive SIGTERM when the tool dies, so it does not outlive it.
-//! * guards memory-mapped inputs against truncation ([`irkit_format::guard_truncation`]): an
+//! * guards memory-mapped inputs against truncation ([`irkit_io::guard_truncation`]): an
 //!   input cut short while it is read is reported as changed, naming the file, not a SIGBUS.
 //!
 //! SIGKILL cannot be caught: a tool killed with it may leave a temporary file named
@@ -31,7 +31,7 @@ pub fn install() {
         .name("irkit-signals".into())
         .spawn(move || {
             if let Some(sig) = signals.forever().next() {
-                irkit_format::remove_temporaries();
+                irkit_io::remove_temporaries();
                 let _ = signal_hook::low_level::emulate_default_handler(sig);
                 std::process::exit(128 + sig);
             }
@@ -43,5 +43,5 @@ pub fn install() {
 /// signals, its own `raise(SIGTERM)` included, must act at once as they would on the
 /// program's executable.
 pub fn guard_inputs() {
-    let _ = irkit_format::guard_truncation();
+    let _ = irkit_io::guard_truncation();
 }

@@ -22,11 +22,10 @@
 //!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
 //! * [`ModuleView::materialize`] rebuilds a core module equal to the one written, through the
 //!   same decoder as [`ModuleView::copy_def`] (one decoding path, one rule for debug records).
-//! * [`read_input`] reads any tool's input from a stream once, within a documented limit, and
-//!   stops at the first bytes that cannot be right; [`write_file`] writes any tool's output
-//!   safely: a regular file atomically (a temporary file with a random name, created
-//!   exclusively in the destination's directory, renamed over it, not synced to disk; an
-//!   existing file keeps its mode), a device or FIFO directly, never replaced.
+//! * [`read_input`] reads any tool's input from a stream once, within a documented limit (a
+//!   binary module up to the length its header announces), and stops at the first bytes that
+//!   cannot be right. Files themselves (mapping inputs, writing outputs atomically) are
+//!   `irkit-io`'s.
 //! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
 //!   caller-supplied [`CopyMapper`] for its references to the pool and to other definitions
 //!   (what the linker uses to copy only what it reaches); [`DefCopier::plan`] and
@@ -56,12 +55,11 @@ mod copy;
 mod defview;
 mod error;
 mod feed;
-mod files;
 mod hash;
 pub mod header;
 pub mod hostile;
 mod hostile_deep;
-mod mapping;
+mod input;
 mod materialize;
 mod placed;
 mod plan;
@@ -79,12 +77,9 @@ mod tests;
 pub use copy::{CopyMapper, CopySummary, DefCopier};
 pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
 pub use error::{Location, ReadCause, ReadError, WriteError};
-pub use files::{
-    MAX_INPUT, Staged, Temporary, read_binary_input, read_input, remove_temporaries, write_file,
-};
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};
-pub use mapping::{MAX_GUARDED, guard_truncation};
+pub use input::{MAX_INPUT, read_binary_input, read_input};
 pub use plan::CopyPlan;
 pub use view::{DefInfo, ModuleView, SectionInfo, Symbol, SymbolRole};
 pub use write::{Prepared, prepare, write, write_to, write_to_path};

@@ -178,23 +178,23 @@ impl Prepared {
     }
 
     /// Streams the file for `path` without putting it there yet: into a temporary file beside
-    /// it (for a device or FIFO, into memory), which [`Staged::commit`](crate::Staged::commit)
+    /// it (for a device or FIFO, into memory), which [`Staged::commit`](irkit_io::Staged::commit)
     /// puts in place with [`write_to_path`]'s rules and dropping removes. `ir-link` writes its
     /// output this way while it verifies the linked module, and commits only a module that
     /// verifies.
-    pub fn stage(self, path: impl AsRef<Path>) -> Result<crate::Staged, WriteError> {
+    pub fn stage(self, path: impl AsRef<Path>) -> Result<irkit_io::Staged, WriteError> {
         let path = path.as_ref();
         let io = |source: std::io::Error| WriteError::Io {
             path: path.display().to_string(),
             source,
         };
-        if crate::files::is_device(path) {
+        if irkit_io::is_device(path) {
             let bytes = self.write_to(Cursor::new(Vec::new()))?.into_inner();
-            return Ok(crate::files::stage_bytes(path, bytes));
+            return Ok(irkit_io::stage_bytes(path, bytes));
         }
         let mut failed = None;
         let mut prepared = Some(self);
-        let staged = crate::files::stage_with(path, |file| {
+        let staged = irkit_io::stage_with(path, |file| {
             let Some(p) = prepared.take() else {
                 return Err(std::io::Error::other("written already"));
             };

@@ -335,7 +335,7 @@ fn write_executable(
         .tempdir_in(dir)
         .map_err(|e| cannot(&e))?;
     // Removed on a signal too (rebound after its registration, so removed before it goes).
-    let _registered = irkit_format::Temporary::register(work.path());
+    let _registered = irkit_io::Temporary::register(work.path());
     let work = work;
     let built = work.path().join("a.out");
     let stats = match verify {
@@ -347,7 +347,7 @@ fn write_executable(
     match std::fs::metadata(out) {
         Ok(meta) if !meta.is_file() && !meta.is_dir() => {
             let bytes = std::fs::read(&built).map_err(|e| cannot(&e))?;
-            irkit_format::write_file(out, &bytes).map_err(|e| cannot(&e))?;
+            irkit_io::write_file(out, &bytes).map_err(|e| cannot(&e))?;
         }
         existing => {
             if let Ok(meta) = existing {

@@ -26,13 +26,13 @@ use crate::error::{Location, ReadCause, ReadError};
 use crate::hash::Flat;
 use crate::hash::{FileStrings, hex};
 use crate::header::{self, DirEntry, Header, SectionKind};
-use crate::mapping::Mapping;
 use crate::placed::{ArchivedFlat, DebugBytes, DefEntries, FlatBytes};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
     DefMeta,
 };
 use crate::validate::{self, Ctx, Limits};
+use irkit_io::Mapping;
 
 mod hashes;
 mod symbols;

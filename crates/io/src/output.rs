@@ -1,14 +1,4 @@
-//! Reading an input and writing an output safely, for every tool.
-//!
-//! Reading ([`read_input`]) takes any stream (a file, a pipe, stdin) once, and stops at a
-//! documented limit or at the first bytes that cannot be right, never reading without bound:
-//!
-//! * a binary module (it starts with the magic) is read up to the length its header announces
-//!   (at most [`MAX_INPUT`]), and refused if the stream holds more or less;
-//! * anything else is text, read up to [`MAX_INPUT`] bytes, and refused at its first NUL byte
-//!   (no `.ir` text holds one: `/dev/zero` stops at once).
-//!
-//! Writing ([`write_file`]):
+//! Writing an output safely, for every tool ([`write_file`], [`Staged`]):
 //!
 //! * A regular file (or a path that does not exist yet) is replaced atomically: the bytes go
 //!   to a temporary file created in the destination's directory under a random name,
@@ -22,136 +12,12 @@
 //!   terminal, another device) is opened and written directly, never replaced: renaming over
 //!   `/dev/null` would destroy it.
 //!
-//! Every temporary file is registered while it exists ([`Temporary`]); an application that
-//! ends on a signal calls [`remove_temporaries`] from its handling thread first (every `ir-*`
-//! tool does, on SIGINT, SIGTERM and SIGHUP), so no temporary is left behind. Other temporary
-//! paths (the directory an executable is built in) register the same way.
+//! Every temporary file is registered while it exists ([`crate::Temporary`]).
 
-use std::io::{Read, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-/// Paths of the temporary files and directories that exist right now.
-static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    // A panic elsewhere cannot leave the list inconsistent: recover it.
-    TEMPORARIES.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A registered temporary path: listed for [`remove_temporaries`] until dropped. Dropping it
-/// only unregisters the path; removing it is its owner's business.
-#[derive(Debug)]
-pub struct Temporary {
-    path: PathBuf,
-}
-
-impl Temporary {
-    /// Registers `path` (a file or a directory).
-    pub fn register(path: impl Into<PathBuf>) -> Temporary {
-        let path = path.into();
-        temporaries().push(path.clone());
-        Temporary { path }
-    }
-}
-
-impl Drop for Temporary {
-    fn drop(&mut self) {
-        let mut list = temporaries();
-        if let Some(i) = list.iter().rposition(|p| *p == self.path) {
-            list.swap_remove(i);
-        }
-    }
-}
-
-/// Removes every registered temporary file and directory (with its contents), for a process
-/// about to end on a signal. Errors are ignored: a path may already be gone.
-pub fn remove_temporaries() {
-    for p in temporaries().drain(..) {
-        match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.is_dir() => drop(std::fs::remove_dir_all(&p)),
-            Ok(_) => drop(std::fs::remove_file(&p)),
-            Err(_) => {}
-        }
-    }
-}
-
-/// The largest input read from a stream: 4 GiB (a module file, binary or text).
-pub const MAX_INPUT: u64 = 4 << 30;
-
-/// Reads one input from `reader` with the limits above (errors of kind `InvalidData` say which
-/// limit or which byte).
-pub fn read_input(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
-    let bad = |msg: String| std::io::Error::new(std::io::ErrorKind::InvalidData, msg);
-    let mut bytes = Vec::new();
-    (&mut reader).take(32).read_to_end(&mut bytes)?;
-    if bytes.starts_with(&crate::MAGIC) {
-        if bytes.len() < 32 {
-            return Ok(bytes); // the reader reports the truncated header
-        }
-        let announced = u64::from_le_bytes(bytes[24..32].try_into().unwrap_or([0; 8]));
-        if announced > MAX_INPUT {
-            return Err(bad(format!(
-                "the header announces {announced} bytes, more than the {MAX_INPUT}-byte \
-                 input limit"
-            )));
-        }
-        (&mut reader)
-            .take(announced.saturating_sub(32))
-            .read_to_end(&mut bytes)?;
-        let mut more = [0u8; 1];
-        if bytes.len() as u64 == announced && reader.read(&mut more)? > 0 {
-            return Err(bad(format!(
-                "more bytes than the {announced} the header announces"
-            )));
-        }
-        // A shorter stream is reported by the reader (the header's length check).
-        return Ok(bytes);
-    }
-    // Each byte is looked at once: the first bytes here, every later chunk as it arrives (a
-    // scan of the whole buffer per chunk made reading quadratic in the input).
-    if let Some(k) = bytes.iter().position(|&b| b == 0) {
-        return Err(bad(format!(
-            "byte {k} is NUL: neither a binary module nor `.ir` text"
-        )));
-    }
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        let n = reader.read(&mut chunk)?;
-        if n == 0 {
-            return Ok(bytes);
-        }
-        if bytes.len() as u64 + n as u64 > MAX_INPUT {
-            return Err(bad(format!("longer than the {MAX_INPUT}-byte input limit")));
-        }
-        let start = bytes.len();
-        bytes.extend_from_slice(&chunk[..n]);
-        if let Some(k) = bytes[start..].iter().position(|&b| b == 0) {
-            return Err(bad(format!(
-                "byte {} is NUL: neither a binary module nor `.ir` text",
-                start + k
-            )));
-        }
-    }
-}
-
-/// Reads one input that must be a binary module, like [`read_input`], but stops at its first
-/// eight bytes when they are not the magic (an error of kind `InvalidData`), instead of reading
-/// on as text: a tool that takes only binary modules never reads an endless stream of
-/// anything else.
-pub fn read_binary_input(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
-    let mut head = Vec::new();
-    (&mut reader)
-        .take(crate::MAGIC.len() as u64)
-        .read_to_end(&mut head)?;
-    if head != crate::MAGIC {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "not a binary irkit module (no IRKMOD magic); `ir-as` makes one",
-        ));
-    }
-    read_input(std::io::Read::chain(&head[..], reader))
-}
+use crate::temporary::Temporary;
 
 /// Writes `bytes` to `path`: atomically for a regular file, directly for a device or FIFO.
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -165,14 +31,14 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Whether `path` is something [`write_file`] writes directly (a device or a FIFO), not a
 /// regular file it replaces.
-pub(crate) fn is_device(path: &Path) -> bool {
+pub fn is_device(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
 }
 
 /// Replaces the regular file `path` (or creates it) atomically with what `fill` writes into
 /// a fresh temporary file beside it: [`write_file`]'s rules for a regular file, for an output
 /// produced as it is written.
-pub(crate) fn replace_with(
+pub fn replace_with(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
@@ -236,7 +102,7 @@ impl Staged {
 
 /// Stages what `fill` writes for `path` ([`Staged`]): into a temporary file beside a regular
 /// file, into memory for a device or FIFO.
-pub(crate) fn stage_with(
+pub fn stage_with(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<Staged> {
@@ -248,7 +114,7 @@ pub(crate) fn stage_with(
 }
 
 /// [`Staged`] bytes for `path`, which [`is_device`]: held in memory until committed.
-pub(crate) fn stage_bytes(path: &Path, bytes: Vec<u8>) -> Staged {
+pub fn stage_bytes(path: &Path, bytes: Vec<u8>) -> Staged {
     Staged {
         path: path.to_path_buf(),
         held: Held::Device(bytes),
@@ -304,34 +170,7 @@ fn stage_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_endless_stream_of_zeros_stops_at_once() {
-        let e = read_input(std::io::repeat(0)).unwrap_err();
-        assert!(e.to_string().contains("byte 0 is NUL"), "{e}");
-    }
-
-    #[test]
-    fn a_binary_stream_is_read_to_its_announced_length() {
-        let m = irkit_core::Module::new();
-        let bytes = crate::write(&m).unwrap();
-        assert_eq!(read_input(&bytes[..]).unwrap(), bytes);
-        // Endless bytes after the module: refused, not read on.
-        let more = std::io::Read::chain(&bytes[..], std::io::repeat(7));
-        assert!(read_input(more).is_err());
-        // A header announcing more than the limit: refused before reading on.
-        let mut huge = bytes.clone();
-        huge[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
-        let e = read_input(std::io::Read::chain(&huge[..], std::io::repeat(0)));
-        assert!(e.unwrap_err().to_string().contains("input limit"));
-    }
-
-    #[test]
-    fn text_is_read_whole() {
-        let _serial = serial();
-        let text = "@f: fn() -> void = func\n".repeat(10_000);
-        assert_eq!(read_input(text.as_bytes()).unwrap(), text.as_bytes());
-    }
+    use crate::temporary::remove_temporaries;
 
     /// `remove_temporaries` removes every registered temporary of the process: the tests that
     /// write files run one at a time, so one cannot remove another's.

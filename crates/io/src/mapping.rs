@@ -46,7 +46,7 @@ static GUARDED: AtomicBool = AtomicBool::new(false);
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
 
 /// A read-only mapping of a whole file, registered with the truncation guard when it is on.
-pub(crate) struct Mapping {
+pub struct Mapping {
     map: memmap2::Mmap,
     slot: Option<usize>,
 }
@@ -54,7 +54,7 @@ pub(crate) struct Mapping {
 impl Mapping {
     /// Maps `file`, or returns `None` when the guard is on and its table is full (the caller
     /// then reads the file into memory).
-    pub(crate) fn new(file: &std::fs::File) -> std::io::Result<Option<Mapping>> {
+    pub fn new(file: &std::fs::File) -> std::io::Result<Option<Mapping>> {
         let map = map_file(file)?;
         if !GUARDED.load(Ordering::Acquire) || map.is_empty() {
             return Ok(Some(Mapping { map, slot: None }));
@@ -77,13 +77,13 @@ impl Mapping {
     }
 
     /// The mapped bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         &self.map
     }
 
     /// Whether the file shrank under the mapping and a read saw a page the guard replaced by
     /// zeros: nothing read from it can be trusted.
-    pub(crate) fn changed(&self) -> bool {
+    pub fn changed(&self) -> bool {
         self.slot
             .is_some_and(|i| SLOTS[i].changed.load(Ordering::Acquire))
     }
