@@ -24,7 +24,7 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 
 use crate::error::WriteError;
 use crate::feed::Feed;
-use crate::hash::{Flat, Rec};
+use crate::flat::{Flat, Limits, Rec};
 use crate::schema::{Body, REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
 /// Size of a body's header at width 2: width u8, a reserved byte, then six u16 counts.
@@ -454,7 +454,7 @@ impl<'v> Compact<'v> {
     /// pass allocates one small stack of open subtrees, at most [`MAX_NESTING`] deep.
     ///
     /// [`MAX_NESTING`]: irkit_core::MAX_NESTING
-    pub(crate) fn accepts(&self, lim: &crate::validate::Limits) -> bool {
+    pub(crate) fn accepts(&self, lim: &Limits) -> bool {
         if lim.is_pool {
             return false;
         }
@@ -474,7 +474,7 @@ impl<'v> Compact<'v> {
     }
 
     /// [`Compact::accepts`] at width `W` (`Some` when the body is accepted).
-    fn accepts_at<const W: usize>(&self, lim: &crate::validate::Limits) -> Option<()> {
+    fn accepts_at<const W: usize>(&self, lim: &Limits) -> Option<()> {
         /// A `W`-wide little-endian entry.
         #[inline(always)]
         fn rd<const W: usize>(x: &[u8; W]) -> u32 {
@@ -710,14 +710,31 @@ impl<'v> Compact<'v> {
     }
 }
 
+/// A flattened list that may be held in the compact layout: the body itself when it is (what
+/// a definition's v4 content label hashes, `spec/format.md` §3.5), `None` for the record
+/// layouts.
+pub(crate) trait MaybeCompact: Flat {
+    /// The body in the compact layout of `spec/format.md` §2.4, when that is how it is held.
+    fn compact(&self) -> Option<Compact<'_>> {
+        None
+    }
+}
+
+impl MaybeCompact for Compact<'_> {
+    fn compact(&self) -> Option<Compact<'_>> {
+        Some(*self)
+    }
+}
+
+impl MaybeCompact for Body {}
+impl MaybeCompact for crate::schema::ArchivedBody {}
+impl MaybeCompact for crate::schema::PoolTable {}
+impl MaybeCompact for crate::schema::ArchivedPoolTable {}
+
 impl Flat for Compact<'_> {
     #[inline]
     fn count(&self) -> usize {
         self.c.n as usize
-    }
-
-    fn compact(&self) -> Option<Compact<'_>> {
-        Some(*self)
     }
 
     fn recs(&self) -> impl Iterator<Item = Rec> + '_ {

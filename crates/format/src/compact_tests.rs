@@ -5,7 +5,7 @@
 use irkit_core::{Builder, Module};
 
 use crate::compact::{self, Compact};
-use crate::hash::Flat;
+use crate::flat::Flat;
 use crate::schema::*;
 use crate::{ModuleView, hostile, write};
 
@@ -241,7 +241,7 @@ fn lenient_parse_of_garbage_is_an_empty_body() {
 }
 
 /// `Compact::accepts` against `Compact::check` then `validate::flat` on one body and limits.
-fn verdicts_agree(body: &[u8], lim: &crate::validate::Limits) -> bool {
+fn verdicts_agree(body: &[u8], lim: &crate::flat::Limits) -> bool {
     let Ok(c) = Compact::parse(body) else {
         return false;
     };
@@ -283,7 +283,7 @@ fn one_pass_verdict_is_check_then_flat() {
                 (pool, defs, strings, irkit_core::MAX_NESTING + 3),
             ]
             .map(|(pool_len, def_count, string_count, base_depth)| {
-                crate::validate::Limits {
+                crate::flat::Limits {
                     pool_len,
                     def_count,
                     string_count,

@@ -191,7 +191,7 @@ struct Pending {
 
 /// A record of a body with where it sits in the tree, as a pre-order walk meets it.
 pub(crate) struct Placed {
-    pub rec: crate::hash::Rec,
+    pub rec: crate::flat::Rec,
     pub local: u32,
     /// The instruction it is a sub-instruction of (0 for local 0 itself).
     pub owner: u32,
@@ -585,7 +585,7 @@ impl<'v> DefCopier<'v> {
         dst: &mut impl Decorate,
         owner: Inst,
         r: &DebugEntry,
-        strings: Option<crate::hash::FileStrings<'_>>,
+        strings: Option<crate::flat::FileStrings<'_>>,
         place: &Place,
         local: u32,
     ) -> Result<bool, ReadError> {

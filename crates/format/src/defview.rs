@@ -3,7 +3,7 @@
 
 use irkit_core::Opcode;
 
-use crate::hash::{FileStrings, Flat, Rec};
+use crate::flat::{FileStrings, Flat, Rec};
 use crate::placed::{FlatBytes, Records};
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 

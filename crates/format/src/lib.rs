@@ -55,6 +55,7 @@ mod copy;
 mod defview;
 mod error;
 mod feed;
+mod flat;
 mod hash;
 pub mod header;
 pub mod hostile;

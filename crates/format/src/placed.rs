@@ -25,8 +25,8 @@ use std::ops::Range;
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use crate::compact::{Compact, InOrder};
-use crate::hash::{FileStrings, Flat, Rec};
+use crate::compact::{Compact, InOrder, MaybeCompact};
+use crate::flat::{FileStrings, Flat, Rec};
 use crate::schema::{
     ArchivedBody, ArchivedDebugRec, ArchivedDebugTable, ArchivedDefEntry, ArchivedDefIndex,
     ArchivedInstRec, ArchivedPoolRec, ArchivedPoolTable, ArchivedStringTable, ArchivedSymbolRec,
@@ -266,6 +266,15 @@ impl Iterator for Records<'_> {
 
 impl ExactSizeIterator for Records<'_> {}
 
+impl MaybeCompact for FlatBytes<'_> {
+    fn compact(&self) -> Option<Compact<'_>> {
+        match self {
+            FlatBytes::Archived(_) => None,
+            FlatBytes::Compact(c) => Some(*c),
+        }
+    }
+}
+
 impl Flat for FlatBytes<'_> {
     #[inline]
     fn count(&self) -> usize {
@@ -277,13 +286,6 @@ impl Flat for FlatBytes<'_> {
 
     fn recs(&self) -> impl Iterator<Item = Rec> + '_ {
         self.records()
-    }
-
-    fn compact(&self) -> Option<Compact<'_>> {
-        match self {
-            FlatBytes::Archived(_) => None,
-            FlatBytes::Compact(c) => Some(*c),
-        }
     }
 
     #[inline]

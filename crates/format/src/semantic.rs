@@ -37,8 +37,10 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::compact::Compact;
+use crate::compact::MaybeCompact;
 use crate::feed::Feed;
-use crate::hash::{DefKey, Flat, Rec, Strings};
+use crate::flat::{Flat, Rec, Strings};
+use crate::hash::DefKey;
 use rayon::prelude::*;
 
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
@@ -399,7 +401,7 @@ impl<S: Strings + ?Sized> Labeler<'_, S> {
     pub fn body<E>(
         &self,
         h: &mut Feed,
-        body: &(impl Flat + ?Sized),
+        body: &(impl MaybeCompact + ?Sized),
         mut key: impl FnMut(u32, &mut Feed) -> Result<bool, E>,
     ) -> Result<Label, E> {
         // Every body of a 5.x file, and every body the writer lays out, is compact. A body
@@ -777,7 +779,7 @@ fn feed_known_key(keys: &[Option<DefKey>], j: u32, h: &mut Feed) -> bool {
 }
 
 /// The reference graph of a module being written: its flattened bodies and pool.
-pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> {
+pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: MaybeCompact, P: Flat + ?Sized> {
     strings: &'a S,
     bodies: Vec<&'a B>,
     pool: &'a P,
@@ -789,7 +791,7 @@ pub(crate) struct FlatGraph<'a, S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> 
 impl<'a, S, B, P> FlatGraph<'a, S, B, P>
 where
     S: Strings + Sync + ?Sized,
-    B: Flat + Sync,
+    B: MaybeCompact + Sync,
     P: Flat + Sync + ?Sized,
 {
     /// The graph of `bodies` and `pool`, labelled for `scheme` (each definition's key read
@@ -840,7 +842,7 @@ where
     }
 }
 
-impl<S: Strings + ?Sized, B: Flat, P: Flat + ?Sized> Graph for FlatGraph<'_, S, B, P> {
+impl<S: Strings + ?Sized, B: MaybeCompact, P: Flat + ?Sized> Graph for FlatGraph<'_, S, B, P> {
     type Error = std::convert::Infallible;
 
     fn scheme(&self) -> Scheme {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use irkit_core::MAX_NESTING;
 
 use crate::error::{Location, ReadCause, ReadError};
-use crate::hash::{Flat, Strings};
+use crate::flat::{Flat, Limits, Strings};
 use crate::placed::DefEntries;
 use crate::schema::{
     ArchivedDebugTable, ArchivedDefIndex, ArchivedStringTable, ArchivedSymbolTable, REF_MAX_INDEX,
@@ -136,18 +136,6 @@ pub(crate) fn def_index(
         )));
     }
     Ok(t.defs.len() as u32)
-}
-
-/// What references in a flattened list may point to.
-pub(crate) struct Limits {
-    pub pool_len: u32,
-    pub def_count: u32,
-    pub string_count: u32,
-    /// Pool entries: references to the pool must point to earlier entries, locals are refused.
-    pub is_pool: bool,
-    /// The module-tree depth of local 0 (1 for a definition, 0 for the root); no local may be
-    /// deeper than [`MAX_NESTING`]. Ignored for the pool, whose entries' value depth is checked.
-    pub base_depth: u32,
 }
 
 #[inline(always)]

@@ -1174,7 +1174,7 @@ impl<'m> Writer<'m> {
 /// Every definition's content hash (the semantic hash of major `major`: `spec/format.md` §3.5
 /// in 5.x, §3.4 in 4.x, §3.2 before), from its encoded body: labels on every core, then the
 /// components walked.
-fn content_hashes<B: crate::hash::Flat + Sync>(
+fn content_hashes<B: crate::compact::MaybeCompact + Sync>(
     strings: &StringTable,
     bodies: Vec<&B>,
     pool: &PoolTable,
@@ -1241,7 +1241,7 @@ fn symbol_index(symbols: &SymbolTable, strings: &StringTable) -> Result<Vec<u8>,
 }
 
 fn str_of(t: &StringTable, i: u32) -> Option<&str> {
-    crate::hash::Strings::get_str(t, i)
+    crate::flat::Strings::get_str(t, i)
 }
 
 fn ops_len(n: usize) -> Result<u32, WriteError> {

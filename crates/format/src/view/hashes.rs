@@ -9,7 +9,8 @@ use super::ModuleView;
 use crate::defview::{PayloadView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::feed::Feed;
-use crate::hash::{DefKey, FileStrings, HashCtx};
+use crate::flat::FileStrings;
+use crate::hash::{DefKey, HashCtx};
 use crate::header::SectionKind;
 use crate::semantic::{Graph, Hasher, Label, Labeler, Node, Scheme, def_key, feed_key_reference};
 

@@ -23,15 +23,17 @@ use rkyv::util::AlignedVec;
 use crate::compact::Compact;
 use crate::defview::{DefView, PoolView};
 use crate::error::{Location, ReadCause, ReadError};
-use crate::hash::Flat;
-use crate::hash::{FileStrings, hex};
+use crate::flat::FileStrings;
+use crate::flat::Flat;
+use crate::flat::Limits;
+use crate::hash::hex;
 use crate::header::{self, DirEntry, Header, SectionKind};
 use crate::placed::{ArchivedFlat, DebugBytes, DefEntries, FlatBytes};
 use crate::schema::{
     ArchivedBody, ArchivedDebugTable, ArchivedDefIndex, ArchivedPoolTable, ArchivedStringTable,
     DefMeta,
 };
-use crate::validate::{self, Ctx, Limits};
+use crate::validate::{self, Ctx};
 use irkit_io::Mapping;
 
 mod hashes;

@@ -11,7 +11,7 @@ use irkit_core::Opcode;
 use super::{DefRecord, ModuleView, Symbol, SymbolRole, cached, lazy, op_name};
 use crate::defview::PayloadView;
 use crate::error::{ReadCause, ReadError};
-use crate::hash::FileStrings;
+use crate::flat::FileStrings;
 use crate::header::{MAX_DIR_ENTRY_SIZE, SectionKind};
 use crate::placed::{SymbolBytes, SymbolEntry};
 use crate::schema::{ArchivedSymbolTable, REF_NONE, SYMIX_HEADER, SYMIX_RECORD};
