@@ -71,8 +71,6 @@ mod view;
 mod write;
 
 #[cfg(test)]
-mod compact_tests;
-#[cfg(test)]
 mod tests;
 
 pub use copy::{CopyMapper, CopySummary, DefCopier};
