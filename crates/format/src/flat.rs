@@ -3,7 +3,7 @@
 //! hashes and the copy, whether the list is the writer's native records, a 1.x/2.x rkyv
 //! archive or a 3.0 compact body; string tables through [`Strings`] ([`FileStrings`] reads one
 //! straight from the file's bytes); and what references in such a list may point to
-//! ([`Limits`]). The layouts themselves are `schema.rs` (records) and `compact.rs`.
+//! ([`Limits`]). The layouts themselves are `schema.rs` (records) and `compact/`.
 
 use crate::schema::{
     ArchivedBody, ArchivedPoolTable, ArchivedStringTable, Body, PoolTable, REF_NONE, StringTable,

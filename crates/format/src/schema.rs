@@ -151,7 +151,7 @@ pub(crate) struct InstRec {
 
 /// A flattened instruction tree: one definition, or the root's decorations. The writer builds
 /// it for every version (content hashes are defined over it); 1.x and 2.x files store it as an
-/// rkyv archive, 3.x files in the compact layout of `compact.rs`.
+/// rkyv archive, 3.x files in the compact layout of `compact/`.
 #[derive(Archive, Serialize, Default)]
 pub(crate) struct Body {
     pub insts: Vec<InstRec>,

@@ -1,4 +1,4 @@
-//! Unit tests of the 3.0 body layout (`compact.rs`): written modules read back instruction by
+//! Unit tests of the 3.0 body layout (`compact/`): written modules read back instruction by
 //! instruction; hand-damaged bodies (every hash fixed up) are refused with the place named;
 //! no damaged body panics a reader.
 
