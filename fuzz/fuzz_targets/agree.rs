@@ -4,7 +4,7 @@
 //! From a valid file (generated as the `mutate` target does, half of them without dangling
 //! imports so that executable links succeed too; or an input that starts with the
 //! magic bytes: its first `file length` bytes, resealed, if it then validates) and a mutation
-//! of it made by `irkit_format::hostile::mutate` and resealed (every hash recomputed, as a
+//! of it made by `irkit_hostile::mutate` and resealed (every hash recomputed, as a
 //! writer who can compute blake3 would), with fresh views for each reader:
 //!
 //! (a) if `validate_all` accepts the mutation, `materialize` succeeds;
@@ -17,7 +17,8 @@
 //!     a legitimate edit where it does, a lazy link rightly differs: spec/linking.md §4.)
 #![no_main]
 
-use irkit_format::{MAGIC, ModuleView, SymbolRole, hostile};
+use irkit_format::{MAGIC, ModuleView, SymbolRole};
+use irkit_hostile as hostile;
 use irkit_link::{Input, LinkOptions, link};
 use irkit_testgen::{Config, Entropy, module};
 use libfuzzer_sys::fuzz_target;

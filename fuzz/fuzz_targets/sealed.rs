@@ -1,5 +1,5 @@
 //! Hostile files that get past the hashes: valid modules damaged at the byte and record level
-//! (`irkit_format::hostile::mutate`), then resealed (`hostile::reseal`: every hash made to agree
+//! (`irkit_hostile::mutate`), then resealed (`hostile::reseal`: every hash made to agree
 //! with the damaged bytes, as a writer who can compute blake3 would), then through every reader:
 //! the lazy view (symbols, lookups, definitions, instructions, the pool, semantic hashes),
 //! `validate_all`, materializing (then verify, print, write and read back), and the linker (a
@@ -13,7 +13,8 @@
 //! succeed too), and the second half chooses the damage.
 #![no_main]
 
-use irkit_format::{MAGIC, ModuleView, SymbolRole, hostile};
+use irkit_format::{MAGIC, ModuleView, SymbolRole};
+use irkit_hostile as hostile;
 use irkit_link::{Input, LinkOptions, link};
 use irkit_testgen::{Config, Entropy, module};
 use libfuzzer_sys::fuzz_target;

@@ -123,16 +123,16 @@ fn writer_bytes_change_only_with_the_version() {
     }
 }
 
-/// The 2.1, 3.0 and 4.0 layouts stay writable for tests (`irkit_format::hostile::write_v2_1`,
+/// The 2.1, 3.0 and 4.0 layouts stay writable for tests (`irkit_hostile::write_v2_1`,
 /// `write_v3_0`, `write_v4_0`), and what they write is what the 2.1, 3.0 and 4.0 writers
 /// wrote: the golden bytes.
 #[test]
 fn the_test_writers_of_older_layouts_give_the_golden_bytes() {
     type Writer = fn(&irkit_core::Module) -> Result<Vec<u8>, irkit_format::WriteError>;
     let writers: [(&str, Writer); 3] = [
-        ("v2.1", irkit_format::hostile::write_v2_1),
-        ("v3.0", irkit_format::hostile::write_v3_0),
-        ("v4.0", irkit_format::hostile::write_v4_0),
+        ("v2.1", irkit_hostile::write_v2_1),
+        ("v3.0", irkit_hostile::write_v3_0),
+        ("v4.0", irkit_hostile::write_v4_0),
     ];
     for (version, write) in writers {
         for src in sources(&golden_root().join(version)) {

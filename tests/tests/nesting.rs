@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use irkit_core::equiv::modules_equal;
 use irkit_core::{MAX_NESTING, Nesting};
-use irkit_format::hostile::{deep_tree, deep_tree_file, deep_types, deep_types_file};
 use irkit_format::{CopyMapper, Location, ModuleView, ReadCause, ReadError, WriteError};
+use irkit_hostile::{deep_tree, deep_tree_file, deep_types, deep_types_file};
 
 /// A mapper for copies that must fail before mapping anything.
 struct NoMapping;
@@ -191,11 +191,11 @@ fn a_debug_decoration_over_the_limit_is_refused() {
     let deepest = m
         .walk()
         .into_iter()
-        .rfind(|&i| m.opcode(i) == irkit_format::hostile::DEEP_OPCODE)
+        .rfind(|&i| m.opcode(i) == irkit_hostile::DEEP_OPCODE)
         .unwrap();
     m.set_name(deepest, "bottom").unwrap();
     assert!(irkit_format::write(&m).is_err());
-    let bytes = irkit_format::hostile::write_any_depth(&m).unwrap();
+    let bytes = irkit_hostile::write_any_depth(&m).unwrap();
     let view = ModuleView::from_bytes(&bytes).expect("opens");
     view.def(0).expect("the body itself is within the limit");
     let at = Location::Definition(0);
@@ -280,7 +280,7 @@ fn decoration_chains_at_the_limit_round_trip() {
         let d = m.new_inst(op, None, Vec::new(), Payload::None).unwrap();
         m.attach_decoration(owner, d).unwrap();
         assert!(irkit_format::write(&m).is_err());
-        let bytes = irkit_format::hostile::write_any_depth(&m).unwrap();
+        let bytes = irkit_hostile::write_any_depth(&m).unwrap();
         let view = ModuleView::from_bytes(&bytes).unwrap();
         assert_too_deep(view.materialize(), &Location::Definition(0));
     }

@@ -2,7 +2,7 @@
 //! or refuses the same crafted files.
 //!
 //! Each case in `tests/crafted/` is a module damaged the way a hostile writer would damage it
-//! (a record-level edit, then every hash recomputed with `irkit_format::hostile::reseal`), next
+//! (a record-level edit, then every hash recomputed with `irkit_hostile::reseal`), next
 //! to a `.expected` file naming the outcome. For each file:
 //!
 //! * the whole-module readers (`ir-info --validate`: `validate_all`; `ir-dis` and `ir-fmt`:
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use irkit_core::MAX_NESTING;
 use irkit_format::ModuleView;
-use irkit_format::hostile::{
+use irkit_hostile::{
     DEEP_OPCODE, FieldKind, deep_tree, deep_tree_file, deep_types_file, fields, reseal,
     write_any_depth,
 };
@@ -72,7 +72,7 @@ fn base_bytes() -> Vec<u8> {
 /// readers every release keeps.
 fn base_v2_bytes() -> Vec<u8> {
     let m = irkit_text::parse(BASE, "base.ir").unwrap_or_else(|e| panic!("{e}"));
-    irkit_format::hostile::write_v2_1(&m).expect("the base module encodes")
+    irkit_hostile::write_v2_1(&m).expect("the base module encodes")
 }
 
 /// The byte range of the section named `name`.

@@ -186,7 +186,7 @@ fn a_huge_cycle_is_hashed_in_bounded_time() {
 /// linking hash keys names differently.
 fn both_hashes(text: &str, name: &str) -> ([u8; 32], [u8; 32]) {
     let m = irkit_text::parse(text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
-    let bytes = irkit_format::hostile::write_v4_0(&m).expect("encodes");
+    let bytes = irkit_hostile::write_v4_0(&m).expect("encodes");
     let view = ModuleView::from_bytes(&bytes).expect("opens");
     let d = view
         .try_find_export(name)
@@ -268,8 +268,8 @@ fn each_version_stores_its_own_semantic_hash() {
     let text = LOW7.replace("MASK", "127");
     let m = irkit_text::parse(&text, "t.ir").unwrap_or_else(|e| panic!("{e}"));
     let v5 = ModuleView::from_bytes(&irkit_format::write(&m).unwrap()).unwrap();
-    let v4 = ModuleView::from_bytes(&irkit_format::hostile::write_v4_0(&m).unwrap()).unwrap();
-    let v3 = ModuleView::from_bytes(&irkit_format::hostile::write_v3_0(&m).unwrap()).unwrap();
+    let v4 = ModuleView::from_bytes(&irkit_hostile::write_v4_0(&m).unwrap()).unwrap();
+    let v3 = ModuleView::from_bytes(&irkit_hostile::write_v3_0(&m).unwrap()).unwrap();
     assert_eq!((v5.version().0, v4.version().0, v3.version().0), (5, 4, 3));
     let d = v5.try_find_export("low7").unwrap().unwrap().def;
     for v in [&v5, &v4, &v3] {

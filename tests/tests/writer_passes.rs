@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use irkit_core::{Module, Opcode, Payload};
-use irkit_format::hostile::write_two_pass;
+use irkit_hostile::write_two_pass;
 
 fn ir_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {

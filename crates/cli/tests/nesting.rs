@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use irkit_core::MAX_NESTING;
-use irkit_format::hostile::{deep_tree_file, deep_types_file};
+use irkit_hostile::{deep_tree_file, deep_types_file};
 
 fn tool(name: &str) -> &'static str {
     match name {

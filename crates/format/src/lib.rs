@@ -58,14 +58,14 @@ mod feed;
 mod flat;
 mod hash;
 pub mod header;
-pub mod hostile;
-mod hostile_deep;
 mod input;
 mod materialize;
 mod placed;
 mod plan;
 mod schema;
 mod semantic;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod validate;
 mod view;
 mod write;

@@ -224,7 +224,7 @@ fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
         let mut broken = bytes.clone();
         let at = opcodes + 2 * iadd;
         broken[at..at + 2].copy_from_slice(&opcode.0.to_le_bytes());
-        irkit_format::hostile::reseal(&mut broken);
+        irkit_hostile::reseal(&mut broken);
         let one = link_with(&broken, 1).expect_err("the body cannot be copied");
         assert!(one.contains(says), "{opcode}: {one}");
         assert!(one.contains("definition 1: instruction"), "{opcode}: {one}");

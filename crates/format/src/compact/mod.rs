@@ -720,26 +720,40 @@ impl<'v> Compact<'v> {
 
 /// One array of a body (`spec/format.md` §2.4), for [`arrays`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Array {
+pub enum Array {
+    /// `ext`: the external references (pool entries and definitions), tagged `u32`s.
     Ext,
+    /// `opcode`: each instruction's opcode.
     Opcode,
+    /// `ty`: each instruction's type reference.
     Ty,
+    /// `ops_end`: where each instruction's operand list ends.
     OpsEnd,
+    /// `operands`: every operand reference, in instruction order.
     Operand,
+    /// `tree_bits`: which instructions have sub-instructions.
     TreeBits,
+    /// `tree_ranks`: the rank directory of `tree_bits`.
     TreeRanks,
+    /// `tree_end`: the subtree end of each instruction with sub-instructions.
     TreeEnd,
+    /// `tree_decos`: the decoration count of each instruction with sub-instructions.
     TreeDecos,
+    /// `pay_bits`: which instructions have a payload.
     PayBits,
+    /// `pay_ranks`: the rank directory of `pay_bits`.
     PayRanks,
+    /// `pay_kind`: each payload's kind.
     PayKind,
+    /// `pay_lo`: each payload's low word.
     PayLo,
+    /// `pay_hi`: each payload's high word.
     PayHi,
 }
 
 /// Where the arrays of a body lie, as (array, start, element size, element count), when its
-/// header parses (for the hostile writer's field list, `hostile::fields`).
-pub(crate) fn arrays(bytes: &[u8]) -> Option<Vec<(Array, usize, usize, usize)>> {
+/// header parses (for the hostile writer's field list, `irkit_hostile::fields`).
+pub fn arrays(bytes: &[u8]) -> Option<Vec<(Array, usize, usize, usize)>> {
     let c = Compact::parse(bytes).ok()?;
     let (l, w, n) = (c.l, c.w, c.c.n as usize);
     let (wt, wp) = (

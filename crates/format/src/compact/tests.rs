@@ -7,7 +7,8 @@ use irkit_core::{Builder, Module};
 use crate::compact::{self, Compact};
 use crate::flat::Flat;
 use crate::schema::*;
-use crate::{ModuleView, hostile, write};
+use crate::{ModuleView, write};
+use irkit_hostile as hostile;
 
 /// A module with one function of `n` adds (a wide body when `n` is large) and a second
 /// function calling it with constants.

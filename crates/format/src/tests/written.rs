@@ -118,7 +118,7 @@ fn a_file_without_symbol_index_falls_back_to_the_symbol_table() {
 #[test]
 fn a_corrupt_symbol_table_fails_the_first_lookup() {
     // A 2.x file: 3.x has no symbol table.
-    let bytes = crate::write::write_older(&exporting(10), 2).unwrap();
+    let bytes = crate::write::write_version(&exporting(10), 2).unwrap();
     let mut sections = sections_of(&bytes);
     // A symbol table that is not even an archive (its hash fixed up by `assemble`): the
     // index repeats it, and the first lookup compares both, so no reader acts on either.
@@ -298,7 +298,7 @@ fn archive_errors_name_offsets_not_addresses() {
     for k in 64..good.len() {
         let mut bytes = good.clone();
         bytes[k] ^= 0x5a;
-        crate::hostile::reseal(&mut bytes);
+        irkit_hostile::reseal(&mut bytes);
         let message = |b: &[u8]| {
             ModuleView::from_bytes(b)
                 .and_then(|v| v.validate_all())
@@ -341,7 +341,7 @@ fn a_streamed_file_has_the_bytes_of_write() {
 /// A module the writer refuses leaves an existing output untouched and no temporary file.
 #[test]
 fn a_refused_module_leaves_the_output_as_it_was() {
-    let deep = crate::hostile::deep_tree(irkit_core::MAX_NESTING + 1).unwrap();
+    let deep = irkit_hostile::deep_tree(irkit_core::MAX_NESTING + 1).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.irm");
     std::fs::write(&path, b"before").unwrap();
@@ -402,7 +402,7 @@ fn damaged_symbol_index_records_are_refused_at_the_first_lookup() {
     let refused = |edit: &dyn Fn(&mut Vec<u8>)| {
         let mut b = bytes.clone();
         edit(&mut b);
-        crate::hostile::reseal(&mut b);
+        irkit_hostile::reseal(&mut b);
         let view = ModuleView::from_bytes(&b).unwrap();
         view.try_find_symbols("b").unwrap_err().to_string()
     };
@@ -457,7 +457,7 @@ fn a_symbol_name_missing_from_the_strings_section_is_refused_at_the_first_lookup
             .position(|w| w == name)
             .unwrap();
         bytes[range.start + at] = to;
-        crate::hostile::reseal(bytes);
+        irkit_hostile::reseal(bytes);
     };
     rename(&mut bytes, b"f1", b'g');
     let view = ModuleView::from_bytes(&bytes).unwrap();
@@ -499,7 +499,7 @@ fn symbol_names_sharing_a_prefix_are_each_looked_up_in_the_strings_section() {
         .position(|w| w == b"function_b")
         .unwrap();
     bytes[range.start + at + 9] = b'z';
-    crate::hostile::reseal(&mut bytes);
+    irkit_hostile::reseal(&mut bytes);
     let view = ModuleView::from_bytes(&bytes).unwrap();
     let e = view.try_find_symbols("fun").unwrap_err().to_string();
     assert!(

@@ -42,27 +42,30 @@ pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
     Ok(write_to(module, Cursor::new(Vec::new()))?.into_inner())
 }
 
-/// [`write`] without the nesting limit: for [`hostile`](crate::hostile) only.
-pub(crate) fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
+/// [`write`] without the nesting limit (`irkit_format::testing`, for tests only).
+#[cfg(any(test, feature = "testing"))]
+pub fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
     let sink = Writer::new(module).run(Cursor::new(Vec::new()), FORMAT_MAJOR)?;
     Ok(sink.into_inner())
 }
 
-/// [`write()`] in the layout of an older major version the writer keeps for tests of the
-/// readers of older files ([`hostile`](crate::hostile) only): 2 writes 2.1's bytes (rkyv
-/// bodies at 16-byte offsets), 3 writes 3.0's (compact bodies, the §3.2 content hash), 4
-/// writes 4.0's (the §3.4 content hash).
 /// [`write`] with every definition walked, then encoded, in two passes over the module: what
 /// the one-pass walk-and-encode ([`Writer::scan_encode_defs`]) must give byte for byte, and
-/// error for error (`hostile::write_two_pass`, for tests).
-pub(crate) fn write_two_pass(module: &Module) -> Result<Vec<u8>, WriteError> {
+/// error for error (`irkit_format::testing`, for tests only).
+#[cfg(any(test, feature = "testing"))]
+pub fn write_two_pass(module: &Module) -> Result<Vec<u8>, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
     let mut w = Writer::new(module);
     w.two_pass = true;
     Ok(w.run(Cursor::new(Vec::new()), FORMAT_MAJOR)?.into_inner())
 }
 
-pub(crate) fn write_older(module: &Module, major: u16) -> Result<Vec<u8>, WriteError> {
+/// [`write()`] in the layout of an older major version the writer keeps for tests of the
+/// readers of older files (`irkit_format::testing`, for tests only): 2 writes 2.1's bytes
+/// (rkyv bodies at 16-byte offsets), 3 writes 3.0's (compact bodies, the §3.2 content hash), 4
+/// writes 4.0's (the §3.4 content hash).
+#[cfg(any(test, feature = "testing"))]
+pub fn write_version(module: &Module, major: u16) -> Result<Vec<u8>, WriteError> {
     irkit_core::check_nesting(module).map_err(|nesting| WriteError::TooDeep { nesting })?;
     let sink = Writer::new(module).run(Cursor::new(Vec::new()), major)?;
     Ok(sink.into_inner())

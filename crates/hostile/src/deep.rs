@@ -4,7 +4,7 @@
 
 use irkit_core::{Inst, Module, Opcode, Payload};
 
-use crate::error::WriteError;
+use irkit_format::WriteError;
 
 /// An opaque opcode (no registry entry) used for the nested chain of [`deep_tree`].
 pub const DEEP_OPCODE: Opcode = Opcode(0x7F00);
@@ -84,21 +84,21 @@ pub fn deep_types(depth: u32) -> Result<Module, irkit_core::CoreError> {
     Ok(m)
 }
 
-/// Writes `m` as [`write`](crate::write()) does, whatever its depth (a valid writer refuses a
+/// Writes `m` as [`write`](irkit_format::write()) does, whatever its depth (a valid writer refuses a
 /// module nested deeper than the limit; this one writes it anyway, as a hostile writer would).
 pub fn write_any_depth(m: &Module) -> Result<Vec<u8>, WriteError> {
-    crate::write::write_unlimited(m)
+    irkit_format::testing::write_unlimited(m)
 }
 
 /// [`deep_tree`] written as a file, whatever its depth (a valid writer refuses a module nested
 /// deeper than the limit; this one writes it anyway, as a hostile writer would).
 pub fn deep_tree_file(depth: u32) -> Result<Vec<u8>, WriteError> {
     let m = deep_tree(depth).map_err(|e| WriteError::Unrepresentable(e.to_string()))?;
-    crate::write::write_unlimited(&m)
+    irkit_format::testing::write_unlimited(&m)
 }
 
 /// [`deep_types`] written as a file, whatever its depth.
 pub fn deep_types_file(depth: u32) -> Result<Vec<u8>, WriteError> {
     let m = deep_types(depth).map_err(|e| WriteError::Unrepresentable(e.to_string()))?;
-    crate::write::write_unlimited(&m)
+    irkit_format::testing::write_unlimited(&m)
 }

@@ -2,7 +2,7 @@
 //! input); the hashes are left stale, for [`reseal`](super::reseal) to fix.
 
 use super::{Field, FieldKind, fields};
-use crate::schema::{REF_MAX_INDEX, REF_NONE};
+use irkit_format::testing::{REF_MAX_INDEX, REF_NONE};
 
 /// A stream of choices read from bytes (zeros once they run out).
 struct Choices<'a> {

@@ -1,5 +1,5 @@
 //! `cargo run --example deep -- tree|types DEPTH OUT.irm`: writes a deeply nested module
-//! ([`irkit_format::hostile::deep_tree_file`], [`irkit_format::hostile::deep_types_file`]),
+//! ([`irkit_hostile::deep_tree_file`], [`irkit_hostile::deep_types_file`]),
 //! whatever the depth, to try the tools on (the nesting limit, `spec/ir.md`).
 
 use std::process::ExitCode;
@@ -15,8 +15,8 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let bytes = match kind.as_str() {
-        "tree" => irkit_format::hostile::deep_tree_file(depth),
-        "types" => irkit_format::hostile::deep_types_file(depth),
+        "tree" => irkit_hostile::deep_tree_file(depth),
+        "types" => irkit_hostile::deep_types_file(depth),
         _ => {
             eprintln!("error: the kind is `tree` or `types`, not `{kind}`");
             return ExitCode::from(2);

@@ -1,6 +1,10 @@
-//! Hostile writing, for tests and fuzzers only: this module writes files the way a hostile
-//! writer would, one who can compute blake3 and so makes every hash agree with whatever bytes
-//! it chose.
+//! # irkit-hostile: hostile writing, for tests and fuzzers only
+//!
+//! This crate writes files the way a hostile writer would, one who can compute blake3 and so
+//! makes every hash agree with whatever bytes it chose. It is not part of the library a
+//! compiler links: tests and `fuzz/` depend on it, and it reaches what it needs of the writer
+//! (older layouts, the two-pass walk, writing past the nesting limit) through
+//! `irkit_format::testing`, which only its `testing` feature compiles.
 //!
 //! A fuzzer that flips bytes without fixing the hashes only ever exercises the hash checks:
 //! nearly every input dies there. [`reseal`] recomputes every hash of a damaged file (body
@@ -15,45 +19,46 @@
 
 use std::ops::Range;
 
-pub use crate::hostile_deep::{
+pub use crate::deep::{
     DEEP_OPCODE, deep_tree, deep_tree_file, deep_types, deep_types_file, write_any_depth,
 };
 
 use byteorder::{ByteOrder, LittleEndian as LE};
 
-use crate::header::{
+use irkit_format::ModuleView;
+use irkit_format::header::{
     DIR_ENTRY_SIZE, HEADER_SIZE, HEADER_SIZE_V1, MAX_DIR_ENTRY_SIZE, MAX_SECTIONS, SectionKind,
     header_size,
 };
-use crate::schema::{SYMIX_HEADER, SYMIX_RECORD};
-use crate::view::ModuleView;
+use irkit_format::testing::{SYMIX_HEADER, SYMIX_RECORD};
 
+mod deep;
 mod mutate;
 
 /// Writes `module` as a 2.1 file (rkyv bodies at 16-byte offsets, `spec/format.md` §2.3):
 /// the bytes a 2.1 writer wrote, so that tests reach the readers of 2.x files with any module,
 /// not only the golden ones.
-pub fn write_v2_1(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
-    crate::write::write_older(module, 2)
+pub fn write_v2_1(module: &irkit_core::Module) -> Result<Vec<u8>, irkit_format::WriteError> {
+    irkit_format::testing::write_version(module, 2)
 }
 
 /// Writes `module` as a 3.0 file (compact bodies, the content hash of `spec/format.md` §3.2):
 /// the bytes a 3.0 writer wrote, so that tests reach the readers of 3.x files with any module.
-pub fn write_v3_0(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
-    crate::write::write_older(module, 3)
+pub fn write_v3_0(module: &irkit_core::Module) -> Result<Vec<u8>, irkit_format::WriteError> {
+    irkit_format::testing::write_version(module, 3)
 }
 
 /// Writes `module` as a 4.0 file (3.0's layout, the content hash of `spec/format.md` §3.4):
 /// the bytes a 4.0 writer wrote, so that tests reach the readers of 4.x files with any module.
-pub fn write_v4_0(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
-    crate::write::write_older(module, 4)
+pub fn write_v4_0(module: &irkit_core::Module) -> Result<Vec<u8>, irkit_format::WriteError> {
+    irkit_format::testing::write_version(module, 4)
 }
 
 /// Writes `module` in this version's layout as the writer did before it encoded each
 /// definition right after its walk: every definition walked, then every one encoded. Tests
-/// check that [`crate::write`] gives the same bytes, or the same error.
-pub fn write_two_pass(module: &irkit_core::Module) -> Result<Vec<u8>, crate::WriteError> {
-    crate::write::write_two_pass(module)
+/// check that [`irkit_format::write`] gives the same bytes, or the same error.
+pub fn write_two_pass(module: &irkit_core::Module) -> Result<Vec<u8>, irkit_format::WriteError> {
+    irkit_format::testing::write_two_pass(module)
 }
 
 pub use mutate::{mutate, mutate_once};
@@ -405,7 +410,7 @@ fn symix_records(bytes: &[u8], ix: &Range<usize>) -> Vec<usize> {
 /// Recomputes the header hash of a 2.x file (bytes 32..64: blake3 over the first 32 header
 /// bytes and the directory); a 1.x file has none.
 fn seal_header(bytes: &mut [u8]) {
-    crate::header::seal(bytes);
+    irkit_format::header::seal(bytes);
 }
 
 /// Most fields [`fields`] lists for a file of `n` bytes (hostile vectors may overlap).
@@ -473,8 +478,8 @@ impl Fields<'_> {
     /// A 3.x body (`spec/format.md` §2.4) at `body`: its header, and when the header lays
     /// out the body's bytes, every element of its arrays.
     fn compact(&mut self, body: &Range<usize>) {
-        use crate::compact::Array;
         use FieldKind::*;
+        use irkit_format::testing::BodyArray as Array;
         let s = body.start;
         // The width byte, `w - 1` reserved bytes, six counts of `w` bytes (§2.4).
         let w = if self.bytes.get(s) == Some(&4) { 4 } else { 2 };
@@ -486,7 +491,7 @@ impl Fields<'_> {
         let Some(arrays) = self
             .bytes
             .get(body.clone())
-            .and_then(crate::compact::arrays)
+            .and_then(irkit_format::testing::body_arrays)
         else {
             return;
         };
@@ -563,12 +568,12 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
         f.push(e.at + 24, 32, SectionHash);
     }
     let sec = |k| lay.section(k);
-    if let Some(s) = sec(crate::SectionKind::STRINGS)
+    if let Some(s) = sec(irkit_format::SectionKind::STRINGS)
         && let Some(root) = root_of(&s, 16)
     {
         f.strings(root, &s);
     }
-    if let Some(s) = sec(crate::SectionKind::SYMBOLS)
+    if let Some(s) = sec(irkit_format::SectionKind::SYMBOLS)
         && let Some(root) = root_of(&s, 8)
     {
         for r in f
@@ -585,7 +590,7 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
             f.push(r + 16, 32, SymbolHash);
         }
     }
-    if let Some(s) = sec(crate::SectionKind::SYMBOL_INDEX) {
+    if let Some(s) = sec(irkit_format::SectionKind::SYMBOL_INDEX) {
         f.push(s.start, 4, IndexCount);
         f.push(s.start + 4, 4, IndexRecordSize);
         f.push(s.start + 8, 8, Reserved);
@@ -603,13 +608,13 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
             f.push(r + 20, 32, SymbolHash);
         }
     }
-    if let Some(s) = sec(crate::SectionKind::POOL)
+    if let Some(s) = sec(irkit_format::SectionKind::POOL)
         && let Some(root) = root_of(&s, 24)
     {
         f.flat(root, &s, true);
     }
-    let defs = sec(crate::SectionKind::DEFINITIONS);
-    if let Some(s) = sec(crate::SectionKind::DEF_INDEX)
+    let defs = sec(irkit_format::SectionKind::DEFINITIONS);
+    if let Some(s) = sec(irkit_format::SectionKind::DEF_INDEX)
         && let Some(root) = root_of(&s, 8)
     {
         for e in f
@@ -638,14 +643,14 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
             }
         }
     }
-    if let Some(s) = sec(crate::SectionKind::ROOT) {
+    if let Some(s) = sec(irkit_format::SectionKind::ROOT) {
         if lay.major >= 3 {
             f.compact(&s);
         } else if let Some(root) = root_of(&s, 24) {
             f.flat(root, &s, false);
         }
     }
-    if let Some(s) = sec(crate::SectionKind::DEBUG)
+    if let Some(s) = sec(irkit_format::SectionKind::DEBUG)
         && let Some(root) = root_of(&s, 24)
     {
         f.strings(root, &s);
@@ -670,7 +675,7 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ReadCause, write};
+    use irkit_format::{ReadCause, write};
 
     /// Two exported functions, `main` calling `helper` with the constant 41.
     fn sample() -> Vec<u8> {
