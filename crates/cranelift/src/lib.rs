@@ -40,7 +40,8 @@
 //! [`CodegenLevel`]), `names` (what a function's external names denote, apart from one
 //! build's ids; trap messages declared in definition order), `code` (machine code with its
 //! relocations by name), `fingerprint` (a function's cache key, from its irkit tree), `cache`
-//! (the code cache directory), `pack` (a build's entries in one file, read in one call) and
+//! (the code cache directory; an entry's bytes in `cache/entry`, bounded reads in
+//! `cache/read`, a build's entries in one file, read in one call, in `cache/pack`) and
 //! `parallel` (lowering and compiling on every core, defining
 //! in module order); `session` (JIT sessions), `thread` (the JIT's per-thread state and stack
 //! bounds) and `fault` (a memory fault in JIT code as a trap line).
@@ -60,7 +61,6 @@ pub mod jit;
 mod lower;
 mod names;
 mod object;
-mod pack;
 mod parallel;
 mod place;
 mod routines;

@@ -3,7 +3,8 @@
 //! `stdout`), the memory-fault handler of executables, the slow path of the stack check (a
 //! thread's first check finds the thread's stack bounds), and the C-callable entry wrapper that
 //! checks the entry's frame, calls the IR entry function and turns its result into an `int`
-//! exit code. Their symbols are declared in `runtime.rs`.
+//! exit code; in session mode, the host-callable wrapper of each exported function
+//! ([`SessionEntry`]). Their symbols are declared in `runtime.rs`.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
@@ -83,6 +84,19 @@ fn define_session_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), 
         .map_err(|e| cl_err("runtime trap routine", e))
 }
 
+/// A session's host-callable wrapper of an exported function ([`define_session_wrapper`]).
+#[derive(Clone, Debug)]
+pub(crate) struct SessionEntry {
+    /// The export name.
+    pub(crate) export: String,
+    /// The wrapper, `void(const u64 *args, u64 *results)`.
+    pub(crate) id: FuncId,
+    /// The function's parameters (scalars).
+    pub(crate) params: Vec<Scalar>,
+    /// Its result's leaves.
+    pub(crate) results: Vec<Scalar>,
+}
+
 /// Session mode: defines the host-callable wrapper `void irkit.call.N(const u64 *args, u64
 /// *results)` of exported function `f` (instruction N): sets the stack limit, clears the stop
 /// word, checks that `f`'s stack objects fit, counts `f` as the one live activation, calls it
@@ -95,7 +109,7 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
     fctx: &mut FunctionBuilderContext,
     f: irkit_core::Inst,
     export: &str,
-) -> Result<Option<crate::lower::SessionEntry>, BackendError> {
+) -> Result<Option<SessionEntry>, BackendError> {
     let m = ctx.m;
     let Some(Callee::Func(fid)) = ctx.funcs.get(&f).cloned() else {
         return Ok(None);
@@ -176,7 +190,7 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
     ctx.cl
         .define_function(id, &mut c)
         .map_err(|e| cl_err("session wrapper", e))?;
-    Ok(Some(crate::lower::SessionEntry {
+    Ok(Some(SessionEntry {
         export: export.to_string(),
         id,
         params,

@@ -56,6 +56,7 @@ pub mod inline_always;
 mod input;
 mod linker;
 pub mod merge;
+mod optimize;
 pub mod prune;
 mod rewrite;
 pub mod specialize;

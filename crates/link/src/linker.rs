@@ -1,5 +1,11 @@
-//! The link itself: resolution by name, the reachability work list, and the lazy copy of
-//! reached definitions into the output module.
+//! The link itself: the driver ([`link`], [`link_files`], [`verify_linked`]: the walk, then
+//! specialization, the `-O` passes of `crate::optimize` and verification) and the walk it runs
+//! over the link's [`State`]: the roots, what a reference stands for, the reachability work
+//! list, and at the end the pins and re-exported names attached to what they resolve to. The
+//! walk's parts live beside it: resolution by name (`resolve.rs`, a definition's linkage in
+//! `linkage.rs`, import type checks in `imports.rs`), pool values re-interned (`pool.rs`), the
+//! lazy copy of each reached definition into the output module (`copy.rs`), and validation
+//! ahead of the copy on a spare thread (`ahead.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -8,20 +14,20 @@ use std::path::Path;
 use std::time::Instant;
 
 use irkit_core::{Inst, Module, Opcode, Payload};
-use irkit_format::{
-    CopyMapper, CopyPlan, DefCopier, InstView, ModuleView, PayloadView, PoolView, Ref,
-};
+use irkit_format::{CopyPlan, DefCopier, ModuleView, PoolView};
 
 use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
 use crate::input::{Input, Opened};
 use crate::{LinkOptions, Linked, Stats};
 
 mod ahead;
+mod copy;
 mod imports;
 mod linkage;
+mod pool;
 mod resolve;
 
-use linkage::{ExportIndex, FactTable, linkage, linkage_of};
+use linkage::{ExportIndex, FactTable, linkage_of};
 use resolve::{MAX_REEXPORT_CHAIN, Resolved};
 
 /// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
@@ -107,7 +113,7 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     stats.specialize = t.elapsed();
     let t = Instant::now();
     if (opts.devirtualize || opts.inline)
-        && let Err(e) = optimize(&mut out, opts, &mut stats)
+        && let Err(e) = crate::optimize::optimize(&mut out, opts, &mut stats)
     {
         return Err(LinkErrors(vec![e]));
     }
@@ -254,13 +260,6 @@ struct State<'a> {
     split_failed: bool,
     errors: Vec<LinkError>,
     stats: Stats,
-}
-
-fn def_ref(r: Option<Ref>) -> Option<u32> {
-    match r {
-        Some(Ref::Def(d)) => Some(d),
-        _ => None,
-    }
 }
 
 impl<'a> State<'a> {
@@ -483,127 +482,6 @@ impl<'a> State<'a> {
         key
     }
 
-    /// Pool entry `p` of input `m`, re-interned in the output (memoized, iterative).
-    /// `needer` is the node whose copy needs it; without one (types of declarations), a pool
-    /// value naming a definition is refused.
-    #[inline]
-    fn pool_value(
-        &mut self,
-        out: &mut Module,
-        m: u32,
-        p: u32,
-        needer: Option<u32>,
-    ) -> Result<Inst, LinkError> {
-        // Most references are to values already re-interned: answered here, inlined into the
-        // copy's loop, before anything else.
-        if let Some(Some(i)) = self
-            .pool_memo
-            .get(m as usize)
-            .and_then(|v| v.get(p as usize))
-        {
-            return Ok(*i);
-        }
-        self.pool_value_new(out, m, p, needer)
-    }
-
-    /// [`State::pool_value`] of an entry not re-interned yet.
-    #[inline(never)]
-    fn pool_value_new(
-        &mut self,
-        out: &mut Module,
-        m: u32,
-        p: u32,
-        needer: Option<u32>,
-    ) -> Result<Inst, LinkError> {
-        let mi = m as usize;
-        let view = self.view(m);
-        let pool = match self.pools[mi] {
-            Some(p) => p,
-            None => {
-                let p = view.pool()?;
-                self.pools[mi] = Some(p);
-                p
-            }
-        };
-        if self.pool_memo[mi].is_empty() {
-            self.pool_memo[mi] = vec![None; pool.len() as usize];
-        }
-        let bad = |what: String| {
-            LinkError::Read(irkit_format::ReadError {
-                file: view.file().into(),
-                location: irkit_format::Location::Section("pool".into()),
-                cause: irkit_format::ReadCause::Malformed(what),
-            })
-        };
-        let mut stack = vec![(p, false)];
-        while let Some(&(top, expanded)) = stack.last() {
-            let Some(e) = pool.get(top) else {
-                return Err(bad(format!("pool index {top} out of range")));
-            };
-            if self.pool_memo[mi][top as usize].is_some() {
-                stack.pop();
-                continue;
-            }
-            if !expanded {
-                if let Some(last) = stack.last_mut() {
-                    last.1 = true;
-                }
-                for r in e.ty().into_iter().chain(e.operands()) {
-                    if let Ref::Pool(q) = r
-                        && self.pool_memo[mi].get(q as usize) == Some(&None)
-                    {
-                        if q >= top {
-                            return Err(bad(format!("entry {top} refers to later entry {q}")));
-                        }
-                        stack.push((q, false));
-                    }
-                }
-                continue;
-            }
-            let map = |r: Ref, st: &mut Self, out: &mut Module| -> Result<Inst, LinkError> {
-                match r {
-                    Ref::Pool(q) => st.pool_memo[mi]
-                        .get(q as usize)
-                        .copied()
-                        .flatten()
-                        .ok_or_else(|| bad(format!("entry {top}: unresolved entry {q}"))),
-                    Ref::Def(d) => match needer {
-                        Some(n) => Ok(st.need(out, m, d, Some(n), false).unwrap_or(out.root())),
-                        // An interface standing for `Self` in a requirement's type, or the
-                        // generic a type parameter belongs to.
-                        None if matches!(
-                            st.view(m).def_opcode(d),
-                            Some(Opcode::INTERFACE | Opcode::GENERIC)
-                        ) =>
-                        {
-                            Ok(st.need(out, m, d, None, false).unwrap_or(out.root()))
-                        }
-                        None => Err(bad(format!("entry {top}: a type refers to definition {d}"))),
-                    },
-                    Ref::Local(_) => Err(bad(format!("entry {top}: local reference"))),
-                }
-            };
-            let ty = match e.ty() {
-                Some(t) => Some(map(t, self, out)?),
-                None => None,
-            };
-            let mut ops = Vec::with_capacity(e.operands().len());
-            for o in e.operands() {
-                ops.push(map(o, self, out)?);
-            }
-            let inst = out
-                .intern(e.opcode(), ty, &ops, e.payload().to_payload())
-                .map_err(|err| bad(format!("entry {top} (`{}`): {err}", e.opcode())))?;
-            self.pool_memo[mi][top as usize] = Some(inst);
-            stack.pop();
-        }
-        self.pool_memo[mi]
-            .get(p as usize)
-            .copied()
-            .flatten()
-            .ok_or_else(|| bad(format!("pool index {p} out of range")))
-    }
-
     /// The output instruction for a reference from input `m` to its definition `d`, needed by
     /// node `needer`: resolves it, reports an undefined import (executable link), and reaches
     /// the result. With `optional` (a `pin_weak`), an unresolved import gives `None` silently.
@@ -679,107 +557,6 @@ impl<'a> State<'a> {
         self.node_of.insert(key, id);
         self.queue.push_back(id);
         inst
-    }
-
-    fn copy(&mut self, out: &mut Module, n: u32) {
-        let Node {
-            src: (m, d),
-            out: target,
-            parent,
-            ..
-        } = self.nodes[n as usize];
-        let view = self.view(m);
-        self.validated.insert((m, d));
-        let def = match view.def(d) {
-            Ok(def) => def,
-            Err(e) => {
-                self.def_error(m, d, e);
-                return;
-            }
-        };
-        let stub = match self.facts.known(m, d) {
-            Some(f) => f.linkage.stub,
-            None => linkage(&def).stub,
-        };
-        if stub && !self.opts.link_stubs {
-            let chain = self.chain(parent);
-            self.errors.push(LinkError::Stub {
-                name: self.display_name(m, d),
-                file: self.file(m).to_string(),
-                chain,
-            });
-        }
-        let copier = match self.copiers[m as usize] {
-            Some(c) => c,
-            None => match view.copier(self.opts.debug_info) {
-                Ok(c) => {
-                    self.copiers[m as usize] = Some(c);
-                    c
-                }
-                Err(e) => {
-                    self.errors.push(e.into());
-                    return;
-                }
-            },
-        };
-        if self.split {
-            let mut mapper = Mapper {
-                st: self,
-                m,
-                node: n,
-            };
-            match copier.plan(def, out, target, &mut mapper) {
-                Ok(Some(plan)) => {
-                    if let Some(a) = self.ahead {
-                        a.plan(plan.count());
-                    }
-                    self.plans.push((m, plan));
-                    return;
-                }
-                // Not planned (nothing asked yet): copied now.
-                Ok(None) => {}
-                Err(e) => {
-                    self.errors.push(e);
-                    self.split_failed = true;
-                    return;
-                }
-            }
-        }
-        let mut mapper = Mapper {
-            st: self,
-            m,
-            node: n,
-        };
-        match copier.copy(def, out, target, &mut mapper) {
-            Ok(s) => self.stats.insts_copied += s.insts,
-            Err(e) => self.errors.push(e),
-        }
-    }
-
-    /// Builds the planned copies on every core, each into the arena slots reserved for it at
-    /// the end of `out`, in walk order ([`Module::append_fragments`]), so the result is the
-    /// same on any number of threads. A refused build sets `split_failed` (the caller redoes
-    /// the walk without splitting).
-    fn build_planned(&mut self, out: &mut Module) {
-        let plans = std::mem::take(&mut self.plans);
-        if plans.is_empty() {
-            return;
-        }
-        let bodies: Vec<(Inst, u32)> = plans.iter().map(|(_, p)| (p.target(), p.count())).collect();
-        let copiers = &self.copiers;
-        let slots = self.ahead.map(|a| a.take_slots()).unwrap_or_default();
-        let built = out.append_fragments_in(slots, &bodies, |k, fragment| {
-            let (m, plan) = &plans[k];
-            let copier = copiers.get(*m as usize).copied().flatten().ok_or(())?;
-            copier.build(plan, fragment).map_err(|_| ())
-        });
-        match built {
-            Ok(()) => {
-                self.stats.insts_copied +=
-                    bodies.iter().map(|&(_, n)| u64::from(n) + 1).sum::<u64>();
-            }
-            Err(_) => self.split_failed = true,
-        }
     }
 
     /// Re-attaches the `pin_if` decorations whose condition was reached.
@@ -895,156 +672,3 @@ enum Root {
     Export,
     Optional,
 }
-
-/// Maps the references of one definition being copied (input `m`, node `node`).
-struct Mapper<'s, 'a> {
-    st: &'s mut State<'a>,
-    m: u32,
-    node: u32,
-}
-
-impl CopyMapper for Mapper<'_, '_> {
-    type Error = LinkError;
-
-    #[inline]
-    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
-        self.st.pool_value(dst, self.m, index, Some(self.node))
-    }
-
-    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
-        Ok(self
-            .st
-            .need(dst, self.m, index, Some(self.node), false)
-            .unwrap_or(dst.root()))
-    }
-
-    fn keep_decoration(
-        &mut self,
-        dst: &mut Module,
-        owner: u32,
-        deco: InstView<'_>,
-    ) -> Result<bool, LinkError> {
-        if owner != 0 {
-            return Ok(true);
-        }
-        let st = &mut *self.st;
-        match deco.opcode() {
-            Opcode::EXPORT => {
-                let node = &st.nodes[self.node as usize];
-                // A declaration's names (re-exports) are attached at the end, to whatever they
-                // resolve to.
-                if node.decl {
-                    return Ok(false);
-                }
-                let src = node.src;
-                let PayloadView::Str(name) = deco.payload() else {
-                    return Ok(true);
-                };
-                if st.opts.internalize && !st.keep_exports.contains(name) {
-                    return Ok(false);
-                }
-                // The output exports a name once, on what it resolves to: a definition
-                // exported under several names keeps those it wins.
-                let name = name.to_string();
-                Ok(st.resolve_name(dst, &name) == Resolved::Def(src.0, src.1))
-            }
-            Opcode::PIN_IF => {
-                let mut ops = deco.operands();
-                let (Some(d), Some(c)) = (def_ref(ops.next()), def_ref(ops.next())) else {
-                    return Ok(true);
-                };
-                let ck = st.resolve_ref(dst, self.m, c);
-                if st.node_of.contains_key(&ck) {
-                    st.triggered.push_back((self.node, self.m, d));
-                } else if st.opts.library && matches!(ck, Key::Import(_)) {
-                    // The condition is an import this partial link leaves unresolved: a later
-                    // link may provide (and reach) it, so the pin must survive. Keep both ends,
-                    // the condition as an import declaration and the target copied, and with
-                    // them the decoration (spec/linking.md, "Pins").
-                    st.need(dst, self.m, c, Some(self.node), false);
-                    st.triggered.push_back((self.node, self.m, d));
-                } else {
-                    st.pending
-                        .entry(ck)
-                        .or_default()
-                        .push((self.node, self.m, d));
-                }
-                st.pin_ifs.push(PinIf {
-                    owner: self.node,
-                    module: self.m,
-                    def: d,
-                    cond: c,
-                });
-                Ok(false)
-            }
-            Opcode::PIN_WEAK => {
-                let Some(d) = def_ref(deco.operands().next()) else {
-                    return Ok(true);
-                };
-                Ok(st.need(dst, self.m, d, Some(self.node), true).is_some())
-            }
-            _ => Ok(true),
-        }
-    }
-}
-
-/// The link-time optimization passes `opts` asks for, in rounds until one changes nothing
-/// (inlining can make a call devirtualizable, which can make a function inlinable), at most
-/// [`MAX_ROUNDS`]; then the definitions nothing uses any more are removed.
-fn optimize(out: &mut Module, opts: &LinkOptions, stats: &mut Stats) -> Result<(), LinkError> {
-    let pass = |pass: &'static str| {
-        move |e: irkit_core::CoreError| LinkError::Pass {
-            pass,
-            message: e.to_string(),
-        }
-    };
-    let visible = crate::inline::Visible {
-        library: opts.library,
-        names: &opts.exports,
-        entry: &opts.entry,
-    };
-    stats.insts_before_optimize = crate::rewrite::body_instructions(out);
-    let mut budget = crate::inline_always::growth_budget(out);
-    for _ in 0..MAX_ROUNDS {
-        let mut changed = false;
-        if opts.devirtualize {
-            let d =
-                crate::devirtualize::devirtualize(out, &visible).map_err(pass("devirtualize"))?;
-            stats.devirtualized += d.calls;
-            stats.devirtualized_guarded += d.guarded;
-            changed |= d.calls > 0;
-        }
-        if opts.inline {
-            let i = crate::inline::inline_single_calls(out, &visible).map_err(pass("inline"))?;
-            let c =
-                crate::inline_always::inline_always(out, budget).map_err(pass("inline_always"))?;
-            budget -= c.instructions;
-            let f = crate::fold::fold_constants(out).map_err(pass("fold"))?;
-            stats.inlined += i.functions;
-            stats.inlined_copies += c.calls;
-            changed |= i.functions > 0 || c.calls > 0 || f.selects > 0 || f.branches > 0;
-        }
-        if !changed {
-            break;
-        }
-    }
-    if opts.inline {
-        let j = crate::merge::merge_jump_chains(out).map_err(pass("merge"))?;
-        stats.blocks_merged += j.blocks;
-    }
-    let removed = crate::prune::remove_unreferenced(out, &visible).map_err(pass("prune"))?;
-    stats.removed += removed;
-    // Types and constants only the removed definitions used (a removed global's initializer,
-    // say) leave the pool with them.
-    if removed > 0 {
-        *out = out.compact().map_err(|e| LinkError::Pass {
-            pass: "prune",
-            message: e.to_string(),
-        })?;
-    }
-    stats.insts_after_optimize = crate::rewrite::body_instructions(out);
-    Ok(())
-}
-
-/// How many rounds of the optimization passes run at most.
-const MAX_ROUNDS: usize = 4;

@@ -24,8 +24,9 @@ use irkit_core::{Inst, Module, Opcode};
 use crate::context::{Callee, Carried, Ctx, LowerOptions};
 use crate::error::{cl_err, unsupported};
 use crate::place::def_name;
+use crate::routines::SessionEntry;
 use crate::runtime::Runtime;
-use crate::types::{Layouts, Scalar};
+use crate::types::Layouts;
 
 /// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
 /// asked for).
@@ -36,20 +37,6 @@ pub(crate) fn lower_module<M: ClModule>(
 ) -> Result<(M, Option<FuncId>), BackendError> {
     let (cl, entry, _) = lower(m, cl, opts)?;
     Ok((cl, entry))
-}
-
-/// A session's host-callable wrapper of an exported function
-/// ([`crate::routines::define_session_wrapper`]).
-#[derive(Clone, Debug)]
-pub(crate) struct SessionEntry {
-    /// The export name.
-    pub(crate) export: String,
-    /// The wrapper, `void(const u64 *args, u64 *results)`.
-    pub(crate) id: FuncId,
-    /// The function's parameters (scalars).
-    pub(crate) params: Vec<Scalar>,
-    /// Its result's leaves.
-    pub(crate) results: Vec<Scalar>,
 }
 
 /// Lowers the definitions of `m` (outside sessions); returns the filled module and the entry

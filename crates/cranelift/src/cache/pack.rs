@@ -3,13 +3,13 @@
 //! pack"). The pack only makes reading faster; it is never trusted more than an entry file:
 //!
 //! * each entry in it is the bytes an entry file holds, and is taken only after the checks an
-//!   entry file passes but its checksum (`crate::cache::decode_with`, then the target and
+//!   entry file passes but its checksum (`super::entry::decode_with`, then the target and
 //!   name checks): one hash of the whole pack, checked when it is read, covers the entries'
 //!   bytes; an entry the pack lacks, or one it holds that does not decode, is looked up as a
 //!   file;
 //! * reading it is bounded (a regular file of at most [`MAX_PACK`] bytes; one larger than
-//!   `crate::cache::WHOLE` has its header checked and its bytes hashed piece by piece before
-//!   it is read, `crate::cache::read_sealed`, so a damaged pack never costs its size in
+//!   `super::read::WHOLE` has its header checked and its bytes hashed piece by piece before
+//!   it is read, `super::read::read_sealed`, so a damaged pack never costs its size in
 //!   memory; the scan of its entries stops at the first one that does not frame), and
 //!   anything wrong with it (missing, foreign, truncated, a flipped bit, garbage, not a
 //!   regular file) leaves a pack with fewer entries, or none;
@@ -27,7 +27,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::cache::{HEADER, WHOLE, frame, read_sealed};
+use super::entry::{HEADER, frame};
+use super::read::{WHOLE, read_sealed};
 use crate::fingerprint::{FORMAT_VERSION, Key};
 
 /// The first bytes of a pack.
@@ -108,7 +109,7 @@ fn header_count(bytes: &[u8]) -> Option<u32> {
         .then(|| u32::from_le_bytes(head[44..48].try_into().unwrap_or_default()))
 }
 
-/// The check `crate::cache::read_sealed` makes of a large pack's header `head` before reading
+/// The check `super::read::read_sealed` makes of a large pack's header `head` before reading
 /// it: the magic and this version; then a hasher fed with the header's bytes the pack's hash
 /// covers (the version and the count), and that hash.
 fn pack_seal(head: &[u8], _len: u64) -> Option<(blake3::Hasher, [u8; 32])> {
@@ -122,7 +123,7 @@ fn pack_seal(head: &[u8], _len: u64) -> Option<(blake3::Hasher, [u8; 32])> {
 }
 
 /// The key and the end of the entry framed at `at` in `bytes` (its header's magic, version
-/// and payload length read, `crate::cache::frame`; the length within the bytes left), if one
+/// and payload length read, `super::entry::frame`; the length within the bytes left), if one
 /// is.
 fn framed_end(bytes: &[u8], at: usize) -> Option<(Key, usize)> {
     let (key, len) = frame(bytes.get(at..)?)?;
@@ -254,7 +255,7 @@ pub(crate) fn write(path: &Path, old: &Pack, entries: &[(Key, Held)]) -> std::io
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::MAGIC;
+    use crate::cache::entry::MAGIC;
 
     fn entry(key: u8, payload: &[u8]) -> Vec<u8> {
         let mut e = Vec::new();
