@@ -26,3 +26,12 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_PROBLEMS: u8 = 1;
 /// Exit code: usage error.
 pub const EXIT_USAGE: u8 = 2;
+
+/// Every tool's first steps, in order: rayon's pool made with the main thread as its first
+/// worker ([`threads::use_main_thread`]), the signal handling ([`signals::install`]), and the
+/// arguments parsed (a usage error exits 2 with clap's message).
+pub fn start<A: clap::Parser>() -> A {
+    threads::use_main_thread();
+    signals::install();
+    A::parse()
+}

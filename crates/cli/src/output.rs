@@ -27,3 +27,10 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     irkit_io::write_file(path, bytes)
 }
+
+/// [`write_output`], a failure recorded as a problem naming `path`.
+pub fn write_or_report(path: &Path, bytes: &[u8], problems: &mut Problems) {
+    if let Err(e) = write_output(path, bytes) {
+        problems.push(format!("{}: cannot write: {e}", path.display()));
+    }
+}

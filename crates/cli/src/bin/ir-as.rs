@@ -24,9 +24,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let mut problems = Problems::new();
     let Some(loaded) = input::load(&args.input, &mut problems) else {
         return problems.finish();
@@ -46,9 +44,7 @@ fn main() -> ExitCode {
     };
     match irkit_format::write(&loaded.module) {
         Ok(bytes) => {
-            if let Err(e) = output::write_output(&out, &bytes) {
-                problems.push(format!("{}: cannot write: {e}", out.display()));
-            }
+            output::write_or_report(&out, &bytes, &mut problems);
         }
         Err(e) => problems.push(format!("{}: cannot encode: {e}", loaded.name)),
     }

@@ -19,9 +19,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let mut problems = Problems::new();
     let Some(loaded) = input::load(&args.input, &mut problems) else {
         return problems.finish();

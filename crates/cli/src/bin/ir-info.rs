@@ -34,9 +34,7 @@ fn role(r: SymbolRole) -> String {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let mut problems = Problems::new();
     let Some((name, bytes)) = input::read_binary(&args.input, &mut problems) else {
         return problems.finish();

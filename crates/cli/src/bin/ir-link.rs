@@ -112,9 +112,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let opts = LinkOptions {
         entry: args.entry.clone(),
         exports: args.exports.clone(),

@@ -22,9 +22,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let mut problems = Problems::new();
     for path in &args.files {
         let Some(loaded) = input::load(path, &mut problems) else {

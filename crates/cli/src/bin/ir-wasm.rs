@@ -53,9 +53,7 @@ fn read(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let stdin = args.input.as_os_str() == "-";
     let display = if stdin {
         "<stdin>".to_string()
@@ -115,9 +113,7 @@ fn main() -> ExitCode {
     };
     match encoded {
         Ok(bytes) => {
-            if let Err(e) = output::write_output(&out, &bytes) {
-                problems.push(format!("{}: cannot write: {e}", out.display()));
-            }
+            output::write_or_report(&out, &bytes, &mut problems);
         }
         Err(e) => problems.push(format!("{display}: cannot encode: {e}")),
     }

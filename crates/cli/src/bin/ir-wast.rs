@@ -45,9 +45,7 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
-    irkit_cli::threads::use_main_thread();
-    irkit_cli::signals::install();
-    let args = Args::parse();
+    let args: Args = irkit_cli::start();
     let Some(backend) = backends::backend(&args.backend) else {
         eprintln!("error: unknown back end `{}`", args.backend);
         return ExitCode::from(irkit_cli::EXIT_USAGE);
