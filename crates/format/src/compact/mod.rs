@@ -719,6 +719,7 @@ impl<'v> Compact<'v> {
 }
 
 /// One array of a body (`spec/format.md` §2.4), for [`arrays`].
+#[cfg(any(test, feature = "testing"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Array {
     /// `ext`: the external references (pool entries and definitions), tagged `u32`s.
@@ -753,6 +754,7 @@ pub enum Array {
 
 /// Where the arrays of a body lie, as (array, start, element size, element count), when its
 /// header parses (for the hostile writer's field list, `irkit_hostile::fields`).
+#[cfg(any(test, feature = "testing"))]
 pub fn arrays(bytes: &[u8]) -> Option<Vec<(Array, usize, usize, usize)>> {
     let c = Compact::parse(bytes).ok()?;
     let (l, w, n) = (c.l, c.w, c.c.n as usize);
