@@ -32,6 +32,10 @@
 //!   [`DefCopier::build`] do the same copy in two steps, the mapper's answers first and the
 //!   instructions later, on any core (what the linker uses to copy on every core).
 //!
+//! * [`testing`] (only with the `testing` feature, off by default) exposes the hooks the
+//!   hostile writer of tests and fuzzers (`irkit-hostile`) needs: the older layouts, the
+//!   two-pass writer, writing past the nesting limit. A compiler never turns it on.
+//!
 //! No input, however hostile, makes the reader panic, abort, allocate without bound or hang:
 //! every failure is a [`ReadError`] naming the file, the section and the cause. That includes
 //! the nesting limit ([`irkit_core::MAX_NESTING`], `spec/format.md` §4): a definition, the root
