@@ -32,7 +32,7 @@
 //!   [`DefCopier::build`] do the same copy in two steps, the mapper's answers first and the
 //!   instructions later, on any core (what the linker uses to copy on every core).
 //!
-//! * [`testing`] (only with the `testing` feature, off by default) exposes the hooks the
+//! * `testing` (only with the `testing` feature, off by default) exposes the hooks the
 //!   hostile writer of tests and fuzzers (`irkit-hostile`) needs: the older layouts, the
 //!   two-pass writer, writing past the nesting limit. A compiler never turns it on.
 //!
