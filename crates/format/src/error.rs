@@ -38,7 +38,7 @@ pub enum ReadCause {
     #[error("cannot read: {0}")]
     Io(String),
     /// The file shrank while it was mapped and read: what was read from it cannot be trusted
-    /// (see [`guard_truncation`](crate::guard_truncation)).
+    /// (see [`guard_truncation`](irkit_io::guard_truncation)).
     #[error("the file changed (it was truncated) while it was being read")]
     Changed,
     /// The first eight bytes are not the irkit module magic.

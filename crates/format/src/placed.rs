@@ -8,7 +8,7 @@
 //!
 //! Why not keep rkyv's `&Archived…` root, or re-enter it with `access_unchecked`: the bytes
 //! of a mapped file can change after they were validated. When another process truncates the
-//! file, the truncation guard ([`guard_truncation`](crate::guard_truncation)) maps zero pages
+//! file, the truncation guard ([`guard_truncation`](irkit_io::guard_truncation)) maps zero pages
 //! over the missing part and marks the mapping changed; every archive reaching past the new
 //! end then reads zeros where it was validated. An unchecked rkyv access would follow
 //! relative pointers recomputed from those bytes (pointer arithmetic outside the archive is

@@ -359,7 +359,7 @@ impl ModuleView {
     }
 
     /// Fails if the file shrank under its mapping while it was read (only detected under
-    /// [`guard_truncation`](crate::guard_truncation)): a reader that read from this view
+    /// [`guard_truncation`](irkit_io::guard_truncation)): a reader that read from this view
     /// calls it before it trusts, or hands out, what it read.
     pub fn check_unchanged(&self) -> Result<(), ReadError> {
         match &self.data {

@@ -42,15 +42,15 @@ pub fn write(module: &Module) -> Result<Vec<u8>, WriteError> {
     Ok(write_to(module, Cursor::new(Vec::new()))?.into_inner())
 }
 
-/// [`write`] without the nesting limit (`irkit_format::testing`, for tests only).
+/// [`write()`] without the nesting limit (`irkit_format::testing`, for tests only).
 #[cfg(any(test, feature = "testing"))]
 pub fn write_unlimited(module: &Module) -> Result<Vec<u8>, WriteError> {
     let sink = Writer::new(module).run(Cursor::new(Vec::new()), FORMAT_MAJOR)?;
     Ok(sink.into_inner())
 }
 
-/// [`write`] with every definition walked, then encoded, in two passes over the module: what
-/// the one-pass walk-and-encode ([`Writer::scan_encode_defs`]) must give byte for byte, and
+/// [`write()`] with every definition walked, then encoded, in two passes over the module: what
+/// the one-pass walk-and-encode (`Writer::scan_encode_defs`) must give byte for byte, and
 /// error for error (`irkit_format::testing`, for tests only).
 #[cfg(any(test, feature = "testing"))]
 pub fn write_two_pass(module: &Module) -> Result<Vec<u8>, WriteError> {
@@ -248,7 +248,7 @@ pub fn write_to<W: Write + Seek>(module: &Module, sink: W) -> Result<W, WriteErr
     w.run(sink, FORMAT_MAJOR)
 }
 
-/// Serializes `module` and saves it at `path` with [`write_file`](crate::write_file)'s rules:
+/// Serializes `module` and saves it at `path` with [`write_file`](irkit_io::write_file)'s rules:
 /// a regular file (or a new one) atomically, streamed into a temporary file in the same
 /// directory ([`write_to`]) that is renamed over `path`; a device or a FIFO directly, never
 /// replaced.
