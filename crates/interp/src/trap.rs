@@ -161,14 +161,6 @@ impl std::fmt::Display for Trap {
 
 impl std::error::Error for Trap {}
 
-/// `@name` of a function or proc in trap locations: its name hint or export name, else
-/// `@#<inst index>`.
-pub(crate) fn func_label(m: &irkit_core::Module, f: irkit_core::Inst) -> String {
-    m.name(f)
-        .or_else(|| m.decoration_str(f, irkit_core::Opcode::EXPORT))
-        .map_or_else(|| format!("@#{}", f.index()), |n| format!("@{n}"))
-}
-
 /// An error preparing a module for execution ([`crate::Interpreter::new`]): the module is not
 /// one the verifier accepts, or it exceeds the interpreter's limits.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
