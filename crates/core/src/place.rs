@@ -16,6 +16,11 @@
 //!
 //! Every lookup is checked: a place can be described in any module, even one the verifier is
 //! about to refuse (dangling handles, broken parent links).
+//!
+//! The back ends (the interpreter's traps, native code's traps and their errors) label
+//! definitions and blocks of a module the verifier accepted with [`verified_def_label`] and
+//! [`verified_block_label`]: the same rule with plain lookups, where a name hint is taken as
+//! written (an empty one gives `@` or `^`, where [`def_label`] and [`block_label`] skip it).
 
 use crate::{Inst, InstData, Module, Opcode};
 
@@ -44,30 +49,72 @@ pub fn def_label(m: &Module, def: Inst) -> String {
                 .flatten()
         })
     };
-    name_hint(m, def)
-        .or_else(export)
-        .map_or_else(|| format!("@#{}", def.index()), |n| format!("@{n}"))
+    def_label_from(name_hint(m, def).or_else(export), def)
+}
+
+/// `@name` of a definition of a module the verifier accepted, as the back ends spell it: its
+/// first name hint as written (even empty), else its first export name, else
+/// `@#<arena index>`. The lookups are plain: `def` must be an instruction of `m`.
+pub fn verified_def_label(m: &Module, def: Inst) -> String {
+    def_label_from(
+        m.name(def)
+            .or_else(|| m.decoration_str(def, Opcode::EXPORT)),
+        def,
+    )
+}
+
+/// The rule itself: `@name`, else `@#<arena index>`.
+fn def_label_from(name: Option<&str>, def: Inst) -> String {
+    name.map_or_else(|| format!("@#{}", def.index()), |n| format!("@{n}"))
 }
 
 /// `^name` of a block of `func`: its name hint, else `^bb<n>` with `n` its position among the
 /// function's blocks (`^bb?` if it is not one of them).
 pub fn block_label(m: &Module, func: Inst, block: Inst) -> String {
-    if let Some(n) = name_hint(m, block) {
-        return format!("^{n}");
+    let name = name_hint(m, block);
+    let position = match name {
+        Some(_) => None,
+        None => live(m, func).and_then(|f| {
+            f.children()
+                .iter()
+                .filter(|&&c| live(m, c).is_some_and(|d| d.opcode() == Opcode::BLOCK))
+                .position(|&c| c == block)
+        }),
+    };
+    block_label_from(name, position)
+}
+
+/// `^name` of a block of a module the verifier accepted, as the back ends spell it, when its
+/// position `n` among its function's blocks is known: its name hint as written (even empty),
+/// else `^bb<n>`. The lookup is plain: `block` must be an instruction of `m`.
+pub fn verified_block_label(m: &Module, block: Inst, n: usize) -> String {
+    block_label_from(m.name(block), Some(n))
+}
+
+/// The rule itself: `^name`, else `^bb<n>` (`^bb?` without a position).
+fn block_label_from(name: Option<&str>, n: Option<usize>) -> String {
+    match (name, n) {
+        (Some(name), _) => format!("^{name}"),
+        (None, Some(n)) => format!("^bb{n}"),
+        (None, None) => "^bb?".to_string(),
     }
-    let position = live(m, func).and_then(|f| {
-        f.children()
-            .iter()
-            .filter(|&&c| live(m, c).is_some_and(|d| d.opcode() == Opcode::BLOCK))
-            .position(|&c| c == block)
-    });
-    position.map_or_else(|| "^bb?".to_string(), |n| format!("^bb{n}"))
 }
 
 /// `instruction N (op %name)` for an instruction at position `n` of its block.
 pub fn instruction_label(m: &Module, inst: Inst, n: usize) -> String {
     let op = live(m, inst).map_or_else(|| "?".to_string(), |d| op_name(d.opcode()));
     match name_hint(m, inst) {
+        Some(name) => format!("instruction {n} ({op} %{name})"),
+        None => format!("instruction {n} ({op})"),
+    }
+}
+
+/// `instruction N (op %name)` for an instruction of a module the verifier accepted, as the back
+/// ends spell it: its name hint as written (even empty). The lookups are plain: `inst` must be
+/// an instruction of `m`.
+pub fn verified_instruction_label(m: &Module, inst: Inst, n: usize) -> String {
+    let op = m.opcode(inst);
+    match m.name(inst) {
         Some(name) => format!("instruction {n} ({op} %{name})"),
         None => format!("instruction {n} ({op})"),
     }
@@ -155,7 +202,10 @@ fn block_place(m: &Module, block: Inst) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::describe;
+    use super::{
+        block_label, def_label, describe, verified_block_label, verified_def_label,
+        verified_instruction_label,
+    };
     use crate::{Module, Opcode, Payload};
 
     #[test]
@@ -201,6 +251,54 @@ mod tests {
         assert_eq!(
             describe(&m, hint),
             "@f ^bb0, instruction 0 (iadd %y), decoration (name_hint)"
+        );
+    }
+
+    #[test]
+    fn back_ends_take_name_hints_as_written() {
+        let mut m = Module::new();
+        let i32t = m.ty_i32();
+        let fty = m.ty_fn(i32t, &[]).unwrap();
+        let root = m.root();
+        let func = |m: &mut Module| {
+            let f = m
+                .new_inst(Opcode::FUNC, Some(fty), vec![], Payload::None)
+                .unwrap();
+            m.append_child(root, f).unwrap();
+            f
+        };
+        let anonymous = func(&mut m);
+        let exported = func(&mut m);
+        m.add_decoration(exported, Opcode::EXPORT, vec![], Payload::Str("run".into()))
+            .unwrap();
+        let empty = func(&mut m);
+        m.set_name(empty, "").unwrap();
+        m.add_decoration(empty, Opcode::EXPORT, vec![], Payload::Str("e".into()))
+            .unwrap();
+        let b = m
+            .new_inst(Opcode::BLOCK, None, vec![], Payload::None)
+            .unwrap();
+        m.append_child(empty, b).unwrap();
+        m.set_name(b, "").unwrap();
+        let ret = m
+            .new_inst(Opcode::RET, None, vec![], Payload::None)
+            .unwrap();
+        m.append_child(b, ret).unwrap();
+        m.set_name(ret, "").unwrap();
+
+        let index = format!("@#{}", anonymous.index());
+        assert_eq!(def_label(&m, anonymous), index);
+        assert_eq!(verified_def_label(&m, anonymous), index);
+        assert_eq!(def_label(&m, exported), "@run");
+        assert_eq!(verified_def_label(&m, exported), "@run");
+        // An empty name hint: skipped by the checked labels, taken as written by the back ends'.
+        assert_eq!(def_label(&m, empty), "@e");
+        assert_eq!(verified_def_label(&m, empty), "@");
+        assert_eq!(block_label(&m, empty, b), "^bb0");
+        assert_eq!(verified_block_label(&m, b, 0), "^");
+        assert_eq!(
+            verified_instruction_label(&m, ret, 0),
+            "instruction 0 (ret %)"
         );
     }
 }

@@ -11,8 +11,8 @@ use irkit_core::{Inst, Opcode};
 
 use crate::context::{Callee, Ctx};
 use crate::error::{cl_err, unsupported};
-use crate::place::def_name;
 use crate::types::Shape;
+use irkit_core::place::verified_def_label;
 
 /// A definition's address stored in data: at `offset`, the address of `target`.
 struct Reloc {
@@ -34,7 +34,7 @@ pub(crate) fn checked_layout<M: ClModule>(
     d: Inst,
 ) -> Result<(u64, u64), BackendError> {
     let m = ctx.m;
-    let place = def_name(m, d);
+    let place = verified_def_label(m, d);
     let ty = m
         .ty(d)
         .ok_or_else(|| BackendError::Malformed(format!("{place} has no type")))?;
@@ -98,7 +98,7 @@ pub(crate) fn define_all<M: ClModule>(
         if ctx.cl.declarations().get_data_decl(id).linkage == Linkage::Import {
             continue;
         }
-        let place = def_name(m, d);
+        let place = verified_def_label(m, d);
         let ty = m
             .ty(d)
             .ok_or_else(|| BackendError::Malformed(format!("{place} has no type")))?;
@@ -141,7 +141,7 @@ pub(crate) fn define_all<M: ClModule>(
                                     &place,
                                     format!(
                                         "the address of {} (not available to this back end)",
-                                        def_name(m, r.target)
+                                        verified_def_label(m, r.target)
                                     ),
                                 ));
                             }

@@ -34,7 +34,7 @@ use crate::error::compile_error;
 use crate::fingerprint::{Fingerprint, KeyPrefix, Keyer, Trees};
 use crate::lower::{build_function, defined_function};
 use crate::names;
-use crate::place::def_name;
+use irkit_core::place::verified_def_label;
 
 /// Functions generated together before they are defined.
 pub(crate) const CHUNK: usize = 256;
@@ -223,7 +223,7 @@ fn cached(
     cache.keep(order, &fp.key, held);
     Some(Done {
         id,
-        place: def_name(ctx.m, d),
+        place: verified_def_label(ctx.m, d),
         code: entry.code,
         relocs,
         messages: entry.messages,

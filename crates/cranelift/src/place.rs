@@ -1,28 +1,22 @@
 //! Where code is, spelled as the interpreter spells it in a trap line: `@f` for a definition,
-//! `@f ^b, instruction N (op %name)` for an instruction.
+//! `@f ^b, instruction N (op %name)` for an instruction. The labels themselves are
+//! `irkit_core::place`'s (`verified_def_label`, `verified_block_label`,
+//! `verified_instruction_label`); this module only keeps the names shared per function and
+//! block.
 
 use std::rc::Rc;
 
-use irkit_core::{Inst, Module, Opcode};
-
-/// `@name` of a definition as the interpreter spells it: its name hint or export name, else
-/// `@#<index>`.
-pub(crate) fn def_name(m: &Module, d: Inst) -> String {
-    m.name(d)
-        .or_else(|| m.decoration_str(d, Opcode::EXPORT))
-        .map_or_else(|| format!("@#{}", d.index()), |n| format!("@{n}"))
-}
+use irkit_core::place::{verified_block_label, verified_def_label, verified_instruction_label};
+use irkit_core::{Inst, Module};
 
 /// `@f ^b, instruction 0 (op …)`: the first instruction of function `f`'s entry block, as a
 /// trap there is located (`@f` alone if it has none).
 pub(crate) fn first_place(m: &Module, f: Inst) -> String {
-    let name = def_name(m, f);
+    let name = verified_def_label(m, f);
     let Some(entry) = m.entry_block(f) else {
         return name;
     };
-    let block = m
-        .name(entry)
-        .map_or_else(|| "^bb0".to_string(), |n| format!("^{n}"));
+    let block = verified_block_label(m, entry, 0);
     let Some(&inst) = m.children(entry).get(m.block_params(entry).len()) else {
         return format!("{name} {block}");
     };
@@ -53,18 +47,11 @@ impl Place {
 
     /// `@f ^b, instruction N (op %name)`.
     pub(crate) fn render(&self, m: &Module) -> String {
-        let mut s = format!(
-            "{} {}, instruction {} ({}",
+        format!(
+            "{} {}, {}",
             self.func,
             self.block,
-            self.index,
-            m.opcode(self.inst)
-        );
-        if let Some(n) = m.name(self.inst) {
-            s.push_str(" %");
-            s.push_str(n);
-        }
-        s.push(')');
-        s
+            verified_instruction_label(m, self.inst, self.index)
+        )
     }
 }

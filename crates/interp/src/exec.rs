@@ -11,8 +11,9 @@ use crate::proc_eval;
 use crate::program::{BlockInfo, Body, Ret};
 use crate::pure;
 use crate::source::Src;
-use crate::trap::{Location, Trap, TrapKind, func_label};
+use crate::trap::{Location, Trap, TrapKind};
 use crate::value::Value;
+use irkit_core::place::{verified_block_label, verified_def_label};
 
 /// One activation.
 struct Frame {
@@ -193,13 +194,11 @@ impl Interpreter<'_> {
         let location = stack.last().map(|f| {
             let m = self.module;
             let info = &self.prog.funcs[f.func as usize];
-            let func = func_label(m, info.inst);
+            let func = verified_def_label(m, info.inst);
             let (block, inst) = match &info.body {
                 Body::Blocks(bs) => {
                     let b = &bs[f.block as usize];
-                    let name = m
-                        .name(b.inst)
-                        .map_or_else(|| format!("^bb{}", f.block), |n| format!("^{n}"));
+                    let name = verified_block_label(m, b.inst, f.block as usize);
                     (name, b.body.get(f.ip).copied())
                 }
                 _ => (String::from("^?"), None),

@@ -30,9 +30,10 @@ use crate::proc_info::{BodyInst, ProcInfo};
 use crate::program::{Body, Program};
 use crate::pure;
 use crate::source::Src;
-use crate::trap::{InterpError, Trap, TrapKind, func_label};
+use crate::trap::{InterpError, Trap, TrapKind};
 use crate::value::Value;
 use crate::{FuncRef, Interpreter};
+use irkit_core::place::verified_def_label;
 
 /// How the evaluation of a proc ended: the state of its `result` operand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,7 +112,7 @@ impl Interpreter<'_> {
         let Body::Proc(info) = &self.prog.funcs[f as usize].body else {
             return Err(Trap::new(TrapKind::BadCall(format!(
                 "{} is not a proc",
-                func_label(self.module, self.prog.funcs[f as usize].inst)
+                verified_def_label(self.module, self.prog.funcs[f as usize].inst)
             ))));
         };
         evaluate(self.module, &self.prog, &mut self.fuel, info, args)

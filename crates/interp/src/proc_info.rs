@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use irkit_core::noir::{ProcGraph, passive_deps};
 use irkit_core::{Inst, Module, Opcode};
 
-use crate::trap::{InterpError, Location, Trap, TrapKind, func_label};
+use crate::trap::{InterpError, Location, Trap, TrapKind};
+use irkit_core::place::verified_def_label;
 
 /// One body instruction of a proc, prepared.
 #[derive(Debug)]
@@ -54,7 +55,7 @@ pub(crate) struct ProcInfo {
 impl ProcInfo {
     /// Prepares proc `p` of `m`.
     pub(crate) fn build(m: &Module, p: Inst) -> Result<ProcInfo, InterpError> {
-        let label = func_label(m, p);
+        let label = verified_def_label(m, p);
         let bad = |why: String| InterpError::Malformed(format!("proc {label}: {why}"));
         let g = ProcGraph::new(m, p).map_err(|e| bad(e.message))?;
         let nparams = g.params.len();
@@ -131,7 +132,7 @@ impl ProcInfo {
         Trap {
             kind,
             location: Some(Box::new(Location {
-                func: func_label(m, self.inst),
+                func: verified_def_label(m, self.inst),
                 block: String::new(),
                 index,
                 opcode: m.opcode(inst).to_string(),

@@ -1,22 +1,24 @@
 //! Traps (run-time errors of the program) and load-time errors (of the module).
 
+use irkit_backend::trap_kinds;
 use thiserror::Error;
 
 /// Why execution stopped abnormally. The kinds follow spec/ir.md, "Traps and memory errors",
-/// plus the interpreter's resource limits and the misuse of its API.
+/// plus the interpreter's resource limits and the misuse of its API. The kinds every back end
+/// reports are spelled by [`irkit_backend::trap_kinds`]; the others are the interpreter's own.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum TrapKind {
     /// `sdiv`, `udiv`, `srem` or `urem` with a zero divisor.
-    #[error("integer division by zero")]
+    #[error("{}", trap_kinds::DIVISION_BY_ZERO)]
     DivisionByZero,
     /// `sdiv` or `srem` of `MIN` by `-1`.
-    #[error("integer overflow (MIN / -1)")]
+    #[error("{}", trap_kinds::INTEGER_OVERFLOW)]
     IntegerOverflow,
     /// `unreachable` executed.
-    #[error("unreachable executed")]
+    #[error("{}", trap_kinds::UNREACHABLE)]
     Unreachable,
     /// `trap` executed.
-    #[error("trap executed")]
+    #[error("{}", trap_kinds::TRAP)]
     Trap,
     /// `trap_msg` executed: its kind text.
     #[error("{0}")]
@@ -60,13 +62,13 @@ pub enum TrapKind {
         addr: u64,
     },
     /// `call_indirect` through a value that is not a function of the given signature.
-    #[error("bad function pointer 0x{addr:x}")]
+    #[error("{}", trap_kinds::bad_function_pointer(*.addr))]
     BadFunctionPointer {
         /// The callee value.
         addr: u64,
     },
     /// The call depth limit was reached.
-    #[error("stack overflow (call depth limit {limit})")]
+    #[error("{}", trap_kinds::stack_overflow(*.limit))]
     StackOverflow {
         /// The limit.
         limit: usize,
@@ -78,7 +80,7 @@ pub enum TrapKind {
     #[error("fuel exhausted")]
     FuelExhausted,
     /// A call of an `extern` function the interpreter does not provide.
-    #[error("unknown extern function \"{0}\"")]
+    #[error("{}", trap_kinds::unknown_extern(.0))]
     UnknownExtern(String),
     /// A provided extern called with a signature it cannot have.
     #[error("extern function \"{name}\": {why}")]
@@ -92,7 +94,7 @@ pub enum TrapKind {
     #[error("unresolved import \"{0}\" (link the module first)")]
     UnresolvedImport(String),
     /// `abort()` was called.
-    #[error("abort called")]
+    #[error("{}", trap_kinds::ABORT)]
     Abort,
     /// `exit(code)` was called. [`crate::Interpreter::run_main`] turns this into its exit code.
     #[error("exit({0}) called")]
@@ -160,14 +162,6 @@ impl std::fmt::Display for Trap {
 }
 
 impl std::error::Error for Trap {}
-
-/// `@name` of a function or proc in trap locations: its name hint or export name, else
-/// `@#<inst index>`.
-pub(crate) fn func_label(m: &irkit_core::Module, f: irkit_core::Inst) -> String {
-    m.name(f)
-        .or_else(|| m.decoration_str(f, irkit_core::Opcode::EXPORT))
-        .map_or_else(|| format!("@#{}", f.index()), |n| format!("@{n}"))
-}
 
 /// An error preparing a module for execution ([`crate::Interpreter::new`]): the module is not
 /// one the verifier accepts, or it exceeds the interpreter's limits.

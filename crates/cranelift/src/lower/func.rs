@@ -19,9 +19,10 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::context::{Callee, Ctx};
 use crate::error::unsupported;
-use crate::place::{Place, def_name};
+use crate::place::Place;
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
 use crate::types::{ClifType, PTR, Scalar};
+use irkit_core::place::{verified_block_label, verified_def_label};
 
 /// The most a function's `stackalloc` objects may take together: Cranelift's limit on a frame
 /// (`ABIMachineSpec::maximum_frame_size`, 1 GiB on every target), less room for the rest of
@@ -86,7 +87,7 @@ pub(crate) fn build_function<M: ClModule>(
         let mut fl = FnLower {
             ctx,
             b,
-            fname: def_name(m, f).into(),
+            fname: verified_def_label(m, f).into(),
             values: HashMap::default(),
             blocks: HashMap::default(),
             block_names: HashMap::default(),
@@ -103,7 +104,7 @@ pub(crate) fn build_function<M: ClModule>(
     Ok(Some(Built {
         id,
         code: c,
-        place: def_name(m, f),
+        place: verified_def_label(m, f),
         messages,
     }))
 }
@@ -121,7 +122,7 @@ pub(crate) fn defined_function<M: ClModule>(
     let frame = ctx.frames.get(&f).copied().unwrap_or(0);
     if frame > MAX_FRAME {
         return Err(unsupported(
-            def_name(ctx.m, f),
+            verified_def_label(ctx.m, f),
             format!(
                 "stack objects of {frame} bytes in one activation (a native frame holds at most {MAX_FRAME} bytes)"
             ),
@@ -154,9 +155,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     fn body(&mut self, f: Inst) -> Result<(), BackendError> {
         let m = self.ctx.m;
         for (i, blk) in m.blocks(f).enumerate() {
-            let name = m
-                .name(blk)
-                .map_or_else(|| format!("^bb{i}"), |n| format!("^{n}"));
+            let name = verified_block_label(m, blk, i);
             self.block_names.insert(blk, name.into());
         }
         let order = rpo(m, f);

@@ -23,10 +23,10 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::context::{Callee, Carried, Ctx, LowerOptions};
 use crate::error::{cl_err, unsupported};
-use crate::place::def_name;
 use crate::routines::SessionEntry;
 use crate::runtime::Runtime;
 use crate::types::Layouts;
+use irkit_core::place::verified_def_label;
 
 /// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
 /// asked for).
@@ -211,7 +211,7 @@ impl<M: ClModule> Ctx<'_, M> {
                     (Some("abort"), false) => Callee::Abort(
                         self.cl
                             .declare_function("abort", Linkage::Import, &sig)
-                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
                     ),
                     (Some(name), false) if !(opts.extern_available)(name) => {
                         Callee::Unavailable(name.to_string())
@@ -219,22 +219,22 @@ impl<M: ClModule> Ctx<'_, M> {
                     (Some(name), false) => Callee::Func(
                         self.cl
                             .declare_function(name, Linkage::Import, &sig)
-                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
                     ),
                     (Some(name), true) => Callee::Func(
                         self.cl
                             .declare_function(name, Linkage::Export, &sig)
-                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
                     ),
                     (None, true) => Callee::Func(
                         self.cl
                             .declare_function(&local(), Linkage::Local, &sig)
-                            .map_err(|e| cl_err(&def_place(m, d), e))?,
+                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
                     ),
                     (None, false) => {
                         let name = m.decoration_str(d, Opcode::IMPORT).unwrap_or("?");
                         return Err(unsupported(
-                            def_place(m, d),
+                            verified_def_label(m, d),
                             format!("unresolved import \"{name}\" (link the module first)"),
                         ));
                     }
@@ -244,7 +244,7 @@ impl<M: ClModule> Ctx<'_, M> {
                 if m.find_decoration(d, Opcode::IMPORT).is_some() {
                     let name = m.decoration_str(d, Opcode::IMPORT).unwrap_or("?");
                     return Err(unsupported(
-                        def_place(m, d),
+                        verified_def_label(m, d),
                         format!("unresolved import \"{name}\" (link the module first)"),
                     ));
                 }
@@ -253,11 +253,11 @@ impl<M: ClModule> Ctx<'_, M> {
                 let id = self
                     .cl
                     .declare_data(&name, linkage, writable, false)
-                    .map_err(|e| cl_err(&def_place(m, d), e))?;
+                    .map_err(|e| cl_err(&verified_def_label(m, d), e))?;
                 self.globals.insert(d, id);
             } else {
                 return Err(unsupported(
-                    def_place(m, d),
+                    verified_def_label(m, d),
                     format!("top-level {} is not a definition", m.opcode(d)),
                 ));
             }
@@ -278,7 +278,7 @@ impl<M: ClModule> Ctx<'_, M> {
         opts: &LowerOptions<'_>,
     ) -> Result<(String, Linkage), BackendError> {
         let m = self.m;
-        let place = def_place(m, d);
+        let place = verified_def_label(m, d);
         let (size, align) = crate::data::checked_layout(self, d)?;
         let has_init = !m.operands(d).is_empty();
         if let (Some(n), false) = (ext, has_init) {
@@ -314,10 +314,10 @@ impl<M: ClModule> Ctx<'_, M> {
             .ty(f)
             .filter(|&t| m.opcode(t) == Opcode::FN)
             .ok_or_else(|| {
-                BackendError::Malformed(format!("{} has no fn type", def_place(m, f)))
+                BackendError::Malformed(format!("{} has no fn type", verified_def_label(m, f)))
             })?;
         self.signature(ty, c_abi)
-            .map_err(|what| unsupported(def_place(m, f), what))
+            .map_err(|what| unsupported(verified_def_label(m, f), what))
     }
 }
 
@@ -366,8 +366,4 @@ fn frame(m: &Module, layouts: &Layouts, f: Inst) -> u64 {
         }
     }
     total
-}
-
-fn def_place(m: &Module, d: Inst) -> String {
-    def_name(m, d)
 }
