@@ -154,21 +154,9 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
         let at = b.ins().symbol_value(PTR, gv);
         let zero = b.ins().iconst(types::I64, 0);
         b.ins().store(flags, zero, at, STOP);
-        let text = format!(
-            "trap: {} in {}\n",
-            trap_kinds::NATIVE_STACK_EXHAUSTED,
-            first_place(m, f)
-        );
-        let msg = ctx.message(&text)?;
-        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
-        entry_stack_check(ctx, &mut b, frame, |ctx, b| {
-            let gv = ctx.data_in_func(msg, b.func);
-            let p = b.ins().symbol_value(PTR, gv);
-            let n = b.ins().iconst(types::I64, text.len() as i64);
-            let tr = ctx.func_in_func(ctx.rt.trap, b.func);
-            b.ins().call(tr, &[p, n]);
+        entry_stack_check(ctx, &mut b, f, |b| {
             b.ins().return_(&[]);
-        });
+        })?;
         let vals: Vec<_> = params
             .iter()
             .enumerate()
@@ -349,15 +337,24 @@ pub(crate) fn stack_fits_slow<M: ClModule>(
     b.inst_results(call)[0]
 }
 
-/// In an entry wrapper: checks that the entry function's `frame` bytes fit on this thread's
-/// stack, `exhausted` ending the wrapper in a cold block when they do not; returns the thread's
-/// state, in the block where the wrapper goes on.
+/// In an entry wrapper: checks that the entry function `f`'s stack objects fit on this
+/// thread's stack. When they do not, a cold block prints the trap line (located at `f`'s first
+/// instruction: a call cannot check what its callee's prologue does) and `end` ends it after
+/// the trap routine returns. Returns the thread's state, in the block where the wrapper goes
+/// on.
 fn entry_stack_check<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     b: &mut FunctionBuilder<'_>,
-    frame: u64,
-    exhausted: impl FnOnce(&mut Ctx<'_, M>, &mut FunctionBuilder<'_>),
-) -> Value {
+    f: irkit_core::Inst,
+    end: impl FnOnce(&mut FunctionBuilder<'_>),
+) -> Result<Value, BackendError> {
+    let text = format!(
+        "trap: {} in {}\n",
+        trap_kinds::NATIVE_STACK_EXHAUSTED,
+        first_place(ctx.m, f)
+    );
+    let msg = ctx.message(&text)?;
+    let frame = ctx.frames.get(&f).copied().unwrap_or(0);
     let state = thread_state(ctx, b);
     let limit = b
         .ins()
@@ -373,14 +370,19 @@ fn entry_stack_check<M: ClModule>(
     let fits = stack_fits_slow(ctx, b, state, sp, frame);
     b.ins().brif(fits, cont, &[], trap, &[]);
     b.switch_to_block(trap);
-    exhausted(ctx, b);
+    let gv = ctx.data_in_func(msg, b.func);
+    let p = b.ins().symbol_value(PTR, gv);
+    let n = b.ins().iconst(types::I64, text.len() as i64);
+    let tr = ctx.func_in_func(ctx.rt.trap, b.func);
+    b.ins().call(tr, &[p, n]);
+    end(b);
     b.switch_to_block(cont);
     if ctx.max_depth.is_some() {
         // The entry is the one live activation.
         let one = b.ins().iconst(types::I64, 1);
         b.ins().store(MemFlagsData::trusted(), one, state, DEPTH);
     }
-    state
+    Ok(state)
 }
 
 /// Defines `irkit.rt.stack_slow(state, sp, frame) -> i8` for thread-local state: on the
@@ -559,21 +561,9 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         b.switch_to_block(block);
         // The entry's own stack objects must fit too; a call cannot check what its callee's
         // prologue does, so the trap is located at the entry function's first instruction.
-        let text = format!(
-            "trap: {} in {}\n",
-            trap_kinds::NATIVE_STACK_EXHAUSTED,
-            first_place(m, f)
-        );
-        let msg = ctx.message(&text)?;
-        let frame = ctx.frames.get(&f).copied().unwrap_or(0);
-        entry_stack_check(ctx, &mut b, frame, |ctx, b| {
-            let gv = ctx.data_in_func(msg, b.func);
-            let p = b.ins().symbol_value(PTR, gv);
-            let n = b.ins().iconst(types::I64, text.len() as i64);
-            let tr = ctx.func_in_func(ctx.rt.trap, b.func);
-            b.ins().call(tr, &[p, n]);
+        entry_stack_check(ctx, &mut b, f, |b| {
             b.ins().trap(UNREACHABLE_AFTER_EXIT);
-        });
+        })?;
         if opts.install_fault_handler {
             // An executable: a memory fault is a trap line and exit 70, not a signal.
             install_fault_handler(ctx, &mut b);
