@@ -8,7 +8,7 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
+    AbiParam, Block, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module as ClModule};
@@ -24,6 +24,35 @@ use crate::runtime::{
 };
 use crate::types::{ClifType, PTR, Scalar};
 
+/// Defines the routine `id` with `params` and `returns`: `body` fills it from its entry block
+/// (current, with the parameters as block parameters) and may make more blocks; all are
+/// sealed at the end. `what` names the routine in an error.
+fn define_routine<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    id: FuncId,
+    params: Vec<AbiParam>,
+    returns: Vec<AbiParam>,
+    what: &str,
+    body: impl FnOnce(&mut Ctx<'_, M>, &mut FunctionBuilder<'_>, Block) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    let mut c = ctx.cl.make_context();
+    c.func.signature.params = params;
+    c.func.signature.returns = returns;
+    let mut fctx = FunctionBuilderContext::new();
+    {
+        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        body(ctx, &mut b, entry)?;
+        b.seal_all_blocks();
+        b.finalize(ctx.cl.target_config());
+    }
+    ctx.cl
+        .define_function(id, &mut c)
+        .map_err(|e| cl_err(what, e))
+}
+
 /// Defines `irkit.rt.trap`: `write(2, msg, len); exit(70);`. In session mode it records the
 /// trap in the state ([`STOP`], [`STOP_MSG`], [`STOP_ARG`]) and returns.
 pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
@@ -31,57 +60,57 @@ pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(
         return define_session_trap_routine(ctx);
     }
     let rt = ctx.rt;
-    let mut c = ctx.cl.make_context();
-    c.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(types::I64)];
-    let mut fctx = FunctionBuilderContext::new();
-    {
-        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-        let write = ctx.func_in_func(rt.write, b.func);
-        let exit = ctx.func_in_func(rt.exit, b.func);
-        let fd = b.ins().iconst(types::I32, 2);
-        b.ins().call(write, &[fd, msg, len]);
-        let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
-        b.ins().call(exit, &[code]);
-        b.ins().trap(UNREACHABLE_AFTER_EXIT);
-        b.seal_all_blocks();
-        b.finalize(ctx.cl.target_config());
-    }
-    ctx.cl
-        .define_function(rt.trap, &mut c)
-        .map_err(|e| cl_err("runtime trap routine", e))
+    let (params, returns) = (
+        vec![AbiParam::new(PTR), AbiParam::new(types::I64)],
+        Vec::new(),
+    );
+    define_routine(
+        ctx,
+        rt.trap,
+        params,
+        returns,
+        "runtime trap routine",
+        |ctx, b, entry| {
+            let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let write = ctx.func_in_func(rt.write, b.func);
+            let exit = ctx.func_in_func(rt.exit, b.func);
+            let fd = b.ins().iconst(types::I32, 2);
+            b.ins().call(write, &[fd, msg, len]);
+            let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
+            b.ins().call(exit, &[code]);
+            b.ins().trap(UNREACHABLE_AFTER_EXIT);
+            Ok(())
+        },
+    )
 }
 
 /// Session mode's `irkit.rt.trap(msg, len)`: `state.stop = TRAP; state.msg = msg; state.arg =
 /// len; return`.
 fn define_session_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let rt = ctx.rt;
-    let mut c = ctx.cl.make_context();
-    c.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(types::I64)];
-    let mut fctx = FunctionBuilderContext::new();
-    {
-        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-        let gv = ctx.data_in_func(rt.state, b.func);
-        let at = b.ins().symbol_value(PTR, gv);
-        let flags = MemFlagsData::trusted();
-        b.ins().store(flags, msg, at, STOP_MSG);
-        b.ins().store(flags, len, at, STOP_ARG);
-        let how = b.ins().iconst(types::I64, STOPPED_TRAP);
-        b.ins().store(flags, how, at, STOP);
-        b.ins().return_(&[]);
-        b.seal_all_blocks();
-        b.finalize(ctx.cl.target_config());
-    }
-    ctx.cl
-        .define_function(rt.trap, &mut c)
-        .map_err(|e| cl_err("runtime trap routine", e))
+    let (params, returns) = (
+        vec![AbiParam::new(PTR), AbiParam::new(types::I64)],
+        Vec::new(),
+    );
+    define_routine(
+        ctx,
+        rt.trap,
+        params,
+        returns,
+        "runtime trap routine",
+        |ctx, b, entry| {
+            let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let gv = ctx.data_in_func(rt.state, b.func);
+            let at = b.ins().symbol_value(PTR, gv);
+            let flags = MemFlagsData::trusted();
+            b.ins().store(flags, msg, at, STOP_MSG);
+            b.ins().store(flags, len, at, STOP_ARG);
+            let how = b.ins().iconst(types::I64, STOPPED_TRAP);
+            b.ins().store(flags, how, at, STOP);
+            b.ins().return_(&[]);
+            Ok(())
+        },
+    )
 }
 
 /// A session's host-callable wrapper of an exported function ([`define_session_wrapper`]).
@@ -203,70 +232,70 @@ const FAULT_LINE: &str = "trap: memory fault (native code does not check memory 
 pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let rt = ctx.rt;
     let msg = ctx.message(FAULT_LINE)?;
-    let mut c = ctx.cl.make_context();
-    c.func.signature.params = vec![
-        AbiParam::new(types::I32),
-        AbiParam::new(PTR),
-        AbiParam::new(PTR),
-    ];
-    let mut fctx = FunctionBuilderContext::new();
-    {
-        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (sig, info) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-        let flags = MemFlagsData::trusted();
-        let gv = ctx.data_in_func(rt.fault_once, b.func);
-        let once = b.ins().symbol_value(PTR, gv);
-        let again = b.ins().load(types::I64, flags, once, 0);
-        let (first, report) = (b.create_block(), b.create_block());
-        b.ins().brif(again, report, &[], first, &[]);
+    let (params, returns) = (
+        vec![
+            AbiParam::new(types::I32),
+            AbiParam::new(PTR),
+            AbiParam::new(PTR),
+        ],
+        Vec::new(),
+    );
+    define_routine(
+        ctx,
+        rt.fault,
+        params,
+        returns,
+        "runtime fault routine",
+        |ctx, b, entry| {
+            let (sig, info) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let flags = MemFlagsData::trusted();
+            let gv = ctx.data_in_func(rt.fault_once, b.func);
+            let once = b.ins().symbol_value(PTR, gv);
+            let again = b.ins().load(types::I64, flags, once, 0);
+            let (first, report) = (b.create_block(), b.create_block());
+            b.ins().brif(again, report, &[], first, &[]);
 
-        b.switch_to_block(first);
-        let one = b.ins().iconst(types::I64, 1);
-        b.ins().store(flags, one, once, 0);
-        let code = b.ins().load(
-            types::I32,
-            flags,
-            info,
-            std::mem::offset_of!(libc::siginfo_t, si_code) as i32,
-        );
-        let raised = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, code, 0);
-        let (resend, fault) = (b.create_block(), b.create_block());
-        b.ins().brif(raised, resend, &[], fault, &[]);
+            b.switch_to_block(first);
+            let one = b.ins().iconst(types::I64, 1);
+            b.ins().store(flags, one, once, 0);
+            let code = b.ins().load(
+                types::I32,
+                flags,
+                info,
+                std::mem::offset_of!(libc::siginfo_t, si_code) as i32,
+            );
+            let raised = b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, code, 0);
+            let (resend, fault) = (b.create_block(), b.create_block());
+            b.ins().brif(raised, resend, &[], fault, &[]);
 
-        b.switch_to_block(resend);
-        let signal = ctx.func_in_func(rt.signal, b.func);
-        let default = b.ins().iconst(PTR, libc::SIG_DFL as i64);
-        b.ins().call(signal, &[sig, default]);
-        let raise = ctx.func_in_func(rt.raise, b.func);
-        b.ins().call(raise, &[sig]);
-        b.ins().return_(&[]);
+            b.switch_to_block(resend);
+            let signal = ctx.func_in_func(rt.signal, b.func);
+            let default = b.ins().iconst(PTR, libc::SIG_DFL as i64);
+            b.ins().call(signal, &[sig, default]);
+            let raise = ctx.func_in_func(rt.raise, b.func);
+            b.ins().call(raise, &[sig]);
+            b.ins().return_(&[]);
 
-        b.switch_to_block(fault);
-        let fflush = ctx.func_in_func(rt.fflush, b.func);
-        let null = b.ins().iconst(PTR, 0);
-        b.ins().call(fflush, &[null]);
-        b.ins().jump(report, &[]);
+            b.switch_to_block(fault);
+            let fflush = ctx.func_in_func(rt.fflush, b.func);
+            let null = b.ins().iconst(PTR, 0);
+            b.ins().call(fflush, &[null]);
+            b.ins().jump(report, &[]);
 
-        b.switch_to_block(report);
-        let write = ctx.func_in_func(rt.write, b.func);
-        let exit_now = ctx.func_in_func(rt.exit_now, b.func);
-        let gv = ctx.data_in_func(msg, b.func);
-        let p = b.ins().symbol_value(PTR, gv);
-        let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
-        let fd = b.ins().iconst(types::I32, 2);
-        b.ins().call(write, &[fd, p, n]);
-        let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
-        b.ins().call(exit_now, &[code]);
-        b.ins().trap(UNREACHABLE_AFTER_EXIT);
-        b.seal_all_blocks();
-        b.finalize(ctx.cl.target_config());
-    }
-    ctx.cl
-        .define_function(rt.fault, &mut c)
-        .map_err(|e| cl_err("runtime fault routine", e))
+            b.switch_to_block(report);
+            let write = ctx.func_in_func(rt.write, b.func);
+            let exit_now = ctx.func_in_func(rt.exit_now, b.func);
+            let gv = ctx.data_in_func(msg, b.func);
+            let p = b.ins().symbol_value(PTR, gv);
+            let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+            let fd = b.ins().iconst(types::I32, 2);
+            b.ins().call(write, &[fd, p, n]);
+            let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
+            b.ins().call(exit_now, &[code]);
+            b.ins().trap(UNREACHABLE_AFTER_EXIT);
+            Ok(())
+        },
+    )
 }
 
 /// Installs `irkit.rt.fault` for SIGSEGV and SIGBUS with `sigaction` (`SA_SIGINFO`, and
@@ -397,108 +426,108 @@ pub(crate) fn define_stack_slow_routine<M: ClModule>(
     let rt = ctx.rt;
     let i64t = types::I64;
     let flags = MemFlagsData::trusted();
-    let mut c = ctx.cl.make_context();
-    c.func.signature.params = vec![AbiParam::new(PTR), AbiParam::new(i64t), AbiParam::new(i64t)];
-    c.func.signature.returns = vec![AbiParam::new(types::I8)];
-    let mut fctx = FunctionBuilderContext::new();
-    {
-        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (state, sp, frame) = (
-            b.block_params(entry)[0],
-            b.block_params(entry)[1],
-            b.block_params(entry)[2],
-        );
-        let (find, bounds, rlimit, decide) = (
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-        );
-        b.append_block_param(decide, i64t);
-        let limit = b.ins().load(i64t, flags, state, LIMIT);
-        let unknown = b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, limit, UNKNOWN_LIMIT as i64);
-        b.ins().brif(unknown, find, &[], decide, &[limit.into()]);
+    let (params, returns) = (
+        vec![AbiParam::new(PTR), AbiParam::new(i64t), AbiParam::new(i64t)],
+        vec![AbiParam::new(types::I8)],
+    );
+    define_routine(
+        ctx,
+        rt.stack_slow,
+        params,
+        returns,
+        "runtime stack routine",
+        |ctx, b, entry| {
+            let (state, sp, frame) = (
+                b.block_params(entry)[0],
+                b.block_params(entry)[1],
+                b.block_params(entry)[2],
+            );
+            let (find, bounds, rlimit, decide) = (
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+                b.create_block(),
+            );
+            b.append_block_param(decide, i64t);
+            let limit = b.ins().load(i64t, flags, state, LIMIT);
+            let unknown = b
+                .ins()
+                .icmp_imm_u(IntCC::Equal, limit, UNKNOWN_LIMIT as i64);
+            b.ins().brif(unknown, find, &[], decide, &[limit.into()]);
 
-        // The thread's stack bounds.
-        b.switch_to_block(find);
-        let attr_size = std::mem::size_of::<libc::pthread_attr_t>() as u32;
-        let attr = b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            attr_size,
-            4,
-        ));
-        let out = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
-        let attr = b.ins().stack_addr(PTR, attr, 0);
-        let addr = b.ins().stack_addr(PTR, out, 0);
-        let size = b.ins().stack_addr(PTR, out, 8);
-        let me = ctx.func_in_func(rt.pthread_self, b.func);
-        let call = b.ins().call(me, &[]);
-        let me = b.inst_results(call)[0];
-        let getattr = ctx.func_in_func(rt.pthread_getattr_np, b.func);
-        let call = b.ins().call(getattr, &[me, attr]);
-        let r = b.inst_results(call)[0];
-        b.ins().brif(r, rlimit, &[], bounds, &[]);
+            // The thread's stack bounds.
+            b.switch_to_block(find);
+            let attr_size = std::mem::size_of::<libc::pthread_attr_t>() as u32;
+            let attr = b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                attr_size,
+                4,
+            ));
+            let out =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+            let attr = b.ins().stack_addr(PTR, attr, 0);
+            let addr = b.ins().stack_addr(PTR, out, 0);
+            let size = b.ins().stack_addr(PTR, out, 8);
+            let me = ctx.func_in_func(rt.pthread_self, b.func);
+            let call = b.ins().call(me, &[]);
+            let me = b.inst_results(call)[0];
+            let getattr = ctx.func_in_func(rt.pthread_getattr_np, b.func);
+            let call = b.ins().call(getattr, &[me, attr]);
+            let r = b.inst_results(call)[0];
+            b.ins().brif(r, rlimit, &[], bounds, &[]);
 
-        b.switch_to_block(bounds);
-        let getstack = ctx
-            .cl
-            .declare_func_in_func(rt.pthread_attr_getstack, b.func);
-        let call = b.ins().call(getstack, &[attr, addr, size]);
-        let r = b.inst_results(call)[0];
-        let destroy = ctx.func_in_func(rt.pthread_attr_destroy, b.func);
-        b.ins().call(destroy, &[attr]);
-        let low = b.ins().load(i64t, flags, addr, 0);
-        let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
-        let limit = b.ins().iadd(low, margin);
-        let cap = b.ins().iconst(i64t, MAX_STACK_USE as i64);
-        let floor = usub_sat(&mut b, sp, cap);
-        let limit = b.ins().umax(limit, floor);
-        let good = b.ins().icmp_imm_s(IntCC::Equal, r, 0);
-        b.ins().brif(good, decide, &[limit.into()], rlimit, &[]);
+            b.switch_to_block(bounds);
+            let getstack = ctx
+                .cl
+                .declare_func_in_func(rt.pthread_attr_getstack, b.func);
+            let call = b.ins().call(getstack, &[attr, addr, size]);
+            let r = b.inst_results(call)[0];
+            let destroy = ctx.func_in_func(rt.pthread_attr_destroy, b.func);
+            b.ins().call(destroy, &[attr]);
+            let low = b.ins().load(i64t, flags, addr, 0);
+            let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
+            let limit = b.ins().iadd(low, margin);
+            let cap = b.ins().iconst(i64t, MAX_STACK_USE as i64);
+            let floor = usub_sat(b, sp, cap);
+            let limit = b.ins().umax(limit, floor);
+            let good = b.ins().icmp_imm_s(IntCC::Equal, r, 0);
+            b.ins().brif(good, decide, &[limit.into()], rlimit, &[]);
 
-        // Three quarters of RLIMIT_STACK below `sp` (Linux lets arguments and environment
-        // take up to a quarter of the main thread's stack).
-        b.switch_to_block(rlimit);
-        let slot =
-            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
-        let p = b.ins().stack_addr(PTR, slot, 0);
-        let getrlimit = ctx.func_in_func(rt.getrlimit, b.func);
-        let which = b
-            .ins()
-            .iconst(types::I32, i64::from(libc::RLIMIT_STACK as i32));
-        let call = b.ins().call(getrlimit, &[which, p]);
-        let r = b.inst_results(call)[0];
-        let cur = b.ins().load(i64t, flags, p, 0);
-        let fallback = b.ins().iconst(i64t, DEFAULT_STACK as i64);
-        let failed = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
-        let cur = b.ins().select(failed, fallback, cur);
-        let cap = b.ins().iconst(i64t, MAX_STACK_USE as i64);
-        let cur = b.ins().umin(cur, cap);
-        let quarter = b.ins().ushr_imm_u(cur, 2);
-        let usable = b.ins().isub(cur, quarter);
-        let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
-        let usable = usub_sat(&mut b, usable, margin);
-        let limit = usub_sat(&mut b, sp, usable);
-        b.ins().jump(decide, &[limit.into()]);
+            // Three quarters of RLIMIT_STACK below `sp` (Linux lets arguments and environment
+            // take up to a quarter of the main thread's stack).
+            b.switch_to_block(rlimit);
+            let slot =
+                b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 3));
+            let p = b.ins().stack_addr(PTR, slot, 0);
+            let getrlimit = ctx.func_in_func(rt.getrlimit, b.func);
+            let which = b
+                .ins()
+                .iconst(types::I32, i64::from(libc::RLIMIT_STACK as i32));
+            let call = b.ins().call(getrlimit, &[which, p]);
+            let r = b.inst_results(call)[0];
+            let cur = b.ins().load(i64t, flags, p, 0);
+            let fallback = b.ins().iconst(i64t, DEFAULT_STACK as i64);
+            let failed = b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+            let cur = b.ins().select(failed, fallback, cur);
+            let cap = b.ins().iconst(i64t, MAX_STACK_USE as i64);
+            let cur = b.ins().umin(cur, cap);
+            let quarter = b.ins().ushr_imm_u(cur, 2);
+            let usable = b.ins().isub(cur, quarter);
+            let margin = b.ins().iconst(i64t, STACK_MARGIN as i64);
+            let usable = usub_sat(b, usable, margin);
+            let limit = usub_sat(b, sp, usable);
+            b.ins().jump(decide, &[limit.into()]);
 
-        // Keep the limit; the frame fits if `sp` leaves it above the limit.
-        b.switch_to_block(decide);
-        let limit = b.block_params(decide)[0];
-        b.ins().store(flags, limit, state, LIMIT);
-        let need = b.ins().iadd(limit, frame);
-        let fits = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, sp, need);
-        b.ins().return_(&[fits]);
-        b.seal_all_blocks();
-        b.finalize(ctx.cl.target_config());
-    }
-    ctx.cl
-        .define_function(rt.stack_slow, &mut c)
-        .map_err(|e| cl_err("runtime stack routine", e))
+            // Keep the limit; the frame fits if `sp` leaves it above the limit.
+            b.switch_to_block(decide);
+            let limit = b.block_params(decide)[0];
+            b.ins().store(flags, limit, state, LIMIT);
+            let need = b.ins().iadd(limit, frame);
+            let fits = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, sp, need);
+            b.ins().return_(&[fits]);
+            Ok(())
+        },
+    )
 }
 
 /// Defines the entry wrapper `int <entry_symbol>(void)`: calls the IR function exported as
