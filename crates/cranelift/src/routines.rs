@@ -24,14 +24,13 @@ use crate::runtime::{
 };
 use crate::types::{ClifType, PTR, Scalar};
 
-/// Defines the routine `id` with `params` and `returns`: `body` fills it from its entry block
+/// Defines the routine `id` with its parameters and results: `body` fills it from its entry block
 /// (current, with the parameters as block parameters) and may make more blocks; all are
 /// sealed at the end. `what` names the routine in an error.
 fn define_routine<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     id: FuncId,
-    params: Vec<AbiParam>,
-    returns: Vec<AbiParam>,
+    (params, returns): (Vec<AbiParam>, Vec<AbiParam>),
     what: &str,
     body: impl FnOnce(&mut Ctx<'_, M>, &mut FunctionBuilder<'_>, Block) -> Result<(), BackendError>,
 ) -> Result<(), BackendError> {
@@ -53,61 +52,41 @@ fn define_routine<M: ClModule>(
         .map_err(|e| cl_err(what, e))
 }
 
-/// Defines `irkit.rt.trap`: `write(2, msg, len); exit(70);`. In session mode it records the
-/// trap in the state ([`STOP`], [`STOP_MSG`], [`STOP_ARG`]) and returns.
+/// Defines `irkit.rt.trap(msg, len)`: `write(2, msg, len); exit(70);`. In session mode it
+/// records the trap in the state instead (`state.stop = TRAP; state.msg = msg; state.arg =
+/// len`: [`STOP`], [`STOP_MSG`], [`STOP_ARG`]) and returns.
 pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
-    if ctx.session.is_some() {
-        return define_session_trap_routine(ctx);
-    }
     let rt = ctx.rt;
-    let (params, returns) = (
+    let session = ctx.session.is_some();
+    let sig = (
         vec![AbiParam::new(PTR), AbiParam::new(types::I64)],
         Vec::new(),
     );
     define_routine(
         ctx,
         rt.trap,
-        params,
-        returns,
+        sig,
         "runtime trap routine",
         |ctx, b, entry| {
             let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-            let write = ctx.func_in_func(rt.write, b.func);
-            let exit = ctx.func_in_func(rt.exit, b.func);
-            let fd = b.ins().iconst(types::I32, 2);
-            b.ins().call(write, &[fd, msg, len]);
-            let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
-            b.ins().call(exit, &[code]);
-            b.ins().trap(UNREACHABLE_AFTER_EXIT);
-            Ok(())
-        },
-    )
-}
-
-/// Session mode's `irkit.rt.trap(msg, len)`: `state.stop = TRAP; state.msg = msg; state.arg =
-/// len; return`.
-fn define_session_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
-    let rt = ctx.rt;
-    let (params, returns) = (
-        vec![AbiParam::new(PTR), AbiParam::new(types::I64)],
-        Vec::new(),
-    );
-    define_routine(
-        ctx,
-        rt.trap,
-        params,
-        returns,
-        "runtime trap routine",
-        |ctx, b, entry| {
-            let (msg, len) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-            let gv = ctx.data_in_func(rt.state, b.func);
-            let at = b.ins().symbol_value(PTR, gv);
-            let flags = MemFlagsData::trusted();
-            b.ins().store(flags, msg, at, STOP_MSG);
-            b.ins().store(flags, len, at, STOP_ARG);
-            let how = b.ins().iconst(types::I64, STOPPED_TRAP);
-            b.ins().store(flags, how, at, STOP);
-            b.ins().return_(&[]);
+            if session {
+                let gv = ctx.data_in_func(rt.state, b.func);
+                let at = b.ins().symbol_value(PTR, gv);
+                let flags = MemFlagsData::trusted();
+                b.ins().store(flags, msg, at, STOP_MSG);
+                b.ins().store(flags, len, at, STOP_ARG);
+                let how = b.ins().iconst(types::I64, STOPPED_TRAP);
+                b.ins().store(flags, how, at, STOP);
+                b.ins().return_(&[]);
+            } else {
+                let write = ctx.func_in_func(rt.write, b.func);
+                let exit = ctx.func_in_func(rt.exit, b.func);
+                let fd = b.ins().iconst(types::I32, 2);
+                b.ins().call(write, &[fd, msg, len]);
+                let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
+                b.ins().call(exit, &[code]);
+                b.ins().trap(UNREACHABLE_AFTER_EXIT);
+            }
             Ok(())
         },
     )
@@ -232,7 +211,7 @@ const FAULT_LINE: &str = "trap: memory fault (native code does not check memory 
 pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let rt = ctx.rt;
     let msg = ctx.message(FAULT_LINE)?;
-    let (params, returns) = (
+    let sig = (
         vec![
             AbiParam::new(types::I32),
             AbiParam::new(PTR),
@@ -243,8 +222,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
     define_routine(
         ctx,
         rt.fault,
-        params,
-        returns,
+        sig,
         "runtime fault routine",
         |ctx, b, entry| {
             let (sig, info) = (b.block_params(entry)[0], b.block_params(entry)[1]);
@@ -426,15 +404,14 @@ pub(crate) fn define_stack_slow_routine<M: ClModule>(
     let rt = ctx.rt;
     let i64t = types::I64;
     let flags = MemFlagsData::trusted();
-    let (params, returns) = (
+    let sig = (
         vec![AbiParam::new(PTR), AbiParam::new(i64t), AbiParam::new(i64t)],
         vec![AbiParam::new(types::I8)],
     );
     define_routine(
         ctx,
         rt.stack_slow,
-        params,
-        returns,
+        sig,
         "runtime stack routine",
         |ctx, b, entry| {
             let (state, sp, frame) = (
