@@ -32,16 +32,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     PAIR.with_borrow_mut(|pair| {
-        if pair.as_ref().is_none_or(|p| p.modules() >= MODULES_PER_PAIR) {
+        // A pair that holds many modules is dropped before the next one is made.
+        if pair.as_ref().is_some_and(|p| p.modules() >= MODULES_PER_PAIR) {
             *pair = None;
-            let fresh = Differential::new(
+        }
+        let pair = pair.get_or_insert_with(|| {
+            Differential::new(
                 &irkit_interp::InterpBackend,
                 &irkit_cranelift::Jit,
                 &irkit_backend::RunOptions::default(),
-            );
-            *pair = Some(fresh.unwrap_or_else(|e| panic!("no stores: {e}")));
-        }
-        let Some(pair) = pair.as_mut() else { return };
+            )
+            .unwrap_or_else(|e| panic!("no stores: {e}"))
+        });
         // The arguments come from the same bytes, read from the end (again and again when
         // there are more arguments than bytes).
         let mut tail = data.iter().rev().copied().cycle();

@@ -19,5 +19,5 @@ mod output;
 mod temporary;
 
 pub use mapping::{MAX_GUARDED, Mapping, guard_truncation};
-pub use output::{Staged, is_device, replace_with, stage_bytes, stage_with, write_file};
+pub use output::{Staged, is_device, stage_bytes, stage_with, write_file};
 pub use temporary::{Temporary, remove_temporaries};

@@ -38,7 +38,7 @@ pub fn is_device(path: &Path) -> bool {
 /// Replaces the regular file `path` (or creates it) atomically with what `fill` writes into
 /// a fresh temporary file beside it: [`write_file`]'s rules for a regular file, for an output
 /// produced as it is written.
-pub fn replace_with(
+fn replace_with(
     path: &Path,
     fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {

@@ -125,17 +125,6 @@ impl Differential {
     }
 }
 
-/// Compares one module on fresh stores: [`Differential::compare`] of a new pair, one round.
-pub fn compare(
-    wasm: &[u8],
-    a: &dyn Backend,
-    b: &dyn Backend,
-    opts: &RunOptions,
-    arg: &mut dyn FnMut(Val) -> Val,
-) -> Result<Compared, String> {
-    Differential::new(a, b, opts)?.compare(wasm, 1, arg)
-}
-
 fn show_instance(r: &Result<String, InstantiateError>) -> String {
     match r {
         Ok(_) => "instantiated".into(),
