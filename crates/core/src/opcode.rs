@@ -170,7 +170,27 @@ pub struct OpInfo {
 }
 
 macro_rules! registry {
-    ($( $konst:ident = $id:literal, $name:literal, [$($role:ident $slot:literal),*], $ty:ident, $payload:ident, [$($flag:ident)*]; )*) => {
+    ($( $konst:ident $variant:ident = $id:literal, $name:literal, [$($role:ident $slot:literal),*], $ty:ident, $payload:ident, [$($flag:ident)*]; )*) => {
+        /// A known opcode: one variant per registry entry, its discriminant the stable id.
+        ///
+        /// Code that must handle every instruction kind (the verifier, the back ends, the
+        /// printer, the generator) matches on this enum without a catch-all arm, so that an
+        /// opcode added to the registry fails to compile until each of them handles it. An
+        /// opaque opcode has no `Op`: [`Opcode::known`] returns `None` for it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u16)]
+        pub enum Op {
+            $(
+                #[doc = concat!("`", $name, "` (stable id ", stringify!($id), ").")]
+                $variant = $id,
+            )*
+        }
+
+        impl Op {
+            /// Every known opcode, in registry (stable id) order.
+            pub const ALL: &'static [Op] = &[$(Op::$variant),*];
+        }
+
         impl Opcode {
             $(
                 #[doc = concat!("`", $name, "` (stable id ", stringify!($id), ").")]
@@ -229,142 +249,299 @@ static SLOTS: [u8; SLOT_IDS] = {
 
 registry! {
     // -- the root ---------------------------------------------------------------------------
-    MODULE          = 0x0001, "module",          [], None, None, [PARENT];
+    MODULE Module                   = 0x0001, "module",          [], None, None, [PARENT];
     // -- types --------------------------------------------------------------------------------
-    VOID            = 0x0010, "void",            [], None, None, [HOISTABLE TYPE];
-    I1              = 0x0011, "i1",              [], None, None, [HOISTABLE TYPE];
-    I8              = 0x0012, "i8",              [], None, None, [HOISTABLE TYPE];
-    I16             = 0x0013, "i16",             [], None, None, [HOISTABLE TYPE];
-    I32             = 0x0014, "i32",             [], None, None, [HOISTABLE TYPE];
-    I64             = 0x0015, "i64",             [], None, None, [HOISTABLE TYPE];
-    F32             = 0x0016, "f32",             [], None, None, [HOISTABLE TYPE];
-    F64             = 0x0017, "f64",             [], None, None, [HOISTABLE TYPE];
-    PTR             = 0x0018, "ptr",             [], None, None, [HOISTABLE TYPE];
-    ARRAY           = 0x0019, "array",           [Type "elem"], None, Int, [HOISTABLE TYPE];
-    STRUCT          = 0x001A, "struct",          [Type "field*"], None, None, [HOISTABLE TYPE];
-    NAMED_STRUCT    = 0x001B, "named_struct",    [Type "field*"], None, Str, [HOISTABLE TYPE];
-    FN              = 0x001C, "fn",              [Type "ret", Type "param*"], None, None, [HOISTABLE TYPE];
+    VOID Void                       = 0x0010, "void",            [], None, None, [HOISTABLE TYPE];
+    I1 I1                           = 0x0011, "i1",              [], None, None, [HOISTABLE TYPE];
+    I8 I8                           = 0x0012, "i8",              [], None, None, [HOISTABLE TYPE];
+    I16 I16                         = 0x0013, "i16",             [], None, None, [HOISTABLE TYPE];
+    I32 I32                         = 0x0014, "i32",             [], None, None, [HOISTABLE TYPE];
+    I64 I64                         = 0x0015, "i64",             [], None, None, [HOISTABLE TYPE];
+    F32 F32                         = 0x0016, "f32",             [], None, None, [HOISTABLE TYPE];
+    F64 F64                         = 0x0017, "f64",             [], None, None, [HOISTABLE TYPE];
+    PTR Ptr                         = 0x0018, "ptr",             [], None, None, [HOISTABLE TYPE];
+    ARRAY Array                     = 0x0019, "array",           [Type "elem"], None, Int, [HOISTABLE TYPE];
+    STRUCT Struct                   = 0x001A, "struct",          [Type "field*"], None, None, [HOISTABLE TYPE];
+    NAMED_STRUCT NamedStruct        = 0x001B, "named_struct",    [Type "field*"], None, Str, [HOISTABLE TYPE];
+    FN Fn                           = 0x001C, "fn",              [Type "ret", Type "param*"], None, None, [HOISTABLE TYPE];
     // -- constants ----------------------------------------------------------------------------
-    CONST_INT       = 0x0030, "const_int",       [], Required, Int, [HOISTABLE CONSTANT];
-    CONST_FLOAT     = 0x0031, "const_float",     [], Required, Float, [HOISTABLE CONSTANT];
-    CONST_NULL      = 0x0032, "const_null",      [], Required, None, [HOISTABLE CONSTANT];
-    CONST_ZERO      = 0x0033, "const_zero",      [], Required, None, [HOISTABLE CONSTANT];
-    CONST_AGGREGATE = 0x0034, "const_aggregate", [Value "elem*"], Required, None, [HOISTABLE CONSTANT];
-    CONST_BYTES     = 0x0035, "const_bytes",     [], Required, Bytes, [HOISTABLE CONSTANT];
+    CONST_INT ConstInt              = 0x0030, "const_int",       [], Required, Int, [HOISTABLE CONSTANT];
+    CONST_FLOAT ConstFloat          = 0x0031, "const_float",     [], Required, Float, [HOISTABLE CONSTANT];
+    CONST_NULL ConstNull            = 0x0032, "const_null",      [], Required, None, [HOISTABLE CONSTANT];
+    CONST_ZERO ConstZero            = 0x0033, "const_zero",      [], Required, None, [HOISTABLE CONSTANT];
+    CONST_AGGREGATE ConstAggregate  = 0x0034, "const_aggregate", [Value "elem*"], Required, None, [HOISTABLE CONSTANT];
+    CONST_BYTES ConstBytes          = 0x0035, "const_bytes",     [], Required, Bytes, [HOISTABLE CONSTANT];
     // -- definitions and structure ------------------------------------------------------------
-    FUNC            = 0x0050, "func",            [], Required, None, [PARENT DEFINITION];
-    GLOBAL_VAR      = 0x0051, "global_var",      [Value "init?"], Required, None, [DEFINITION];
-    GLOBAL_CONST    = 0x0052, "global_const",    [Value "init?"], Required, None, [DEFINITION];
-    BLOCK           = 0x0058, "block",           [], None, None, [PARENT];
-    PARAM           = 0x0059, "param",           [], Required, None, [];
+    FUNC Func                       = 0x0050, "func",            [], Required, None, [PARENT DEFINITION];
+    GLOBAL_VAR GlobalVar            = 0x0051, "global_var",      [Value "init?"], Required, None, [DEFINITION];
+    GLOBAL_CONST GlobalConst        = 0x0052, "global_const",    [Value "init?"], Required, None, [DEFINITION];
+    BLOCK Block                     = 0x0058, "block",           [], None, None, [PARENT];
+    PARAM Param                     = 0x0059, "param",           [], Required, None, [];
     // -- integer and float arithmetic (NIR's `bin`) ---------------------------------------------
-    IADD            = 0x0100, "iadd",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    ISUB            = 0x0101, "isub",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    IMUL            = 0x0102, "imul",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    SDIV            = 0x0103, "sdiv",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
-    UDIV            = 0x0104, "udiv",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
-    SREM            = 0x0105, "srem",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
-    UREM            = 0x0106, "urem",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
-    SHL             = 0x0107, "shl",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    LSHR            = 0x0108, "lshr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    ASHR            = 0x0109, "ashr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    AND             = 0x010A, "and",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    OR              = 0x010B, "or",              [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    XOR             = 0x010C, "xor",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FADD            = 0x010D, "fadd",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FSUB            = 0x010E, "fsub",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FMUL            = 0x010F, "fmul",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FDIV            = 0x0110, "fdiv",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FREM            = 0x0111, "frem",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    IADD Iadd                       = 0x0100, "iadd",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    ISUB Isub                       = 0x0101, "isub",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    IMUL Imul                       = 0x0102, "imul",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    SDIV Sdiv                       = 0x0103, "sdiv",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    UDIV Udiv                       = 0x0104, "udiv",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    SREM Srem                       = 0x0105, "srem",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    UREM Urem                       = 0x0106, "urem",            [Value "lhs", Value "rhs"], Required, None, [MAY_TRAP IN_PROC];
+    SHL Shl                         = 0x0107, "shl",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    LSHR Lshr                       = 0x0108, "lshr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    ASHR Ashr                       = 0x0109, "ashr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    AND And                         = 0x010A, "and",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    OR Or                           = 0x010B, "or",              [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    XOR Xor                         = 0x010C, "xor",             [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FADD Fadd                       = 0x010D, "fadd",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FSUB Fsub                       = 0x010E, "fsub",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FMUL Fmul                       = 0x010F, "fmul",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FDIV Fdiv                       = 0x0110, "fdiv",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FREM Frem                       = 0x0111, "frem",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
     // -- comparisons (Ark's ICMP/FCMP condition codes) ------------------------------------------
-    ICMP            = 0x0120, "icmp",            [Value "lhs", Value "rhs"], Required, IntCC, [IN_PROC];
-    FCMP            = 0x0121, "fcmp",            [Value "lhs", Value "rhs"], Required, FloatCC, [IN_PROC];
+    ICMP Icmp                       = 0x0120, "icmp",            [Value "lhs", Value "rhs"], Required, IntCC, [IN_PROC];
+    FCMP Fcmp                       = 0x0121, "fcmp",            [Value "lhs", Value "rhs"], Required, FloatCC, [IN_PROC];
     // -- conversions (NIR's `conv`) -------------------------------------------------------------
-    TRUNC           = 0x0130, "trunc",           [Value "value"], Required, None, [IN_PROC];
-    ZEXT            = 0x0131, "zext",            [Value "value"], Required, None, [IN_PROC];
-    SEXT            = 0x0132, "sext",            [Value "value"], Required, None, [IN_PROC];
-    FPTRUNC         = 0x0133, "fptrunc",         [Value "value"], Required, None, [IN_PROC];
-    FPEXT           = 0x0134, "fpext",           [Value "value"], Required, None, [IN_PROC];
-    FPTOUI          = 0x0135, "fptoui",          [Value "value"], Required, None, [IN_PROC];
-    FPTOSI          = 0x0136, "fptosi",          [Value "value"], Required, None, [IN_PROC];
-    UITOFP          = 0x0137, "uitofp",          [Value "value"], Required, None, [IN_PROC];
-    SITOFP          = 0x0138, "sitofp",          [Value "value"], Required, None, [IN_PROC];
-    PTRTOINT        = 0x0139, "ptrtoint",        [Value "value"], Required, None, [IN_PROC];
-    INTTOPTR        = 0x013A, "inttoptr",        [Value "value"], Required, None, [IN_PROC];
-    BITCAST         = 0x013B, "bitcast",         [Value "value"], Required, None, [IN_PROC];
-    SELECT          = 0x0140, "select",          [Value "cond", Value "if_true", Value "if_false"], Required, None, [IN_PROC];
+    TRUNC Trunc                     = 0x0130, "trunc",           [Value "value"], Required, None, [IN_PROC];
+    ZEXT Zext                       = 0x0131, "zext",            [Value "value"], Required, None, [IN_PROC];
+    SEXT Sext                       = 0x0132, "sext",            [Value "value"], Required, None, [IN_PROC];
+    FPTRUNC Fptrunc                 = 0x0133, "fptrunc",         [Value "value"], Required, None, [IN_PROC];
+    FPEXT Fpext                     = 0x0134, "fpext",           [Value "value"], Required, None, [IN_PROC];
+    FPTOUI Fptoui                   = 0x0135, "fptoui",          [Value "value"], Required, None, [IN_PROC];
+    FPTOSI Fptosi                   = 0x0136, "fptosi",          [Value "value"], Required, None, [IN_PROC];
+    UITOFP Uitofp                   = 0x0137, "uitofp",          [Value "value"], Required, None, [IN_PROC];
+    SITOFP Sitofp                   = 0x0138, "sitofp",          [Value "value"], Required, None, [IN_PROC];
+    PTRTOINT Ptrtoint               = 0x0139, "ptrtoint",        [Value "value"], Required, None, [IN_PROC];
+    INTTOPTR Inttoptr               = 0x013A, "inttoptr",        [Value "value"], Required, None, [IN_PROC];
+    BITCAST Bitcast                 = 0x013B, "bitcast",         [Value "value"], Required, None, [IN_PROC];
+    SELECT Select                   = 0x0140, "select",          [Value "cond", Value "if_true", Value "if_false"], Required, None, [IN_PROC];
     // -- memory ---------------------------------------------------------------------------------
-    STACKALLOC      = 0x0150, "stackalloc",      [Type "type"], Required, None, [SIDE_EFFECTS];
-    LOAD            = 0x0151, "load",            [Value "ptr"], Required, None, [SIDE_EFFECTS MAY_TRAP];
-    STORE           = 0x0152, "store",           [Value "ptr", Value "value"], None, None, [SIDE_EFFECTS MAY_TRAP];
-    ELEM            = 0x0153, "elem",            [Type "type", Value "ptr", Value "index+"], Required, None, [IN_PROC];
-    EXTRACT         = 0x0154, "extract",         [Value "aggregate"], Required, Int, [IN_PROC];
-    INSERT          = 0x0155, "insert",          [Value "aggregate", Value "value"], Required, Int, [IN_PROC];
+    STACKALLOC Stackalloc           = 0x0150, "stackalloc",      [Type "type"], Required, None, [SIDE_EFFECTS];
+    LOAD Load                       = 0x0151, "load",            [Value "ptr"], Required, None, [SIDE_EFFECTS MAY_TRAP];
+    STORE Store                     = 0x0152, "store",           [Value "ptr", Value "value"], None, None, [SIDE_EFFECTS MAY_TRAP];
+    ELEM Elem                       = 0x0153, "elem",            [Type "type", Value "ptr", Value "index+"], Required, None, [IN_PROC];
+    EXTRACT Extract                 = 0x0154, "extract",         [Value "aggregate"], Required, Int, [IN_PROC];
+    INSERT Insert                   = 0x0155, "insert",          [Value "aggregate", Value "value"], Required, Int, [IN_PROC];
     // -- calls ----------------------------------------------------------------------------------
-    CALL            = 0x0160, "call",            [Def "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
-    CALL_INDIRECT   = 0x0161, "call_indirect",   [Type "signature", Value "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    CALL Call                       = 0x0160, "call",            [Def "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    CALL_INDIRECT CallIndirect      = 0x0161, "call_indirect",   [Type "signature", Value "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
     // -- terminators ----------------------------------------------------------------------------
-    RET             = 0x0180, "ret",             [Value "value?"], None, None, [TERMINATOR SIDE_EFFECTS];
-    JUMP            = 0x0181, "jump",            [Edge "target"], None, None, [TERMINATOR SIDE_EFFECTS];
-    BR              = 0x0182, "br",              [Value "cond", Edge "then", Edge "else"], None, None, [TERMINATOR SIDE_EFFECTS];
-    SWITCH          = 0x0183, "switch",          [Value "value", Const "case_value*", Edge "default", Edge "case*"], None, None, [TERMINATOR SIDE_EFFECTS];
-    UNREACHABLE     = 0x0184, "unreachable",     [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
-    TRAP            = 0x0185, "trap",            [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
-    TRAP_MSG        = 0x0186, "trap_msg",        [], None, Str, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    RET Ret                         = 0x0180, "ret",             [Value "value?"], None, None, [TERMINATOR SIDE_EFFECTS];
+    JUMP Jump                       = 0x0181, "jump",            [Edge "target"], None, None, [TERMINATOR SIDE_EFFECTS];
+    BR Br                           = 0x0182, "br",              [Value "cond", Edge "then", Edge "else"], None, None, [TERMINATOR SIDE_EFFECTS];
+    SWITCH Switch                   = 0x0183, "switch",          [Value "value", Const "case_value*", Edge "default", Edge "case*"], None, None, [TERMINATOR SIDE_EFFECTS];
+    UNREACHABLE Unreachable         = 0x0184, "unreachable",     [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    TRAP Trap                       = 0x0185, "trap",            [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    TRAP_MSG TrapMsg                = 0x0186, "trap_msg",        [], None, Str, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     // -- bit counts, rotates and float unary operations (format 2.1) --------------------------
-    CLZ             = 0x0190, "clz",             [Value "value"], Required, None, [IN_PROC];
-    CTZ             = 0x0191, "ctz",             [Value "value"], Required, None, [IN_PROC];
-    POPCNT          = 0x0192, "popcnt",          [Value "value"], Required, None, [IN_PROC];
-    ROTL            = 0x0193, "rotl",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    ROTR            = 0x0194, "rotr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FNEG            = 0x0195, "fneg",            [Value "value"], Required, None, [IN_PROC];
-    FABS            = 0x0196, "fabs",            [Value "value"], Required, None, [IN_PROC];
-    FCOPYSIGN       = 0x0197, "fcopysign",       [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FMIN            = 0x0198, "fmin",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FMAX            = 0x0199, "fmax",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
-    FSQRT           = 0x019A, "fsqrt",           [Value "value"], Required, None, [IN_PROC];
-    FCEIL           = 0x019B, "fceil",           [Value "value"], Required, None, [IN_PROC];
-    FFLOOR          = 0x019C, "ffloor",          [Value "value"], Required, None, [IN_PROC];
-    FTRUNC          = 0x019D, "ftrunc",          [Value "value"], Required, None, [IN_PROC];
-    FNEAREST        = 0x019E, "fnearest",        [Value "value"], Required, None, [IN_PROC];
+    CLZ Clz                         = 0x0190, "clz",             [Value "value"], Required, None, [IN_PROC];
+    CTZ Ctz                         = 0x0191, "ctz",             [Value "value"], Required, None, [IN_PROC];
+    POPCNT Popcnt                   = 0x0192, "popcnt",          [Value "value"], Required, None, [IN_PROC];
+    ROTL Rotl                       = 0x0193, "rotl",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    ROTR Rotr                       = 0x0194, "rotr",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FNEG Fneg                       = 0x0195, "fneg",            [Value "value"], Required, None, [IN_PROC];
+    FABS Fabs                       = 0x0196, "fabs",            [Value "value"], Required, None, [IN_PROC];
+    FCOPYSIGN Fcopysign             = 0x0197, "fcopysign",       [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FMIN Fmin                       = 0x0198, "fmin",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FMAX Fmax                       = 0x0199, "fmax",            [Value "lhs", Value "rhs"], Required, None, [IN_PROC];
+    FSQRT Fsqrt                     = 0x019A, "fsqrt",           [Value "value"], Required, None, [IN_PROC];
+    FCEIL Fceil                     = 0x019B, "fceil",           [Value "value"], Required, None, [IN_PROC];
+    FFLOOR Ffloor                   = 0x019C, "ffloor",          [Value "value"], Required, None, [IN_PROC];
+    FTRUNC Ftrunc                   = 0x019D, "ftrunc",          [Value "value"], Required, None, [IN_PROC];
+    FNEAREST Fnearest               = 0x019E, "fnearest",        [Value "value"], Required, None, [IN_PROC];
     // -- decorations ----------------------------------------------------------------------------
-    EXPORT          = 0x0200, "export",          [], None, Str, [DECORATION];
-    IMPORT          = 0x0201, "import",          [], None, Str, [DECORATION];
-    PIN             = 0x0202, "pin",             [Def "def"], None, None, [DECORATION];
-    PIN_IF          = 0x0203, "pin_if",          [Def "def", Def "cond"], None, None, [DECORATION];
-    PIN_WEAK        = 0x0204, "pin_weak",        [Def "def"], None, None, [DECORATION];
-    STUB            = 0x0205, "stub",            [], None, None, [DECORATION];
-    EXTERN          = 0x0206, "extern",          [], None, Str, [DECORATION];
-    WEAK            = 0x0207, "weak",            [], None, None, [DECORATION];
-    LINKONCE        = 0x0208, "linkonce",        [], None, None, [DECORATION];
-    INLINE_HINT     = 0x0209, "inline_hint",     [], None, None, [DECORATION];
-    INLINE_ALWAYS   = 0x020A, "inline_always",   [], None, None, [DECORATION];
-    INLINE_NEVER    = 0x020B, "inline_never",    [], None, None, [DECORATION];
-    PURE            = 0x020C, "pure",            [], None, None, [DECORATION];
-    NAME_HINT       = 0x020D, "name_hint",       [], None, Str, [DECORATION];
-    LOC             = 0x020E, "loc",             [Const "line", Const "column"], None, Str, [DECORATION];
+    EXPORT Export                   = 0x0200, "export",          [], None, Str, [DECORATION];
+    IMPORT Import                   = 0x0201, "import",          [], None, Str, [DECORATION];
+    PIN Pin                         = 0x0202, "pin",             [Def "def"], None, None, [DECORATION];
+    PIN_IF PinIf                    = 0x0203, "pin_if",          [Def "def", Def "cond"], None, None, [DECORATION];
+    PIN_WEAK PinWeak                = 0x0204, "pin_weak",        [Def "def"], None, None, [DECORATION];
+    STUB Stub                       = 0x0205, "stub",            [], None, None, [DECORATION];
+    EXTERN Extern                   = 0x0206, "extern",          [], None, Str, [DECORATION];
+    WEAK Weak                       = 0x0207, "weak",            [], None, None, [DECORATION];
+    LINKONCE Linkonce               = 0x0208, "linkonce",        [], None, None, [DECORATION];
+    INLINE_HINT InlineHint          = 0x0209, "inline_hint",     [], None, None, [DECORATION];
+    INLINE_ALWAYS InlineAlways      = 0x020A, "inline_always",   [], None, None, [DECORATION];
+    INLINE_NEVER InlineNever        = 0x020B, "inline_never",    [], None, None, [DECORATION];
+    PURE Pure                       = 0x020C, "pure",            [], None, None, [DECORATION];
+    NAME_HINT NameHint              = 0x020D, "name_hint",       [], None, Str, [DECORATION];
+    LOC Loc                         = 0x020E, "loc",             [Const "line", Const "column"], None, Str, [DECORATION];
     // -- generics (format 1.1): validated before link, specialized after ---------------------
-    GENERIC         = 0x0300, "generic",         [Any "param*"], Optional, None, [PARENT DEFINITION];
-    TYPE_PARAM      = 0x0301, "type_param",      [Def "generic"], None, Int, [HOISTABLE TYPE];
-    WITNESS_PARAM   = 0x0302, "witness_param",   [Def "generic", Type "type_param"], Required, Int, [HOISTABLE];
-    SPECIALIZE      = 0x0303, "specialize",      [Def "generic", Any "arg*"], Optional, None, [HOISTABLE];
-    INTERFACE       = 0x0304, "interface",       [Def "requirement*"], None, None, [DEFINITION];
-    INTERFACE_REQ   = 0x0305, "interface_req",   [], Required, None, [DEFINITION];
-    WITNESS_TABLE   = 0x0306, "witness_table",   [Type "type"], Required, None, [PARENT DEFINITION];
-    WITNESS_ENTRY   = 0x0307, "witness_entry",   [Def "requirement", Def "impl"], None, None, [];
-    LOOKUP_WITNESS  = 0x0308, "lookup_witness",  [Any "witness", Def "requirement"], Required, None, [];
+    GENERIC Generic                 = 0x0300, "generic",         [Any "param*"], Optional, None, [PARENT DEFINITION];
+    TYPE_PARAM TypeParam            = 0x0301, "type_param",      [Def "generic"], None, Int, [HOISTABLE TYPE];
+    WITNESS_PARAM WitnessParam      = 0x0302, "witness_param",   [Def "generic", Type "type_param"], Required, Int, [HOISTABLE];
+    SPECIALIZE Specialize           = 0x0303, "specialize",      [Def "generic", Any "arg*"], Optional, None, [HOISTABLE];
+    INTERFACE Interface             = 0x0304, "interface",       [Def "requirement*"], None, None, [DEFINITION];
+    INTERFACE_REQ InterfaceReq      = 0x0305, "interface_req",   [], Required, None, [DEFINITION];
+    WITNESS_TABLE WitnessTable      = 0x0306, "witness_table",   [Type "type"], Required, None, [PARENT DEFINITION];
+    WITNESS_ENTRY WitnessEntry      = 0x0307, "witness_entry",   [Def "requirement", Def "impl"], None, None, [];
+    LOOKUP_WITNESS LookupWitness    = 0x0308, "lookup_witness",  [Any "witness", Def "requirement"], Required, None, [];
     // -- NOIR (format 1.2): the blockless function form of the design document *NOIR* ---
-    PROC            = 0x0400, "proc",            [], Required, None, [PARENT DEFINITION];
-    EVENT           = 0x0401, "event",           [], None, None, [NOIR];
-    CUE             = 0x0402, "cue",             [State "event"], None, None, [SIDE_EFFECTS NOIR];
-    VAR             = 0x0403, "var",             [Value "init"], Required, None, [NOIR];
-    NEXT            = 0x0404, "next",            [Var "var", Value "value"], None, None, [SIDE_EFFECTS NOIR];
-    CASE            = 0x0405, "case",            [Value "value", Const "case_value+"], None, None, [NOIR];
-    PHI             = 0x0406, "phi",             [Value "value+"], Required, None, [NOIR];
-    COALESCE        = 0x0407, "coalesce",        [Value "value+"], Required, None, [NOIR];
-    RESULT          = 0x0408, "result",          [Value "value?"], None, None, [];
-    WHEN            = 0x0410, "when",            [State "dep+"], None, None, [DECORATION];
-    UNLESS          = 0x0411, "unless",          [State "dep+"], None, None, [DECORATION];
+    PROC Proc                       = 0x0400, "proc",            [], Required, None, [PARENT DEFINITION];
+    EVENT Event                     = 0x0401, "event",           [], None, None, [NOIR];
+    CUE Cue                         = 0x0402, "cue",             [State "event"], None, None, [SIDE_EFFECTS NOIR];
+    VAR Var                         = 0x0403, "var",             [Value "init"], Required, None, [NOIR];
+    NEXT Next                       = 0x0404, "next",            [Var "var", Value "value"], None, None, [SIDE_EFFECTS NOIR];
+    CASE Case                       = 0x0405, "case",            [Value "value", Const "case_value+"], None, None, [NOIR];
+    PHI Phi                         = 0x0406, "phi",             [Value "value+"], Required, None, [NOIR];
+    COALESCE Coalesce               = 0x0407, "coalesce",        [Value "value+"], Required, None, [NOIR];
+    RESULT Result                   = 0x0408, "result",          [Value "value?"], None, None, [];
+    WHEN When                       = 0x0410, "when",            [State "dep+"], None, None, [DECORATION];
+    UNLESS Unless                   = 0x0411, "unless",          [State "dep+"], None, None, [DECORATION];
+}
+
+// Pattern macros naming the opcodes of one category, for the exhaustive `match`es over
+// [`Op`] of code that must handle every instruction kind: the arm that rejects what never
+// executes in a function body is written `op_types!() | op_decorations!() | …`, and every
+// opcode that does execute is named in an arm of its own. A test checks each list against the
+// registry's flags and id ranges, so a new body opcode cannot hide in one.
+
+/// The types (flag `type`): operands of other instructions, never executed.
+#[macro_export]
+macro_rules! op_types {
+    () => {
+        $crate::Op::Void
+            | $crate::Op::I1
+            | $crate::Op::I8
+            | $crate::Op::I16
+            | $crate::Op::I32
+            | $crate::Op::I64
+            | $crate::Op::F32
+            | $crate::Op::F64
+            | $crate::Op::Ptr
+            | $crate::Op::Array
+            | $crate::Op::Struct
+            | $crate::Op::NamedStruct
+            | $crate::Op::Fn
+            | $crate::Op::TypeParam
+    };
+}
+
+/// The constants (flag `constant`): values a back end materializes where they are used.
+#[macro_export]
+macro_rules! op_constants {
+    () => {
+        $crate::Op::ConstInt
+            | $crate::Op::ConstFloat
+            | $crate::Op::ConstNull
+            | $crate::Op::ConstZero
+            | $crate::Op::ConstAggregate
+            | $crate::Op::ConstBytes
+    };
+}
+
+/// The pure core operations (flag `in-proc`: arithmetic, comparisons, conversions,
+/// `select`, aggregate access, `elem`): no effect on memory or control, so one evaluator
+/// serves every form that runs them (an interpreter's blocks and its NOIR procs).
+#[macro_export]
+macro_rules! op_pure {
+    () => {
+        $crate::Op::Iadd
+            | $crate::Op::Isub
+            | $crate::Op::Imul
+            | $crate::Op::Sdiv
+            | $crate::Op::Udiv
+            | $crate::Op::Srem
+            | $crate::Op::Urem
+            | $crate::Op::Shl
+            | $crate::Op::Lshr
+            | $crate::Op::Ashr
+            | $crate::Op::And
+            | $crate::Op::Or
+            | $crate::Op::Xor
+            | $crate::Op::Fadd
+            | $crate::Op::Fsub
+            | $crate::Op::Fmul
+            | $crate::Op::Fdiv
+            | $crate::Op::Frem
+            | $crate::Op::Icmp
+            | $crate::Op::Fcmp
+            | $crate::Op::Trunc
+            | $crate::Op::Zext
+            | $crate::Op::Sext
+            | $crate::Op::Fptrunc
+            | $crate::Op::Fpext
+            | $crate::Op::Fptoui
+            | $crate::Op::Fptosi
+            | $crate::Op::Uitofp
+            | $crate::Op::Sitofp
+            | $crate::Op::Ptrtoint
+            | $crate::Op::Inttoptr
+            | $crate::Op::Bitcast
+            | $crate::Op::Select
+            | $crate::Op::Elem
+            | $crate::Op::Extract
+            | $crate::Op::Insert
+            | $crate::Op::Clz
+            | $crate::Op::Ctz
+            | $crate::Op::Popcnt
+            | $crate::Op::Rotl
+            | $crate::Op::Rotr
+            | $crate::Op::Fneg
+            | $crate::Op::Fabs
+            | $crate::Op::Fcopysign
+            | $crate::Op::Fmin
+            | $crate::Op::Fmax
+            | $crate::Op::Fsqrt
+            | $crate::Op::Fceil
+            | $crate::Op::Ffloor
+            | $crate::Op::Ftrunc
+            | $crate::Op::Fnearest
+    };
+}
+
+/// The decorations (flag `decoration`): attached to their owner, never executed.
+#[macro_export]
+macro_rules! op_decorations {
+    () => {
+        $crate::Op::Export
+            | $crate::Op::Import
+            | $crate::Op::Pin
+            | $crate::Op::PinIf
+            | $crate::Op::PinWeak
+            | $crate::Op::Stub
+            | $crate::Op::Extern
+            | $crate::Op::Weak
+            | $crate::Op::Linkonce
+            | $crate::Op::InlineHint
+            | $crate::Op::InlineAlways
+            | $crate::Op::InlineNever
+            | $crate::Op::Pure
+            | $crate::Op::NameHint
+            | $crate::Op::Loc
+            | $crate::Op::When
+            | $crate::Op::Unless
+    };
+}
+
+/// The generics instructions other than `type_param` (ids `0x03xx`): validated before
+/// link and specialized away by it.
+#[macro_export]
+macro_rules! op_generics {
+    () => {
+        $crate::Op::Generic
+            | $crate::Op::WitnessParam
+            | $crate::Op::Specialize
+            | $crate::Op::Interface
+            | $crate::Op::InterfaceReq
+            | $crate::Op::WitnessTable
+            | $crate::Op::WitnessEntry
+            | $crate::Op::LookupWitness
+    };
+}
+
+/// The NOIR instructions other than its decorations (ids `0x04xx`): a `proc` and its body,
+/// run by the interpreter's NOIR evaluator and lowered to functions for native code.
+#[macro_export]
+macro_rules! op_noir {
+    () => {
+        $crate::Op::Proc
+            | $crate::Op::Event
+            | $crate::Op::Cue
+            | $crate::Op::Var
+            | $crate::Op::Next
+            | $crate::Op::Case
+            | $crate::Op::Phi
+            | $crate::Op::Coalesce
+            | $crate::Op::Result
+    };
 }
 
 /// Defines an opcode group: a constant array and a predicate that matches the same list (a
@@ -404,7 +581,57 @@ opcode_groups! {
         [TRUNC, ZEXT, SEXT, FPTRUNC, FPEXT, FPTOUI, FPTOSI, UITOFP, SITOFP, PTRTOINT, INTTOPTR, BITCAST];
 }
 
+impl Op {
+    /// The opcode (its stable id).
+    #[inline]
+    pub const fn opcode(self) -> Opcode {
+        Opcode(self as u16)
+    }
+
+    /// The registry entry; every `Op` has one.
+    #[inline]
+    pub fn info(self) -> &'static OpInfo {
+        // SLOTS and ALL are built from the same registry list: the slot of a variant's id is
+        // its position in REGISTRY (checked by a test).
+        &REGISTRY[usize::from(SLOTS[usize::from(self as u16)])]
+    }
+
+    /// The text name.
+    #[inline]
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+impl From<Op> for Opcode {
+    #[inline]
+    fn from(op: Op) -> Opcode {
+        op.opcode()
+    }
+}
+
+impl PartialEq<Op> for Opcode {
+    #[inline]
+    fn eq(&self, op: &Op) -> bool {
+        self.0 == *op as u16
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Opcode {
+    /// The known opcode this is, or `None` for an opaque one: what a `match` that must
+    /// handle every opcode starts from.
+    #[inline]
+    pub fn known(self) -> Option<Op> {
+        let slot = *SLOTS.get(usize::from(self.0))?;
+        Op::ALL.get(usize::from(slot)).copied()
+    }
+
     /// The registry entry, or `None` for an opaque (unknown) opcode.
     #[inline]
     pub fn info(self) -> Option<&'static OpInfo> {
@@ -566,6 +793,45 @@ mod tests {
                 || op.is_float_unary()
         });
         assert_eq!(members.count(), 15 + 8 + 12 + 3 + 7);
+    }
+
+    /// `Op` and the registry list the same opcodes in the same order, and converting back
+    /// and forth is the identity.
+    #[test]
+    fn op_enum_agrees_with_registry() {
+        assert_eq!(Op::ALL.len(), REGISTRY.len());
+        for (op, info) in Op::ALL.iter().zip(REGISTRY) {
+            assert_eq!(op.opcode(), info.opcode);
+            assert_eq!(op.info().opcode, info.opcode);
+            assert_eq!(op.name(), info.name);
+            assert_eq!(info.opcode.known(), Some(*op));
+        }
+        assert_eq!(Opcode(0x7777).known(), None);
+        assert_eq!(Opcode(0).known(), None);
+    }
+
+    /// The category patterns name exactly the opcodes their docs promise, so that an opcode
+    /// that executes in a function body cannot be listed in one of them by mistake.
+    #[test]
+    fn categories_agree_with_flags_and_ranges() {
+        let types = |op: Op| matches!(op, op_types!());
+        let constants = |op: Op| matches!(op, op_constants!());
+        let decorations = |op: Op| matches!(op, op_decorations!());
+        let generics = |op: Op| matches!(op, op_generics!());
+        let noir = |op: Op| matches!(op, op_noir!());
+        let pure = |op: Op| matches!(op, op_pure!());
+        for &op in Op::ALL {
+            let f = op.info().flags;
+            let range = op as u16 >> 8;
+            assert_eq!(types(op), f.contains(Flags::TYPE), "{op}");
+            assert_eq!(constants(op), f.contains(Flags::CONSTANT), "{op}");
+            assert_eq!(decorations(op), f.contains(Flags::DECORATION), "{op}");
+            assert_eq!(pure(op), f.contains(Flags::IN_PROC), "{op}");
+            let generic = range == 3 && !f.contains(Flags::TYPE);
+            assert_eq!(generics(op), generic, "{op}");
+            let proc_part = range == 4 && !f.contains(Flags::DECORATION);
+            assert_eq!(noir(op), proc_part, "{op}");
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! instruction's position among the proc's children, parameters excluded.
 
 use irkit_core::noir::read_operands;
-use irkit_core::{Inst, Module, Opcode};
+use irkit_core::{Inst, Module, Op, Opcode};
 
 use crate::proc_info::{BodyInst, ProcInfo};
 use crate::program::{Body, Program};
@@ -269,9 +269,13 @@ impl Eval<'_> {
                 .copied()
                 .ok_or_else(|| malformed(format!("{}: missing operand {k}", b.op)))
         };
-        Ok(match b.op {
-            Opcode::EVENT => State::Void,
-            Opcode::CUE => match self.read(operand(0)?)? {
+        let cannot = || malformed(format!("{} cannot appear in a proc", b.op));
+        let op = b.op.known().ok_or_else(cannot)?;
+        // Every opcode of the registry has an arm: a new one fails to compile here until it is
+        // evaluated or listed with those a proc's body cannot hold.
+        Ok(match op {
+            Op::Event => State::Void,
+            Op::Cue => match self.read(operand(0)?)? {
                 State::Undefined => State::Undefined,
                 _ => {
                     if let Some(e) = b.target {
@@ -281,8 +285,8 @@ impl Eval<'_> {
                     State::Void
                 }
             },
-            Opcode::VAR => self.value(operand(0)?)?,
-            Opcode::NEXT => match self.value(operand(1)?)? {
+            Op::Var => self.value(operand(0)?)?,
+            Op::Next => match self.value(operand(1)?)? {
                 State::Value(v) => {
                     if let Some(var) = b.target {
                         self.pending.push((self.info.nparams + var, v));
@@ -291,7 +295,7 @@ impl Eval<'_> {
                 }
                 _ => State::Undefined,
             },
-            Opcode::CASE => match self.value(operand(0)?)? {
+            Op::Case => match self.value(operand(0)?)? {
                 State::Value(x) => {
                     let mut hit = false;
                     for &c in ops.get(1..).unwrap_or(&[]) {
@@ -301,7 +305,7 @@ impl Eval<'_> {
                 }
                 _ => State::Undefined,
             },
-            Opcode::PHI => {
+            Op::Phi => {
                 let mut only = None;
                 let mut count = 0usize;
                 for &v in ops {
@@ -315,7 +319,7 @@ impl Eval<'_> {
                     _ => State::Undefined,
                 }
             }
-            Opcode::COALESCE => {
+            Op::Coalesce => {
                 let mut first = State::Undefined;
                 for &v in ops {
                     if let s @ State::Value(_) = self.value(v)? {
@@ -325,7 +329,7 @@ impl Eval<'_> {
                 }
                 first
             }
-            op if pure::is_pure(op) => {
+            irkit_core::op_pure!() => {
                 for &v in read_operands(self.m, b.inst) {
                     if !self.defined(v)? {
                         return Ok(State::Undefined);
@@ -341,7 +345,32 @@ impl Eval<'_> {
                     },
                 )?)
             }
-            op => return Err(malformed(format!("{op} cannot appear in a proc"))),
+            // `proc` and `result` frame the body (the evaluator reads them, they do not
+            // execute); effects and control have no place in a proc.
+            Op::Proc
+            | Op::Result
+            | Op::Stackalloc
+            | Op::Load
+            | Op::Store
+            | Op::Call
+            | Op::CallIndirect
+            | Op::Ret
+            | Op::Jump
+            | Op::Br
+            | Op::Switch
+            | Op::Unreachable
+            | Op::Trap
+            | Op::TrapMsg
+            | Op::Module
+            | Op::Func
+            | Op::GlobalVar
+            | Op::GlobalConst
+            | Op::Block
+            | Op::Param
+            | irkit_core::op_types!()
+            | irkit_core::op_constants!()
+            | irkit_core::op_decorations!()
+            | irkit_core::op_generics!() => return Err(cannot()),
         })
     }
 

@@ -3,7 +3,7 @@
 //! execution loop ([`crate::exec`]) and the NOIR evaluator ([`crate::proc_eval`]), which differ only
 //! in where operand values come from.
 
-use irkit_core::{FloatCC, Inst, IntCC, Module, Opcode};
+use irkit_core::{FloatCC, Inst, IntCC, Module, Op};
 
 use crate::layout::{Layouts, Shape};
 use crate::ops;
@@ -14,11 +14,6 @@ type Res<T> = Result<T, TrapKind>;
 
 fn malformed(what: impl Into<String>) -> TrapKind {
     TrapKind::Malformed(what.into())
-}
-
-/// Whether `op` is one of the operations [`eval`] performs.
-pub(crate) fn is_pure(op: Opcode) -> bool {
-    irkit_core::noir::is_pure_core(op)
 }
 
 /// The operand values of one instruction, read on demand.
@@ -58,7 +53,9 @@ pub(crate) fn eval(
     inst: Inst,
     read: impl Fn(Inst) -> Res<Value>,
 ) -> Res<Value> {
-    let op = m.opcode(inst);
+    let opcode = m.opcode(inst);
+    let not_pure = || malformed(format!("{opcode} is not a pure operation"));
+    let op = opcode.known().ok_or_else(not_pure)?;
     let o = Operands {
         ops: m.operands(inst),
         read,
@@ -69,7 +66,21 @@ pub(crate) fn eval(
             .ok_or_else(|| malformed("result type is not a scalar"))
     };
     let v = match op {
-        _ if op.is_int_binary() => {
+        Op::Iadd
+        | Op::Isub
+        | Op::Imul
+        | Op::Sdiv
+        | Op::Udiv
+        | Op::Srem
+        | Op::Urem
+        | Op::Shl
+        | Op::Lshr
+        | Op::Ashr
+        | Op::And
+        | Op::Or
+        | Op::Xor
+        | Op::Rotl
+        | Op::Rotr => {
             let (w, a) = o.int(0)?;
             let (wb, b) = o.int(1)?;
             if w != wb {
@@ -78,21 +89,30 @@ pub(crate) fn eval(
             let r = ops::int_binop(op, w, a, b)?;
             Value::int(w, r)
         }
-        _ if op.is_int_unary() => {
+        Op::Clz | Op::Ctz | Op::Popcnt => {
             let (w, a) = o.int(0)?;
             Value::int(w, ops::int_unop(op, w, a)?)
         }
-        _ if op.is_float_unary() => match o.get(0)? {
-            Value::F32(a) => Some(Value::F32(ops::f32_unop(op, a)?)),
-            Value::F64(a) => Some(Value::F64(ops::f64_unop(op, a)?)),
-            _ => None,
-        },
-        _ if op.is_float_binary() => match (o.get(0)?, o.get(1)?) {
+        Op::Fneg | Op::Fabs | Op::Fsqrt | Op::Fceil | Op::Ffloor | Op::Ftrunc | Op::Fnearest => {
+            match o.get(0)? {
+                Value::F32(a) => Some(Value::F32(ops::f32_unop(op, a)?)),
+                Value::F64(a) => Some(Value::F64(ops::f64_unop(op, a)?)),
+                _ => None,
+            }
+        }
+        Op::Fadd
+        | Op::Fsub
+        | Op::Fmul
+        | Op::Fdiv
+        | Op::Frem
+        | Op::Fcopysign
+        | Op::Fmin
+        | Op::Fmax => match (o.get(0)?, o.get(1)?) {
             (Value::F32(a), Value::F32(b)) => Some(Value::F32(ops::f32_binop(op, a, b)?)),
             (Value::F64(a), Value::F64(b)) => Some(Value::F64(ops::f64_binop(op, a, b)?)),
             _ => None,
         },
-        Opcode::ICMP => {
+        Op::Icmp => {
             let cc = m.payload(inst).as_int().and_then(IntCC::from_code);
             let (a, b) = (o.get(0)?, o.get(1)?);
             match (
@@ -106,7 +126,7 @@ pub(crate) fn eval(
                 _ => None,
             }
         }
-        Opcode::FCMP => {
+        Op::Fcmp => {
             let cc = m.payload(inst).as_int().and_then(FloatCC::from_code);
             let (a, b) = (o.get(0)?, o.get(1)?);
             let same = std::mem::discriminant(&a) == std::mem::discriminant(&b);
@@ -115,27 +135,38 @@ pub(crate) fn eval(
                 _ => None,
             }
         }
-        _ if op.is_conversion() => {
+        Op::Trunc
+        | Op::Zext
+        | Op::Sext
+        | Op::Fptrunc
+        | Op::Fpext
+        | Op::Fptoui
+        | Op::Fptosi
+        | Op::Uitofp
+        | Op::Sitofp
+        | Op::Ptrtoint
+        | Op::Inttoptr
+        | Op::Bitcast => {
             let x = o.get(0)?;
-            if op == Opcode::BITCAST && matches!(x, Value::Aggregate(_)) {
+            if op == Op::Bitcast && matches!(x, Value::Aggregate(_)) {
                 Some(x)
             } else {
                 Some(ops::convert(op, &x, result_scalar()?)?)
             }
         }
-        Opcode::SELECT => {
+        Op::Select => {
             let (_, c) = o.int(0)?;
             Some(o.get(if c & 1 == 1 { 1 } else { 2 })?)
         }
-        Opcode::ELEM => Some(Value::Ptr(elem(layouts, &o)?)),
-        Opcode::EXTRACT => {
+        Op::Elem => Some(Value::Ptr(elem(layouts, &o)?)),
+        Op::Extract => {
             let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
             match o.get(0)? {
                 Value::Aggregate(vs) => usize::try_from(k).ok().and_then(|k| vs.get(k).cloned()),
                 _ => None,
             }
         }
-        Opcode::INSERT => {
+        Op::Insert => {
             let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
             let x = o.get(1)?;
             match o.get(0)? {
@@ -154,7 +185,31 @@ pub(crate) fn eval(
                 _ => None,
             }
         }
-        _ => return Err(malformed(format!("{op} is not a pure operation"))),
+        // Effects, control, and what is not an instruction of a body: the callers route only
+        // `op_pure!()` here, and every one of those has an arm above.
+        Op::Stackalloc
+        | Op::Load
+        | Op::Store
+        | Op::Call
+        | Op::CallIndirect
+        | Op::Ret
+        | Op::Jump
+        | Op::Br
+        | Op::Switch
+        | Op::Unreachable
+        | Op::Trap
+        | Op::TrapMsg
+        | Op::Module
+        | Op::Func
+        | Op::GlobalVar
+        | Op::GlobalConst
+        | Op::Block
+        | Op::Param
+        | irkit_core::op_types!()
+        | irkit_core::op_constants!()
+        | irkit_core::op_decorations!()
+        | irkit_core::op_generics!()
+        | irkit_core::op_noir!() => return Err(not_pure()),
     };
     v.ok_or_else(|| malformed(format!("{op}: operands of the wrong types")))
 }

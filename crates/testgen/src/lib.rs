@@ -72,6 +72,7 @@
 //! * `cargo run -p irkit-testgen --example show -- SEED [set|procs]` prints what a seed
 //!   generates.
 
+pub mod coverage;
 mod entropy;
 mod generator;
 mod ty;

@@ -15,7 +15,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC as CFloatCC, IntCC as CIntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types as clt};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
-use irkit_core::{FloatCC, Inst, IntCC, Opcode};
+use irkit_core::{FloatCC, Inst, IntCC, Op};
 
 use super::func::FnLower;
 use crate::place::Place;
@@ -26,7 +26,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     pub(crate) fn arith(
         &mut self,
         inst: Inst,
-        op: Opcode,
+        op: Op,
         place: &Place,
     ) -> Result<Value, BackendError> {
         let m = self.ctx.m;
@@ -35,22 +35,22 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .ty(inst)
             .ok_or_else(|| BackendError::Malformed(format!("{inst} has no type")))?;
         let rs = self.scalar(rty)?;
-        if op.is_conversion() {
+        if op.opcode().is_conversion() {
             let sty = m
                 .value_type(ops[0])
                 .ok_or_else(|| BackendError::Malformed(format!("{inst}: operand type")))?;
             let ss = self.scalar(sty)?;
             let v = self.val1(ops[0])?;
-            return Ok(self.convert(op, v, ss, rs));
+            return self.convert(op, v, ss, rs);
         }
         let a = self.val1(ops[0])?;
-        if op.is_int_unary() || op.is_float_unary() {
-            return Ok(self.unop(op, rs, a));
+        if op.opcode().is_int_unary() || op.opcode().is_float_unary() {
+            return self.unop(op, rs, a);
         }
         let b = self.val1(ops[1])?;
         match rs {
             Scalar::Int(w) => self.int_binop(op, w, a, b, place),
-            Scalar::F32 | Scalar::F64 => Ok(self.float_binop(op, rs, a, b)),
+            Scalar::F32 | Scalar::F64 => self.float_binop(op, rs, a, b),
             Scalar::Ptr => Err(BackendError::Malformed(format!(
                 "{inst}: arithmetic on ptr"
             ))),
@@ -59,7 +59,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
 
     fn int_binop(
         &mut self,
-        op: Opcode,
+        op: Op,
         w: u32,
         a: Value,
         b: Value,
@@ -67,31 +67,27 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     ) -> Result<Value, BackendError> {
         let i = self.b.ins();
         let r = match op {
-            Opcode::IADD => i.iadd(a, b),
-            Opcode::ISUB => i.isub(a, b),
-            Opcode::IMUL => i.imul(a, b),
-            Opcode::AND => i.band(a, b),
-            Opcode::OR => i.bor(a, b),
-            Opcode::XOR => i.bxor(a, b),
-            Opcode::SHL | Opcode::LSHR | Opcode::ASHR | Opcode::ROTL | Opcode::ROTR if w == 1 => {
+            Op::Iadd => i.iadd(a, b),
+            Op::Isub => i.isub(a, b),
+            Op::Imul => i.imul(a, b),
+            Op::And => i.band(a, b),
+            Op::Or => i.bor(a, b),
+            Op::Xor => i.bxor(a, b),
+            Op::Shl | Op::Lshr | Op::Ashr | Op::Rotl | Op::Rotr if w == 1 => {
                 return Ok(a);
             }
             // Cranelift rotates by the amount modulo the width, as the spec does.
-            Opcode::ROTL => i.rotl(a, b),
-            Opcode::ROTR => i.rotr(a, b),
-            Opcode::SHL => i.ishl(a, b),
-            Opcode::LSHR => i.ushr(a, b),
-            Opcode::ASHR => i.sshr(a, b),
-            Opcode::SDIV | Opcode::UDIV | Opcode::SREM | Opcode::UREM => {
+            Op::Rotl => i.rotl(a, b),
+            Op::Rotr => i.rotr(a, b),
+            Op::Shl => i.ishl(a, b),
+            Op::Lshr => i.ushr(a, b),
+            Op::Ashr => i.sshr(a, b),
+            Op::Sdiv | Op::Udiv | Op::Srem | Op::Urem => {
                 return self.division(op, w, a, b, place);
             }
-            _ => {
-                return Err(BackendError::Malformed(format!(
-                    "{op} is not an integer operation"
-                )));
-            }
+            _ => return Err(not_in_group(op, "an integer operation")),
         };
-        Ok(if w == 1 && matches!(op, Opcode::IADD | Opcode::ISUB) {
+        Ok(if w == 1 && matches!(op, Op::Iadd | Op::Isub) {
             self.b.ins().band_imm_u(r, 1)
         } else {
             r
@@ -101,7 +97,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// Division and remainder: trap on a zero divisor and on signed `MIN / -1`.
     fn division(
         &mut self,
-        op: Opcode,
+        op: Op,
         w: u32,
         a: Value,
         b: Value,
@@ -109,7 +105,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     ) -> Result<Value, BackendError> {
         let zero = self.b.ins().icmp_imm_s(CIntCC::Equal, b, 0);
         self.trap_if(zero, trap_kinds::DIVISION_BY_ZERO, place)?;
-        let signed = matches!(op, Opcode::SDIV | Opcode::SREM);
+        let signed = matches!(op, Op::Sdiv | Op::Srem);
         let (a, b) = if signed && w == 1 {
             (self.b.ins().ineg(a), self.b.ins().ineg(b))
         } else {
@@ -129,10 +125,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         let i = self.b.ins();
         let r = match op {
-            Opcode::SDIV => i.sdiv(a, b),
-            Opcode::UDIV => i.udiv(a, b),
-            Opcode::SREM => i.srem(a, b),
-            _ => i.urem(a, b),
+            Op::Sdiv => i.sdiv(a, b),
+            Op::Udiv => i.udiv(a, b),
+            Op::Srem => i.srem(a, b),
+            Op::Urem => i.urem(a, b),
+            _ => return Err(not_in_group(op, "a division")),
         };
         Ok(if w == 1 {
             self.b.ins().band_imm_u(r, 1)
@@ -145,41 +142,48 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// `clz` and `ctz` are `1 - x` and its `popcnt` is `x`) or a float unary operation
     /// (`fneg` and `fabs` are bit operations that keep a NaN's payload, the others give the
     /// canonical NaN).
-    fn unop(&mut self, op: Opcode, s: Scalar, a: Value) -> Value {
+    fn unop(&mut self, op: Op, s: Scalar, a: Value) -> Result<Value, BackendError> {
         let i = self.b.ins();
-        match op {
-            Opcode::CLZ | Opcode::CTZ if s == Scalar::Int(1) => i.bxor_imm_u(a, 1),
-            Opcode::POPCNT if s == Scalar::Int(1) => a,
-            Opcode::CLZ => i.clz(a),
-            Opcode::CTZ => i.ctz(a),
-            Opcode::POPCNT => i.popcnt(a),
-            Opcode::FNEG => i.fneg(a),
-            Opcode::FABS => i.fabs(a),
-            _ => {
+        Ok(match op {
+            Op::Clz | Op::Ctz if s == Scalar::Int(1) => i.bxor_imm_u(a, 1),
+            Op::Popcnt if s == Scalar::Int(1) => a,
+            Op::Clz => i.clz(a),
+            Op::Ctz => i.ctz(a),
+            Op::Popcnt => i.popcnt(a),
+            Op::Fneg => i.fneg(a),
+            Op::Fabs => i.fabs(a),
+            Op::Fsqrt | Op::Fceil | Op::Ffloor | Op::Ftrunc | Op::Fnearest => {
                 let r = match op {
-                    Opcode::FSQRT => i.sqrt(a),
-                    Opcode::FCEIL => i.ceil(a),
-                    Opcode::FFLOOR => i.floor(a),
-                    Opcode::FTRUNC => i.trunc(a),
+                    Op::Fsqrt => i.sqrt(a),
+                    Op::Fceil => i.ceil(a),
+                    Op::Ffloor => i.floor(a),
+                    Op::Ftrunc => i.trunc(a),
                     _ => i.nearest(a),
                 };
                 self.canonicalize(r, s)
             }
-        }
+            _ => return Err(not_in_group(op, "a unary operation")),
+        })
     }
 
-    fn float_binop(&mut self, op: Opcode, s: Scalar, a: Value, b: Value) -> Value {
+    fn float_binop(
+        &mut self,
+        op: Op,
+        s: Scalar,
+        a: Value,
+        b: Value,
+    ) -> Result<Value, BackendError> {
         let r = match op {
             // A bit operation: a NaN keeps its payload.
-            Opcode::FCOPYSIGN => return self.b.ins().fcopysign(a, b),
+            Op::Fcopysign => return Ok(self.b.ins().fcopysign(a, b)),
             // wasm's rules: a NaN if either operand is one, -0 below +0.
-            Opcode::FMIN => self.b.ins().fmin(a, b),
-            Opcode::FMAX => self.b.ins().fmax(a, b),
-            Opcode::FADD => self.b.ins().fadd(a, b),
-            Opcode::FSUB => self.b.ins().fsub(a, b),
-            Opcode::FMUL => self.b.ins().fmul(a, b),
-            Opcode::FDIV => self.b.ins().fdiv(a, b),
-            _ => {
+            Op::Fmin => self.b.ins().fmin(a, b),
+            Op::Fmax => self.b.ins().fmax(a, b),
+            Op::Fadd => self.b.ins().fadd(a, b),
+            Op::Fsub => self.b.ins().fsub(a, b),
+            Op::Fmul => self.b.ins().fmul(a, b),
+            Op::Fdiv => self.b.ins().fdiv(a, b),
+            Op::Frem => {
                 let id = if s == Scalar::F32 {
                     self.ctx.rt.fmodf
                 } else {
@@ -189,8 +193,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 let call = self.b.ins().call(fr, &[a, b]);
                 self.b.inst_results(call)[0]
             }
+            _ => return Err(not_in_group(op, "a float operation")),
         };
-        self.canonicalize(r, s)
+        Ok(self.canonicalize(r, s))
     }
 
     /// `v`, or the canonical NaN of its type if `v` is a NaN.
@@ -231,10 +236,16 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
-    fn convert(&mut self, op: Opcode, v: Value, from: Scalar, to: Scalar) -> Value {
+    fn convert(
+        &mut self,
+        op: Op,
+        v: Value,
+        from: Scalar,
+        to: Scalar,
+    ) -> Result<Value, BackendError> {
         let tt = to.clif();
-        match op {
-            Opcode::TRUNC | Opcode::PTRTOINT => {
+        Ok(match op {
+            Op::Trunc | Op::Ptrtoint => {
                 let r = self.zext_to(v, from, tt);
                 if to == Scalar::Int(1) {
                     self.b.ins().band_imm_u(r, 1)
@@ -242,21 +253,21 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     r
                 }
             }
-            Opcode::ZEXT | Opcode::INTTOPTR => self.zext_to(v, from, tt),
-            Opcode::SEXT => self.sext_to(v, from, tt),
-            Opcode::FPTRUNC => {
+            Op::Zext | Op::Inttoptr => self.zext_to(v, from, tt),
+            Op::Sext => self.sext_to(v, from, tt),
+            Op::Fptrunc => {
                 let r = self.b.ins().fdemote(clt::F32, v);
                 self.canonicalize(r, Scalar::F32)
             }
-            Opcode::FPEXT => {
+            Op::Fpext => {
                 let r = self.b.ins().fpromote(clt::F64, v);
                 self.canonicalize(r, Scalar::F64)
             }
-            Opcode::FPTOSI => {
+            Op::Fptosi => {
                 let w = to.width().unwrap_or(64);
                 let r = self.b.ins().fcvt_to_sint_sat(clt::I64, v);
                 if w == 64 {
-                    return r;
+                    return Ok(r);
                 }
                 let (min, max) = (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1);
                 let lo = self.b.ins().iconst(clt::I64, min);
@@ -270,44 +281,44 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     r
                 }
             }
-            Opcode::FPTOUI => {
+            Op::Fptoui => {
                 let w = to.width().unwrap_or(64);
                 let r = self.b.ins().fcvt_to_uint_sat(clt::I64, v);
                 if w == 64 {
-                    return r;
+                    return Ok(r);
                 }
                 let hi = self.b.ins().iconst(clt::I64, (1i64 << w) - 1);
                 let r = self.b.ins().umin(r, hi);
                 self.zext_to(r, Scalar::Int(64), tt)
             }
-            Opcode::UITOFP => {
+            Op::Uitofp => {
                 let x = self.zext_to(v, from, wide(from));
                 self.b.ins().fcvt_from_uint(tt, x)
             }
-            Opcode::SITOFP => {
+            Op::Sitofp => {
                 let x = self.sext_to(v, from, wide(from));
                 self.b.ins().fcvt_from_sint(tt, x)
             }
-            // BITCAST
-            _ => {
+            Op::Bitcast => {
                 if from.clif() == tt {
                     v
                 } else {
                     self.b.ins().bitcast(tt, MemFlagsData::new(), v)
                 }
             }
-        }
+            _ => return Err(not_in_group(op, "a conversion")),
+        })
     }
 
     /// `icmp` or `fcmp`: an `I8` 0 or 1.
-    pub(crate) fn compare(&mut self, inst: Inst, op: Opcode) -> Result<Value, BackendError> {
+    pub(crate) fn compare(&mut self, inst: Inst, op: Op) -> Result<Value, BackendError> {
         let m = self.ctx.m;
         let ops = m.operands(inst);
         let code = m.payload(inst).as_int().unwrap_or(u64::MAX);
         let a = self.val1(ops[0])?;
         let b = self.val1(ops[1])?;
         let bad = || BackendError::Malformed(format!("{inst}: bad condition code {code}"));
-        if op == Opcode::ICMP {
+        if op == Op::Icmp {
             let cc = IntCC::from_code(code).ok_or_else(bad)?;
             let sty = m
                 .value_type(ops[0])
@@ -364,4 +375,10 @@ fn wide(s: Scalar) -> Type {
     } else {
         clt::I32
     }
+}
+
+/// The error of an arithmetic helper handed an opcode of another group: the dispatch in
+/// [`super::func`] routes each opcode to one helper, so this is an internal error.
+fn not_in_group(op: Op, group: &str) -> BackendError {
+    BackendError::Malformed(format!("{op} is not {group}"))
 }

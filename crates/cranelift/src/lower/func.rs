@@ -15,7 +15,7 @@ use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
-use irkit_core::{Inst, Module, Opcode};
+use irkit_core::{Inst, Module, Op, Opcode};
 
 use crate::context::{Callee, Ctx};
 use crate::error::unsupported;
@@ -451,24 +451,69 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
 
     fn inst(&mut self, inst: Inst, place: &Place) -> Result<(), BackendError> {
         let m = self.ctx.m;
-        let op = m.opcode(inst);
+        let opcode = m.opcode(inst);
         let ops = m.operands(inst);
-        if op.is_int_binary()
-            || op.is_float_binary()
-            || op.is_int_unary()
-            || op.is_float_unary()
-            || op.is_conversion()
-        {
-            let r = self.arith(inst, op, place)?;
-            self.set(inst, vec![r]);
-            return Ok(());
-        }
+        let unsupported_here =
+            || unsupported(place.render(m), format!("unsupported opcode {opcode}"));
+        let Some(op) = opcode.known() else {
+            return Err(unsupported_here());
+        };
+        // Every opcode of the registry has an arm: a new one fails to compile here until it is
+        // lowered or listed with those that never appear in a function body.
         match op {
-            Opcode::ICMP | Opcode::FCMP => {
+            Op::Iadd
+            | Op::Isub
+            | Op::Imul
+            | Op::Sdiv
+            | Op::Udiv
+            | Op::Srem
+            | Op::Urem
+            | Op::Shl
+            | Op::Lshr
+            | Op::Ashr
+            | Op::And
+            | Op::Or
+            | Op::Xor
+            | Op::Rotl
+            | Op::Rotr
+            | Op::Fadd
+            | Op::Fsub
+            | Op::Fmul
+            | Op::Fdiv
+            | Op::Frem
+            | Op::Fcopysign
+            | Op::Fmin
+            | Op::Fmax
+            | Op::Clz
+            | Op::Ctz
+            | Op::Popcnt
+            | Op::Fneg
+            | Op::Fabs
+            | Op::Fsqrt
+            | Op::Fceil
+            | Op::Ffloor
+            | Op::Ftrunc
+            | Op::Fnearest
+            | Op::Trunc
+            | Op::Zext
+            | Op::Sext
+            | Op::Fptrunc
+            | Op::Fpext
+            | Op::Fptoui
+            | Op::Fptosi
+            | Op::Uitofp
+            | Op::Sitofp
+            | Op::Ptrtoint
+            | Op::Inttoptr
+            | Op::Bitcast => {
+                let r = self.arith(inst, op, place)?;
+                self.set(inst, vec![r]);
+            }
+            Op::Icmp | Op::Fcmp => {
                 let r = self.compare(inst, op)?;
                 self.set(inst, vec![r]);
             }
-            Opcode::SELECT => {
+            Op::Select => {
                 let c = self.val1(ops[0])?;
                 let a = self.val(ops[1])?;
                 let bv = self.val(ops[2])?;
@@ -479,20 +524,20 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     .collect();
                 self.set(inst, r);
             }
-            Opcode::STACKALLOC => {
+            Op::Stackalloc => {
                 let p = self.stackalloc(ops[0], place)?;
                 self.set(inst, vec![p]);
             }
-            Opcode::LOAD => {
+            Op::Load => {
                 let v = self.load(inst, ops[0])?;
                 self.set(inst, vec![v]);
             }
-            Opcode::STORE => self.store(ops[0], ops[1])?,
-            Opcode::ELEM => {
+            Op::Store => self.store(ops[0], ops[1])?,
+            Op::Elem => {
                 let r = self.elem(inst, ops)?;
                 self.set(inst, vec![r]);
             }
-            Opcode::EXTRACT | Opcode::INSERT => {
+            Op::Extract | Op::Insert => {
                 let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
                 let aty = m
                     .value_type(ops[0])
@@ -503,7 +548,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     .field_leaves(aty, k)
                     .ok_or_else(|| unsupported(place.render(m), "field of a huge aggregate"))?;
                 let agg = self.val(ops[0])?;
-                if op == Opcode::EXTRACT {
+                if op == Op::Extract {
                     let r = agg
                         .get(range)
                         .ok_or_else(|| self.malformed("extract out of range"))?
@@ -519,41 +564,50 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     self.set(inst, r);
                 }
             }
-            Opcode::CALL | Opcode::CALL_INDIRECT => self.call(inst, op, ops, place)?,
-            Opcode::RET => {
+            Op::Call | Op::CallIndirect => self.call(inst, op, ops, place)?,
+            Op::Ret => {
                 let vs = match ops.first() {
                     Some(&v) => self.val(v)?,
                     None => Vec::new(),
                 };
                 self.b.ins().return_(&vs);
             }
-            Opcode::JUMP => {
-                let Some((target, args)) = self.edges(op, ops)?.1.into_iter().next() else {
+            Op::Jump => {
+                let Some((target, args)) = self.edges(opcode, ops)?.1.into_iter().next() else {
                     return Err(self.malformed("jump without target"));
                 };
                 self.b.ins().jump(target, &args);
             }
-            Opcode::BR => {
+            Op::Br => {
                 let c = self.val1(ops[0])?;
-                let mut edges = self.edges(op, ops)?.1.into_iter();
+                let mut edges = self.edges(opcode, ops)?.1.into_iter();
                 let (Some((t, targs)), Some((e, eargs))) = (edges.next(), edges.next()) else {
                     return Err(self.malformed("br without two edges"));
                 };
                 self.b.ins().brif(c, t, &targs, e, &eargs);
             }
-            Opcode::SWITCH => self.switch(ops)?,
-            Opcode::UNREACHABLE => self.trap_here(trap_kinds::UNREACHABLE, place)?,
-            Opcode::TRAP => self.trap_here(trap_kinds::TRAP, place)?,
-            Opcode::TRAP_MSG => {
+            Op::Switch => self.switch(ops)?,
+            Op::Unreachable => self.trap_here(trap_kinds::UNREACHABLE, place)?,
+            Op::Trap => self.trap_here(trap_kinds::TRAP, place)?,
+            Op::TrapMsg => {
                 let kind = m.payload(inst).as_str().unwrap_or_default();
                 self.trap_here(kind, place)?;
             }
-            _ => {
-                return Err(unsupported(
-                    place.render(m),
-                    format!("unsupported opcode {op}"),
-                ));
-            }
+            // Never in a function body after linking: the module, types, constants and
+            // definitions (operands, lowered where they are used), parameters (bound with their
+            // block), decorations, generics (specialized away by the linker) and NOIR (procs
+            // are lowered to functions before this).
+            Op::Module
+            | Op::Func
+            | Op::GlobalVar
+            | Op::GlobalConst
+            | Op::Block
+            | Op::Param
+            | irkit_core::op_types!()
+            | irkit_core::op_constants!()
+            | irkit_core::op_decorations!()
+            | irkit_core::op_generics!()
+            | irkit_core::op_noir!() => return Err(unsupported_here()),
         }
         Ok(())
     }
@@ -561,17 +615,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     fn call(
         &mut self,
         inst: Inst,
-        op: Opcode,
+        op: Op,
         ops: &[Inst],
         place: &Place,
     ) -> Result<(), BackendError> {
         let m = self.ctx.m;
-        let args_from = if op == Opcode::CALL { 1 } else { 2 };
+        let args_from = if op == Op::Call { 1 } else { 2 };
         let mut args = Vec::new();
         for &a in &ops[args_from..] {
             args.extend(self.val(a)?);
         }
-        let call = if op == Opcode::CALL {
+        let call = if op == Op::Call {
             match self.ctx.funcs.get(&ops[0]).cloned() {
                 // An IR function: one more activation, checked (a C function is not).
                 Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
