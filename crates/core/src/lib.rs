@@ -49,6 +49,7 @@ pub mod limits;
 pub mod message;
 pub mod module;
 pub mod noir;
+#[macro_use]
 pub mod opcode;
 pub mod payload;
 pub mod place;
@@ -65,7 +66,10 @@ pub use error::CoreError;
 pub use fragment::{Fragment, Slots};
 pub use limits::{MAX_NESTING, MAX_TRAP_KIND, Nesting, check_nesting, trap_kind_problem};
 pub use module::{InstData, Module};
-pub use opcode::{Flags, Op, OpInfo, Opcode, PayloadKind, REGISTRY, TypeRule};
+pub use opcode::{
+    Conversion, Flags, FloatBinary, FloatUnary, IntBinary, IntUnary, Op, OpInfo, Opcode,
+    PayloadKind, REGISTRY, TypeRule,
+};
 pub use payload::{Blob, Payload, Text};
 pub use rauw::ReplaceReport;
 pub use roles::{Arity, Rep, Role, Signature, Slot};

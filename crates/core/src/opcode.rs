@@ -387,198 +387,161 @@ registry! {
     UNLESS Unless                   = 0x0411, "unless",          [State "dep+"], None, None, [DECORATION];
 }
 
-// Pattern macros naming the opcodes of one category, for the exhaustive `match`es over
-// [`Op`] of code that must handle every instruction kind: the arm that rejects what never
-// executes in a function body is written `op_types!() | op_decorations!() | …`, and every
-// opcode that does execute is named in an arm of its own. A test checks each list against the
-// registry's flags and id ranges, so a new body opcode cannot hide in one.
+// The opcode categories split the registry into disjoint parts (a test checks that they
+// partition it and agree with its flags and id ranges), for the exhaustive `match`es over
+// [`Op`] of code that must handle every instruction kind:
+//
+// * each category has a pattern macro (`op_types!()`, `op_int_binary!()`, …): a dispatch names a
+//   whole category in one arm where one helper handles it, or rejects it;
+// * the arithmetic categories also have an enum of their own ([`IntBinary`], [`FloatBinary`],
+//   [`IntUnary`], [`FloatUnary`], [`Conversion`]; `Op::int_binary()` … convert), so that the
+//   helper that writes their semantics matches on exactly its opcodes, without a catch-all.
+//
+// A new opcode therefore fails to compile exactly where its semantics must be written.
 
-/// The types (flag `type`): operands of other instructions, never executed.
-#[macro_export]
-macro_rules! op_types {
-    () => {
-        $crate::Op::Void
-            | $crate::Op::I1
-            | $crate::Op::I8
-            | $crate::Op::I16
-            | $crate::Op::I32
-            | $crate::Op::I64
-            | $crate::Op::F32
-            | $crate::Op::F64
-            | $crate::Op::Ptr
-            | $crate::Op::Array
-            | $crate::Op::Struct
-            | $crate::Op::NamedStruct
-            | $crate::Op::Fn
-            | $crate::Op::TypeParam
+/// Defines the categories: for each, an exported pattern macro and, for those given an enum
+/// name, the enum (see [`category_enum`]).
+macro_rules! categories {
+    (
+        $(
+            $(#[$doc:meta])*
+            $macro:ident $(=> $enum:ident, $conv:ident)?: [$($op:ident),* $(,)?];
+        )*
+    ) => {
+        $(
+            $(#[$doc])*
+            #[macro_export]
+            macro_rules! $macro {
+                () => { $($crate::Op::$op)|* };
+            }
+
+            category_enum!($macro, [$($enum, $conv)?], [$($op),*]);
+        )*
     };
 }
 
-/// The constants (flag `constant`): values a back end materializes where they are used.
-#[macro_export]
-macro_rules! op_constants {
-    () => {
-        $crate::Op::ConstInt
-            | $crate::Op::ConstFloat
-            | $crate::Op::ConstNull
-            | $crate::Op::ConstZero
-            | $crate::Op::ConstAggregate
-            | $crate::Op::ConstBytes
-    };
-}
-
-/// The pure core operations (flag `in-proc`: arithmetic, comparisons, conversions,
-/// `select`, aggregate access, `elem`): no effect on memory or control, so one evaluator
-/// serves every form that runs them (an interpreter's blocks and its NOIR procs).
-#[macro_export]
-macro_rules! op_pure {
-    () => {
-        $crate::Op::Iadd
-            | $crate::Op::Isub
-            | $crate::Op::Imul
-            | $crate::Op::Sdiv
-            | $crate::Op::Udiv
-            | $crate::Op::Srem
-            | $crate::Op::Urem
-            | $crate::Op::Shl
-            | $crate::Op::Lshr
-            | $crate::Op::Ashr
-            | $crate::Op::And
-            | $crate::Op::Or
-            | $crate::Op::Xor
-            | $crate::Op::Fadd
-            | $crate::Op::Fsub
-            | $crate::Op::Fmul
-            | $crate::Op::Fdiv
-            | $crate::Op::Frem
-            | $crate::Op::Icmp
-            | $crate::Op::Fcmp
-            | $crate::Op::Trunc
-            | $crate::Op::Zext
-            | $crate::Op::Sext
-            | $crate::Op::Fptrunc
-            | $crate::Op::Fpext
-            | $crate::Op::Fptoui
-            | $crate::Op::Fptosi
-            | $crate::Op::Uitofp
-            | $crate::Op::Sitofp
-            | $crate::Op::Ptrtoint
-            | $crate::Op::Inttoptr
-            | $crate::Op::Bitcast
-            | $crate::Op::Select
-            | $crate::Op::Elem
-            | $crate::Op::Extract
-            | $crate::Op::Insert
-            | $crate::Op::Clz
-            | $crate::Op::Ctz
-            | $crate::Op::Popcnt
-            | $crate::Op::Rotl
-            | $crate::Op::Rotr
-            | $crate::Op::Fneg
-            | $crate::Op::Fabs
-            | $crate::Op::Fcopysign
-            | $crate::Op::Fmin
-            | $crate::Op::Fmax
-            | $crate::Op::Fsqrt
-            | $crate::Op::Fceil
-            | $crate::Op::Ffloor
-            | $crate::Op::Ftrunc
-            | $crate::Op::Fnearest
-    };
-}
-
-/// The decorations (flag `decoration`): attached to their owner, never executed.
-#[macro_export]
-macro_rules! op_decorations {
-    () => {
-        $crate::Op::Export
-            | $crate::Op::Import
-            | $crate::Op::Pin
-            | $crate::Op::PinIf
-            | $crate::Op::PinWeak
-            | $crate::Op::Stub
-            | $crate::Op::Extern
-            | $crate::Op::Weak
-            | $crate::Op::Linkonce
-            | $crate::Op::InlineHint
-            | $crate::Op::InlineAlways
-            | $crate::Op::InlineNever
-            | $crate::Op::Pure
-            | $crate::Op::NameHint
-            | $crate::Op::Loc
-            | $crate::Op::When
-            | $crate::Op::Unless
-    };
-}
-
-/// The generics instructions other than `type_param` (ids `0x03xx`): validated before
-/// link and specialized away by it.
-#[macro_export]
-macro_rules! op_generics {
-    () => {
-        $crate::Op::Generic
-            | $crate::Op::WitnessParam
-            | $crate::Op::Specialize
-            | $crate::Op::Interface
-            | $crate::Op::InterfaceReq
-            | $crate::Op::WitnessTable
-            | $crate::Op::WitnessEntry
-            | $crate::Op::LookupWitness
-    };
-}
-
-/// The NOIR instructions other than its decorations (ids `0x04xx`): a `proc` and its body,
-/// run by the interpreter's NOIR evaluator and lowered to functions for native code.
-#[macro_export]
-macro_rules! op_noir {
-    () => {
-        $crate::Op::Proc
-            | $crate::Op::Event
-            | $crate::Op::Cue
-            | $crate::Op::Var
-            | $crate::Op::Next
-            | $crate::Op::Case
-            | $crate::Op::Phi
-            | $crate::Op::Coalesce
-            | $crate::Op::Result
-    };
-}
-
-/// Defines an opcode group: a constant array and a predicate that matches the same list (a
-/// `matches!`, so the test costs what a `match` arm costs).
-macro_rules! opcode_groups {
-    ($( $(#[$doc:meta])* $konst:ident, $pred:ident, [$($op:ident),* $(,)?]; )*) => {
-        impl Opcode {
+/// The enum of one category, its conversions from and to [`Op`], and its list of members;
+/// nothing for a category without an enum name.
+macro_rules! category_enum {
+    ($macro:ident, [], [$($op:ident),*]) => {};
+    ($macro:ident, [$enum:ident, $conv:ident], [$($op:ident),*]) => {
+        #[doc = concat!("The opcodes of [`", stringify!($macro), "!`] as an enum of their own.")]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $enum {
             $(
-                $(#[$doc])*
-                pub const $konst: [Opcode; [$(Opcode::$op),*].len()] = [$(Opcode::$op),*];
-
-                #[doc = concat!("Whether this is one of [`Opcode::", stringify!($konst), "`].")]
-                #[inline]
-                pub fn $pred(self) -> bool {
-                    matches!(self, $(Opcode::$op)|*)
-                }
+                #[doc = concat!("[`Op::", stringify!($op), "`].")]
+                $op,
             )*
+        }
+
+        impl $enum {
+            /// Every member, in registry order.
+            pub const ALL: &'static [$enum] = &[$($enum::$op),*];
+
+            /// The opcode.
+            #[inline]
+            pub const fn op(self) -> Op {
+                match self {
+                    $($enum::$op => Op::$op,)*
+                }
+            }
+        }
+
+        impl Op {
+            #[doc = concat!("This opcode as a member of [`", stringify!($enum), "`], if it is one.")]
+            #[inline]
+            pub const fn $conv(self) -> Option<$enum> {
+                match self {
+                    $(Op::$op => Some($enum::$op),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $enum {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.op().name())
+            }
         }
     };
 }
 
-opcode_groups! {
+categories! {
+    /// The module and its structure: definitions of functions and globals, blocks, block
+    /// parameters.
+    op_structure: [Module, Func, GlobalVar, GlobalConst, Block, Param];
+    /// The types (flag `type`): operands of other instructions, never executed.
+    op_types: [Void, I1, I8, I16, I32, I64, F32, F64, Ptr, Array, Struct, NamedStruct, Fn,
+        TypeParam];
+    /// The constants (flag `constant`): values a back end materializes where they are used.
+    op_constants: [ConstInt, ConstFloat, ConstNull, ConstZero, ConstAggregate, ConstBytes];
     /// The integer binary operations (NIR's `bin` on integers): both operands and the result
     /// have one integer type.
-    INT_BINARY, is_int_binary,
-        [IADD, ISUB, IMUL, SDIV, UDIV, SREM, UREM, SHL, LSHR, ASHR, AND, OR, XOR, ROTL, ROTR];
+    op_int_binary => IntBinary, int_binary: [Iadd, Isub, Imul, Sdiv, Udiv, Srem, Urem, Shl, Lshr,
+        Ashr, And, Or, Xor, Rotl, Rotr];
     /// The float binary operations: both operands and the result have one float type.
-    FLOAT_BINARY, is_float_binary, [FADD, FSUB, FMUL, FDIV, FREM, FCOPYSIGN, FMIN, FMAX];
-    /// The integer unary operations (bit counts, format 2.1): the operand and the result have
-    /// one integer type.
-    INT_UNARY, is_int_unary, [CLZ, CTZ, POPCNT];
-    /// The float unary operations (format 2.1): the operand and the result have one float
+    op_float_binary => FloatBinary, float_binary: [Fadd, Fsub, Fmul, Fdiv, Frem, Fcopysign, Fmin,
+        Fmax];
+    /// The integer unary operations (bit counts): the operand and the result have one integer
     /// type.
-    FLOAT_UNARY, is_float_unary, [FNEG, FABS, FSQRT, FCEIL, FFLOOR, FTRUNC, FNEAREST];
+    op_int_unary => IntUnary, int_unary: [Clz, Ctz, Popcnt];
+    /// The float unary operations: the operand and the result have one float type.
+    op_float_unary => FloatUnary, float_unary: [Fneg, Fabs, Fsqrt, Fceil, Ffloor, Ftrunc,
+        Fnearest];
     /// The conversions (NIR's `conv`): one operand, the result type is the target.
-    CONVERSIONS, is_conversion,
-        [TRUNC, ZEXT, SEXT, FPTRUNC, FPEXT, FPTOUI, FPTOSI, UITOFP, SITOFP, PTRTOINT, INTTOPTR, BITCAST];
+    op_conversions => Conversion, conversion: [Trunc, Zext, Sext, Fptrunc, Fpext, Fptoui, Fptosi,
+        Uitofp, Sitofp, Ptrtoint, Inttoptr, Bitcast];
+    /// The comparisons, with a condition code payload and an `i1` result.
+    op_compare: [Icmp, Fcmp];
+    /// `select` and the aggregate and address operations that do not access memory.
+    op_aggregate: [Select, Elem, Extract, Insert];
+    /// The memory operations.
+    op_memory: [Stackalloc, Load, Store];
+    /// The calls.
+    op_calls: [Call, CallIndirect];
+    /// The terminators (flag `terminator`).
+    op_terminators: [Ret, Jump, Br, Switch, Unreachable, Trap, TrapMsg];
+    /// The decorations (flag `decoration`): attached to their owner, never executed.
+    op_decorations: [Export, Import, Pin, PinIf, PinWeak, Stub, Extern, Weak, Linkonce,
+        InlineHint, InlineAlways, InlineNever, Pure, NameHint, Loc, When, Unless];
+    /// The generics instructions other than `type_param` (ids `0x03xx`): validated before
+    /// link and specialized away by it.
+    op_generics: [Generic, WitnessParam, Specialize, Interface, InterfaceReq, WitnessTable,
+        WitnessEntry, LookupWitness];
+    /// The NOIR instructions other than its decorations (ids `0x04xx`): a `proc` and its body,
+    /// run by the interpreter's NOIR evaluator and lowered to functions for native code.
+    op_noir: [Proc, Event, Cue, Var, Next, Case, Phi, Coalesce, Result];
+}
+
+// Unions of categories, for the crates that dispatch on opcodes (within this crate, write the
+// categories out: a macro defined by a macro cannot be named by path in its own crate).
+
+/// The pure operations (flag `in-proc`): the arithmetic, comparison, conversion and aggregate
+/// categories, which one evaluator serves in every form that runs them.
+#[macro_export]
+macro_rules! op_pure {
+    () => {
+        $crate::op_int_binary!()
+            | $crate::op_float_binary!()
+            | $crate::op_int_unary!()
+            | $crate::op_float_unary!()
+            | $crate::op_conversions!()
+            | $crate::op_compare!()
+            | $crate::op_aggregate!()
+    };
+}
+
+/// What never executes in a function body or a proc: the structure, types, constants,
+/// decorations and generics.
+#[macro_export]
+macro_rules! op_outside_bodies {
+    () => {
+        $crate::op_structure!()
+            | $crate::op_types!()
+            | $crate::op_constants!()
+            | $crate::op_decorations!()
+            | $crate::op_generics!()
+    };
 }
 
 impl Op {
@@ -769,32 +732,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn groups_agree_with_the_registry() {
-        for op in Opcode::INT_BINARY.iter().chain(&Opcode::FLOAT_BINARY) {
-            assert_eq!(op.info().unwrap().arity, Arity::Exact(2), "{op}");
-            assert!(op.is_int_binary() != op.is_float_binary(), "{op}");
-        }
-        for op in Opcode::CONVERSIONS {
-            assert_eq!(op.info().unwrap().arity, Arity::Exact(1), "{op}");
-            assert!(op.is_conversion() && !op.is_int_binary() && !op.is_float_binary());
-        }
-        for op in Opcode::INT_UNARY.iter().chain(&Opcode::FLOAT_UNARY) {
-            assert_eq!(op.info().unwrap().arity, Arity::Exact(1), "{op}");
-            assert!(op.is_int_unary() != op.is_float_unary(), "{op}");
-            assert!(!op.is_conversion() && !op.is_int_binary() && !op.is_float_binary());
-        }
-        let members = REGISTRY.iter().filter(|i| {
-            let op = i.opcode;
-            op.is_int_binary()
-                || op.is_float_binary()
-                || op.is_conversion()
-                || op.is_int_unary()
-                || op.is_float_unary()
-        });
-        assert_eq!(members.count(), 15 + 8 + 12 + 3 + 7);
-    }
-
     /// `Op` and the registry list the same opcodes in the same order, and converting back
     /// and forth is the identity.
     #[test]
@@ -810,27 +747,78 @@ mod tests {
         assert_eq!(Opcode(0).known(), None);
     }
 
-    /// The category patterns name exactly the opcodes their docs promise, so that an opcode
-    /// that executes in a function body cannot be listed in one of them by mistake.
+    /// The categories partition the registry (every opcode in exactly one) and name what
+    /// their docs promise, so that an opcode cannot be filed where it would not be handled.
     #[test]
-    fn categories_agree_with_flags_and_ranges() {
-        let types = |op: Op| matches!(op, op_types!());
-        let constants = |op: Op| matches!(op, op_constants!());
-        let decorations = |op: Op| matches!(op, op_decorations!());
-        let generics = |op: Op| matches!(op, op_generics!());
-        let noir = |op: Op| matches!(op, op_noir!());
-        let pure = |op: Op| matches!(op, op_pure!());
+    fn categories_partition_the_registry() {
+        type Category = (&'static str, fn(Op) -> bool);
+        let categories: [Category; 16] = [
+            ("structure", |op| matches!(op, op_structure!())),
+            ("types", |op| matches!(op, op_types!())),
+            ("constants", |op| matches!(op, op_constants!())),
+            ("int_binary", |op| matches!(op, op_int_binary!())),
+            ("float_binary", |op| matches!(op, op_float_binary!())),
+            ("int_unary", |op| matches!(op, op_int_unary!())),
+            ("float_unary", |op| matches!(op, op_float_unary!())),
+            ("conversions", |op| matches!(op, op_conversions!())),
+            ("compare", |op| matches!(op, op_compare!())),
+            ("aggregate", |op| matches!(op, op_aggregate!())),
+            ("memory", |op| matches!(op, op_memory!())),
+            ("calls", |op| matches!(op, op_calls!())),
+            ("terminators", |op| matches!(op, op_terminators!())),
+            ("decorations", |op| matches!(op, op_decorations!())),
+            ("generics", |op| matches!(op, op_generics!())),
+            ("noir", |op| matches!(op, op_noir!())),
+        ];
+        let is = |name: &str, op: Op| categories.iter().any(|(n, f)| *n == name && f(op));
         for &op in Op::ALL {
-            let f = op.info().flags;
+            let homes: Vec<_> = categories
+                .iter()
+                .filter(|(_, f)| f(op))
+                .map(|c| c.0)
+                .collect();
+            assert_eq!(homes.len(), 1, "{op} is in {homes:?}");
+            let info = op.info();
+            let f = info.flags;
             let range = op as u16 >> 8;
-            assert_eq!(types(op), f.contains(Flags::TYPE), "{op}");
-            assert_eq!(constants(op), f.contains(Flags::CONSTANT), "{op}");
-            assert_eq!(decorations(op), f.contains(Flags::DECORATION), "{op}");
-            assert_eq!(pure(op), f.contains(Flags::IN_PROC), "{op}");
+            assert_eq!(is("types", op), f.contains(Flags::TYPE), "{op}");
+            assert_eq!(is("constants", op), f.contains(Flags::CONSTANT), "{op}");
+            assert_eq!(is("decorations", op), f.contains(Flags::DECORATION), "{op}");
+            assert_eq!(is("terminators", op), f.contains(Flags::TERMINATOR), "{op}");
             let generic = range == 3 && !f.contains(Flags::TYPE);
-            assert_eq!(generics(op), generic, "{op}");
+            assert_eq!(is("generics", op), generic, "{op}");
             let proc_part = range == 4 && !f.contains(Flags::DECORATION);
-            assert_eq!(noir(op), proc_part, "{op}");
+            assert_eq!(is("noir", op), proc_part, "{op}");
+            // The pure operations are exactly the registry's `in-proc` ones.
+            let pure = ["int_binary", "float_binary", "int_unary", "float_unary"]
+                .into_iter()
+                .chain(["conversions", "compare", "aggregate"])
+                .any(|c| is(c, op));
+            assert_eq!(pure, f.contains(Flags::IN_PROC), "{op}");
+            // The category enums hold exactly their pattern's opcodes.
+            let in_enum = op.int_binary().map(|x| x.op()) == Some(op)
+                || op.float_binary().map(|x| x.op()) == Some(op)
+                || op.int_unary().map(|x| x.op()) == Some(op)
+                || op.float_unary().map(|x| x.op()) == Some(op)
+                || op.conversion().map(|x| x.op()) == Some(op);
+            let arith = [
+                "int_binary",
+                "float_binary",
+                "int_unary",
+                "float_unary",
+                "conversions",
+            ]
+            .iter()
+            .any(|c| is(c, op));
+            assert_eq!(in_enum, arith, "{op}");
+            // Arity of the arithmetic groups.
+            let arity = info.arity;
+            if is("int_binary", op) || is("float_binary", op) {
+                assert_eq!(arity, Arity::Exact(2), "{op}");
+            }
+            if is("int_unary", op) || is("float_unary", op) || is("conversions", op) {
+                assert_eq!(arity, Arity::Exact(1), "{op}");
+            }
         }
     }
 

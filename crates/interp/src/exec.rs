@@ -351,17 +351,7 @@ impl Interpreter<'_> {
             // Not instructions of a block: the module, types, constants and definitions
             // (operand values, read by `val`), parameters (bound on entry), decorations,
             // generics (specialized away by the linker) and NOIR (run by `proc_eval`).
-            Op::Module
-            | Op::Func
-            | Op::GlobalVar
-            | Op::GlobalConst
-            | Op::Block
-            | Op::Param
-            | irkit_core::op_types!()
-            | irkit_core::op_constants!()
-            | irkit_core::op_decorations!()
-            | irkit_core::op_generics!()
-            | irkit_core::op_noir!() => return Err(cannot()),
+            irkit_core::op_outside_bodies!() | irkit_core::op_noir!() => return Err(cannot()),
         };
         match v {
             Some(v) => Ok(Flow::Next(Some(v))),

@@ -349,28 +349,10 @@ impl Eval<'_> {
             // execute); effects and control have no place in a proc.
             Op::Proc
             | Op::Result
-            | Op::Stackalloc
-            | Op::Load
-            | Op::Store
-            | Op::Call
-            | Op::CallIndirect
-            | Op::Ret
-            | Op::Jump
-            | Op::Br
-            | Op::Switch
-            | Op::Unreachable
-            | Op::Trap
-            | Op::TrapMsg
-            | Op::Module
-            | Op::Func
-            | Op::GlobalVar
-            | Op::GlobalConst
-            | Op::Block
-            | Op::Param
-            | irkit_core::op_types!()
-            | irkit_core::op_constants!()
-            | irkit_core::op_decorations!()
-            | irkit_core::op_generics!() => return Err(cannot()),
+            | irkit_core::op_memory!()
+            | irkit_core::op_calls!()
+            | irkit_core::op_terminators!()
+            | irkit_core::op_outside_bodies!() => return Err(cannot()),
         })
     }
 

@@ -3,7 +3,7 @@
 //! execution loop ([`crate::exec`]) and the NOIR evaluator ([`crate::proc_eval`]), which differ only
 //! in where operand values come from.
 
-use irkit_core::{FloatCC, Inst, IntCC, Module, Op};
+use irkit_core::{Conversion, FloatCC, Inst, IntCC, Module, Op};
 
 use crate::layout::{Layouts, Shape};
 use crate::ops;
@@ -66,21 +66,8 @@ pub(crate) fn eval(
             .ok_or_else(|| malformed("result type is not a scalar"))
     };
     let v = match op {
-        Op::Iadd
-        | Op::Isub
-        | Op::Imul
-        | Op::Sdiv
-        | Op::Udiv
-        | Op::Srem
-        | Op::Urem
-        | Op::Shl
-        | Op::Lshr
-        | Op::Ashr
-        | Op::And
-        | Op::Or
-        | Op::Xor
-        | Op::Rotl
-        | Op::Rotr => {
+        irkit_core::op_int_binary!() => {
+            let op = op.int_binary().ok_or_else(not_pure)?;
             let (w, a) = o.int(0)?;
             let (wb, b) = o.int(1)?;
             if w != wb {
@@ -89,29 +76,31 @@ pub(crate) fn eval(
             let r = ops::int_binop(op, w, a, b)?;
             Value::int(w, r)
         }
-        Op::Clz | Op::Ctz | Op::Popcnt => {
+        irkit_core::op_int_unary!() => {
+            let op = op.int_unary().ok_or_else(not_pure)?;
             let (w, a) = o.int(0)?;
-            Value::int(w, ops::int_unop(op, w, a)?)
+            Value::int(w, ops::int_unop(op, w, a))
         }
-        Op::Fneg | Op::Fabs | Op::Fsqrt | Op::Fceil | Op::Ffloor | Op::Ftrunc | Op::Fnearest => {
+        irkit_core::op_float_unary!() => {
+            let op = op.float_unary().ok_or_else(not_pure)?;
             match o.get(0)? {
-                Value::F32(a) => Some(Value::F32(ops::f32_unop(op, a)?)),
-                Value::F64(a) => Some(Value::F64(ops::f64_unop(op, a)?)),
+                Value::F32(a) => Some(Value::F32(ops::float_unop::<f32>(op, a))),
+                Value::F64(a) => Some(Value::F64(ops::float_unop::<f64>(op, a))),
                 _ => None,
             }
         }
-        Op::Fadd
-        | Op::Fsub
-        | Op::Fmul
-        | Op::Fdiv
-        | Op::Frem
-        | Op::Fcopysign
-        | Op::Fmin
-        | Op::Fmax => match (o.get(0)?, o.get(1)?) {
-            (Value::F32(a), Value::F32(b)) => Some(Value::F32(ops::f32_binop(op, a, b)?)),
-            (Value::F64(a), Value::F64(b)) => Some(Value::F64(ops::f64_binop(op, a, b)?)),
-            _ => None,
-        },
+        irkit_core::op_float_binary!() => {
+            let op = op.float_binary().ok_or_else(not_pure)?;
+            match (o.get(0)?, o.get(1)?) {
+                (Value::F32(a), Value::F32(b)) => {
+                    Some(Value::F32(ops::float_binop::<f32>(op, a, b)))
+                }
+                (Value::F64(a), Value::F64(b)) => {
+                    Some(Value::F64(ops::float_binop::<f64>(op, a, b)))
+                }
+                _ => None,
+            }
+        }
         Op::Icmp => {
             let cc = m.payload(inst).as_int().and_then(IntCC::from_code);
             let (a, b) = (o.get(0)?, o.get(1)?);
@@ -135,20 +124,10 @@ pub(crate) fn eval(
                 _ => None,
             }
         }
-        Op::Trunc
-        | Op::Zext
-        | Op::Sext
-        | Op::Fptrunc
-        | Op::Fpext
-        | Op::Fptoui
-        | Op::Fptosi
-        | Op::Uitofp
-        | Op::Sitofp
-        | Op::Ptrtoint
-        | Op::Inttoptr
-        | Op::Bitcast => {
+        irkit_core::op_conversions!() => {
+            let op = op.conversion().ok_or_else(not_pure)?;
             let x = o.get(0)?;
-            if op == Op::Bitcast && matches!(x, Value::Aggregate(_)) {
+            if op == Conversion::Bitcast && matches!(x, Value::Aggregate(_)) {
                 Some(x)
             } else {
                 Some(ops::convert(op, &x, result_scalar()?)?)
@@ -187,28 +166,10 @@ pub(crate) fn eval(
         }
         // Effects, control, and what is not an instruction of a body: the callers route only
         // `op_pure!()` here, and every one of those has an arm above.
-        Op::Stackalloc
-        | Op::Load
-        | Op::Store
-        | Op::Call
-        | Op::CallIndirect
-        | Op::Ret
-        | Op::Jump
-        | Op::Br
-        | Op::Switch
-        | Op::Unreachable
-        | Op::Trap
-        | Op::TrapMsg
-        | Op::Module
-        | Op::Func
-        | Op::GlobalVar
-        | Op::GlobalConst
-        | Op::Block
-        | Op::Param
-        | irkit_core::op_types!()
-        | irkit_core::op_constants!()
-        | irkit_core::op_decorations!()
-        | irkit_core::op_generics!()
+        irkit_core::op_memory!()
+        | irkit_core::op_calls!()
+        | irkit_core::op_terminators!()
+        | irkit_core::op_outside_bodies!()
         | irkit_core::op_noir!() => return Err(not_pure()),
     };
     v.ok_or_else(|| malformed(format!("{op}: operands of the wrong types")))

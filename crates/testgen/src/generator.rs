@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use irkit_core::{Inst, Module, Opcode, Payload};
+use irkit_core::{FloatBinary, FloatUnary, Inst, IntBinary, IntUnary, Module, Opcode, Payload};
 
 use crate::ty::{INTS, SCALARS, Ty, TyCache};
 use crate::{Config, Entropy};
@@ -17,14 +17,14 @@ const INT_CCS: [u64; 10] = [1, 2, 3, 4, 5, 6, 10, 11, 12, 13];
 /// `slt`.
 const CC_SLT: u64 = 12;
 
-const INT_BINOPS: [Opcode; 15] = Opcode::INT_BINARY;
+const INT_BINOPS: &[IntBinary] = IntBinary::ALL;
 
-const FLOAT_BINOPS: [Opcode; 8] = Opcode::FLOAT_BINARY;
+const FLOAT_BINOPS: &[FloatBinary] = FloatBinary::ALL;
 
 /// The unary operations (bit counts; float sign, root and rounding operations).
-const INT_UNOPS: [Opcode; 3] = Opcode::INT_UNARY;
+const INT_UNOPS: &[IntUnary] = IntUnary::ALL;
 
-const FLOAT_UNOPS: [Opcode; 7] = Opcode::FLOAT_UNARY;
+const FLOAT_UNOPS: &[FloatUnary] = FloatUnary::ALL;
 
 /// Local name hints: identifiers and names the printer has to quote.
 const LOCAL_NAMES: [&str; 6] = ["v", "tmp.", "x y", "é", "q\"", "7"];

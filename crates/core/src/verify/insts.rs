@@ -2,7 +2,7 @@
 //! presence, payload kind) for every instruction, then operand and result typing per opcode.
 
 use crate::opcode::Flags;
-use crate::{FloatCC, Inst, IntCC, Op, Opcode, Payload, PayloadKind, TypeRule};
+use crate::{Conversion, FloatCC, Inst, IntCC, Op, Opcode, Payload, PayloadKind, TypeRule};
 
 use super::{Cx, Kind, VTy, plural};
 
@@ -330,43 +330,16 @@ impl<'m> Cx<'m> {
         // Every opcode of the registry has an arm: a new one fails to compile here until its
         // typing rule is written (or it is listed with those checked elsewhere).
         match known {
-            Op::Iadd
-            | Op::Isub
-            | Op::Imul
-            | Op::Sdiv
-            | Op::Udiv
-            | Op::Srem
-            | Op::Urem
-            | Op::Shl
-            | Op::Lshr
-            | Op::Ashr
-            | Op::And
-            | Op::Or
-            | Op::Xor
-            | Op::Rotl
-            | Op::Rotr => {
+            op_int_binary!() => {
                 self.same_class(i, r, |cx, v| cx.int_w(v).is_some(), "an integer type");
             }
-            Op::Fadd
-            | Op::Fsub
-            | Op::Fmul
-            | Op::Fdiv
-            | Op::Frem
-            | Op::Fcopysign
-            | Op::Fmin
-            | Op::Fmax => {
+            op_float_binary!() => {
                 self.same_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
             }
-            Op::Clz | Op::Ctz | Op::Popcnt => {
+            op_int_unary!() => {
                 self.one_class(i, r, |cx, v| cx.int_w(v).is_some(), "an integer type");
             }
-            Op::Fneg
-            | Op::Fabs
-            | Op::Fsqrt
-            | Op::Fceil
-            | Op::Ffloor
-            | Op::Ftrunc
-            | Op::Fnearest => {
+            op_float_unary!() => {
                 self.one_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
             }
             Op::Icmp => {
@@ -382,18 +355,11 @@ impl<'m> Cx<'m> {
                 self.same_class(i, None, |cx, v| cx.float_w(v).is_some(), "a float type");
                 self.res_i1(i, r);
             }
-            Op::Trunc
-            | Op::Zext
-            | Op::Sext
-            | Op::Fptrunc
-            | Op::Fpext
-            | Op::Fptoui
-            | Op::Fptosi
-            | Op::Uitofp
-            | Op::Sitofp
-            | Op::Ptrtoint
-            | Op::Inttoptr
-            | Op::Bitcast => self.check_conversion(i, op, r),
+            op_conversions!() => {
+                if let Some(c) = known.conversion() {
+                    self.check_conversion(i, c, r);
+                }
+            }
             Op::Select => {
                 if let Some(c) = self.val(i, 0) {
                     let ok = self.is_i1(c);
@@ -447,22 +413,17 @@ impl<'m> Cx<'m> {
             // Checked by their own rules: the structure (structure.rs), types (types.rs),
             // constants (consts.rs), decorations (decorations.rs), generics (generics.rs),
             // procs (procs.rs).
-            Op::Module
-            | Op::Func
-            | Op::GlobalVar
-            | Op::GlobalConst
-            | Op::Block
-            | Op::Param
-            | Op::Proc
+            Op::Proc
             | Op::Generic
             | Op::WitnessParam
             | Op::Specialize
             | Op::Interface
             | Op::InterfaceReq
             | Op::WitnessTable
-            | crate::op_types!()
-            | crate::op_constants!()
-            | crate::op_decorations!() => {}
+            | op_structure!()
+            | op_types!()
+            | op_constants!()
+            | op_decorations!() => {}
         }
     }
 
@@ -549,7 +510,7 @@ impl<'m> Cx<'m> {
         }
     }
 
-    fn check_conversion(&mut self, i: Inst, op: Opcode, r: Option<VTy>) {
+    fn check_conversion(&mut self, i: Inst, op: Conversion, r: Option<VTy>) {
         let Some(a) = self.val(i, 0) else { return };
         let int = |cx: &Self, v| cx.int_w(v);
         let float = |cx: &Self, v| cx.float_w(v);
@@ -561,15 +522,14 @@ impl<'m> Cx<'m> {
         let is_f32: Class = (|cx, v| cx.float_w(v) == Some(32), "f32");
         let is_f64: Class = (|cx, v| cx.float_w(v) == Some(64), "f64");
         let (from, to) = match op {
-            Opcode::TRUNC | Opcode::ZEXT | Opcode::SEXT => (is_int, is_int),
-            Opcode::FPTRUNC => (is_f64, is_f32),
-            Opcode::FPEXT => (is_f32, is_f64),
-            Opcode::FPTOUI | Opcode::FPTOSI => (is_float, is_int),
-            Opcode::UITOFP | Opcode::SITOFP => (is_int, is_float),
-            Opcode::PTRTOINT => (is_ptr, is_int),
-            Opcode::INTTOPTR => (is_int, is_ptr),
-            _ => {
-                // bitcast
+            Conversion::Trunc | Conversion::Zext | Conversion::Sext => (is_int, is_int),
+            Conversion::Fptrunc => (is_f64, is_f32),
+            Conversion::Fpext => (is_f32, is_f64),
+            Conversion::Fptoui | Conversion::Fptosi => (is_float, is_int),
+            Conversion::Uitofp | Conversion::Sitofp => (is_int, is_float),
+            Conversion::Ptrtoint => (is_ptr, is_int),
+            Conversion::Inttoptr => (is_int, is_ptr),
+            Conversion::Bitcast => {
                 let Some(r) = r else { return };
                 let bits = |cx: &Self, v| match (int(cx, v), float(cx, v)) {
                     (Some(w @ (32 | 64)), _) | (_, Some(w)) => Some(w),
@@ -590,9 +550,9 @@ impl<'m> Cx<'m> {
         let a_ok = self.need(i, 0, a, (from.0)(self, a), from.1);
         let Some(r) = r else { return };
         let r_ok = self.need_res(i, r, (to.0)(self, r), to.1);
-        if a_ok && r_ok && matches!(op, Opcode::TRUNC | Opcode::ZEXT | Opcode::SEXT) {
+        if a_ok && r_ok && matches!(op, Conversion::Trunc | Conversion::Zext | Conversion::Sext) {
             let (wa, wr) = (self.int_w(a).unwrap_or(0), self.int_w(r).unwrap_or(0));
-            let (ok, verb) = if op == Opcode::TRUNC {
+            let (ok, verb) = if op == Conversion::Trunc {
                 (wr < wa, "narrow")
             } else {
                 (wr > wa, "widen")

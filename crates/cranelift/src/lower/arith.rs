@@ -15,7 +15,9 @@ use cranelift_codegen::ir::condcodes::{FloatCC as CFloatCC, IntCC as CIntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types as clt};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
-use irkit_core::{FloatCC, Inst, IntCC, Op};
+use irkit_core::{
+    Conversion, FloatBinary, FloatCC, FloatUnary, Inst, IntBinary, IntCC, IntUnary, Op,
+};
 
 use super::func::FnLower;
 use crate::place::Place;
@@ -35,59 +37,61 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .ty(inst)
             .ok_or_else(|| BackendError::Malformed(format!("{inst} has no type")))?;
         let rs = self.scalar(rty)?;
-        if op.opcode().is_conversion() {
+        let malformed = || BackendError::Malformed(format!("{inst}: {op} on its operand types"));
+        if let Some(c) = op.conversion() {
             let sty = m
                 .value_type(ops[0])
                 .ok_or_else(|| BackendError::Malformed(format!("{inst}: operand type")))?;
             let ss = self.scalar(sty)?;
             let v = self.val1(ops[0])?;
-            return self.convert(op, v, ss, rs);
+            return Ok(self.convert(c, v, ss, rs));
         }
         let a = self.val1(ops[0])?;
-        if op.opcode().is_int_unary() || op.opcode().is_float_unary() {
-            return self.unop(op, rs, a);
+        if let Some(u) = op.int_unary() {
+            return Ok(self.int_unop(u, rs, a));
+        }
+        if let Some(u) = op.float_unary() {
+            return Ok(self.float_unop(u, rs, a));
         }
         let b = self.val1(ops[1])?;
-        match rs {
-            Scalar::Int(w) => self.int_binop(op, w, a, b, place),
-            Scalar::F32 | Scalar::F64 => self.float_binop(op, rs, a, b),
-            Scalar::Ptr => Err(BackendError::Malformed(format!(
-                "{inst}: arithmetic on ptr"
-            ))),
+        match (rs, op.int_binary(), op.float_binary()) {
+            (Scalar::Int(w), Some(bin), _) => self.int_binop(bin, w, a, b, place),
+            (Scalar::F32 | Scalar::F64, _, Some(bin)) => Ok(self.float_binop(bin, rs, a, b)),
+            _ => Err(malformed()),
         }
     }
 
     fn int_binop(
         &mut self,
-        op: Op,
+        op: IntBinary,
         w: u32,
         a: Value,
         b: Value,
         place: &Place,
     ) -> Result<Value, BackendError> {
+        use IntBinary as B;
         let i = self.b.ins();
         let r = match op {
-            Op::Iadd => i.iadd(a, b),
-            Op::Isub => i.isub(a, b),
-            Op::Imul => i.imul(a, b),
-            Op::And => i.band(a, b),
-            Op::Or => i.bor(a, b),
-            Op::Xor => i.bxor(a, b),
-            Op::Shl | Op::Lshr | Op::Ashr | Op::Rotl | Op::Rotr if w == 1 => {
+            B::Iadd => i.iadd(a, b),
+            B::Isub => i.isub(a, b),
+            B::Imul => i.imul(a, b),
+            B::And => i.band(a, b),
+            B::Or => i.bor(a, b),
+            B::Xor => i.bxor(a, b),
+            B::Shl | B::Lshr | B::Ashr | B::Rotl | B::Rotr if w == 1 => {
                 return Ok(a);
             }
             // Cranelift rotates by the amount modulo the width, as the spec does.
-            Op::Rotl => i.rotl(a, b),
-            Op::Rotr => i.rotr(a, b),
-            Op::Shl => i.ishl(a, b),
-            Op::Lshr => i.ushr(a, b),
-            Op::Ashr => i.sshr(a, b),
-            Op::Sdiv | Op::Udiv | Op::Srem | Op::Urem => {
+            B::Rotl => i.rotl(a, b),
+            B::Rotr => i.rotr(a, b),
+            B::Shl => i.ishl(a, b),
+            B::Lshr => i.ushr(a, b),
+            B::Ashr => i.sshr(a, b),
+            B::Sdiv | B::Udiv | B::Srem | B::Urem => {
                 return self.division(op, w, a, b, place);
             }
-            _ => return Err(not_in_group(op, "an integer operation")),
         };
-        Ok(if w == 1 && matches!(op, Op::Iadd | Op::Isub) {
+        Ok(if w == 1 && matches!(op, B::Iadd | B::Isub) {
             self.b.ins().band_imm_u(r, 1)
         } else {
             r
@@ -97,7 +101,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// Division and remainder: trap on a zero divisor and on signed `MIN / -1`.
     fn division(
         &mut self,
-        op: Op,
+        op: IntBinary,
         w: u32,
         a: Value,
         b: Value,
@@ -105,7 +109,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     ) -> Result<Value, BackendError> {
         let zero = self.b.ins().icmp_imm_s(CIntCC::Equal, b, 0);
         self.trap_if(zero, trap_kinds::DIVISION_BY_ZERO, place)?;
-        let signed = matches!(op, Op::Sdiv | Op::Srem);
+        let signed = matches!(op, IntBinary::Sdiv | IntBinary::Srem);
         let (a, b) = if signed && w == 1 {
             (self.b.ins().ineg(a), self.b.ins().ineg(b))
         } else {
@@ -125,11 +129,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         let i = self.b.ins();
         let r = match op {
-            Op::Sdiv => i.sdiv(a, b),
-            Op::Udiv => i.udiv(a, b),
-            Op::Srem => i.srem(a, b),
-            Op::Urem => i.urem(a, b),
-            _ => return Err(not_in_group(op, "a division")),
+            IntBinary::Sdiv => i.sdiv(a, b),
+            IntBinary::Udiv => i.udiv(a, b),
+            IntBinary::Srem => i.srem(a, b),
+            _ => i.urem(a, b),
         };
         Ok(if w == 1 {
             self.b.ins().band_imm_u(r, 1)
@@ -138,52 +141,48 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         })
     }
 
-    /// A unary operation: a bit count (an `i1` lives in an `I8` holding 0 or 1, so its
-    /// `clz` and `ctz` are `1 - x` and its `popcnt` is `x`) or a float unary operation
-    /// (`fneg` and `fabs` are bit operations that keep a NaN's payload, the others give the
-    /// canonical NaN).
-    fn unop(&mut self, op: Op, s: Scalar, a: Value) -> Result<Value, BackendError> {
+    /// A bit count (an `i1` lives in an `I8` holding 0 or 1, so its `clz` and `ctz` are
+    /// `1 - x` and its `popcnt` is `x`).
+    fn int_unop(&mut self, op: IntUnary, s: Scalar, a: Value) -> Value {
         let i = self.b.ins();
-        Ok(match op {
-            Op::Clz | Op::Ctz if s == Scalar::Int(1) => i.bxor_imm_u(a, 1),
-            Op::Popcnt if s == Scalar::Int(1) => a,
-            Op::Clz => i.clz(a),
-            Op::Ctz => i.ctz(a),
-            Op::Popcnt => i.popcnt(a),
-            Op::Fneg => i.fneg(a),
-            Op::Fabs => i.fabs(a),
-            Op::Fsqrt | Op::Fceil | Op::Ffloor | Op::Ftrunc | Op::Fnearest => {
-                let r = match op {
-                    Op::Fsqrt => i.sqrt(a),
-                    Op::Fceil => i.ceil(a),
-                    Op::Ffloor => i.floor(a),
-                    Op::Ftrunc => i.trunc(a),
-                    _ => i.nearest(a),
-                };
-                self.canonicalize(r, s)
-            }
-            _ => return Err(not_in_group(op, "a unary operation")),
-        })
+        match op {
+            IntUnary::Clz | IntUnary::Ctz if s == Scalar::Int(1) => i.bxor_imm_u(a, 1),
+            IntUnary::Popcnt if s == Scalar::Int(1) => a,
+            IntUnary::Clz => i.clz(a),
+            IntUnary::Ctz => i.ctz(a),
+            IntUnary::Popcnt => i.popcnt(a),
+        }
     }
 
-    fn float_binop(
-        &mut self,
-        op: Op,
-        s: Scalar,
-        a: Value,
-        b: Value,
-    ) -> Result<Value, BackendError> {
+    /// A float unary operation: `fneg` and `fabs` are bit operations that keep a NaN's
+    /// payload, the others give the canonical NaN.
+    fn float_unop(&mut self, op: FloatUnary, s: Scalar, a: Value) -> Value {
+        let i = self.b.ins();
+        let r = match op {
+            FloatUnary::Fneg => return i.fneg(a),
+            FloatUnary::Fabs => return i.fabs(a),
+            FloatUnary::Fsqrt => i.sqrt(a),
+            FloatUnary::Fceil => i.ceil(a),
+            FloatUnary::Ffloor => i.floor(a),
+            FloatUnary::Ftrunc => i.trunc(a),
+            FloatUnary::Fnearest => i.nearest(a),
+        };
+        self.canonicalize(r, s)
+    }
+
+    fn float_binop(&mut self, op: FloatBinary, s: Scalar, a: Value, b: Value) -> Value {
+        use FloatBinary as B;
         let r = match op {
             // A bit operation: a NaN keeps its payload.
-            Op::Fcopysign => return Ok(self.b.ins().fcopysign(a, b)),
+            B::Fcopysign => return self.b.ins().fcopysign(a, b),
             // wasm's rules: a NaN if either operand is one, -0 below +0.
-            Op::Fmin => self.b.ins().fmin(a, b),
-            Op::Fmax => self.b.ins().fmax(a, b),
-            Op::Fadd => self.b.ins().fadd(a, b),
-            Op::Fsub => self.b.ins().fsub(a, b),
-            Op::Fmul => self.b.ins().fmul(a, b),
-            Op::Fdiv => self.b.ins().fdiv(a, b),
-            Op::Frem => {
+            B::Fmin => self.b.ins().fmin(a, b),
+            B::Fmax => self.b.ins().fmax(a, b),
+            B::Fadd => self.b.ins().fadd(a, b),
+            B::Fsub => self.b.ins().fsub(a, b),
+            B::Fmul => self.b.ins().fmul(a, b),
+            B::Fdiv => self.b.ins().fdiv(a, b),
+            B::Frem => {
                 let id = if s == Scalar::F32 {
                     self.ctx.rt.fmodf
                 } else {
@@ -193,9 +192,8 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 let call = self.b.ins().call(fr, &[a, b]);
                 self.b.inst_results(call)[0]
             }
-            _ => return Err(not_in_group(op, "a float operation")),
         };
-        Ok(self.canonicalize(r, s))
+        self.canonicalize(r, s)
     }
 
     /// `v`, or the canonical NaN of its type if `v` is a NaN.
@@ -236,16 +234,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
-    fn convert(
-        &mut self,
-        op: Op,
-        v: Value,
-        from: Scalar,
-        to: Scalar,
-    ) -> Result<Value, BackendError> {
+    fn convert(&mut self, op: Conversion, v: Value, from: Scalar, to: Scalar) -> Value {
+        use Conversion as C;
         let tt = to.clif();
-        Ok(match op {
-            Op::Trunc | Op::Ptrtoint => {
+        match op {
+            C::Trunc | C::Ptrtoint => {
                 let r = self.zext_to(v, from, tt);
                 if to == Scalar::Int(1) {
                     self.b.ins().band_imm_u(r, 1)
@@ -253,21 +246,21 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     r
                 }
             }
-            Op::Zext | Op::Inttoptr => self.zext_to(v, from, tt),
-            Op::Sext => self.sext_to(v, from, tt),
-            Op::Fptrunc => {
+            C::Zext | C::Inttoptr => self.zext_to(v, from, tt),
+            C::Sext => self.sext_to(v, from, tt),
+            C::Fptrunc => {
                 let r = self.b.ins().fdemote(clt::F32, v);
                 self.canonicalize(r, Scalar::F32)
             }
-            Op::Fpext => {
+            C::Fpext => {
                 let r = self.b.ins().fpromote(clt::F64, v);
                 self.canonicalize(r, Scalar::F64)
             }
-            Op::Fptosi => {
+            C::Fptosi => {
                 let w = to.width().unwrap_or(64);
                 let r = self.b.ins().fcvt_to_sint_sat(clt::I64, v);
                 if w == 64 {
-                    return Ok(r);
+                    return r;
                 }
                 let (min, max) = (-(1i64 << (w - 1)), (1i64 << (w - 1)) - 1);
                 let lo = self.b.ins().iconst(clt::I64, min);
@@ -281,33 +274,32 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     r
                 }
             }
-            Op::Fptoui => {
+            C::Fptoui => {
                 let w = to.width().unwrap_or(64);
                 let r = self.b.ins().fcvt_to_uint_sat(clt::I64, v);
                 if w == 64 {
-                    return Ok(r);
+                    return r;
                 }
                 let hi = self.b.ins().iconst(clt::I64, (1i64 << w) - 1);
                 let r = self.b.ins().umin(r, hi);
                 self.zext_to(r, Scalar::Int(64), tt)
             }
-            Op::Uitofp => {
+            C::Uitofp => {
                 let x = self.zext_to(v, from, wide(from));
                 self.b.ins().fcvt_from_uint(tt, x)
             }
-            Op::Sitofp => {
+            C::Sitofp => {
                 let x = self.sext_to(v, from, wide(from));
                 self.b.ins().fcvt_from_sint(tt, x)
             }
-            Op::Bitcast => {
+            C::Bitcast => {
                 if from.clif() == tt {
                     v
                 } else {
                     self.b.ins().bitcast(tt, MemFlagsData::new(), v)
                 }
             }
-            _ => return Err(not_in_group(op, "a conversion")),
-        })
+        }
     }
 
     /// `icmp` or `fcmp`: an `I8` 0 or 1.
@@ -375,10 +367,4 @@ fn wide(s: Scalar) -> Type {
     } else {
         clt::I32
     }
-}
-
-/// The error of an arithmetic helper handed an opcode of another group: the dispatch in
-/// [`super::func`] routes each opcode to one helper, so this is an internal error.
-fn not_in_group(op: Op, group: &str) -> BackendError {
-    BackendError::Malformed(format!("{op} is not {group}"))
 }

@@ -461,51 +461,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         // Every opcode of the registry has an arm: a new one fails to compile here until it is
         // lowered or listed with those that never appear in a function body.
         match op {
-            Op::Iadd
-            | Op::Isub
-            | Op::Imul
-            | Op::Sdiv
-            | Op::Udiv
-            | Op::Srem
-            | Op::Urem
-            | Op::Shl
-            | Op::Lshr
-            | Op::Ashr
-            | Op::And
-            | Op::Or
-            | Op::Xor
-            | Op::Rotl
-            | Op::Rotr
-            | Op::Fadd
-            | Op::Fsub
-            | Op::Fmul
-            | Op::Fdiv
-            | Op::Frem
-            | Op::Fcopysign
-            | Op::Fmin
-            | Op::Fmax
-            | Op::Clz
-            | Op::Ctz
-            | Op::Popcnt
-            | Op::Fneg
-            | Op::Fabs
-            | Op::Fsqrt
-            | Op::Fceil
-            | Op::Ffloor
-            | Op::Ftrunc
-            | Op::Fnearest
-            | Op::Trunc
-            | Op::Zext
-            | Op::Sext
-            | Op::Fptrunc
-            | Op::Fpext
-            | Op::Fptoui
-            | Op::Fptosi
-            | Op::Uitofp
-            | Op::Sitofp
-            | Op::Ptrtoint
-            | Op::Inttoptr
-            | Op::Bitcast => {
+            irkit_core::op_int_binary!()
+            | irkit_core::op_float_binary!()
+            | irkit_core::op_int_unary!()
+            | irkit_core::op_float_unary!()
+            | irkit_core::op_conversions!() => {
                 let r = self.arith(inst, op, place)?;
                 self.set(inst, vec![r]);
             }
@@ -597,17 +557,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             // definitions (operands, lowered where they are used), parameters (bound with their
             // block), decorations, generics (specialized away by the linker) and NOIR (procs
             // are lowered to functions before this).
-            Op::Module
-            | Op::Func
-            | Op::GlobalVar
-            | Op::GlobalConst
-            | Op::Block
-            | Op::Param
-            | irkit_core::op_types!()
-            | irkit_core::op_constants!()
-            | irkit_core::op_decorations!()
-            | irkit_core::op_generics!()
-            | irkit_core::op_noir!() => return Err(unsupported_here()),
+            irkit_core::op_outside_bodies!() | irkit_core::op_noir!() => {
+                return Err(unsupported_here());
+            }
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! that keep every use dominated, calls, straight-line arithmetic, conversions, memory and
 //! aggregates.
 
-use irkit_core::{Inst, Opcode, Payload};
+use irkit_core::{Inst, IntBinary, Opcode, Payload};
 
 use super::{
     CC_SLT, FLOAT_BINOPS, FLOAT_UNOPS, Gen, INT_BINOPS, INT_CCS, INT_UNOPS, LOCAL_NAMES, Scope, Sig,
@@ -381,7 +381,7 @@ impl Gen<'_, '_> {
                 let t = self.int_ty();
                 let k = self.e.below(INT_BINOPS.len() + INT_UNOPS.len());
                 let Some(&op) = INT_BINOPS.get(k) else {
-                    let op = INT_UNOPS[k - INT_BINOPS.len()];
+                    let op = INT_UNOPS[k - INT_BINOPS.len()].op().opcode();
                     let x = self.value(&t, scope);
                     let r = self.emit(b, op, Some(&t), vec![x], Payload::None);
                     scope.vals.push((r, t));
@@ -390,7 +390,7 @@ impl Gen<'_, '_> {
                 let lhs = self.value(&t, scope);
                 let rhs = if matches!(
                     op,
-                    Opcode::SDIV | Opcode::UDIV | Opcode::SREM | Opcode::UREM
+                    IntBinary::Sdiv | IntBinary::Udiv | IntBinary::Srem | IntBinary::Urem
                 ) {
                     // A divisor that is neither 0 nor -1: no trap.
                     let ti = self.ty(&t);
@@ -403,21 +403,21 @@ impl Gen<'_, '_> {
                 } else {
                     self.value(&t, scope)
                 };
-                let r = self.emit(b, op, Some(&t), vec![lhs, rhs], Payload::None);
+                let r = self.emit(b, op.op().opcode(), Some(&t), vec![lhs, rhs], Payload::None);
                 scope.vals.push((r, t));
             }
             1 => {
                 let t = self.float_ty();
                 let k = self.e.below(FLOAT_BINOPS.len() + FLOAT_UNOPS.len());
                 let Some(&op) = FLOAT_BINOPS.get(k) else {
-                    let op = FLOAT_UNOPS[k - FLOAT_BINOPS.len()];
+                    let op = FLOAT_UNOPS[k - FLOAT_BINOPS.len()].op().opcode();
                     let x = self.value(&t, scope);
                     let r = self.emit(b, op, Some(&t), vec![x], Payload::None);
                     scope.vals.push((r, t));
                     return;
                 };
                 let ops = vec![self.value(&t, scope), self.value(&t, scope)];
-                let r = self.emit(b, op, Some(&t), ops, Payload::None);
+                let r = self.emit(b, op.op().opcode(), Some(&t), ops, Payload::None);
                 scope.vals.push((r, t));
             }
             2 => {
