@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use cranelift_jit::JITModule;
 use cranelift_module::{DataId, FuncOrDataId, Linkage, Module as ClModule};
-use irkit_backend::extension::{new_exports, remove_additions};
+use irkit_backend::extension::{self, Grows, new_exports};
 use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
 use irkit_core::{Inst, Module, Opcode};
 
@@ -138,7 +138,7 @@ impl JitSession {
     /// it at the first load) and the slots compiled so far: the work is the additions'. On an
     /// error nothing is loaded (and after a failed lowering of a later load the session is
     /// broken, see the module's documentation).
-    fn grow(&mut self, live: usize) -> Result<(), BackendError> {
+    fn prepare(&mut self, live: usize) -> Result<(), BackendError> {
         let first = self.jit.is_none();
         let module = &self.module;
         // Refused before the Cranelift module is touched (lowering would refuse it midway).
@@ -289,6 +289,24 @@ impl Drop for JitSession {
     }
 }
 
+impl Grows for JitSession {
+    fn live(&mut self) -> &mut Module {
+        &mut self.module
+    }
+
+    fn loaded(&self) -> bool {
+        self.jit.is_some()
+    }
+
+    fn prepared(&self) -> usize {
+        self.prepared
+    }
+
+    fn grow(&mut self, from: usize) -> Result<(), BackendError> {
+        self.prepare(from)
+    }
+}
+
 impl Session for JitSession {
     fn module(&self) -> &Module {
         &self.module
@@ -298,23 +316,7 @@ impl Session for JitSession {
         if let Some(why) = &self.broken {
             return Err(BackendError::Codegen(why.clone()));
         }
-        let first = self.jit.is_none();
-        if !first && let Err(why) = module.extends(&self.module) {
-            return Err(BackendError::Malformed(format!(
-                "the module does not extend the live program: {why}"
-            )));
-        }
-        let live = if first {
-            0
-        } else {
-            self.module.top_level().len()
-        };
-        let old = std::mem::replace(&mut self.module, module);
-        if let Err(e) = self.grow(live) {
-            self.module = old;
-            return Err(e);
-        }
-        Ok(())
+        extension::load(self, module)
     }
 
     fn load_in_place(
@@ -324,15 +326,7 @@ impl Session for JitSession {
         if let Some(why) = &self.broken {
             return Err(BackendError::Codegen(why.clone()));
         }
-        let live = self.module.top_level().len();
-        if !append(&mut self.module) {
-            return Ok(false);
-        }
-        if let Err(e) = self.grow(live) {
-            remove_additions(&mut self.module, live, self.prepared);
-            return Err(e);
-        }
-        Ok(true)
+        extension::load_in_place(self, append)
     }
 
     fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError> {

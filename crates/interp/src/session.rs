@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use irkit_backend::extension::{new_exports, remove_additions};
+use irkit_backend::extension::{self, Grows, new_exports};
 use irkit_backend::{BackendError, Call, RunOptions, Session, Val};
 use irkit_core::{Inst, Module};
 
@@ -67,7 +67,7 @@ fn malformed(e: impl std::fmt::Display) -> BackendError {
 impl InterpSession {
     /// Prepares what the module holds beyond the slots prepared so far (all of it at the first
     /// load): the work is the additions'. On an error nothing is prepared.
-    fn grow(&mut self) -> Result<(), BackendError> {
+    fn prepare(&mut self) -> Result<(), BackendError> {
         let module = &self.module;
         let from = self.prepared;
         // The nesting limit bounds how deep values nest (see `Interpreter::new`): checked for
@@ -118,40 +118,39 @@ impl InterpSession {
     }
 }
 
+impl Grows for InterpSession {
+    fn live(&mut self) -> &mut Module {
+        &mut self.module
+    }
+
+    fn loaded(&self) -> bool {
+        self.parts.is_some()
+    }
+
+    fn prepared(&self) -> usize {
+        self.prepared
+    }
+
+    /// The interpreter prepares by arena slot: everything beyond what it prepared.
+    fn grow(&mut self, _from: usize) -> Result<(), BackendError> {
+        self.prepare()
+    }
+}
+
 impl Session for InterpSession {
     fn module(&self) -> &Module {
         &self.module
     }
 
     fn load(&mut self, module: Module) -> Result<(), BackendError> {
-        if self.parts.is_some()
-            && let Err(why) = module.extends(&self.module)
-        {
-            return Err(malformed(format!(
-                "the module does not extend the live program: {why}"
-            )));
-        }
-        let old = std::mem::replace(&mut self.module, module);
-        if let Err(e) = self.grow() {
-            self.module = old;
-            return Err(e);
-        }
-        Ok(())
+        extension::load(self, module)
     }
 
     fn load_in_place(
         &mut self,
         append: &mut dyn FnMut(&mut Module) -> bool,
     ) -> Result<bool, BackendError> {
-        let defs = self.module.top_level().len();
-        if !append(&mut self.module) {
-            return Ok(false);
-        }
-        if let Err(e) = self.grow() {
-            remove_additions(&mut self.module, defs, self.prepared);
-            return Err(e);
-        }
-        Ok(true)
+        extension::load_in_place(self, append)
     }
 
     fn call(&mut self, export: &str, args: &[Val]) -> Result<Call, BackendError> {

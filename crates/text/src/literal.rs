@@ -3,7 +3,7 @@
 //! The printer and the lexer share these so that every literal the printer writes reads back
 //! to the same value.
 
-use std::fmt::Write;
+use std::fmt::{Debug, Write};
 
 /// Whether `c` may appear in a bare (unquoted) name after a sigil.
 pub(crate) fn is_name_char(c: char) -> bool {
@@ -94,32 +94,28 @@ pub(crate) const F32_CANONICAL_NAN: u64 = 0x7fc0_0000;
 /// back to the same bits, `inf`/`-inf`, `nan` (canonical quiet NaN) or `nan:0x<bits>`.
 pub(crate) fn write_f64(out: &mut String, bits: u64) {
     let v = f64::from_bits(bits);
-    if v.is_nan() {
-        if bits == F64_CANONICAL_NAN {
-            out.push_str("nan");
-        } else {
-            let _ = write!(out, "nan:{bits:#x}");
-        }
-    } else if v.is_infinite() {
-        out.push_str(if v < 0.0 { "-inf" } else { "inf" });
-    } else {
-        let _ = write!(out, "{v:?}");
-    }
+    write_float(out, bits, F64_CANONICAL_NAN, v, &v);
 }
 
 /// Like [`write_f64`] for an f32 held in the low 32 bits of `bits`.
 pub(crate) fn write_f32(out: &mut String, bits: u32) {
     let v = f32::from_bits(bits);
-    if v.is_nan() {
-        if u64::from(bits) == F32_CANONICAL_NAN {
+    write_float(out, u64::from(bits), F32_CANONICAL_NAN, f64::from(v), &v);
+}
+
+/// The spelling of both widths, for a value with `bits`, classified by `wide` (the value,
+/// widened exactly) and spelled by `shortest` (the value at its own width).
+fn write_float(out: &mut String, bits: u64, canonical: u64, wide: f64, shortest: &dyn Debug) {
+    if wide.is_nan() {
+        if bits == canonical {
             out.push_str("nan");
         } else {
             let _ = write!(out, "nan:{bits:#x}");
         }
-    } else if v.is_infinite() {
-        out.push_str(if v < 0.0 { "-inf" } else { "inf" });
+    } else if wide.is_infinite() {
+        out.push_str(if wide < 0.0 { "-inf" } else { "inf" });
     } else {
-        let _ = write!(out, "{v:?}");
+        let _ = write!(out, "{shortest:?}");
     }
 }
 

@@ -63,22 +63,15 @@ impl<'m> Cx<'m> {
             | (PayloadKind::Float, Payload::Float(_))
             | (PayloadKind::Str, Payload::Str(_))
             | (PayloadKind::Bytes, Payload::Bytes(_)) => true,
-            (PayloadKind::IntCC, Payload::Int(c)) => {
-                if IntCC::from_code(*c).is_none() {
-                    self.err(
-                        i,
-                        format!("`{name}` has an invalid integer condition code {c}"),
-                    );
-                    good = false;
-                }
-                true
-            }
-            (PayloadKind::FloatCC, Payload::Int(c)) => {
-                if FloatCC::from_code(*c).is_none() {
-                    self.err(
-                        i,
-                        format!("`{name}` has an invalid float condition code {c}"),
-                    );
+            (kind @ (PayloadKind::IntCC | PayloadKind::FloatCC), Payload::Int(c)) => {
+                let (valid, class) = if kind == PayloadKind::IntCC {
+                    (IntCC::from_code(*c).is_some(), "integer")
+                } else {
+                    (FloatCC::from_code(*c).is_some(), "float")
+                };
+                if !valid {
+                    let msg = format!("`{name}` has an invalid {class} condition code {c}");
+                    self.err(i, msg);
                     good = false;
                 }
                 true
