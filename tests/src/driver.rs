@@ -84,7 +84,11 @@ pub fn driver(m: &Module, calls: &[DriverCall<'_>]) -> Result<(String, Vec<Vec<L
             .and_then(|t| m.fn_signature(t))
             .map(|(ret, _)| ret)
             .ok_or_else(|| format!("@{} is not a function", c.func))?;
-        let args: Vec<String> = c.args.iter().map(|v| crate::runtest::format_val(*v)).collect();
+        let args: Vec<String> = c
+            .args
+            .iter()
+            .map(|v| crate::runtest::format_val(*v))
+            .collect();
         let args = args.join(", ");
         // Returning calls run unless SELECT names an earlier call (unsigned: unset is -1);
         // a stopping call runs only when named.

@@ -162,13 +162,19 @@ fn parse_call(s: &str, targets: Vec<Target>, line: usize) -> Result<RunLine, Str
     let (func, args) = name_args
         .split_once('(')
         .ok_or_else(|| format!("expected `@f(ARGS)`, found `{call}`"))?;
-    if func.is_empty() || !func.chars().all(|c| c.is_ascii_alphanumeric() || "_.$-".contains(c)) {
+    if func.is_empty()
+        || !func
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.$-".contains(c))
+    {
         return Err(format!("bad function name `@{func}`"));
     }
     let args = if args.trim().is_empty() {
         Vec::new()
     } else {
-        args.split(',').map(|a| parse_val(a.trim())).collect::<Result<_, _>>()?
+        args.split(',')
+            .map(|a| parse_val(a.trim()))
+            .collect::<Result<_, _>>()?
     };
     Ok(RunLine {
         line,
@@ -185,7 +191,10 @@ pub fn parse_expected(s: &str) -> Result<Expected, String> {
         return Ok(Expected::Returns(Vec::new()));
     }
     if let Some(code) = s.strip_prefix("exit ") {
-        let code = code.trim().parse().map_err(|_| format!("bad exit code `{code}`"))?;
+        let code = code
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad exit code `{code}`"))?;
         return Ok(Expected::Exit(code));
     }
     if let Some(rest) = s.strip_prefix("trap ") {
@@ -195,15 +204,17 @@ pub fn parse_expected(s: &str) -> Result<Expected, String> {
         let place = if tail.is_empty() {
             None
         } else {
-            let p = tail
-                .strip_prefix("in ")
-                .ok_or_else(|| format!("expected `in <place>` after the trap kind, found `{tail}`"))?;
+            let p = tail.strip_prefix("in ").ok_or_else(|| {
+                format!("expected `in <place>` after the trap kind, found `{tail}`")
+            })?;
             Some(p.trim().to_string())
         };
         return Ok(Expected::Trap { kind, place });
     }
     if let Some(list) = s.strip_prefix('[') {
-        let list = list.strip_suffix(']').ok_or("a `[` list must end with `]`")?;
+        let list = list
+            .strip_suffix(']')
+            .ok_or("a `[` list must end with `]`")?;
         let vals = list
             .split(',')
             .map(|v| parse_val(v.trim()))
@@ -361,8 +372,12 @@ pub fn parse_val(s: &str) -> Result<Val, String> {
             _ => Err(bad()),
         },
         "i8" => int_bits(lit, 8).map(|b| Val::I8(b as u8)).ok_or_else(bad),
-        "i16" => int_bits(lit, 16).map(|b| Val::I16(b as u16)).ok_or_else(bad),
-        "i32" => int_bits(lit, 32).map(|b| Val::I32(b as u32)).ok_or_else(bad),
+        "i16" => int_bits(lit, 16)
+            .map(|b| Val::I16(b as u16))
+            .ok_or_else(bad),
+        "i32" => int_bits(lit, 32)
+            .map(|b| Val::I32(b as u32))
+            .ok_or_else(bad),
         "i64" => int_bits(lit, 64).map(Val::I64).ok_or_else(bad),
         "f32" => float_bits(lit, 32)
             .map(|b| Val::F32(b as u32))
@@ -398,7 +413,9 @@ fn float_bits(lit: &str, w: u32) -> Option<u64> {
     if let Some(h) = lit.strip_prefix("nan:0x") {
         let b = u64::from_str_radix(h, 16).ok()?;
         let nan = if w == 32 {
-            u32::try_from(b).ok().is_some_and(|b| f32::from_bits(b).is_nan())
+            u32::try_from(b)
+                .ok()
+                .is_some_and(|b| f32::from_bits(b).is_nan())
         } else {
             f64::from_bits(b).is_nan()
         };
@@ -454,7 +471,10 @@ mod tests {
         assert!(parse_val("i8 256").is_err());
         assert!(parse_val("i8 -129").is_err());
         assert!(parse_val("f32 nan:0x7ff8000000000000").is_err());
-        assert!(parse_val("f64 1").is_err(), "a float literal needs a `.` or exponent");
+        assert!(
+            parse_val("f64 1").is_err(),
+            "a float literal needs a `.` or exponent"
+        );
     }
 
     #[test]
@@ -483,7 +503,10 @@ mod tests {
         );
         assert_eq!(lines[3].expect, Expected::Exit(3));
         for l in &lines {
-            assert_eq!(parse_expected(&format_expected(&l.expect)), Ok(l.expect.clone()));
+            assert_eq!(
+                parse_expected(&format_expected(&l.expect)),
+                Ok(l.expect.clone())
+            );
         }
         assert!(parse_lines("; run(gpu): @f() == void\n").is_err());
         assert!(parse_lines("; run: @f()\n").is_err());
@@ -508,8 +531,8 @@ mod tests {
             "trap \"trap executed\" in @t ^entry, instruction 0 (trap)"
         );
         assert!(!matches(&kind_only, &Call::Returned(vec![])));
-        let prefix = parse_expected("trap \"trap ...\" in @t ^entry, instruction 0 (trap)")
-            .expect("parses");
+        let prefix =
+            parse_expected("trap \"trap ...\" in @t ^entry, instruction 0 (trap)").expect("parses");
         assert!(matches(&prefix, &call));
         assert!(!matches(&parse_expected("trap \"trap\"").unwrap(), &call));
     }

@@ -107,8 +107,13 @@ fn with_exports(mut m: Module, lines: &[RunLine]) -> Result<Module, String> {
                 ));
             }
             None => {
-                m.add_decoration(def, Opcode::EXPORT, Vec::new(), Payload::Str(l.func.as_str().into()))
-                    .map_err(|e| e.to_string())?;
+                m.add_decoration(
+                    def,
+                    Opcode::EXPORT,
+                    Vec::new(),
+                    Payload::Str(l.func.as_str().into()),
+                )
+                .map_err(|e| e.to_string())?;
             }
         }
     }
@@ -160,7 +165,8 @@ fn run_exe(case: &Case, lines: &[&RunLine]) -> Result<Vec<Result<Call, String>>,
             Some(k) => c.env(driver::SELECT, k.to_string()),
             None => c.env_remove(driver::SELECT),
         };
-        c.output().map_err(|e| format!("cannot run {}: {e}", exe.display()))
+        c.output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))
     };
     // The outcome of call `k` in process output `o`: its result line, else how the process
     // ended (when it ended at that call).
@@ -195,7 +201,9 @@ fn run_exe(case: &Case, lines: &[&RunLine]) -> Result<Vec<Result<Call, String>>,
         if stops(l) {
             out.push(outcome(k, &run(Some(k))?));
         } else if stopped {
-            out.push(Err("not run: the executable stopped at an earlier call".into()));
+            out.push(Err(
+                "not run: the executable stopped at an earlier call".into()
+            ));
         } else {
             let o = outcome(k, &batch);
             stopped = !matches!(o, Ok(Call::Returned(_)));
@@ -279,9 +287,10 @@ fn main() {
                 continue;
             }
             let f = f.clone();
-            trials.push(Trial::test(format!("{}::{name}", target.name()), move || {
-                check(target, &f)
-            }));
+            trials.push(Trial::test(
+                format!("{}::{name}", target.name()),
+                move || check(target, &f),
+            ));
         }
     }
     libtest_mimic::run(&args, trials).exit();
