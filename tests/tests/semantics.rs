@@ -16,8 +16,9 @@
 //! sessions, which call exports. `IRKIT_BLESS=1` rewrites, from the interpreter's results, the
 //! expectation of each line that differs (a trap's place is written when the line gave one).
 //!
-//! The glue to each back end is one function (`verified`, `interp_session`, `jit_session`,
-//! `build_exe`), so that a change of their API is a change in one place.
+//! The glue to each back end is one function (`verified`, through which every module given to
+//! a back end passes, `interp_session`, `jit_session`, `build_exe`), so that a change of their
+//! API is a change in one place.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,9 +29,13 @@ use irkit_tests::driver::{self, DriverCall};
 use irkit_tests::runtest::{self, Expected, RunLine, Target};
 use libtest_mimic::{Arguments, Failed, Trial};
 
-/// Parses and verifies `text` (named `name` in messages).
-fn verified(text: &str, name: &str) -> Result<Module, String> {
-    let m = irkit_text::parse(text, name).map_err(|e| format!("does not parse:\n{e}"))?;
+/// Parses `text` (named `name` in messages).
+fn parse(text: &str, name: &str) -> Result<Module, String> {
+    irkit_text::parse(text, name).map_err(|e| format!("does not parse:\n{e}"))
+}
+
+/// `m`, once the verifier accepts it: every module a back end is given comes through here.
+fn verified(m: Module) -> Result<Module, String> {
     if let Err(errors) = irkit_core::verify::verify(&m) {
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         return Err(format!("does not verify:\n{}", lines.join("\n")));
@@ -81,7 +86,7 @@ fn load(path: &Path) -> Result<Case, String> {
     if lines.is_empty() {
         return Err("the case has no `; run:` line".into());
     }
-    let module = verified(&text, &format!("{name}.ir"))?;
+    let module = verified(parse(&text, &format!("{name}.ir"))?)?;
     Ok(Case {
         path: path.to_path_buf(),
         name,
@@ -126,7 +131,7 @@ fn run_session(
     case: &Case,
     lines: &[&RunLine],
 ) -> Result<Vec<Result<Call, String>>, String> {
-    let m = with_exports(case.module.clone(), &case.lines)?;
+    let m = verified(with_exports(case.module.clone(), &case.lines)?)?;
     let mut s = match target {
         Target::Interp => interp_session(m)?,
         _ => jit_session(m)?,
@@ -154,7 +159,7 @@ fn run_exe(case: &Case, lines: &[&RunLine]) -> Result<Vec<Result<Call, String>>,
         .collect();
     let (text, leaves) = driver::driver(&case.module, &calls)?;
     let whole = format!("{}{text}", case.text);
-    let m = verified(&whole, &format!("{}.driver.ir", case.name))?;
+    let m = verified(parse(&whole, &format!("{}.driver.ir", case.name))?)?;
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("semantics");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let exe = dir.join(&case.name);
