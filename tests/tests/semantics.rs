@@ -11,9 +11,10 @@
 //!   results: one process runs every call expected to return, and each call expected to trap or
 //!   exit runs in a process of its own, whose trap line or exit code is compared.
 //!
-//! A back end that no line of a file names has no trial for it. The calls of a file run in order on one instance (a session): a case may use the state
-//! earlier calls left. The functions a line calls are exported (under their own names) for the
-//! sessions, which call exports. `IRKIT_BLESS=1` rewrites, from the interpreter's results, the
+//! A back end that no line of a file names has no trial for it. The calls of a file run in
+//! order on one instance (a session): a case may use the state earlier calls left (the
+//! executable runs a trapping call after the returning calls before it). The functions a line
+//! calls are exported (under their own names) for the sessions, which call exports. `IRKIT_BLESS=1` rewrites, from the interpreter's results, the
 //! expectation of each line that differs (a trap's place is written when the line gave one).
 //!
 //! The glue to each back end is one function (`verified`, through which every module given to
@@ -256,8 +257,13 @@ fn check(target: Target, path: &Path) -> Result<(), Failed> {
     }
     if target == Target::Interp && irkit_tests::blessing() && fixes.len() == report.lines().count()
     {
+        // Written aside, then renamed over the case: the other back ends' trials, which may
+        // be reading it meanwhile, see the old text or the new, never a part.
         let text = runtest::rewrite(&case.text, &fixes);
-        std::fs::write(&case.path, text).map_err(|e| format!("cannot bless: {e}"))?;
+        let aside = case.path.with_extension("ir.blessing");
+        std::fs::write(&aside, text)
+            .and_then(|()| std::fs::rename(&aside, &case.path))
+            .map_err(|e| format!("cannot bless: {e}"))?;
         return Ok(());
     }
     Err(report.into())
