@@ -5,6 +5,9 @@
 //!
 //! * **interp**: the reference interpreter's session (`irkit_interp::InterpSession`);
 //! * **jit**: the Cranelift JIT's session (`irkit_cranelift::JitSession`), in this process;
+//!   for the JIT and the executable, NOIR procs are lowered to functions first
+//!   (`irkit_noir::lower_procs`), as `ir-run` and `ir-link` do, so a trap inside a proc is
+//!   located differently there: a proc's trap lines state the kind only, or name the back end;
 //! * **exe**: a native executable (`irkit_cranelift::build_executable`, linked by `cc` as
 //!   `ir-link --emit exe` links; without a C compiler the trial fails, naming it) made of the
 //!   case and a generated driver (`irkit_tests::driver`) that makes the calls and prints their
@@ -53,18 +56,25 @@ fn interp_session(m: Module) -> Result<Box<dyn Session>, String> {
     Ok(s)
 }
 
+/// `m` with its NOIR procs lowered to functions: the step of the pipeline a native back end
+/// needs first (spec/backends.md, "The contract"; `ir-run` and `ir-link` run it too).
+fn procs_lowered(mut m: Module) -> Result<Module, String> {
+    irkit_noir::lower_procs(&mut m).map_err(|e| e.to_string())?;
+    Ok(m)
+}
+
 /// The JIT's session with `m` loaded.
 fn jit_session(m: Module) -> Result<Box<dyn Session>, String> {
     let mut s = irkit_cranelift::Jit
         .session(&RunOptions::default())
         .map_err(|e| e.to_string())?;
-    s.load(m).map_err(|e| e.to_string())?;
+    s.load(procs_lowered(m)?).map_err(|e| e.to_string())?;
     Ok(s)
 }
 
 /// `m` compiled and linked into the executable `out`, whose `main` runs the export `entry`.
-fn build_exe(m: &Module, entry: &str, out: &Path) -> Result<(), String> {
-    irkit_cranelift::build_executable(m, entry, out).map_err(|e| e.to_string())
+fn build_exe(m: Module, entry: &str, out: &Path) -> Result<(), String> {
+    irkit_cranelift::build_executable(&procs_lowered(m)?, entry, out).map_err(|e| e.to_string())
 }
 
 /// A case file: its text, its verified module and its run lines.
@@ -164,7 +174,7 @@ fn run_exe(case: &Case, lines: &[&RunLine]) -> Result<Vec<Result<Call, String>>,
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("semantics");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let exe = dir.join(&case.name);
-    build_exe(&m, driver::ENTRY, &exe)?;
+    build_exe(m, driver::ENTRY, &exe)?;
     let run = |select: Option<usize>| {
         let mut c = Command::new(&exe);
         match select {
