@@ -9,7 +9,7 @@
 //! ; run: @g(f64 1.5) == f64 nan:0x7ff8000000000001
 //! ; run: @pair() == [i8 1, i64 42]                 a struct result: its scalar leaves in order
 //! ; run: @h() == void                              returns nothing
-//! ; run: @main() == exit 3                         calls C's `exit(3)`
+//! ; run: @quit() == exit 3                         calls C's `exit(3)`
 //! ; run(interp): @load_null() == trap "null access at 0x0"
 //! ```
 //!
@@ -38,6 +38,8 @@
 //!
 //! The runner (`tests/tests/semantics.rs`) checks every line on every back end it names, and
 //! `IRKIT_BLESS=1` rewrites the expectation of each line whose interpreter result differs.
+//! (In the whole programs of `tests/run/` and `examples/`, a `; run:` line gives options
+//! instead, [`crate::expect::run_args`]: the two kinds of file live apart.)
 
 use irkit_backend::{Call, Val};
 
