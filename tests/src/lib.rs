@@ -14,8 +14,14 @@
 //!
 //! Leading comment lines after the first are the case's description and are kept verbatim.
 //! Run with `IRKIT_BLESS=1` to rewrite every case's expectations from the actual results.
+//!
+//! The semantics cases of `tests/semantics/` state per-call expectations instead, on `; run:`
+//! lines ([`runtest`]), checked on every back end (`tests/tests/semantics.rs`, with the
+//! executable's [`driver`]).
 
+pub mod driver;
 pub mod expect;
+pub mod runtest;
 
 use std::fmt::Write as _;
 use std::path::Path;

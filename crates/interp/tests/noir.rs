@@ -1,7 +1,9 @@
 //! The NOIR evaluator (spec/ir.md, "NOIR: procs without blocks"): procs written in the generic
 //! text form, evaluated by their iteration semantics, directly ([`Interpreter::eval_proc`],
-//! [`eval_proc`]) and through `call`, `call_indirect` and `main`. Every expected value is
-//! computed by hand in the comment beside it.
+//! [`eval_proc`], whose results may be undefined) and as `main`. Every expected value is
+//! computed by hand in the comment beside it. Procs called as functions (`call`,
+//! `call_indirect`, an undefined result trapping) are the file case `tests/semantics/noir.ir`,
+//! run on every back end.
 
 mod common;
 
@@ -10,7 +12,7 @@ use irkit_backend::{Backend, Outcome, RunOptions};
 use irkit_interp::{InterpBackend, Interpreter, ProcResult, TrapKind, Value, eval_proc};
 use irkit_tests::expect::Expect;
 
-/// The seed's iterative fibonacci, with a func calling it and a func calling it indirectly.
+/// The seed's iterative fibonacci, and a func calling it (not a proc: `eval_proc` refuses it).
 const FIB: &str = r#"
 #[export("fib")]
 @fib: fn(i64) -> i64 = proc {
@@ -35,13 +37,6 @@ const FIB: &str = r#"
   %fa: i64 = call @fib(%a)
   %fb: i64 = call @fib(%b)
   %r: i64 = iadd %fa, %fb
-  ret %r
-}
-
-@fib_indirect: fn(i64) -> i64 = func {
-^entry(%n: i64):
-  %f: ptr = select i1 true, @fib, @fib
-  %r: i64 = call_indirect fn(i64) -> i64, %f(%n)
   ret %r
 }
 "#;
@@ -79,31 +74,10 @@ fn fib_of_0_to_20_and_90() {
         assert_eq!(fib_ref(n as u64), want);
         let r = it.eval_proc("fib", &[Value::I64(n as u64)]);
         assert_eq!(r, Ok(defined(Value::I64(want))), "fib({n})");
-        // Run as a call does, the result is the same.
-        assert_eq!(
-            it.run("fib", &[Value::I64(n as u64)]),
-            Ok(Some(Value::I64(want)))
-        );
     }
     assert_eq!(
         it.eval_proc("fib", &[Value::I64(90)]),
         Ok(defined(Value::i64(2_880_067_194_370_816_120)))
-    );
-}
-
-#[test]
-fn fib_called_from_a_func_and_indirectly() {
-    let m = module(FIB);
-    let mut it = Interpreter::new(&m).expect("interpreter");
-    // fib(10) + fib(20) = 55 + 6765 = 6820.
-    assert_eq!(
-        it.run("fib_sum", &[Value::I64(10), Value::I64(20)]),
-        Ok(Some(Value::I64(6820)))
-    );
-    // fib(30) = 832040, through a function address of the proc.
-    assert_eq!(
-        it.run("fib_indirect", &[Value::I64(30)]),
-        Ok(Some(Value::I64(832_040)))
     );
 }
 
@@ -199,12 +173,6 @@ const MERGE: &str = r#"
   %one: i32 = phi %vp, %ve
   result %one
 }
-
-@call_phi2: fn(i32) -> i32 = func {
-^entry(%x: i32):
-  %r: i32 = call @phi2(%x)
-  ret %r
-}
 "#;
 
 #[test]
@@ -248,27 +216,6 @@ fn phi_is_defined_with_exactly_one_defined_operand() {
         eval(MERGE, "phi2", &[Value::i32(-3)]),
         ProcResult::Undefined
     );
-}
-
-#[test]
-fn undefined_result_traps_through_call() {
-    let m = module(MERGE);
-    let mut it = Interpreter::new(&m).expect("interpreter");
-    assert_eq!(
-        it.run("call_phi2", &[Value::i32(3)]),
-        Ok(Some(Value::i32(1003)))
-    );
-    // phi2(4): both operands defined, the result is undefined: the call traps like
-    // `unreachable`, located at the proc's `result` (its 9th child after %x).
-    let t = it.run("call_phi2", &[Value::i32(4)]).unwrap_err();
-    assert_eq!(t.kind, TrapKind::Unreachable);
-    assert_eq!(
-        t.to_string(),
-        "trap: unreachable executed in @phi2, instruction 8 (result)"
-    );
-    // Run directly, the proc traps the same way.
-    let t = it.run("phi2", &[Value::i32(-3)]).unwrap_err();
-    assert_eq!(t.kind, TrapKind::Unreachable);
 }
 
 /// sum over 0 <= j < i < n of j, with an outer loop on %O and an inner loop on %I. The inner
@@ -316,16 +263,6 @@ fn nested_loops_on_two_events() {
         assert_eq!(
             eval(NESTED, "nested", &[Value::i32(n)]),
             defined(Value::i32(want)),
-            "nested({n})"
-        );
-    }
-    let m = module(NESTED);
-    let mut it = Interpreter::new(&m).expect("interpreter");
-    for n in 0..=30i64 {
-        let want = n * (n - 1) * (n - 2) / 6;
-        assert_eq!(
-            it.run("nested", &[Value::i32(n as i32)]),
-            Ok(Some(Value::i32(want.max(0) as i32))),
             "nested({n})"
         );
     }
@@ -507,12 +444,6 @@ const VOID_PROC: &str = r#"
   %y: i32 = iadd %x, i32 1
   result
 }
-
-@caller: fn() -> i32 = func {
-^entry:
-  call @nothing(i32 1)
-  ret i32 3
-}
 "#;
 
 #[test]
@@ -523,7 +454,6 @@ fn void_proc_returns_when_it_ends() {
         it.eval_proc("nothing", &[Value::i32(1)]),
         Ok(ProcResult::Defined(None))
     );
-    assert_eq!(it.run("caller", &[]), Ok(Some(Value::i32(3))));
 }
 
 #[test]

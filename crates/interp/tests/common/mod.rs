@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use irkit_core::Module;
-use irkit_interp::{Interpreter, Trap, TrapKind, Value};
+use irkit_interp::{Interpreter, Trap, Value};
 
 /// Parses and verifies `src`, panicking with the diagnostics otherwise.
 pub fn module(src: &str) -> Module {
@@ -20,34 +20,4 @@ pub fn run(src: &str, func: &str, args: &[Value]) -> Result<Option<Value>, Trap>
     let m = module(src);
     let mut it = Interpreter::new(&m).expect("interpreter");
     it.run(func, args)
-}
-
-/// Runs `func` of `src` with `args`, expecting a result.
-pub fn eval(src: &str, func: &str, args: &[Value]) -> Value {
-    match run(src, func, args) {
-        Ok(Some(v)) => v,
-        other => panic!("{func}: expected a value, got {other:?}"),
-    }
-}
-
-/// Runs `func` of `src` with `args`, expecting a trap; returns it.
-pub fn trap(src: &str, func: &str, args: &[Value]) -> Trap {
-    match run(src, func, args) {
-        Err(t) => t,
-        other => panic!("{func}: expected a trap, got {other:?}"),
-    }
-}
-
-/// Runs and expects a trap of `kind`.
-pub fn expect_trap(src: &str, func: &str, args: &[Value], kind: TrapKind) -> Trap {
-    let t = trap(src, func, args);
-    assert_eq!(t.kind, kind, "{t}");
-    t
-}
-
-/// A function `@f: fn(T, T) -> T` applying `op` to its parameters.
-pub fn binop(op: &str, ty: &str) -> String {
-    format!(
-        "@f: fn({ty}, {ty}) -> {ty} = func {{\n^entry(%a: {ty}, %b: {ty}):\n  %r: {ty} = {op} %a, %b\n  ret %r\n}}\n"
-    )
 }
