@@ -23,10 +23,12 @@ use crate::{LinkOptions, Linked, Stats};
 mod ahead;
 mod copy;
 mod imports;
+mod index;
 mod linkage;
 mod pool;
 mod resolve;
 
+use index::{DefId, InputId, NodeId, SrcDef};
 use linkage::{ExportIndex, FactTable, linkage_of};
 use resolve::{MAX_REEXPORT_CHAIN, Resolved};
 
@@ -172,7 +174,7 @@ pub fn verify_linked(module: &Module) -> Result<(), LinkErrors> {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
     /// A definition with a body (or an initial value), by (input, definition).
-    Def(u32, u32),
+    Def(SrcDef),
     /// An import no input exports (kept as a declaration in a library link).
     Import(Box<str>),
     /// A C function provided by the runtime (an `extern` declaration without body).
@@ -181,12 +183,12 @@ enum Key {
 
 /// A definition of the output: what it stands for, what is copied into it, who reached it.
 struct Node {
-    /// The (input, definition) copied: the definition itself, or the first declaration reached.
-    src: (u32, u32),
+    /// The definition copied: the definition itself, or the first declaration reached.
+    src: SrcDef,
     /// Its instruction in the output.
     out: Inst,
     /// The node whose copy reached it first (`None` for roots).
-    parent: Option<u32>,
+    parent: Option<NodeId>,
     /// It stands for an unresolved import or a C symbol (a declaration of the output).
     decl: bool,
 }
@@ -194,10 +196,10 @@ struct Node {
 /// A `pin_if(@d, @c)` decoration of a copied definition, re-attached at the end when `c` was
 /// reached.
 struct PinIf {
-    owner: u32,
-    module: u32,
-    def: u32,
-    cond: u32,
+    owner: NodeId,
+    module: InputId,
+    def: DefId,
+    cond: DefId,
 }
 
 /// The link's state. Maps keyed by (input, definition) indices use FxHash: those keys are
@@ -209,25 +211,26 @@ struct State<'a> {
     srcs: &'a [Input],
     opts: &'a LinkOptions,
     nodes: Vec<Node>,
-    node_of: HashMap<Key, u32>,
-    queue: VecDeque<u32>,
-    /// `pin_if` targets whose owner and condition are both reached: (owner, input, def).
-    triggered: VecDeque<(u32, u32, u32)>,
+    node_of: HashMap<Key, NodeId>,
+    queue: VecDeque<NodeId>,
+    /// `pin_if` targets whose owner and condition are both reached: (owner, target).
+    triggered: VecDeque<(NodeId, SrcDef)>,
     /// `pin_if` targets waiting for their condition (by the condition's key).
-    pending: HashMap<Key, Vec<(u32, u32, u32)>>,
+    pending: HashMap<Key, Vec<(NodeId, SrcDef)>>,
     pin_ifs: Vec<PinIf>,
-    ref_memo: FxHashMap<(u32, u32), Key>,
+    ref_memo: FxHashMap<SrcDef, Key>,
     /// What each name looked up resolves to (re-exports followed).
     name_memo: HashMap<Box<str>, Resolved>,
     /// Every name found to be a re-export: its winning (re-export) declaration. Those that
     /// resolve to a definition or declaration of the output are attached to it at the end.
-    reexports: BTreeMap<Box<str>, (u32, u32)>,
+    reexports: BTreeMap<Box<str>, SrcDef>,
     /// Import declarations already checked against their export.
-    imports_checked: FxHashSet<(u32, u32)>,
+    imports_checked: FxHashSet<SrcDef>,
     /// Linking hashes of the `linkonce` candidates compared so far.
-    linking: FxHashMap<(u32, u32), [u8; 32]>,
-    /// The first declaration of each unresolved import / C symbol: (input, def, its type).
-    decls: HashMap<Key, (u32, u32, Option<Inst>)>,
+    linking: FxHashMap<SrcDef, [u8; 32]>,
+    /// The first declaration of each unresolved import / C symbol, and its type.
+    decls: HashMap<Key, (SrcDef, Option<Inst>)>,
+    /// Per input, per pool entry: its value in the output, once re-interned.
     pool_memo: Vec<Vec<Option<Inst>>>,
     /// Per input: its validated pool (fetched on first use).
     pools: Vec<Option<PoolView<'a>>>,
@@ -244,18 +247,18 @@ struct State<'a> {
     /// Names looked up one input at a time so far.
     lookups: u64,
     /// Inputs whose symbol table could not be read (reported once).
-    bad_symbols: FxHashSet<u32>,
+    bad_symbols: FxHashSet<InputId>,
     /// Definitions found unreadable or contradicting their file's symbol index (reported
     /// once each).
-    bad_defs: FxHashSet<(u32, u32)>,
-    validated: FxHashSet<(u32, u32)>,
+    bad_defs: FxHashSet<SrcDef>,
+    validated: FxHashSet<SrcDef>,
     undefined_reported: HashSet<Box<str>>,
     keep_exports: HashSet<&'a str>,
     /// Plan each copy during the walk and build the copies afterwards, on every core
     /// ([`State::build_planned`]); off for the walk redone after a plan or build failed.
     split: bool,
     /// Copies planned, in walk order: (input, plan).
-    plans: Vec<(u32, CopyPlan<'a>)>,
+    plans: Vec<(InputId, CopyPlan<'a>)>,
     /// A plan or a build failed: the walk must be redone without splitting.
     split_failed: bool,
     errors: Vec<LinkError>,
@@ -310,22 +313,22 @@ impl<'a> State<'a> {
         }
     }
 
-    fn file(&self, m: u32) -> &'a str {
+    fn file(&self, m: InputId) -> &'a str {
         self.srcs
-            .get(m as usize)
+            .get(m.idx())
             .map(|s| s.name.as_str())
             .unwrap_or("?")
     }
 
-    fn view(&self, m: u32) -> &'a ModuleView {
-        &self.srcs[m as usize].view
+    fn view(&self, m: InputId) -> &'a ModuleView {
+        &self.srcs[m.idx()].view
     }
 
     fn run(&mut self, out: &mut Module) {
         for (name, role) in self.roots() {
             match self.resolve_name(out, &name) {
-                Resolved::Def(m, d) => {
-                    self.reach(out, Key::Def(m, d), (m, d), None);
+                Resolved::Def(src) => {
+                    self.reach(out, Key::Def(src), src, None);
                 }
                 // A re-export of a name no input exports: kept as a declaration in a library
                 // link (with the re-exported names attached), an error otherwise.
@@ -353,8 +356,8 @@ impl<'a> State<'a> {
             }
         }
         loop {
-            if let Some((owner, m, d)) = self.triggered.pop_front() {
-                self.need(out, m, d, Some(owner), false);
+            if let Some((owner, target)) = self.triggered.pop_front() {
+                self.need(out, target, Some(owner), false);
             } else if let Some(n) = self.queue.pop_front() {
                 self.copy(out, n);
             } else {
@@ -409,53 +412,53 @@ impl<'a> State<'a> {
     /// Checks every definition named by a symbol record of every input against its records
     /// (`ModuleView::check_def_symbols`).
     fn check_all_records(&mut self) {
-        for m in 0..self.srcs.len() as u32 {
+        for m in InputId::all(self.srcs.len()) {
             let Ok(syms) = self.view(m).try_symbols() else {
                 continue; // reported by build_export_index
             };
-            let defs: BTreeSet<u32> = syms.iter().map(|s| s.def).collect();
+            let defs: BTreeSet<DefId> = syms.iter().map(|s| DefId::new(s.def)).collect();
             for d in defs {
-                self.checked_linkage(m, d);
+                self.checked_linkage(SrcDef::new(m, d));
             }
         }
     }
 
-    /// What definition `d` of input `m` stands for in the output (memoized). Validates it.
-    fn resolve_ref(&mut self, out: &mut Module, m: u32, d: u32) -> Key {
-        if let Some(k) = self.ref_memo.get(&(m, d)) {
+    /// What definition `src` stands for in the output (memoized). Validates it.
+    fn resolve_ref(&mut self, out: &mut Module, src: SrcDef) -> Key {
+        if let Some(k) = self.ref_memo.get(&src) {
             return k.clone();
         }
-        let key = match self.checked_linkage(m, d) {
+        let key = match self.checked_linkage(src) {
             // Reported; the copy will not report it again.
-            None => Key::Def(m, d),
+            None => Key::Def(src),
             Some(l) => {
                 if let Some(n) = &l.import {
                     let key = match self.resolve_name(out, n) {
-                        Resolved::Def(wm, wd) => {
+                        Resolved::Def(w) => {
                             // Memoized first: the import's type may name it (a generic's
                             // parameters name their generic).
-                            self.ref_memo.insert((m, d), Key::Def(wm, wd));
+                            self.ref_memo.insert(src, Key::Def(w));
                             let t = Instant::now();
-                            self.check_import(out, n, (m, d), (wm, wd));
+                            self.check_import(out, n, src, w);
                             self.stats.resolve += t.elapsed();
-                            Key::Def(wm, wd)
+                            Key::Def(w)
                         }
                         Resolved::Missing => {
                             let k = Key::Import(n.as_str().into());
-                            self.ref_memo.insert((m, d), k.clone());
-                            self.check_decl(out, &k, m, d);
+                            self.ref_memo.insert(src, k.clone());
+                            self.check_decl(out, &k, src);
                             k
                         }
                         // Through re-exports to a name no input exports: a declaration of
                         // that name.
                         Resolved::Unresolved(a, _) => {
                             let k = Key::Import(a);
-                            self.ref_memo.insert((m, d), k.clone());
-                            self.check_decl(out, &k, m, d);
+                            self.ref_memo.insert(src, k.clone());
+                            self.check_decl(out, &k, src);
                             k
                         }
                         // Reported; the copy will not report it again.
-                        Resolved::Failed => Key::Def(m, d),
+                        Resolved::Failed => Key::Def(src),
                     };
                     // A re-export declaration: its names compete (and are attached to what
                     // they resolve to) like those of any reached definition.
@@ -466,34 +469,34 @@ impl<'a> State<'a> {
                 } else if let Some(n) = l.export.first() {
                     // A definition exported under several names resolves by its first.
                     match self.resolve_name(out, n) {
-                        Resolved::Def(wm, wd) => Key::Def(wm, wd),
-                        _ => Key::Def(m, d),
+                        Resolved::Def(w) => Key::Def(w),
+                        _ => Key::Def(src),
                     }
                 } else if let Some(s) = l.external.as_deref().filter(|_| l.bodyless) {
                     let k = Key::Extern(s.into());
-                    self.check_decl(out, &k, m, d);
+                    self.check_decl(out, &k, src);
                     k
                 } else {
-                    Key::Def(m, d)
+                    Key::Def(src)
                 }
             }
         };
-        self.ref_memo.insert((m, d), key.clone());
+        self.ref_memo.insert(src, key.clone());
         key
     }
 
-    /// The output instruction for a reference from input `m` to its definition `d`, needed by
-    /// node `needer`: resolves it, reports an undefined import (executable link), and reaches
-    /// the result. With `optional` (a `pin_weak`), an unresolved import gives `None` silently.
+    /// The output instruction for a reference to definition `src` (from its own input),
+    /// needed by node `needer`: resolves it, reports an undefined import (executable link),
+    /// and reaches the result. With `optional` (a `pin_weak`), an unresolved import gives
+    /// `None` silently.
     fn need(
         &mut self,
         out: &mut Module,
-        m: u32,
-        d: u32,
-        needer: Option<u32>,
+        src: SrcDef,
+        needer: Option<NodeId>,
         optional: bool,
     ) -> Option<Inst> {
-        let key = self.resolve_ref(out, m, d);
+        let key = self.resolve_ref(out, src);
         if let Key::Import(name) = &key
             && !self.opts.library
         {
@@ -504,7 +507,9 @@ impl<'a> State<'a> {
                 let chain = self.chain(needer);
                 // The name imported, when it is not the one left undefined: re-exports led
                 // from one to the other.
-                let imported = linkage_of(self.view(m), d).ok().and_then(|l| l.import);
+                let imported = linkage_of(self.view(src.input), src.def)
+                    .ok()
+                    .and_then(|l| l.import);
                 match imported.filter(|i| **i != **name) {
                     Some(i) => {
                         let via = self.reexport_path(&i);
@@ -521,19 +526,22 @@ impl<'a> State<'a> {
                 }
             }
         }
-        let src = match key {
-            Key::Def(a, b) => (a, b),
-            _ => (m, d),
+        let copied = match key {
+            Key::Def(w) => w,
+            _ => src,
         };
-        Some(self.reach(out, key, src, needer))
+        Some(self.reach(out, key, copied, needer))
     }
 
     /// The output instruction of `key`, created (and queued for copying) on first reach.
-    fn reach(&mut self, out: &mut Module, key: Key, src: (u32, u32), parent: Option<u32>) -> Inst {
+    fn reach(&mut self, out: &mut Module, key: Key, src: SrcDef, parent: Option<NodeId>) -> Inst {
         if let Some(&n) = self.node_of.get(&key) {
-            return self.nodes[n as usize].out;
+            return self.nodes[n.idx()].out;
         }
-        let opcode = self.view(src.0).def_opcode(src.1).unwrap_or(Opcode::FUNC);
+        let opcode = self
+            .view(src.input)
+            .def_opcode(src.def.index())
+            .unwrap_or(Opcode::FUNC);
         let root = out.root();
         let inst = match out.new_inst(opcode, None, Vec::new(), Payload::None) {
             Ok(i) => i,
@@ -544,7 +552,7 @@ impl<'a> State<'a> {
         if let Err(e) = out.append_child(root, inst) {
             self.errors.push(LinkError::Internal(e.to_string()));
         }
-        let id = self.nodes.len() as u32;
+        let id = NodeId::new(self.nodes.len() as u32);
         self.nodes.push(Node {
             src,
             out: inst,
@@ -563,16 +571,16 @@ impl<'a> State<'a> {
     fn attach_pin_ifs(&mut self, out: &mut Module) {
         for p in std::mem::take(&mut self.pin_ifs) {
             let (Some(ck), Some(dk)) = (
-                self.ref_memo.get(&(p.module, p.cond)),
-                self.ref_memo.get(&(p.module, p.def)),
+                self.ref_memo.get(&SrcDef::new(p.module, p.cond)),
+                self.ref_memo.get(&SrcDef::new(p.module, p.def)),
             ) else {
                 continue;
             };
             let (Some(&c), Some(&d)) = (self.node_of.get(ck), self.node_of.get(dk)) else {
                 continue;
             };
-            let owner = self.nodes[p.owner as usize].out;
-            let ops = vec![self.nodes[d as usize].out, self.nodes[c as usize].out];
+            let owner = self.nodes[p.owner.idx()].out;
+            let ops = vec![self.nodes[d.idx()].out, self.nodes[c.idx()].out];
             if let Err(e) = out.add_decoration(owner, Opcode::PIN_IF, ops, Payload::None) {
                 self.errors.push(LinkError::Internal(e.to_string()));
             }
@@ -589,14 +597,14 @@ impl<'a> State<'a> {
                 continue;
             }
             let key = match self.name_memo.get(&name) {
-                Some(Resolved::Def(m, d)) => Key::Def(*m, *d),
+                Some(Resolved::Def(w)) => Key::Def(*w),
                 Some(Resolved::Unresolved(a, _)) => Key::Import(a.clone()),
                 _ => continue,
             };
             let Some(&n) = self.node_of.get(&key) else {
                 continue;
             };
-            let target = self.nodes[n as usize].out;
+            let target = self.nodes[n.idx()].out;
             if out
                 .decoration_strs(target, Opcode::EXPORT)
                 .any(|e| e == &*name)
@@ -620,11 +628,14 @@ impl<'a> State<'a> {
         let mut parts = Vec::new();
         let mut cur: String = name.to_string();
         for _ in 0..MAX_REEXPORT_CHAIN {
-            let Some(&(m, d)) = self.reexports.get(cur.as_str()) else {
+            let Some(&decl) = self.reexports.get(cur.as_str()) else {
                 break;
             };
-            parts.push(format!("@{cur} ({})", self.file(m)));
-            match linkage_of(self.view(m), d).ok().and_then(|l| l.import) {
+            parts.push(format!("@{cur} ({})", self.file(decl.input)));
+            match linkage_of(self.view(decl.input), decl.def)
+                .ok()
+                .and_then(|l| l.import)
+            {
                 Some(next) => cur = next,
                 None => break,
             }
@@ -634,16 +645,16 @@ impl<'a> State<'a> {
     }
 
     /// The chain of nodes from `from` up to its root.
-    fn chain(&self, from: Option<u32>) -> Chain {
+    fn chain(&self, from: Option<NodeId>) -> Chain {
         let mut links = Vec::new();
         let mut cur = from;
         while let Some(n) = cur {
-            let Some(node) = self.nodes.get(n as usize) else {
+            let Some(node) = self.nodes.get(n.idx()) else {
                 break;
             };
             links.push(ChainLink {
-                name: self.display_name(node.src.0, node.src.1),
-                file: self.file(node.src.0).to_string(),
+                name: self.display_name(node.src),
+                file: self.file(node.src.input).to_string(),
             });
             // Parents are created before their children: the walk ends.
             cur = node.parent.filter(|&p| p < n);
@@ -653,13 +664,14 @@ impl<'a> State<'a> {
 
     /// A definition's name for messages: export, import or extern name, else its name hint,
     /// else `#index`.
-    fn display_name(&self, m: u32, d: u32) -> String {
-        let view = self.view(m);
-        if let Ok(l) = linkage_of(view, d)
+    fn display_name(&self, src: SrcDef) -> String {
+        let view = self.view(src.input);
+        if let Ok(l) = linkage_of(view, src.def)
             && let Some(n) = l.export.into_iter().next().or(l.import).or(l.external)
         {
             return n;
         }
+        let d = src.def.index();
         view.def_name(d)
             .map(str::to_string)
             .unwrap_or_else(|| format!("#{d}"))

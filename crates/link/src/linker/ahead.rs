@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use irkit_core::Slots;
 
+use super::index::{DefId, InputId, SrcDef};
 use super::linkage::{ExportIndex, FactTable};
 use super::resolve::export_index;
 use crate::input::Input;
@@ -117,7 +118,7 @@ fn validate(inputs: &[Input], facts: &FactTable, done: &AtomicBool) {
         let _ = input.view.pool();
         let _ = input.view.check_debug();
     }
-    for (m, input) in inputs.iter().enumerate() {
+    for (m, input) in InputId::all(inputs.len()).zip(inputs) {
         let view = &input.view;
         if view.pool().is_err() {
             continue;
@@ -137,7 +138,7 @@ fn validate(inputs: &[Input], facts: &FactTable, done: &AtomicBool) {
                 if view.check_def_symbols(d).is_err() {
                     break 'input;
                 }
-                facts.prefetch(view, m as u32, d);
+                facts.prefetch(view, SrcDef::new(m, DefId::new(d)));
             }
         }
     }

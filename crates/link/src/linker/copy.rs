@@ -7,8 +7,9 @@
 //! condition is reached, a `pin_weak` only when its target resolves).
 
 use irkit_core::{Inst, Module, Opcode};
-use irkit_format::{CopyMapper, InstView, PayloadView, Ref};
+use irkit_format::{CopyMapper, InstView, PayloadView};
 
+use super::index::{DefId, InputId, NodeId, PoolId, SrcDef, def_of};
 use super::linkage::linkage;
 use super::resolve::Resolved;
 use super::{Key, Node, PinIf, State};
@@ -18,39 +19,40 @@ impl State<'_> {
     /// Copies the definition of node `n` into its output instruction, or, when the walk
     /// splits, plans the copy for [`State::build_planned`] (a definition the copier does not
     /// plan is copied at once). Errors are collected.
-    pub(super) fn copy(&mut self, out: &mut Module, n: u32) {
+    pub(super) fn copy(&mut self, out: &mut Module, n: NodeId) {
         let Node {
-            src: (m, d),
+            src,
             out: target,
             parent,
             ..
-        } = self.nodes[n as usize];
+        } = self.nodes[n.idx()];
+        let m = src.input;
         let view = self.view(m);
-        self.validated.insert((m, d));
-        let def = match view.def(d) {
+        self.validated.insert(src);
+        let def = match view.def(src.def.index()) {
             Ok(def) => def,
             Err(e) => {
-                self.def_error(m, d, e);
+                self.def_error(src, e);
                 return;
             }
         };
-        let stub = match self.facts.known(m, d) {
+        let stub = match self.facts.known(src) {
             Some(f) => f.linkage.stub,
             None => linkage(&def).stub,
         };
         if stub && !self.opts.link_stubs {
             let chain = self.chain(parent);
             self.errors.push(LinkError::Stub {
-                name: self.display_name(m, d),
+                name: self.display_name(src),
                 file: self.file(m).to_string(),
                 chain,
             });
         }
-        let copier = match self.copiers[m as usize] {
+        let copier = match self.copiers[m.idx()] {
             Some(c) => c,
             None => match view.copier(self.opts.debug_info) {
                 Ok(c) => {
-                    self.copiers[m as usize] = Some(c);
+                    self.copiers[m.idx()] = Some(c);
                     c
                 }
                 Err(e) => {
@@ -107,7 +109,7 @@ impl State<'_> {
         let slots = self.ahead.map(|a| a.take_slots()).unwrap_or_default();
         let built = out.append_fragments_in(slots, &bodies, |k, fragment| {
             let (m, plan) = &plans[k];
-            let copier = copiers.get(*m as usize).copied().flatten().ok_or(())?;
+            let copier = copiers.get(m.idx()).copied().flatten().ok_or(())?;
             copier.build(plan, fragment).map_err(|_| ())
         });
         match built {
@@ -120,11 +122,11 @@ impl State<'_> {
     }
 }
 
-/// Maps the references of one definition being copied (input `m`, node `node`).
+/// Maps the references of one definition being copied (from input `m`, into node `node`).
 struct Mapper<'s, 'a> {
     st: &'s mut State<'a>,
-    m: u32,
-    node: u32,
+    m: InputId,
+    node: NodeId,
 }
 
 impl CopyMapper for Mapper<'_, '_> {
@@ -132,13 +134,15 @@ impl CopyMapper for Mapper<'_, '_> {
 
     #[inline]
     fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
-        self.st.pool_value(dst, self.m, index, Some(self.node))
+        self.st
+            .pool_value(dst, self.m, PoolId::new(index), Some(self.node))
     }
 
     fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
+        let src = SrcDef::new(self.m, DefId::new(index));
         Ok(self
             .st
-            .need(dst, self.m, index, Some(self.node), false)
+            .need(dst, src, Some(self.node), false)
             .unwrap_or(dst.root()))
     }
 
@@ -151,10 +155,11 @@ impl CopyMapper for Mapper<'_, '_> {
         if owner != 0 {
             return Ok(true);
         }
+        let (m, node) = (self.m, self.node);
         let st = &mut *self.st;
         match deco.opcode() {
             Opcode::EXPORT => {
-                let node = &st.nodes[self.node as usize];
+                let node = &st.nodes[node.idx()];
                 // A declaration's names (re-exports) are attached at the end, to whatever they
                 // resolve to.
                 if node.decl {
@@ -170,51 +175,43 @@ impl CopyMapper for Mapper<'_, '_> {
                 // The output exports a name once, on what it resolves to: a definition
                 // exported under several names keeps those it wins.
                 let name = name.to_string();
-                Ok(st.resolve_name(dst, &name) == Resolved::Def(src.0, src.1))
+                Ok(st.resolve_name(dst, &name) == Resolved::Def(src))
             }
             Opcode::PIN_IF => {
                 let mut ops = deco.operands();
-                let (Some(d), Some(c)) = (def_ref(ops.next()), def_ref(ops.next())) else {
+                let (Some(d), Some(c)) = (ops.next().and_then(def_of), ops.next().and_then(def_of))
+                else {
                     return Ok(true);
                 };
-                let ck = st.resolve_ref(dst, self.m, c);
+                let target = SrcDef::new(m, d);
+                let ck = st.resolve_ref(dst, SrcDef::new(m, c));
                 if st.node_of.contains_key(&ck) {
-                    st.triggered.push_back((self.node, self.m, d));
+                    st.triggered.push_back((node, target));
                 } else if st.opts.library && matches!(ck, Key::Import(_)) {
                     // The condition is an import this partial link leaves unresolved: a later
                     // link may provide (and reach) it, so the pin must survive. Keep both ends,
                     // the condition as an import declaration and the target copied, and with
                     // them the decoration (spec/linking.md, "Pins").
-                    st.need(dst, self.m, c, Some(self.node), false);
-                    st.triggered.push_back((self.node, self.m, d));
+                    st.need(dst, SrcDef::new(m, c), Some(node), false);
+                    st.triggered.push_back((node, target));
                 } else {
-                    st.pending
-                        .entry(ck)
-                        .or_default()
-                        .push((self.node, self.m, d));
+                    st.pending.entry(ck).or_default().push((node, target));
                 }
                 st.pin_ifs.push(PinIf {
-                    owner: self.node,
-                    module: self.m,
+                    owner: node,
+                    module: m,
                     def: d,
                     cond: c,
                 });
                 Ok(false)
             }
             Opcode::PIN_WEAK => {
-                let Some(d) = def_ref(deco.operands().next()) else {
+                let Some(d) = deco.operands().next().and_then(def_of) else {
                     return Ok(true);
                 };
-                Ok(st.need(dst, self.m, d, Some(self.node), true).is_some())
+                Ok(st.need(dst, SrcDef::new(m, d), Some(node), true).is_some())
             }
             _ => Ok(true),
         }
-    }
-}
-
-fn def_ref(r: Option<Ref>) -> Option<u32> {
-    match r {
-        Some(Ref::Def(d)) => Some(d),
-        _ => None,
     }
 }

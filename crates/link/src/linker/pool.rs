@@ -8,6 +8,7 @@ use irkit_core::{Inst, Module, Opcode};
 use irkit_format::Ref;
 
 use super::State;
+use super::index::{DefId, InputId, NodeId, PoolId, SrcDef};
 use crate::error::LinkError;
 
 impl State<'_> {
@@ -18,17 +19,13 @@ impl State<'_> {
     pub(super) fn pool_value(
         &mut self,
         out: &mut Module,
-        m: u32,
-        p: u32,
-        needer: Option<u32>,
+        m: InputId,
+        p: PoolId,
+        needer: Option<NodeId>,
     ) -> Result<Inst, LinkError> {
         // Most references are to values already re-interned: answered here, inlined into the
         // copy's loop, before anything else.
-        if let Some(Some(i)) = self
-            .pool_memo
-            .get(m as usize)
-            .and_then(|v| v.get(p as usize))
-        {
+        if let Some(Some(i)) = self.pool_memo.get(m.idx()).and_then(|v| v.get(p.idx())) {
             return Ok(*i);
         }
         self.pool_value_new(out, m, p, needer)
@@ -39,11 +36,12 @@ impl State<'_> {
     fn pool_value_new(
         &mut self,
         out: &mut Module,
-        m: u32,
-        p: u32,
-        needer: Option<u32>,
+        m: InputId,
+        p: PoolId,
+        needer: Option<NodeId>,
     ) -> Result<Inst, LinkError> {
-        let mi = m as usize;
+        let mi = m.idx();
+        let p = p.index();
         let view = self.view(m);
         let pool = match self.pools[mi] {
             Some(p) => p,
@@ -96,7 +94,9 @@ impl State<'_> {
                         .flatten()
                         .ok_or_else(|| bad(format!("entry {top}: unresolved entry {q}"))),
                     Ref::Def(d) => match needer {
-                        Some(n) => Ok(st.need(out, m, d, Some(n), false).unwrap_or(out.root())),
+                        Some(n) => Ok(st
+                            .need(out, SrcDef::new(m, DefId::new(d)), Some(n), false)
+                            .unwrap_or(out.root())),
                         // An interface standing for `Self` in a requirement's type, or the
                         // generic a type parameter belongs to.
                         None if matches!(
@@ -104,7 +104,9 @@ impl State<'_> {
                             Some(Opcode::INTERFACE | Opcode::GENERIC)
                         ) =>
                         {
-                            Ok(st.need(out, m, d, None, false).unwrap_or(out.root()))
+                            Ok(st
+                                .need(out, SrcDef::new(m, DefId::new(d)), None, false)
+                                .unwrap_or(out.root()))
                         }
                         None => Err(bad(format!("entry {top}: a type refers to definition {d}"))),
                     },

@@ -9,7 +9,8 @@ use std::time::Instant;
 use irkit_core::Module;
 use irkit_format::SymbolRole;
 
-use super::linkage::{Candidate, ExportIndex, Linkage};
+use super::index::{DefId, InputId, SrcDef};
+use super::linkage::{ExportIndex, Linkage};
 use super::{Key, State};
 use crate::error::LinkError;
 
@@ -25,11 +26,11 @@ const SHOWN: usize = 4;
 pub(super) enum Resolved {
     /// No input exports the name.
     Missing,
-    /// A definition: (input, definition).
-    Def(u32, u32),
+    /// A definition.
+    Def(SrcDef),
     /// A chain of re-exports ending at a name no input exports: that name, and the last
-    /// re-export declaration (input, definition), which imports it.
-    Unresolved(Box<str>, (u32, u32)),
+    /// re-export declaration, which imports it.
+    Unresolved(Box<str>, SrcDef),
     /// The name cannot be resolved and why was reported (a re-export cycle, a chain too
     /// long, an unreadable candidate).
     Failed,
@@ -47,7 +48,7 @@ impl<'a> State<'a> {
             return r.clone();
         }
         // (name, its re-export declaration), outermost first.
-        let mut chain: Vec<(Box<str>, (u32, u32))> = Vec::new();
+        let mut chain: Vec<(Box<str>, SrcDef)> = Vec::new();
         let mut names: HashSet<Box<str>> = HashSet::new();
         let mut cur: Box<str> = name.into();
         let reported = self.errors.len();
@@ -76,12 +77,12 @@ impl<'a> State<'a> {
                     None => break Resolved::Missing,
                     Some(&(_, decl)) => break Resolved::Unresolved(cur, decl),
                 },
-                Some((m, d, None)) => break Resolved::Def(m, d),
-                Some((m, d, Some(next))) => {
+                Some((w, None)) => break Resolved::Def(w),
+                Some((decl, Some(next))) => {
                     let next: Box<str> = next.into();
                     // The names of the chain so far (the one at hand among them).
                     names.insert(cur.clone());
-                    chain.push((cur, (m, d)));
+                    chain.push((cur, decl));
                     if names.contains(&next) {
                         let text = self.chain_text(&chain, Some(&next));
                         self.errors.push(LinkError::ReexportCycle { chain: text });
@@ -105,14 +106,12 @@ impl<'a> State<'a> {
         let t = Instant::now();
         for &(_, decl) in &chain {
             match &result {
-                Resolved::Def(m, d) => {
+                Resolved::Def(w) => {
                     if let Some(n) = self.import_name(decl) {
-                        self.check_import(out, &n, decl, (*m, *d));
+                        self.check_import(out, &n, decl, *w);
                     }
                 }
-                Resolved::Unresolved(n, _) => {
-                    self.check_decl(out, &Key::Import(n.clone()), decl.0, decl.1)
-                }
+                Resolved::Unresolved(n, _) => self.check_decl(out, &Key::Import(n.clone()), decl),
                 _ => {}
             }
         }
@@ -120,17 +119,17 @@ impl<'a> State<'a> {
         result
     }
 
-    /// The import name of definition `d` of input `m`, if it has one.
-    fn import_name(&mut self, (m, d): (u32, u32)) -> Option<String> {
-        self.checked_linkage(m, d).and_then(|l| l.import.clone())
+    /// The import name of definition `src`, if it has one.
+    fn import_name(&mut self, src: SrcDef) -> Option<String> {
+        self.checked_linkage(src).and_then(|l| l.import.clone())
     }
 
     /// `@b (n.irm) -> @a (m.irm) -> …`, the chain's names with the files re-exporting them,
     /// then `last` if given.
-    fn chain_text(&self, chain: &[(Box<str>, (u32, u32))], last: Option<&str>) -> String {
+    fn chain_text(&self, chain: &[(Box<str>, SrcDef)], last: Option<&str>) -> String {
         let mut parts: Vec<String> = chain
             .iter()
-            .map(|(n, (m, _))| format!("@{n} ({})", self.file(*m)))
+            .map(|(n, decl)| format!("@{n} ({})", self.file(decl.input)))
             .collect();
         if let Some(l) = last {
             parts.push(format!("@{l}"));
@@ -142,61 +141,61 @@ impl<'a> State<'a> {
     /// (collapsed) `linkonce` one, else the first `weak` one in input order, with its import
     /// name when it is a re-export. Conflicts are reported here, once per name (the caller
     /// memoizes).
-    fn direct_winner(&mut self, name: &str) -> Option<(u32, u32, Option<String>)> {
+    fn direct_winner(&mut self, name: &str) -> Option<(SrcDef, Option<String>)> {
         let t = Instant::now();
         // A symbol record is derived data: the definition it names must really export the
         // name (a record pointing elsewhere is refused, never followed).
-        let cands: Vec<(u32, u32, &Linkage)> = self
+        let cands: Vec<(SrcDef, &Linkage)> = self
             .export_candidates(name)
             .into_iter()
-            .filter_map(|(m, d)| self.checked_linkage(m, d).map(|l| (m, d, l)))
+            .filter_map(|c| self.checked_linkage(c).map(|l| (c, l)))
             .collect();
         let winner = match cands.as_slice() {
             [] => None,
-            [(m, d, _)] => Some((*m, *d)),
+            [(c, _)] => Some(*c),
             _ => self.arbitrate(name, &cands),
         };
         self.stats.resolve += t.elapsed();
-        let (m, d) = winner?;
+        let w = winner?;
         let import = cands
             .into_iter()
-            .find(|c| (c.0, c.1) == (m, d))
-            .and_then(|c| c.2.import.clone());
-        Some((m, d, import))
+            .find(|c| c.0 == w)
+            .and_then(|c| c.1.import.clone());
+        Some((w, import))
     }
 
-    /// The linkage of definition `d` of input `m`, once its decorations are checked against
-    /// its file's symbol index (`ModuleView::check_def_symbols`: the linker acts on both, so
-    /// they must agree). `None` when the definition cannot be read or contradicts the index;
-    /// the problem is reported once.
-    pub(super) fn checked_linkage(&mut self, m: u32, d: u32) -> Option<&'a Linkage> {
-        self.validated.insert((m, d));
+    /// The linkage of definition `src`, once its decorations are checked against its file's
+    /// symbol index (`ModuleView::check_def_symbols`: the linker acts on both, so they must
+    /// agree). `None` when the definition cannot be read or contradicts the index; the
+    /// problem is reported once.
+    pub(super) fn checked_linkage(&mut self, src: SrcDef) -> Option<&'a Linkage> {
+        self.validated.insert(src);
         let facts = self.facts;
-        match facts.get(self.view(m), m, d) {
+        match facts.get(self.view(src.input), src) {
             Ok(f) => Some(&f.linkage),
             Err(e) => {
-                self.def_error(m, d, e);
+                self.def_error(src, e);
                 None
             }
         }
     }
 
-    /// Reports a problem with definition `d` of input `m`, once.
-    pub(super) fn def_error(&mut self, m: u32, d: u32, e: irkit_format::ReadError) {
-        if self.bad_defs.insert((m, d)) {
+    /// Reports a problem with definition `src`, once.
+    pub(super) fn def_error(&mut self, src: SrcDef, e: irkit_format::ReadError) {
+        if self.bad_defs.insert(src) {
             self.errors.push(e.into());
         }
     }
 
-    /// The linking hash of definition `d` of input `m` (`spec/format.md` §3.3), recomputed
-    /// from the file, memoized.
-    pub(super) fn linking_hash(&mut self, m: u32, d: u32) -> Option<[u8; 32]> {
-        if let Some(h) = self.linking.get(&(m, d)) {
+    /// The linking hash of definition `src` (`spec/format.md` §3.3), recomputed from the
+    /// file, memoized.
+    pub(super) fn linking_hash(&mut self, src: SrcDef) -> Option<[u8; 32]> {
+        if let Some(h) = self.linking.get(&src) {
             return Some(*h);
         }
-        match self.view(m).linking_hash(d) {
+        match self.view(src.input).linking_hash(src.def.index()) {
             Ok(h) => {
-                self.linking.insert((m, d), h);
+                self.linking.insert(src, h);
                 Some(h)
             }
             Err(e) => {
@@ -210,7 +209,7 @@ impl<'a> State<'a> {
     /// symbol index (touching O(log n) records of it); once they have cost about as much as
     /// reading every symbol table would, the whole index is built and used instead, so a link
     /// that reaches little reads little, and one that reaches much pays at most twice.
-    pub(super) fn export_candidates(&mut self, name: &str) -> Vec<Candidate> {
+    pub(super) fn export_candidates(&mut self, name: &str) -> Vec<SrcDef> {
         // One binary search in one input's symbol index, counted like reading one symbol.
         // (Reading whole tables also validates them and the pools; this keeps a small link
         // from doing that, and bounds a big one at about twice the cost of the index.)
@@ -233,15 +232,15 @@ impl<'a> State<'a> {
         }
         self.lookups += 1;
         let mut out = Vec::new();
-        for (m, s) in self.srcs.iter().enumerate() {
+        for (m, s) in InputId::all(self.srcs.len()).zip(self.srcs) {
             match s.view.try_find_symbols(name) {
                 Ok(syms) => out.extend(
                     syms.iter()
                         .filter(|sym| sym.role == SymbolRole::Export)
-                        .map(|sym| (m as u32, sym.def)),
+                        .map(|sym| SrcDef::new(m, DefId::new(sym.def))),
                 ),
                 Err(e) => {
-                    if self.bad_symbols.insert(m as u32) {
+                    if self.bad_symbols.insert(m) {
                         self.errors.push(e.into());
                     }
                 }
@@ -260,16 +259,12 @@ impl<'a> State<'a> {
         self.exports = Some(index);
     }
 
-    /// Picks the winner among checked candidates (input, definition, linkage).
-    pub(super) fn arbitrate(
-        &mut self,
-        name: &str,
-        cands: &[(u32, u32, &Linkage)],
-    ) -> Option<(u32, u32)> {
+    /// Picks the winner among checked candidates (definition, linkage).
+    pub(super) fn arbitrate(&mut self, name: &str, cands: &[(SrcDef, &Linkage)]) -> Option<SrcDef> {
         let mut strong = Vec::new();
         let mut once = Vec::new();
         let mut weak = Vec::new();
-        for (m, d, l) in cands {
+        for (c, l) in cands {
             let list = if l.weak {
                 &mut weak
             } else if l.linkonce {
@@ -277,33 +272,33 @@ impl<'a> State<'a> {
             } else {
                 &mut strong
             };
-            list.push((*m, *d));
+            list.push(*c);
         }
-        if let Some(&(m0, d0)) = strong.first() {
-            for &(m, _) in &strong[1..] {
+        if let Some(&first) = strong.first() {
+            for c in &strong[1..] {
                 self.errors.push(LinkError::Duplicate {
                     name: name.to_string(),
-                    first: self.file(m0).to_string(),
-                    second: self.file(m).to_string(),
+                    first: self.file(first.input).to_string(),
+                    second: self.file(c.input).to_string(),
                 });
             }
-            return Some((m0, d0));
+            return Some(first);
         }
-        if let Some(&(m0, d0)) = once.first() {
+        if let Some(&first) = once.first() {
             // Copies collapse only when their code, and everything they reach privately, is
             // the same (`spec/linking.md` §3): recomputed here, never taken from the files.
-            let h0 = self.linking_hash(m0, d0);
-            for &(m, d) in &once[1..] {
-                let h = self.linking_hash(m, d);
+            let h0 = self.linking_hash(first);
+            for &c in &once[1..] {
+                let h = self.linking_hash(c);
                 if h0.is_some() && h.is_some() && h != h0 {
                     self.errors.push(LinkError::LinkonceMismatch {
                         name: name.to_string(),
-                        first: self.file(m0).to_string(),
-                        second: self.file(m).to_string(),
+                        first: self.file(first.input).to_string(),
+                        second: self.file(c.input).to_string(),
                     });
                 }
             }
-            return Some((m0, d0));
+            return Some(first);
         }
         weak.first().copied()
     }
@@ -317,12 +312,13 @@ pub(super) fn export_index(
     srcs: &[crate::input::Input],
     backwards: bool,
     stop: impl Fn() -> bool,
-) -> Option<(ExportIndex<'_>, Vec<(u32, irkit_format::ReadError)>)> {
+) -> Option<(ExportIndex<'_>, Vec<(InputId, irkit_format::ReadError)>)> {
     let mut index = ExportIndex::new();
     let mut refused = Vec::new();
-    let order: Box<dyn Iterator<Item = (usize, &crate::input::Input)>> = match backwards {
-        true => Box::new(srcs.iter().enumerate().rev()),
-        false => Box::new(srcs.iter().enumerate()),
+    let all = InputId::all(srcs.len()).zip(srcs);
+    let order: Box<dyn Iterator<Item = (InputId, &crate::input::Input)>> = match backwards {
+        true => Box::new(all.rev()),
+        false => Box::new(all),
     };
     for (m, s) in order {
         if stop() {
@@ -331,16 +327,19 @@ pub(super) fn export_index(
         match s.view.try_exports() {
             Ok(exports) => {
                 for (name, def) in exports {
-                    index.entry(name).or_default().push((m as u32, def));
+                    index
+                        .entry(name)
+                        .or_default()
+                        .push(SrcDef::new(m, DefId::new(def)));
                 }
             }
-            Err(e) => refused.push((m as u32, e)),
+            Err(e) => refused.push((m, e)),
         }
     }
     if backwards {
         // Input order: by input (stable, so one input's records keep theirs).
         for candidates in index.values_mut() {
-            candidates.sort_by_key(|&(m, _)| m);
+            candidates.sort_by_key(|c| c.input);
         }
         refused.sort_by_key(|&(m, _)| m);
     }
@@ -374,7 +373,10 @@ mod tests {
         let (backward, none) = export_index(&inputs, true, || false).expect("not stopped");
         assert!(none.is_empty());
         assert_eq!(forward, backward);
-        assert_eq!(forward["f"], (0..5).map(|m| (m, 0)).collect::<Vec<_>>());
+        let each_first: Vec<SrcDef> = InputId::all(5)
+            .map(|m| SrcDef::new(m, DefId::new(0)))
+            .collect();
+        assert_eq!(forward["f"], each_first);
         assert_eq!(forward.len(), 2 + 5);
         assert!(export_index(&inputs, true, || true).is_none());
     }
