@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use irkit_core::Slots;
 
+use super::exports::{ExportIndex, export_index};
 use super::index::{DefId, InputId, SrcDef};
-use super::linkage::{ExportIndex, FactTable};
-use super::resolve::export_index;
+use super::linkage::FactTable;
 use crate::input::Input;
 
 /// What the spare thread prepared for the walk: the export index (every export of every

@@ -1,23 +1,91 @@
 //! The copy of a reached definition into the output: [`State::copy`] validates it, refuses a
 //! reached stub without `--link-stubs`, and plans its copy (when the walk splits) or copies it
-//! at once; [`State::build_planned`] builds the planned bodies on every core after the walk, in
-//! walk order. The format's copier asks the [`Mapper`] for every reference: a pool value
+//! at once; [`Copying::build_planned`] builds the planned bodies on every core after the walk,
+//! in walk order. [`Copying`] owns each input's copier and the plans. The format's copier asks the [`Mapper`] for every reference: a pool value
 //! (re-interned, `pool.rs`), a definition (resolved and reached), and whether to keep each
 //! decoration (an `export` only on what its name resolves to, a `pin_if` re-attached once its
 //! condition is reached, a `pin_weak` only when its target resolves).
 
 use irkit_core::{Inst, Module, Opcode};
-use irkit_format::{CopyMapper, InstView, PayloadView};
+use irkit_format::{CopyMapper, CopyPlan, DefCopier, InstView, PayloadView};
 
+use super::context::Context;
 use super::index::{DefId, InputId, NodeId, PoolId, SrcDef, def_of};
 use super::linkage::linkage;
+use super::reach::{Node, PinIf};
 use super::resolve::Resolved;
-use super::{Key, Node, PinIf, State};
+use super::{Key, State};
 use crate::error::LinkError;
+
+/// The copies: per input its definition copier (fetched on first use), and the copies planned
+/// during the walk, built after it.
+pub(super) struct Copying<'a> {
+    copiers: Vec<Option<DefCopier<'a>>>,
+    /// Plan each copy during the walk and build the copies afterwards, on every core
+    /// ([`Copying::build_planned`]); off for the walk redone after a plan or build failed.
+    split: bool,
+    /// Copies planned, in walk order: (input, plan).
+    plans: Vec<(InputId, CopyPlan<'a>)>,
+    /// A plan or a build failed: the walk must be redone without splitting.
+    split_failed: bool,
+}
+
+impl<'a> Copying<'a> {
+    /// Nothing copied yet, for a link of `inputs` inputs; `split` as [`Copying::split`] says.
+    pub(super) fn new(inputs: usize, split: bool) -> Self {
+        Copying {
+            copiers: vec![None; inputs],
+            split,
+            plans: Vec::new(),
+            split_failed: false,
+        }
+    }
+
+    /// Whether a plan or a build failed (the walk must be redone without splitting).
+    pub(super) fn split_failed(&self) -> bool {
+        self.split_failed
+    }
+
+    /// Input `m`'s copier (made on first use; the error of one that cannot be made).
+    fn copier(&mut self, cx: &Context<'a>, m: InputId) -> Result<DefCopier<'a>, LinkError> {
+        if let Some(c) = self.copiers[m.idx()] {
+            return Ok(c);
+        }
+        let c = cx.view(m).copier(cx.opts.debug_info)?;
+        self.copiers[m.idx()] = Some(c);
+        Ok(c)
+    }
+
+    /// Builds the planned copies on every core, each into the arena slots reserved for it at
+    /// the end of `out`, in walk order ([`Module::append_fragments`]), so the result is the
+    /// same on any number of threads; returns the instructions built. A refused build sets
+    /// `split_failed` (the caller redoes the walk without splitting).
+    pub(super) fn build_planned(&mut self, cx: &Context<'_>, out: &mut Module) -> u64 {
+        let plans = std::mem::take(&mut self.plans);
+        if plans.is_empty() {
+            return 0;
+        }
+        let bodies: Vec<(Inst, u32)> = plans.iter().map(|(_, p)| (p.target(), p.count())).collect();
+        let copiers = &self.copiers;
+        let slots = cx.ahead.map(|a| a.take_slots()).unwrap_or_default();
+        let built = out.append_fragments_in(slots, &bodies, |k, fragment| {
+            let (m, plan) = &plans[k];
+            let copier = copiers.get(m.idx()).copied().flatten().ok_or(())?;
+            copier.build(plan, fragment).map_err(|_| ())
+        });
+        match built {
+            Ok(()) => bodies.iter().map(|&(_, n)| u64::from(n) + 1).sum::<u64>(),
+            Err(_) => {
+                self.split_failed = true;
+                0
+            }
+        }
+    }
+}
 
 impl State<'_> {
     /// Copies the definition of node `n` into its output instruction, or, when the walk
-    /// splits, plans the copy for [`State::build_planned`] (a definition the copier does not
+    /// splits, plans the copy for [`Copying::build_planned`] (a definition the copier does not
     /// plan is copied at once). Errors are collected.
     pub(super) fn copy(&mut self, out: &mut Module, n: NodeId) {
         let Node {
@@ -25,43 +93,37 @@ impl State<'_> {
             out: target,
             parent,
             ..
-        } = self.nodes[n.idx()];
+        } = *self.reach.node(n);
         let m = src.input;
-        let view = self.view(m);
-        self.validated.insert(src);
+        let view = self.cx.view(m);
+        self.res.mark_validated(src);
         let def = match view.def(src.def.index()) {
             Ok(def) => def,
             Err(e) => {
-                self.def_error(src, e);
+                self.res.def_error(&mut self.errors, src, e);
                 return;
             }
         };
-        let stub = match self.facts.known(src) {
+        let stub = match self.cx.facts.known(src) {
             Some(f) => f.linkage.stub,
             None => linkage(&def).stub,
         };
-        if stub && !self.opts.link_stubs {
+        if stub && !self.cx.opts.link_stubs {
             let chain = self.chain(parent);
             self.errors.push(LinkError::Stub {
-                name: self.display_name(src),
-                file: self.file(m).to_string(),
+                name: self.cx.display_name(src),
+                file: self.cx.file(m).to_string(),
                 chain,
             });
         }
-        let copier = match self.copiers[m.idx()] {
-            Some(c) => c,
-            None => match view.copier(self.opts.debug_info) {
-                Ok(c) => {
-                    self.copiers[m.idx()] = Some(c);
-                    c
-                }
-                Err(e) => {
-                    self.errors.push(e.into());
-                    return;
-                }
-            },
+        let copier = match self.copy.copier(&self.cx, m) {
+            Ok(c) => c,
+            Err(e) => {
+                self.errors.push(e);
+                return;
+            }
         };
-        if self.split {
+        if self.copy.split {
             let mut mapper = Mapper {
                 st: self,
                 m,
@@ -69,17 +131,17 @@ impl State<'_> {
             };
             match copier.plan(def, out, target, &mut mapper) {
                 Ok(Some(plan)) => {
-                    if let Some(a) = self.ahead {
+                    if let Some(a) = self.cx.ahead {
                         a.plan(plan.count());
                     }
-                    self.plans.push((m, plan));
+                    self.copy.plans.push((m, plan));
                     return;
                 }
                 // Not planned (nothing asked yet): copied now.
                 Ok(None) => {}
                 Err(e) => {
                     self.errors.push(e);
-                    self.split_failed = true;
+                    self.copy.split_failed = true;
                     return;
                 }
             }
@@ -92,32 +154,6 @@ impl State<'_> {
         match copier.copy(def, out, target, &mut mapper) {
             Ok(s) => self.stats.insts_copied += s.insts,
             Err(e) => self.errors.push(e),
-        }
-    }
-
-    /// Builds the planned copies on every core, each into the arena slots reserved for it at
-    /// the end of `out`, in walk order ([`Module::append_fragments`]), so the result is the
-    /// same on any number of threads. A refused build sets `split_failed` (the caller redoes
-    /// the walk without splitting).
-    pub(super) fn build_planned(&mut self, out: &mut Module) {
-        let plans = std::mem::take(&mut self.plans);
-        if plans.is_empty() {
-            return;
-        }
-        let bodies: Vec<(Inst, u32)> = plans.iter().map(|(_, p)| (p.target(), p.count())).collect();
-        let copiers = &self.copiers;
-        let slots = self.ahead.map(|a| a.take_slots()).unwrap_or_default();
-        let built = out.append_fragments_in(slots, &bodies, |k, fragment| {
-            let (m, plan) = &plans[k];
-            let copier = copiers.get(m.idx()).copied().flatten().ok_or(())?;
-            copier.build(plan, fragment).map_err(|_| ())
-        });
-        match built {
-            Ok(()) => {
-                self.stats.insts_copied +=
-                    bodies.iter().map(|&(_, n)| u64::from(n) + 1).sum::<u64>();
-            }
-            Err(_) => self.split_failed = true,
         }
     }
 }
@@ -159,7 +195,7 @@ impl CopyMapper for Mapper<'_, '_> {
         let st = &mut *self.st;
         match deco.opcode() {
             Opcode::EXPORT => {
-                let node = &st.nodes[node.idx()];
+                let node = st.reach.node(node);
                 // A declaration's names (re-exports) are attached at the end, to whatever they
                 // resolve to.
                 if node.decl {
@@ -169,7 +205,7 @@ impl CopyMapper for Mapper<'_, '_> {
                 let PayloadView::Str(name) = deco.payload() else {
                     return Ok(true);
                 };
-                if st.opts.internalize && !st.keep_exports.contains(name) {
+                if st.cx.opts.internalize && !st.cx.keep_exports.contains(name) {
                     return Ok(false);
                 }
                 // The output exports a name once, on what it resolves to: a definition
@@ -183,26 +219,26 @@ impl CopyMapper for Mapper<'_, '_> {
                 else {
                     return Ok(true);
                 };
-                let target = SrcDef::new(m, d);
                 let ck = st.resolve_ref(dst, SrcDef::new(m, c));
-                if st.node_of.contains_key(&ck) {
-                    st.triggered.push_back((node, target));
-                } else if st.opts.library && matches!(ck, Key::Import(_)) {
+                let now = if st.reach.contains(&ck) {
+                    true
+                } else if st.cx.opts.library && matches!(ck, Key::Import(_)) {
                     // The condition is an import this partial link leaves unresolved: a later
                     // link may provide (and reach) it, so the pin must survive. Keep both ends,
                     // the condition as an import declaration and the target copied, and with
                     // them the decoration (spec/linking.md, "Pins").
                     st.need(dst, SrcDef::new(m, c), Some(node), false);
-                    st.triggered.push_back((node, target));
+                    true
                 } else {
-                    st.pending.entry(ck).or_default().push((node, target));
-                }
-                st.pin_ifs.push(PinIf {
+                    false
+                };
+                let pin = PinIf {
                     owner: node,
                     module: m,
                     def: d,
                     cond: c,
-                });
+                };
+                st.reach.pin_if(pin, ck, now);
                 Ok(false)
             }
             Opcode::PIN_WEAK => {

@@ -30,19 +30,19 @@ impl State<'_> {
     /// The output type of definition `src` (its root instruction's type).
     fn def_type(&mut self, out: &mut Module, src: SrcDef) -> Result<Option<Inst>, LinkError> {
         let m = src.input;
-        let ty = match self.facts.known(src) {
+        let ty = match self.cx.facts.known(src) {
             Some(f) => f.ty,
-            None => self.view(m).def(src.def.index())?.root().ty(),
+            None => self.cx.view(m).def(src.def.index())?.root().ty(),
         };
         match ty {
             None => Ok(None),
             Some(Ref::Pool(p)) => self.pool_value(out, m, PoolId::new(p), None).map(Some),
             // A witness table or requirement typed by its interface (a definition).
-            Some(Ref::Def(i)) if self.view(m).def_opcode(i) == Some(Opcode::INTERFACE) => {
+            Some(Ref::Def(i)) if self.cx.view(m).def_opcode(i) == Some(Opcode::INTERFACE) => {
                 Ok(self.need(out, SrcDef::new(m, DefId::new(i)), None, false))
             }
             Some(other) => Err(LinkError::Read(irkit_format::ReadError {
-                file: self.file(m).into(),
+                file: self.cx.file(m).into(),
                 location: irkit_format::Location::Definition(src.def.index()),
                 cause: irkit_format::ReadCause::Malformed(format!(
                     "the definition's type is not a pool value ({other:?})"
@@ -56,7 +56,7 @@ impl State<'_> {
     /// resolved to, so equal signatures are equal instructions.
     fn generic_sig(&mut self, out: &mut Module, src: SrcDef) -> Result<GenericSig, LinkError> {
         let m = src.input;
-        let def = self.view(m).def(src.def.index())?;
+        let def = self.cx.view(m).def(src.def.index())?;
         let root = def.root();
         let pool_ref = |r: Ref, st: &mut Self, out: &mut Module| match r {
             Ref::Pool(p) => st.pool_value(out, m, PoolId::new(p), None).map(Some),
@@ -91,7 +91,7 @@ impl State<'_> {
         src: SrcDef,
     ) -> Result<Vec<DeclOperand>, LinkError> {
         let m = src.input;
-        let def = self.view(m).def(src.def.index())?;
+        let def = self.cx.view(m).def(src.def.index())?;
         let refs: Vec<Ref> = def.root().operands().collect();
         let mut ops = Vec::with_capacity(refs.len());
         for r in refs {
@@ -143,25 +143,25 @@ impl State<'_> {
     pub(super) fn check_import(&mut self, out: &mut Module, name: &str, imp: SrcDef, exp: SrcDef) {
         // A re-export declaration may be checked both as an import and as a link of a
         // re-export chain: once is enough.
-        if !self.imports_checked.insert(imp) {
+        if !self.res.first_import_check(imp) {
             return;
         }
-        let ik = self.view(imp.input).def_opcode(imp.def.index());
-        let ek = self.view(exp.input).def_opcode(exp.def.index());
+        let ik = self.cx.view(imp.input).def_opcode(imp.def.index());
+        let ek = self.cx.view(exp.input).def_opcode(exp.def.index());
         // A function is imported as a bodyless `func` whether it is exported as a `func` or,
         // written in NOIR's blockless form, as a `proc`.
         let same_kind = ik == ek || (ik == Some(Opcode::FUNC) && ek == Some(Opcode::PROC));
         if !same_kind {
             self.errors.push(LinkError::KindMismatch {
                 name: name.to_string(),
-                import_file: self.file(imp.input).to_string(),
+                import_file: self.cx.file(imp.input).to_string(),
                 import_kind: ik.map(|k| k.to_string()).unwrap_or_default(),
-                export_file: self.file(exp.input).to_string(),
+                export_file: self.cx.file(exp.input).to_string(),
                 export_kind: ek.map(|k| k.to_string()).unwrap_or_default(),
             });
             return;
         }
-        self.validated.insert(exp);
+        self.res.mark_validated(exp);
         if matches!(ik, Some(Opcode::WITNESS_TABLE | Opcode::INTERFACE)) {
             // A witness table's conforming type, an interface's requirements.
             let ops = self
@@ -171,9 +171,9 @@ impl State<'_> {
                 Err(e) => self.errors.push(e),
                 Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
                     name: name.to_string(),
-                    import_file: self.file(imp.input).to_string(),
+                    import_file: self.cx.file(imp.input).to_string(),
                     import_ty: Self::operands_text(out, ik, &a),
-                    export_file: self.file(exp.input).to_string(),
+                    export_file: self.cx.file(exp.input).to_string(),
                     export_ty: Self::operands_text(out, ek, &b),
                 }),
                 Ok(_) => {}
@@ -187,9 +187,9 @@ impl State<'_> {
                 Err(e) => self.errors.push(e),
                 Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
                     name: name.to_string(),
-                    import_file: self.file(imp.input).to_string(),
+                    import_file: self.cx.file(imp.input).to_string(),
                     import_ty: Self::sig_text(out, &a),
-                    export_file: self.file(exp.input).to_string(),
+                    export_file: self.cx.file(exp.input).to_string(),
                     export_ty: Self::sig_text(out, &b),
                 }),
                 Ok(_) => {}
@@ -203,9 +203,9 @@ impl State<'_> {
             Err(e) => self.errors.push(e),
             Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
                 name: name.to_string(),
-                import_file: self.file(imp.input).to_string(),
+                import_file: self.cx.file(imp.input).to_string(),
                 import_ty: Self::type_text(out, a),
-                export_file: self.file(exp.input).to_string(),
+                export_file: self.cx.file(exp.input).to_string(),
                 export_ty: Self::type_text(out, b),
             }),
             Ok(_) => {}
@@ -221,8 +221,7 @@ impl State<'_> {
                 return;
             }
         };
-        let Some(&(first, t0)) = self.decls.get(key) else {
-            self.decls.insert(key.clone(), (src, ty));
+        let Some((first, t0)) = self.res.first_decl(key, src, ty) else {
             return;
         };
         if t0 != ty {
@@ -232,9 +231,9 @@ impl State<'_> {
             };
             self.errors.push(LinkError::DeclarationMismatch {
                 name,
-                first_file: self.file(first.input).to_string(),
+                first_file: self.cx.file(first.input).to_string(),
                 first_ty: Self::type_text(out, t0),
-                second_file: self.file(src.input).to_string(),
+                second_file: self.cx.file(src.input).to_string(),
                 second_ty: Self::type_text(out, ty),
             });
         }

@@ -1,7 +1,7 @@
 //! A definition's linkage, read from the decorations of its validated archive (`export`,
-//! `import`, `extern`, `weak`, `linkonce`, `stub`), and the index of export candidates by name.
+//! `import`, `extern`, `weak`, `linkonce`, `stub`), and the table of what the walk reads of
+//! each definition ([`FactTable`]), filled by the walk or ahead of it.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use irkit_core::Opcode;
@@ -162,7 +162,3 @@ pub(super) fn linkage(d: &DefView<'_>) -> Linkage {
     }
     l
 }
-
-/// Export name -> every definition exporting that name (as a symbol record gives it), in
-/// input order.
-pub(super) type ExportIndex<'a> = HashMap<&'a str, Vec<SrcDef>>;
