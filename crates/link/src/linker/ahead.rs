@@ -27,7 +27,7 @@ use std::time::Duration;
 use irkit_core::Slots;
 
 use super::exports::{ExportIndex, export_index};
-use super::index::{DefId, InputId, SrcDef};
+use super::index::{DefIndex, InputId, SrcDef};
 use super::linkage::FactTable;
 use crate::input::Input;
 
@@ -138,7 +138,7 @@ fn validate(inputs: &[Input], facts: &FactTable, done: &AtomicBool) {
                 if view.check_def_symbols(d).is_err() {
                     break 'input;
                 }
-                facts.prefetch(view, SrcDef::new(m, DefId::new(d)));
+                facts.prefetch(view, SrcDef::new(m, DefIndex::new(d)));
             }
         }
     }

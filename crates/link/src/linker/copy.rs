@@ -10,7 +10,7 @@ use irkit_core::{Inst, Module, Opcode};
 use irkit_format::{CopyMapper, CopyPlan, DefCopier, InstView, PayloadView};
 
 use super::context::Context;
-use super::index::{DefId, InputId, NodeId, PoolId, SrcDef, def_of};
+use super::index::{DefIndex, InputId, NodeId, PoolIndex, SrcDef, def_of};
 use super::linkage::linkage;
 use super::reach::{Node, PinIf};
 use super::resolve::Resolved;
@@ -169,13 +169,12 @@ impl CopyMapper for Mapper<'_, '_> {
     type Error = LinkError;
 
     #[inline]
-    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
-        self.st
-            .pool_value(dst, self.m, PoolId::new(index), Some(self.node))
+    fn pool(&mut self, dst: &mut Module, index: PoolIndex) -> Result<Inst, LinkError> {
+        self.st.pool_value(dst, self.m, index, Some(self.node))
     }
 
-    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, LinkError> {
-        let src = SrcDef::new(self.m, DefId::new(index));
+    fn def(&mut self, dst: &mut Module, index: DefIndex) -> Result<Inst, LinkError> {
+        let src = SrcDef::new(self.m, index);
         Ok(self
             .st
             .need(dst, src, Some(self.node), false)

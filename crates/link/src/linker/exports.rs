@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use irkit_format::SymbolRole;
 use rustc_hash::FxHashSet;
 
-use super::index::{DefId, InputId, SrcDef};
+use super::index::{DefIndex, InputId, SrcDef};
 use crate::error::LinkError;
 use crate::input::Input;
 
@@ -68,7 +68,7 @@ impl<'a> Exports<'a> {
                 Ok(syms) => out.extend(
                     syms.iter()
                         .filter(|sym| sym.role == SymbolRole::Export)
-                        .map(|sym| SrcDef::new(m, DefId::new(sym.def))),
+                        .map(|sym| SrcDef::new(m, DefIndex::new(sym.def))),
                 ),
                 Err(e) => {
                     if self.bad_symbols.insert(m) {
@@ -133,7 +133,7 @@ pub(super) fn export_index(
                     index
                         .entry(name)
                         .or_default()
-                        .push(SrcDef::new(m, DefId::new(def)));
+                        .push(SrcDef::new(m, DefIndex::new(def)));
                 }
             }
             Err(e) => refused.push((m, e)),
@@ -177,7 +177,7 @@ mod tests {
         assert!(none.is_empty());
         assert_eq!(forward, backward);
         let each_first: Vec<SrcDef> = InputId::all(5)
-            .map(|m| SrcDef::new(m, DefId::new(0)))
+            .map(|m| SrcDef::new(m, DefIndex::new(0)))
             .collect();
         assert_eq!(forward["f"], each_first);
         assert_eq!(forward.len(), 2 + 5);

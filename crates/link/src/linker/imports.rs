@@ -6,7 +6,7 @@
 use irkit_core::{Inst, Module, Opcode};
 use irkit_format::Ref;
 
-use super::index::{DefId, PoolId, SrcDef};
+use super::index::SrcDef;
 use super::{Key, State};
 use crate::error::LinkError;
 
@@ -36,10 +36,12 @@ impl State<'_> {
         };
         match ty {
             None => Ok(None),
-            Some(Ref::Pool(p)) => self.pool_value(out, m, PoolId::new(p), None).map(Some),
+            Some(Ref::Pool(p)) => self.pool_value(out, m, p, None).map(Some),
             // A witness table or requirement typed by its interface (a definition).
-            Some(Ref::Def(i)) if self.cx.view(m).def_opcode(i) == Some(Opcode::INTERFACE) => {
-                Ok(self.need(out, SrcDef::new(m, DefId::new(i)), None, false))
+            Some(Ref::Def(i))
+                if self.cx.view(m).def_opcode(i.index()) == Some(Opcode::INTERFACE) =>
+            {
+                Ok(self.need(out, SrcDef::new(m, i), None, false))
             }
             Some(other) => Err(LinkError::Read(irkit_format::ReadError {
                 file: self.cx.file(m).into(),
@@ -59,7 +61,7 @@ impl State<'_> {
         let def = self.cx.view(m).def(src.def.index())?;
         let root = def.root();
         let pool_ref = |r: Ref, st: &mut Self, out: &mut Module| match r {
-            Ref::Pool(p) => st.pool_value(out, m, PoolId::new(p), None).map(Some),
+            Ref::Pool(p) => st.pool_value(out, m, p, None).map(Some),
             _ => Ok(None),
         };
         let mut params = Vec::new();
@@ -96,12 +98,8 @@ impl State<'_> {
         let mut ops = Vec::with_capacity(refs.len());
         for r in refs {
             ops.push(match r {
-                Ref::Pool(p) => {
-                    DeclOperand::Value(self.pool_value(out, m, PoolId::new(p), None)?)
-                }
-                Ref::Def(x) => {
-                    DeclOperand::Def(self.resolve_ref(out, SrcDef::new(m, DefId::new(x))))
-                }
+                Ref::Pool(p) => DeclOperand::Value(self.pool_value(out, m, p, None)?),
+                Ref::Def(x) => DeclOperand::Def(self.resolve_ref(out, SrcDef::new(m, x))),
                 Ref::Local(_) => DeclOperand::Local,
             });
         }

@@ -1,25 +1,17 @@
 //! The linker's index spaces, one type each ([`irkit_core::entity_index!`]), so that an index
 //! of one space passed where another is expected fails to compile: an input of the link, a
-//! definition of one input, an entry of one input's pool, and a node (a definition of the
-//! output, in first-reached order). A definition of an input is named by both: [`SrcDef`].
-//! The format's reader takes and gives these indices as `u32`: they are converted where the
-//! linker calls it.
+//! definition of one input and an entry of one input's pool (the format's [`DefIndex`] and
+//! [`PoolIndex`], as its references and its copier give them), and a node (a definition of
+//! the output, in first-reached order). A definition of an input is named by both:
+//! [`SrcDef`]. The reader's other methods (`ModuleView::def` and the like) take a `u32`: the
+//! index is converted where the linker calls them.
 
 use irkit_format::Ref;
+pub(crate) use irkit_format::{DefIndex, PoolIndex};
 
 irkit_core::entity_index! {
     /// An input of the link: its place among the inputs sorted by name.
     pub(crate) struct InputId = "input";
-}
-
-irkit_core::entity_index! {
-    /// A top-level definition of one input: its index in that file's definitions.
-    pub(crate) struct DefId = "def";
-}
-
-irkit_core::entity_index! {
-    /// An entry (a type or a constant) of one input's pool.
-    pub(crate) struct PoolId = "pool";
 }
 
 irkit_core::entity_index! {
@@ -31,11 +23,11 @@ irkit_core::entity_index! {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub(crate) struct SrcDef {
     pub(crate) input: InputId,
-    pub(crate) def: DefId,
+    pub(crate) def: DefIndex,
 }
 
 impl SrcDef {
-    pub(crate) const fn new(input: InputId, def: DefId) -> SrcDef {
+    pub(crate) const fn new(input: InputId, def: DefIndex) -> SrcDef {
         SrcDef { input, def }
     }
 }
@@ -51,9 +43,9 @@ impl InputId {
 
 /// A reference of an input's definition to another definition of the same input, if `r` is
 /// one.
-pub(crate) fn def_of(r: Ref) -> Option<DefId> {
+pub(crate) fn def_of(r: Ref) -> Option<DefIndex> {
     match r {
-        Ref::Def(d) => Some(DefId::new(d)),
+        Ref::Def(d) => Some(d),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use irkit_core::Opcode;
 use irkit_format::{DefView, ModuleView, PayloadView, Ref};
 
-use super::index::{DefId, SrcDef};
+use super::index::{DefIndex, SrcDef};
 use crate::input::Input;
 
 /// Linkage decorations of a definition, read from its validated archive.
@@ -26,7 +26,7 @@ pub(super) struct Linkage {
 
 pub(super) fn linkage_of(
     view: &ModuleView,
-    def: DefId,
+    def: DefIndex,
 ) -> Result<Linkage, irkit_format::ReadError> {
     Ok(linkage(&view.def(def.index())?))
 }
@@ -41,7 +41,7 @@ pub(super) struct Facts {
 impl Facts {
     /// Definition `d` of `view`'s facts, once its symbol records are checked
     /// (`ModuleView::check_def_symbols`, which validates it); the error otherwise.
-    pub(super) fn read(view: &ModuleView, d: DefId) -> Result<Facts, irkit_format::ReadError> {
+    pub(super) fn read(view: &ModuleView, d: DefIndex) -> Result<Facts, irkit_format::ReadError> {
         view.check_def_symbols(d.index())?;
         let def = view.def(d.index())?;
         Ok(Facts {

@@ -9,7 +9,7 @@ use irkit_core::{Inst, Module, Opcode};
 use irkit_format::Ref;
 
 use super::State;
-use super::index::{DefId, InputId, NodeId, PoolId, SrcDef};
+use super::index::{InputId, NodeId, PoolIndex, SrcDef};
 use crate::error::LinkError;
 
 /// Per input: its validated pool (fetched on first use), and per entry its value in the
@@ -30,7 +30,7 @@ impl Pools<'_> {
 
     /// Pool entry `p` of input `m` in the output, if it was re-interned.
     #[inline]
-    fn get(&self, m: InputId, p: PoolId) -> Option<Inst> {
+    fn get(&self, m: InputId, p: PoolIndex) -> Option<Inst> {
         self.memo.get(m.idx())?.get(p.idx()).copied().flatten()
     }
 }
@@ -44,7 +44,7 @@ impl State<'_> {
         &mut self,
         out: &mut Module,
         m: InputId,
-        p: PoolId,
+        p: PoolIndex,
         needer: Option<NodeId>,
     ) -> Result<Inst, LinkError> {
         // Most references are to values already re-interned: answered here, inlined into the
@@ -61,11 +61,10 @@ impl State<'_> {
         &mut self,
         out: &mut Module,
         m: InputId,
-        p: PoolId,
+        p: PoolIndex,
         needer: Option<NodeId>,
     ) -> Result<Inst, LinkError> {
         let mi = m.idx();
-        let p = p.index();
         let view = self.cx.view(m);
         let pool = match self.pools.views[mi] {
             Some(p) => p,
@@ -87,10 +86,10 @@ impl State<'_> {
         };
         let mut stack = vec![(p, false)];
         while let Some(&(top, expanded)) = stack.last() {
-            let Some(e) = pool.get(top) else {
+            let Some(e) = pool.get(top.index()) else {
                 return Err(bad(format!("pool index {top} out of range")));
             };
-            if self.pools.memo[mi][top as usize].is_some() {
+            if self.pools.memo[mi][top.idx()].is_some() {
                 stack.pop();
                 continue;
             }
@@ -100,7 +99,7 @@ impl State<'_> {
                 }
                 for r in e.ty().into_iter().chain(e.operands()) {
                     if let Ref::Pool(q) = r
-                        && self.pools.memo[mi].get(q as usize) == Some(&None)
+                        && self.pools.memo[mi].get(q.idx()) == Some(&None)
                     {
                         if q >= top {
                             return Err(bad(format!("entry {top} refers to later entry {q}")));
@@ -113,23 +112,23 @@ impl State<'_> {
             let map = |r: Ref, st: &mut Self, out: &mut Module| -> Result<Inst, LinkError> {
                 match r {
                     Ref::Pool(q) => st.pools.memo[mi]
-                        .get(q as usize)
+                        .get(q.idx())
                         .copied()
                         .flatten()
                         .ok_or_else(|| bad(format!("entry {top}: unresolved entry {q}"))),
                     Ref::Def(d) => match needer {
                         Some(n) => Ok(st
-                            .need(out, SrcDef::new(m, DefId::new(d)), Some(n), false)
+                            .need(out, SrcDef::new(m, d), Some(n), false)
                             .unwrap_or(out.root())),
                         // An interface standing for `Self` in a requirement's type, or the
                         // generic a type parameter belongs to.
                         None if matches!(
-                            st.cx.view(m).def_opcode(d),
+                            st.cx.view(m).def_opcode(d.index()),
                             Some(Opcode::INTERFACE | Opcode::GENERIC)
                         ) =>
                         {
                             Ok(st
-                                .need(out, SrcDef::new(m, DefId::new(d)), None, false)
+                                .need(out, SrcDef::new(m, d), None, false)
                                 .unwrap_or(out.root()))
                         }
                         None => Err(bad(format!("entry {top}: a type refers to definition {d}"))),
@@ -148,11 +147,11 @@ impl State<'_> {
             let inst = out
                 .intern(e.opcode(), ty, &ops, e.payload().to_payload())
                 .map_err(|err| bad(format!("entry {top} (`{}`): {err}", e.opcode())))?;
-            self.pools.memo[mi][top as usize] = Some(inst);
+            self.pools.memo[mi][top.idx()] = Some(inst);
             stack.pop();
         }
         self.pools.memo[mi]
-            .get(p as usize)
+            .get(p.idx())
             .copied()
             .flatten()
             .ok_or_else(|| bad(format!("pool index {p} out of range")))

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use super::context::Context;
-use super::index::{DefId, InputId, NodeId, SrcDef};
+use super::index::{DefIndex, InputId, NodeId, SrcDef};
 use super::linkage::linkage_of;
 use super::resolve::Resolution;
 use super::{Key, State};
@@ -32,8 +32,8 @@ pub(super) struct Node {
 pub(super) struct PinIf {
     pub(super) owner: NodeId,
     pub(super) module: InputId,
-    pub(super) def: DefId,
-    pub(super) cond: DefId,
+    pub(super) def: DefIndex,
+    pub(super) cond: DefIndex,
 }
 
 /// What the walk does next ([`Reach::next`]).

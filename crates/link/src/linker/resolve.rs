@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::context::Context;
 use super::exports::Exports;
-use super::index::{DefId, InputId, SrcDef};
+use super::index::{DefIndex, InputId, SrcDef};
 use super::linkage::{Linkage, linkage_of};
 use super::{Key, State};
 use crate::error::LinkError;
@@ -165,7 +165,7 @@ impl<'a> Resolution<'a> {
             let Ok(syms) = cx.view(m).try_symbols() else {
                 continue; // reported when the index was built
             };
-            let defs: BTreeSet<DefId> = syms.iter().map(|s| DefId::new(s.def)).collect();
+            let defs: BTreeSet<DefIndex> = syms.iter().map(|s| DefIndex::new(s.def)).collect();
             for d in defs {
                 self.checked_linkage(cx, errors, SrcDef::new(m, d));
             }
