@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use irkit_core::equiv::modules_equal;
 use irkit_core::{MAX_NESTING, Nesting};
-use irkit_format::{CopyMapper, Location, ModuleView, ReadCause, ReadError, WriteError};
+use irkit_format::{
+    CopyMapper, DefIndex, Location, ModuleView, PoolIndex, ReadCause, ReadError, WriteError,
+};
 use irkit_hostile::{deep_tree, deep_tree_file, deep_types, deep_types_file};
 
 /// A mapper for copies that must fail before mapping anything.
@@ -15,10 +17,18 @@ struct NoMapping;
 
 impl CopyMapper for NoMapping {
     type Error = ReadError;
-    fn pool(&mut self, _: &mut irkit_core::Module, i: u32) -> Result<irkit_core::Inst, ReadError> {
+    fn pool(
+        &mut self,
+        _: &mut irkit_core::Module,
+        i: PoolIndex,
+    ) -> Result<irkit_core::Inst, ReadError> {
         panic!("mapped pool entry {i} of a refused definition")
     }
-    fn def(&mut self, _: &mut irkit_core::Module, i: u32) -> Result<irkit_core::Inst, ReadError> {
+    fn def(
+        &mut self,
+        _: &mut irkit_core::Module,
+        i: DefIndex,
+    ) -> Result<irkit_core::Inst, ReadError> {
         panic!("mapped definition {i} from a refused definition")
     }
 }

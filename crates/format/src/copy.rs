@@ -20,7 +20,7 @@ use std::sync::Arc;
 use irkit_core::{Inst, Module, Opcode, Payload};
 
 use crate::compact::Compact;
-use crate::defview::{DefView, InstView, Ref};
+use crate::defview::{DefIndex, DefView, InstView, PoolIndex, Ref};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::placed::{DebugBytes, DebugEntry, DebugRecs};
 use crate::schema::{DEBUG_LOC, DEBUG_NAME};
@@ -38,11 +38,11 @@ pub trait CopyMapper {
     type Error: From<ReadError>;
 
     /// The destination value for pool entry `index` of the source file.
-    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, Self::Error>;
+    fn pool(&mut self, dst: &mut Module, index: PoolIndex) -> Result<Inst, Self::Error>;
 
     /// The destination instruction standing for top-level definition `index` of the source
     /// file (used as an operand: its address).
-    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, Self::Error>;
+    fn def(&mut self, dst: &mut Module, index: DefIndex) -> Result<Inst, Self::Error>;
 
     /// Whether to copy decoration `deco` of the instruction with local index `owner` (called
     /// before any of its operands is mapped, so a skipped decoration's references are never

@@ -7,15 +7,27 @@ use crate::flat::{FileStrings, Flat, Rec};
 use crate::placed::{FlatBytes, Records};
 use crate::schema::{REF_MAX_INDEX, REF_NONE, TAG_DEF, TAG_LOCAL, TAG_POOL, payload_kind};
 
+irkit_core::entity_index! {
+    /// A top-level definition of a file: its index in the definitions directory (printed as
+    /// the bare number).
+    pub struct DefIndex = "";
+}
+
+irkit_core::entity_index! {
+    /// An entry (a type or a constant) of a file's pool: its index there (printed as the bare
+    /// number).
+    pub struct PoolIndex = "";
+}
+
 /// A reference held by an operand or a type slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ref {
     /// An instruction of the same archive (definition or root), by local index.
     Local(u32),
     /// A pool value, by pool index.
-    Pool(u32),
+    Pool(PoolIndex),
     /// A top-level definition (its address, as an operand), by definition index.
-    Def(u32),
+    Def(DefIndex),
 }
 
 impl Ref {
@@ -28,8 +40,8 @@ impl Ref {
         let index = raw & REF_MAX_INDEX;
         match raw >> 30 {
             TAG_LOCAL => Some(Ref::Local(index)),
-            TAG_POOL => Some(Ref::Pool(index)),
-            TAG_DEF => Some(Ref::Def(index)),
+            TAG_POOL => Some(Ref::Pool(PoolIndex::new(index))),
+            TAG_DEF => Some(Ref::Def(DefIndex::new(index))),
             _ => None,
         }
     }
@@ -407,7 +419,7 @@ impl<'v> PoolEntryView<'v> {
         self.pool
             .pool
             .operands_of(self.rec())
-            .map(|o| Ref::decode(o).unwrap_or(Ref::Pool(0)))
+            .map(|o| Ref::decode(o).unwrap_or(Ref::Pool(PoolIndex::new(0))))
     }
     /// Its payload.
     pub fn payload(&self) -> PayloadView<'v> {

@@ -78,7 +78,9 @@ mod write;
 mod tests;
 
 pub use copy::{CopyMapper, CopySummary, DefCopier};
-pub use defview::{DefView, InstView, PayloadView, PoolEntryView, PoolView, Ref, Subs};
+pub use defview::{
+    DefIndex, DefView, InstView, PayloadView, PoolEntryView, PoolIndex, PoolView, Ref, Subs,
+};
 pub use error::{Location, ReadCause, ReadError, WriteError};
 pub use hash::hex;
 pub use header::{FORMAT_MAJOR, FORMAT_MINOR, MAGIC, SectionKind};

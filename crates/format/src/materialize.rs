@@ -7,7 +7,7 @@
 use irkit_core::{Inst, Module, Payload};
 
 use crate::copy::{CopyMapper, Place, Reader};
-use crate::defview::{DefView, PoolView, Ref};
+use crate::defview::{DefIndex, DefView, PoolIndex, PoolView, Ref};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::view::ModuleView;
 
@@ -64,8 +64,8 @@ struct Identity {
 impl Identity {
     fn get(&self, r: Ref) -> Result<Inst, ReadError> {
         let found = match r {
-            Ref::Pool(p) => self.pool.get(p as usize),
-            Ref::Def(d) => self.defs.get(d as usize),
+            Ref::Pool(p) => self.pool.get(p.idx()),
+            Ref::Def(d) => self.defs.get(d.idx()),
             Ref::Local(_) => None,
         };
         found.copied().ok_or_else(|| {
@@ -81,11 +81,11 @@ impl Identity {
 impl CopyMapper for Identity {
     type Error = ReadError;
 
-    fn pool(&mut self, _: &mut Module, index: u32) -> Result<Inst, ReadError> {
+    fn pool(&mut self, _: &mut Module, index: PoolIndex) -> Result<Inst, ReadError> {
         self.get(Ref::Pool(index))
     }
 
-    fn def(&mut self, _: &mut Module, index: u32) -> Result<Inst, ReadError> {
+    fn def(&mut self, _: &mut Module, index: DefIndex) -> Result<Inst, ReadError> {
         self.get(Ref::Def(index))
     }
 }
@@ -104,8 +104,8 @@ fn intern_pool(
         let what = || format!("pool entry {i} (`{}`)", e.opcode());
         let resolve = |r: Ref| {
             let found = match r {
-                Ref::Pool(p) => out.get(p as usize),
-                Ref::Def(d) => defs.get(d as usize),
+                Ref::Pool(p) => out.get(p.idx()),
+                Ref::Def(d) => defs.get(d.idx()),
                 Ref::Local(_) => None,
             };
             found.copied().ok_or_else(|| {

@@ -46,34 +46,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod callgraph;
-pub mod devirtualize;
 mod error;
 mod extend;
-pub mod fold;
-pub mod inline;
-pub mod inline_always;
 mod input;
 mod linker;
-pub mod merge;
 mod optimize;
-pub mod prune;
-mod rewrite;
 pub mod specialize;
-mod tables;
 
-pub use callgraph::{CallGraph, CallSite, Callees};
-pub use devirtualize::devirtualize;
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use extend::{LIVE_PROGRAM, LiveNames, extend, extend_live};
-pub use fold::fold_constants;
-pub use inline::{Visible, inline_single_calls};
-pub use inline_always::inline_always;
 pub use input::{Input, Opened};
 pub use linker::{link, link_files, verify_linked};
-pub use merge::merge_jump_chains;
-pub use prune::remove_unreferenced;
 pub use specialize::specialize;
+// The `-O` passes live in `irkit-opt` (they need no linker state); re-exported under their
+// former paths.
+pub use irkit_opt::{
+    CallGraph, CallSite, Callees, Visible, callgraph, devirtualize, fold, fold_constants, inline,
+    inline_always, inline_single_calls, merge, merge_jump_chains, prune, remove_unreferenced,
+};
 
 use std::time::Duration;
 

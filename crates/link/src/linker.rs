@@ -1,34 +1,47 @@
 //! The link itself: the driver ([`link`], [`link_files`], [`verify_linked`]: the walk, then
-//! specialization, the `-O` passes of `crate::optimize` and verification) and the walk it runs
-//! over the link's [`State`]: the roots, what a reference stands for, the reachability work
-//! list, and at the end the pins and re-exported names attached to what they resolve to. The
-//! walk's parts live beside it: resolution by name (`resolve.rs`, a definition's linkage in
-//! `linkage.rs`, import type checks in `imports.rs`), pool values re-interned (`pool.rs`), the
-//! lazy copy of each reached definition into the output module (`copy.rs`), and validation
-//! ahead of the copy on a spare thread (`ahead.rs`).
+//! specialization, the `-O` passes of `crate::optimize` and verification) and the walk from
+//! the roots over the link's [`State`], which is made of parts that each own their data:
+//!
+//! * the read-only [`Context`] (inputs, options, facts read ahead: `context.rs`);
+//! * [`Resolution`]: what names and references stand for (`resolve.rs`; the export index in
+//!   `exports.rs`, a definition's linkage in `linkage.rs`, import type checks in
+//!   `imports.rs`);
+//! * [`Reach`]: the output's definitions, the work list and the pins (`reach.rs`);
+//! * [`Pools`]: pool values re-interned in the output (`pool.rs`);
+//! * [`Copying`]: the copy of each reached definition, planned during the walk and built on
+//!   every core afterwards (`copy.rs`), with validation ahead of it on a spare thread
+//!   (`ahead.rs`).
+//!
+//! The index spaces they use are typed (`index.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
-
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
-use irkit_core::{Inst, Module, Opcode, Payload};
-use irkit_format::{CopyPlan, DefCopier, ModuleView, PoolView};
+use irkit_core::{Inst, Module, Opcode};
 
-use crate::error::{Chain, ChainLink, LinkError, LinkErrors};
+use crate::error::{Chain, LinkError, LinkErrors};
 use crate::input::{Input, Opened};
 use crate::{LinkOptions, Linked, Stats};
 
 mod ahead;
+mod context;
 mod copy;
+mod exports;
 mod imports;
+mod index;
 mod linkage;
 mod pool;
+mod reach;
 mod resolve;
 
-use linkage::{ExportIndex, FactTable, linkage_of};
-use resolve::{MAX_REEXPORT_CHAIN, Resolved};
+use context::Context;
+use copy::Copying;
+use index::SrcDef;
+use linkage::FactTable;
+use pool::Pools;
+use reach::{Reach, Step};
+use resolve::{Resolution, Resolved};
 
 /// Opens every binary module of `paths` (sorted first, so errors come in a fixed order), then
 /// links them. Every unreadable input is reported, not only the first; an input that is not a
@@ -69,17 +82,16 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     let mut out = Module::new();
     let prepared = ahead::Ahead::default();
     let facts = FactTable::new(&inputs);
-    let mut st = State::new(&inputs, opts, &facts, true);
-    st.ahead = Some(&prepared);
+    let mut st = State::new(Context::new(&inputs, opts, &facts, Some(&prepared)), true);
     ahead::with_validation_ahead(&inputs, &prepared, &facts, || st.run(&mut out));
     // The spare thread has stopped: the bodies are built on every core.
     st.finish(&mut out);
-    if st.split_failed {
+    if st.copy.split_failed() {
         // A planned copy or its build was refused: the copy of that definition (the one
         // decoder) says why, at the point of the walk where it does, as if nothing had been
         // planned (spec/linking.md §5, "Copying on every core").
         out = Module::new();
-        st = State::new(&inputs, opts, &facts, false);
+        st = State::new(Context::new(&inputs, opts, &facts, None), false);
         st.run(&mut out);
         st.finish(&mut out);
     }
@@ -171,169 +183,59 @@ pub fn verify_linked(module: &Module) -> Result<(), LinkErrors> {
 /// What a reference to a definition stands for after resolution.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
-    /// A definition with a body (or an initial value), by (input, definition).
-    Def(u32, u32),
+    /// A definition of an input, copied into the output.
+    Def(SrcDef),
     /// An import no input exports (kept as a declaration in a library link).
     Import(Box<str>),
     /// A C function provided by the runtime (an `extern` declaration without body).
     Extern(Box<str>),
 }
 
-/// A definition of the output: what it stands for, what is copied into it, who reached it.
-struct Node {
-    /// The (input, definition) copied: the definition itself, or the first declaration reached.
-    src: (u32, u32),
-    /// Its instruction in the output.
-    out: Inst,
-    /// The node whose copy reached it first (`None` for roots).
-    parent: Option<u32>,
-    /// It stands for an unresolved import or a C symbol (a declaration of the output).
-    decl: bool,
-}
-
-/// A `pin_if(@d, @c)` decoration of a copied definition, re-attached at the end when `c` was
-/// reached.
-struct PinIf {
-    owner: u32,
-    module: u32,
-    def: u32,
-    cond: u32,
-}
-
-/// The link's state. Maps keyed by (input, definition) indices use FxHash: those keys are
-/// bounded by the inputs' definition counts, and hashing them is on the copy's path (every
-/// reference to another definition). Maps keyed by names read from the inputs (`node_of`,
-/// `pending` and `decls` by [`Key`], `name_memo`, `undefined_reported`) keep std's
-/// DoS-resistant hasher: a hostile file chooses those strings freely.
+/// The link's state: its parts, and what it reports.
 struct State<'a> {
-    srcs: &'a [Input],
-    opts: &'a LinkOptions,
-    nodes: Vec<Node>,
-    node_of: HashMap<Key, u32>,
-    queue: VecDeque<u32>,
-    /// `pin_if` targets whose owner and condition are both reached: (owner, input, def).
-    triggered: VecDeque<(u32, u32, u32)>,
-    /// `pin_if` targets waiting for their condition (by the condition's key).
-    pending: HashMap<Key, Vec<(u32, u32, u32)>>,
-    pin_ifs: Vec<PinIf>,
-    ref_memo: FxHashMap<(u32, u32), Key>,
-    /// What each name looked up resolves to (re-exports followed).
-    name_memo: HashMap<Box<str>, Resolved>,
-    /// Every name found to be a re-export: its winning (re-export) declaration. Those that
-    /// resolve to a definition or declaration of the output are attached to it at the end.
-    reexports: BTreeMap<Box<str>, (u32, u32)>,
-    /// Import declarations already checked against their export.
-    imports_checked: FxHashSet<(u32, u32)>,
-    /// Linking hashes of the `linkonce` candidates compared so far.
-    linking: FxHashMap<(u32, u32), [u8; 32]>,
-    /// The first declaration of each unresolved import / C symbol: (input, def, its type).
-    decls: HashMap<Key, (u32, u32, Option<Inst>)>,
-    pool_memo: Vec<Vec<Option<Inst>>>,
-    /// Per input: its validated pool (fetched on first use).
-    pools: Vec<Option<PoolView<'a>>>,
-    /// Per input: its definition copier (fetched on first use).
-    copiers: Vec<Option<DefCopier<'a>>>,
-    /// Every export of every input, by name, in input order: (input, definition, content
-    /// hash). Built from the whole symbol tables only once lookups in each input's symbol
-    /// index have cost about as much (see [`State::export_candidates`]).
-    exports: Option<ExportIndex<'a>>,
-    /// What the spare thread prepares meanwhile (the export index), when there is one.
-    ahead: Option<&'a ahead::Ahead<'a>>,
-    /// What the walk reads of each definition it acts on, shared with the spare thread.
-    facts: &'a FactTable,
-    /// Names looked up one input at a time so far.
-    lookups: u64,
-    /// Inputs whose symbol table could not be read (reported once).
-    bad_symbols: FxHashSet<u32>,
-    /// Definitions found unreadable or contradicting their file's symbol index (reported
-    /// once each).
-    bad_defs: FxHashSet<(u32, u32)>,
-    validated: FxHashSet<(u32, u32)>,
-    undefined_reported: HashSet<Box<str>>,
-    keep_exports: HashSet<&'a str>,
-    /// Plan each copy during the walk and build the copies afterwards, on every core
-    /// ([`State::build_planned`]); off for the walk redone after a plan or build failed.
-    split: bool,
-    /// Copies planned, in walk order: (input, plan).
-    plans: Vec<(u32, CopyPlan<'a>)>,
-    /// A plan or a build failed: the walk must be redone without splitting.
-    split_failed: bool,
+    cx: Context<'a>,
+    res: Resolution<'a>,
+    reach: Reach,
+    pools: Pools<'a>,
+    copy: Copying<'a>,
     errors: Vec<LinkError>,
     stats: Stats,
 }
 
 impl<'a> State<'a> {
-    fn new(
-        srcs: &'a [Input],
-        opts: &'a LinkOptions,
-        facts: &'a FactTable,
-        split: bool,
-    ) -> State<'a> {
-        let mut keep_exports: HashSet<&str> = opts.exports.iter().map(String::as_str).collect();
-        keep_exports.insert(opts.entry.as_str());
+    /// A link of `cx`'s inputs; with `split`, each copy is planned during the walk and built
+    /// afterwards on every core ([`Copying`]).
+    fn new(cx: Context<'a>, split: bool) -> State<'a> {
+        let inputs = cx.srcs.len();
+        let stats = Stats {
+            inputs,
+            defs_available: cx.defs_available,
+            ..Stats::default()
+        };
         State {
-            srcs,
-            opts,
-            nodes: Vec::new(),
-            node_of: HashMap::new(),
-            queue: VecDeque::new(),
-            triggered: VecDeque::new(),
-            pending: HashMap::new(),
-            pin_ifs: Vec::new(),
-            ref_memo: FxHashMap::default(),
-            name_memo: HashMap::new(),
-            reexports: BTreeMap::new(),
-            imports_checked: FxHashSet::default(),
-            linking: FxHashMap::default(),
-            decls: HashMap::new(),
-            pool_memo: vec![Vec::new(); srcs.len()],
-            pools: vec![None; srcs.len()],
-            copiers: vec![None; srcs.len()],
-            exports: None,
-            ahead: None,
-            facts,
-            lookups: 0,
-            bad_symbols: FxHashSet::default(),
-            bad_defs: FxHashSet::default(),
-            validated: FxHashSet::default(),
-            undefined_reported: HashSet::new(),
-            keep_exports,
-            split,
-            plans: Vec::new(),
-            split_failed: false,
+            cx,
+            res: Resolution::default(),
+            reach: Reach::default(),
+            pools: Pools::new(inputs),
+            copy: Copying::new(inputs, split),
             errors: Vec::new(),
-            stats: Stats {
-                inputs: srcs.len(),
-                defs_available: srcs.iter().map(|i| u64::from(i.view.def_count())).sum(),
-                ..Stats::default()
-            },
+            stats,
         }
-    }
-
-    fn file(&self, m: u32) -> &'a str {
-        self.srcs
-            .get(m as usize)
-            .map(|s| s.name.as_str())
-            .unwrap_or("?")
-    }
-
-    fn view(&self, m: u32) -> &'a ModuleView {
-        &self.srcs[m as usize].view
     }
 
     fn run(&mut self, out: &mut Module) {
         for (name, role) in self.roots() {
             match self.resolve_name(out, &name) {
-                Resolved::Def(m, d) => {
-                    self.reach(out, Key::Def(m, d), (m, d), None);
+                Resolved::Def(src) => {
+                    self.reach(out, Key::Def(src), src, None);
                 }
                 // A re-export of a name no input exports: kept as a declaration in a library
                 // link (with the re-exported names attached), an error otherwise.
                 Resolved::Unresolved(n, decl) => {
-                    if self.opts.library {
+                    if self.cx.opts.library {
                         self.reach(out, Key::Import(n), decl, None);
-                    } else if self.undefined_reported.insert(n.clone()) {
-                        let via = self.reexport_path(&name);
+                    } else if self.res.first_undefined(&n) {
+                        let via = self.res.reexport_path(&self.cx, &name);
                         self.errors.push(LinkError::UndefinedReexport {
                             name: n.to_string(),
                             via,
@@ -352,13 +254,12 @@ impl<'a> State<'a> {
                 },
             }
         }
-        loop {
-            if let Some((owner, m, d)) = self.triggered.pop_front() {
-                self.need(out, m, d, Some(owner), false);
-            } else if let Some(n) = self.queue.pop_front() {
-                self.copy(out, n);
-            } else {
-                break;
+        while let Some(step) = self.reach.next() {
+            match step {
+                Step::Pinned { owner, target } => {
+                    self.need(out, target, Some(owner), false);
+                }
+                Step::Copy(n) => self.copy(out, n),
             }
         }
     }
@@ -366,17 +267,19 @@ impl<'a> State<'a> {
     /// What follows the walk: the planned bodies built, then the pins and re-exported names
     /// attached to what they resolve to.
     fn finish(&mut self, out: &mut Module) {
-        self.build_planned(out);
-        self.attach_pin_ifs(out);
-        self.attach_reexports(out);
-        self.stats.defs_reached = self.validated.len() as u64;
-        self.stats.defs_copied = self.nodes.len() as u64;
+        self.stats.insts_copied += self.copy.build_planned(&self.cx, out);
+        self.reach.attach_pin_ifs(&self.res, out, &mut self.errors);
+        let targets = self.res.reexport_targets();
+        self.reach
+            .attach_reexports(&self.cx, &targets, out, &mut self.errors);
+        self.stats.defs_reached = self.res.validated() as u64;
+        self.stats.defs_copied = self.reach.len() as u64;
     }
 
     /// The root names, in order: entry, `--export` names (sorted), then (library link) every
     /// exported name (sorted).
     fn roots(&mut self) -> Vec<(String, Root)> {
-        let o = self.opts;
+        let o = self.cx.opts;
         let mut roots = Vec::new();
         roots.push((
             o.entry.clone(),
@@ -389,280 +292,11 @@ impl<'a> State<'a> {
         let exports: BTreeSet<&String> = o.exports.iter().collect();
         roots.extend(exports.into_iter().map(|n| (n.clone(), Root::Export)));
         if o.library && !o.internalize {
-            if self.exports.is_none() {
-                self.build_export_index();
-            }
-            // Every export is a root: check every record against its definition first, so
-            // that a record that hides or moves an export is refused, not obeyed
-            // (spec/linking.md §4).
-            self.check_all_records();
-            let all: BTreeSet<&str> = self
-                .exports
-                .iter()
-                .flat_map(|ix| ix.keys().copied())
-                .collect();
+            // Every export is a root, once every record is checked against its definition.
+            let all = self.res.all_exports(&self.cx, &mut self.errors);
             roots.extend(all.into_iter().map(|n| (n.to_string(), Root::Optional)));
         }
         roots
-    }
-
-    /// Checks every definition named by a symbol record of every input against its records
-    /// (`ModuleView::check_def_symbols`).
-    fn check_all_records(&mut self) {
-        for m in 0..self.srcs.len() as u32 {
-            let Ok(syms) = self.view(m).try_symbols() else {
-                continue; // reported by build_export_index
-            };
-            let defs: BTreeSet<u32> = syms.iter().map(|s| s.def).collect();
-            for d in defs {
-                self.checked_linkage(m, d);
-            }
-        }
-    }
-
-    /// What definition `d` of input `m` stands for in the output (memoized). Validates it.
-    fn resolve_ref(&mut self, out: &mut Module, m: u32, d: u32) -> Key {
-        if let Some(k) = self.ref_memo.get(&(m, d)) {
-            return k.clone();
-        }
-        let key = match self.checked_linkage(m, d) {
-            // Reported; the copy will not report it again.
-            None => Key::Def(m, d),
-            Some(l) => {
-                if let Some(n) = &l.import {
-                    let key = match self.resolve_name(out, n) {
-                        Resolved::Def(wm, wd) => {
-                            // Memoized first: the import's type may name it (a generic's
-                            // parameters name their generic).
-                            self.ref_memo.insert((m, d), Key::Def(wm, wd));
-                            let t = Instant::now();
-                            self.check_import(out, n, (m, d), (wm, wd));
-                            self.stats.resolve += t.elapsed();
-                            Key::Def(wm, wd)
-                        }
-                        Resolved::Missing => {
-                            let k = Key::Import(n.as_str().into());
-                            self.ref_memo.insert((m, d), k.clone());
-                            self.check_decl(out, &k, m, d);
-                            k
-                        }
-                        // Through re-exports to a name no input exports: a declaration of
-                        // that name.
-                        Resolved::Unresolved(a, _) => {
-                            let k = Key::Import(a);
-                            self.ref_memo.insert((m, d), k.clone());
-                            self.check_decl(out, &k, m, d);
-                            k
-                        }
-                        // Reported; the copy will not report it again.
-                        Resolved::Failed => Key::Def(m, d),
-                    };
-                    // A re-export declaration: its names compete (and are attached to what
-                    // they resolve to) like those of any reached definition.
-                    for e in &l.export {
-                        self.resolve_name(out, e);
-                    }
-                    key
-                } else if let Some(n) = l.export.first() {
-                    // A definition exported under several names resolves by its first.
-                    match self.resolve_name(out, n) {
-                        Resolved::Def(wm, wd) => Key::Def(wm, wd),
-                        _ => Key::Def(m, d),
-                    }
-                } else if let Some(s) = l.external.as_deref().filter(|_| l.bodyless) {
-                    let k = Key::Extern(s.into());
-                    self.check_decl(out, &k, m, d);
-                    k
-                } else {
-                    Key::Def(m, d)
-                }
-            }
-        };
-        self.ref_memo.insert((m, d), key.clone());
-        key
-    }
-
-    /// The output instruction for a reference from input `m` to its definition `d`, needed by
-    /// node `needer`: resolves it, reports an undefined import (executable link), and reaches
-    /// the result. With `optional` (a `pin_weak`), an unresolved import gives `None` silently.
-    fn need(
-        &mut self,
-        out: &mut Module,
-        m: u32,
-        d: u32,
-        needer: Option<u32>,
-        optional: bool,
-    ) -> Option<Inst> {
-        let key = self.resolve_ref(out, m, d);
-        if let Key::Import(name) = &key
-            && !self.opts.library
-        {
-            if optional {
-                return None;
-            }
-            if self.undefined_reported.insert(name.clone()) {
-                let chain = self.chain(needer);
-                // The name imported, when it is not the one left undefined: re-exports led
-                // from one to the other.
-                let imported = linkage_of(self.view(m), d).ok().and_then(|l| l.import);
-                match imported.filter(|i| **i != **name) {
-                    Some(i) => {
-                        let via = self.reexport_path(&i);
-                        self.errors.push(LinkError::UndefinedReexport {
-                            name: name.to_string(),
-                            via,
-                            chain,
-                        });
-                    }
-                    None => self.errors.push(LinkError::Undefined {
-                        name: name.to_string(),
-                        chain,
-                    }),
-                }
-            }
-        }
-        let src = match key {
-            Key::Def(a, b) => (a, b),
-            _ => (m, d),
-        };
-        Some(self.reach(out, key, src, needer))
-    }
-
-    /// The output instruction of `key`, created (and queued for copying) on first reach.
-    fn reach(&mut self, out: &mut Module, key: Key, src: (u32, u32), parent: Option<u32>) -> Inst {
-        if let Some(&n) = self.node_of.get(&key) {
-            return self.nodes[n as usize].out;
-        }
-        let opcode = self.view(src.0).def_opcode(src.1).unwrap_or(Opcode::FUNC);
-        let root = out.root();
-        let inst = match out.new_inst(opcode, None, Vec::new(), Payload::None) {
-            Ok(i) => i,
-            Err(_) => out
-                .new_inst(Opcode::FUNC, None, Vec::new(), Payload::None)
-                .unwrap_or(root),
-        };
-        if let Err(e) = out.append_child(root, inst) {
-            self.errors.push(LinkError::Internal(e.to_string()));
-        }
-        let id = self.nodes.len() as u32;
-        self.nodes.push(Node {
-            src,
-            out: inst,
-            parent,
-            decl: !matches!(key, Key::Def(..)),
-        });
-        if let Some(waiting) = self.pending.remove(&key) {
-            self.triggered.extend(waiting);
-        }
-        self.node_of.insert(key, id);
-        self.queue.push_back(id);
-        inst
-    }
-
-    /// Re-attaches the `pin_if` decorations whose condition was reached.
-    fn attach_pin_ifs(&mut self, out: &mut Module) {
-        for p in std::mem::take(&mut self.pin_ifs) {
-            let (Some(ck), Some(dk)) = (
-                self.ref_memo.get(&(p.module, p.cond)),
-                self.ref_memo.get(&(p.module, p.def)),
-            ) else {
-                continue;
-            };
-            let (Some(&c), Some(&d)) = (self.node_of.get(ck), self.node_of.get(dk)) else {
-                continue;
-            };
-            let owner = self.nodes[p.owner as usize].out;
-            let ops = vec![self.nodes[d as usize].out, self.nodes[c as usize].out];
-            if let Err(e) = out.add_decoration(owner, Opcode::PIN_IF, ops, Payload::None) {
-                self.errors.push(LinkError::Internal(e.to_string()));
-            }
-        }
-    }
-
-    /// Attaches every re-exported name that resolved to a definition or declaration of the
-    /// output to it, as an extra `export` (in name order, after its own decorations), unless
-    /// `--internalize` drops the name.
-    fn attach_reexports(&mut self, out: &mut Module) {
-        let names: Vec<Box<str>> = self.reexports.keys().cloned().collect();
-        for name in names {
-            if self.opts.internalize && !self.keep_exports.contains(&*name) {
-                continue;
-            }
-            let key = match self.name_memo.get(&name) {
-                Some(Resolved::Def(m, d)) => Key::Def(*m, *d),
-                Some(Resolved::Unresolved(a, _)) => Key::Import(a.clone()),
-                _ => continue,
-            };
-            let Some(&n) = self.node_of.get(&key) else {
-                continue;
-            };
-            let target = self.nodes[n as usize].out;
-            if out
-                .decoration_strs(target, Opcode::EXPORT)
-                .any(|e| e == &*name)
-            {
-                continue;
-            }
-            if let Err(e) = out.add_decoration(
-                target,
-                Opcode::EXPORT,
-                Vec::new(),
-                Payload::Str(name.into()),
-            ) {
-                self.errors.push(LinkError::Internal(e.to_string()));
-            }
-        }
-    }
-
-    /// The re-exports followed from `name`: `@b (n.irm) -> @a (m.irm) -> @x`, each name with
-    /// the file re-exporting it, then the name the chain ends at.
-    fn reexport_path(&self, name: &str) -> String {
-        let mut parts = Vec::new();
-        let mut cur: String = name.to_string();
-        for _ in 0..MAX_REEXPORT_CHAIN {
-            let Some(&(m, d)) = self.reexports.get(cur.as_str()) else {
-                break;
-            };
-            parts.push(format!("@{cur} ({})", self.file(m)));
-            match linkage_of(self.view(m), d).ok().and_then(|l| l.import) {
-                Some(next) => cur = next,
-                None => break,
-            }
-        }
-        parts.push(format!("@{cur}"));
-        parts.join(" -> ")
-    }
-
-    /// The chain of nodes from `from` up to its root.
-    fn chain(&self, from: Option<u32>) -> Chain {
-        let mut links = Vec::new();
-        let mut cur = from;
-        while let Some(n) = cur {
-            let Some(node) = self.nodes.get(n as usize) else {
-                break;
-            };
-            links.push(ChainLink {
-                name: self.display_name(node.src.0, node.src.1),
-                file: self.file(node.src.0).to_string(),
-            });
-            // Parents are created before their children: the walk ends.
-            cur = node.parent.filter(|&p| p < n);
-        }
-        Chain(links)
-    }
-
-    /// A definition's name for messages: export, import or extern name, else its name hint,
-    /// else `#index`.
-    fn display_name(&self, m: u32, d: u32) -> String {
-        let view = self.view(m);
-        if let Ok(l) = linkage_of(view, d)
-            && let Some(n) = l.export.into_iter().next().or(l.import).or(l.external)
-        {
-            return n;
-        }
-        view.def_name(d)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("#{d}"))
     }
 }
 

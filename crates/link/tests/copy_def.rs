@@ -5,7 +5,7 @@
 //! asking the mapper the same questions in the same order.
 
 use irkit_core::{Inst, Module, Opcode, Payload};
-use irkit_format::{CopyMapper, InstView, ModuleView, ReadError, Ref};
+use irkit_format::{CopyMapper, DefIndex, InstView, ModuleView, PoolIndex, ReadError, Ref};
 
 struct Identity {
     pool: Vec<Inst>,
@@ -14,11 +14,11 @@ struct Identity {
 
 impl CopyMapper for Identity {
     type Error = ReadError;
-    fn pool(&mut self, _: &mut Module, index: u32) -> Result<Inst, ReadError> {
-        Ok(self.pool[index as usize])
+    fn pool(&mut self, _: &mut Module, index: PoolIndex) -> Result<Inst, ReadError> {
+        Ok(self.pool[index.idx()])
     }
-    fn def(&mut self, _: &mut Module, index: u32) -> Result<Inst, ReadError> {
-        Ok(self.defs[index as usize])
+    fn def(&mut self, _: &mut Module, index: DefIndex) -> Result<Inst, ReadError> {
+        Ok(self.defs[index.idx()])
     }
 }
 
@@ -40,8 +40,8 @@ fn destination(view: &ModuleView) -> (Module, Identity) {
     for i in 0..pool.len() {
         let e = pool.get(i).unwrap();
         let map = |r: Ref| match r {
-            Ref::Pool(p) => interned[p as usize],
-            Ref::Def(d) => defs[d as usize],
+            Ref::Pool(p) => interned[p.idx()],
+            Ref::Def(d) => defs[d.idx()],
             Ref::Local(_) => unreachable!("no locals in the pool"),
         };
         let ty = e.ty().map(map);
@@ -80,11 +80,11 @@ struct Recording {
 
 impl CopyMapper for Recording {
     type Error = ReadError;
-    fn pool(&mut self, dst: &mut Module, index: u32) -> Result<Inst, ReadError> {
+    fn pool(&mut self, dst: &mut Module, index: PoolIndex) -> Result<Inst, ReadError> {
         self.asked.push(format!("pool {index}"));
         self.inner.pool(dst, index)
     }
-    fn def(&mut self, dst: &mut Module, index: u32) -> Result<Inst, ReadError> {
+    fn def(&mut self, dst: &mut Module, index: DefIndex) -> Result<Inst, ReadError> {
         self.asked.push(format!("def {index}"));
         self.inner.def(dst, index)
     }

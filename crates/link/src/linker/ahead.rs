@@ -26,8 +26,9 @@ use std::time::Duration;
 
 use irkit_core::Slots;
 
-use super::linkage::{ExportIndex, FactTable};
-use super::resolve::export_index;
+use super::exports::{ExportIndex, export_index};
+use super::index::{DefIndex, InputId, SrcDef};
+use super::linkage::FactTable;
 use crate::input::Input;
 
 /// What the spare thread prepared for the walk: the export index (every export of every
@@ -117,7 +118,7 @@ fn validate(inputs: &[Input], facts: &FactTable, done: &AtomicBool) {
         let _ = input.view.pool();
         let _ = input.view.check_debug();
     }
-    for (m, input) in inputs.iter().enumerate() {
+    for (m, input) in InputId::all(inputs.len()).zip(inputs) {
         let view = &input.view;
         if view.pool().is_err() {
             continue;
@@ -137,7 +138,7 @@ fn validate(inputs: &[Input], facts: &FactTable, done: &AtomicBool) {
                 if view.check_def_symbols(d).is_err() {
                     break 'input;
                 }
-                facts.prefetch(view, m as u32, d);
+                facts.prefetch(view, SrcDef::new(m, DefIndex::new(d)));
             }
         }
     }

@@ -6,6 +6,7 @@
 use irkit_core::{Inst, Module, Opcode};
 use irkit_format::Ref;
 
+use super::index::SrcDef;
 use super::{Key, State};
 use crate::error::LinkError;
 
@@ -26,22 +27,25 @@ pub(super) struct GenericSig {
 }
 
 impl State<'_> {
-    /// The output type of definition `d` of input `m` (its root instruction's type).
-    fn def_type(&mut self, out: &mut Module, m: u32, d: u32) -> Result<Option<Inst>, LinkError> {
-        let ty = match self.facts.known(m, d) {
+    /// The output type of definition `src` (its root instruction's type).
+    fn def_type(&mut self, out: &mut Module, src: SrcDef) -> Result<Option<Inst>, LinkError> {
+        let m = src.input;
+        let ty = match self.cx.facts.known(src) {
             Some(f) => f.ty,
-            None => self.view(m).def(d)?.root().ty(),
+            None => self.cx.view(m).def(src.def.index())?.root().ty(),
         };
         match ty {
             None => Ok(None),
             Some(Ref::Pool(p)) => self.pool_value(out, m, p, None).map(Some),
             // A witness table or requirement typed by its interface (a definition).
-            Some(Ref::Def(i)) if self.view(m).def_opcode(i) == Some(Opcode::INTERFACE) => {
-                Ok(self.need(out, m, i, None, false))
+            Some(Ref::Def(i))
+                if self.cx.view(m).def_opcode(i.index()) == Some(Opcode::INTERFACE) =>
+            {
+                Ok(self.need(out, SrcDef::new(m, i), None, false))
             }
             Some(other) => Err(LinkError::Read(irkit_format::ReadError {
-                file: self.file(m).into(),
-                location: irkit_format::Location::Definition(d),
+                file: self.cx.file(m).into(),
+                location: irkit_format::Location::Definition(src.def.index()),
                 cause: irkit_format::ReadCause::Malformed(format!(
                     "the definition's type is not a pool value ({other:?})"
                 )),
@@ -52,8 +56,9 @@ impl State<'_> {
     /// A generic's signature in the output: its parameters, its own type, and what it
     /// defines (the child's opcode and type). An import's parameters name the generic it
     /// resolved to, so equal signatures are equal instructions.
-    fn generic_sig(&mut self, out: &mut Module, m: u32, d: u32) -> Result<GenericSig, LinkError> {
-        let def = self.view(m).def(d)?;
+    fn generic_sig(&mut self, out: &mut Module, src: SrcDef) -> Result<GenericSig, LinkError> {
+        let m = src.input;
+        let def = self.cx.view(m).def(src.def.index())?;
         let root = def.root();
         let pool_ref = |r: Ref, st: &mut Self, out: &mut Module| match r {
             Ref::Pool(p) => st.pool_value(out, m, p, None).map(Some),
@@ -80,21 +85,21 @@ impl State<'_> {
         Ok(GenericSig { params, ty, child })
     }
 
-    /// The operands of definition `d` of input `m`: pool values in the output, definitions as
-    /// what they resolve to.
+    /// The operands of definition `src`: pool values in the output, definitions as what they
+    /// resolve to.
     fn decl_operands(
         &mut self,
         out: &mut Module,
-        m: u32,
-        d: u32,
+        src: SrcDef,
     ) -> Result<Vec<DeclOperand>, LinkError> {
-        let def = self.view(m).def(d)?;
+        let m = src.input;
+        let def = self.cx.view(m).def(src.def.index())?;
         let refs: Vec<Ref> = def.root().operands().collect();
         let mut ops = Vec::with_capacity(refs.len());
         for r in refs {
             ops.push(match r {
                 Ref::Pool(p) => DeclOperand::Value(self.pool_value(out, m, p, None)?),
-                Ref::Def(x) => DeclOperand::Def(self.resolve_ref(out, m, x)),
+                Ref::Def(x) => DeclOperand::Def(self.resolve_ref(out, SrcDef::new(m, x))),
                 Ref::Local(_) => DeclOperand::Local,
             });
         }
@@ -106,7 +111,7 @@ impl State<'_> {
             .iter()
             .map(|o| match o {
                 DeclOperand::Value(v) => irkit_core::message::value_text(out, *v),
-                DeclOperand::Def(Key::Def(_, d)) => format!("definition {d}"),
+                DeclOperand::Def(Key::Def(w)) => format!("definition {}", w.def.index()),
                 DeclOperand::Def(Key::Import(n) | Key::Extern(n)) => format!("@{n}"),
                 DeclOperand::Local => "a local value".to_string(),
             })
@@ -133,46 +138,40 @@ impl State<'_> {
         }
     }
 
-    pub(super) fn check_import(
-        &mut self,
-        out: &mut Module,
-        name: &str,
-        imp: (u32, u32),
-        exp: (u32, u32),
-    ) {
+    pub(super) fn check_import(&mut self, out: &mut Module, name: &str, imp: SrcDef, exp: SrcDef) {
         // A re-export declaration may be checked both as an import and as a link of a
         // re-export chain: once is enough.
-        if !self.imports_checked.insert(imp) {
+        if !self.res.first_import_check(imp) {
             return;
         }
-        let ik = self.view(imp.0).def_opcode(imp.1);
-        let ek = self.view(exp.0).def_opcode(exp.1);
+        let ik = self.cx.view(imp.input).def_opcode(imp.def.index());
+        let ek = self.cx.view(exp.input).def_opcode(exp.def.index());
         // A function is imported as a bodyless `func` whether it is exported as a `func` or,
         // written in NOIR's blockless form, as a `proc`.
         let same_kind = ik == ek || (ik == Some(Opcode::FUNC) && ek == Some(Opcode::PROC));
         if !same_kind {
             self.errors.push(LinkError::KindMismatch {
                 name: name.to_string(),
-                import_file: self.file(imp.0).to_string(),
+                import_file: self.cx.file(imp.input).to_string(),
                 import_kind: ik.map(|k| k.to_string()).unwrap_or_default(),
-                export_file: self.file(exp.0).to_string(),
+                export_file: self.cx.file(exp.input).to_string(),
                 export_kind: ek.map(|k| k.to_string()).unwrap_or_default(),
             });
             return;
         }
-        self.validated.insert(exp);
+        self.res.mark_validated(exp);
         if matches!(ik, Some(Opcode::WITNESS_TABLE | Opcode::INTERFACE)) {
             // A witness table's conforming type, an interface's requirements.
             let ops = self
-                .decl_operands(out, imp.0, imp.1)
-                .and_then(|a| Ok((a, self.decl_operands(out, exp.0, exp.1)?)));
+                .decl_operands(out, imp)
+                .and_then(|a| Ok((a, self.decl_operands(out, exp)?)));
             match ops {
                 Err(e) => self.errors.push(e),
                 Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
                     name: name.to_string(),
-                    import_file: self.file(imp.0).to_string(),
+                    import_file: self.cx.file(imp.input).to_string(),
                     import_ty: Self::operands_text(out, ik, &a),
-                    export_file: self.file(exp.0).to_string(),
+                    export_file: self.cx.file(exp.input).to_string(),
                     export_ty: Self::operands_text(out, ek, &b),
                 }),
                 Ok(_) => {}
@@ -180,15 +179,15 @@ impl State<'_> {
         }
         if ik == Some(Opcode::GENERIC) {
             let sigs = self
-                .generic_sig(out, imp.0, imp.1)
-                .and_then(|a| Ok((a, self.generic_sig(out, exp.0, exp.1)?)));
+                .generic_sig(out, imp)
+                .and_then(|a| Ok((a, self.generic_sig(out, exp)?)));
             match sigs {
                 Err(e) => self.errors.push(e),
                 Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
                     name: name.to_string(),
-                    import_file: self.file(imp.0).to_string(),
+                    import_file: self.cx.file(imp.input).to_string(),
                     import_ty: Self::sig_text(out, &a),
-                    export_file: self.file(exp.0).to_string(),
+                    export_file: self.cx.file(exp.input).to_string(),
                     export_ty: Self::sig_text(out, &b),
                 }),
                 Ok(_) => {}
@@ -196,15 +195,15 @@ impl State<'_> {
             return;
         }
         let types = self
-            .def_type(out, imp.0, imp.1)
-            .and_then(|a| Ok((a, self.def_type(out, exp.0, exp.1)?)));
+            .def_type(out, imp)
+            .and_then(|a| Ok((a, self.def_type(out, exp)?)));
         match types {
             Err(e) => self.errors.push(e),
             Ok((a, b)) if a != b => self.errors.push(LinkError::TypeMismatch {
                 name: name.to_string(),
-                import_file: self.file(imp.0).to_string(),
+                import_file: self.cx.file(imp.input).to_string(),
                 import_ty: Self::type_text(out, a),
-                export_file: self.file(exp.0).to_string(),
+                export_file: self.cx.file(exp.input).to_string(),
                 export_ty: Self::type_text(out, b),
             }),
             Ok(_) => {}
@@ -212,16 +211,15 @@ impl State<'_> {
     }
 
     /// Checks a declaration of an unresolved import or C symbol against the first one seen.
-    pub(super) fn check_decl(&mut self, out: &mut Module, key: &Key, m: u32, d: u32) {
-        let ty = match self.def_type(out, m, d) {
+    pub(super) fn check_decl(&mut self, out: &mut Module, key: &Key, src: SrcDef) {
+        let ty = match self.def_type(out, src) {
             Ok(t) => t,
             Err(e) => {
                 self.errors.push(e);
                 return;
             }
         };
-        let Some(&(m0, _, t0)) = self.decls.get(key) else {
-            self.decls.insert(key.clone(), (m, d, ty));
+        let Some((first, t0)) = self.res.first_decl(key, src, ty) else {
             return;
         };
         if t0 != ty {
@@ -231,9 +229,9 @@ impl State<'_> {
             };
             self.errors.push(LinkError::DeclarationMismatch {
                 name,
-                first_file: self.file(m0).to_string(),
+                first_file: self.cx.file(first.input).to_string(),
                 first_ty: Self::type_text(out, t0),
-                second_file: self.file(m).to_string(),
+                second_file: self.cx.file(src.input).to_string(),
                 second_ty: Self::type_text(out, ty),
             });
         }

@@ -1,12 +1,13 @@
 //! A definition's linkage, read from the decorations of its validated archive (`export`,
-//! `import`, `extern`, `weak`, `linkonce`, `stub`), and the index of export candidates by name.
+//! `import`, `extern`, `weak`, `linkonce`, `stub`), and the table of what the walk reads of
+//! each definition ([`FactTable`]), filled by the walk or ahead of it.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use irkit_core::Opcode;
 use irkit_format::{DefView, ModuleView, PayloadView, Ref};
 
+use super::index::{DefIndex, SrcDef};
 use crate::input::Input;
 
 /// Linkage decorations of a definition, read from its validated archive.
@@ -23,8 +24,11 @@ pub(super) struct Linkage {
     pub(super) bodyless: bool,
 }
 
-pub(super) fn linkage_of(view: &ModuleView, def: u32) -> Result<Linkage, irkit_format::ReadError> {
-    Ok(linkage(&view.def(def)?))
+pub(super) fn linkage_of(
+    view: &ModuleView,
+    def: DefIndex,
+) -> Result<Linkage, irkit_format::ReadError> {
+    Ok(linkage(&view.def(def.index())?))
 }
 
 /// What the walk reads of a definition before it copies it: its linkage (its decorations
@@ -37,9 +41,9 @@ pub(super) struct Facts {
 impl Facts {
     /// Definition `d` of `view`'s facts, once its symbol records are checked
     /// (`ModuleView::check_def_symbols`, which validates it); the error otherwise.
-    pub(super) fn read(view: &ModuleView, d: u32) -> Result<Facts, irkit_format::ReadError> {
-        view.check_def_symbols(d)?;
-        let def = view.def(d)?;
+    pub(super) fn read(view: &ModuleView, d: DefIndex) -> Result<Facts, irkit_format::ReadError> {
+        view.check_def_symbols(d.index())?;
+        let def = view.def(d.index())?;
         Ok(Facts {
             linkage: linkage(&def),
             ty: def.root().ty(),
@@ -77,34 +81,34 @@ impl FactTable {
         }
     }
 
-    fn entry(&self, m: u32, d: u32) -> Option<&OnceLock<Box<Facts>>> {
-        let d = d as usize;
+    fn entry(&self, src: SrcDef) -> Option<&OnceLock<Box<Facts>>> {
+        let d = src.def.idx();
         let group = self
             .inputs
-            .get(m as usize)?
+            .get(src.input.idx())?
             .get(d / GROUP)?
             .get_or_init(|| Box::new(std::array::from_fn(|_| OnceLock::new())));
         group.get(d % GROUP)
     }
 
-    /// Definition `d` of input `m`'s facts, read from `view` unless they were; the error of
-    /// a definition whose facts do not read.
+    /// Definition `src`'s facts, read from `view` (its input's) unless they were; the error
+    /// of a definition whose facts do not read.
     pub(super) fn get(
         &self,
         view: &ModuleView,
-        m: u32,
-        d: u32,
+        src: SrcDef,
     ) -> Result<&Facts, irkit_format::ReadError> {
-        let Some(entry) = self.entry(m, d) else {
+        let d = src.def;
+        let Some(entry) = self.entry(src) else {
             // Out of range: reading says so (as a definition past the count is refused).
             return Err(Facts::read(view, d)
                 .err()
                 .unwrap_or_else(|| irkit_format::ReadError {
                     file: view.file().into(),
-                    location: irkit_format::Location::Definition(d),
+                    location: irkit_format::Location::Definition(d.index()),
                     cause: irkit_format::ReadCause::IndexOutOfRange {
                         what: "definition index",
-                        index: u64::from(d),
+                        index: u64::from(d.index()),
                         len: u64::from(view.def_count()),
                     },
                 }));
@@ -116,22 +120,19 @@ impl FactTable {
         Ok(entry.get_or_init(|| Box::new(f)))
     }
 
-    /// Definition `d` of input `m`'s facts if they were read already (nothing is read here).
-    pub(super) fn known(&self, m: u32, d: u32) -> Option<&Facts> {
-        let group = self
-            .inputs
-            .get(m as usize)?
-            .get(d as usize / GROUP)?
-            .get()?;
-        group.get(d as usize % GROUP)?.get().map(|f| &**f)
+    /// Definition `src`'s facts if they were read already (nothing is read here).
+    pub(super) fn known(&self, src: SrcDef) -> Option<&Facts> {
+        let d = src.def.idx();
+        let group = self.inputs.get(src.input.idx())?.get(d / GROUP)?.get()?;
+        group.get(d % GROUP)?.get().map(|f| &**f)
     }
 
-    /// Reads definition `d` of input `m`'s facts ahead of the walk (errors are left for the
-    /// walk to meet).
-    pub(super) fn prefetch(&self, view: &ModuleView, m: u32, d: u32) {
-        if let Some(entry) = self.entry(m, d)
+    /// Reads definition `src`'s facts from `view` (its input's) ahead of the walk (errors
+    /// are left for the walk to meet).
+    pub(super) fn prefetch(&self, view: &ModuleView, src: SrcDef) {
+        if let Some(entry) = self.entry(src)
             && entry.get().is_none()
-            && let Ok(f) = Facts::read(view, d)
+            && let Ok(f) = Facts::read(view, src.def)
         {
             let _ = entry.set(Box::new(f));
         }
@@ -161,9 +162,3 @@ pub(super) fn linkage(d: &DefView<'_>) -> Linkage {
     }
     l
 }
-
-/// Export name -> (input, definition, opcode) of every export of that name.
-pub(super) type ExportIndex<'a> = HashMap<&'a str, Vec<Candidate>>;
-
-/// One export candidate, as a symbol record gives it: (input, definition).
-pub(super) type Candidate = (u32, u32);
