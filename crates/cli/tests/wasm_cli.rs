@@ -275,3 +275,54 @@ fn c_compiled_to_two_wasm_modules_links_into_an_executable() {
     assert_eq!(o.status.code(), Some(40), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&t);
 }
+
+/// C with calls through function pointers (a table of them, one passed as an argument, one in
+/// a struct, a sort callback), compiled by clang 19 with its default flags
+/// (`tests/wasm/fnptr.c`; its `fnptr.wasm` is committed, and rebuilt from the source when
+/// `clang-19` is on the `PATH`): clang 19's default CPU enables reference types, whose
+/// `call_indirect` carries a 5-byte table index. Translated, linked into an executable and
+/// run, it exits as the native build of the same C (`cc -O2`) does.
+#[test]
+fn c_from_clang_19_with_function_pointers_runs_as_natively() {
+    let t = temp_dir("fnptr");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wasm/fnptr.c");
+    let mut wasm = src.with_extension("wasm");
+    let fresh = t.join("fnptr.wasm");
+    let built = Command::new("clang-19")
+        .args([
+            "--target=wasm32",
+            "-O2",
+            "-nostdlib",
+            "-Wl,--no-entry",
+            "-o",
+        ])
+        .arg(&fresh)
+        .arg(&src)
+        .output();
+    if built.is_ok_and(|o| o.status.success()) {
+        wasm = fresh;
+    }
+    let native = t.join("native");
+    let o = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&native)
+        .arg(&src)
+        .output()
+        .expect("cc runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = Command::new(&native).status().expect("runs").code();
+    let irm = t.join("fnptr.irm").display().to_string();
+    let exe = t.join("fnptr").display().to_string();
+    let o = run(
+        "ir-wasm",
+        &[wasm.to_str().unwrap(), "-o", &irm, "--main", "run"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run("ir-link", &[&irm, "--emit", "exe", "-o", &exe]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(&exe).output().expect("the executable runs");
+    assert_eq!(o.status.code(), expected, "{}", stderr(&o));
+    let o = run("ir-run", &["--interp", &irm]);
+    assert_eq!(o.status.code(), expected, "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&t);
+}

@@ -18,7 +18,7 @@ pub struct Sections<'a> {
     pub funcs: Vec<u32>,
     /// The defined memory (at most one: validation refuses more), with its offset.
     pub memory: Option<(MemoryType, u64)>,
-    /// The defined table (at most one: validation refuses more), with its offset.
+    /// The defined table (at most one: more are refused as unsupported), with its offset.
     pub table: Option<(TableType, u64)>,
     /// The element segments.
     pub elements: Vec<Element<'a>>,
@@ -69,6 +69,12 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                     if !matches!(t.init, wasmparser::TableInit::RefNull) {
                         return Err(WasmError::unsupported(
                             "a table initializer expression",
+                            Place::at(offset),
+                        ));
+                    }
+                    if s.table.is_some() {
+                        return Err(WasmError::unsupported(
+                            "more than one table",
                             Place::at(offset),
                         ));
                     }

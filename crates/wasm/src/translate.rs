@@ -32,10 +32,15 @@ fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError
 }
 
 /// The WebAssembly features this front end accepts: 1.0 (MVP) with mutable-global imports
-/// and exports, sign extension, non-trapping float-to-int conversions and multi-value.
+/// and exports, sign extension, non-trapping float-to-int conversions, multi-value and the
+/// encoding of reference types (what clang 19 emits by default: `call_indirect`'s table index
+/// as a LEB of any length). Of reference types themselves, a module may hold one `funcref`
+/// table, element segments of any kind (passive and declarative ones are not applied), and
+/// `ref.func`/`ref.null` in element segments; reference values, their instructions and a
+/// second table are refused as unsupported (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
-    F::WASM1 | F::SIGN_EXTENSION | F::SATURATING_FLOAT_TO_INT | F::MULTI_VALUE
+    F::WASM1 | F::SIGN_EXTENSION | F::SATURATING_FLOAT_TO_INT | F::MULTI_VALUE | F::REFERENCE_TYPES
 }
 
 /// Translates the binary module `wasm`, compiled under the name `name` (the module name other
@@ -173,6 +178,9 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 });
             }
             TypeRef::Table(tt) => {
+                if table_import.is_some() || s.table.is_some() {
+                    return Err(WasmError::unsupported("more than one table", place));
+                }
                 check_table(&tt, place)?;
                 let (ty, entry_ty) = table::table_types(m).at(place)?;
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
