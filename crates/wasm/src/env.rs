@@ -52,6 +52,34 @@ pub struct Env {
     pub table: Option<Table>,
     /// The signature id global of each canonical signature in use ([`crate::table`]).
     pub sigs: HashMap<String, Inst>,
+    /// The C functions the memory needs, if the module has or imports one.
+    pub libc: Option<crate::memory::Libc>,
+    /// Every data segment, for `memory.init` and `data.drop` (empty when the module has no
+    /// data count section, which those operators require).
+    pub data: Vec<DataSegment>,
+    /// Every element segment, for `table.init` and `elem.drop` (empty without a table).
+    pub elems: Vec<ElemSegment>,
+}
+
+/// An element segment as `table.init` and `elem.drop` see it.
+#[derive(Clone, Copy, Debug)]
+pub struct ElemSegment {
+    /// A global `i64`: the segment's length, 0 once dropped (an active or declarative segment
+    /// is dropped by instantiation).
+    pub len: Inst,
+    /// The address of its entries, laid out as the table's (a `global_const`; null for an
+    /// empty, active or declarative segment).
+    pub entries: Inst,
+}
+
+/// A data segment as `memory.init` and `data.drop` see it.
+#[derive(Clone, Copy, Debug)]
+pub struct DataSegment {
+    /// A global `i64`: the segment's length, 0 once dropped (an active segment is dropped by
+    /// instantiation).
+    pub len: Inst,
+    /// The address of its bytes (a `global_const`; null for an empty or active segment).
+    pub bytes: Inst,
 }
 
 /// The table of function references: a global of type [`Table::ty`].

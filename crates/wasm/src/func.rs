@@ -424,7 +424,10 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.inst(Opcode::STORE, None, vec![g.inst, v], Payload::None)?;
             }
             op => {
-                if !self.memory_operator(&op)? && !self.numeric(&op)? {
+                if !self.memory_operator(&op)?
+                    && !self.numeric(&op)?
+                    && !self.table_operator(&op)?
+                {
                     return Err(WasmError::unsupported(
                         format!("operator `{}`", operator_name(&op)),
                         self.place(),
@@ -620,7 +623,8 @@ pub(crate) fn operator_name(op: &Operator<'_>) -> String {
         }
     }
     let prefixed = [
-        "i32", "i64", "f32", "f64", "v128", "memory", "table", "ref", "local", "global",
+        "i32", "i64", "f32", "f64", "v128", "memory", "table", "ref", "local", "global", "elem",
+        "data",
     ];
     match words.split_first() {
         Some((first, rest)) if prefixed.contains(&first.as_str()) && !rest.is_empty() => {
@@ -658,6 +662,9 @@ fn uses_memory(op: &Operator<'_>) -> bool {
             | O::I32Store16 { .. }
             | O::I64Store8 { .. }
             | O::I64Store16 { .. }
+            | O::MemoryCopy { .. }
+            | O::MemoryFill { .. }
+            | O::MemoryInit { .. }
             | O::I64Store32 { .. }
             | O::MemorySize { .. }
             | O::MemoryGrow { .. }

@@ -191,33 +191,7 @@ impl Init<'_, '_> {
         let t = env
             .table
             .ok_or_else(|| WasmError::unsupported("an element segment without a table", place))?;
-        let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
-        let mut funcs = Vec::new();
-        match &e.items {
-            ElementItems::Functions(r) => {
-                for i in r.clone() {
-                    funcs.push(Some(i.map_err(invalid)?));
-                }
-            }
-            ElementItems::Expressions(_, r) => {
-                for x in r.clone() {
-                    let x = x.map_err(invalid)?;
-                    match x.get_operators_reader().read().map_err(invalid)? {
-                        Operator::RefFunc { function_index } => funcs.push(Some(function_index)),
-                        Operator::RefNull { .. } => funcs.push(None),
-                        other => {
-                            return Err(WasmError::unsupported(
-                                format!(
-                                    "element expression `{}`",
-                                    crate::func::operator_name(&other)
-                                ),
-                                place,
-                            ));
-                        }
-                    }
-                }
-            }
-        }
+        let funcs = segment_funcs(e, place)?;
         let off = offset(b, env, offset_expr, place)?;
         let n = b.module().const_i64(funcs.len() as i64);
         let end = b.binary(Opcode::IADD, off, n).at(place)?;
@@ -256,6 +230,38 @@ impl Init<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The functions an element segment lists, in order (`None` for `ref.null`).
+pub(crate) fn segment_funcs(e: &Element<'_>, place: Place) -> Result<Vec<Option<u32>>, WasmError> {
+    let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
+    let mut funcs = Vec::new();
+    match &e.items {
+        ElementItems::Functions(r) => {
+            for i in r.clone() {
+                funcs.push(Some(i.map_err(invalid)?));
+            }
+        }
+        ElementItems::Expressions(_, r) => {
+            for x in r.clone() {
+                let x = x.map_err(invalid)?;
+                match x.get_operators_reader().read().map_err(invalid)? {
+                    Operator::RefFunc { function_index } => funcs.push(Some(function_index)),
+                    Operator::RefNull { .. } => funcs.push(None),
+                    other => {
+                        return Err(WasmError::unsupported(
+                            format!(
+                                "element expression `{}`",
+                                crate::func::operator_name(&other)
+                            ),
+                            place,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(funcs)
 }
 
 /// The value of an offset expression (`i32.const` or `global.get`) as an `i64`.

@@ -36,7 +36,8 @@ pub fn memory_type(m: &mut Module) -> Result<Inst, irkit_core::CoreError> {
     m.ty_struct(&[p, i64t, i32t])
 }
 
-/// The C functions the memory needs: `calloc`, `free`, `memcpy`.
+/// The C functions the memory needs: `calloc`, `free`, `memcpy`, and for the bulk memory
+/// operators `memmove` and `memset`.
 ///
 /// A memory's bytes come from `calloc`, never `malloc` and `memset`: the C library hands a
 /// large block out as fresh pages the OS zeroes when first touched, so pages the program never
@@ -50,17 +51,23 @@ pub struct Libc {
     pub free: Inst,
     /// `memcpy(ptr, ptr, i64) -> ptr`.
     pub memcpy: Inst,
+    /// `memmove(ptr, ptr, i64) -> ptr`.
+    pub memmove: Inst,
+    /// `memset(ptr, i32, i64) -> ptr`.
+    pub memset: Inst,
 }
 
 impl Libc {
-    /// Declares the three functions as `extern`s of the module.
+    /// Declares the functions as `extern`s of the module.
     pub fn declare(b: &mut Builder<'_>, place: Place) -> Result<Libc, WasmError> {
         let m = b.module();
-        let (p, i64t, void) = (m.ty_ptr(), m.ty_i64(), m.ty_void());
+        let (p, i32t, i64t, void) = (m.ty_ptr(), m.ty_i32(), m.ty_i64(), m.ty_void());
         let sigs = [
             ("calloc", m.ty_fn(p, &[i64t, i64t])),
             ("free", m.ty_fn(void, &[p])),
             ("memcpy", m.ty_fn(p, &[p, p, i64t])),
+            ("memmove", m.ty_fn(p, &[p, p, i64t])),
+            ("memset", m.ty_fn(p, &[p, i32t, i64t])),
         ];
         let mut fs = Vec::new();
         for (name, sig) in sigs {
@@ -73,6 +80,8 @@ impl Libc {
             calloc: fs[0],
             free: fs[1],
             memcpy: fs[2],
+            memmove: fs[3],
+            memset: fs[4],
         })
     }
 }
@@ -280,6 +289,93 @@ impl FuncTranslator<'_, '_> {
         u64::from(m.int_width(ty).or_else(|| m.float_width(ty)).unwrap_or(64) / 8)
     }
 
+    /// Pops an `i32` operand and zero-extends it to `i64`.
+    fn pop_u64(&mut self) -> Result<Inst, WasmError> {
+        let v = self.pop()?;
+        let i64t = self.ty(Ty::I64);
+        self.conv(Opcode::ZEXT, i64t, v)
+    }
+
+    /// Traps with "out of bounds memory access" unless `at + n <= limit` (all `i64`, from
+    /// zero-extended `i32`s, so the sum does not wrap).
+    fn check_range(&mut self, at: Inst, n: Inst, limit: Inst) -> Result<(), WasmError> {
+        let place = self.place();
+        let end = self.binary(Opcode::IADD, at, n)?;
+        let oob = self.b.icmp(IntCC::Ugt, end, limit).at(place)?;
+        self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_MEMORY)
+    }
+
+    /// The address of byte `at` of the memory.
+    fn byte_at(&mut self, base: Inst, at: Inst) -> Result<Inst, WasmError> {
+        let i8t = self.b.module().ty_i8();
+        let p = self.b.module().ty_ptr();
+        self.inst(Opcode::ELEM, Some(p), vec![i8t, base, at], Payload::None)
+    }
+
+    /// The C functions of the memory and the table (declared with either).
+    pub(crate) fn libc(&self) -> Result<Libc, WasmError> {
+        self.env.libc.ok_or_else(|| {
+            WasmError::unsupported("a bulk operator without a memory or table", self.place())
+        })
+    }
+
+    /// `memory.copy`: both ranges checked before anything is written (they may overlap).
+    fn memory_copy(&mut self) -> Result<(), WasmError> {
+        let n = self.pop_u64()?;
+        let src = self.pop_u64()?;
+        let dst = self.pop_u64()?;
+        let (base, size) = self.memory_state()?;
+        self.check_range(src, n, size)?;
+        self.check_range(dst, n, size)?;
+        let (d, s) = (self.byte_at(base, dst)?, self.byte_at(base, src)?);
+        let memmove = self.libc()?.memmove;
+        let place = self.place();
+        self.b.call(memmove, &[d, s, n]).at(place)?;
+        Ok(())
+    }
+
+    /// `memory.fill`: the range checked, then every byte set to the value's low 8 bits.
+    fn memory_fill(&mut self) -> Result<(), WasmError> {
+        let n = self.pop_u64()?;
+        let value = self.pop()?;
+        let dst = self.pop_u64()?;
+        let (base, size) = self.memory_state()?;
+        self.check_range(dst, n, size)?;
+        let d = self.byte_at(base, dst)?;
+        let memset = self.libc()?.memset;
+        let place = self.place();
+        self.b.call(memset, &[d, value, n]).at(place)?;
+        Ok(())
+    }
+
+    /// `memory.init`: bytes `src..src+n` of data segment `index` (of length 0 once dropped,
+    /// and an active segment is dropped by instantiation) to `dst`, both ranges checked first.
+    fn memory_init(&mut self, index: u32) -> Result<(), WasmError> {
+        let seg = self.data_segment(index)?;
+        let n = self.pop_u64()?;
+        let src = self.pop_u64()?;
+        let dst = self.pop_u64()?;
+        let (base, size) = self.memory_state()?;
+        let i64t = self.ty(Ty::I64);
+        let len = self.inst(Opcode::LOAD, Some(i64t), vec![seg.len], Payload::None)?;
+        self.check_range(src, n, len)?;
+        self.check_range(dst, n, size)?;
+        let d = self.byte_at(base, dst)?;
+        let s = self.byte_at(seg.bytes, src)?;
+        let memcpy = self.libc()?.memcpy;
+        let place = self.place();
+        self.b.call(memcpy, &[d, s, n]).at(place)?;
+        Ok(())
+    }
+
+    fn data_segment(&self, index: u32) -> Result<crate::env::DataSegment, WasmError> {
+        self.env
+            .data
+            .get(index as usize)
+            .copied()
+            .ok_or_else(|| WasmError::unsupported(format!("data segment {index}"), self.place()))
+    }
+
     /// Translates a memory operator; `false` if `op` is not one.
     pub(crate) fn memory_operator(&mut self, op: &Operator<'_>) -> Result<bool, WasmError> {
         use Operator as O;
@@ -323,6 +419,14 @@ impl FuncTranslator<'_, '_> {
                 let pages = self.binary(Opcode::LSHR, size, sixteen)?;
                 let r = self.conv(Opcode::TRUNC, i32t, pages)?;
                 self.stack.push(r);
+            }
+            O::MemoryCopy { .. } => self.memory_copy()?,
+            O::MemoryFill { .. } => self.memory_fill()?,
+            O::MemoryInit { data_index, .. } => self.memory_init(*data_index)?,
+            O::DataDrop { data_index } => {
+                let seg = self.data_segment(*data_index)?;
+                let zero = self.b.module().const_i64(0);
+                self.inst(Opcode::STORE, None, vec![seg.len, zero], Payload::None)?;
             }
             O::MemoryGrow { .. } => {
                 let mem = self.memory()?;

@@ -30,6 +30,9 @@ pub struct Sections<'a> {
     pub start: Option<(u32, u64)>,
     /// The data segments.
     pub data: Vec<Data<'a>>,
+    /// Whether the module has a data count section (required by `memory.init` and
+    /// `data.drop`).
+    pub data_count: bool,
     /// Function names from the `name` custom section (name hints only; a malformed name
     /// section is ignored, as wasm requires).
     pub func_names: std::collections::HashMap<u32, String>,
@@ -116,6 +119,7 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                     s.data.push(d.map_err(invalid)?);
                 }
             }
+            Payload::DataCountSection { .. } => s.data_count = true,
             Payload::CodeSectionEntry(body) => s.bodies.push(body),
             Payload::CustomSection(c) => {
                 if let wasmparser::KnownCustom::Name(r) = c.as_known() {

@@ -106,7 +106,109 @@ pub fn entry_field(b: &mut Builder<'_>, t: &Table, entry: Inst, k: u64) -> Resul
     b.elem(t.entry_ty, entry, &[zero, k])
 }
 
+/// The bytes of one table entry, `struct {ptr, ptr}` (a pointer is 64 bits: spec/ir.md).
+const ENTRY_BYTES: i64 = 16;
+
 impl FuncTranslator<'_, '_> {
+    /// Translates a table operator of bulk memory (`table.copy`, `table.init`, `elem.drop`);
+    /// `false` if `op` is not one.
+    pub(crate) fn table_operator(
+        &mut self,
+        op: &wasmparser::Operator<'_>,
+    ) -> Result<bool, WasmError> {
+        use wasmparser::Operator as O;
+        match op {
+            O::TableCopy { .. } => self.table_copy()?,
+            O::TableInit { elem_index, .. } => self.table_init(*elem_index)?,
+            O::ElemDrop { elem_index } => {
+                let seg = self.elem_segment(*elem_index)?;
+                let zero = self.b.module().const_i64(0);
+                let place = self.place();
+                self.b.store(seg.len, zero).at(place)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn table(&self) -> Result<Table, WasmError> {
+        self.env
+            .table
+            .ok_or_else(|| WasmError::unsupported("a table operator without a table", self.place()))
+    }
+
+    fn elem_segment(&self, index: u32) -> Result<crate::env::ElemSegment, WasmError> {
+        self.env
+            .elems
+            .get(index as usize)
+            .copied()
+            .ok_or_else(|| WasmError::unsupported(format!("element segment {index}"), self.place()))
+    }
+
+    /// Pops three `i32` operands (`dst`, `src`, `n`), zero-extended to `i64`.
+    fn pop_range(&mut self) -> Result<[Inst; 3], WasmError> {
+        let place = self.place();
+        let i64t = self.b.module().ty_i64();
+        let mut r = [self.pop()?, self.pop()?, self.pop()?];
+        r.reverse();
+        for v in &mut r {
+            *v = self.b.convert(Opcode::ZEXT, i64t, *v).at(place)?;
+        }
+        Ok(r)
+    }
+
+    /// Traps with "out of bounds table access" unless `at + n <= limit`.
+    fn check_table_range(&mut self, at: Inst, n: Inst, limit: Inst) -> Result<(), WasmError> {
+        let place = self.place();
+        let end = self.b.binary(Opcode::IADD, at, n).at(place)?;
+        let oob = self.b.icmp(IntCC::Ugt, end, limit).at(place)?;
+        self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_TABLE)
+    }
+
+    /// Copies `n` entries from `src` to `dst` with the C function `copy` (`memmove` or
+    /// `memcpy`).
+    fn copy_entries(&mut self, copy: Inst, dst: Inst, src: Inst, n: Inst) -> Result<(), WasmError> {
+        let place = self.place();
+        let size = self.b.module().const_i64(ENTRY_BYTES);
+        let bytes = self.b.binary(Opcode::IMUL, n, size).at(place)?;
+        self.b.call(copy, &[dst, src, bytes]).at(place)?;
+        Ok(())
+    }
+
+    /// `table.copy` within the one table: both ranges checked before anything moves.
+    fn table_copy(&mut self) -> Result<(), WasmError> {
+        let t = self.table()?;
+        let [dst, src, n] = self.pop_range()?;
+        let place = self.place();
+        let len = load_field(&mut self.b, &t, 1).at(place)?;
+        self.check_table_range(src, n, len)?;
+        self.check_table_range(dst, n, len)?;
+        let entries = load_field(&mut self.b, &t, 0).at(place)?;
+        let d = entry_addr(&mut self.b, &t, entries, dst).at(place)?;
+        let s = entry_addr(&mut self.b, &t, entries, src).at(place)?;
+        let memmove = self.libc()?.memmove;
+        self.copy_entries(memmove, d, s, n)
+    }
+
+    /// `table.init`: entries `src..src+n` of element segment `index` (of length 0 once
+    /// dropped) to `dst`, both ranges checked first.
+    fn table_init(&mut self, index: u32) -> Result<(), WasmError> {
+        let t = self.table()?;
+        let seg = self.elem_segment(index)?;
+        let [dst, src, n] = self.pop_range()?;
+        let place = self.place();
+        let i64t = self.b.module().ty_i64();
+        let seg_len = self.b.load(i64t, seg.len).at(place)?;
+        self.check_table_range(src, n, seg_len)?;
+        let len = load_field(&mut self.b, &t, 1).at(place)?;
+        self.check_table_range(dst, n, len)?;
+        let entries = load_field(&mut self.b, &t, 0).at(place)?;
+        let d = entry_addr(&mut self.b, &t, entries, dst).at(place)?;
+        let s = entry_addr(&mut self.b, &t, seg.entries, src).at(place)?;
+        let memcpy = self.libc()?.memcpy;
+        self.copy_entries(memcpy, d, s, n)
+    }
+
     /// `call_indirect (type type_index)` through the table.
     pub(crate) fn call_indirect(&mut self, type_index: u32) -> Result<(), WasmError> {
         let place = self.place();

@@ -40,7 +40,103 @@ fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError
 /// second table are refused as unsupported (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
-    F::WASM1 | F::SIGN_EXTENSION | F::SATURATING_FLOAT_TO_INT | F::MULTI_VALUE | F::REFERENCE_TYPES
+    F::WASM1
+        | F::SIGN_EXTENSION
+        | F::SATURATING_FLOAT_TO_INT
+        | F::MULTI_VALUE
+        | F::REFERENCE_TYPES
+        | F::BULK_MEMORY
+}
+
+/// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an
+/// active segment, which instantiation drops) and, for a passive one, its bytes.
+fn declare_data_segments(
+    m: &mut Module,
+    data: &[wasmparser::Data<'_>],
+    env: &mut Env,
+) -> Result<(), WasmError> {
+    let mut b = Builder::new(m);
+    for (k, d) in data.iter().enumerate() {
+        let place = Place::at(d.range.start);
+        let passive = matches!(d.kind, wasmparser::DataKind::Passive);
+        let i64t = b.module().ty_i64();
+        let n = b
+            .module()
+            .const_i64(if passive { d.data.len() as i64 } else { 0 });
+        let len = b
+            .global_var(&format!("data_len.{k}"), i64t, Some(n))
+            .at(place)?;
+        let bytes = if passive && !d.data.is_empty() {
+            let c = b.module().const_bytes(d.data);
+            let ty = b
+                .module()
+                .ty(c)
+                .ok_or_else(|| WasmError::unsupported("an untyped constant", place))?;
+            b.global_const(&format!("data.{k}"), ty, c).at(place)?
+        } else {
+            b.module().const_null()
+        };
+        env.data.push(crate::env::DataSegment { len, bytes });
+    }
+    Ok(())
+}
+
+/// The globals `table.init` and `elem.drop` use for each element segment: its length (0 for
+/// an active or declarative segment, which instantiation drops) and, for a passive one of a
+/// module with a table, its entries laid out as the table's (without a table, `table.init`
+/// cannot be used, only `elem.drop`).
+fn declare_elem_segments(
+    m: &mut Module,
+    elements: &[wasmparser::Element<'_>],
+    env: &mut Env,
+) -> Result<(), WasmError> {
+    for (k, e) in elements.iter().enumerate() {
+        let place = Place::at(e.range.start);
+        let passive = matches!(e.kind, wasmparser::ElementKind::Passive);
+        let funcs = if passive {
+            crate::init::segment_funcs(e, place)?
+        } else {
+            Vec::new()
+        };
+        let i64t = m.ty_i64();
+        let n = m.const_i64(funcs.len() as i64);
+        let len = Builder::new(m)
+            .global_var(&format!("elem_len.{k}"), i64t, Some(n))
+            .at(place)?;
+        let Some(t) = env.table.filter(|_| !funcs.is_empty()) else {
+            let entries = m.const_null();
+            env.elems.push(crate::env::ElemSegment { len, entries });
+            continue;
+        };
+        let mut entries = Vec::with_capacity(funcs.len());
+        for f in &funcs {
+            let entry = match f {
+                Some(fi) => {
+                    let func = env
+                        .funcs
+                        .get(*fi as usize)
+                        .ok_or_else(|| WasmError::unsupported(format!("function {fi}"), place))?;
+                    let sig = env
+                        .sigs
+                        .get(&table::sig_symbol(&func.ty))
+                        .copied()
+                        .ok_or_else(|| {
+                            WasmError::unsupported("a function of a signature without an id", place)
+                        })?;
+                    m.const_aggregate(t.entry_ty, &[func.inst, sig]).at(place)?
+                }
+                None => m.const_zero(t.entry_ty).at(place)?,
+            };
+            entries.push(entry);
+        }
+        let arr = m.ty_array(t.entry_ty, entries.len() as u64).at(place)?;
+        let c = m.const_aggregate(arr, &entries).at(place)?;
+        let entries = Builder::new(m)
+            .global_const(&format!("elem.{k}"), arr, c)
+            .at(place)?;
+        env.elems.push(crate::env::ElemSegment { len, entries });
+    }
+    Ok(())
 }
 
 /// Translates the binary module `wasm`, compiled under the name `name` (the module name other
@@ -253,7 +349,11 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         };
         memory::build_grow(&mut b, &mem, &l, place)?;
         env.memory = Some(mem);
+        env.libc = Some(l);
         libc = Some(l);
+    }
+    if s.data_count {
+        declare_data_segments(m, &s.data, &mut env)?;
     }
     // The table, and the signature ids `call_indirect` compares.
     if let Some((tt, offset)) = &s.table {
@@ -280,7 +380,11 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         for ft in s.types.clone() {
             table::sig_id(&mut Builder::new(m), &mut env, &ft, Place::at(0))?;
         }
+        if env.libc.is_none() {
+            env.libc = Some(Libc::declare(&mut Builder::new(m), Place::at(0))?);
+        }
     }
+    declare_elem_segments(m, &s.elements, &mut env)?;
     // Globals.
     let mut global_inits = Vec::new();
     for (i, (g, offset)) in s.globals.iter().enumerate() {
