@@ -23,6 +23,9 @@ use crate::{
 use super::Builder;
 use super::check::{Class, show};
 
+/// What a direct call may name: what has a function type and stands for a function.
+const CALLEES: [Opcode; 3] = [Opcode::FUNC, Opcode::SPECIALIZE, Opcode::LOOKUP_WITNESS];
+
 /// The typed instruction path of a [`Builder`] ([`Builder::ins`]): each method appends one
 /// instruction at the cursor and returns it; misuse panics with a message naming the
 /// operation (see the module documentation).
@@ -174,7 +177,8 @@ impl Ins<'_, '_> {
         Builder::done("insert", self.b.insert(agg, k, value))
     }
 
-    /// A direct call of the function `callee`, whose signature `args` must fit (count and
+    /// A direct call of the function `callee` (a `func`, or a `specialize` of a generic one, or
+    /// a `lookup_witness`), whose signature `args` must fit (count and
     /// types); the result has the callee's return type (none for `void`: then the call is
     /// returned for its effect only).
     pub fn call(&mut self, callee: Inst, args: &[Inst]) -> Inst {
@@ -182,7 +186,7 @@ impl Ins<'_, '_> {
         let m = &*self.b.m;
         let sig = m
             .get(callee)
-            .filter(|d| !d.is_dead() && d.opcode() == Opcode::FUNC)
+            .filter(|d| !d.is_dead() && CALLEES.contains(&d.opcode()))
             .and_then(|d| d.ty())
             .and_then(|s| m.fn_signature(s));
         let Some((_, params)) = sig else {

@@ -39,6 +39,7 @@
 use crate::{CoreError, FloatCC, Inst, IntCC, Module, Opcode, Payload};
 
 mod check;
+mod generics;
 mod ins;
 
 pub use ins::Ins;
@@ -69,7 +70,7 @@ impl<'m> Builder<'m> {
     /// A new function definition named `name` (a name hint) with signature `sig`, appended to
     /// the module. It has no body until a block is added.
     pub fn func(&mut self, name: &str, sig: Inst) -> Result<Inst, CoreError> {
-        self.definition(Opcode::FUNC, name, sig, Vec::new())
+        self.definition(Opcode::FUNC, name, Some(sig), Vec::new())
     }
 
     /// A new global variable of type `ty`, optionally initialized.
@@ -79,12 +80,17 @@ impl<'m> Builder<'m> {
         ty: Inst,
         init: Option<Inst>,
     ) -> Result<Inst, CoreError> {
-        self.definition(Opcode::GLOBAL_VAR, name, ty, init.into_iter().collect())
+        self.definition(
+            Opcode::GLOBAL_VAR,
+            name,
+            Some(ty),
+            init.into_iter().collect(),
+        )
     }
 
     /// A new global constant of type `ty` with initializer `init`.
     pub fn global_const(&mut self, name: &str, ty: Inst, init: Inst) -> Result<Inst, CoreError> {
-        self.definition(Opcode::GLOBAL_CONST, name, ty, vec![init])
+        self.definition(Opcode::GLOBAL_CONST, name, Some(ty), vec![init])
     }
 
     /// A global without an initial value: a `global_var` if `mutable`, else a `global_const`.
@@ -96,17 +102,17 @@ impl<'m> Builder<'m> {
         } else {
             Opcode::GLOBAL_CONST
         };
-        self.definition(op, name, ty, Vec::new())
+        self.definition(op, name, Some(ty), Vec::new())
     }
 
     fn definition(
         &mut self,
         op: Opcode,
         name: &str,
-        ty: Inst,
+        ty: Option<Inst>,
         ops: Vec<Inst>,
     ) -> Result<Inst, CoreError> {
-        let d = self.m.new_inst(op, Some(ty), ops, Payload::None)?;
+        let d = self.m.new_inst(op, ty, ops, Payload::None)?;
         let root = self.m.root();
         self.m.append_child(root, d)?;
         if !name.is_empty() {

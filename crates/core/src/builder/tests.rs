@@ -387,3 +387,64 @@ fn position_before_a_definition() {
     let (f, _, _) = typed_fn(&mut m);
     Builder::new(&mut m).position_before(f);
 }
+
+// ---- generics ----------------------------------------------------------------------------
+
+/// `pick<T>(c: i1, a: T, b: T) -> T`, its body a `select`.
+fn pick(b: &mut Builder<'_>) -> (Inst, Inst) {
+    let i1 = b.module().ty_i1();
+    let (g, t) = b.generic("pick", 1).unwrap();
+    let sig = b.module().ty_fn(t[0], &[i1, t[0], t[0]]).unwrap();
+    let f = b.generic_func(g, sig).unwrap();
+    let (entry, p) = b.entry_block(f).unwrap();
+    b.position_at_end(entry);
+    let r = b.ins().select(p[0], p[1], p[2]);
+    b.ins().ret(Some(r));
+    (g, t[0])
+}
+
+#[test]
+fn a_generic_function_specialized_and_called() {
+    let mut m = Module::new();
+    let mut b = Builder::new(&mut m);
+    let (g, t) = pick(&mut b);
+    let i32t = b.module().ty_i32();
+    let pick_i32 = b.specialize(g, &[i32t]).unwrap();
+    let want = b.module().ty_i1();
+    let want = b.module().ty_fn(i32t, &[want, i32t, i32t]).unwrap();
+    assert_eq!(b.module().ty(pick_i32), Some(want));
+    assert_eq!(b.specialize(g, &[i32t]).unwrap(), pick_i32, "interned");
+    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+    let f = b.func("user", sig).unwrap();
+    let (entry, p) = b.entry_block(f).unwrap();
+    b.position_at_end(entry);
+    let yes = b.module().const_bool(true);
+    let r = b.ins().call(pick_i32, &[yes, p[0], p[0]]);
+    b.ins().ret(Some(r));
+    assert_eq!(m.opcode(t), Opcode::TYPE_PARAM);
+    crate::verify::verify(&m).unwrap();
+}
+
+#[test]
+fn specialization_substitutes_inside_types() {
+    let mut m = Module::new();
+    let mut b = Builder::new(&mut m);
+    let (g, t) = b.generic("g", 2).unwrap();
+    let ptr = b.module().ty_ptr();
+    let pair = b.module().ty_struct(&[t[0], t[1]]).unwrap();
+    let arr = b.module().ty_array(pair, 4).unwrap();
+    let sig = b.module().ty_fn(t[1], &[ptr, arr]).unwrap();
+    b.generic_func(g, sig).unwrap();
+    b.import(g, "lib:g").unwrap(); // imported: the signature alone
+    let (i8t, f64t) = (b.module().ty_i8(), b.module().ty_f64());
+    let s = b.specialize(g, &[i8t, f64t]).unwrap();
+    let pair = b.module().ty_struct(&[i8t, f64t]).unwrap();
+    let arr = b.module().ty_array(pair, 4).unwrap();
+    let want = b.module().ty_fn(f64t, &[ptr, arr]).unwrap();
+    assert_eq!(m.ty(s), Some(want));
+    let mut b = Builder::new(&mut m);
+    assert!(b.specialize(g, &[i8t]).is_err());
+    assert!(b.specialize(want, &[i8t, i8t]).is_err());
+    assert!(b.generic_func(want, sig).is_err());
+    crate::verify::verify(&m).unwrap();
+}
