@@ -448,3 +448,49 @@ fn specialization_substitutes_inside_types() {
     assert!(b.generic_func(want, sig).is_err());
     crate::verify::verify(&m).unwrap();
 }
+
+#[test]
+fn jumps_and_void_calls_on_the_typed_path() {
+    let mut m = Module::new();
+    let mut b = Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let void = b.module().ty_void();
+    let sink_sig = b.module().ty_fn(void, &[i32t]).unwrap();
+    let sink = b.import_func("sink", sink_sig, "lib:sink").unwrap();
+    let sig = b.module().ty_fn(void, &[i32t]).unwrap();
+    let f = b.func("f", sig).unwrap();
+    let (entry, p) = b.entry_block(f).unwrap();
+    let (next, np) = b.block(f, &[i32t]).unwrap();
+    b.position_at_end(entry);
+    b.ins().jump(next, &[p[0]]);
+    b.position_at_end(next);
+    let c = b.ins().call(sink, &[np[0]]);
+    assert_eq!(b.module().ty(c), None, "a void call has no result");
+    b.ins().ret(None);
+    crate::verify::verify(&m).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "`br`: operand 0 has type `i32`, not i1")]
+fn a_branch_on_a_non_boolean() {
+    let mut m = Module::new();
+    let (f, entry, p) = typed_fn(&mut m);
+    let mut b = Builder::new(&mut m);
+    let (next, _) = b.block(f, &[]).unwrap();
+    b.position_at_end(entry);
+    b.ins().br(p[0], next, &[], next, &[]);
+}
+
+#[test]
+#[should_panic(expected = "`ret`: the function returns void, but `i32 1` was given")]
+fn a_value_returned_from_a_void_function() {
+    let mut m = Module::new();
+    let mut b = Builder::new(&mut m);
+    let void = b.module().ty_void();
+    let sig = b.module().ty_fn(void, &[]).unwrap();
+    let f = b.func("f", sig).unwrap();
+    let (entry, _) = b.entry_block(f).unwrap();
+    b.position_at_end(entry);
+    let one = b.module().const_i32(1);
+    b.ins().ret(Some(one));
+}
