@@ -130,7 +130,7 @@ impl Ins<'_, '_> {
     /// `stackalloc T`: the address of a fresh slot of type `ty` in the current frame.
     pub fn stackalloc(&mut self, ty: Inst) -> Inst {
         self.b.cursor("stackalloc");
-        self.b.a_type("stackalloc", "type", ty);
+        self.b.a_type("stackalloc", "slot type", ty);
         let p = self.b.m.ty_ptr();
         self.emit(Opcode::STACKALLOC, Some(p), vec![ty], Payload::None)
     }
@@ -138,7 +138,7 @@ impl Ins<'_, '_> {
     /// `load T, ptr`: a value of type `ty` read at the address `ptr`.
     pub fn load(&mut self, ty: Inst, ptr: Inst) -> Inst {
         self.b.cursor("load");
-        self.b.a_type("load", "type", ty);
+        self.b.a_type("load", "loaded type", ty);
         self.b.value_of("load", 0, ptr, Class::Ptr);
         self.emit(Opcode::LOAD, Some(ty), vec![ptr], Payload::None)
     }
@@ -154,7 +154,7 @@ impl Ins<'_, '_> {
     /// `elem T, base, indices…`: an address computed from `base` (spec/ir.md, `elem`).
     pub fn elem(&mut self, ty: Inst, base: Inst, indices: &[Inst]) -> Inst {
         self.b.cursor("elem");
-        self.b.a_type("elem", "type", ty);
+        self.b.a_type("elem", "element type", ty);
         self.b.value_of("elem", 1, base, Class::Ptr);
         for (k, &i) in indices.iter().enumerate() {
             self.b.value_of("elem", k + 2, i, Class::Int);

@@ -494,3 +494,15 @@ fn a_value_returned_from_a_void_function() {
     let one = b.module().const_i32(1);
     b.ins().ret(Some(one));
 }
+
+#[test]
+#[should_panic(expected = "`load`: the loaded type `i32 7` is not a type")]
+fn a_load_of_a_value_instead_of_a_type() {
+    let mut m = Module::new();
+    let (_, entry, _) = typed_fn(&mut m);
+    let mut b = Builder::new(&mut m);
+    b.position_at_end(entry);
+    let seven = b.module().const_i32(7);
+    let null = b.module().const_null();
+    b.ins().load(seven, null);
+}
