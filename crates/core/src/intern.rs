@@ -156,6 +156,10 @@ impl Module {
     pub fn ty_i8(&mut self) -> Inst {
         self.ty_prim(Opcode::I8)
     }
+    /// `i16`.
+    pub fn ty_i16(&mut self) -> Inst {
+        self.ty_prim(Opcode::I16)
+    }
     /// `i32`.
     pub fn ty_i32(&mut self) -> Inst {
         self.ty_prim(Opcode::I32)

@@ -62,7 +62,7 @@ pub use builder::Builder;
 pub use clone::{CloneError, Cloner};
 pub use condcode::{FloatCC, IntCC};
 pub use entity::Inst;
-pub use error::CoreError;
+pub use error::{CoreError, Error};
 pub use fragment::{Fragment, Slots};
 pub use limits::{MAX_NESTING, MAX_TRAP_KIND, Nesting, check_nesting, trap_kind_problem};
 pub use module::{InstData, Module};

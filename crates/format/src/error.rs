@@ -152,3 +152,11 @@ pub enum WriteError {
         source: std::io::Error,
     },
 }
+
+/// A front end propagates a write failure with `?` into the one error of its whole path
+/// ([`irkit_core::Error`]), next to build and verification errors.
+impl From<WriteError> for irkit_core::Error {
+    fn from(e: WriteError) -> irkit_core::Error {
+        irkit_core::Error::Write(Box::new(e))
+    }
+}

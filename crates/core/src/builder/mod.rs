@@ -1,33 +1,65 @@
-//! A convenience builder for definitions and function bodies over [`Module`]'s primitive API.
+//! A builder for definitions and function bodies over [`Module`]'s primitive API.
+//!
+//! Two paths share one cursor (the end of a block, or before an instruction):
+//!
+//! * **the typed path**, for front ends: [`Builder::ins`] gives one method per operation
+//!   (`iadd`, `fadd`, `icmp`, `zext`, `load`, `call`, `br`, `ret`, …; the arithmetic ones
+//!   generated per opcode family from the registry's category enums), each returning the new
+//!   instruction. The result type follows from the operands. Misuse (no current block, a type or
+//!   a handle of another module passed as a value, operands of different types, a call or a
+//!   branch with the wrong arguments) is a bug of the front end and **panics** at once with a
+//!   message naming the operation and the operand, as Cranelift's `FunctionBuilder` does
+//!   (see [`Ins`]);
+//! * **the fallible path**, for tools that build from untrusted data (the text parser, the wasm
+//!   front end): the methods of [`Builder`] itself return a [`CoreError`] when the tree refuses
+//!   a request and leave the typing to the verifier.
+//!
+//! Definitions, blocks and decorations (`func`, [`Builder::import_func`],
+//! [`Builder::entry_block`], `export`, …) return `Result<_, CoreError>` on both paths: a front
+//! end propagates them with `?` into [`crate::Error`], the one error of build, verify and write.
 //!
 //! ```
-//! use irkit_core::{Builder, IntCC, Module, Opcode};
+//! use irkit_core::{Builder, Module};
 //!
+//! # fn main() -> Result<(), irkit_core::Error> {
 //! let mut m = Module::new();
 //! let mut b = Builder::new(&mut m);
 //! let i32t = b.module().ty_i32();
-//! let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
-//! let f = b.func("double", sig).unwrap();
-//! let (entry, params) = b.block(f, &[i32t]).unwrap();
+//! let sig = b.module().ty_fn(i32t, &[i32t])?;
+//! let f = b.func("double", sig)?;
+//! let (entry, params) = b.entry_block(f)?; // the parameters come from the signature
 //! b.position_at_end(entry);
-//! let x = params[0];
-//! let y = b.binary(Opcode::IADD, x, x).unwrap();
-//! b.ret(Some(y)).unwrap();
-//! irkit_core::verify::verify(&m).unwrap();
+//! let y = b.ins().iadd(params[0], params[0]);
+//! b.ins().ret(Some(y));
+//! irkit_core::verify::verify(&m)?;
+//! # Ok(())
+//! # }
 //! ```
 
 use crate::{CoreError, FloatCC, Inst, IntCC, Module, Opcode, Payload};
+
+mod check;
+mod generics;
+mod ins;
+
+pub use ins::Ins;
 
 /// Builds definitions and appends instructions at a cursor (the end of a block).
 pub struct Builder<'m> {
     m: &'m mut Module,
     block: Option<Inst>,
+    /// With [`Builder::position_before`]: the instruction new ones go before, in `block`.
+    before: Option<Inst>,
 }
 
 impl<'m> Builder<'m> {
     /// A builder over `m`, with no cursor.
     pub fn new(m: &'m mut Module) -> Builder<'m> {
-        Builder { m, block: None }
+        Builder {
+            m,
+            block: None,
+            before: None,
+        }
     }
 
     /// The module, for interning types and constants.
@@ -38,7 +70,7 @@ impl<'m> Builder<'m> {
     /// A new function definition named `name` (a name hint) with signature `sig`, appended to
     /// the module. It has no body until a block is added.
     pub fn func(&mut self, name: &str, sig: Inst) -> Result<Inst, CoreError> {
-        self.definition(Opcode::FUNC, name, sig, Vec::new())
+        self.definition(Opcode::FUNC, name, Some(sig), Vec::new())
     }
 
     /// A new global variable of type `ty`, optionally initialized.
@@ -48,12 +80,17 @@ impl<'m> Builder<'m> {
         ty: Inst,
         init: Option<Inst>,
     ) -> Result<Inst, CoreError> {
-        self.definition(Opcode::GLOBAL_VAR, name, ty, init.into_iter().collect())
+        self.definition(
+            Opcode::GLOBAL_VAR,
+            name,
+            Some(ty),
+            init.into_iter().collect(),
+        )
     }
 
     /// A new global constant of type `ty` with initializer `init`.
     pub fn global_const(&mut self, name: &str, ty: Inst, init: Inst) -> Result<Inst, CoreError> {
-        self.definition(Opcode::GLOBAL_CONST, name, ty, vec![init])
+        self.definition(Opcode::GLOBAL_CONST, name, Some(ty), vec![init])
     }
 
     /// A global without an initial value: a `global_var` if `mutable`, else a `global_const`.
@@ -65,17 +102,17 @@ impl<'m> Builder<'m> {
         } else {
             Opcode::GLOBAL_CONST
         };
-        self.definition(op, name, ty, Vec::new())
+        self.definition(op, name, Some(ty), Vec::new())
     }
 
     fn definition(
         &mut self,
         op: Opcode,
         name: &str,
-        ty: Inst,
+        ty: Option<Inst>,
         ops: Vec<Inst>,
     ) -> Result<Inst, CoreError> {
-        let d = self.m.new_inst(op, Some(ty), ops, Payload::None)?;
+        let d = self.m.new_inst(op, ty, ops, Payload::None)?;
         let root = self.m.root();
         self.m.append_child(root, d)?;
         if !name.is_empty() {
@@ -126,6 +163,37 @@ impl<'m> Builder<'m> {
         Ok((b, params))
     }
 
+    /// The entry block of `func`, appended with one parameter per parameter of the function's
+    /// signature: returns it and its parameters. `func` must be a `func` without blocks.
+    pub fn entry_block(&mut self, func: Inst) -> Result<(Inst, Vec<Inst>), CoreError> {
+        let not_a_func = CoreError::WrongKind {
+            opcode: self.m.get(func).map_or(Opcode::MODULE, |d| d.opcode()),
+            what: "is not a function with a signature: only a `func` has an entry block",
+        };
+        if self.m.get(func).map(|d| d.opcode()) != Some(Opcode::FUNC) {
+            return Err(not_a_func);
+        }
+        if self.m.entry_block(func).is_some() {
+            return Err(CoreError::WrongKind {
+                opcode: Opcode::FUNC,
+                what: "already has an entry block",
+            });
+        }
+        let params = match self.m.ty(func).and_then(|sig| self.m.fn_signature(sig)) {
+            Some((_, params)) => params.to_vec(),
+            None => return Err(not_a_func),
+        };
+        self.block(func, &params)
+    }
+
+    /// Declares a function imported as `import` (a `func` named `name`, with signature `sig`
+    /// and no body, decorated `import`), in one call.
+    pub fn import_func(&mut self, name: &str, sig: Inst, import: &str) -> Result<Inst, CoreError> {
+        let f = self.func(name, sig)?;
+        self.import(f, import)?;
+        Ok(f)
+    }
+
     /// Appends a parameter of type `ty` to `block`, after its existing parameters and before
     /// its instructions. A front end that builds SSA form while it translates (Braun et al.)
     /// discovers a block's parameters after the block already has instructions; each edge into
@@ -148,6 +216,26 @@ impl<'m> Builder<'m> {
     /// Moves the cursor to the end of `block`.
     pub fn position_at_end(&mut self, block: Inst) {
         self.block = Some(block);
+        self.before = None;
+    }
+
+    /// Moves the cursor before `inst`, an instruction of a block: what is appended next goes
+    /// right before it (each insertion finds `inst` among its block's children, a scan of the
+    /// block). Panics if `inst` is not in a block of this module (a programming error).
+    pub fn position_before(&mut self, inst: Inst) {
+        let block = self
+            .m
+            .get(inst)
+            .and_then(|d| d.parent())
+            .filter(|&p| self.m.opcode(p) == Opcode::BLOCK);
+        let Some(block) = block else {
+            panic!(
+                "position_before: {} is not an instruction in a block",
+                crate::place::describe(self.m, inst)
+            );
+        };
+        self.block = Some(block);
+        self.before = Some(inst);
     }
 
     /// The block the cursor is in.
@@ -168,7 +256,13 @@ impl<'m> Builder<'m> {
             what: "needs a cursor block",
         })?;
         let i = self.m.new_inst(op, ty, operands, payload)?;
-        self.m.append_child(block, i)?;
+        let at = self
+            .before
+            .and_then(|b| self.m.children(block).iter().position(|&c| c == b));
+        match at {
+            Some(k) => self.m.insert_child(block, k, i)?,
+            None => self.m.append_child(block, i)?,
+        }
         Ok(i)
     }
 
@@ -378,80 +472,4 @@ impl<'m> Builder<'m> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_aggregate_and_terminator_helpers_build_valid_code() {
-        let mut m = Module::new();
-        let mut b = Builder::new(&mut m);
-        let i32t = b.module().ty_i32();
-        let i64t = b.module().ty_i64();
-        let pair = b.module().ty_struct(&[i32t, i64t]).unwrap();
-        let sig = b.module().ty_fn(i64t, &[i32t]).unwrap();
-        let g = b.global_var("g", pair, None).unwrap();
-        let f = b.func("f", sig).unwrap();
-        let (entry, params) = b.block(f, &[i32t]).unwrap();
-        let (bad, _) = b.block(f, &[]).unwrap();
-        let (dead, _) = b.block(f, &[]).unwrap();
-        let (ok, _) = b.block(f, &[]).unwrap();
-        b.position_at_end(entry);
-        let zero = b.module().const_i64(0);
-        let one = b.module().const_i32(1);
-        let field1 = b.elem(pair, g, &[zero, one]).unwrap();
-        let v = b.load(i64t, field1).unwrap();
-        let agg = b.module().const_zero(pair).unwrap();
-        let agg = b.insert(agg, 1, v).unwrap();
-        let x = b.extract(agg, 1).unwrap();
-        assert_eq!(b.module().ty(x), Some(i64t));
-        b.store(field1, x).unwrap();
-        let c = b.icmp(IntCC::Eq, params[0], one).unwrap();
-        let y = b.select(c, x, zero).unwrap();
-        assert!(b.extract(y, 0).is_err());
-        b.br(c, bad, &[], ok, &[]).unwrap();
-        b.position_at_end(bad);
-        b.trap().unwrap();
-        b.position_at_end(dead);
-        b.unreachable().unwrap();
-        b.position_at_end(ok);
-        b.ret(Some(y)).unwrap();
-        crate::verify::verify(&m).unwrap();
-    }
-
-    #[test]
-    fn append_block_param_goes_after_the_parameters() {
-        let mut m = Module::new();
-        let mut b = Builder::new(&mut m);
-        let i32t = b.module().ty_i32();
-        let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
-        let f = b.func("f", sig).unwrap();
-        let (entry, params) = b.block(f, &[i32t]).unwrap();
-        let (next, _) = b.block(f, &[]).unwrap();
-        b.position_at_end(entry);
-        b.jump(next, &[params[0]]).unwrap();
-        b.position_at_end(next);
-        let one = b.module().const_i32(1);
-        let r = b.binary(Opcode::IADD, one, one).unwrap();
-        b.ret(Some(r)).unwrap();
-        let p = b.append_block_param(next, i32t).unwrap();
-        assert_eq!(m.block_params(next), [p]);
-        assert_eq!(m.children(next)[0], p);
-        crate::verify::verify(&m).unwrap();
-        let mut b = Builder::new(&mut m);
-        assert!(b.append_block_param(f, i32t).is_err());
-    }
-
-    #[test]
-    fn global_declarations_are_imports_or_zeroed_variables() {
-        let mut m = Module::new();
-        let mut b = Builder::new(&mut m);
-        let i64t = b.module().ty_i64();
-        let c = b.global_decl("c", i64t, false).unwrap();
-        b.import(c, "lib:c").unwrap();
-        let v = b.global_decl("v", i64t, true).unwrap();
-        assert_eq!(m.opcode(c), Opcode::GLOBAL_CONST);
-        assert_eq!(m.opcode(v), Opcode::GLOBAL_VAR);
-        assert!(m.operands(v).is_empty());
-        crate::verify::verify(&m).unwrap();
-    }
-}
+mod tests;
