@@ -276,26 +276,21 @@ fn c_compiled_to_two_wasm_modules_links_into_an_executable() {
     let _ = std::fs::remove_dir_all(&t);
 }
 
-/// C with calls through function pointers (a table of them, one passed as an argument, one in
-/// a struct, a sort callback), compiled by clang 19 with its default flags
-/// (`tests/wasm/fnptr.c`; its `fnptr.wasm` is committed, and rebuilt from the source when
-/// `clang-19` is on the `PATH`): clang 19's default CPU enables reference types, whose
-/// `call_indirect` carries a 5-byte table index. Translated, linked into an executable and
-/// run, it exits as the native build of the same C (`cc -O2`) does.
-#[test]
-fn c_from_clang_19_with_function_pointers_runs_as_natively() {
-    let t = temp_dir("fnptr");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wasm/fnptr.c");
+/// C compiled to wasm by clang 19 (`tests/wasm/NAME.c` with `flags` beside the defaults; its
+/// `NAME.wasm` is committed, and rebuilt from the source when `clang-19` is on the `PATH`),
+/// translated, linked into an executable and run: it exits as the native build of the same C
+/// (`cc -O2`) does, and so does the interpreter.
+fn c_from_clang_19_runs_as_natively(name: &str, flags: &[&str]) {
+    let t = temp_dir(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/wasm")
+        .join(format!("{name}.c"));
     let mut wasm = src.with_extension("wasm");
-    let fresh = t.join("fnptr.wasm");
+    let fresh = t.join(format!("{name}.wasm"));
     let built = Command::new("clang-19")
-        .args([
-            "--target=wasm32",
-            "-O2",
-            "-nostdlib",
-            "-Wl,--no-entry",
-            "-o",
-        ])
+        .args(["--target=wasm32", "-O2"])
+        .args(flags)
+        .args(["-nostdlib", "-Wl,--no-entry", "-o"])
         .arg(&fresh)
         .arg(&src)
         .output();
@@ -311,8 +306,8 @@ fn c_from_clang_19_with_function_pointers_runs_as_natively() {
         .expect("cc runs");
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = Command::new(&native).status().expect("runs").code();
-    let irm = t.join("fnptr.irm").display().to_string();
-    let exe = t.join("fnptr").display().to_string();
+    let irm = t.join(format!("{name}.irm")).display().to_string();
+    let exe = t.join(name).display().to_string();
     let o = run(
         "ir-wasm",
         &[wasm.to_str().unwrap(), "-o", &irm, "--main", "run"],
@@ -325,4 +320,19 @@ fn c_from_clang_19_with_function_pointers_runs_as_natively() {
     let o = run("ir-run", &["--interp", &irm]);
     assert_eq!(o.status.code(), expected, "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&t);
+}
+
+/// Calls through function pointers (a table of them, one passed as an argument, one in a
+/// struct, a sort callback) with clang 19's default flags: its default CPU enables reference
+/// types, whose `call_indirect` carries a 5-byte table index.
+#[test]
+fn c_from_clang_19_with_function_pointers_runs_as_natively() {
+    c_from_clang_19_runs_as_natively("fnptr", &[]);
+}
+
+/// Zeroing and copying loops and a struct copy under `-mbulk-memory` (clang 20's default):
+/// `memory.fill` and `memory.copy`, overlapping ranges included.
+#[test]
+fn c_from_clang_with_bulk_memory_runs_as_natively() {
+    c_from_clang_19_runs_as_natively("bulk", &["-mbulk-memory"]);
 }
