@@ -1,6 +1,7 @@
 //! Random WebAssembly modules for the front end's differential tests: `wasm-smith` modules of
-//! exactly the feature set `irkit-wasm` translates (spec/wasm.md: 1.0 with mutable-global
-//! imports, sign extension, non-trapping float-to-int and multi-value), without imports,
+//! the feature set `irkit-wasm` translates (spec/wasm.md: 1.0 with mutable-global imports,
+//! sign extension, non-trapping float-to-int, multi-value and bulk memory; reference types
+//! only in their encoding, so they stay off here), without imports,
 //! exporting everything, with a small memory and table, and made to terminate (wasm-smith's
 //! fuel global, so a random loop ends in a trap instead of running for ever).
 
@@ -9,7 +10,7 @@ use wasm_smith::{Config, Module};
 /// The generator's configuration.
 pub fn config() -> Config {
     Config {
-        bulk_memory_enabled: false,
+        bulk_memory_enabled: true,
         reference_types_enabled: false,
         simd_enabled: false,
         relaxed_simd_enabled: false,
