@@ -37,6 +37,28 @@ pub struct Memory {
     pub grow: Inst,
 }
 
+/// The C functions the memory and the table need (declared by `Libc::declare` in
+/// [`crate::memory`]): `calloc`, `free`, `memcpy`, and for the bulk memory
+/// operators `memmove` and `memset`.
+///
+/// A memory's bytes come from `calloc`, never `malloc` and `memset`: the C library hands a
+/// large block out as fresh pages the OS zeroes when first touched, so pages the program never
+/// touches cost no memory and no time (a module declaring 65536 initial pages starts at once
+/// and stays small).
+#[derive(Clone, Copy, Debug)]
+pub struct Libc {
+    /// `calloc(i64 count, i64 size) -> ptr`.
+    pub calloc: Inst,
+    /// `free(ptr)`.
+    pub free: Inst,
+    /// `memcpy(ptr, ptr, i64) -> ptr`.
+    pub memcpy: Inst,
+    /// `memmove(ptr, ptr, i64) -> ptr`.
+    pub memmove: Inst,
+    /// `memset(ptr, i32, i64) -> ptr`.
+    pub memset: Inst,
+}
+
 /// The module's entities, in wasm's index spaces (imports first).
 #[derive(Debug, Default)]
 pub struct Env {
@@ -53,7 +75,7 @@ pub struct Env {
     /// The signature id global of each canonical signature in use ([`crate::table`]).
     pub sigs: HashMap<String, Inst>,
     /// The C functions the memory needs, if the module has or imports one.
-    pub libc: Option<crate::memory::Libc>,
+    pub libc: Option<Libc>,
     /// Every data segment, for `memory.init` and `data.drop` (empty when the module has no
     /// data count section, which those operators require).
     pub data: Vec<DataSegment>,

@@ -9,9 +9,10 @@
 use irkit_core::{Builder, Inst, IntCC, Module, Opcode};
 use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
 
+use crate::env::Libc;
 use crate::env::{Env, Memory};
 use crate::error::{At, Place, WasmError};
-use crate::memory::{self, Libc};
+use crate::memory;
 use crate::names;
 use crate::table;
 
@@ -204,20 +205,7 @@ impl Init<'_, '_> {
             let idx = b.binary(Opcode::IADD, off, kc).at(place)?;
             let entry = table::entry_addr(b, &t, entries, idx).at(place)?;
             let (fp, sig) = match func {
-                Some(fi) => {
-                    let func = env
-                        .funcs
-                        .get(fi as usize)
-                        .ok_or_else(|| WasmError::unsupported(format!("function {fi}"), place))?;
-                    let sig = env
-                        .sigs
-                        .get(&table::sig_symbol(&func.ty))
-                        .copied()
-                        .ok_or_else(|| {
-                            WasmError::unsupported("a function of a signature without an id", place)
-                        })?;
-                    (func.inst, sig)
-                }
+                Some(fi) => table::func_entry(env, fi, place)?,
                 None => {
                     let null = b.module().const_null();
                     (null, null)

@@ -13,7 +13,7 @@
 use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
 use wasmparser::{MemArg, Operator};
 
-use crate::env::Memory;
+use crate::env::{Libc, Memory};
 use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
 use crate::ops::Ty;
@@ -34,27 +34,6 @@ pub fn memory_type(m: &mut Module) -> Result<Inst, irkit_core::CoreError> {
     let i64t = m.ty_i64();
     let i32t = m.ty_i32();
     m.ty_struct(&[p, i64t, i32t])
-}
-
-/// The C functions the memory needs: `calloc`, `free`, `memcpy`, and for the bulk memory
-/// operators `memmove` and `memset`.
-///
-/// A memory's bytes come from `calloc`, never `malloc` and `memset`: the C library hands a
-/// large block out as fresh pages the OS zeroes when first touched, so pages the program never
-/// touches cost no memory and no time (a module declaring 65536 initial pages starts at once
-/// and stays small).
-#[derive(Clone, Copy, Debug)]
-pub struct Libc {
-    /// `calloc(i64 count, i64 size) -> ptr`.
-    pub calloc: Inst,
-    /// `free(ptr)`.
-    pub free: Inst,
-    /// `memcpy(ptr, ptr, i64) -> ptr`.
-    pub memcpy: Inst,
-    /// `memmove(ptr, ptr, i64) -> ptr`.
-    pub memmove: Inst,
-    /// `memset(ptr, i32, i64) -> ptr`.
-    pub memset: Inst,
 }
 
 impl Libc {

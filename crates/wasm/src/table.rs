@@ -68,6 +68,20 @@ pub fn sig_id(
     Ok(g)
 }
 
+/// What a table entry holds for wasm function `index`: the function and its signature id.
+pub fn func_entry(env: &Env, index: u32, place: Place) -> Result<(Inst, Inst), WasmError> {
+    let func = env
+        .funcs
+        .get(index as usize)
+        .ok_or_else(|| WasmError::unsupported(format!("function {index}"), place))?;
+    let sig = env
+        .sigs
+        .get(&sig_symbol(&func.ty))
+        .copied()
+        .ok_or_else(|| WasmError::unsupported("a function of a signature without an id", place))?;
+    Ok((func.inst, sig))
+}
+
 /// The address of entry `index` (an `i64`) of the table whose entries start at `entries`.
 pub fn entry_addr(
     b: &mut Builder<'_>,

@@ -4,11 +4,12 @@
 use irkit_core::{Builder, Inst, Module};
 use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
 
+use crate::env::Libc;
 use crate::env::{Env, Func, Global, Memory, Table};
 use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
 use crate::init::{GlobalInit, ImportLimits, Init};
-use crate::memory::{self, Libc, MAX_PAGES, NO_MAX_PAGES};
+use crate::memory::{self, MAX_PAGES, NO_MAX_PAGES};
 use crate::names;
 use crate::parse::{self, Sections};
 use crate::table;
@@ -112,18 +113,8 @@ fn declare_elem_segments(
         for f in &funcs {
             let entry = match f {
                 Some(fi) => {
-                    let func = env
-                        .funcs
-                        .get(*fi as usize)
-                        .ok_or_else(|| WasmError::unsupported(format!("function {fi}"), place))?;
-                    let sig = env
-                        .sigs
-                        .get(&table::sig_symbol(&func.ty))
-                        .copied()
-                        .ok_or_else(|| {
-                            WasmError::unsupported("a function of a signature without an id", place)
-                        })?;
-                    m.const_aggregate(t.entry_ty, &[func.inst, sig]).at(place)?
+                    let (fp, sig) = table::func_entry(env, *fi, place)?;
+                    m.const_aggregate(t.entry_ty, &[fp, sig]).at(place)?
                 }
                 None => m.const_zero(t.entry_ty).at(place)?,
             };
