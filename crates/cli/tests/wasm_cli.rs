@@ -13,6 +13,7 @@ fn run(bin: &str, args: &[&str]) -> Output {
         "ir-wasm" => env!("CARGO_BIN_EXE_ir-wasm"),
         "ir-run" => env!("CARGO_BIN_EXE_ir-run"),
         "ir-link" => env!("CARGO_BIN_EXE_ir-link"),
+        "ir-wast" => env!("CARGO_BIN_EXE_ir-wast"),
         other => panic!("unknown tool {other}"),
     };
     Command::new(exe)
@@ -335,4 +336,27 @@ fn c_from_clang_19_with_function_pointers_runs_as_natively() {
 #[test]
 fn c_from_clang_with_bulk_memory_runs_as_natively() {
     c_from_clang_19_runs_as_natively("bulk", &["-mbulk-memory"]);
+}
+
+/// A script is text of any content: NUL bytes inside a block comment (as in the official
+/// testsuite's `comments.wast`) do not stop `ir-wast`, which reads scripts as the testsuite
+/// test does.
+#[test]
+fn ir_wast_reads_a_script_with_nul_bytes_in_a_comment() {
+    let t = temp_dir("nul-script");
+    let script = t.join("nul.wast");
+    std::fs::write(
+        &script,
+        b"(module (func (export \"f\") (result i32) i32.const 7))\n(; a \0 NUL ;)\n\
+          (assert_return (invoke \"f\") (i32.const 7))\n",
+    )
+    .unwrap();
+    let o = run("ir-wast", &[script.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("2 passed, 0 failed"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&t);
 }

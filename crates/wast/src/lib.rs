@@ -23,10 +23,12 @@
 pub mod differential;
 pub mod report;
 pub mod runner;
+pub mod script;
 pub mod spectest;
 pub mod store;
 pub mod values;
 
 pub use report::{CommandResult, Counts, Report, Verdict};
 pub use runner::{run_script, trap_matches};
+pub use script::{MAX_SCRIPT, read_script};
 pub use store::{InstantiateError, SCRIPT_MAX_DEPTH, Store, StoreStats};

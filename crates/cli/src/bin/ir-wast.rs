@@ -34,14 +34,12 @@ struct Args {
     max_depth: u64,
 }
 
-/// The text of the script at `path`, read within the tools' input limit
-/// ([`irkit_format::read_input`]), as UTF-8.
+/// The text of the script at `path` ([`irkit_wast::read_script`]: any text, NUL bytes
+/// included, within the script size limit), as the testsuite test reads its scripts.
 fn read(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::File::open(path)
-        .and_then(irkit_format::read_input)
-        .map_err(|e| format!("cannot read: {e}"))?;
-    String::from_utf8(bytes)
-        .map_err(|e| format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+    std::fs::File::open(path)
+        .and_then(irkit_wast::read_script)
+        .map_err(|e| format!("cannot read: {e}"))
 }
 
 fn main() -> ExitCode {
