@@ -20,6 +20,16 @@ pub enum CoreError {
         /// What is wrong with it.
         what: &'static str,
     },
+    /// A call given another number of arguments than its callee's signature takes.
+    #[error("a call of {callee} with {given} arguments: its signature takes {expected}")]
+    ArgumentCount {
+        /// The callee (a function, or the signature of an indirect call).
+        callee: Inst,
+        /// The parameters of the signature.
+        expected: usize,
+        /// The arguments given.
+        given: usize,
+    },
     /// A hoistable value whose operands live in unrelated scopes (e.g. two different functions).
     #[error("hoistable `{opcode}` has operands from unrelated scopes {a} and {b}")]
     ScopeConflict {

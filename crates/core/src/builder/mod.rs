@@ -299,29 +299,47 @@ impl<'m> Builder<'m> {
         self.inst(op, Some(to), vec![value], Payload::None)
     }
 
-    /// A direct call; the result type is the callee's return type (none for `void`).
+    /// A direct call; the result type is the callee's return type (none for `void`). Refused
+    /// ([`CoreError::ArgumentCount`]) when the callee's signature takes another number of
+    /// arguments.
     pub fn call(&mut self, callee: Inst, args: &[Inst]) -> Result<Inst, CoreError> {
-        let ret = self
-            .m
-            .ty(callee)
-            .and_then(|sig| self.m.fn_signature(sig))
-            .map(|(r, _)| r);
-        let ty = ret.filter(|&r| self.m.opcode(r) != Opcode::VOID);
+        let sig = self.m.ty(callee).and_then(|sig| self.m.fn_signature(sig));
+        if let Some((_, params)) = sig
+            && params.len() != args.len()
+        {
+            return Err(CoreError::ArgumentCount {
+                callee,
+                expected: params.len(),
+                given: args.len(),
+            });
+        }
+        let ty = sig
+            .map(|(r, _)| r)
+            .filter(|&r| self.m.opcode(r) != Opcode::VOID);
         let mut ops = vec![callee];
         ops.extend_from_slice(args);
         self.inst(Opcode::CALL, ty, ops, Payload::None)
     }
 
-    /// A call through a function pointer with signature `sig`.
+    /// A call through a function pointer with signature `sig`; refused like [`Builder::call`]
+    /// when `sig` takes another number of arguments.
     pub fn call_indirect(
         &mut self,
         sig: Inst,
         callee: Inst,
         args: &[Inst],
     ) -> Result<Inst, CoreError> {
-        let ty = self
-            .m
-            .fn_signature(sig)
+        let signature = self.m.fn_signature(sig);
+        if let Some((_, params)) = signature
+            && params.len() != args.len()
+        {
+            return Err(CoreError::ArgumentCount {
+                callee: sig,
+                expected: params.len(),
+                given: args.len(),
+            });
+        }
+        let ty = signature
             .map(|(r, _)| r)
             .filter(|&r| self.m.opcode(r) != Opcode::VOID);
         let mut ops = vec![sig, callee];

@@ -506,3 +506,48 @@ fn a_load_of_a_value_instead_of_a_type() {
     let null = b.module().const_null();
     b.ins().load(seven, null);
 }
+
+/// The fallible path refuses a call with another number of arguments than the callee's
+/// signature takes (direct and indirect), and builds nothing.
+#[test]
+fn fallible_calls_check_their_argument_count() {
+    let mut m = Module::new();
+    let mut b = Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let sig = b.module().ty_fn(i32t, &[i32t, i32t]).unwrap();
+    let f = b.func("f", sig).unwrap();
+    let (entry, p) = b.block(f, &[i32t, i32t]).unwrap();
+    b.position_at_end(entry);
+    let ptr = b.module().const_null();
+    let before = b.module().arena_len();
+    let e = b.call(f, &[p[0]]).unwrap_err();
+    assert_eq!(
+        e,
+        CoreError::ArgumentCount {
+            callee: f,
+            expected: 2,
+            given: 1
+        }
+    );
+    assert!(
+        e.to_string()
+            .contains("with 1 arguments: its signature takes 2"),
+        "{e}"
+    );
+    let e = b.call_indirect(sig, ptr, &[p[0], p[1], p[0]]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CoreError::ArgumentCount {
+                expected: 2,
+                given: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(b.module().arena_len(), before, "nothing built");
+    let r = b.call(f, &[p[0], p[1]]).unwrap();
+    b.ret(Some(r)).unwrap();
+    crate::verify::verify(&m).unwrap();
+}
