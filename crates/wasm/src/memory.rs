@@ -275,13 +275,27 @@ impl FuncTranslator<'_, '_> {
         self.conv(Opcode::ZEXT, i64t, v)
     }
 
-    /// Traps with "out of bounds memory access" unless `at + n <= limit` (all `i64`, from
-    /// zero-extended `i32`s, so the sum does not wrap).
-    fn check_range(&mut self, at: Inst, n: Inst, limit: Inst) -> Result<(), WasmError> {
+    /// Pops the `dst`, `src`, `n` operands of a bulk copy (`i32`s), zero-extended to `i64`.
+    pub(crate) fn pop_range(&mut self) -> Result<[Inst; 3], WasmError> {
+        let n = self.pop_u64()?;
+        let src = self.pop_u64()?;
+        let dst = self.pop_u64()?;
+        Ok([dst, src, n])
+    }
+
+    /// Traps with `kind` unless `at + n <= limit` (all `i64`, from zero-extended `i32`s, so
+    /// the sum does not wrap).
+    pub(crate) fn check_range(
+        &mut self,
+        at: Inst,
+        n: Inst,
+        limit: Inst,
+        kind: &'static str,
+    ) -> Result<(), WasmError> {
         let place = self.place();
         let end = self.binary(Opcode::IADD, at, n)?;
         let oob = self.b.icmp(IntCC::Ugt, end, limit).at(place)?;
-        self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_MEMORY)
+        self.trap_if(oob, kind)
     }
 
     /// The address of byte `at` of the memory.
@@ -300,12 +314,11 @@ impl FuncTranslator<'_, '_> {
 
     /// `memory.copy`: both ranges checked before anything is written (they may overlap).
     fn memory_copy(&mut self) -> Result<(), WasmError> {
-        let n = self.pop_u64()?;
-        let src = self.pop_u64()?;
-        let dst = self.pop_u64()?;
+        let [dst, src, n] = self.pop_range()?;
         let (base, size) = self.memory_state()?;
-        self.check_range(src, n, size)?;
-        self.check_range(dst, n, size)?;
+        let oob = crate::traps::OUT_OF_BOUNDS_MEMORY;
+        self.check_range(src, n, size, oob)?;
+        self.check_range(dst, n, size, oob)?;
         let (d, s) = (self.byte_at(base, dst)?, self.byte_at(base, src)?);
         let memmove = self.libc()?.memmove;
         let place = self.place();
@@ -319,7 +332,7 @@ impl FuncTranslator<'_, '_> {
         let value = self.pop()?;
         let dst = self.pop_u64()?;
         let (base, size) = self.memory_state()?;
-        self.check_range(dst, n, size)?;
+        self.check_range(dst, n, size, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
         let d = self.byte_at(base, dst)?;
         let memset = self.libc()?.memset;
         let place = self.place();
@@ -331,14 +344,13 @@ impl FuncTranslator<'_, '_> {
     /// and an active segment is dropped by instantiation) to `dst`, both ranges checked first.
     fn memory_init(&mut self, index: u32) -> Result<(), WasmError> {
         let seg = self.data_segment(index)?;
-        let n = self.pop_u64()?;
-        let src = self.pop_u64()?;
-        let dst = self.pop_u64()?;
+        let [dst, src, n] = self.pop_range()?;
         let (base, size) = self.memory_state()?;
         let i64t = self.ty(Ty::I64);
         let len = self.inst(Opcode::LOAD, Some(i64t), vec![seg.len], Payload::None)?;
-        self.check_range(src, n, len)?;
-        self.check_range(dst, n, size)?;
+        let oob = crate::traps::OUT_OF_BOUNDS_MEMORY;
+        self.check_range(src, n, len, oob)?;
+        self.check_range(dst, n, size, oob)?;
         let d = self.byte_at(base, dst)?;
         let s = self.byte_at(seg.bytes, src)?;
         let memcpy = self.libc()?.memcpy;

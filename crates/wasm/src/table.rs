@@ -159,26 +159,6 @@ impl FuncTranslator<'_, '_> {
             .ok_or_else(|| WasmError::unsupported(format!("element segment {index}"), self.place()))
     }
 
-    /// Pops three `i32` operands (`dst`, `src`, `n`), zero-extended to `i64`.
-    fn pop_range(&mut self) -> Result<[Inst; 3], WasmError> {
-        let place = self.place();
-        let i64t = self.b.module().ty_i64();
-        let mut r = [self.pop()?, self.pop()?, self.pop()?];
-        r.reverse();
-        for v in &mut r {
-            *v = self.b.convert(Opcode::ZEXT, i64t, *v).at(place)?;
-        }
-        Ok(r)
-    }
-
-    /// Traps with "out of bounds table access" unless `at + n <= limit`.
-    fn check_table_range(&mut self, at: Inst, n: Inst, limit: Inst) -> Result<(), WasmError> {
-        let place = self.place();
-        let end = self.b.binary(Opcode::IADD, at, n).at(place)?;
-        let oob = self.b.icmp(IntCC::Ugt, end, limit).at(place)?;
-        self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_TABLE)
-    }
-
     /// Copies `n` entries from `src` to `dst` with the C function `copy` (`memmove` or
     /// `memcpy`).
     fn copy_entries(&mut self, copy: Inst, dst: Inst, src: Inst, n: Inst) -> Result<(), WasmError> {
@@ -195,8 +175,9 @@ impl FuncTranslator<'_, '_> {
         let [dst, src, n] = self.pop_range()?;
         let place = self.place();
         let len = load_field(&mut self.b, &t, 1).at(place)?;
-        self.check_table_range(src, n, len)?;
-        self.check_table_range(dst, n, len)?;
+        let oob = crate::traps::OUT_OF_BOUNDS_TABLE;
+        self.check_range(src, n, len, oob)?;
+        self.check_range(dst, n, len, oob)?;
         let entries = load_field(&mut self.b, &t, 0).at(place)?;
         let d = entry_addr(&mut self.b, &t, entries, dst).at(place)?;
         let s = entry_addr(&mut self.b, &t, entries, src).at(place)?;
@@ -213,9 +194,10 @@ impl FuncTranslator<'_, '_> {
         let place = self.place();
         let i64t = self.b.module().ty_i64();
         let seg_len = self.b.load(i64t, seg.len).at(place)?;
-        self.check_table_range(src, n, seg_len)?;
+        let oob = crate::traps::OUT_OF_BOUNDS_TABLE;
+        self.check_range(src, n, seg_len, oob)?;
         let len = load_field(&mut self.b, &t, 1).at(place)?;
-        self.check_table_range(dst, n, len)?;
+        self.check_range(dst, n, len, oob)?;
         let entries = load_field(&mut self.b, &t, 0).at(place)?;
         let d = entry_addr(&mut self.b, &t, entries, dst).at(place)?;
         let s = entry_addr(&mut self.b, &t, seg.entries, src).at(place)?;
