@@ -47,6 +47,16 @@ fn verified(m: Module) -> Result<Module, String> {
     Ok(m)
 }
 
+/// `m` with its classes laid out and its object instructions lowered, as a link does for every
+/// back end (spec/linking.md, "Objects"); then verified again.
+fn objects_lowered(mut m: Module) -> Result<Module, String> {
+    irkit_link::objects::lower_objects(&mut m).map_err(|errors| {
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        format!("objects cannot be lowered:\n{}", lines.join("\n"))
+    })?;
+    verified(m)
+}
+
 /// The interpreter's session with `m` loaded.
 fn interp_session(m: Module) -> Result<Box<dyn Session>, String> {
     let mut s = irkit_interp::InterpBackend
@@ -97,7 +107,7 @@ fn load(path: &Path) -> Result<Case, String> {
     if lines.is_empty() {
         return Err("the case has no `; run:` line".into());
     }
-    let module = verified(parse(&text, &format!("{name}.ir"))?)?;
+    let module = objects_lowered(verified(parse(&text, &format!("{name}.ir"))?)?)?;
     Ok(Case {
         path: path.to_path_buf(),
         name,
@@ -170,7 +180,10 @@ fn run_exe(case: &Case, lines: &[&RunLine]) -> Result<Vec<Result<Call, String>>,
         .collect();
     let (text, leaves) = driver::driver(&case.module, &calls)?;
     let whole = format!("{}{text}", case.text);
-    let m = verified(parse(&whole, &format!("{}.driver.ir", case.name))?)?;
+    let m = objects_lowered(verified(parse(
+        &whole,
+        &format!("{}.driver.ir", case.name),
+    )?)?)?;
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("semantics");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let exe = dir.join(&case.name);

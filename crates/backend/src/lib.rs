@@ -59,6 +59,15 @@ pub mod trap_kinds {
     pub const TRAP: &str = "trap executed";
     /// C's `abort()` called.
     pub const ABORT: &str = "abort called";
+    /// An allocation the program's memory cannot hold (the interpreter's memory limit, or a
+    /// null result of the allocator behind `classalloc`).
+    pub const OUT_OF_MEMORY: &str = "out of memory";
+    /// A field or method of a null object (spec/ir.md, "Objects").
+    pub const NULL_RECEIVER: &str = "null receiver";
+    /// `as` of an object that is not an instance of the type.
+    pub const INVALID_CAST: &str = "invalid cast";
+    /// `dynmethod` of a selector the object's class has no method for.
+    pub const METHOD_NOT_FOUND: &str = "method not found";
 
     /// An indirect call through a value that is not a function of the call's signature
     /// (native code checks only null).

@@ -352,6 +352,12 @@ impl Interpreter<'_> {
             // (operand values, read by `val`), parameters (bound on entry), decorations,
             // generics (specialized away by the linker) and NOIR (run by `proc_eval`).
             irkit_core::op_outside_bodies!() | irkit_core::op_noir!() => return Err(cannot()),
+            // Lowered by a full link, which lays the classes out (spec/linking.md, "Objects").
+            irkit_core::op_objects!() => {
+                return Err(malformed(format!(
+                    "`{opcode}` runs only once a link has laid the classes out (ir-run and ir-link do)"
+                )));
+            }
         };
         match v {
             Some(v) => Ok(Flow::Next(Some(v))),

@@ -74,7 +74,7 @@ pub enum TrapKind {
         limit: usize,
     },
     /// The memory limit was reached (stack, heap or a value too large).
-    #[error("out of memory")]
+    #[error("{}", trap_kinds::OUT_OF_MEMORY)]
     OutOfMemory,
     /// The fuel given with `with_fuel` ran out.
     #[error("fuel exhausted")]

@@ -229,6 +229,10 @@ pub enum LinkError {
     /// A `specialize` that cannot be instantiated.
     #[error("cannot specialize: {0}")]
     Specialize(String),
+    /// A class, trait or object that cannot be laid out, or an object instruction naming a
+    /// member its class lacks (spec/linking.md, "Objects"): one line naming both.
+    #[error("{0}")]
+    Objects(String),
     /// The linked module fails verification: a bug in the linker or in the inputs' contents
     /// that only shows once linked (one verifier message).
     #[error("the linked program does not verify: {0}")]

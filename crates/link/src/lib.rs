@@ -30,6 +30,9 @@
 //! * **Specialization** (after the copy, before verification): every `specialize` of a
 //!   generic the link found is instantiated once, its witness lookups resolved, until none
 //!   is left; unused generic definitions are removed (see `specialize.rs`).
+//! * **Objects** (after specialization, executable links only): classes, traits and objects
+//!   are laid out, their dispatch tables built and the object instructions lowered to ordinary
+//!   ones (see `objects/`), so a front end never decides a field offset or a method slot.
 //! * **Diagnostics**: every problem is collected ([`LinkErrors`]), each one line; a missing
 //!   symbol names the chain that needs it.
 //!
@@ -50,6 +53,7 @@ mod error;
 mod extend;
 mod input;
 mod linker;
+pub mod objects;
 mod optimize;
 pub mod specialize;
 
@@ -143,6 +147,12 @@ pub struct Stats {
     pub reach_copy: Duration,
     /// Specializing generics.
     pub specialize: Duration,
+    /// Classes and objects laid out (executable links).
+    pub classes: u64,
+    /// Object instructions lowered.
+    pub object_insts: u64,
+    /// Laying out the classes and lowering the object instructions.
+    pub objects: Duration,
     /// Indirect calls rewritten as direct calls ([`LinkOptions::devirtualize`]).
     pub devirtualized: u64,
     /// Of those, the ones behind a guard that keeps the indirect call for other callees.

@@ -123,6 +123,13 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         Err(e) => return Err(LinkErrors(vec![e])),
     }
     stats.specialize = t.elapsed();
+    if !opts.library {
+        let t = Instant::now();
+        let objects = crate::objects::lower_objects(&mut out).map_err(LinkErrors)?;
+        stats.classes = objects.classes;
+        stats.object_insts = objects.lowered;
+        stats.objects = t.elapsed();
+    }
     let t = Instant::now();
     if (opts.devirtualize || opts.inline)
         && let Err(e) = crate::optimize::optimize(&mut out, opts, &mut stats)

@@ -450,6 +450,13 @@ fn print_stats(s: &Stats, write: Duration) {
     );
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
+    if s.classes > 0 {
+        irkit_cli::note!(
+            "classes laid out:    {} ({} object instructions lowered)",
+            s.classes,
+            s.object_insts
+        );
+    }
     irkit_cli::note!(
         "calls devirtualized: {} ({} guarded)",
         s.devirtualized,
@@ -470,10 +477,20 @@ fn print_stats(s: &Stats, write: Duration) {
     irkit_cli::note!("time resolve:        {}", ms(s.resolve));
     irkit_cli::note!("time reach+copy:     {}", ms(s.reach_copy));
     irkit_cli::note!("time specialize:     {}", ms(s.specialize));
+    if s.classes > 0 {
+        irkit_cli::note!("time objects:        {}", ms(s.objects));
+    }
     irkit_cli::note!("time optimize:       {}", ms(s.optimize));
     irkit_cli::note!("time verify:         {}", ms(s.verify));
     irkit_cli::note!("time write:          {}", ms(write));
-    let total = s.open + s.resolve + s.reach_copy + s.specialize + s.optimize + s.verify + write;
+    let total = s.open
+        + s.resolve
+        + s.reach_copy
+        + s.specialize
+        + s.objects
+        + s.optimize
+        + s.verify
+        + write;
     irkit_cli::note!("time total:          {}", ms(total));
     if let Some(kb) = peak_rss_kb() {
         irkit_cli::note!("peak rss:            {kb} kB");

@@ -239,7 +239,7 @@ impl Cx<'_> {
     }
 
     /// A short spelling of a value for messages.
-    fn gname(&self, i: Inst) -> String {
+    pub(super) fn gname(&self, i: Inst) -> String {
         match self.opc(i) {
             Some(op) if op.is_type() || op == Opcode::SPECIALIZE => self.ty_str(i),
             _ => format!("{} ({})", self.vname(i), self.opname(i)),

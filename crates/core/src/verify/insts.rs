@@ -401,12 +401,17 @@ impl<'m> Cx<'m> {
             | Op::Phi
             | Op::Coalesce
             | Op::Result => self.check_noir_inst(i, op),
+            Op::FieldDef | Op::MethodDef | Op::CtorDef => self.check_member(i, known),
+            op_objects!() => self.check_object_inst(i, known, r),
             // Nothing to type: no operands and no result.
             Op::Unreachable | Op::Trap | Op::TrapMsg => {}
             // Checked by their own rules: the structure (structure.rs), types (types.rs),
             // constants (consts.rs), decorations (decorations.rs), generics (generics.rs),
-            // procs (procs.rs).
+            // procs (procs.rs), object definitions (objects.rs).
             Op::Proc
+            | Op::Class
+            | Op::Trait
+            | Op::Object
             | Op::Generic
             | Op::WitnessParam
             | Op::Specialize
@@ -459,14 +464,14 @@ impl<'m> Cx<'m> {
         }
     }
 
-    fn res_i1(&mut self, i: Inst, r: Option<VTy>) {
+    pub(super) fn res_i1(&mut self, i: Inst, r: Option<VTy>) {
         if let Some(r) = r {
             let ok = self.is_i1(r);
             self.need_res(i, r, ok, "i1");
         }
     }
 
-    fn res_ptr(&mut self, i: Inst, r: Option<VTy>) {
+    pub(super) fn res_ptr(&mut self, i: Inst, r: Option<VTy>) {
         if let Some(r) = r {
             let ok = self.is_ptr(r);
             self.need_res(i, r, ok, "ptr");

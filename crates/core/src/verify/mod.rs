@@ -43,6 +43,7 @@ mod generics;
 mod handles;
 mod hoist;
 mod insts;
+mod objects;
 mod procs;
 mod structure;
 mod types;
@@ -472,6 +473,7 @@ impl<'m> Cx<'m> {
             Opcode::PROC => self.check_proc(i),
             Opcode::INTERFACE => self.check_interface(i),
             Opcode::INTERFACE_REQ => self.check_interface_req(i),
+            Opcode::CLASS | Opcode::TRAIT | Opcode::OBJECT => self.check_object_def(i, op),
             _ => {}
         }
         if self.live(i).is_some_and(|d| !d.decorations().is_empty()) {

@@ -34,7 +34,7 @@ impl Cx<'_> {
             let Some(op) = self.opc(c) else { continue };
             if op.is_known() && !op.is_definition() {
                 let msg = format!(
-                    "`{op}` cannot appear at module level: the module's children are definitions (func, proc, global_var, global_const, generic, interface, interface_req, witness_table)"
+                    "`{op}` cannot appear at module level: the module's children are definitions (func, proc, global_var, global_const, generic, interface, interface_req, witness_table, class, trait, object)"
                 );
                 self.err(c, msg);
             }

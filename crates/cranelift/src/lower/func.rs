@@ -560,6 +560,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             irkit_core::op_outside_bodies!() | irkit_core::op_noir!() => {
                 return Err(unsupported_here());
             }
+            // Lowered by a full link, which lays the classes out (spec/linking.md, "Objects").
+            irkit_core::op_objects!() => {
+                return Err(unsupported(
+                    place.render(m),
+                    format!(
+                        "`{opcode}` is compiled only once a link has laid the classes out (ir-link and ir-run do)"
+                    ),
+                ));
+            }
         }
         Ok(())
     }

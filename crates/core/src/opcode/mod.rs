@@ -224,7 +224,7 @@ macro_rules! registry {
 }
 
 /// Ids below this bound are looked up in [`SLOTS`]; every registry id must be below it.
-const SLOT_IDS: usize = 0x500;
+const SLOT_IDS: usize = 0x600;
 
 /// Marks an id of [`SLOTS`] that the registry does not know.
 const NO_SLOT: u8 = u8::MAX;
@@ -232,10 +232,7 @@ const NO_SLOT: u8 = u8::MAX;
 /// Id -> position in [`REGISTRY`] (or [`NO_SLOT`]), so that [`Opcode::info`] is one load
 /// instead of a binary search; built from the registry at compile time.
 static SLOTS: [u8; SLOT_IDS] = {
-    assert!(
-        REGISTRY.len() < NO_SLOT as usize,
-        "registry too large for SLOTS"
-    );
+    assert!(REGISTRY.len() < NO_SLOT as usize, "registry too large");
     let mut slots = [NO_SLOT; SLOT_IDS];
     let mut k = 0;
     while k < REGISTRY.len() {
@@ -385,6 +382,20 @@ registry! {
     RESULT Result                   = 0x0408, "result",          [Value "value?"], None, None, [];
     WHEN When                       = 0x0410, "when",            [State "dep+"], None, None, [DECORATION];
     UNLESS Unless                   = 0x0411, "unless",          [State "dep+"], None, None, [DECORATION];
+    // -- objects (format 5.1): Scala Native NIR's classes, traits and modules, lowered by the linker
+    CLASS Class                     = 0x0500, "class",           [Def "super*"], None, None, [PARENT DEFINITION];
+    TRAIT Trait                     = 0x0501, "trait",           [Def "super*"], None, None, [PARENT DEFINITION];
+    OBJECT Object                   = 0x0502, "object",          [Def "super*"], None, None, [PARENT DEFINITION];
+    FIELD_DEF FieldDef              = 0x0503, "field_def",       [Type "type"], None, Str, [];
+    METHOD_DEF MethodDef            = 0x0504, "method_def",      [Type "signature", Def "impl?"], None, Str, [];
+    CTOR_DEF CtorDef                = 0x0505, "ctor_def",        [Def "constructor"], None, None, [];
+    CLASSALLOC Classalloc           = 0x0508, "classalloc",      [Def "class"], Required, None, [SIDE_EFFECTS MAY_TRAP];
+    FIELD Field                     = 0x0509, "field",           [Def "class", Value "object"], Required, Str, [MAY_TRAP];
+    METHOD Method                   = 0x050A, "method",          [Value "object", Def "class"], Required, Str, [MAY_TRAP];
+    DYNMETHOD Dynmethod             = 0x050B, "dynmethod",       [Value "object"], Required, Str, [MAY_TRAP];
+    IS Is                           = 0x050C, "is",              [Def "type", Value "object"], Required, None, [];
+    AS As                           = 0x050D, "as",              [Def "type", Value "object"], Required, None, [MAY_TRAP];
+    INSTANCE Instance               = 0x050E, "instance",        [Def "object"], Required, None, [SIDE_EFFECTS MAY_TRAP];
 }
 
 // The opcode categories split the registry into disjoint parts (a test checks that they
@@ -511,6 +522,10 @@ categories! {
     /// The NOIR instructions other than its decorations (ids `0x04xx`): a `proc` and its body,
     /// run by the interpreter's NOIR evaluator and lowered to functions for native code.
     op_noir: [Proc, Event, Cue, Var, Next, Case, Phi, Coalesce, Result];
+    /// The object definitions and their members (`0x0500`–`0x0505`), laid out by the linker.
+    op_object_defs: [Class, Trait, Object, FieldDef, MethodDef, CtorDef];
+    /// The object instructions (`0x0508`–`0x050E`), lowered by a full link; back ends refuse them.
+    op_objects: [Classalloc, Field, Method, Dynmethod, Is, As, Instance];
 }
 
 // Unions of categories, for the crates that dispatch on opcodes (within this crate, write the
@@ -532,7 +547,7 @@ macro_rules! op_pure {
 }
 
 /// What never executes in a function body or a proc: the structure, types, constants,
-/// decorations and generics.
+/// decorations, generics and object definitions.
 #[macro_export]
 macro_rules! op_outside_bodies {
     () => {
@@ -541,6 +556,7 @@ macro_rules! op_outside_bodies {
             | $crate::op_constants!()
             | $crate::op_decorations!()
             | $crate::op_generics!()
+            | $crate::op_object_defs!()
     };
 }
 
@@ -681,152 +697,4 @@ impl fmt::Display for Opcode {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashSet;
-
-    /// The dense id table answers exactly what a search of the registry would.
-    #[test]
-    fn slots_agree_with_registry() {
-        for id in 0..=u16::MAX {
-            let searched = REGISTRY.iter().find(|info| info.opcode.0 == id);
-            assert_eq!(
-                Opcode(id).info().map(|i| i.opcode),
-                searched.map(|i| i.opcode),
-                "id {id:#x}"
-            );
-        }
-    }
-
-    #[test]
-    fn registry_sorted_and_unique() {
-        let mut names = HashSet::new();
-        for pair in REGISTRY.windows(2) {
-            assert!(
-                pair[0].opcode.0 < pair[1].opcode.0,
-                "{} not sorted",
-                pair[1].name
-            );
-        }
-        for info in REGISTRY {
-            assert!(names.insert(info.name), "duplicate name {}", info.name);
-            assert_eq!(Opcode::from_name(info.name), Some(info.opcode));
-            assert_eq!(info.opcode.info().unwrap().name, info.name);
-        }
-    }
-
-    #[test]
-    fn decorations_and_hoistables_are_exclusive() {
-        for info in REGISTRY {
-            let f = info.flags;
-            assert!(!(f.contains(Flags::DECORATION) && f.contains(Flags::HOISTABLE)));
-            assert!(!(f.contains(Flags::TERMINATOR) && f.contains(Flags::HOISTABLE)));
-            if f.contains(Flags::TYPE) {
-                assert_eq!(
-                    info.ty,
-                    TypeRule::None,
-                    "{} is a type and has a type",
-                    info.name
-                );
-            }
-        }
-    }
-
-    /// `Op` and the registry list the same opcodes in the same order, and converting back
-    /// and forth is the identity.
-    #[test]
-    fn op_enum_agrees_with_registry() {
-        assert_eq!(Op::ALL.len(), REGISTRY.len());
-        for (op, info) in Op::ALL.iter().zip(REGISTRY) {
-            assert_eq!(op.opcode(), info.opcode);
-            assert_eq!(op.info().opcode, info.opcode);
-            assert_eq!(op.name(), info.name);
-            assert_eq!(info.opcode.known(), Some(*op));
-        }
-        assert_eq!(Opcode(0x7777).known(), None);
-        assert_eq!(Opcode(0).known(), None);
-    }
-
-    /// The categories partition the registry (every opcode in exactly one) and name what
-    /// their docs promise, so that an opcode cannot be filed where it would not be handled.
-    #[test]
-    fn categories_partition_the_registry() {
-        type Category = (&'static str, fn(Op) -> bool);
-        let categories: [Category; 16] = [
-            ("structure", |op| matches!(op, op_structure!())),
-            ("types", |op| matches!(op, op_types!())),
-            ("constants", |op| matches!(op, op_constants!())),
-            ("int_binary", |op| matches!(op, op_int_binary!())),
-            ("float_binary", |op| matches!(op, op_float_binary!())),
-            ("int_unary", |op| matches!(op, op_int_unary!())),
-            ("float_unary", |op| matches!(op, op_float_unary!())),
-            ("conversions", |op| matches!(op, op_conversions!())),
-            ("compare", |op| matches!(op, op_compare!())),
-            ("aggregate", |op| matches!(op, op_aggregate!())),
-            ("memory", |op| matches!(op, op_memory!())),
-            ("calls", |op| matches!(op, op_calls!())),
-            ("terminators", |op| matches!(op, op_terminators!())),
-            ("decorations", |op| matches!(op, op_decorations!())),
-            ("generics", |op| matches!(op, op_generics!())),
-            ("noir", |op| matches!(op, op_noir!())),
-        ];
-        let is = |name: &str, op: Op| categories.iter().any(|(n, f)| *n == name && f(op));
-        for &op in Op::ALL {
-            let homes: Vec<_> = categories
-                .iter()
-                .filter(|(_, f)| f(op))
-                .map(|c| c.0)
-                .collect();
-            assert_eq!(homes.len(), 1, "{op} is in {homes:?}");
-            let info = op.info();
-            let f = info.flags;
-            let range = op as u16 >> 8;
-            assert_eq!(is("types", op), f.contains(Flags::TYPE), "{op}");
-            assert_eq!(is("constants", op), f.contains(Flags::CONSTANT), "{op}");
-            assert_eq!(is("decorations", op), f.contains(Flags::DECORATION), "{op}");
-            assert_eq!(is("terminators", op), f.contains(Flags::TERMINATOR), "{op}");
-            let generic = range == 3 && !f.contains(Flags::TYPE);
-            assert_eq!(is("generics", op), generic, "{op}");
-            let proc_part = range == 4 && !f.contains(Flags::DECORATION);
-            assert_eq!(is("noir", op), proc_part, "{op}");
-            // The pure operations are exactly the registry's `in-proc` ones.
-            let pure = ["int_binary", "float_binary", "int_unary", "float_unary"]
-                .into_iter()
-                .chain(["conversions", "compare", "aggregate"])
-                .any(|c| is(c, op));
-            assert_eq!(pure, f.contains(Flags::IN_PROC), "{op}");
-            // The category enums hold exactly their pattern's opcodes.
-            let in_enum = op.int_binary().map(|x| x.op()) == Some(op)
-                || op.float_binary().map(|x| x.op()) == Some(op)
-                || op.int_unary().map(|x| x.op()) == Some(op)
-                || op.float_unary().map(|x| x.op()) == Some(op)
-                || op.conversion().map(|x| x.op()) == Some(op);
-            let arith = [
-                "int_binary",
-                "float_binary",
-                "int_unary",
-                "float_unary",
-                "conversions",
-            ]
-            .iter()
-            .any(|c| is(c, op));
-            assert_eq!(in_enum, arith, "{op}");
-            // Arity of the arithmetic groups.
-            let arity = info.arity;
-            if is("int_binary", op) || is("float_binary", op) {
-                assert_eq!(arity, Arity::Exact(2), "{op}");
-            }
-            if is("int_unary", op) || is("float_unary", op) || is("conversions", op) {
-                assert_eq!(arity, Arity::Exact(1), "{op}");
-            }
-        }
-    }
-
-    #[test]
-    fn unknown_opcodes_are_opaque() {
-        let op = Opcode(0x7777);
-        assert!(!op.is_known());
-        assert_eq!(op.to_string(), "#30583");
-        assert_eq!(op.flags(), Flags::NONE);
-    }
-}
+mod tests;

@@ -1,0 +1,378 @@
+//! The lowering of the object instructions to ordinary instructions over the tables
+//! (spec/linking.md, "Objects", step 6).
+//!
+//! Each block's object instructions are lowered last to first, so that splitting the block
+//! before one (for a null check or a cast test) moves only the instructions up to the next
+//! split, and the positions of the earlier ones stay as they were found: one pass over each
+//! block, whatever it holds. The blocks split off are appended to their function (block order
+//! carries no meaning but the entry's); each function gets at most one block per trap kind.
+//! Within a block, an object whose null check passed (or which `classalloc` or `instance` made)
+//! is not checked again.
+
+use std::collections::{HashMap, HashSet};
+
+use irkit_backend::trap_kinds;
+use irkit_core::{CoreError, Inst, IntCC, Module, Op, Opcode, Payload};
+
+use super::hierarchy::{Hierarchy, Kind};
+use super::tables::{DESC_ID, DESC_VTABLE, Tables, Types};
+
+// The type id is the descriptor's first word: read through the descriptor's address itself.
+const _: () = assert!(DESC_ID == 0);
+use crate::error::LinkError;
+
+/// Lowers every object instruction of `m`'s functions; returns the problems found (a member
+/// a class lacks, an abstract class allocated).
+pub(super) fn lower(
+    m: &mut Module,
+    h: &Hierarchy,
+    t: &Tables,
+    ty: Types,
+) -> Result<Vec<LinkError>, CoreError> {
+    let mut l = Lowering {
+        h,
+        t,
+        ty,
+        replaced: HashMap::new(),
+        removed: Vec::new(),
+        errors: Vec::new(),
+        traps: HashMap::new(),
+    };
+    let funcs: Vec<Inst> = m
+        .top_level()
+        .iter()
+        .copied()
+        .filter(|&f| m.opcode(f) == Opcode::FUNC)
+        .collect();
+    for f in funcs {
+        l.traps.clear();
+        let blocks: Vec<Inst> = m.blocks(f).collect();
+        for b in blocks {
+            l.block(m, f, b)?;
+        }
+    }
+    if !l.replaced.is_empty() {
+        m.replace_all_uses(&l.replaced)?;
+    }
+    m.remove_all(&l.removed)?;
+    Ok(l.errors)
+}
+
+struct Lowering<'a> {
+    h: &'a Hierarchy,
+    t: &'a Tables,
+    ty: Types,
+    /// Each lowered instruction's result -> the value standing for it.
+    replaced: HashMap<Inst, Inst>,
+    removed: Vec<Inst>,
+    errors: Vec<LinkError>,
+    /// The function's trap blocks, by kind.
+    traps: HashMap<&'static str, Inst>,
+}
+
+/// Where the next instruction goes: a block and a position in it.
+struct At {
+    block: Inst,
+    pos: usize,
+}
+
+impl At {
+    fn emit(
+        &mut self,
+        m: &mut Module,
+        op: Opcode,
+        ty: Option<Inst>,
+        ops: Vec<Inst>,
+    ) -> Result<Inst, CoreError> {
+        let i = m.new_inst(op, ty, ops, Payload::None)?;
+        m.insert_child(self.block, self.pos, i)?;
+        self.pos += 1;
+        Ok(i)
+    }
+}
+
+impl Lowering<'_> {
+    fn block(&mut self, m: &mut Module, f: Inst, b: Inst) -> Result<(), CoreError> {
+        let mut checked: HashSet<Inst> = HashSet::new();
+        let mut work = Vec::new();
+        for (p, &i) in m.children(b).iter().enumerate() {
+            let Some(op) = m.opcode(i).known() else {
+                continue;
+            };
+            match op {
+                Op::Classalloc | Op::Instance => {
+                    checked.insert(i);
+                    work.push((p, i, false));
+                }
+                Op::Field | Op::Method | Op::Dynmethod => {
+                    let k = usize::from(op == Op::Field);
+                    let o = m.operands(i).get(k).copied().unwrap_or(i);
+                    work.push((p, i, checked.insert(o)));
+                }
+                Op::Is | Op::As => work.push((p, i, false)),
+                _ => {}
+            }
+        }
+        let reported = self.errors.len();
+        for (p, i, check) in work.into_iter().rev() {
+            self.one(m, f, b, p, i, check)?;
+        }
+        // Found last to first: reported in program order.
+        self.errors[reported..].reverse();
+        Ok(())
+    }
+
+    /// The place an error names: the function and the instruction's opcode.
+    fn at_text(m: &Module, f: Inst, i: Inst) -> String {
+        let name = m
+            .name(f)
+            .map_or_else(|| format!("#{}", f.index()), str::to_owned);
+        format!("@{name}: `{}`", m.opcode(i))
+    }
+
+    fn def_of(&self, m: &Module, d: Inst) -> Option<usize> {
+        self.h.get(m.resolve(d))
+    }
+
+    /// Lowers instruction `i`, child `p` of block `b` of function `f`; `check`: null-check its
+    /// object first.
+    fn one(
+        &mut self,
+        m: &mut Module,
+        f: Inst,
+        b: Inst,
+        p: usize,
+        i: Inst,
+        check: bool,
+    ) -> Result<(), CoreError> {
+        let Some(op) = m.opcode(i).known() else {
+            return Ok(());
+        };
+        let ops = m.operands(i).to_vec();
+        let name = m.payload(i).as_str().unwrap_or("").to_owned();
+        let ty = self.ty;
+        let target = match op {
+            Op::Method => ops.get(1),
+            Op::Dynmethod => None,
+            _ => ops.first(),
+        };
+        let k = target.and_then(|&d| self.def_of(m, d));
+        if op != Op::Dynmethod && k.is_none() {
+            self.errors.push(LinkError::Objects(format!(
+                "{}: names no class, trait or object of the program",
+                Self::at_text(m, f, i)
+            )));
+            return Ok(());
+        }
+        let def = k.map(|k| &self.h.defs[k]);
+        let mut at = At { block: b, pos: p };
+        let value = match op {
+            Op::Classalloc => {
+                let (k, d) = (k.unwrap_or(0), def.expect("checked above"));
+                if let Some(s) = d.slots.iter().find(|s| d.impls.get(*s) == Some(&None)) {
+                    self.errors.push(LinkError::Objects(format!(
+                        "{}: class @{} is allocated but has no implementation of method \"{s}\"",
+                        Self::at_text(m, f, i),
+                        d.name
+                    )));
+                }
+                let n = m.const_int(ty.i64, d.size)?;
+                let r = at.emit(m, Opcode::CALL, Some(ty.ptr), vec![self.t.alloc, n])?;
+                at.emit(m, Opcode::STORE, None, vec![r, self.t.desc[&k]])?;
+                r
+            }
+            Op::Instance => {
+                let f = self.t.instance[&k.unwrap_or(0)];
+                at.emit(m, Opcode::CALL, Some(ty.ptr), vec![f])?
+            }
+            Op::Field => {
+                let d = def.expect("checked above");
+                let Some(&(off, _)) = d.field_at.get(&name) else {
+                    self.errors.push(LinkError::Objects(format!(
+                        "{}: @{} has no field \"{name}\"",
+                        Self::at_text(m, f, i),
+                        d.name
+                    )));
+                    return Ok(());
+                };
+                let o = ops[1];
+                if check {
+                    at = self.null_check(m, f, at, o)?;
+                }
+                let off = m.const_int(ty.i64, off)?;
+                at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, o, off])?
+            }
+            Op::Method => {
+                let d = def.expect("checked above");
+                if !d.sees.contains_key(&name) {
+                    self.errors.push(LinkError::Objects(format!(
+                        "{}: @{} has no method \"{name}\"",
+                        Self::at_text(m, f, i),
+                        d.name
+                    )));
+                    return Ok(());
+                }
+                let o = ops[0];
+                if check {
+                    at = self.null_check(m, f, at, o)?;
+                }
+                let desc = at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![o])?;
+                let entry = if d.kind == Kind::Trait {
+                    let (Some(table), Some(&row)) = (self.t.itable, self.t.row.get(&name)) else {
+                        return Err(CoreError::WrongKind {
+                            opcode: Opcode::METHOD,
+                            what: "calls through a trait, but the trait table has no row for it",
+                        });
+                    };
+                    let id = at.emit(m, Opcode::LOAD, Some(ty.i64), vec![desc])?;
+                    let x = if row == 0 {
+                        id
+                    } else {
+                        let row = m.const_int(ty.i64, row)?;
+                        at.emit(m, Opcode::IADD, Some(ty.i64), vec![id, row])?
+                    };
+                    at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.ptr, table, x])?
+                } else {
+                    let slot = d.slot_of[&name] as u64;
+                    let off = m.const_int(ty.i64, DESC_VTABLE + 8 * slot)?;
+                    at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, desc, off])?
+                };
+                at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![entry])?
+            }
+            Op::Dynmethod => {
+                let o = ops[0];
+                if check {
+                    at = self.null_check(m, f, at, o)?;
+                }
+                let desc = at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![o])?;
+                let n = self.t.selector.get(&name).copied().unwrap_or(u64::MAX);
+                let n = m.const_int(ty.i64, n)?;
+                let r = at.emit(
+                    m,
+                    Opcode::CALL,
+                    Some(ty.ptr),
+                    vec![self.t.dynmethod, desc, n],
+                )?;
+                let null = m.const_null();
+                let missing = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![r, null])?;
+                m.set_payload(missing, Payload::Int(IntCC::Eq.code()))?;
+                let trap = self.trap(m, f, trap_kinds::METHOD_NOT_FOUND)?;
+                self.split_branch(m, f, &at, missing, trap, true)?;
+                r
+            }
+            Op::Is => {
+                let (_, r) = self.test(m, &mut at, k.unwrap_or(0), ops[1])?;
+                r
+            }
+            Op::As => {
+                let o = ops[1];
+                let (null, is) = self.test(m, &mut at, k.unwrap_or(0), o)?;
+                let ok = at.emit(m, Opcode::OR, Some(ty.i1), vec![null, is])?;
+                let trap = self.trap(m, f, trap_kinds::INVALID_CAST)?;
+                self.split_branch(m, f, &at, ok, trap, false)?;
+                o
+            }
+            _ => return Ok(()),
+        };
+        self.replaced.insert(i, value);
+        self.removed.push(i);
+        Ok(())
+    }
+
+    /// `is @k, %o` at `at`: returns (`%o` is null, the test).
+    fn test(
+        &mut self,
+        m: &mut Module,
+        at: &mut At,
+        k: usize,
+        o: Inst,
+    ) -> Result<(Inst, Inst), CoreError> {
+        let ty = self.ty;
+        let null = m.const_null();
+        let is_null = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![o, null])?;
+        m.set_payload(is_null, Payload::Int(IntCC::Eq.code()))?;
+        let s = at.emit(
+            m,
+            Opcode::SELECT,
+            Some(ty.ptr),
+            vec![is_null, self.t.null_object, o],
+        )?;
+        let desc = at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![s])?;
+        let id = at.emit(m, Opcode::LOAD, Some(ty.i64), vec![desc])?;
+        let d = &self.h.defs[k];
+        let r = if d.kind == Kind::Trait {
+            let table = self.t.members[&k];
+            let e = at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, table, id])?;
+            let byte = at.emit(m, Opcode::LOAD, Some(ty.i8), vec![e])?;
+            let zero = m.const_int(ty.i8, 0)?;
+            let r = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![byte, zero])?;
+            m.set_payload(r, Payload::Int(IntCC::Ne.code()))?;
+            r
+        } else {
+            let lo = m.const_int(ty.i64, d.id)?;
+            let span = m.const_int(ty.i64, d.last - d.id)?;
+            let x = at.emit(m, Opcode::ISUB, Some(ty.i64), vec![id, lo])?;
+            let r = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![x, span])?;
+            m.set_payload(r, Payload::Int(IntCC::Ule.code()))?;
+            r
+        };
+        Ok((is_null, r))
+    }
+
+    /// Checks `%o` against null at `at`: what follows moves to a new block, entered when `%o`
+    /// is not null; returns the place at its start.
+    fn null_check(&mut self, m: &mut Module, f: Inst, at: At, o: Inst) -> Result<At, CoreError> {
+        let null = m.const_null();
+        let mut here = at;
+        let is_null = here.emit(m, Opcode::ICMP, Some(self.ty.i1), vec![o, null])?;
+        m.set_payload(is_null, Payload::Int(IntCC::Eq.code()))?;
+        let trap = self.trap(m, f, trap_kinds::NULL_RECEIVER)?;
+        let cont = self.split_branch(m, f, &here, is_null, trap, true)?;
+        Ok(At {
+            block: cont,
+            pos: 0,
+        })
+    }
+
+    /// Moves what follows `at` in its block to a new block of `f` and ends the block with a
+    /// branch on `cond`: to `trap` when `cond` is `to_trap_if`, else to the new block.
+    fn split_branch(
+        &mut self,
+        m: &mut Module,
+        f: Inst,
+        at: &At,
+        cond: Inst,
+        trap: Inst,
+        to_trap_if: bool,
+    ) -> Result<Inst, CoreError> {
+        let cont = m.new_inst(Opcode::BLOCK, None, Vec::new(), Payload::None)?;
+        m.append_child(f, cont)?;
+        m.move_children(at.block, at.pos, cont, 0)?;
+        let ops = if to_trap_if {
+            vec![cond, trap, cont]
+        } else {
+            vec![cond, cont, trap]
+        };
+        let br = m.new_inst(Opcode::BR, None, ops, Payload::None)?;
+        m.append_child(at.block, br)?;
+        Ok(cont)
+    }
+
+    /// The block of `f` that traps with `kind` (made on first use).
+    fn trap(&mut self, m: &mut Module, f: Inst, kind: &'static str) -> Result<Inst, CoreError> {
+        if let Some(&b) = self.traps.get(kind) {
+            return Ok(b);
+        }
+        let b = m.new_inst(Opcode::BLOCK, None, Vec::new(), Payload::None)?;
+        m.append_child(f, b)?;
+        let t = m.new_inst(
+            Opcode::TRAP_MSG,
+            None,
+            Vec::new(),
+            Payload::Str(kind.into()),
+        )?;
+        m.append_child(b, t)?;
+        self.traps.insert(kind, b);
+        Ok(b)
+    }
+}
