@@ -164,6 +164,24 @@ impl Lowering<'_> {
             )));
             return Ok(());
         }
+        // What the verifier checks (rule O6) is checked again here: the link lowers before it
+        // verifies, and its inputs may come from anyone.
+        let (object, want) = match op {
+            Op::Classalloc => (None, Some(Kind::Class)),
+            Op::Instance => (None, Some(Kind::Object)),
+            Op::Method | Op::Dynmethod => (ops.first().copied(), None),
+            _ => (ops.get(1).copied(), None),
+        };
+        let kind_ok = want.is_none_or(|w| k.is_some_and(|k| self.h.defs[k].kind == w));
+        let object_ok = object.is_some() || matches!(op, Op::Classalloc | Op::Instance);
+        if !kind_ok || !object_ok {
+            self.errors.push(LinkError::Objects(format!(
+                "{}: malformed (names another kind of definition, or has no object operand)",
+                Self::at_text(m, f, i)
+            )));
+            return Ok(());
+        }
+        let o = object.unwrap_or(i);
         let def = k.map(|k| &self.h.defs[k]);
         let mut at = At { block: b, pos: p };
         let value = match op {
@@ -178,11 +196,14 @@ impl Lowering<'_> {
                 }
                 let n = m.const_int(ty.i64, d.size)?;
                 let r = at.emit(m, Opcode::CALL, Some(ty.ptr), vec![self.t.alloc, n])?;
-                at.emit(m, Opcode::STORE, None, vec![r, self.t.desc[&k]])?;
+                let desc = self.t.desc.get(&k).copied().unwrap_or(self.t.null_object);
+                at.emit(m, Opcode::STORE, None, vec![r, desc])?;
                 r
             }
             Op::Instance => {
-                let f = self.t.instance[&k.unwrap_or(0)];
+                let Some(&f) = self.t.instance.get(&k.unwrap_or(0)) else {
+                    return Ok(());
+                };
                 at.emit(m, Opcode::CALL, Some(ty.ptr), vec![f])?
             }
             Op::Field => {
@@ -195,7 +216,6 @@ impl Lowering<'_> {
                     )));
                     return Ok(());
                 };
-                let o = ops[1];
                 if check {
                     at = self.null_check(m, f, at, o)?;
                 }
@@ -212,7 +232,6 @@ impl Lowering<'_> {
                     )));
                     return Ok(());
                 }
-                let o = ops[0];
                 if check {
                     at = self.null_check(m, f, at, o)?;
                 }
@@ -233,14 +252,13 @@ impl Lowering<'_> {
                     };
                     at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.ptr, table, x])?
                 } else {
-                    let slot = d.slot_of[&name] as u64;
+                    let slot = d.slot_of.get(&name).copied().unwrap_or(0) as u64;
                     let off = m.const_int(ty.i64, DESC_VTABLE + 8 * slot)?;
                     at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, desc, off])?
                 };
                 at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![entry])?
             }
             Op::Dynmethod => {
-                let o = ops[0];
                 if check {
                     at = self.null_check(m, f, at, o)?;
                 }
@@ -261,11 +279,10 @@ impl Lowering<'_> {
                 r
             }
             Op::Is => {
-                let (_, r) = self.test(m, &mut at, k.unwrap_or(0), ops[1])?;
+                let (_, r) = self.test(m, &mut at, k.unwrap_or(0), o)?;
                 r
             }
             Op::As => {
-                let o = ops[1];
                 let (null, is) = self.test(m, &mut at, k.unwrap_or(0), o)?;
                 let ok = at.emit(m, Opcode::OR, Some(ty.i1), vec![null, is])?;
                 let trap = self.trap(m, f, trap_kinds::INVALID_CAST)?;
@@ -301,7 +318,12 @@ impl Lowering<'_> {
         let id = at.emit(m, Opcode::LOAD, Some(ty.i64), vec![desc])?;
         let d = &self.h.defs[k];
         let r = if d.kind == Kind::Trait {
-            let table = self.t.members[&k];
+            let Some(&table) = self.t.members.get(&k) else {
+                return Err(CoreError::WrongKind {
+                    opcode: Opcode::IS,
+                    what: "tests a trait without a membership table",
+                });
+            };
             let e = at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, table, id])?;
             let byte = at.emit(m, Opcode::LOAD, Some(ty.i8), vec![e])?;
             let zero = m.const_int(ty.i8, 0)?;
