@@ -563,7 +563,8 @@ impl<'m> Cx<'m> {
         })
     }
 
-    /// How a message names an instruction: `@f`, `^b`, `%x`, or `inst 7` without a name hint.
+    /// How a message names an instruction: `@f`, `^b`, `%x`; without a name hint `^bb2` for a block
+    /// (its position), else `inst 7`.
     fn vname(&self, i: Inst) -> String {
         let sigil = match self.opc(i) {
             Some(op) if op.is_definition() => "@",
@@ -572,6 +573,12 @@ impl<'m> Cx<'m> {
         };
         match self.name_of(i) {
             Some(n) => format!("{sigil}{n}"),
+            // An unnamed block as every message and back end spells it: `^bb<n>`, its position
+            // in its function (crate::place).
+            None if sigil == "^" => match self.live(i).and_then(|d| d.parent()) {
+                Some(f) => crate::place::block_label(self.m, f, i),
+                None => format!("inst {}", i.index()),
+            },
             None => format!("inst {}", i.index()),
         }
     }

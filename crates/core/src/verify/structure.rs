@@ -79,10 +79,22 @@ impl Cx<'_> {
         let imported = self.is_imported(f);
         let external = self.has_decoration(f, Opcode::EXTERN);
         if blocks == 0 && !imported && !external {
-            self.err(
-                f,
-                "function has no body: a declaration must carry `import` or `extern`",
-            );
+            // A front end that made one function twice (a declaration, then the definition)
+            // is told so: the other function of the same name is the likely intended one.
+            let twin = self.name_of(f).filter(|&n| {
+                self.m.top_level().iter().any(|&g| {
+                    g != f && self.opc(g) == Some(Opcode::FUNC) && self.name_of(g) == Some(n)
+                })
+            });
+            let msg = match twin {
+                Some(n) => format!(
+                    "function has no body, and another function is also named @{n}: was one function made twice? (a declaration must carry `import` or `extern`)"
+                ),
+                None => {
+                    "function has no body: a declaration must carry `import` or `extern`".to_owned()
+                }
+            };
+            self.err(f, msg);
         }
         if blocks > 0 && imported {
             self.err(

@@ -557,3 +557,52 @@ fn builder_without_a_cursor_refuses_a_jump() {
     let (next, _) = block(&mut m, f, "next", &[i32t, i32t]);
     Builder::new(&mut m).jump(next, &[]).unwrap_err();
 }
+
+/// An unnamed block is spelled one way in a whole message: `^bb<n>`, its position among its
+/// function's blocks, both where the message says the place and in its text.
+#[test]
+fn an_unnamed_block_is_spelled_one_way() {
+    let mut m = Module::new();
+    let i32t = m.ty_i32();
+    let sig = m.ty_fn(i32t, &[]).unwrap();
+    let mut b = Builder::new(&mut m);
+    let f = b.func("f", sig).unwrap();
+    let (entry, _) = b.block(f, &[]).unwrap();
+    let (second, _) = b.block(f, &[]).unwrap();
+    b.position_at_end(entry);
+    b.jump(second, &[]).unwrap();
+    b.position_at_end(second);
+    b.jump(entry, &[]).unwrap();
+    let errors = verify(&m).unwrap_err();
+    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        ["in @f ^bb1, instruction 0 (jump): branch to the entry block ^bb0"],
+        "{text:?}"
+    );
+}
+
+/// A function made twice under one name (a bodyless one, then the definition) is named as
+/// such, not only as a function without a body.
+#[test]
+fn a_function_made_twice_is_said_so() {
+    let mut m = Module::new();
+    let i32t = m.ty_i32();
+    let sig = m.ty_fn(i32t, &[]).unwrap();
+    let mut b = Builder::new(&mut m);
+    b.func("f", sig).unwrap();
+    let f = b.func("f", sig).unwrap();
+    let (entry, _) = b.entry_block(f).unwrap();
+    b.position_at_end(entry);
+    let zero = b.module().const_i32(0);
+    b.ins().ret(Some(zero));
+    let errors = verify(&m).unwrap_err();
+    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [
+            "in @f: function has no body, and another function is also named @f: was one function made twice? (a declaration must carry `import` or `extern`)"
+        ],
+        "{text:?}"
+    );
+}
