@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use irkit_core::{Builder, CoreError, Inst};
+use irkit_core::{Builder, Inst};
 
 /// A branch edge: a target block and the arguments for its parameters.
 #[derive(Clone, Debug)]
@@ -180,24 +180,26 @@ impl Cfg {
     }
 
     /// Writes every terminator into the function; a block left open gets `unreachable`.
-    pub fn emit(&self, b: &mut Builder<'_>) -> Result<(), CoreError> {
+    /// Every edge passes one argument of the right type per parameter of its target (SSA
+    /// construction keeps them in step), so the typed path's checks hold.
+    pub fn emit(&self, b: &mut Builder<'_>) {
         for &block in &self.blocks {
             b.position_at_end(block);
+            let mut ins = b.ins();
             match self.terms.get(&block) {
-                Some(Term::Jump(e)) => b.jump(e.target, &e.args)?,
-                Some(Term::Br(c, t, e)) => b.br(*c, t.target, &t.args, e.target, &e.args)?,
+                Some(Term::Jump(e)) => ins.jump(e.target, &e.args),
+                Some(Term::Br(c, t, e)) => ins.br(*c, t.target, &t.args, e.target, &e.args),
                 Some(Term::Switch(v, d, cases)) => {
                     let cases: Vec<(Inst, Inst, &[Inst])> = cases
                         .iter()
                         .map(|(k, e)| (*k, e.target, e.args.as_slice()))
                         .collect();
-                    b.switch(*v, (d.target, &d.args), &cases)?
+                    ins.switch(*v, (d.target, &d.args), &cases)
                 }
-                Some(Term::Ret(v)) => b.ret(*v)?,
-                Some(Term::Trap(kind)) => b.trap_msg(kind)?,
-                Some(Term::Unreachable) | None => b.unreachable()?,
+                Some(Term::Ret(v)) => ins.ret(*v),
+                Some(Term::Trap(kind)) => ins.trap_msg(kind),
+                Some(Term::Unreachable) | None => ins.unreachable(),
             };
         }
-        Ok(())
     }
 }

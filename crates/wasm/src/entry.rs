@@ -23,7 +23,13 @@ pub fn add_main(m: &mut Module, name: &str, field: &str) -> Result<(), WasmError
     let init = m
         .find_export(&names::init_symbol(name))
         .ok_or_else(no_such)?;
-    if m.opcode(f) != Opcode::FUNC {
+    // The initializer takes nothing, as translation makes it (`m` may come from elsewhere:
+    // this is checked before it is called).
+    let init_ok = m.opcode(init) == Opcode::FUNC
+        && m.ty(init)
+            .and_then(|s| m.fn_signature(s))
+            .is_some_and(|(_, params)| params.is_empty());
+    if m.opcode(f) != Opcode::FUNC || !init_ok {
         return Err(no_such());
     }
     let sig = m.ty(f).ok_or_else(no_such)?;
@@ -42,15 +48,15 @@ pub fn add_main(m: &mut Module, name: &str, field: &str) -> Result<(), WasmError
     let main_sig = b.module().ty_fn(i32t, &[]).at(place)?;
     let main = b.func("main", main_sig).at(place)?;
     b.export(main, "main").at(place)?;
-    let (entry, _) = b.block(main, &[]).at(place)?;
+    let (entry, _) = b.entry_block(main).at(place)?;
     b.position_at_end(entry);
-    b.call(init, &[]).at(place)?;
-    let r = b.call(f, &[]).at(place)?;
+    b.ins().call(init, &[]);
+    let r = b.ins().call(f, &[]);
     let r = if ret_op == Opcode::VOID {
         b.module().const_i32(0)
     } else {
         r
     };
-    b.ret(Some(r)).at(place)?;
+    b.ins().ret(Some(r));
     Ok(())
 }

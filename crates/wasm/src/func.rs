@@ -6,8 +6,14 @@
 //! are the loop's parameters. Values on the operand stack are ordinary SSA values (structured
 //! control flow makes every definition dominate its uses). Code after an unconditional branch
 //! is unreachable in wasm's sense and is skipped, tracking only its nesting.
+//!
+//! The body was validated before translation, so the operand stack never underflows and every
+//! operand has the type wasm says: instructions are built on the builder's typed path
+//! ([`Builder::ins`]), which cannot fail on them, and a stack underflow would be a bug of this
+//! translator (it panics, naming it). What fails is what a valid module may hold and this front
+//! end refuses ([`WasmError::Unsupported`]).
 
-use irkit_core::{Builder, Inst, IntCC, Opcode, Payload};
+use irkit_core::{Builder, Inst, IntCC, Opcode};
 use wasmparser::{BlockType, FunctionBody, Operator, ValType};
 
 use crate::cfg::{Edge, Term};
@@ -107,7 +113,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             var_types.extend([p, i64t]);
             mem_vars = Some((n, n + 1));
         }
-        let (entry, entry_params) = b.block(func, &params).at(place)?;
+        let (entry, entry_params) = b.entry_block(func).at(place)?;
         let mut t = FuncTranslator {
             b,
             env,
@@ -205,44 +211,36 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         Ok(())
     }
 
-    /// Pops one operand.
-    pub(crate) fn pop(&mut self) -> Result<Inst, WasmError> {
-        let place = self.place();
-        self.stack.pop().ok_or(WasmError::Build {
-            source: irkit_core::CoreError::WrongKind {
-                opcode: Opcode::BLOCK,
-                what: "operand stack underflow",
-            },
-            place,
-        })
+    /// Pops one operand (validation proved it is there).
+    pub(crate) fn pop(&mut self) -> Inst {
+        match self.stack.pop() {
+            Some(v) => v,
+            None => self.underflow(),
+        }
     }
 
     /// Pops `n` operands, in stack order (the deepest first).
-    pub(crate) fn pop_n(&mut self, n: usize) -> Result<Vec<Inst>, WasmError> {
-        if n > self.stack.len() {
-            self.stack.clear();
-            self.pop()?;
+    pub(crate) fn pop_n(&mut self, n: usize) -> Vec<Inst> {
+        match self.stack.len().checked_sub(n) {
+            Some(k) => self.stack.split_off(k),
+            None => self.underflow(),
         }
-        Ok(self.stack.split_off(self.stack.len() - n))
     }
 
     /// The top `n` operands, in stack order, left on the stack.
-    fn peek_n(&mut self, n: usize) -> Result<Vec<Inst>, WasmError> {
-        let v = self.pop_n(n)?;
+    fn peek_n(&mut self, n: usize) -> Vec<Inst> {
+        let v = self.pop_n(n);
         self.stack.extend_from_slice(&v);
-        Ok(v)
+        v
     }
 
-    /// Appends an instruction at the cursor.
-    pub(crate) fn inst(
-        &mut self,
-        op: Opcode,
-        ty: Option<Inst>,
-        operands: Vec<Inst>,
-        payload: Payload,
-    ) -> Result<Inst, WasmError> {
-        let place = self.place();
-        self.b.inst(op, ty, operands, payload).at(place)
+    /// A pop from an empty operand stack, which a validated body never does: a bug of this
+    /// translator.
+    fn underflow(&self) -> ! {
+        panic!(
+            "{}: operand stack underflow translating a validated body (a bug of the wasm front end)",
+            self.place()
+        )
     }
 
     /// The parameter and result types of a block type.
@@ -285,7 +283,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             Kind::Loop { header } => (header, f.params.len()),
             _ => (f.end, f.results),
         };
-        let args = self.peek_n(n)?;
+        let args = self.peek_n(n);
         Ok(Edge::new(target, &args))
     }
 
@@ -302,7 +300,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             Operator::Block { blockty } => {
                 let (params, results) = self.block_type(blockty)?;
                 let end = self.new_block(&results)?;
-                let params = self.peek_n(params.len())?;
+                let params = self.peek_n(params.len());
                 self.frames.push(Frame {
                     kind: Kind::Block,
                     end,
@@ -315,7 +313,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 let (params, results) = self.block_type(blockty)?;
                 let header = self.new_block(&params)?;
                 let end = self.new_block(&results)?;
-                let args = self.pop_n(params.len())?;
+                let args = self.pop_n(params.len());
                 self.terminate(Term::Jump(Edge::new(header, &args)));
                 self.switch_to(header);
                 let hp = self.b.module().block_params(header).to_vec();
@@ -331,8 +329,8 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             }
             Operator::If { blockty } => {
                 let (params, results) = self.block_type(blockty)?;
-                let c = self.pop()?;
-                let cond = self.nonzero(c)?;
+                let c = self.pop();
+                let cond = self.nonzero(c);
                 let then = self.new_block(&[])?;
                 let els = self.new_block(&[])?;
                 let end = self.new_block(&results)?;
@@ -340,7 +338,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.ssa.seal_block(then);
                 self.ssa.seal_block(els);
                 self.switch_to(then);
-                let params = self.peek_n(params.len())?;
+                let params = self.peek_n(params.len());
                 self.frames.push(Frame {
                     kind: Kind::If { els: Some(els) },
                     end,
@@ -357,8 +355,8 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.reachable = false;
             }
             Operator::BrIf { relative_depth } => {
-                let c = self.pop()?;
-                let cond = self.nonzero(c)?;
+                let c = self.pop();
+                let cond = self.nonzero(c);
                 let e = self.branch_edge(relative_depth)?;
                 let cont = self.new_block(&[])?;
                 self.terminate(Term::Br(cond, e, Edge::new(cont, &[])));
@@ -366,7 +364,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.switch_to(cont);
             }
             Operator::BrTable { targets } => {
-                let index = self.pop()?;
+                let index = self.pop();
                 let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
                 let default = self.branch_edge(targets.default())?;
                 let mut cases = Vec::new();
@@ -385,15 +383,14 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             Operator::Call { function_index } => self.call(function_index)?,
             Operator::CallIndirect { type_index, .. } => self.call_indirect(type_index)?,
             Operator::Drop => {
-                self.pop()?;
+                self.pop();
             }
             Operator::Select | Operator::TypedSelect { .. } => {
-                let c = self.pop()?;
-                let y = self.pop()?;
-                let x = self.pop()?;
-                let cond = self.nonzero(c)?;
-                let place = self.place();
-                let r = self.b.select(cond, x, y).at(place)?;
+                let c = self.pop();
+                let y = self.pop();
+                let x = self.pop();
+                let cond = self.nonzero(c);
+                let r = self.b.ins().select(cond, x, y);
                 self.stack.push(r);
             }
             Operator::LocalGet { local_index } => {
@@ -405,23 +402,23 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.stack.push(v);
             }
             Operator::LocalSet { local_index } => {
-                let v = self.pop()?;
+                let v = self.pop();
                 self.ssa.def_var(local_index, self.block, v);
             }
             Operator::LocalTee { local_index } => {
-                let v = self.pop()?;
+                let v = self.pop();
                 self.ssa.def_var(local_index, self.block, v);
                 self.stack.push(v);
             }
             Operator::GlobalGet { global_index } => {
                 let g = self.global(global_index)?;
-                let v = self.inst(Opcode::LOAD, Some(g.ty), vec![g.inst], Payload::None)?;
+                let v = self.b.ins().load(g.ty, g.inst);
                 self.stack.push(v);
             }
             Operator::GlobalSet { global_index } => {
                 let g = self.global(global_index)?;
-                let v = self.pop()?;
-                self.inst(Opcode::STORE, None, vec![g.inst, v], Payload::None)?;
+                let v = self.pop();
+                self.b.ins().store(g.inst, v);
             }
             op => {
                 if !self.memory_operator(&op)?
@@ -461,17 +458,16 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
     }
 
     /// `x != 0` for an `i32` condition: the comparison itself when `x` is one made `i32`.
-    pub(crate) fn nonzero(&mut self, x: Inst) -> Result<Inst, WasmError> {
+    pub(crate) fn nonzero(&mut self, x: Inst) -> Inst {
         let m = self.b.module();
         if m.opcode(x) == Opcode::ZEXT
             && let Some(&c) = m.operands(x).first()
             && m.value_type(c).is_some_and(|t| m.opcode(t) == Opcode::I1)
         {
-            return Ok(c);
+            return c;
         }
         let zero = self.b.module().const_i32(0);
-        let place = self.place();
-        self.b.icmp(IntCC::Ne, x, zero).at(place)
+        self.b.ins().icmp(IntCC::Ne, x, zero)
     }
 
     fn else_(&mut self) -> Result<(), WasmError> {
@@ -486,7 +482,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         let els = els.take();
         let (end, height, results, params) = (f.end, f.height, f.results, f.params.clone());
         if self.reachable {
-            let args = self.pop_n(results)?;
+            let args = self.pop_n(results);
             self.terminate(Term::Jump(Edge::new(end, &args)));
         }
         self.stack.truncate(height);
@@ -507,7 +503,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             .pop()
             .ok_or_else(|| WasmError::unsupported("`end` without a construct", place))?;
         if self.reachable {
-            let args = self.pop_n(f.results)?;
+            let args = self.pop_n(f.results);
             self.terminate(Term::Jump(Edge::new(f.end, &args)));
         }
         if let Kind::If { els: Some(els) } = f.kind {
@@ -533,7 +529,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
 
     /// `return`: the results from the stack.
     fn ret(&mut self) -> Result<(), WasmError> {
-        let vals = self.pop_n(self.results.len())?;
+        let vals = self.pop_n(self.results.len());
         let v = match vals.as_slice() {
             [] => None,
             [v] => Some(*v),
@@ -541,7 +537,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 let place = self.place();
                 let mut agg = self.b.module().const_zero(self.ret_ty).at(place)?;
                 for (k, &v) in vs.iter().enumerate() {
-                    agg = self.b.insert(agg, k as u64, v).at(place)?;
+                    agg = self.b.ins().insert(agg, k as u64, v);
                 }
                 Some(agg)
             }
@@ -560,26 +556,25 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             .get(index as usize)
             .ok_or_else(|| WasmError::unsupported(format!("function {index}"), place))?;
         let (callee, np, nr) = (f.inst, f.ty.params().len(), f.ty.results().len());
-        let args = self.pop_n(np)?;
-        let r = self.b.call(callee, &args).at(place)?;
+        let args = self.pop_n(np);
+        let r = self.b.ins().call(callee, &args);
         self.reload_memory()?;
-        self.push_results(r, nr)
+        self.push_results(r, nr);
+        Ok(())
     }
 
     /// Pushes the `n` results of a call whose value is `r`.
-    pub(crate) fn push_results(&mut self, r: Inst, n: usize) -> Result<(), WasmError> {
+    pub(crate) fn push_results(&mut self, r: Inst, n: usize) {
         match n {
             0 => {}
             1 => self.stack.push(r),
             _ => {
-                let place = self.place();
                 for k in 0..n {
-                    let v = self.b.extract(r, k as u64).at(place)?;
+                    let v = self.b.ins().extract(r, k as u64);
                     self.stack.push(v);
                 }
             }
         }
-        Ok(())
     }
 
     fn finish(mut self) -> Result<(), WasmError> {
@@ -591,7 +586,8 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         self.ssa
             .remove_trivial_params(&mut self.b, self.func)
             .at(place)?;
-        self.ssa.cfg.emit(&mut self.b).at(place)
+        self.ssa.cfg.emit(&mut self.b);
+        Ok(())
     }
 }
 

@@ -6,13 +6,13 @@
 //! active element segments into the table and copy the active data segments (trapping if one does not fit the memory); call the `start`
 //! function.
 
-use irkit_core::{Builder, Inst, IntCC, Module, Opcode};
+use irkit_core::{Builder, Inst, IntCC, Module};
 use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
 
 use crate::env::Libc;
 use crate::env::{Env, Memory};
 use crate::error::{At, Place, WasmError};
-use crate::memory;
+use crate::memory::{self, empty_blocks};
 use crate::names;
 use crate::table;
 
@@ -74,30 +74,28 @@ impl Init<'_, '_> {
         let guard = b.global_var("initialized", i1, None).at(place)?;
         let f = b.func("wasm_init", sig).at(place)?;
         b.export(f, &names::init_symbol(self.name)).at(place)?;
-        let (entry, _) = b.block(f, &[]).at(place)?;
-        let (done, _) = b.block(f, &[]).at(place)?;
-        let (go, _) = b.block(f, &[]).at(place)?;
-        let (trap, _) = b.block(f, &[]).at(place)?;
+        let (entry, _) = b.entry_block(f).at(place)?;
+        let [done, go, trap] = empty_blocks(&mut b, f, place)?;
         b.position_at_end(trap);
-        b.trap().at(place)?;
+        b.ins().trap();
         let mut traps = Traps {
             f,
             blocks: Vec::new(),
         };
         b.position_at_end(done);
-        b.ret(None).at(place)?;
+        b.ins().ret(None);
         b.position_at_end(entry);
-        let ran = b.load(i1, guard).at(place)?;
-        b.br(ran, done, &[], go, &[]).at(place)?;
+        let ran = b.ins().load(i1, guard);
+        b.ins().br(ran, done, &[], go, &[]);
         b.position_at_end(go);
         let t = b.module().const_bool(true);
-        b.store(guard, t).at(place)?;
+        b.ins().store(guard, t);
         for module in &self.init_modules {
+            let name = format!("init_{}", crate::names::escape(module));
             let d = b
-                .func(&format!("init_{}", crate::names::escape(module)), sig)
+                .import_func(&name, sig, &names::init_symbol(module))
                 .at(place)?;
-            b.import(d, &names::init_symbol(module)).at(place)?;
-            b.call(d, &[]).at(place)?;
+            b.ins().call(d, &[]);
         }
         if !self.import_limits.is_empty() {
             let trap = traps.block(&mut b, crate::traps::INCOMPATIBLE_IMPORT, place)?;
@@ -109,9 +107,9 @@ impl Init<'_, '_> {
             && *initial > 0
         {
             let n = b.module().const_i32(*initial as i32);
-            let r = b.call(mem.grow, &[n]).at(place)?;
+            let r = b.ins().call(mem.grow, &[n]);
             let m1 = b.module().const_i32(-1);
-            let failed = b.icmp(IntCC::Eq, r, m1).at(place)?;
+            let failed = b.ins().icmp(IntCC::Eq, r, m1);
             check(&mut b, f, failed, trap, place)?;
         }
         for gi in &self.global_inits {
@@ -122,8 +120,8 @@ impl Init<'_, '_> {
                     .ok_or_else(|| WasmError::unsupported(format!("global {i}"), place))
             };
             let (dst, src) = (global(gi.dst)?, global(gi.src)?);
-            let v = b.load(src.ty, src.inst).at(place)?;
-            b.store(dst.inst, v).at(place)?;
+            let v = b.ins().load(src.ty, src.inst);
+            b.ins().store(dst.inst, v);
         }
         for e in self.elements {
             let trap = traps.block(&mut b, crate::traps::OUT_OF_BOUNDS_TABLE, place)?;
@@ -142,9 +140,9 @@ impl Init<'_, '_> {
             };
             let offset = offset(&mut b, env, offset_expr, place)?;
             let len = b.module().const_i64(d.data.len() as i64);
-            let end = b.binary(Opcode::IADD, offset, len).at(place)?;
-            let size = memory::load_field(&mut b, &mem, 1).at(place)?;
-            let oob = b.icmp(IntCC::Ugt, end, size).at(place)?;
+            let end = b.ins().iadd(offset, len);
+            let size = memory::load_field(&mut b, &mem, 1);
+            let oob = b.ins().icmp(IntCC::Ugt, end, size);
             let trap = traps.block(&mut b, crate::traps::OUT_OF_BOUNDS_MEMORY, place)?;
             check(&mut b, f, oob, trap, place)?;
             if d.data.is_empty() {
@@ -156,10 +154,10 @@ impl Init<'_, '_> {
                 .ty(bytes)
                 .ok_or_else(|| WasmError::unsupported("an untyped constant", place))?;
             let seg = b.global_const("data", bytes_ty, bytes).at(place)?;
-            let base = memory::load_field(&mut b, &mem, 0).at(place)?;
+            let base = memory::load_field(&mut b, &mem, 0);
             let i8t = b.module().ty_i8();
-            let dst = b.elem(i8t, base, &[offset]).at(place)?;
-            b.call(libc.memcpy, &[dst, seg, len]).at(place)?;
+            let dst = b.ins().elem(i8t, base, &[offset]);
+            b.ins().call(libc.memcpy, &[dst, seg, len]);
         }
         if let Some((start, offset)) = self.start {
             let place = Place::at(offset);
@@ -167,9 +165,9 @@ impl Init<'_, '_> {
                 .funcs
                 .get(start as usize)
                 .ok_or_else(|| WasmError::unsupported(format!("start function {start}"), place))?;
-            b.call(s.inst, &[]).at(place)?;
+            b.ins().call(s.inst, &[]);
         }
-        b.ret(None).at(place)?;
+        b.ins().ret(None);
         Ok(f)
     }
 }
@@ -195,15 +193,15 @@ impl Init<'_, '_> {
         let funcs = segment_funcs(e, place)?;
         let off = offset(b, env, offset_expr, place)?;
         let n = b.module().const_i64(funcs.len() as i64);
-        let end = b.binary(Opcode::IADD, off, n).at(place)?;
-        let len = table::load_field(b, &t, 1).at(place)?;
-        let oob = b.icmp(IntCC::Ugt, end, len).at(place)?;
+        let end = b.ins().iadd(off, n);
+        let len = table::load_field(b, &t, 1);
+        let oob = b.ins().icmp(IntCC::Ugt, end, len);
         check(b, f, oob, trap, place)?;
-        let entries = table::load_field(b, &t, 0).at(place)?;
+        let entries = table::load_field(b, &t, 0);
         for (k, func) in funcs.into_iter().enumerate() {
             let kc = b.module().const_i64(k as i64);
-            let idx = b.binary(Opcode::IADD, off, kc).at(place)?;
-            let entry = table::entry_addr(b, &t, entries, idx).at(place)?;
+            let idx = b.ins().iadd(off, kc);
+            let entry = table::entry_addr(b, &t, entries, idx);
             let (fp, sig) = match func {
                 Some(fi) => table::func_entry(env, fi, place)?,
                 None => {
@@ -212,8 +210,8 @@ impl Init<'_, '_> {
                 }
             };
             for (k, v) in [(0, fp), (1, sig)] {
-                let a = table::entry_field(b, &t, entry, k).at(place)?;
-                b.store(a, v).at(place)?;
+                let a = table::entry_field(b, &t, entry, k);
+                b.ins().store(a, v);
             }
         }
         Ok(())
@@ -271,8 +269,8 @@ fn offset(
                 .globals
                 .get(global_index as usize)
                 .ok_or_else(|| WasmError::unsupported(format!("global {global_index}"), place))?;
-            let v = b.load(g.ty, g.inst).at(place)?;
-            b.convert(Opcode::ZEXT, i64t, v).at(place)
+            let v = b.ins().load(g.ty, g.inst);
+            Ok(b.ins().zext(i64t, v))
         }
         other => Err(WasmError::unsupported(
             format!(
@@ -302,9 +300,9 @@ impl Traps {
             return Ok(t);
         }
         let here = b.current_block();
-        let (t, _) = b.block(self.f, &[]).at(place)?;
+        let [t] = empty_blocks(b, self.f, place)?;
         b.position_at_end(t);
-        b.trap_msg(kind).at(place)?;
+        b.ins().trap_msg(kind);
         if let Some(here) = here {
             b.position_at_end(here);
         }
@@ -327,27 +325,27 @@ fn check_limits(
         .ty(l.global)
         .ok_or_else(|| WasmError::unsupported("an untyped import", place))?;
     let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
-    let field = |b: &mut Builder<'_>, k: u64| -> Result<Inst, WasmError> {
+    let field = |b: &mut Builder<'_>, k: i32| {
         let zero = b.module().const_i64(0);
-        let kc = b.module().const_i32(k as i32);
-        let a = b.elem(ty, l.global, &[zero, kc]).at(place)?;
+        let kc = b.module().const_i32(k);
+        let a = b.ins().elem(ty, l.global, &[zero, kc]);
         if k == 2 && l.max_is_i32 {
-            let v = b.load(i32t, a).at(place)?;
-            b.convert(Opcode::ZEXT, i64t, v).at(place)
+            let v = b.ins().load(i32t, a);
+            b.ins().zext(i64t, v)
         } else {
-            b.load(i64t, a).at(place)
+            b.ins().load(i64t, a)
         }
     };
-    let size = field(b, 1)?;
+    let size = field(b, 1);
     let shift = b.module().const_i64(l.unit_shift as i64);
-    let units = b.binary(Opcode::LSHR, size, shift).at(place)?;
+    let units = b.ins().lshr(size, shift);
     let min = b.module().const_i64(l.min as i64);
-    let small = b.icmp(IntCC::Ult, units, min).at(place)?;
+    let small = b.ins().icmp(IntCC::Ult, units, min);
     check(b, f, small, trap, place)?;
     if let Some(max) = l.max {
-        let declared = field(b, 2)?;
+        let declared = field(b, 2);
         let max = b.module().const_i64(max as i64);
-        let big = b.icmp(IntCC::Ugt, declared, max).at(place)?;
+        let big = b.ins().icmp(IntCC::Ugt, declared, max);
         check(b, f, big, trap, place)?;
     }
     Ok(())
@@ -361,8 +359,8 @@ fn check(
     trap: Inst,
     place: Place,
 ) -> Result<(), WasmError> {
-    let (cont, _) = b.block(f, &[]).at(place)?;
-    b.br(cond, trap, &[], cont, &[]).at(place)?;
+    let [cont] = empty_blocks(b, f, place)?;
+    b.ins().br(cond, trap, &[], cont, &[]);
     b.position_at_end(cont);
     Ok(())
 }

@@ -10,7 +10,7 @@
 //! `size` in two SSA variables, read at its entry and again after every call (a call may have
 //! grown, so moved, the memory).
 
-use irkit_core::{Builder, Inst, IntCC, Module, Opcode, Payload};
+use irkit_core::{Builder, Conversion, Inst, IntCC, Module, Opcode, Payload};
 use wasmparser::{MemArg, Operator};
 
 use crate::env::{Libc, Memory};
@@ -65,34 +65,29 @@ impl Libc {
     }
 }
 
-/// The address of field `k` of the memory global.
-fn field(b: &mut Builder<'_>, mem: &Memory, k: u64) -> Result<Inst, irkit_core::CoreError> {
+/// The address of field `k` (0, 1 or 2) of the memory global.
+fn field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
     let zero = b.module().const_i64(0);
-    let i32t = b.module().ty_i32();
-    let k = b.module().const_int(i32t, k)?;
-    b.elem(mem.ty, mem.global, &[zero, k])
+    let k = b.module().const_i32(k);
+    b.ins().elem(mem.ty, mem.global, &[zero, k])
 }
 
 /// Loads field `k` (0 base, 1 size, 2 maximum pages, as an `i64`) of the memory global.
-pub fn load_field(
-    b: &mut Builder<'_>,
-    mem: &Memory,
-    k: u64,
-) -> Result<Inst, irkit_core::CoreError> {
-    let a = field(b, mem, k)?;
+pub fn load_field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
+    let a = field(b, mem, k);
     match k {
         0 => {
             let p = b.module().ty_ptr();
-            b.load(p, a)
+            b.ins().load(p, a)
         }
         1 => {
             let i64t = b.module().ty_i64();
-            b.load(i64t, a)
+            b.ins().load(i64t, a)
         }
         _ => {
             let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
-            let v = b.load(i32t, a)?;
-            b.convert(Opcode::ZEXT, i64t, v)
+            let v = b.ins().load(i32t, a);
+            b.ins().zext(i64t, v)
         }
     }
 }
@@ -107,69 +102,69 @@ pub fn build_grow(
     libc: &Libc,
     place: Place,
 ) -> Result<(), WasmError> {
-    build_grow_body(b, mem, libc).at(place)
-}
-
-fn build_grow_body(
-    b: &mut Builder<'_>,
-    mem: &Memory,
-    libc: &Libc,
-) -> Result<(), irkit_core::CoreError> {
     let i32t = b.module().ty_i32();
     let i64t = b.module().ty_i64();
     let f = mem.grow;
-    let (entry, params) = b.block(f, &[i32t])?;
-    let (check0, _) = b.block(f, &[])?;
-    let (alloc, _) = b.block(f, &[])?;
-    let (copy, _) = b.block(f, &[])?;
-    let (store, _) = b.block(f, &[])?;
-    let (done, _) = b.block(f, &[])?;
-    let (fail, _) = b.block(f, &[])?;
+    let (entry, params) = b.entry_block(f).at(place)?;
+    let [check0, alloc, copy, store, done, fail] = empty_blocks(b, f, place)?;
     b.position_at_end(entry);
-    let base = load_field(b, mem, 0)?;
-    let size = load_field(b, mem, 1)?;
-    let declared = load_field(b, mem, 2)?;
+    let base = load_field(b, mem, 0);
+    let size = load_field(b, mem, 1);
+    let declared = load_field(b, mem, 2);
     let cap = b.module().const_i64(MAX_PAGES as i64);
-    let over = b.icmp(IntCC::Ugt, declared, cap)?;
-    let max = b.select(over, cap, declared)?;
+    let over = b.ins().icmp(IntCC::Ugt, declared, cap);
+    let max = b.ins().select(over, cap, declared);
     let sixteen = b.module().const_i64(16);
-    let old_pages = b.binary(Opcode::LSHR, size, sixteen)?;
-    let delta = b.convert(Opcode::ZEXT, i64t, params[0])?;
-    let new_pages = b.binary(Opcode::IADD, old_pages, delta)?;
-    let too_big = b.icmp(IntCC::Ugt, new_pages, max)?;
-    b.br(too_big, fail, &[], check0, &[])?;
+    let old_pages = b.ins().lshr(size, sixteen);
+    let delta = b.ins().zext(i64t, params[0]);
+    let new_pages = b.ins().iadd(old_pages, delta);
+    let too_big = b.ins().icmp(IntCC::Ugt, new_pages, max);
+    b.ins().br(too_big, fail, &[], check0, &[]);
     b.position_at_end(check0);
     let zero = b.module().const_i64(0);
-    let none = b.icmp(IntCC::Eq, delta, zero)?;
-    b.br(none, done, &[], alloc, &[])?;
+    let none = b.ins().icmp(IntCC::Eq, delta, zero);
+    b.ins().br(none, done, &[], alloc, &[]);
     b.position_at_end(alloc);
-    let new_size = b.binary(Opcode::SHL, new_pages, sixteen)?;
+    let new_size = b.ins().shl(new_pages, sixteen);
     let one = b.module().const_i64(1);
-    let p = b.call(libc.calloc, &[new_size, one])?;
+    let p = b.ins().call(libc.calloc, &[new_size, one]);
     let null = b.module().const_null();
-    let is_null = b.icmp(IntCC::Eq, p, null)?;
-    let was_empty = b.icmp(IntCC::Eq, size, zero)?;
-    let (copy_or_store, _) = b.block(f, &[])?;
-    b.br(is_null, fail, &[], copy_or_store, &[])?;
+    let is_null = b.ins().icmp(IntCC::Eq, p, null);
+    let was_empty = b.ins().icmp(IntCC::Eq, size, zero);
+    let [copy_or_store] = empty_blocks(b, f, place)?;
+    b.ins().br(is_null, fail, &[], copy_or_store, &[]);
     b.position_at_end(copy_or_store);
-    b.br(was_empty, store, &[], copy, &[])?;
+    b.ins().br(was_empty, store, &[], copy, &[]);
     b.position_at_end(copy);
-    b.call(libc.memcpy, &[p, base, size])?;
-    b.call(libc.free, &[base])?;
-    b.jump(store, &[])?;
+    b.ins().call(libc.memcpy, &[p, base, size]);
+    b.ins().call(libc.free, &[base]);
+    b.ins().jump(store, &[]);
     b.position_at_end(store);
-    let fb = field(b, mem, 0)?;
-    b.store(fb, p)?;
-    let fs = field(b, mem, 1)?;
-    b.store(fs, new_size)?;
-    b.jump(done, &[])?;
+    let fb = field(b, mem, 0);
+    b.ins().store(fb, p);
+    let fs = field(b, mem, 1);
+    b.ins().store(fs, new_size);
+    b.ins().jump(done, &[]);
     b.position_at_end(done);
-    let r = b.convert(Opcode::TRUNC, i32t, old_pages)?;
-    b.ret(Some(r))?;
+    let r = b.ins().trunc(i32t, old_pages);
+    b.ins().ret(Some(r));
     b.position_at_end(fail);
     let m1 = b.module().const_i32(-1);
-    b.ret(Some(m1))?;
+    b.ins().ret(Some(m1));
     Ok(())
+}
+
+/// `N` new blocks without parameters, appended to `f` in order.
+pub(crate) fn empty_blocks<const N: usize>(
+    b: &mut Builder<'_>,
+    f: Inst,
+    place: Place,
+) -> Result<[Inst; N], WasmError> {
+    let mut blocks = [f; N];
+    for blk in &mut blocks {
+        *blk = b.block(f, &[]).at(place)?.0;
+    }
+    Ok(blocks)
 }
 
 impl FuncTranslator<'_, '_> {
@@ -180,9 +175,8 @@ impl FuncTranslator<'_, '_> {
             return Ok(());
         };
         let mem = self.memory()?;
-        let place = self.place();
-        let base = load_field(&mut self.b, &mem, 0).at(place)?;
-        let size = load_field(&mut self.b, &mem, 1).at(place)?;
+        let base = load_field(&mut self.b, &mem, 0);
+        let size = load_field(&mut self.b, &mem, 1);
         self.ssa.def_var(base_var, self.block, base);
         self.ssa.def_var(size_var, self.block, size);
         Ok(())
@@ -213,53 +207,52 @@ impl FuncTranslator<'_, '_> {
 
     /// The checked address of an `n`-byte access at wasm address `addr` (an `i32`).
     fn address(&mut self, addr: Inst, arg: &MemArg, n: u64) -> Result<Inst, WasmError> {
-        let place = self.place();
         let (base, size) = self.memory_state()?;
         let i64t = self.ty(Ty::I64);
-        let mut ea = self.conv(Opcode::ZEXT, i64t, addr)?;
+        let mut ea = self.b.ins().zext(i64t, addr);
         if arg.offset != 0 {
             let o = self.b.module().const_i64(arg.offset as i64);
-            ea = self.binary(Opcode::IADD, ea, o)?;
+            ea = self.b.ins().iadd(ea, o);
         }
         let n = self.b.module().const_i64(n as i64);
-        let end = self.binary(Opcode::IADD, ea, n)?;
-        let oob = self.b.icmp(IntCC::Ugt, end, size).at(place)?;
+        let end = self.b.ins().iadd(ea, n);
+        let oob = self.b.ins().icmp(IntCC::Ugt, end, size);
         self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
-        let i8t = self.b.module().ty_i8();
-        let p = self.b.module().ty_ptr();
-        self.inst(Opcode::ELEM, Some(p), vec![i8t, base, ea], Payload::None)
+        Ok(self.byte_at(base, ea))
     }
 
-    /// A load of `n` bytes as `ty`, then `ext` (`ZEXT`/`SEXT`) to `to` when `n` is narrower.
+    /// A load of `n` bytes as `ty`, then `ext` (`Zext`/`Sext`) to `to` when `n` is narrower.
     fn load(
         &mut self,
         arg: &MemArg,
-        loaded: Inst,
-        ext: Option<(Opcode, Ty)>,
+        loaded: Ty,
+        ext: Option<(Conversion, Ty)>,
     ) -> Result<(), WasmError> {
+        let loaded = self.ty(loaded);
         let n = self.byte_size(loaded);
-        let a = self.pop()?;
+        let a = self.pop();
         let p = self.address(a, arg, n)?;
-        let mut v = self.inst(Opcode::LOAD, Some(loaded), vec![p], Payload::None)?;
+        let mut v = self.b.ins().load(loaded, p);
         if let Some((op, to)) = ext {
             let t = self.ty(to);
-            v = self.conv(op, t, v)?;
+            v = self.b.ins().conversion(op, t, v);
         }
         self.stack.push(v);
         Ok(())
     }
 
     /// A store of the top operand, truncated to `narrow` first if given.
-    fn store(&mut self, arg: &MemArg, narrow: Option<Inst>) -> Result<(), WasmError> {
-        let mut v = self.pop()?;
-        let a = self.pop()?;
+    fn store(&mut self, arg: &MemArg, narrow: Option<Ty>) -> Result<(), WasmError> {
+        let mut v = self.pop();
+        let a = self.pop();
         if let Some(t) = narrow {
-            v = self.conv(Opcode::TRUNC, t, v)?;
+            let t = self.ty(t);
+            v = self.b.ins().trunc(t, v);
         }
         let vt = self.b.module().ty(v).unwrap_or(v);
         let n = self.byte_size(vt);
         let p = self.address(a, arg, n)?;
-        self.inst(Opcode::STORE, None, vec![p, v], Payload::None)?;
+        self.b.ins().store(p, v);
         Ok(())
     }
 
@@ -269,18 +262,18 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// Pops an `i32` operand and zero-extends it to `i64`.
-    fn pop_u64(&mut self) -> Result<Inst, WasmError> {
-        let v = self.pop()?;
+    fn pop_u64(&mut self) -> Inst {
+        let v = self.pop();
         let i64t = self.ty(Ty::I64);
-        self.conv(Opcode::ZEXT, i64t, v)
+        self.b.ins().zext(i64t, v)
     }
 
     /// Pops the `dst`, `src`, `n` operands of a bulk copy (`i32`s), zero-extended to `i64`.
-    pub(crate) fn pop_range(&mut self) -> Result<[Inst; 3], WasmError> {
-        let n = self.pop_u64()?;
-        let src = self.pop_u64()?;
-        let dst = self.pop_u64()?;
-        Ok([dst, src, n])
+    pub(crate) fn pop_range(&mut self) -> [Inst; 3] {
+        let n = self.pop_u64();
+        let src = self.pop_u64();
+        let dst = self.pop_u64();
+        [dst, src, n]
     }
 
     /// Traps with `kind` unless `at + n <= limit` (all `i64`, from zero-extended `i32`s, so
@@ -292,17 +285,15 @@ impl FuncTranslator<'_, '_> {
         limit: Inst,
         kind: &'static str,
     ) -> Result<(), WasmError> {
-        let place = self.place();
-        let end = self.binary(Opcode::IADD, at, n)?;
-        let oob = self.b.icmp(IntCC::Ugt, end, limit).at(place)?;
+        let end = self.b.ins().iadd(at, n);
+        let oob = self.b.ins().icmp(IntCC::Ugt, end, limit);
         self.trap_if(oob, kind)
     }
 
     /// The address of byte `at` of the memory.
-    fn byte_at(&mut self, base: Inst, at: Inst) -> Result<Inst, WasmError> {
+    fn byte_at(&mut self, base: Inst, at: Inst) -> Inst {
         let i8t = self.b.module().ty_i8();
-        let p = self.b.module().ty_ptr();
-        self.inst(Opcode::ELEM, Some(p), vec![i8t, base, at], Payload::None)
+        self.b.ins().elem(i8t, base, &[at])
     }
 
     /// The C functions of the memory and the table (declared with either).
@@ -314,29 +305,27 @@ impl FuncTranslator<'_, '_> {
 
     /// `memory.copy`: both ranges checked before anything is written (they may overlap).
     fn memory_copy(&mut self) -> Result<(), WasmError> {
-        let [dst, src, n] = self.pop_range()?;
+        let [dst, src, n] = self.pop_range();
         let (base, size) = self.memory_state()?;
         let oob = crate::traps::OUT_OF_BOUNDS_MEMORY;
         self.check_range(src, n, size, oob)?;
         self.check_range(dst, n, size, oob)?;
-        let (d, s) = (self.byte_at(base, dst)?, self.byte_at(base, src)?);
+        let (d, s) = (self.byte_at(base, dst), self.byte_at(base, src));
         let memmove = self.libc()?.memmove;
-        let place = self.place();
-        self.b.call(memmove, &[d, s, n]).at(place)?;
+        self.b.ins().call(memmove, &[d, s, n]);
         Ok(())
     }
 
     /// `memory.fill`: the range checked, then every byte set to the value's low 8 bits.
     fn memory_fill(&mut self) -> Result<(), WasmError> {
-        let n = self.pop_u64()?;
-        let value = self.pop()?;
-        let dst = self.pop_u64()?;
+        let n = self.pop_u64();
+        let value = self.pop();
+        let dst = self.pop_u64();
         let (base, size) = self.memory_state()?;
         self.check_range(dst, n, size, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
-        let d = self.byte_at(base, dst)?;
+        let d = self.byte_at(base, dst);
         let memset = self.libc()?.memset;
-        let place = self.place();
-        self.b.call(memset, &[d, value, n]).at(place)?;
+        self.b.ins().call(memset, &[d, value, n]);
         Ok(())
     }
 
@@ -344,18 +333,17 @@ impl FuncTranslator<'_, '_> {
     /// and an active segment is dropped by instantiation) to `dst`, both ranges checked first.
     fn memory_init(&mut self, index: u32) -> Result<(), WasmError> {
         let seg = self.data_segment(index)?;
-        let [dst, src, n] = self.pop_range()?;
+        let [dst, src, n] = self.pop_range();
         let (base, size) = self.memory_state()?;
         let i64t = self.ty(Ty::I64);
-        let len = self.inst(Opcode::LOAD, Some(i64t), vec![seg.len], Payload::None)?;
+        let len = self.b.ins().load(i64t, seg.len);
         let oob = crate::traps::OUT_OF_BOUNDS_MEMORY;
         self.check_range(src, n, len, oob)?;
         self.check_range(dst, n, size, oob)?;
-        let d = self.byte_at(base, dst)?;
-        let s = self.byte_at(seg.bytes, src)?;
+        let d = self.byte_at(base, dst);
+        let s = self.byte_at(seg.bytes, src);
         let memcpy = self.libc()?.memcpy;
-        let place = self.place();
-        self.b.call(memcpy, &[d, s, n]).at(place)?;
+        self.b.ins().call(memcpy, &[d, s, n]);
         Ok(())
     }
 
@@ -369,46 +357,37 @@ impl FuncTranslator<'_, '_> {
 
     /// Translates a memory operator; `false` if `op` is not one.
     pub(crate) fn memory_operator(&mut self, op: &Operator<'_>) -> Result<bool, WasmError> {
+        use Conversion::{Sext, Zext};
         use Operator as O;
         use Ty::*;
-        let m = self.b.module();
-        let (i8t, i16t, i32t, i64t, f32t, f64t) = (
-            m.ty_i8(),
-            m.ty_int(16).unwrap_or(m.ty_i32()),
-            m.ty_i32(),
-            m.ty_i64(),
-            m.ty_f32(),
-            m.ty_f64(),
-        );
         match op {
-            O::I32Load { memarg } => self.load(memarg, i32t, None)?,
-            O::I64Load { memarg } => self.load(memarg, i64t, None)?,
-            O::F32Load { memarg } => self.load(memarg, f32t, None)?,
-            O::F64Load { memarg } => self.load(memarg, f64t, None)?,
-            O::I32Load8S { memarg } => self.load(memarg, i8t, Some((Opcode::SEXT, I32)))?,
-            O::I32Load8U { memarg } => self.load(memarg, i8t, Some((Opcode::ZEXT, I32)))?,
-            O::I32Load16S { memarg } => self.load(memarg, i16t, Some((Opcode::SEXT, I32)))?,
-            O::I32Load16U { memarg } => self.load(memarg, i16t, Some((Opcode::ZEXT, I32)))?,
-            O::I64Load8S { memarg } => self.load(memarg, i8t, Some((Opcode::SEXT, I64)))?,
-            O::I64Load8U { memarg } => self.load(memarg, i8t, Some((Opcode::ZEXT, I64)))?,
-            O::I64Load16S { memarg } => self.load(memarg, i16t, Some((Opcode::SEXT, I64)))?,
-            O::I64Load16U { memarg } => self.load(memarg, i16t, Some((Opcode::ZEXT, I64)))?,
-            O::I64Load32S { memarg } => self.load(memarg, i32t, Some((Opcode::SEXT, I64)))?,
-            O::I64Load32U { memarg } => self.load(memarg, i32t, Some((Opcode::ZEXT, I64)))?,
+            O::I32Load { memarg } => self.load(memarg, I32, None)?,
+            O::I64Load { memarg } => self.load(memarg, I64, None)?,
+            O::F32Load { memarg } => self.load(memarg, F32, None)?,
+            O::F64Load { memarg } => self.load(memarg, F64, None)?,
+            O::I32Load8S { memarg } => self.load(memarg, I8, Some((Sext, I32)))?,
+            O::I32Load8U { memarg } => self.load(memarg, I8, Some((Zext, I32)))?,
+            O::I32Load16S { memarg } => self.load(memarg, I16, Some((Sext, I32)))?,
+            O::I32Load16U { memarg } => self.load(memarg, I16, Some((Zext, I32)))?,
+            O::I64Load8S { memarg } => self.load(memarg, I8, Some((Sext, I64)))?,
+            O::I64Load8U { memarg } => self.load(memarg, I8, Some((Zext, I64)))?,
+            O::I64Load16S { memarg } => self.load(memarg, I16, Some((Sext, I64)))?,
+            O::I64Load16U { memarg } => self.load(memarg, I16, Some((Zext, I64)))?,
+            O::I64Load32S { memarg } => self.load(memarg, I32, Some((Sext, I64)))?,
+            O::I64Load32U { memarg } => self.load(memarg, I32, Some((Zext, I64)))?,
             O::I32Store { memarg }
             | O::I64Store { memarg }
             | O::F32Store { memarg }
             | O::F64Store { memarg } => self.store(memarg, None)?,
-            O::I32Store8 { memarg } | O::I64Store8 { memarg } => self.store(memarg, Some(i8t))?,
-            O::I32Store16 { memarg } | O::I64Store16 { memarg } => {
-                self.store(memarg, Some(i16t))?
-            }
-            O::I64Store32 { memarg } => self.store(memarg, Some(i32t))?,
+            O::I32Store8 { memarg } | O::I64Store8 { memarg } => self.store(memarg, Some(I8))?,
+            O::I32Store16 { memarg } | O::I64Store16 { memarg } => self.store(memarg, Some(I16))?,
+            O::I64Store32 { memarg } => self.store(memarg, Some(I32))?,
             O::MemorySize { .. } => {
                 let (_, size) = self.memory_state()?;
                 let sixteen = self.b.module().const_i64(16);
-                let pages = self.binary(Opcode::LSHR, size, sixteen)?;
-                let r = self.conv(Opcode::TRUNC, i32t, pages)?;
+                let pages = self.b.ins().lshr(size, sixteen);
+                let i32t = self.ty(I32);
+                let r = self.b.ins().trunc(i32t, pages);
                 self.stack.push(r);
             }
             O::MemoryCopy { .. } => self.memory_copy()?,
@@ -417,13 +396,12 @@ impl FuncTranslator<'_, '_> {
             O::DataDrop { data_index } => {
                 let seg = self.data_segment(*data_index)?;
                 let zero = self.b.module().const_i64(0);
-                self.inst(Opcode::STORE, None, vec![seg.len, zero], Payload::None)?;
+                self.b.ins().store(seg.len, zero);
             }
             O::MemoryGrow { .. } => {
                 let mem = self.memory()?;
-                let d = self.pop()?;
-                let place = self.place();
-                let r = self.b.call(mem.grow, &[d]).at(place)?;
+                let d = self.pop();
+                let r = self.b.ins().call(mem.grow, &[d]);
                 self.reload_memory()?;
                 self.stack.push(r);
             }

@@ -83,41 +83,34 @@ pub fn func_entry(env: &Env, index: u32, place: Place) -> Result<(Inst, Inst), W
 }
 
 /// The address of entry `index` (an `i64`) of the table whose entries start at `entries`.
-pub fn entry_addr(
-    b: &mut Builder<'_>,
-    t: &Table,
-    entries: Inst,
-    index: Inst,
-) -> Result<Inst, CoreError> {
-    b.elem(t.entry_ty, entries, &[index])
+pub fn entry_addr(b: &mut Builder<'_>, t: &Table, entries: Inst, index: Inst) -> Inst {
+    b.ins().elem(t.entry_ty, entries, &[index])
 }
 
 /// The address of field `k` of the table global.
-fn field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
+fn field(b: &mut Builder<'_>, t: &Table, k: i32) -> Inst {
     let zero = b.module().const_i64(0);
-    let i32t = b.module().ty_i32();
-    let k = b.module().const_int(i32t, k)?;
-    b.elem(t.ty, t.global, &[zero, k])
+    let k = b.module().const_i32(k);
+    b.ins().elem(t.ty, t.global, &[zero, k])
 }
 
 /// Loads the entries pointer (`k = 0`), the length (`k = 1`) or the maximum (`k = 2`) of the
 /// table.
-pub fn load_field(b: &mut Builder<'_>, t: &Table, k: u64) -> Result<Inst, CoreError> {
+pub fn load_field(b: &mut Builder<'_>, t: &Table, k: i32) -> Inst {
     let ty = if k == 0 {
         b.module().ty_ptr()
     } else {
         b.module().ty_i64()
     };
-    let a = field(b, t, k)?;
-    b.load(ty, a)
+    let a = field(b, t, k);
+    b.ins().load(ty, a)
 }
 
-/// The address of field `k` of an entry at `entry`.
-pub fn entry_field(b: &mut Builder<'_>, t: &Table, entry: Inst, k: u64) -> Result<Inst, CoreError> {
+/// The address of field `k` (0 the function, 1 the signature id) of an entry at `entry`.
+pub fn entry_field(b: &mut Builder<'_>, t: &Table, entry: Inst, k: i32) -> Inst {
     let zero = b.module().const_i64(0);
-    let i32t = b.module().ty_i32();
-    let k = b.module().const_int(i32t, k)?;
-    b.elem(t.entry_ty, entry, &[zero, k])
+    let k = b.module().const_i32(k);
+    b.ins().elem(t.entry_ty, entry, &[zero, k])
 }
 
 /// The bytes of one table entry, `struct {ptr, ptr}` (a pointer is 64 bits: spec/ir.md).
@@ -137,8 +130,7 @@ impl FuncTranslator<'_, '_> {
             O::ElemDrop { elem_index } => {
                 let seg = self.elem_segment(*elem_index)?;
                 let zero = self.b.module().const_i64(0);
-                let place = self.place();
-                self.b.store(seg.len, zero).at(place)?;
+                self.b.ins().store(seg.len, zero);
             }
             _ => return Ok(false),
         }
@@ -161,28 +153,26 @@ impl FuncTranslator<'_, '_> {
 
     /// Copies `n` entries from `src` to `dst` with the C function `copy` (`memmove` or
     /// `memcpy`).
-    fn copy_entries(&mut self, copy: Inst, dst: Inst, src: Inst, n: Inst) -> Result<(), WasmError> {
-        let place = self.place();
+    fn copy_entries(&mut self, copy: Inst, dst: Inst, src: Inst, n: Inst) {
         let size = self.b.module().const_i64(ENTRY_BYTES);
-        let bytes = self.b.binary(Opcode::IMUL, n, size).at(place)?;
-        self.b.call(copy, &[dst, src, bytes]).at(place)?;
-        Ok(())
+        let bytes = self.b.ins().imul(n, size);
+        self.b.ins().call(copy, &[dst, src, bytes]);
     }
 
     /// `table.copy` within the one table: both ranges checked before anything moves.
     fn table_copy(&mut self) -> Result<(), WasmError> {
         let t = self.table()?;
-        let [dst, src, n] = self.pop_range()?;
-        let place = self.place();
-        let len = load_field(&mut self.b, &t, 1).at(place)?;
+        let [dst, src, n] = self.pop_range();
+        let len = load_field(&mut self.b, &t, 1);
         let oob = crate::traps::OUT_OF_BOUNDS_TABLE;
         self.check_range(src, n, len, oob)?;
         self.check_range(dst, n, len, oob)?;
-        let entries = load_field(&mut self.b, &t, 0).at(place)?;
-        let d = entry_addr(&mut self.b, &t, entries, dst).at(place)?;
-        let s = entry_addr(&mut self.b, &t, entries, src).at(place)?;
+        let entries = load_field(&mut self.b, &t, 0);
+        let d = entry_addr(&mut self.b, &t, entries, dst);
+        let s = entry_addr(&mut self.b, &t, entries, src);
         let memmove = self.libc()?.memmove;
-        self.copy_entries(memmove, d, s, n)
+        self.copy_entries(memmove, d, s, n);
+        Ok(())
     }
 
     /// `table.init`: entries `src..src+n` of element segment `index` (of length 0 once
@@ -190,19 +180,19 @@ impl FuncTranslator<'_, '_> {
     fn table_init(&mut self, index: u32) -> Result<(), WasmError> {
         let t = self.table()?;
         let seg = self.elem_segment(index)?;
-        let [dst, src, n] = self.pop_range()?;
-        let place = self.place();
+        let [dst, src, n] = self.pop_range();
         let i64t = self.b.module().ty_i64();
-        let seg_len = self.b.load(i64t, seg.len).at(place)?;
+        let seg_len = self.b.ins().load(i64t, seg.len);
         let oob = crate::traps::OUT_OF_BOUNDS_TABLE;
         self.check_range(src, n, seg_len, oob)?;
-        let len = load_field(&mut self.b, &t, 1).at(place)?;
+        let len = load_field(&mut self.b, &t, 1);
         self.check_range(dst, n, len, oob)?;
-        let entries = load_field(&mut self.b, &t, 0).at(place)?;
-        let d = entry_addr(&mut self.b, &t, entries, dst).at(place)?;
-        let s = entry_addr(&mut self.b, &t, seg.entries, src).at(place)?;
+        let entries = load_field(&mut self.b, &t, 0);
+        let d = entry_addr(&mut self.b, &t, entries, dst);
+        let s = entry_addr(&mut self.b, &t, seg.entries, src);
         let memcpy = self.libc()?.memcpy;
-        self.copy_entries(memcpy, d, s, n)
+        self.copy_entries(memcpy, d, s, n);
+        Ok(())
     }
 
     /// `call_indirect (type type_index)` through the table.
@@ -226,27 +216,28 @@ impl FuncTranslator<'_, '_> {
                 WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
             })?
             .at(place)?;
-        let index = self.pop()?;
-        let args = self.pop_n(ft.params().len())?;
+        let index = self.pop();
+        let args = self.pop_n(ft.params().len());
         let i64t = self.ty(Ty::I64);
-        let index = self.conv(Opcode::ZEXT, i64t, index)?;
-        let entries = load_field(&mut self.b, &t, 0).at(place)?;
-        let len = load_field(&mut self.b, &t, 1).at(place)?;
-        let oob = self.b.icmp(IntCC::Uge, index, len).at(place)?;
+        let index = self.b.ins().zext(i64t, index);
+        let entries = load_field(&mut self.b, &t, 0);
+        let len = load_field(&mut self.b, &t, 1);
+        let oob = self.b.ins().icmp(IntCC::Uge, index, len);
         self.trap_if(oob, crate::traps::UNDEFINED_ELEMENT)?;
-        let e = entry_addr(&mut self.b, &t, entries, index).at(place)?;
+        let e = entry_addr(&mut self.b, &t, entries, index);
         let p = self.b.module().ty_ptr();
-        let fa = entry_field(&mut self.b, &t, e, 0).at(place)?;
-        let fp = self.b.load(p, fa).at(place)?;
-        let sa = entry_field(&mut self.b, &t, e, 1).at(place)?;
-        let sp = self.b.load(p, sa).at(place)?;
+        let fa = entry_field(&mut self.b, &t, e, 0);
+        let fp = self.b.ins().load(p, fa);
+        let sa = entry_field(&mut self.b, &t, e, 1);
+        let sp = self.b.ins().load(p, sa);
         let null = self.b.module().const_null();
-        let is_null = self.b.icmp(IntCC::Eq, fp, null).at(place)?;
+        let is_null = self.b.ins().icmp(IntCC::Eq, fp, null);
         self.trap_if(is_null, crate::traps::UNINITIALIZED_ELEMENT)?;
-        let wrong = self.b.icmp(IntCC::Ne, sp, expected).at(place)?;
+        let wrong = self.b.ins().icmp(IntCC::Ne, sp, expected);
         self.trap_if(wrong, crate::traps::INDIRECT_CALL_TYPE_MISMATCH)?;
-        let r = self.b.call_indirect(sig, fp, &args).at(place)?;
+        let r = self.b.ins().call_indirect(sig, fp, &args);
         self.reload_memory()?;
-        self.push_results(r, ft.results().len())
+        self.push_results(r, ft.results().len());
+        Ok(())
     }
 }

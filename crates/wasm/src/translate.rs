@@ -229,9 +229,9 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         match imp.ty {
             TypeRef::Func(t) | TypeRef::FuncExact(t) => {
                 let sig = signature(m, &env, t, place)?;
-                let mut b = Builder::new(m);
-                let f = b.func(&hint("import_", imp.name), sig).at(place)?;
-                b.import(f, &sym).at(place)?;
+                let f = Builder::new(m)
+                    .import_func(&hint("import_", imp.name), sig, &sym)
+                    .at(place)?;
                 import_syms.insert(f, sym.clone());
                 let ty = func_type(&env, t, place)?.clone();
                 env.funcs.push(Func { inst: f, ty });

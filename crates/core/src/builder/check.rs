@@ -128,11 +128,20 @@ impl Builder<'_> {
         ty
     }
 
-    /// Checks that `args` fit `params` one by one (`what` names the callee or the block).
-    pub(super) fn args_fit(&mut self, op: &str, what: &str, params: &[Inst], args: &[Inst]) {
+    /// Checks that `args` fit `params` one by one. `what` names the callee or the block for
+    /// a message, and is called only to panic (naming a block scans its function's blocks: a
+    /// cost per edge would make building a function quadratic in its blocks).
+    pub(super) fn args_fit(
+        &mut self,
+        op: &str,
+        what: impl Fn(&Module) -> String,
+        params: &[Inst],
+        args: &[Inst],
+    ) {
         if params.len() != args.len() {
             panic!(
-                "`{op}`: {what} takes {}, given {}",
+                "`{op}`: {} takes {}, given {}",
+                what(self.m),
                 crate::message::count(params.len(), "argument"),
                 args.len()
             );
@@ -141,8 +150,9 @@ impl Builder<'_> {
             let t = self.value(op, k, a);
             if t != p {
                 panic!(
-                    "`{op}`: argument {k} has type {}, but {what} takes {} there",
+                    "`{op}`: argument {k} has type {}, but {} takes {} there",
                     show(self.m, t),
+                    what(self.m),
                     show(self.m, p)
                 );
             }
@@ -165,8 +175,8 @@ impl Builder<'_> {
             .iter()
             .map(|&p| self.m.ty(p).unwrap_or(p))
             .collect();
-        let what = format!("the block {}", describe(self.m, target));
-        self.args_fit(op, &what, &params, args);
+        let what = |m: &Module| format!("the block {}", describe(m, target));
+        self.args_fit(op, what, &params, args);
     }
 
     /// Panics with `op`'s name if the module refused what the checks let through.

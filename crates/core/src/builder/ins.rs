@@ -193,8 +193,8 @@ impl Ins<'_, '_> {
             panic!("`call`: the callee {} is not a function", show(m, callee));
         };
         let params = params.to_vec();
-        let what = format!("the callee {}", crate::place::describe(m, callee));
-        self.b.args_fit("call", &what, &params, args);
+        let what = |m: &crate::Module| format!("the callee {}", crate::place::describe(m, callee));
+        self.b.args_fit("call", what, &params, args);
         Builder::done("call", self.b.call(callee, args))
     }
 
@@ -209,8 +209,8 @@ impl Ins<'_, '_> {
         };
         let params = params.to_vec();
         self.b.value_of("call_indirect", 1, callee, Class::Ptr);
-        let what = format!("the signature {}", show(self.b.m, sig));
-        self.b.args_fit("call_indirect", &what, &params, args);
+        let what = |m: &crate::Module| format!("the signature {}", show(m, sig));
+        self.b.args_fit("call_indirect", what, &params, args);
         Builder::done("call_indirect", self.b.call_indirect(sig, callee, args))
     }
 

@@ -10,9 +10,10 @@
 //!   branch with the wrong arguments) is a bug of the front end and **panics** at once with a
 //!   message naming the operation and the operand, as Cranelift's `FunctionBuilder` does
 //!   (see [`Ins`]);
-//! * **the fallible path**, for tools that build from untrusted data (the text parser, the wasm
-//!   front end): the methods of [`Builder`] itself return a [`CoreError`] when the tree refuses
-//!   a request and leave the typing to the verifier.
+//! * **the fallible path**, for tools that build from untrusted data (the text parser): the
+//!   methods of [`Builder`] itself return a [`CoreError`] when the tree refuses a request and
+//!   leave the typing to the verifier. (The wasm front end validates its input first, so it
+//!   builds on the typed path.)
 //!
 //! Definitions, blocks and decorations (`func`, [`Builder::import_func`],
 //! [`Builder::entry_block`], `export`, …) return `Result<_, CoreError>` on both paths: a front

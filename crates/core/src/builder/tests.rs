@@ -551,3 +551,42 @@ fn fallible_calls_check_their_argument_count() {
     b.ret(Some(r)).unwrap();
     crate::verify::verify(&m).unwrap();
 }
+
+/// A function of `n` blocks after its entry, each jumping to the next with one argument.
+fn chain_of_blocks(n: usize) -> Module {
+    let mut m = Module::new();
+    let mut b = Builder::new(&mut m);
+    let i32t = b.module().ty_i32();
+    let sig = b.module().ty_fn(i32t, &[i32t]).unwrap();
+    let f = b.func("f", sig).unwrap();
+    let (entry, p) = b.entry_block(f).unwrap();
+    let blocks: Vec<(Inst, Vec<Inst>)> = (0..n).map(|_| b.block(f, &[i32t]).unwrap()).collect();
+    b.position_at_end(entry);
+    b.ins().jump(blocks[0].0, &[p[0]]);
+    for w in blocks.windows(2) {
+        b.position_at_end(w[0].0);
+        let next = b.ins().iadd(w[0].1[0], w[0].1[0]);
+        b.ins().jump(w[1].0, &[next]);
+    }
+    let (last, lp) = &blocks[n - 1];
+    b.position_at_end(*last);
+    b.ins().ret(Some(lp[0]));
+    m
+}
+
+/// The typed path checks an edge in what its arguments cost, not what its function's blocks
+/// cost: naming the target for a message (a scan of the function's blocks) was done for every
+/// edge, which made building a function quadratic in its blocks.
+#[test]
+fn branches_cost_what_their_arguments_cost() {
+    const N: usize = 2_000;
+    crate::verify::verify(&chain_of_blocks(100)).unwrap();
+    let t_small = irkit_testkit::best_of(5, || drop(chain_of_blocks(N)));
+    let t_big = irkit_testkit::best_of(3, || drop(chain_of_blocks(10 * N)));
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "building a chain of blocks (time per block count)",
+        (N, 10 * N),
+        (t_small.as_secs_f64(), t_big.as_secs_f64()),
+        1e-4,
+    );
+}
