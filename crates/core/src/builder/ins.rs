@@ -30,7 +30,7 @@ const CALLEES: [Opcode; 3] = [Opcode::FUNC, Opcode::SPECIALIZE, Opcode::LOOKUP_W
 /// instruction at the cursor and returns it; misuse panics with a message naming the
 /// operation (see the module documentation).
 pub struct Ins<'b, 'm> {
-    b: &'b mut Builder<'m>,
+    pub(super) b: &'b mut Builder<'m>,
 }
 
 impl<'m> Builder<'m> {

@@ -42,6 +42,7 @@ use crate::{CoreError, FloatCC, Inst, IntCC, Module, Opcode, Payload};
 mod check;
 mod generics;
 mod ins;
+mod objects;
 
 pub use ins::Ins;
 
