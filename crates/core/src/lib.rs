@@ -41,7 +41,6 @@ pub mod entity;
 pub mod equiv;
 pub mod error;
 mod extends;
-mod fill;
 pub mod fragment;
 pub mod intern;
 pub mod layout;
@@ -63,7 +62,7 @@ pub use clone::{CloneError, Cloner};
 pub use condcode::{FloatCC, IntCC};
 pub use entity::Inst;
 pub use error::{CoreError, Error};
-pub use fragment::{Fragment, Slots};
+pub use fragment::{Fragment, FragmentsError, Slots};
 pub use limits::{MAX_NESTING, MAX_TRAP_KIND, Nesting, check_nesting, trap_kind_problem};
 pub use module::{InstData, Module};
 pub use opcode::{

@@ -1,10 +1,11 @@
 //! `ModuleView::copy_def` copies definitions faithfully: copying every definition of a module
 //! (with an identity mapping of the pool and the definitions) rebuilds a module equal to the
-//! materialized one, name hints and source locations included. And the copy in two steps
-//! (`DefCopier::plan`, then `DefCopier::build` on every core) builds what the copy builds,
-//! asking the mapper the same questions in the same order.
+//! materialized one, name hints and source locations included. And planning every copy first
+//! (`DefCopier::plan`), then building them all at once on every core (`build_copies`), builds
+//! what copying one definition at a time (`DefCopier::copy`) builds, asking the mapper the
+//! same questions in the same order.
 
-use irkit_core::{Inst, Module, Opcode, Payload};
+use irkit_core::{Inst, Module, Opcode, Payload, Slots};
 use irkit_format::{CopyMapper, DefIndex, InstView, ModuleView, PoolIndex, ReadError, Ref};
 
 struct Identity {
@@ -88,22 +89,14 @@ impl CopyMapper for Recording {
         self.asked.push(format!("def {index}"));
         self.inner.def(dst, index)
     }
-    fn keep_decoration(
-        &mut self,
-        _: &mut Module,
-        owner: u32,
-        deco: InstView<'_>,
-    ) -> Result<bool, ReadError> {
-        if owner != 0 {
-            return Ok(true);
-        }
+    fn keep_decoration(&mut self, _: &mut Module, deco: InstView<'_>) -> Result<bool, ReadError> {
         self.asked.push(format!("keep {}", deco.local()));
         Ok(!(self.drop_exports && deco.opcode() == Opcode::EXPORT))
     }
 }
 
-/// Every definition of `view` copied by the copy (`planned` false) or planned and built:
-/// the module, and the mapper's questions.
+/// Every definition of `view` copied one at a time (`planned` false) or all planned, then
+/// built at once: the module, and the mapper's questions.
 fn copy_recorded(view: &ModuleView, planned: bool, drop_exports: bool) -> (Module, Vec<String>) {
     let (mut dst, inner) = destination(view);
     let defs = inner.defs.clone();
@@ -118,16 +111,13 @@ fn copy_recorded(view: &ModuleView, planned: bool, drop_exports: bool) -> (Modul
         let def = view.def(i as u32).unwrap();
         map.asked.push(format!("definition {i}"));
         if planned {
-            let plan = copier.plan(def, &mut dst, d, &mut map).unwrap();
-            plans.push(plan.expect("a compact body"));
+            plans.push(copier.plan(def, &mut dst, d, &mut map).unwrap());
         } else {
             copier.copy(def, &mut dst, d, &mut map).unwrap();
         }
     }
     if planned {
-        let bodies: Vec<(Inst, u32)> = plans.iter().map(|p| (p.target(), p.count())).collect();
-        dst.append_fragments(&bodies, |k, f| copier.build(&plans[k], f))
-            .unwrap();
+        irkit_format::build_copies(&mut dst, Slots::default(), &plans).unwrap();
     }
     (dst, map.asked)
 }

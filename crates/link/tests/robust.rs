@@ -185,8 +185,8 @@ fn definitions_validated_ahead_are_reported_only_when_reached() {
 
 /// A definition the linker copies on every core (a plan made during the walk, the body built
 /// afterwards) but whose body cannot be built (a well-sealed file with an instruction no body
-/// may hold) is reported as the serial copy reports it: the walk is redone without splitting,
-/// so the errors are the same, in the same order, on one thread as on three.
+/// may hold) is reported as the copy of that one definition reports it, where the walk
+/// planned it: the errors are the same, in the same order, on one thread as on three.
 #[test]
 fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
     let text = "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f(i32 2)\n  ret %r\n}\n\
