@@ -197,3 +197,51 @@ fn copying_every_definition_rebuilds_the_module() {
         );
     }
 }
+
+/// Bodies of 1.x and 2.x files (flat, without a table of external references) are copied
+/// the same way: one at a time or all planned then built at once, the same module and the
+/// same questions, each pool value or definition asked about once per copy; and copying every
+/// definition rebuilds the materialized module.
+#[test]
+fn flat_bodies_are_copied_like_compact_ones() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden");
+    let mut compared = 0;
+    for version in ["v1.0", "v1.1", "v1.2", "v2.0", "v2.1"] {
+        let Ok(dir) = std::fs::read_dir(root.join(version)) else {
+            continue;
+        };
+        let mut files: Vec<_> = dir
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "irm"))
+            .collect();
+        files.sort();
+        for p in files {
+            let bytes = std::fs::read(&p).unwrap();
+            let view = ModuleView::from_bytes(&bytes).unwrap();
+            let at = p.display().to_string();
+            if let Err(e) =
+                irkit_core::equiv::modules_equal(&view.materialize().unwrap(), &copy_all(&view))
+            {
+                panic!("{at}: {e}");
+            }
+            for drop_exports in [false, true] {
+                let (one, asked_one) = copy_recorded(&view, false, drop_exports);
+                let (all, asked_all) = copy_recorded(&view, true, drop_exports);
+                if let Err(e) = irkit_core::equiv::modules_equal(&one, &all) {
+                    panic!("{at}: {e}");
+                }
+                assert_eq!(asked_one, asked_all, "{at}");
+                for copy in asked_one.split(|q| q.starts_with("definition ")) {
+                    let mut refs: Vec<&String> =
+                        copy.iter().filter(|q| !q.starts_with("keep")).collect();
+                    let n = refs.len();
+                    refs.sort();
+                    refs.dedup();
+                    assert_eq!(refs.len(), n, "{at}: {copy:?}");
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "{compared} old files compared");
+}
