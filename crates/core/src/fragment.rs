@@ -131,10 +131,11 @@ impl Fragment<'_> {
     /// Attaches a detached instruction of this body to `owner` (the fragment's owner or one
     /// of its instructions) as its last decoration: [`Module::attach_decoration`].
     pub fn attach_decoration(&mut self, owner: Inst, deco: Inst) -> Result<(), CoreError> {
+        // Checked in the module's order: the owner, then the decoration.
+        let at = self.host(owner)?;
         let Some(k) = self.own(deco) else {
             return Err(CoreError::BadHandle(deco));
         };
-        let at = self.host(owner)?;
         check_attach(owner, deco, &self.slots[k], false, || {
             self.is_ancestor(deco, owner)
         })?;
