@@ -230,18 +230,36 @@ impl<'v> DefCopier<'v> {
                 let file = self.view.file().into();
                 return Err(crate::validate::debug_too_deep(&file, index, local).into());
             }
-            let mut di = 0;
-            while let Some(first) = dbg.get(di) {
-                let owner = first.local;
-                let body = d.inst(owner).map_or(0, |i| i.decoration_count() as usize);
-                let copied = kept(owner);
-                let each = |slot: Slot| -> Result<(), ReadError> {
-                    let Slot::Debug(r) = slot else {
-                        return Ok(());
-                    };
-                    if !copied || !matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
-                        return Ok(());
+            // The records of one instruction are consecutive, by position: (its local, the
+            // index of its first record, whether it is copied, whether its list is checked).
+            let mut group: Option<(u32, usize, bool, bool)> = None;
+            let mut k = 0;
+            while let Some(r) = dbg.get(k) {
+                let owner = r.local;
+                let (_, first, copied, checked) = match group {
+                    Some(g) if g.0 == owner => g,
+                    _ => (owner, k, kept(owner), false),
+                };
+                // Records at the positions before any body decoration always fit; once a body
+                // decoration comes first, the merged list must reach the record: the rule
+                // decides (`merge_list`), once for the instruction.
+                let checked = checked || {
+                    if r.position as usize > k - first {
+                        let body = d.inst(owner).map_or(0, |i| i.decoration_count() as usize);
+                        let mut at = first;
+                        merge_list(
+                            owner,
+                            body,
+                            dbg,
+                            &mut at,
+                            |_| Ok(()),
+                            |position, end| gap_error(&place(), owner, position, end),
+                        )?;
                     }
+                    r.position as usize > k - first
+                };
+                group = Some((owner, first, copied, checked));
+                if copied && matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
                     count += 1;
                     if r.kind == DEBUG_LOC {
                         let i32t = dst.ty_i32();
@@ -250,11 +268,8 @@ impl<'v> DefCopier<'v> {
                             line.and_then(|l| Ok([l, dst.const_int(i32t, u64::from(r.col))?]));
                         locs.push(both.map_err(|e| place().err(None, e))?);
                     }
-                    Ok(())
-                };
-                merge_list(owner, body, dbg, &mut di, each, |position, end| {
-                    gap_error(&place(), owner, position, end)
-                })?;
+                }
+                k += 1;
             }
         }
         // 3. What the copied instructions name, in first-use order.
