@@ -245,3 +245,54 @@ fn flat_bodies_are_copied_like_compact_ones() {
     }
     assert!(compared >= 5, "{compared} old files compared");
 }
+
+/// A copy's refusal or a mapper's refusal to answer.
+#[derive(Debug)]
+enum Refused {
+    Read(ReadError),
+    Asked,
+}
+
+impl From<ReadError> for Refused {
+    fn from(e: ReadError) -> Self {
+        Refused::Read(e)
+    }
+}
+
+/// A mapper that answers nothing.
+struct Mute;
+
+impl CopyMapper for Mute {
+    type Error = Refused;
+    fn pool(&mut self, _: &mut Module, _: PoolIndex) -> Result<Inst, Refused> {
+        Err(Refused::Asked)
+    }
+    fn def(&mut self, _: &mut Module, _: DefIndex) -> Result<Inst, Refused> {
+        Err(Refused::Asked)
+    }
+}
+
+/// What the debug section makes impossible (a record past the end of its instruction's
+/// decoration list, `tests/crafted/debug_position_gap`) is refused by the plan, before the
+/// mapper is asked about any reference.
+#[test]
+fn a_debug_record_past_its_list_is_refused_before_any_question() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/crafted/debug_position_gap.irm");
+    let bytes = std::fs::read(p).unwrap();
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let mut refused = Vec::new();
+    for i in 0..view.def_count() {
+        let mut dst = Module::new();
+        let op = view.def_opcode(i).unwrap();
+        let target = dst.new_inst(op, None, Vec::new(), Payload::None).unwrap();
+        if let Err(Refused::Read(e)) = view.copy_def(i, &mut dst, target, true, &mut Mute) {
+            refused.push(e.to_string());
+        }
+    }
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("but the decoration list ends at"),
+        "{refused:?}"
+    );
+}
