@@ -1,19 +1,26 @@
-//! Bodies built on every core, in place: how a copier fills many definitions at once
-//! ([`Module::append_fragments`]). Each body belongs to an existing instruction of the module,
-//! its **owner** (a definition's own instruction); the module reserves each body's arena slots
-//! at its end, in order, and one [`Fragment`] per body fills them, all at once, each seeing
-//! only its own slots and the instructions the module had before (pool values, the owners).
+//! Bodies built on every core, in place: how a copier fills definitions
+//! ([`Module::append_fragments`]; `irkit-format` copies every definition this way, one or
+//! many at once). Each body belongs to an existing instruction of the module, its **owner** (a
+//! definition's own instruction); the module reserves each body's arena slots at its end, in
+//! order, and one [`Fragment`] per body fills them, all at once, each seeing only its own
+//! slots and the instructions the module had before (pool values, the owners).
 //!
-//! Each call of a fragment checks what the matching call of [`Module`] checks
-//! ([`Module::new_inst`], [`Module::append_new_child`], [`Module::attach_decoration`],
-//! [`Module::set_type_and_operands`], [`Module::set_payload`]) with the same errors, so a
-//! body built here is the body those calls build. What the owner receives (its children,
-//! decorations, payload, type and operands) is given to it once every body is built.
+//! A fragment is filled top-down: every instruction created and appended to its parent in
+//! pre-order, decorations attached, then types and operands set once every instruction they
+//! may name exists. Each call refuses what the module's own constructors refuse
+//! ([`Module::new_inst`], [`Module::append_child`], [`Module::attach_decoration`],
+//! [`Module::set_type`], [`Module::set_operands_from`]), with the same errors, by calling the
+//! same checks (`module/checks.rs`); only which handles it may touch differs. What the owner
+//! receives (its children, decorations, payload, type and operands) is given to it once every
+//! body is built.
 
 use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::module::checks::{
+    check_attach, check_child_kind, check_decoration_kind, check_refs, follow, followed,
+};
 use crate::module::{InstData, Operands};
 use crate::{CoreError, Inst, Module, Opcode, Payload};
 
@@ -21,6 +28,8 @@ use crate::{CoreError, Inst, Module, Opcode, Payload};
 #[derive(Debug)]
 pub struct Fragment<'a> {
     owner: Inst,
+    /// The owner's opcode (a mutable instruction: checked before any body is built).
+    owner_opcode: Opcode,
     /// The arena index of the first slot.
     base: u32,
     /// The reserved slots, `len` of them filled.
@@ -54,21 +63,19 @@ impl Fragment<'_> {
         (k < self.len).then_some(k)
     }
 
-    /// Whether `i` names a slot: one of the module's before the bodies, or this body's.
-    fn check_slot(&self, i: Inst) -> Result<(), CoreError> {
-        if i.index() < self.before || self.own(i).is_some() {
-            Ok(())
-        } else {
-            Err(CoreError::BadHandle(i))
-        }
+    /// Whether `i` names an instruction a type or an operand may refer to: one of the
+    /// module's before the bodies, or this body's.
+    fn names(&self, i: Inst) -> bool {
+        i.index() < self.before || self.own(i).is_some()
     }
 
-    /// `i`, followed through values merged away ([`Module::resolve`]).
-    fn resolve(&self, mut i: Inst) -> Inst {
-        while let Some(&next) = self.forward.get(&i) {
-            i = next;
+    /// `i` as a parent or an owner in this body: the owner, or one of its slots.
+    fn host(&self, i: Inst) -> Result<Option<usize>, CoreError> {
+        match self.own(i) {
+            Some(k) => Ok(Some(k)),
+            None if i == self.owner => Ok(None),
+            None => Err(CoreError::BadHandle(i)),
         }
-        i
     }
 
     /// Creates a detached instruction without type or operands: [`Module::new_inst`]. Past
@@ -85,7 +92,7 @@ impl Fragment<'_> {
     }
 
     /// Creates an instruction and appends it as the last child of `parent` (the owner or an
-    /// instruction of this body): [`Module::append_new_child`].
+    /// instruction of this body): [`Module::new_inst`] then [`Module::append_child`].
     pub fn append_new_child(
         &mut self,
         parent: Inst,
@@ -93,22 +100,16 @@ impl Fragment<'_> {
         payload: Payload,
     ) -> Result<Inst, CoreError> {
         let child = self.new_inst(opcode, payload)?;
-        let at = self.own(parent);
-        if parent != self.owner && at.is_none() {
-            return Err(CoreError::BadHandle(parent));
-        }
-        if opcode.is_decoration() {
-            return Err(CoreError::BadAttach {
-                parent,
-                child,
-                why: "decorations go in the decoration list",
-            });
-        }
+        let at = self.host(parent)?;
+        let k = self.len - 1;
+        // A fresh instruction is neither the root, nor `parent`, nor an ancestor of it.
+        check_attach(parent, child, &self.slots[k], false, || true)?;
+        check_child_kind(parent, child, opcode)?;
         match at {
-            Some(k) => self.slots[k].push_child(child),
+            Some(p) => self.slots[p].push_child(child),
             None => self.children.push(child),
         }
-        self.slots[self.len - 1].parent = Some(parent);
+        self.slots[k].parent = Some(parent);
         Ok(child)
     }
 
@@ -130,32 +131,17 @@ impl Fragment<'_> {
     /// Attaches a detached instruction of this body to `owner` (the fragment's owner or one
     /// of its instructions) as its last decoration: [`Module::attach_decoration`].
     pub fn attach_decoration(&mut self, owner: Inst, deco: Inst) -> Result<(), CoreError> {
-        let bad = |why| CoreError::BadAttach {
-            parent: owner,
-            child: deco,
-            why,
-        };
+        // Checked in the module's order: the owner, then the decoration.
+        let at = self.host(owner)?;
         let Some(k) = self.own(deco) else {
             return Err(CoreError::BadHandle(deco));
         };
-        let at = self.own(owner);
-        if owner != self.owner && at.is_none() {
-            return Err(CoreError::BadHandle(owner));
-        }
-        let d = &self.slots[k];
-        if d.parent.is_some() {
-            return Err(bad("it already has a parent"));
-        }
-        if owner == deco || (!d.is_leaf() && self.is_ancestor(deco, owner)) {
-            return Err(bad("it would become its own ancestor"));
-        }
-        if !d.opcode.is_decoration() && d.opcode.is_known() {
-            return Err(bad("not a decoration"));
-        }
+        check_attach(owner, deco, &self.slots[k], false, || {
+            self.is_ancestor(deco, owner)
+        })?;
+        let owner_opcode = at.map_or(self.owner_opcode, |o| self.slots[o].opcode);
+        check_decoration_kind(owner, owner_opcode, deco, self.slots[k].opcode)?;
         match at {
-            Some(o) if self.slots[o].opcode.is_hoistable() => {
-                return Err(bad("hoistable values carry no decorations"));
-            }
             Some(o) => self.slots[o].push_decoration(deco),
             None => self.decorations.push(deco),
         }
@@ -164,33 +150,24 @@ impl Fragment<'_> {
     }
 
     /// Sets the type and operands of the owner or of an instruction of this body:
-    /// [`Module::set_type_and_operands`].
+    /// [`Module::set_type`] then [`Module::set_operands_from`].
     pub fn set_type_and_operands(
         &mut self,
         inst: Inst,
         ty: Option<Inst>,
         operands: &[Inst],
     ) -> Result<(), CoreError> {
-        if let Some(t) = ty {
-            self.check_slot(t)?;
-        }
-        for &o in operands {
-            self.check_slot(o)?;
-        }
-        let (ty, operands): (Option<Inst>, Operands) = if self.forward.is_empty() {
-            (ty, Operands::from_slice(operands))
-        } else {
-            let ty = ty.map(|t| self.resolve(t));
-            (ty, operands.iter().map(|&o| self.resolve(o)).collect())
-        };
-        match self.own(inst) {
+        let at = self.host(inst)?;
+        check_refs(ty, operands, |i| self.names(i))?;
+        let ty = ty.map(|t| follow(self.forward, t));
+        let operands = followed(self.forward, operands);
+        match at {
             Some(k) => {
                 let d = &mut self.slots[k];
                 d.ty = ty;
                 d.operands = operands;
             }
-            None if inst == self.owner => self.typed = Some((ty, operands)),
-            None => return Err(CoreError::BadHandle(inst)),
+            None => self.typed = Some((ty, operands)),
         }
         Ok(())
     }
@@ -201,7 +178,7 @@ impl Fragment<'_> {
     }
 }
 
-/// Why [`Module::append_fragments`] appended nothing.
+/// Why [`Module::append_fragments`] appended nothing (one of the errors it returns).
 #[derive(Debug)]
 pub enum FragmentsError<E> {
     /// Body `index` cannot be appended: its owner is not a live, mutable instruction without
@@ -213,7 +190,7 @@ pub enum FragmentsError<E> {
         /// Why.
         error: CoreError,
     },
-    /// Building body `index` failed (the first such body).
+    /// Building body `index` failed.
     Build {
         /// The body.
         index: usize,
@@ -268,14 +245,14 @@ impl Module {
     /// end of the arena in order, filled by `build(k, fragment)` for body `k`, every body on
     /// its own core (rayon); then gives each owner what its body gave it. The module is the
     /// same on any number of threads. On any error nothing is appended and no owner changes:
-    /// a refused owner (checked before anything is built; each owner gets one body), a build
-    /// that fails (the first in order is reported), or one that fills fewer slots than it
-    /// reserved.
+    /// a refused owner (checked before anything is built, the first reported; each owner gets
+    /// one body), or bodies that fail to build or fill fewer slots than they reserved (every
+    /// one reported, in order: every body is built).
     pub fn append_fragments<E, F>(
         &mut self,
         bodies: &[(Inst, u32)],
         build: F,
-    ) -> Result<(), FragmentsError<E>>
+    ) -> Result<(), Vec<FragmentsError<E>>>
     where
         E: Send,
         F: Fn(usize, &mut Fragment<'_>) -> Result<(), E> + Sync,
@@ -293,14 +270,14 @@ impl Module {
         slots: Slots,
         bodies: &[(Inst, u32)],
         build: F,
-    ) -> Result<(), FragmentsError<E>>
+    ) -> Result<(), Vec<FragmentsError<E>>>
     where
         E: Send,
         F: Fn(usize, &mut Fragment<'_>) -> Result<(), E> + Sync,
     {
         let mut owners = std::collections::HashSet::with_capacity(bodies.len());
         for (index, &(owner, _)) in bodies.iter().enumerate() {
-            let refused = |error| FragmentsError::Module { index, error };
+            let refused = |error| vec![FragmentsError::Module { index, error }];
             self.check_mutable(owner).map_err(refused)?;
             if !owners.insert(owner) {
                 return Err(refused(CoreError::BadAttach {
@@ -318,13 +295,14 @@ impl Module {
                 }));
             }
         }
+        let opcodes: Vec<Opcode> = bodies.iter().map(|&(o, _)| self.opcode(o)).collect();
         let before = self.insts.len();
         let total: u64 = bodies.iter().map(|&(_, n)| u64::from(n)).sum();
         if before as u64 + total > u64::from(Inst::MAX_INDEX) + 1 {
-            return Err(FragmentsError::Module {
+            return Err(vec![FragmentsError::Module {
                 index: bodies.len().saturating_sub(1),
                 error: CoreError::TooManyInstructions,
-            });
+            }]);
         }
         let need = before + total as usize;
         let mut ahead = slots.insts;
@@ -356,6 +334,7 @@ impl Module {
             .map(|(index, (owner, base, slots))| {
                 let mut f = Fragment {
                     owner,
+                    owner_opcode: opcodes[index],
                     base,
                     slots,
                     len: 0,
@@ -381,19 +360,16 @@ impl Module {
             })
             .collect();
         let mut owners = Vec::with_capacity(built.len());
-        let mut failed = None;
+        let mut failed = Vec::new();
         for b in built {
             match b {
                 Ok(f) => owners.push((f.owner, f.children, f.decorations, f.payload, f.typed)),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
+                Err(e) => failed.push(e),
             }
         }
-        if let Some(e) = failed {
+        if !failed.is_empty() {
             self.insts.truncate(before);
-            return Err(e);
+            return Err(failed);
         }
         for (owner, children, decorations, payload, typed) in owners {
             let d = &mut self.insts[owner.idx()];
@@ -413,6 +389,12 @@ impl Module {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::module::checks::Fill;
+
+    /// The errors of a refused `append_fragments` (none if it succeeded).
+    fn errs<E>(r: &Result<(), Vec<FragmentsError<E>>>) -> &[FragmentsError<E>] {
+        r.as_ref().err().map_or(&[], |v| v)
+    }
 
     /// A module with two function definitions to fill, and the constant their bodies use.
     fn owners() -> (Module, [Inst; 2], Inst, Inst) {
@@ -499,6 +481,27 @@ mod tests {
         }
     }
 
+    /// Types and operands naming a value merged away forward to the survivor, as the module's
+    /// own calls do.
+    #[test]
+    fn operands_are_resolved() {
+        let mut m = Module::new();
+        let i32t = m.ty_i32();
+        let i64t = m.ty_i64();
+        let a = m.ty_array(i32t, 4).unwrap();
+        let a64 = m.ty_array(i64t, 4).unwrap();
+        let root = m.root();
+        let g = m
+            .append_new_child(root, Opcode::GLOBAL_VAR, Payload::None)
+            .unwrap();
+        m.replace_all_uses(&HashMap::from([(i32t, i64t)])).unwrap();
+        m.append_fragments(&[(g, 0)], |_, f| f.set_type_and_operands(g, Some(a), &[a]))
+            .unwrap();
+        assert_eq!(m.resolve(a), a64);
+        assert_eq!(m.ty(g), Some(a64));
+        assert_eq!(m.operands(g), &[a64]);
+    }
+
     /// Slots made ahead change nothing but where the arena's memory is first written: with
     /// more or fewer slots made than the bodies need, too little room, or fewer slots than
     /// the module has instructions, the module is the one `append_fragments` builds, and a
@@ -577,8 +580,8 @@ mod tests {
                     Ok::<(), CoreError>(())
                 })
                 .unwrap_err();
-            match got {
-                FragmentsError::Build { index: 0, error } => {
+            match &got[..] {
+                [FragmentsError::Build { index: 0, error }] => {
                     assert_eq!(error.to_string(), expected, "{opcode}")
                 }
                 other => panic!("{opcode}: {other:?}"),
@@ -592,8 +595,8 @@ mod tests {
             frag.set_type_and_operands(f, None, &[outside])
         });
         assert!(matches!(
-            got,
-            Err(FragmentsError::Build { error: CoreError::BadHandle(i), .. }) if i == outside
+            errs(&got),
+            [FragmentsError::Build { error: CoreError::BadHandle(i), .. }] if *i == outside
         ));
         // Fewer instructions than reserved, or more, are refused too.
         let (mut fast, [f, _], ..) = owners();
@@ -601,17 +604,20 @@ mod tests {
             frag.append_new_child(f, Opcode::BLOCK, Payload::None)
                 .map(|_| ())
         });
-        assert!(matches!(got, Err(FragmentsError::Module { index: 0, .. })));
+        assert!(matches!(
+            errs(&got),
+            [FragmentsError::Module { index: 0, .. }]
+        ));
         let got = fast.append_fragments(&[(f, 0)], |_, frag| {
             frag.append_new_child(f, Opcode::BLOCK, Payload::None)
                 .map(|_| ())
         });
         assert!(matches!(
-            got,
-            Err(FragmentsError::Build {
+            errs(&got),
+            [FragmentsError::Build {
                 error: CoreError::TooManyInstructions,
                 ..
-            })
+            }]
         ));
         // One owner, two bodies: refused before building.
         let (mut fast, [f, _], ..) = owners();
@@ -620,7 +626,10 @@ mod tests {
             frag.append_new_child(f, Opcode::BLOCK, Payload::None)
                 .map(|_| ())
         });
-        assert!(matches!(got, Err(FragmentsError::Module { index: 1, .. })));
+        assert!(matches!(
+            errs(&got),
+            [FragmentsError::Module { index: 1, .. }]
+        ));
         assert_eq!(fast.arena_len(), len);
         // An owner that already has a body, or a hoistable one, is refused before building.
         let (mut fast, [f, _], _, seven) = owners();
@@ -628,7 +637,10 @@ mod tests {
             .unwrap();
         for owner in [f, seven] {
             let got = fast.append_fragments(&[(owner, 0)], |_, _| Ok::<(), CoreError>(()));
-            assert!(matches!(got, Err(FragmentsError::Module { .. })), "{owner}");
+            assert!(
+                matches!(errs(&got), [FragmentsError::Module { .. }]),
+                "{owner}"
+            );
         }
     }
 }

@@ -28,6 +28,11 @@
 //! interfaces, witness tables and `lookup_witness` express constraints. The verifier checks
 //! every use against a generic's signature alone; instantiation is the linker's job.
 //!
+//! **Building** a tree goes through the module's own calls (or the [`Builder`] on top of
+//! them), or, for bodies built in place on every core as readers and the linker copy them, a
+//! [`Fragment`]; both refuse the same edits with the same errors, each rule written once
+//! (`module/checks.rs`).
+//!
 //! The [`verify`] module checks all of this, plus typing, on any module, however it was built.
 //! One [nesting limit](limits) ([`MAX_NESTING`]) bounds both how deep the tree nests and how
 //! deep types and constants nest; every reader enforces it, so no pass needs deep recursion.
@@ -41,7 +46,6 @@ pub mod entity;
 pub mod equiv;
 pub mod error;
 mod extends;
-mod fill;
 pub mod fragment;
 pub mod intern;
 pub mod layout;
@@ -63,7 +67,7 @@ pub use clone::{CloneError, Cloner};
 pub use condcode::{FloatCC, IntCC};
 pub use entity::Inst;
 pub use error::{CoreError, Error};
-pub use fragment::{Fragment, Slots};
+pub use fragment::{Fragment, FragmentsError, Slots};
 pub use limits::{MAX_NESTING, MAX_TRAP_KIND, Nesting, check_nesting, trap_kind_problem};
 pub use module::{InstData, Module};
 pub use opcode::{

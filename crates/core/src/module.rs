@@ -18,6 +18,7 @@ use thin_vec::ThinVec;
 
 use crate::{CoreError, Inst, Opcode, Payload};
 
+pub(crate) mod checks;
 mod edit;
 
 /// An instruction's operand list: up to four inline.
@@ -286,15 +287,8 @@ impl Module {
     /// [`Module::replace_all_uses`] forwards to the value that replaced it (Slang's caveat:
     /// local references may go stale after a replacement).
     #[inline]
-    pub fn resolve(&self, mut inst: Inst) -> Inst {
-        // Most modules never merged a value away: no lookup per operand then.
-        if self.forward.is_empty() {
-            return inst;
-        }
-        while let Some(&next) = self.forward.get(&inst) {
-            inst = next;
-        }
-        inst
+    pub fn resolve(&self, inst: Inst) -> Inst {
+        checks::follow(&self.forward, inst)
     }
 
     /// The module-level definitions and other top-level instructions, in order.
@@ -319,24 +313,6 @@ impl Module {
         Ok(Inst::from_index(index))
     }
 
-    /// Refuses an opcode no tree instruction may be created with: a hoistable value (interned
-    /// instead) or the root.
-    pub(crate) fn check_creatable(opcode: Opcode) -> Result<(), CoreError> {
-        if opcode.is_hoistable() {
-            return Err(CoreError::WrongKind {
-                opcode,
-                what: "is hoistable: use `intern`",
-            });
-        }
-        if opcode == Opcode::MODULE {
-            return Err(CoreError::WrongKind {
-                opcode,
-                what: "is the root: there is only one",
-            });
-        }
-        Ok(())
-    }
-
     /// Creates a detached (parentless) non-hoistable instruction. Attach it with
     /// [`Module::append_child`], [`Module::insert_child`] or [`Module::attach_decoration`].
     /// Operands may be any live instruction (or, while a tree is being built, any slot).
@@ -348,14 +324,9 @@ impl Module {
         payload: Payload,
     ) -> Result<Inst, CoreError> {
         Module::check_creatable(opcode)?;
-        if let Some(t) = ty {
-            self.check_slot(t)?;
-        }
-        for &o in &operands {
-            self.check_slot(o)?;
-        }
+        checks::check_refs(ty, &operands, |i| self.contains(i))?;
         let ty = ty.map(|t| self.resolve(t));
-        let operands: Operands = operands.into_iter().map(|o| self.resolve(o)).collect();
+        let operands = checks::followed(&self.forward, &operands);
         self.alloc(InstData::new(opcode, ty, operands, payload))
     }
 
@@ -532,6 +503,7 @@ impl InstData {
 mod tests {
     use super::*;
     use crate::Payload;
+    use crate::module::checks::Fill;
 
     /// The arena's record is seven words on a 64-bit target (the arena holds every
     /// instruction of a program, and its memory is written once per link).

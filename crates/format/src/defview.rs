@@ -175,15 +175,6 @@ impl<'v> DefView<'v> {
         self.body.records()
     }
 
-    /// The view of instruction `local` whose record `rec` was already read.
-    pub(crate) fn inst_with(&self, local: u32, rec: Rec) -> InstView<'_> {
-        InstView {
-            def: self,
-            local,
-            rec,
-        }
-    }
-
     /// The body in the 3.0 layout, if it is one.
     #[inline]
     pub(crate) fn compact(&self) -> Option<crate::compact::Compact<'v>> {

@@ -21,16 +21,17 @@
 //!   why this stays sound when a mapped file is cut under the reader).
 //!   Prefer the `try_*` lookups: the plain ones answer "nothing" for a corrupt table.
 //! * [`ModuleView::materialize`] rebuilds a core module equal to the one written, through the
-//!   same decoder as [`ModuleView::copy_def`] (one decoding path, one rule for debug records).
+//!   same copy as [`ModuleView::copy_def`] (one decoding path, one rule for debug records).
 //! * [`read_input`] reads any tool's input from a stream once, within a documented limit (a
 //!   binary module up to the length its header announces), and stops at the first bytes that
 //!   cannot be right. Files themselves (mapping inputs, writing outputs atomically) are
 //!   `irkit-io`'s.
 //! * [`ModuleView::copy_def`] copies one definition into an existing core module, with a
 //!   caller-supplied [`CopyMapper`] for its references to the pool and to other definitions
-//!   (what the linker uses to copy only what it reaches); [`DefCopier::plan`] and
-//!   [`DefCopier::build`] do the same copy in two steps, the mapper's answers first and the
-//!   instructions later, on any core (what the linker uses to copy on every core).
+//!   (what the linker uses to copy only what it reaches). Every copy is made in two steps:
+//!   [`DefCopier::plan`] asks the mapper everything, then [`build_copies`] makes the
+//!   instructions of one or many planned bodies at once, on every core
+//!   ([`DefCopier::copy`] is both for one definition).
 //!
 //! * `testing` (only with the `testing` feature, off by default) exposes the hooks the
 //!   hostile writer of tests and fuzzers (`irkit-hostile`) needs: the older layouts, the
@@ -54,6 +55,7 @@
 //! second, rkyv symbol table) are still read.
 
 mod batch;
+mod build;
 mod compact;
 mod copy;
 mod defview;
@@ -77,6 +79,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+pub use build::build_copies;
 pub use copy::{CopyMapper, CopySummary, DefCopier};
 pub use defview::{
     DefIndex, DefView, InstView, PayloadView, PoolEntryView, PoolIndex, PoolView, Ref, Subs,

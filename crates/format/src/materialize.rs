@@ -1,11 +1,14 @@
-//! Rebuilding a core [`Module`] from a file, through the one decoder of `copy.rs`: each
+//! Rebuilding a core [`Module`] from a file, through the one copy of `copy.rs`: each
 //! definition's own instruction is created first (a placeholder with its opcode), then the
 //! pool is re-interned in its order (pool values may name definitions), then every definition
-//! and the root archive are decoded into their placeholders with the identity mapping, so
-//! forward references resolve.
+//! and the root archive are planned with the identity mapping, in order, and built at once
+//! (on every core); the placeholders then become the root's children, after its decorations.
+//! The error is the first the copy of each archive in order would report: a plan refused
+//! stops the planning, and a body refused before it is reported first.
 
-use irkit_core::{Inst, Module, Payload};
+use irkit_core::{Inst, Module, Payload, Slots};
 
+use crate::build::build_copies;
 use crate::copy::{CopyMapper, Place, Reader};
 use crate::defview::{DefIndex, DefView, PoolIndex, PoolView, Ref};
 use crate::error::{Location, ReadCause, ReadError};
@@ -35,20 +38,48 @@ impl ModuleView {
             defs: Vec::with_capacity(defs.len()),
             pool: Vec::new(),
         };
+        // Detached while the bodies are built (an owner is built in place without a body).
         for (i, d) in (0..).zip(&defs) {
             let inst = m
                 .new_inst(d.root().opcode(), None, Vec::new(), Payload::None)
-                .and_then(|inst| m.append_child(root, inst).map(|()| inst))
                 .map_err(|e| place(Some(i)).err(Some(0), e))?;
             ids.defs.push(inst);
         }
         ids.pool = intern_pool(&mut m, self.pool()?, &ids.defs, &place(None))?;
         let copier = self.copier(true)?;
-        for (i, d) in (0..).zip(&defs) {
-            let target = ids.defs[i as usize];
-            copier.decode(*d, &mut m, target, &mut ids, &place(Some(i)))?;
+        let mut plans = Vec::with_capacity(defs.len() + 1);
+        let mut refused = None;
+        for (i, d) in defs.iter().enumerate() {
+            let target = ids.defs[i];
+            match copier.plan_as(*d, &mut m, target, &mut ids, Reader::Materialize) {
+                Ok(p) => plans.push(p),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
         }
-        copier.decode(self.root()?, &mut m, root, &mut ids, &place(None))?;
+        if refused.is_none() {
+            let planned = self
+                .root()
+                .and_then(|r| copier.plan_as(r, &mut m, root, &mut ids, Reader::Materialize));
+            match planned {
+                Ok(p) => plans.push(p),
+                Err(e) => refused = Some(e),
+            }
+        }
+        if let Err(failed) = build_copies(&mut m, Slots::default(), &plans)
+            && let Some((_, e)) = failed.into_iter().next()
+        {
+            return Err(e);
+        }
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        for (i, &inst) in (0..).zip(&ids.defs) {
+            m.append_child(root, inst)
+                .map_err(|e| place(Some(i)).err(Some(0), e))?;
+        }
         Ok(m)
     }
 }

@@ -1,46 +1,47 @@
-//! The copy of a definition in two steps, so that many can be copied on every core: a
-//! **plan**, made where the copies are decided (serially, in their order), asks the
-//! [`CopyMapper`] every question the copy has, in the order [`DefCopier::copy`] asks them
-//! (which of the definition's own decorations are kept, then the constants of its
-//! re-created source locations, then what each external reference becomes, in first-use
-//! order); the **build** then makes the instructions from the plan and the body alone, into a
-//! [`Fragment`] (its slots reserved in the destination), on any thread
-//! ([`Module::append_fragments`]).
+//! The first step of a copy (`copy.rs`): the **plan** of one definition, made where the
+//! copies are decided (serially, in their order). It asks the [`CopyMapper`] every question
+//! the copy has, in the order the module docs of `copy.rs` give (the definition's own
+//! decorations, then the interned constants of re-created source locations, then each pool
+//! value or definition its copied instructions name, at first use), and refuses what the
+//! debug section makes impossible, so that the build (`build.rs`) needs nothing but the plan
+//! and the body and can run on any thread.
 //!
-//! What the build makes is what [`DefCopier::copy`] makes from the same answers: the same
-//! instructions, lists, payloads, types and operands, through the same checks (the fragment's
-//! calls check what the module's calls check), merging debug records by the same rule
-//! ([`DefCopier::attach_decorations`]). Only compact (3.x) bodies are planned: their table of
-//! external references lists, before any instruction is read, everything the mapper is asked
-//! about. The plan asks [`CopyMapper::keep_decoration`] only about the definition's own
-//! decorations; nested ones are kept (the linker's mapper keeps them all).
-//!
-//! A build can refuse a body that its plan accepted (an instruction that cannot be created, a
-//! debug record out of place). The copy would have refused it too, possibly before asking the
-//! mapper what the plan asked; a caller that must report exactly what the copy reports redoes
-//! the work with [`DefCopier::copy`] when a plan or a build fails (the linker does).
+//! A compact (3.x) body lists what it names in its table of external references, in
+//! first-use order: when no decoration is dropped, the plan asks about each entry in table
+//! order without reading an instruction. A flat (1.x, 2.x) body names pool values and
+//! definitions in place: the plan scans the copied instructions for them, asking about each
+//! distinct one once.
 
-use irkit_core::{Fragment, Inst, Module, Opcode, Payload};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
-use crate::copy::{CopyMapper, Decorate, DefCopier, Place, Placed, placed_records};
+use irkit_core::{Inst, MAX_NESTING, Module, Opcode};
+
+use crate::copy::{CopyMapper, DefCopier, Place, Reader, placed_records, root_is_not_a_definition};
 use crate::defview::{DefView, Ref};
 use crate::error::ReadError;
+use crate::placed::{DebugEntry, DebugRecs};
 use crate::schema::{DEBUG_LOC, DEBUG_NAME};
 
-/// What the copy of one definition asked of its mapper: made by [`DefCopier::plan`], built by
-/// [`DefCopier::build`].
+/// What the copy of one definition asked of its mapper, and everything else its build needs
+/// besides the body: made by [`DefCopier::plan`], built by [`crate::build_copies`].
 pub struct CopyPlan<'v> {
-    def: DefView<'v>,
-    target: Inst,
+    pub(crate) copier: DefCopier<'v>,
+    pub(crate) def: DefView<'v>,
+    pub(crate) target: Inst,
+    pub(crate) reader: Reader,
     /// Local ranges not copied (the subtrees of the definition's decorations the mapper did
     /// not keep), in order.
-    skipped: Vec<(u32, u32)>,
-    /// What each external reference became (`None`: nothing copied uses it).
-    external: Vec<Option<Inst>>,
+    pub(crate) skipped: Vec<(u32, u32)>,
+    /// What each external reference became, by its index in the compact body's table, or by
+    /// its slot in `flat` for a flat body (`None`: nothing copied uses it).
+    pub(crate) external: Vec<Option<Inst>>,
+    /// A flat body's pool values and definitions: their slots in `external`.
+    pub(crate) flat: Option<HashMap<Ref, u32>>,
     /// The operands of each re-created `loc` decoration, in debug record order.
-    locs: Vec<[Inst; 2]>,
+    pub(crate) locs: Vec<[Inst; 2]>,
     /// Instructions the build creates (the definition's own exists already).
-    count: u32,
+    pub(crate) count: u32,
 }
 
 impl CopyPlan<'_> {
@@ -54,287 +55,307 @@ impl CopyPlan<'_> {
     pub fn target(&self) -> Inst {
         self.target
     }
+
+    /// Where the errors of this copy point.
+    pub(crate) fn place(&self) -> Place {
+        self.copier.place_of(self.reader, self.def.index())
+    }
+}
+
+/// One item of an instruction's merged decoration list.
+pub(crate) enum Slot {
+    /// The position of a debug record.
+    Debug(DebugEntry),
+    /// The next of the instruction's body decorations (copied or not).
+    Body,
+}
+
+/// The merge rule of the decoration list of local `owner` (`spec/format.md` §2.3), the one
+/// rule of the plan's check and the build: its debug records (`dbg` from `*di` on, while they
+/// name `owner`, sorted by position) take their positions; its `body` body decorations fill
+/// the others, in order; a record past the end of the merged list (a gap) is refused with
+/// `gap(position, end)`. Calls `each` for every item, in list order, and moves `*di` past
+/// the owner's records.
+pub(crate) fn merge_list<E>(
+    owner: u32,
+    body: usize,
+    dbg: DebugRecs<'_>,
+    di: &mut usize,
+    mut each: impl FnMut(Slot) -> Result<(), E>,
+    gap: impl FnOnce(u32, u32) -> E,
+) -> Result<(), E> {
+    let mut pos = 0u32;
+    let mut left = body;
+    loop {
+        if let Some(r) = dbg
+            .get(*di)
+            .filter(|r| r.local == owner && r.position == pos)
+        {
+            *di += 1;
+            pos += 1;
+            each(Slot::Debug(r))?;
+        } else if left > 0 {
+            left -= 1;
+            pos += 1;
+            each(Slot::Body)?;
+        } else {
+            return match dbg.get(*di).filter(|r| r.local == owner) {
+                Some(r) => Err(gap(r.position, pos)),
+                None => Ok(()),
+            };
+        }
+    }
+}
+
+/// The error of a debug record past the end of its instruction's decoration list.
+pub(crate) fn gap_error(place: &Place, owner: u32, position: u32, end: u32) -> ReadError {
+    place.err(
+        None,
+        format_args!(
+            "debug entry for instruction {owner} at decoration position {position}, but the \
+             decoration list ends at {end}"
+        ),
+    )
+}
+
+/// The local of the first debug record of `dbg` on an instruction of `d` at the nesting
+/// limit (its decoration, once re-inserted, would nest too deep), if any.
+fn first_too_deep(d: &DefView<'_>, dbg: DebugRecs<'_>) -> Option<u32> {
+    // Local `l` has at most `l` ancestors (each comes before it), and the definition is at
+    // depth 1: only a local from `MAX_NESTING - 1` on can be at the limit.
+    let from = MAX_NESTING - 1;
+    let last = dbg.iter().map(|r| r.local).filter(|&l| l >= from).max()?;
+    let at_limit: Vec<bool> = placed_records(d)
+        .take(last as usize + 1)
+        .skip(from as usize)
+        .map(|p| p.at_limit)
+        .collect();
+    dbg.iter().map(|r| r.local).find(|&l| {
+        l.checked_sub(from)
+            .and_then(|k| at_limit.get(k as usize))
+            .is_some_and(|&a| a)
+    })
 }
 
 impl<'v> DefCopier<'v> {
+    /// Where the errors of a copy by `reader` of archive `index` (`None`: the root) point.
+    pub(crate) fn place_of(&self, reader: Reader, index: Option<u32>) -> Place {
+        Place {
+            file: self.view.file().into(),
+            reader,
+            index,
+        }
+    }
+
     /// Plans the copy of definition `d` (from [`ModuleView::def`](crate::ModuleView::def),
-    /// so validated) as `target`, asking `map` what [`DefCopier::copy`] asks it, in the same
-    /// order, except that [`CopyMapper::keep_decoration`] is asked only about the
-    /// definition's own decorations (nested ones are kept: the result is the copy's for a
-    /// mapper that keeps them, as the linker's does). `Ok(None)` (before asking anything) when
-    /// the body is not compact or `target` does not have the definition's opcode: copy it with
-    /// [`DefCopier::copy`].
+    /// so validated) as `target`, an instruction of `dst` with the definition's opcode and no
+    /// body yet: asks `map` the copy's questions (see the module docs of `copy.rs`), interns
+    /// the constants of its source locations in `dst`, and refuses what the debug section
+    /// makes impossible. Build it with [`crate::build_copies`] ([`DefCopier::copy`] does
+    /// both).
     pub fn plan<M: CopyMapper>(
         &self,
         d: DefView<'v>,
         dst: &mut Module,
         target: Inst,
         map: &mut M,
-    ) -> Result<Option<CopyPlan<'v>>, M::Error> {
-        let (Some(c), Some(index)) = (d.compact(), d.index()) else {
-            return Ok(None);
-        };
-        if dst.get(target).map(|t| t.opcode()) != Some(d.root().opcode()) {
-            return Ok(None);
+    ) -> Result<CopyPlan<'v>, M::Error> {
+        if d.index().is_none() {
+            return Err(root_is_not_a_definition(self.view).into());
         }
-        let place = self.place(index);
-        let n = c.locals();
+        self.plan_as(d, dst, target, map, Reader::Copy)
+    }
+
+    /// [`DefCopier::plan`] of a definition or (for `materialize`) the root archive, its
+    /// errors named for `reader`.
+    pub(crate) fn plan_as<M: CopyMapper>(
+        &self,
+        d: DefView<'v>,
+        dst: &mut Module,
+        target: Inst,
+        map: &mut M,
+        reader: Reader,
+    ) -> Result<CopyPlan<'v>, M::Error> {
+        let place = || self.place_of(reader, d.index());
+        if d.index().is_none()
+            && (d.root().opcode() != Opcode::MODULE || d.root().subs().any(|(deco, _)| !deco))
+        {
+            return Err(place()
+                .err(
+                    None,
+                    "the root archive must hold the `module` instruction and only its decorations",
+                )
+                .into());
+        }
+        if dst.get(target).map(|t| t.opcode()) != Some(d.root().opcode()) {
+            return Err(place()
+                .err(
+                    None,
+                    format_args!(
+                        "copy target {target} is not a `{}` instruction",
+                        d.root().opcode()
+                    ),
+                )
+                .into());
+        }
+        let n = d.len();
         // 1. The definition's own decorations, in order.
         let mut skipped: Vec<(u32, u32)> = Vec::new();
         // Locals copied besides the definition's own (`None`: subtree ends that do not nest,
         // only in bytes changed after validation).
-        let mut count = Some(n - 1);
+        let mut count = n.checked_sub(1);
         for (is_deco, deco) in d.root().subs() {
             if !is_deco {
                 break;
             }
-            if !map.keep_decoration(dst, 0, deco)? {
+            if !map.keep_decoration(dst, deco)? {
                 let (s, e) = (deco.local(), deco.subtree_end());
                 count = count.and_then(|c| c.checked_sub(e.checked_sub(s)?));
                 skipped.push((s, e));
             }
         }
         let Some(mut count) = count else {
-            return Err(place
+            return Err(place()
                 .err(None, "the definition's decorations do not nest")
                 .into());
         };
         let kept = |l: u32| l < n && !skipped.iter().any(|&(s, e)| (s..e).contains(&l));
-        // 2. The constants of the source locations re-created on copied instructions.
+        // 2. The debug records: none on an instruction at the nesting limit, none past the end
+        // of its decoration list; the constants of the locations re-created on copied
+        // instructions interned, in record order.
+        let dbg = self.debug_records(d.index());
         let mut locs = Vec::new();
-        for r in self.debug_records(Some(index)).iter() {
-            if !kept(r.local) || !matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
-                continue;
+        if dbg.len() > 0 {
+            if let (Some(index), Some(local)) = (d.index(), first_too_deep(&d, dbg)) {
+                let file = self.view.file().into();
+                return Err(crate::validate::debug_too_deep(&file, index, local).into());
             }
-            count += 1;
-            if r.kind == DEBUG_LOC {
-                let i32t = dst.ty_i32();
-                let line = dst.const_int(i32t, u64::from(r.line));
-                let col = line.and_then(|l| Ok([l, dst.const_int(i32t, u64::from(r.col))?]));
-                locs.push(col.map_err(|e| place.err(None, e))?);
+            // The records of one instruction are consecutive, by position: (its local, the
+            // index of its first record, whether it is copied, whether its list is checked).
+            let mut group: Option<(u32, usize, bool, bool)> = None;
+            let mut k = 0;
+            while let Some(r) = dbg.get(k) {
+                let owner = r.local;
+                let (_, first, copied, checked) = match group {
+                    Some(g) if g.0 == owner => g,
+                    _ => (owner, k, kept(owner), false),
+                };
+                // Records at the positions before any body decoration always fit; once a body
+                // decoration comes first, the merged list must reach the record: the rule
+                // decides (`merge_list`), once for the instruction.
+                let checked = checked || {
+                    if r.position as usize > k - first {
+                        let body = d.inst(owner).map_or(0, |i| i.decoration_count() as usize);
+                        let mut at = first;
+                        merge_list(
+                            owner,
+                            body,
+                            dbg,
+                            &mut at,
+                            |_| Ok(()),
+                            |position, end| gap_error(&place(), owner, position, end),
+                        )?;
+                    }
+                    r.position as usize > k - first
+                };
+                group = Some((owner, first, copied, checked));
+                if copied && matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
+                    count += 1;
+                    if r.kind == DEBUG_LOC {
+                        let i32t = dst.ty_i32();
+                        let line = dst.const_int(i32t, u64::from(r.line));
+                        let both =
+                            line.and_then(|l| Ok([l, dst.const_int(i32t, u64::from(r.col))?]));
+                        locs.push(both.map_err(|e| place().err(None, e))?);
+                    }
+                }
+                k += 1;
             }
         }
-        // 3. External references, in first-use order among the copied instructions.
-        let k = c.external_count();
-        let mut external: Vec<Option<Inst>> = vec![None; k as usize];
-        let mut ask = |x: u32, dst: &mut Module| -> Result<(), M::Error> {
-            let Some(slot) = external.get_mut(x as usize) else {
-                return Err(place
-                    .err(None, format_args!("external reference {x} out of range"))
-                    .into());
+        // 3. What the copied instructions name, in first-use order.
+        let mut external: Vec<Option<Inst>> = Vec::new();
+        let mut flat = None;
+        if let Some(c) = d.compact() {
+            let k = c.external_count();
+            external = vec![None; k as usize];
+            let mut ask = |x: u32, dst: &mut Module| -> Result<(), M::Error> {
+                let Some(slot) = external.get_mut(x as usize) else {
+                    return Err(place()
+                        .err(None, format_args!("external reference {x} out of range"))
+                        .into());
+                };
+                if slot.is_none() {
+                    *slot = Some(match Ref::decode(c.external_ref(x)) {
+                        Some(Ref::Pool(p)) => map.pool(dst, p)?,
+                        Some(Ref::Def(i)) => map.def(dst, i)?,
+                        _ => {
+                            return Err(place()
+                                .err(None, format_args!("external reference {x} is not one"))
+                                .into());
+                        }
+                    });
+                }
+                Ok(())
             };
-            if slot.is_none() {
-                *slot = Some(match Ref::decode(c.external_ref(x)) {
-                    Some(Ref::Pool(p)) => map.pool(dst, p)?,
-                    Some(Ref::Def(i)) => map.def(dst, i)?,
-                    _ => {
-                        return Err(place
-                            .err(None, format_args!("external reference {x} is not one"))
-                            .into());
+            if skipped.is_empty() {
+                // Every entry is used, in first-use order (checked when the body was
+                // validated).
+                for x in 0..k {
+                    ask(x, dst)?;
+                }
+            } else {
+                for (rec, l) in d.records().zip(0u32..) {
+                    if !kept(l) {
+                        continue;
                     }
-                });
-            }
-            Ok(())
-        };
-        if skipped.is_empty() {
-            // Every entry is used, in first-use order (checked when the body was validated).
-            for x in 0..k {
-                ask(x, dst)?;
+                    let ty = c.ty_index(l as usize);
+                    for v in ty
+                        .into_iter()
+                        .chain(c.operand_indices(rec.ops_start, rec.ops_end))
+                    {
+                        if let Some(x) = v.checked_sub(c.locals()) {
+                            ask(x, dst)?;
+                        }
+                    }
+                }
             }
         } else {
+            let mut slots: HashMap<Ref, u32> = HashMap::new();
             for (rec, l) in d.records().zip(0u32..) {
                 if !kept(l) {
                     continue;
                 }
-                let ty = c.ty_index(l as usize);
-                for v in ty
-                    .into_iter()
-                    .chain(c.operand_indices(rec.ops_start, rec.ops_end))
-                {
-                    if v >= n {
-                        ask(v - n, dst)?;
+                let ty = Ref::decode(rec.ty);
+                let ops =
+                    (rec.ops_start..rec.ops_end).map(|j| d.operand(j).unwrap_or(Ref::Local(0)));
+                for r in ty.into_iter().chain(ops) {
+                    if matches!(r, Ref::Local(_)) {
+                        continue;
                     }
+                    let Entry::Vacant(e) = slots.entry(r) else {
+                        continue;
+                    };
+                    let inst = match r {
+                        Ref::Pool(p) => map.pool(dst, p)?,
+                        Ref::Def(x) => map.def(dst, x)?,
+                        Ref::Local(_) => continue,
+                    };
+                    e.insert(external.len() as u32);
+                    external.push(Some(inst));
                 }
             }
+            flat = Some(slots);
         }
-        Ok(Some(CopyPlan {
+        Ok(CopyPlan {
+            copier: *self,
             def: d,
             target,
+            reader,
             skipped,
             external,
+            flat,
             locs,
             count,
-        }))
-    }
-
-    /// Builds planned copy `plan` into `frag`, a fragment of [`Module::append_fragments`]
-    /// for the plan's target with [`CopyPlan::count`] slots (see the module docs). Errors
-    /// name the file and the definition.
-    pub fn build(&self, plan: &CopyPlan<'v>, frag: &mut Fragment<'_>) -> Result<(), ReadError> {
-        let d = &plan.def;
-        let index = d.index().unwrap_or(0);
-        let place = self.place(index);
-        let bad = |l: Option<u32>, msg: &dyn std::fmt::Display| place.err(l, msg);
-        let Some(c) = d.compact() else {
-            return Err(bad(None, &"a planned body is not compact"));
-        };
-        let target = plan.target;
-        let n = d.len() as usize;
-        let mut locals: Vec<Option<Inst>> = vec![None; n];
-        let mut decos: Vec<(u32, Option<Inst>)> = Vec::new();
-        let mut at_limit: Vec<bool> = vec![false; n];
-        // Copied instructions: (local, copy, operands range).
-        let mut copied: Vec<(u32, Inst, u32, u32)> = Vec::with_capacity(n);
-        let mut skips = plan.skipped.iter().copied().peekable();
-        let mut skip_until = 0u32;
-        for p in placed_records(d) {
-            let Placed {
-                rec,
-                local: l,
-                owner,
-                is_deco,
-                ..
-            } = p;
-            if let Some(a) = at_limit.get_mut(l as usize) {
-                *a = p.at_limit;
-            }
-            if l < skip_until {
-                if is_deco {
-                    decos.push((owner, None));
-                }
-                continue;
-            }
-            if let Some(&(start, end)) = skips.peek()
-                && start == l
-            {
-                skips.next();
-                if !(is_deco && owner == 0 && end == rec.end) {
-                    return Err(bad(Some(l), &"a skipped range is not a decoration"));
-                }
-                decos.push((owner, None));
-                skip_until = end;
-                continue;
-            }
-            let payload = d.payload_of(&rec).to_payload();
-            let inst = if l == 0 {
-                if !payload.is_none() {
-                    frag.set_owner_payload(payload);
-                }
-                target
-            } else {
-                let opcode = Opcode(rec.opcode);
-                let made = if is_deco {
-                    frag.new_inst(opcode, payload)
-                } else {
-                    let parent = locals.get(owner as usize).copied().flatten();
-                    frag.append_new_child(parent.unwrap_or(target), opcode, payload)
-                };
-                let inst = made.map_err(|e| bad(Some(l), &e))?;
-                if is_deco {
-                    decos.push((owner, Some(inst)));
-                }
-                inst
-            };
-            if let Some(slot) = locals.get_mut(l as usize) {
-                *slot = Some(inst);
-            }
-            copied.push((l, inst, rec.ops_start, rec.ops_end));
-        }
-        if skips.next().is_some() {
-            return Err(bad(None, &"a skipped range is not a decoration"));
-        }
-        let mut sink = FragmentSink {
-            frag: &mut *frag,
-            locs: plan.locs.iter(),
-        };
-        self.attach_all_decorations(
-            &mut sink,
-            &locals,
-            &mut decos,
-            &at_limit,
-            Some(index),
-            &place,
-        )?;
-        if sink.locs.next().is_some() {
-            return Err(bad(None, &"a planned location was not re-created"));
-        }
-        // Types and operands: locals by their copies, external references by the plan.
-        let nn = n as u32;
-        let by_index = |v: u32, l: u32| -> Result<Inst, ReadError> {
-            let found = if v < nn {
-                locals.get(v as usize).copied().flatten()
-            } else {
-                plan.external.get((v - nn) as usize).copied().flatten()
-            };
-            found.ok_or_else(|| {
-                bad(
-                    Some(l),
-                    &format_args!("reference {v}, which is not copied or not planned"),
-                )
-            })
-        };
-        let mut ops: Vec<Inst> = Vec::new();
-        for (l, inst, start, end) in copied {
-            ops.clear();
-            let ty = match c.ty_index(l as usize) {
-                Some(v) => Some(by_index(v, l)?),
-                None => None,
-            };
-            for v in c.operand_indices(start, end) {
-                ops.push(by_index(v, l)?);
-            }
-            if ty.is_some() || !ops.is_empty() {
-                frag.set_type_and_operands(inst, ty, &ops)
-                    .map_err(|e| bad(Some(l), &e))?;
-            }
-        }
-        if frag.len() != plan.count as usize {
-            return Err(bad(
-                None,
-                &format_args!("built {} instructions, {} planned", frag.len(), plan.count),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Debug decorations into a fragment, their `loc` operands from the plan.
-struct FragmentSink<'a, 'f, I> {
-    frag: &'a mut Fragment<'f>,
-    locs: I,
-}
-
-impl<'a, I: Iterator<Item = &'a [Inst; 2]>> Decorate for FragmentSink<'_, '_, I> {
-    fn attach(&mut self, owner: Inst, deco: Inst) -> Result<(), irkit_core::CoreError> {
-        self.frag.attach_decoration(owner, deco)
-    }
-
-    fn debug(
-        &mut self,
-        owner: Inst,
-        opcode: Opcode,
-        loc: Option<(u32, u32)>,
-        text: &str,
-        place: &Place,
-        local: u32,
-    ) -> Result<(), ReadError> {
-        let ops: &[Inst] = match loc {
-            Some(_) => self
-                .locs
-                .next()
-                .ok_or_else(|| place.err(Some(local), "a location that was not planned"))?,
-            None => &[],
-        };
-        let err = |e| place.err(Some(local), e);
-        let deco = self
-            .frag
-            .new_inst(opcode, Payload::Str(text.into()))
-            .map_err(err)?;
-        if !ops.is_empty() {
-            self.frag
-                .set_type_and_operands(deco, None, ops)
-                .map_err(err)?;
-        }
-        self.frag.attach_decoration(owner, deco).map_err(err)
+        })
     }
 }

@@ -82,19 +82,10 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     let mut out = Module::new();
     let prepared = ahead::Ahead::default();
     let facts = FactTable::new(&inputs);
-    let mut st = State::new(Context::new(&inputs, opts, &facts, Some(&prepared)), true);
+    let mut st = State::new(Context::new(&inputs, opts, &facts, Some(&prepared)));
     ahead::with_validation_ahead(&inputs, &prepared, &facts, || st.run(&mut out));
     // The spare thread has stopped: the bodies are built on every core.
     st.finish(&mut out);
-    if st.copy.split_failed() {
-        // A planned copy or its build was refused: the copy of that definition (the one
-        // decoder) says why, at the point of the walk where it does, as if nothing had been
-        // planned (spec/linking.md §5, "Copying on every core").
-        out = Module::new();
-        st = State::new(Context::new(&inputs, opts, &facts, None), false);
-        st.run(&mut out);
-        st.finish(&mut out);
-    }
     st.stats.reach_copy = start.elapsed().saturating_sub(st.stats.resolve);
     // An input that shrank while it was read gave zeros for what was cut off: whatever was
     // linked from it is refused, before anything else is reported or returned.
@@ -210,9 +201,9 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    /// A link of `cx`'s inputs; with `split`, each copy is planned during the walk and built
-    /// afterwards on every core ([`Copying`]).
-    fn new(cx: Context<'a>, split: bool) -> State<'a> {
+    /// A link of `cx`'s inputs: each copy is planned during the walk and built afterwards on
+    /// every core ([`Copying`]).
+    fn new(cx: Context<'a>) -> State<'a> {
         let inputs = cx.srcs.len();
         let stats = Stats {
             inputs,
@@ -224,7 +215,7 @@ impl<'a> State<'a> {
             res: Resolution::default(),
             reach: Reach::default(),
             pools: Pools::new(inputs),
-            copy: Copying::new(inputs, split),
+            copy: Copying::new(inputs),
             errors: Vec::new(),
             stats,
         }
@@ -274,7 +265,7 @@ impl<'a> State<'a> {
     /// What follows the walk: the planned bodies built, then the pins and re-exported names
     /// attached to what they resolve to.
     fn finish(&mut self, out: &mut Module) {
-        self.stats.insts_copied += self.copy.build_planned(&self.cx, out);
+        self.stats.insts_copied += self.copy.build_planned(&self.cx, out, &mut self.errors);
         self.reach.attach_pin_ifs(&self.res, out, &mut self.errors);
         let targets = self.res.reexport_targets();
         self.reach

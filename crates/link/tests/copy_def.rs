@@ -1,10 +1,11 @@
 //! `ModuleView::copy_def` copies definitions faithfully: copying every definition of a module
 //! (with an identity mapping of the pool and the definitions) rebuilds a module equal to the
-//! materialized one, name hints and source locations included. And the copy in two steps
-//! (`DefCopier::plan`, then `DefCopier::build` on every core) builds what the copy builds,
-//! asking the mapper the same questions in the same order.
+//! materialized one, name hints and source locations included. And planning every copy first
+//! (`DefCopier::plan`), then building them all at once on every core (`build_copies`), builds
+//! what copying one definition at a time (`DefCopier::copy`) builds, asking the mapper the
+//! same questions in the same order.
 
-use irkit_core::{Inst, Module, Opcode, Payload};
+use irkit_core::{Inst, Module, Opcode, Payload, Slots};
 use irkit_format::{CopyMapper, DefIndex, InstView, ModuleView, PoolIndex, ReadError, Ref};
 
 struct Identity {
@@ -88,22 +89,14 @@ impl CopyMapper for Recording {
         self.asked.push(format!("def {index}"));
         self.inner.def(dst, index)
     }
-    fn keep_decoration(
-        &mut self,
-        _: &mut Module,
-        owner: u32,
-        deco: InstView<'_>,
-    ) -> Result<bool, ReadError> {
-        if owner != 0 {
-            return Ok(true);
-        }
+    fn keep_decoration(&mut self, _: &mut Module, deco: InstView<'_>) -> Result<bool, ReadError> {
         self.asked.push(format!("keep {}", deco.local()));
         Ok(!(self.drop_exports && deco.opcode() == Opcode::EXPORT))
     }
 }
 
-/// Every definition of `view` copied by the copy (`planned` false) or planned and built:
-/// the module, and the mapper's questions.
+/// Every definition of `view` copied one at a time (`planned` false) or all planned, then
+/// built at once: the module, and the mapper's questions.
 fn copy_recorded(view: &ModuleView, planned: bool, drop_exports: bool) -> (Module, Vec<String>) {
     let (mut dst, inner) = destination(view);
     let defs = inner.defs.clone();
@@ -118,16 +111,13 @@ fn copy_recorded(view: &ModuleView, planned: bool, drop_exports: bool) -> (Modul
         let def = view.def(i as u32).unwrap();
         map.asked.push(format!("definition {i}"));
         if planned {
-            let plan = copier.plan(def, &mut dst, d, &mut map).unwrap();
-            plans.push(plan.expect("a compact body"));
+            plans.push(copier.plan(def, &mut dst, d, &mut map).unwrap());
         } else {
             copier.copy(def, &mut dst, d, &mut map).unwrap();
         }
     }
     if planned {
-        let bodies: Vec<(Inst, u32)> = plans.iter().map(|p| (p.target(), p.count())).collect();
-        dst.append_fragments(&bodies, |k, f| copier.build(&plans[k], f))
-            .unwrap();
+        irkit_format::build_copies(&mut dst, Slots::default(), &plans).unwrap();
     }
     (dst, map.asked)
 }
@@ -206,4 +196,103 @@ fn copying_every_definition_rebuilds_the_module() {
             p.display()
         );
     }
+}
+
+/// Bodies of 1.x and 2.x files (flat, without a table of external references) are copied
+/// the same way: one at a time or all planned then built at once, the same module and the
+/// same questions, each pool value or definition asked about once per copy; and copying every
+/// definition rebuilds the materialized module.
+#[test]
+fn flat_bodies_are_copied_like_compact_ones() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden");
+    let mut compared = 0;
+    for version in ["v1.0", "v1.1", "v1.2", "v2.0", "v2.1"] {
+        let Ok(dir) = std::fs::read_dir(root.join(version)) else {
+            continue;
+        };
+        let mut files: Vec<_> = dir
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "irm"))
+            .collect();
+        files.sort();
+        for p in files {
+            let bytes = std::fs::read(&p).unwrap();
+            let view = ModuleView::from_bytes(&bytes).unwrap();
+            let at = p.display().to_string();
+            if let Err(e) =
+                irkit_core::equiv::modules_equal(&view.materialize().unwrap(), &copy_all(&view))
+            {
+                panic!("{at}: {e}");
+            }
+            for drop_exports in [false, true] {
+                let (one, asked_one) = copy_recorded(&view, false, drop_exports);
+                let (all, asked_all) = copy_recorded(&view, true, drop_exports);
+                if let Err(e) = irkit_core::equiv::modules_equal(&one, &all) {
+                    panic!("{at}: {e}");
+                }
+                assert_eq!(asked_one, asked_all, "{at}");
+                for copy in asked_one.split(|q| q.starts_with("definition ")) {
+                    let mut refs: Vec<&String> =
+                        copy.iter().filter(|q| !q.starts_with("keep")).collect();
+                    let n = refs.len();
+                    refs.sort();
+                    refs.dedup();
+                    assert_eq!(refs.len(), n, "{at}: {copy:?}");
+                }
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 5, "{compared} old files compared");
+}
+
+/// A copy's refusal or a mapper's refusal to answer.
+#[derive(Debug)]
+enum Refused {
+    Read(ReadError),
+    Asked,
+}
+
+impl From<ReadError> for Refused {
+    fn from(e: ReadError) -> Self {
+        Refused::Read(e)
+    }
+}
+
+/// A mapper that answers nothing.
+struct Mute;
+
+impl CopyMapper for Mute {
+    type Error = Refused;
+    fn pool(&mut self, _: &mut Module, _: PoolIndex) -> Result<Inst, Refused> {
+        Err(Refused::Asked)
+    }
+    fn def(&mut self, _: &mut Module, _: DefIndex) -> Result<Inst, Refused> {
+        Err(Refused::Asked)
+    }
+}
+
+/// What the debug section makes impossible (a record past the end of its instruction's
+/// decoration list, `tests/crafted/debug_position_gap`) is refused by the plan, before the
+/// mapper is asked about any reference.
+#[test]
+fn a_debug_record_past_its_list_is_refused_before_any_question() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/crafted/debug_position_gap.irm");
+    let bytes = std::fs::read(p).unwrap();
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let mut refused = Vec::new();
+    for i in 0..view.def_count() {
+        let mut dst = Module::new();
+        let op = view.def_opcode(i).unwrap();
+        let target = dst.new_inst(op, None, Vec::new(), Payload::None).unwrap();
+        if let Err(Refused::Read(e)) = view.copy_def(i, &mut dst, target, true, &mut Mute) {
+            refused.push(e.to_string());
+        }
+    }
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0].contains("but the decoration list ends at"),
+        "{refused:?}"
+    );
 }

@@ -183,20 +183,12 @@ fn definitions_validated_ahead_are_reported_only_when_reached() {
     assert_eq!(link_with(&broken, 3), Err(one));
 }
 
-/// A definition the linker copies on every core (a plan made during the walk, the body built
-/// afterwards) but whose body cannot be built (a well-sealed file with an instruction no body
-/// may hold) is reported as the serial copy reports it: the walk is redone without splitting,
-/// so the errors are the same, in the same order, on one thread as on three.
-#[test]
-fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
-    let text = "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f(i32 2)\n  ret %r\n}\n\
-                @f: fn(i32) -> i32 = func {\n^entry(%x: i32):\n  %a: i32 = iadd %x, %x\n  %b: i32 = imul %a, %x\n  ret %b\n}\n";
-    let module = irkit_text::parse(text, "two.ir").expect("parses");
-    let bytes = irkit_format::write(&module).expect("encodes");
-    let view = irkit_format::ModuleView::from_bytes(&bytes).expect("opens");
-    // `@f` is definition 1 (spec/format.md §2.4: a compact body's opcodes follow its header
-    // and its external references).
-    let start = body_range(&view, 1).start as usize;
+/// Where the opcode of the first `opcode` instruction of definition `def` lies in `bytes`
+/// (spec/format.md §2.4: a compact body's opcodes follow its header and its external
+/// references).
+fn opcode_at(bytes: &[u8], def: u32, opcode: irkit_core::Opcode) -> usize {
+    let view = irkit_format::ModuleView::from_bytes(bytes).expect("opens");
+    let start = body_range(&view, def).start as usize;
     let body = &bytes[start..];
     let w = usize::from(body[0]);
     let small = |at: usize| match w {
@@ -205,15 +197,34 @@ fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
     };
     let (n, k) = (small(w), small(2 * w));
     let opcodes = start + 7 * w + 4 * k;
+    (0..n)
+        .map(|l| opcodes + 2 * l)
+        .find(|&at| irkit_core::Opcode(u16::from_le_bytes([bytes[at], bytes[at + 1]])) == opcode)
+        .expect("the opcode is in the body")
+}
+
+/// `bytes` with the opcode at `at` replaced by `opcode`, every hash recomputed.
+fn with_opcode(bytes: &[u8], at: usize, opcode: irkit_core::Opcode) -> Vec<u8> {
+    let mut broken = bytes.to_vec();
+    broken[at..at + 2].copy_from_slice(&opcode.0.to_le_bytes());
+    irkit_hostile::reseal(&mut broken);
+    broken
+}
+
+/// A definition the linker copies on every core (a plan made during the walk, the body built
+/// afterwards) but whose body cannot be built (a well-sealed file with an instruction no body
+/// may hold) is reported as the copy of that one definition reports it, where the walk
+/// planned it: the errors are the same, in the same order, on one thread as on three.
+#[test]
+fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
+    let text = "#[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  %r: i32 = call @f(i32 2)\n  ret %r\n}\n\
+                @f: fn(i32) -> i32 = func {\n^entry(%x: i32):\n  %a: i32 = iadd %x, %x\n  %b: i32 = imul %a, %x\n  ret %b\n}\n";
+    let module = irkit_text::parse(text, "two.ir").expect("parses");
+    let bytes = irkit_format::write(&module).expect("encodes");
     let link_with = |b: &[u8], threads: usize| link_bytes("two.irm", b, threads);
     assert!(link_with(&bytes, 3).is_ok());
-    let iadd = (0..n)
-        .find(|&l| {
-            let at = opcodes + 2 * l;
-            irkit_core::Opcode(u16::from_le_bytes([bytes[at], bytes[at + 1]]))
-                == irkit_core::Opcode::IADD
-        })
-        .expect("an iadd");
+    // `@f` is definition 1.
+    let iadd = opcode_at(&bytes, 1, irkit_core::Opcode::IADD);
     for (opcode, says) in [
         (irkit_core::Opcode::CONST_INT, "is hoistable: use `intern`"),
         (
@@ -221,13 +232,67 @@ fn a_body_the_parallel_copy_refuses_is_reported_as_the_copy_reports_it() {
             "decorations go in the decoration list",
         ),
     ] {
-        let mut broken = bytes.clone();
-        let at = opcodes + 2 * iadd;
-        broken[at..at + 2].copy_from_slice(&opcode.0.to_le_bytes());
-        irkit_hostile::reseal(&mut broken);
+        let broken = with_opcode(&bytes, iadd, opcode);
         let one = link_with(&broken, 1).expect_err("the body cannot be copied");
         assert!(one.contains(says), "{opcode}: {one}");
         assert!(one.contains("definition 1: instruction"), "{opcode}: {one}");
         assert_eq!(link_with(&broken, 3), Err(one), "{opcode}");
     }
+}
+
+/// Every refused body is reported, in walk order, each where the walk planned it: after what
+/// the questions about the definition's own decorations reported, before what the questions
+/// about its references reported (spec/linking.md §5, "Copying on every core"). The plan has
+/// asked about the references, so a refused body's missing callee is reported too.
+#[test]
+fn refused_bodies_are_reported_where_the_walk_planned_them() {
+    let text = r#"
+#[export("main")]
+@main: fn() -> i32 = func {
+^entry:
+  %a: i32 = call @f(i32 2)
+  %b: i32 = call @g(i32 3)
+  %r: i32 = isub %a, %b
+  ret %r
+}
+@f: fn(i32) -> i32 = func {
+^entry(%x: i32):
+  %a: i32 = iadd %x, %x
+  %m: i32 = call @missing()
+  %b: i32 = imul %a, %m
+  ret %b
+}
+@g: fn(i32) -> i32 = func {
+^entry(%x: i32):
+  %a: i32 = iadd %x, %x
+  ret %a
+}
+#[import("missing")]
+@missing: fn() -> i32 = func
+"#;
+    let module = irkit_text::parse(text, "three.ir").expect("parses");
+    let bytes = irkit_format::write(&module).expect("encodes");
+    let link_with = |b: &[u8], threads: usize| link_bytes("three.irm", b, threads);
+    let intact = link_with(&bytes, 1).expect_err("@missing is undefined");
+    assert_eq!(intact.lines().count(), 1, "{intact}");
+    // `@f` and `@g` are definitions 1 and 2: both refused.
+    let hoistable = irkit_core::Opcode::CONST_INT;
+    let broken = with_opcode(
+        &bytes,
+        opcode_at(&bytes, 1, irkit_core::Opcode::IADD),
+        hoistable,
+    );
+    let broken = with_opcode(
+        &broken,
+        opcode_at(&broken, 2, irkit_core::Opcode::IADD),
+        hoistable,
+    );
+    let one = link_with(&broken, 1).expect_err("two bodies cannot be copied");
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines.len(), 3, "{one}");
+    assert!(lines[0].contains("definition 1: instruction"), "{one}");
+    assert!(lines[0].contains("is hoistable"), "{one}");
+    assert_eq!(lines[1], intact, "{one}");
+    assert!(lines[2].contains("definition 2: instruction"), "{one}");
+    assert_eq!(link_with(&broken, 3), Err(one));
 }

@@ -4,39 +4,15 @@
 //! (module.rs) before anything changes.
 
 use super::*;
+use crate::module::checks;
 
 impl Module {
-    pub(crate) fn check_slot(&self, inst: Inst) -> Result<(), CoreError> {
-        if self.contains(inst) {
-            Ok(())
-        } else {
-            Err(CoreError::BadHandle(inst))
-        }
-    }
-
     pub(super) fn check_attachable(&self, parent: Inst, child: Inst) -> Result<(), CoreError> {
         self.check_live(parent)?;
         self.check_live(child)?;
-        let d = self.data(child);
-        let why = if d.parent.is_some() {
-            Some("it already has a parent")
-        } else if d.opcode.is_hoistable() {
-            Some("hoistable values live in the pool, not in child lists")
-        } else if child == self.root {
-            Some("it is the root")
-        } else if child == parent
-            // A childless, undecorated instruction is nobody's ancestor: attaching a fresh
-            // one (as readers and builders do, top-down) costs O(1), not O(depth).
-            || (!d.is_leaf() && self.is_ancestor(child, parent))
-        {
-            Some("it would become its own ancestor")
-        } else {
-            None
-        };
-        match why {
-            Some(why) => Err(CoreError::BadAttach { parent, child, why }),
-            None => Ok(()),
-        }
+        checks::check_attach(parent, child, self.data(child), child == self.root, || {
+            self.is_ancestor(child, parent)
+        })
     }
 
     /// Whether `a` is `b` or one of its ancestors.
@@ -119,13 +95,7 @@ impl Module {
         child: Inst,
     ) -> Result<(), CoreError> {
         self.check_attachable(parent, child)?;
-        if self.opcode(child).is_decoration() {
-            return Err(CoreError::BadAttach {
-                parent,
-                child,
-                why: "decorations go in the decoration list",
-            });
-        }
+        checks::check_child_kind(parent, child, self.opcode(child))?;
         let len = self.children(parent).len();
         if index > len {
             return Err(CoreError::IndexOutOfRange {
@@ -153,20 +123,7 @@ impl Module {
         deco: Inst,
     ) -> Result<(), CoreError> {
         self.check_attachable(owner, deco)?;
-        if !self.opcode(deco).is_decoration() && self.opcode(deco).is_known() {
-            return Err(CoreError::BadAttach {
-                parent: owner,
-                child: deco,
-                why: "not a decoration",
-            });
-        }
-        if self.opcode(owner).is_hoistable() {
-            return Err(CoreError::BadAttach {
-                parent: owner,
-                child: deco,
-                why: "hoistable values carry no decorations",
-            });
-        }
+        checks::check_decoration_kind(owner, self.opcode(owner), deco, self.opcode(deco))?;
         let len = self.decorations(owner).len();
         if index > len {
             return Err(CoreError::IndexOutOfRange {
@@ -264,7 +221,7 @@ impl Module {
     /// change what uses them instead, or use [`Module::replace_all_uses`].)
     pub fn set_operand(&mut self, inst: Inst, index: usize, value: Inst) -> Result<(), CoreError> {
         self.check_mutable(inst)?;
-        self.check_slot(value)?;
+        checks::check_refs(None, &[value], |i| self.contains(i))?;
         let value = self.resolve(value);
         let len = self.operands(inst).len();
         match self.insts[inst.idx()].operands.get_mut(index) {
@@ -285,20 +242,15 @@ impl Module {
     /// one buffer).
     pub fn set_operands_from(&mut self, inst: Inst, operands: &[Inst]) -> Result<(), CoreError> {
         self.check_mutable(inst)?;
-        for &o in operands {
-            self.check_slot(o)?;
-        }
-        let operands: Operands = operands.iter().map(|&o| self.resolve(o)).collect();
-        self.insts[inst.idx()].operands = operands;
+        checks::check_refs(None, operands, |i| self.contains(i))?;
+        self.insts[inst.idx()].operands = checks::followed(&self.forward, operands);
         Ok(())
     }
 
     /// Sets the result type of a non-hoistable instruction.
     pub fn set_type(&mut self, inst: Inst, ty: Option<Inst>) -> Result<(), CoreError> {
         self.check_mutable(inst)?;
-        if let Some(t) = ty {
-            self.check_slot(t)?;
-        }
+        checks::check_refs(ty, &[], |i| self.contains(i))?;
         self.insts[inst.idx()].ty = ty.map(|t| self.resolve(t));
         Ok(())
     }

@@ -1,13 +1,19 @@
 //! The copy of a reached definition into the output: [`State::copy`] validates it, refuses a
-//! reached stub without `--link-stubs`, and plans its copy (when the walk splits) or copies it
-//! at once; [`Copying::build_planned`] builds the planned bodies on every core after the walk,
-//! in walk order. [`Copying`] owns each input's copier and the plans. The format's copier asks the [`Mapper`] for every reference: a pool value
-//! (re-interned, `pool.rs`), a definition (resolved and reached), and whether to keep each
-//! decoration (an `export` only on what its name resolves to, a `pin_if` re-attached once its
-//! condition is reached, a `pin_weak` only when its target resolves).
+//! reached stub without `--link-stubs`, and plans its copy; [`Copying::build_planned`] builds
+//! the planned bodies on every core after the walk, in walk order. [`Copying`] owns each
+//! input's copier and the plans. The format's copier asks the [`Mapper`] for every reference:
+//! a pool value (re-interned, `pool.rs`), a definition (resolved and reached), and whether to
+//! keep each of the definition's own decorations (an `export` only on what its name resolves
+//! to, a `pin_if` re-attached once its condition is reached, a `pin_weak` only when its target
+//! resolves).
+//!
+//! A body whose build is refused is reported where the walk planned it: its error goes into
+//! the link's errors after what the questions about the definition's own decorations
+//! reported and before what the questions about its references reported (spec/linking.md
+//! §5, "Copying on every core").
 
 use irkit_core::{Inst, Module, Opcode};
-use irkit_format::{CopyMapper, CopyPlan, DefCopier, InstView, PayloadView};
+use irkit_format::{CopyMapper, CopyPlan, DefCopier, InstView, PayloadView, build_copies};
 
 use super::context::Context;
 use super::index::{DefIndex, InputId, NodeId, PoolIndex, SrcDef, def_of};
@@ -21,29 +27,20 @@ use crate::error::LinkError;
 /// during the walk, built after it.
 pub(super) struct Copying<'a> {
     copiers: Vec<Option<DefCopier<'a>>>,
-    /// Plan each copy during the walk and build the copies afterwards, on every core
-    /// ([`Copying::build_planned`]); off for the walk redone after a plan or build failed.
-    split: bool,
-    /// Copies planned, in walk order: (input, plan).
-    plans: Vec<(InputId, CopyPlan<'a>)>,
-    /// A plan or a build failed: the walk must be redone without splitting.
-    split_failed: bool,
+    /// Copies planned, in walk order.
+    plans: Vec<CopyPlan<'a>>,
+    /// For each plan, where its build's error goes among the link's errors.
+    at: Vec<usize>,
 }
 
 impl<'a> Copying<'a> {
-    /// Nothing copied yet, for a link of `inputs` inputs; `split` as [`Copying::split`] says.
-    pub(super) fn new(inputs: usize, split: bool) -> Self {
+    /// Nothing copied yet, for a link of `inputs` inputs.
+    pub(super) fn new(inputs: usize) -> Self {
         Copying {
             copiers: vec![None; inputs],
-            split,
             plans: Vec::new(),
-            split_failed: false,
+            at: Vec::new(),
         }
-    }
-
-    /// Whether a plan or a build failed (the walk must be redone without splitting).
-    pub(super) fn split_failed(&self) -> bool {
-        self.split_failed
     }
 
     /// Input `m`'s copier (made on first use; the error of one that cannot be made).
@@ -57,26 +54,33 @@ impl<'a> Copying<'a> {
     }
 
     /// Builds the planned copies on every core, each into the arena slots reserved for it at
-    /// the end of `out`, in walk order ([`Module::append_fragments`]), so the result is the
-    /// same on any number of threads; returns the instructions built. A refused build sets
-    /// `split_failed` (the caller redoes the walk without splitting).
-    pub(super) fn build_planned(&mut self, cx: &Context<'_>, out: &mut Module) -> u64 {
+    /// the end of `out`, in walk order ([`build_copies`]), so the result is the same on any
+    /// number of threads; returns the instructions built. If bodies are refused, nothing is
+    /// built and each refusal is inserted into `errors` where its plan put it (in walk order).
+    pub(super) fn build_planned(
+        &mut self,
+        cx: &Context<'_>,
+        out: &mut Module,
+        errors: &mut Vec<LinkError>,
+    ) -> u64 {
         let plans = std::mem::take(&mut self.plans);
-        if plans.is_empty() {
-            return 0;
-        }
-        let bodies: Vec<(Inst, u32)> = plans.iter().map(|(_, p)| (p.target(), p.count())).collect();
-        let copiers = &self.copiers;
+        let at = std::mem::take(&mut self.at);
         let slots = cx.ahead.map(|a| a.take_slots()).unwrap_or_default();
-        let built = out.append_fragments_in(slots, &bodies, |k, fragment| {
-            let (m, plan) = &plans[k];
-            let copier = copiers.get(m.idx()).copied().flatten().ok_or(())?;
-            copier.build(plan, fragment).map_err(|_| ())
-        });
-        match built {
-            Ok(()) => bodies.iter().map(|&(_, n)| u64::from(n) + 1).sum::<u64>(),
-            Err(_) => {
-                self.split_failed = true;
+        match build_copies(out, slots, &plans) {
+            Ok(insts) => insts,
+            Err(failed) => {
+                let mut refused: Vec<(usize, LinkError)> = failed
+                    .into_iter()
+                    .map(|(k, e)| (at.get(k).copied().unwrap_or(errors.len()), e.into()))
+                    .collect();
+                // Inserted last first (later positions, and at one position later plans),
+                // so that each goes before the errors that were at its position and the
+                // refusals end in walk order.
+                refused.reverse();
+                refused.sort_by_key(|&(pos, _)| std::cmp::Reverse(pos));
+                for (pos, e) in refused {
+                    errors.insert(pos.min(errors.len()), e);
+                }
                 0
             }
         }
@@ -84,9 +88,8 @@ impl<'a> Copying<'a> {
 }
 
 impl State<'_> {
-    /// Copies the definition of node `n` into its output instruction, or, when the walk
-    /// splits, plans the copy for [`Copying::build_planned`] (a definition the copier does not
-    /// plan is copied at once). Errors are collected.
+    /// Plans the copy of the definition of node `n` into its output instruction, for
+    /// [`Copying::build_planned`]. Errors are collected.
     pub(super) fn copy(&mut self, out: &mut Module, n: NodeId) {
         let Node {
             src,
@@ -123,36 +126,22 @@ impl State<'_> {
                 return;
             }
         };
-        if self.copy.split {
-            let mut mapper = Mapper {
-                st: self,
-                m,
-                node: n,
-            };
-            match copier.plan(def, out, target, &mut mapper) {
-                Ok(Some(plan)) => {
-                    if let Some(a) = self.cx.ahead {
-                        a.plan(plan.count());
-                    }
-                    self.copy.plans.push((m, plan));
-                    return;
-                }
-                // Not planned (nothing asked yet): copied now.
-                Ok(None) => {}
-                Err(e) => {
-                    self.errors.push(e);
-                    self.copy.split_failed = true;
-                    return;
-                }
-            }
-        }
         let mut mapper = Mapper {
             st: self,
             m,
             node: n,
+            refs_at: None,
         };
-        match copier.copy(def, out, target, &mut mapper) {
-            Ok(s) => self.stats.insts_copied += s.insts,
+        let planned = copier.plan(def, out, target, &mut mapper);
+        let at = mapper.refs_at;
+        match planned {
+            Ok(plan) => {
+                if let Some(a) = self.cx.ahead {
+                    a.plan(plan.count());
+                }
+                self.copy.at.push(at.unwrap_or(self.errors.len()));
+                self.copy.plans.push(plan);
+            }
             Err(e) => self.errors.push(e),
         }
     }
@@ -163,6 +152,9 @@ struct Mapper<'s, 'a> {
     st: &'s mut State<'a>,
     m: InputId,
     node: NodeId,
+    /// How many errors the link had when the first reference was asked about: where a
+    /// refusal of the body's build goes.
+    refs_at: Option<usize>,
 }
 
 impl CopyMapper for Mapper<'_, '_> {
@@ -170,10 +162,12 @@ impl CopyMapper for Mapper<'_, '_> {
 
     #[inline]
     fn pool(&mut self, dst: &mut Module, index: PoolIndex) -> Result<Inst, LinkError> {
+        self.refs_at.get_or_insert(self.st.errors.len());
         self.st.pool_value(dst, self.m, index, Some(self.node))
     }
 
     fn def(&mut self, dst: &mut Module, index: DefIndex) -> Result<Inst, LinkError> {
+        self.refs_at.get_or_insert(self.st.errors.len());
         let src = SrcDef::new(self.m, index);
         Ok(self
             .st
@@ -181,15 +175,7 @@ impl CopyMapper for Mapper<'_, '_> {
             .unwrap_or(dst.root()))
     }
 
-    fn keep_decoration(
-        &mut self,
-        dst: &mut Module,
-        owner: u32,
-        deco: InstView<'_>,
-    ) -> Result<bool, LinkError> {
-        if owner != 0 {
-            return Ok(true);
-        }
+    fn keep_decoration(&mut self, dst: &mut Module, deco: InstView<'_>) -> Result<bool, LinkError> {
         let (m, node) = (self.m, self.node);
         let st = &mut *self.st;
         match deco.opcode() {
