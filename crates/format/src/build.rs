@@ -5,12 +5,14 @@
 //! its parent in pre-order (a dropped decoration's subtree skipped), then the decorations
 //! attached, body and debug ones merged by the one rule ([`merge_list`]), then every type and
 //! operand set, references by the plan's answers. The fragment's calls check what the
-//! module's own constructors check, through the same functions.
+//! module's own constructors check, through the same functions. [`DefCopier::copy`] is the
+//! plan and the build of one definition (here, so that the plan, in `plan.rs`, and the API, in
+//! `copy.rs`, need not know the build).
 
 use irkit_core::{Fragment, FragmentsError, Inst, Module, Opcode, Payload, Slots};
 
-use crate::copy::{Placed, placed_records};
-use crate::defview::Ref;
+use crate::copy::{CopyMapper, CopySummary, DefCopier, Placed, placed_records};
+use crate::defview::{DefView, Ref};
 use crate::error::ReadError;
 use crate::flat::FileStrings;
 use crate::placed::DebugEntry;
@@ -266,4 +268,27 @@ fn debug_decoration<'a>(
         frag.set_type_and_operands(deco, None, ops).map_err(core)?;
     }
     frag.attach_decoration(owner, deco).map_err(core)
+}
+
+impl<'v> DefCopier<'v> {
+    /// Copies definition `d` (from [`ModuleView::def`], so already validated) into `dst`, as
+    /// the already created instruction `target`, which must have the definition's opcode and
+    /// no body yet (no children, no decorations; where it sits in `dst`'s tree is up to the
+    /// caller): sets `target`'s payload, type and operands, and creates its decorations and
+    /// children. The plan ([`DefCopier::plan`]) then the build ([`build_copies`]) of this one
+    /// definition; see the module docs for what the mapper is asked, in which order, and what
+    /// is refused. Errors name the file and the definition.
+    pub fn copy<M: CopyMapper>(
+        &self,
+        d: DefView<'v>,
+        dst: &mut Module,
+        target: Inst,
+        map: &mut M,
+    ) -> Result<CopySummary, M::Error> {
+        let plan = self.plan(d, dst, target, map)?;
+        match build_copies(dst, Slots::default(), std::slice::from_ref(&plan)) {
+            Ok(insts) => Ok(CopySummary { insts }),
+            Err(mut failed) => Err(failed.swap_remove(0).1.into()),
+        }
+    }
 }

@@ -9,12 +9,12 @@
 //! 1. the **plan** ([`DefCopier::plan`], `plan.rs`) asks the [`CopyMapper`] every question the
 //!    copy has and refuses what the debug section makes impossible, before any instruction
 //!    is made;
-//! 2. the **build** ([`build_copies`], `build.rs`) makes the instructions from the plan and the
+//! 2. the **build** ([`crate::build_copies`], `build.rs`) makes the instructions from the plan and the
 //!    body alone, each body into arena slots reserved at the end of the destination
 //!    ([`irkit_core::Fragment`], whose calls check what the module's own constructors check,
 //!    through the same functions), many bodies at once on every core.
 //!
-//! [`DefCopier::copy`] is both steps for one definition; the linker plans each definition
+//! [`DefCopier::copy`] (in `build.rs`) is both steps for one definition; the linker plans each definition
 //! as its walk reaches it and builds them all once the walk is done; [`ModuleView::materialize`]
 //! plans every definition and the root archive with the identity mapping, then builds them all.
 //!
@@ -40,9 +40,8 @@
 
 use std::sync::Arc;
 
-use irkit_core::{Inst, Module, Opcode, Slots};
+use irkit_core::{Inst, Module, Opcode};
 
-use crate::build::build_copies;
 use crate::defview::{DefIndex, DefView, InstView, PoolIndex};
 use crate::error::{Location, ReadCause, ReadError};
 use crate::placed::{DebugBytes, DebugRecs};
@@ -123,27 +122,6 @@ pub struct DefCopier<'v> {
 }
 
 impl<'v> DefCopier<'v> {
-    /// Copies definition `d` (from [`ModuleView::def`], so already validated) into `dst`, as
-    /// the already created instruction `target`, which must have the definition's opcode and
-    /// no body yet (no children, no decorations; where it sits in `dst`'s tree is up to the
-    /// caller): sets `target`'s payload, type and operands, and creates its decorations and
-    /// children. The plan ([`DefCopier::plan`]) then the build ([`build_copies`]) of this one
-    /// definition; see the module docs for what the mapper is asked, in which order, and what
-    /// is refused. Errors name the file and the definition.
-    pub fn copy<M: CopyMapper>(
-        &self,
-        d: DefView<'v>,
-        dst: &mut Module,
-        target: Inst,
-        map: &mut M,
-    ) -> Result<CopySummary, M::Error> {
-        let plan = self.plan(d, dst, target, map)?;
-        match build_copies(dst, Slots::default(), std::slice::from_ref(&plan)) {
-            Ok(insts) => Ok(CopySummary { insts }),
-            Err(mut failed) => Err(failed.swap_remove(0).1.into()),
-        }
-    }
-
     /// The debug records of definition `index`: none for the root archive (`None`, whose
     /// decorations stay in it, spec/format.md §2.3) or without debug info.
     pub(crate) fn debug_records(&self, index: Option<u32>) -> DebugRecs<'v> {
