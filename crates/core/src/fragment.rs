@@ -204,7 +204,7 @@ fn slot() -> InstData {
     InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None)
 }
 
-/// Arena slots made ahead of [`Module::append_fragments_in`], typically on a core that would
+/// Arena slots made ahead of [`Module::append_fragments`], typically on a core that would
 /// otherwise wait while the bodies are being planned. Making a slot is the first write to its
 /// memory, so the kernel's zeroing of fresh pages is paid then, not while the bodies are
 /// built. The room is reserved once (no slot is ever moved); slots are made up to it.
@@ -248,24 +248,12 @@ impl Module {
     /// a refused owner (checked before anything is built, the first reported; each owner gets
     /// one body), or bodies that fail to build or fill fewer slots than they reserved (every
     /// one reported, in order: every body is built).
+    ///
+    /// The arena slots come from `slots` (made ahead, see [`Slots`]; `Slots::default()` for
+    /// none) where it holds enough: the module's instructions move to its front (same handles)
+    /// and the bodies fill the slots after them; slots still missing are made here, extra ones
+    /// dropped. The module is the same either way.
     pub fn append_fragments<E, F>(
-        &mut self,
-        bodies: &[(Inst, u32)],
-        build: F,
-    ) -> Result<(), Vec<FragmentsError<E>>>
-    where
-        E: Send,
-        F: Fn(usize, &mut Fragment<'_>) -> Result<(), E> + Sync,
-    {
-        self.append_fragments_in(Slots::default(), bodies, build)
-    }
-
-    /// [`Module::append_fragments`], taking the arena slots from `slots` (made ahead, see
-    /// [`Slots`]) where it holds enough: the module's instructions move to its front (same
-    /// handles) and the bodies fill the slots after them; slots still missing are made here,
-    /// extra ones dropped. Without enough room in `slots` it is `append_fragments`. The
-    /// module is the same either way.
-    pub fn append_fragments_in<E, F>(
         &mut self,
         slots: Slots,
         bodies: &[(Inst, u32)],
@@ -466,7 +454,7 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
-                fast.append_fragments(&[(f, 4), (g, 4)], |k, frag| {
+                fast.append_fragments(Slots::default(), &[(f, 4), (g, 4)], |k, frag| {
                     let (owner, other) = if k == 0 { (f, g) } else { (g, f) };
                     body_by_fragment(frag, owner, i32t, seven, other)
                 })
@@ -495,8 +483,10 @@ mod tests {
             .append_new_child(root, Opcode::GLOBAL_VAR, Payload::None)
             .unwrap();
         m.replace_all_uses(&HashMap::from([(i32t, i64t)])).unwrap();
-        m.append_fragments(&[(g, 0)], |_, f| f.set_type_and_operands(g, Some(a), &[a]))
-            .unwrap();
+        m.append_fragments(Slots::default(), &[(g, 0)], |_, f| {
+            f.set_type_and_operands(g, Some(a), &[a])
+        })
+        .unwrap();
         assert_eq!(m.resolve(a), a64);
         assert_eq!(m.ty(g), Some(a64));
         assert_eq!(m.operands(g), &[a64]);
@@ -525,7 +515,7 @@ mod tests {
             let (mut fast, [f, g], i32t, seven) = owners();
             let mut slots = Slots::with_room(room).unwrap();
             slots.fill_to(made);
-            fast.append_fragments_in(slots, &[(f, 4), (g, 4)], |k, frag| {
+            fast.append_fragments(slots, &[(f, 4), (g, 4)], |k, frag| {
                 let (owner, other) = if k == 0 { (f, g) } else { (g, f) };
                 body_by_fragment(frag, owner, i32t, seven, other)
             })
@@ -542,7 +532,7 @@ mod tests {
         let mut slots = Slots::with_room(need).unwrap();
         slots.fill_to(need);
         assert!(
-            fast.append_fragments_in(slots, &[(f, 2)], |_, frag| {
+            fast.append_fragments(slots, &[(f, 2)], |_, frag| {
                 frag.append_new_child(f, Opcode::CONST_INT, Payload::None)?;
                 Ok::<(), CoreError>(())
             })
@@ -573,7 +563,7 @@ mod tests {
             let (mut fast, [f, _], ..) = owners();
             let len = fast.arena_len();
             let got = fast
-                .append_fragments(&[(f, 2)], |_, frag| {
+                .append_fragments(Slots::default(), &[(f, 2)], |_, frag| {
                     let b = frag.append_new_child(f, Opcode::BLOCK, Payload::None)?;
                     let parent = if parent_is_block { b } else { f };
                     frag.append_new_child(parent, opcode, Payload::None)?;
@@ -591,7 +581,7 @@ mod tests {
         }
         let (mut fast, [f, _], ..) = owners();
         let outside = Inst::from_index(1_000_000);
-        let got = fast.append_fragments(&[(f, 0)], |_, frag| {
+        let got = fast.append_fragments(Slots::default(), &[(f, 0)], |_, frag| {
             frag.set_type_and_operands(f, None, &[outside])
         });
         assert!(matches!(
@@ -600,7 +590,7 @@ mod tests {
         ));
         // Fewer instructions than reserved, or more, are refused too.
         let (mut fast, [f, _], ..) = owners();
-        let got = fast.append_fragments(&[(f, 2)], |_, frag| {
+        let got = fast.append_fragments(Slots::default(), &[(f, 2)], |_, frag| {
             frag.append_new_child(f, Opcode::BLOCK, Payload::None)
                 .map(|_| ())
         });
@@ -608,7 +598,7 @@ mod tests {
             errs(&got),
             [FragmentsError::Module { index: 0, .. }]
         ));
-        let got = fast.append_fragments(&[(f, 0)], |_, frag| {
+        let got = fast.append_fragments(Slots::default(), &[(f, 0)], |_, frag| {
             frag.append_new_child(f, Opcode::BLOCK, Payload::None)
                 .map(|_| ())
         });
@@ -622,7 +612,7 @@ mod tests {
         // One owner, two bodies: refused before building.
         let (mut fast, [f, _], ..) = owners();
         let len = fast.arena_len();
-        let got = fast.append_fragments(&[(f, 1), (f, 1)], |_, frag| {
+        let got = fast.append_fragments(Slots::default(), &[(f, 1), (f, 1)], |_, frag| {
             frag.append_new_child(f, Opcode::BLOCK, Payload::None)
                 .map(|_| ())
         });
@@ -636,7 +626,9 @@ mod tests {
         fast.append_new_child(f, Opcode::BLOCK, Payload::None)
             .unwrap();
         for owner in [f, seven] {
-            let got = fast.append_fragments(&[(owner, 0)], |_, _| Ok::<(), CoreError>(()));
+            let got = fast.append_fragments(Slots::default(), &[(owner, 0)], |_, _| {
+                Ok::<(), CoreError>(())
+            });
             assert!(
                 matches!(errs(&got), [FragmentsError::Module { .. }]),
                 "{owner}"

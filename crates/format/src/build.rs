@@ -1,6 +1,6 @@
 //! The second step of a copy (`copy.rs`): the **build** of planned copies
 //! ([`build_copies`]), each body from its plan and its archive alone, into the arena slots
-//! reserved for it at the end of the destination ([`Module::append_fragments_in`]), every
+//! reserved for it at the end of the destination ([`Module::append_fragments`]), every
 //! body on its own core. A body is built top-down: every instruction created and appended to
 //! its parent in pre-order (a dropped decoration's subtree skipped), then the decorations
 //! attached, body and debug ones merged by the one rule ([`merge_list`]), then every type and
@@ -34,7 +34,7 @@ pub fn build_copies(
         return Ok(0);
     };
     let bodies: Vec<(Inst, u32)> = plans.iter().map(|p| (p.target, p.count)).collect();
-    let built = dst.append_fragments_in(slots, &bodies, |k, frag| match plans.get(k) {
+    let built = dst.append_fragments(slots, &bodies, |k, frag| match plans.get(k) {
         Some(plan) => plan.build(frag),
         None => Ok(()),
     });

@@ -451,11 +451,8 @@ fn print_stats(s: &Stats, write: Duration) {
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
     if s.classes > 0 {
-        irkit_cli::note!(
-            "classes laid out:    {} ({} object instructions lowered)",
-            s.classes,
-            s.object_insts
-        );
+        let lowered = s.object_insts;
+        irkit_cli::note!("classes laid out:    {} ({lowered} lowered)", s.classes);
     }
     irkit_cli::note!(
         "calls devirtualized: {} ({} guarded)",
