@@ -59,6 +59,15 @@ impl Def {
     pub fn is_class_like(&self) -> bool {
         self.kind != Kind::Trait
     }
+
+    /// A selector of the vtable without an implementation (the class is abstract), if any.
+    pub fn unimplemented(&self) -> Option<&str> {
+        let s = self
+            .slots
+            .iter()
+            .find(|s| self.impls.get(*s) == Some(&None))?;
+        Some(s.as_str())
+    }
 }
 
 /// The hierarchy: definitions in output order, type-id order of the classes.

@@ -85,6 +85,24 @@ impl At {
         ops: Vec<Inst>,
     ) -> Result<Inst, CoreError> {
         let i = m.new_inst(op, ty, ops, Payload::None)?;
+        self.put(m, i)
+    }
+
+    /// `icmp cc a, b` (an `i1` of type `i1`).
+    fn icmp(
+        &mut self,
+        m: &mut Module,
+        i1: Inst,
+        cc: IntCC,
+        a: Inst,
+        b: Inst,
+    ) -> Result<Inst, CoreError> {
+        let i = m.new_inst(Opcode::ICMP, Some(i1), vec![a, b], Payload::Int(cc.code()))?;
+        self.put(m, i)
+    }
+
+    /// Inserts the new instruction `i` here, and moves past it.
+    fn put(&mut self, m: &mut Module, i: Inst) -> Result<Inst, CoreError> {
         m.insert_child(self.block, self.pos, i)?;
         self.pos += 1;
         Ok(i)
@@ -187,7 +205,7 @@ impl Lowering<'_> {
         let value = match op {
             Op::Classalloc => {
                 let (k, d) = (k.unwrap_or(0), def.expect("checked above"));
-                if let Some(s) = d.slots.iter().find(|s| d.impls.get(*s) == Some(&None)) {
+                if let Some(s) = d.unimplemented() {
                     self.errors.push(LinkError::Objects(format!(
                         "{}: class @{} is allocated but has no implementation of method \"{s}\"",
                         Self::at_text(m, f, i),
@@ -272,8 +290,7 @@ impl Lowering<'_> {
                     vec![self.t.dynmethod, desc, n],
                 )?;
                 let null = m.const_null();
-                let missing = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![r, null])?;
-                m.set_payload(missing, Payload::Int(IntCC::Eq.code()))?;
+                let missing = at.icmp(m, ty.i1, IntCC::Eq, r, null)?;
                 let trap = self.trap(m, f, trap_kinds::METHOD_NOT_FOUND)?;
                 self.split_branch(m, f, &at, missing, trap, true)?;
                 r
@@ -306,8 +323,7 @@ impl Lowering<'_> {
     ) -> Result<(Inst, Inst), CoreError> {
         let ty = self.ty;
         let null = m.const_null();
-        let is_null = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![o, null])?;
-        m.set_payload(is_null, Payload::Int(IntCC::Eq.code()))?;
+        let is_null = at.icmp(m, ty.i1, IntCC::Eq, o, null)?;
         let s = at.emit(
             m,
             Opcode::SELECT,
@@ -327,16 +343,12 @@ impl Lowering<'_> {
             let e = at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, table, id])?;
             let byte = at.emit(m, Opcode::LOAD, Some(ty.i8), vec![e])?;
             let zero = m.const_int(ty.i8, 0)?;
-            let r = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![byte, zero])?;
-            m.set_payload(r, Payload::Int(IntCC::Ne.code()))?;
-            r
+            at.icmp(m, ty.i1, IntCC::Ne, byte, zero)?
         } else {
             let lo = m.const_int(ty.i64, d.id)?;
             let span = m.const_int(ty.i64, d.last - d.id)?;
             let x = at.emit(m, Opcode::ISUB, Some(ty.i64), vec![id, lo])?;
-            let r = at.emit(m, Opcode::ICMP, Some(ty.i1), vec![x, span])?;
-            m.set_payload(r, Payload::Int(IntCC::Ule.code()))?;
-            r
+            at.icmp(m, ty.i1, IntCC::Ule, x, span)?
         };
         Ok((is_null, r))
     }
@@ -346,8 +358,7 @@ impl Lowering<'_> {
     fn null_check(&mut self, m: &mut Module, f: Inst, at: At, o: Inst) -> Result<At, CoreError> {
         let null = m.const_null();
         let mut here = at;
-        let is_null = here.emit(m, Opcode::ICMP, Some(self.ty.i1), vec![o, null])?;
-        m.set_payload(is_null, Payload::Int(IntCC::Eq.code()))?;
+        let is_null = here.icmp(m, self.ty.i1, IntCC::Eq, o, null)?;
         let trap = self.trap(m, f, trap_kinds::NULL_RECEIVER)?;
         let cont = self.split_branch(m, f, &here, is_null, trap, true)?;
         Ok(At {

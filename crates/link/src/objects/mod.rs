@@ -44,7 +44,7 @@ pub fn lower_objects(m: &mut Module) -> Result<ObjectStats, Vec<LinkError>> {
     let mut errors = Vec::new();
     for d in &h.defs {
         if d.kind == Kind::Object
-            && let Some(s) = d.slots.iter().find(|s| d.impls.get(*s) == Some(&None))
+            && let Some(s) = d.unimplemented()
         {
             errors.push(LinkError::Objects(format!(
                 "object @{} has no implementation of method \"{s}\"",
