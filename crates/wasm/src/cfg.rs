@@ -58,34 +58,20 @@ impl Term {
     /// Edge `i` (in the order of [`Term::edges`]), found without listing the others: a
     /// `br_table` edge is read once per predecessor entry, so this must not cost its size.
     fn edge(&self, i: usize) -> Option<&Edge> {
-        match self {
-            Term::Jump(e) => (i == 0).then_some(e),
-            Term::Br(_, a, b) => match i {
-                0 => Some(a),
-                1 => Some(b),
-                _ => None,
-            },
-            Term::Switch(_, d, cases) => match i {
-                0 => Some(d),
-                _ => cases.get(i - 1).map(|c| &c.1),
-            },
-            Term::Ret(_) | Term::Unreachable | Term::Trap(_) => None,
+        match (self, i) {
+            (Term::Jump(e) | Term::Br(_, e, _) | Term::Switch(_, e, _), 0) => Some(e),
+            (Term::Br(_, _, e), 1) => Some(e),
+            (Term::Switch(_, _, cases), _) => cases.get(i - 1).map(|c| &c.1),
+            _ => None,
         }
     }
 
     fn edge_mut(&mut self, i: usize) -> Option<&mut Edge> {
-        match self {
-            Term::Jump(e) => (i == 0).then_some(e),
-            Term::Br(_, a, b) => match i {
-                0 => Some(a),
-                1 => Some(b),
-                _ => None,
-            },
-            Term::Switch(_, d, cases) => match i {
-                0 => Some(d),
-                _ => cases.get_mut(i - 1).map(|c| &mut c.1),
-            },
-            Term::Ret(_) | Term::Unreachable | Term::Trap(_) => None,
+        match (self, i) {
+            (Term::Jump(e) | Term::Br(_, e, _) | Term::Switch(_, e, _), 0) => Some(e),
+            (Term::Br(_, _, e), 1) => Some(e),
+            (Term::Switch(_, _, cases), _) => cases.get_mut(i - 1).map(|c| &mut c.1),
+            _ => None,
         }
     }
 }

@@ -150,33 +150,31 @@ impl<'m> Cx<'m> {
     #[inline(never)]
     fn result_not_value(&mut self, i: Inst, op: Opcode, t: Inst) -> Option<VTy> {
         match self.kind(t) {
-            Kind::Value if self.is_interface(t) => {
-                let msg = format!(
+            Kind::Value if self.is_interface(t) => self.no_type(
+                i,
+                format!(
                     "result type {} is an interface: an interface is a type only as `Self` in a requirement's type",
                     self.vname(t)
-                );
-                self.err(i, msg);
-                None
-            }
+                ),
+            ),
             Kind::Value => Some(VTy(Some(t))),
             Kind::Bad => None,
             Kind::Void if matches!(op, Opcode::CALL | Opcode::CALL_INDIRECT) => None,
             Kind::Fn if op == Opcode::LOOKUP_WITNESS => None,
             Kind::Void | Kind::Fn => {
-                let msg = format!("result type {} is not a value type", self.ty_str(t));
-                self.err(i, msg);
-                None
+                self.no_type(i, format!("result type {} is not a value type", self.ty_str(t)))
             }
-            Kind::NotType => {
-                let msg = format!(
-                    "result type names {} (inst {}), which is not a type",
-                    self.opname(t),
-                    t.index()
-                );
-                self.err(i, msg);
-                None
-            }
+            Kind::NotType => self.no_type(
+                i,
+                format!("result type names {} (inst {}), which is not a type", self.opname(t), t.index()),
+            ),
         }
+    }
+
+    /// Reports `message` at `i`, a type position that holds no value type.
+    fn no_type(&mut self, i: Inst, message: String) -> Option<VTy> {
+        self.err(i, message);
+        None
     }
 
     /// The value type of operand `k` of `i`; reports an operand that is not a value.
@@ -492,18 +490,18 @@ impl<'m> Cx<'m> {
             Kind::Value => Some(VTy(Some(t))),
             Kind::Bad => None,
             Kind::Void | Kind::Fn => {
-                let msg = format!("operand {k} must be a value type, found {}", self.ty_str(t));
-                self.err(i, msg);
-                None
+                let found = self.ty_str(t);
+                self.no_type(
+                    i,
+                    format!("operand {k} must be a value type, found {found}"),
+                )
             }
             Kind::NotType => {
-                let msg = format!(
-                    "operand {k} must be a type, found {} ({})",
-                    self.vname(t),
-                    self.opname(t)
-                );
-                self.err(i, msg);
-                None
+                let (name, op) = (self.vname(t), self.opname(t));
+                self.no_type(
+                    i,
+                    format!("operand {k} must be a type, found {name} ({op})"),
+                )
             }
         }
     }

@@ -111,9 +111,7 @@ impl Gen<'_, '_> {
             return;
         }
         for _ in 0..self.e.range(1, 2) {
-            let sig = self.proc_sig();
-            let name = self.fresh("proc");
-            let p = self.gen_proc(&sig, &name);
+            let (p, _) = self.new_proc();
             self.decorate_def(p, true);
         }
     }
@@ -126,9 +124,7 @@ impl Gen<'_, '_> {
             return;
         }
         for _ in 0..self.e.range(1, 2) {
-            let sig = self.proc_sig();
-            let name = self.fresh("proc");
-            let p = self.gen_proc(&sig, &name);
+            let (p, sig) = self.new_proc();
             self.funcs.push(Func {
                 inst: p,
                 sig: sig.clone(),
@@ -138,6 +134,13 @@ impl Gen<'_, '_> {
                 self.exports.push(Iface::Func { name, sig });
             }
         }
+    }
+
+    /// A proc of a fresh signature and name, added to the module.
+    fn new_proc(&mut self) -> (Inst, Sig) {
+        let sig = self.proc_sig();
+        let name = self.fresh("proc");
+        (self.gen_proc(&sig, &name), sig)
     }
 
     /// A proc signature: integer parameters, an integer result.

@@ -86,31 +86,22 @@ impl Parser<'_, '_> {
                 kind: StmtKind::Alias(operand),
             });
         }
-        let (op, by_name, op_pos) = self.opname(result.is_some() || !decos.is_empty())?;
-        let payload = if self.same_line() && self.at_payload(op, by_name) {
-            Some(Box::new(self.payload(op, by_name)?))
+        let name = self.opname(result.is_some() || !decos.is_empty())?;
+        let mut h = InstHead::new(pos, decos, result, name);
+        let (op, by_name) = (h.op, h.by_name);
+        if self.same_line() && self.at_payload(op, by_name) {
+            h.payload = Some(Box::new(self.payload(op, by_name)?));
         } else {
-            self.check_missing_payload(op, by_name, op_pos)?;
-            None
-        };
-        if op == Opcode::PROC && by_name && self.is(&Tok::LParen) {
-            return self.proc_header(InstHead {
-                pos,
-                decos,
-                result,
-                op,
-                by_name,
-                op_pos,
-                payload,
-                operands: Vec::new(),
-            });
+            self.check_missing_payload(op, by_name, h.op_pos)?;
         }
-        let mut operands = Vec::new();
+        if op == Opcode::PROC && by_name && self.is(&Tok::LParen) {
+            return self.proc_header(h);
+        }
         if self.same_line() && is_operand_start(&self.peek().tok) {
-            self.operand_into(&mut operands, true, true)?;
+            self.operand_into(&mut h.operands, true, true)?;
             while self.is(&Tok::Comma) {
                 self.bump();
-                self.operand_into(&mut operands, true, true)?;
+                self.operand_into(&mut h.operands, true, true)?;
             }
             if self.same_line() && !self.is(&Tok::LBrace) && !self.is(&Tok::RBrace) {
                 return self.expected("`,` or end of line");
@@ -118,16 +109,7 @@ impl Parser<'_, '_> {
         } else if self.same_line() && !self.is(&Tok::LBrace) && !self.is(&Tok::RBrace) {
             return self.expected("an operand or end of line");
         }
-        self.finish_inst(InstHead {
-            pos,
-            decos,
-            result,
-            op,
-            by_name,
-            op_pos,
-            payload,
-            operands,
-        })
+        self.finish_inst(h)
     }
 
     /// Whether the tokens ahead start passive dependencies (NOIR): `%a, …` or `%a ?` /
@@ -224,23 +206,8 @@ impl Parser<'_, '_> {
         };
         params.append(&mut body);
         params.push(result);
-        Ok(Stmt {
-            pos: h.pos,
-            id: self.new_id(),
-            end: close,
-            braces: Some((open, close)),
-            label_params: None,
-            decos: h.decos.into(),
-            result: h.result,
-            kind: StmtKind::Inst {
-                op: h.op,
-                by_name: h.by_name,
-                op_pos: h.op_pos,
-                payload: h.payload,
-                operands: h.operands,
-                body: Some(params.into()),
-            },
-        })
+        let id = self.new_id();
+        Ok(h.into_stmt(id, close, Some((open, close)), Some(params.into())))
     }
 
     pub(super) fn opname(&mut self, after_something: bool) -> PResult<(Opcode, bool, Pos)> {
@@ -305,55 +272,31 @@ impl Parser<'_, '_> {
         } else {
             (None, None)
         };
-        Ok(Stmt {
-            pos: h.pos,
-            id: self.new_id(),
-            end: self.prev_pos(),
-            braces,
-            label_params: None,
-            decos: h.decos.into(),
-            result: h.result,
-            kind: StmtKind::Inst {
-                op: h.op,
-                by_name: h.by_name,
-                op_pos: h.op_pos,
-                payload: h.payload,
-                operands: h.operands,
-                body: body.map(ThinVec::from),
-            },
-        })
+        let id = self.new_id();
+        Ok(h.into_stmt(id, self.prev_pos(), braces, body.map(ThinVec::from)))
     }
 
     pub(super) fn deco_entry_inner(&mut self) -> PResult<Stmt> {
         let pos = self.peek().pos;
         let decos = self.deco_groups()?;
         let result = self.result()?;
-        let (op, by_name, op_pos) = self.opname(true)?;
-        let mut payload = None;
-        let mut operands = Vec::new();
+        let name = self.opname(true)?;
+        let mut h = InstHead::new(pos, decos, result, name);
+        let (op, by_name) = (h.op, h.by_name);
         if self.is(&Tok::LParen) {
             self.bump();
             if self.at_payload(op, by_name) {
-                payload = Some(Box::new(self.payload(op, by_name)?));
+                h.payload = Some(Box::new(self.payload(op, by_name)?));
                 if self.is(&Tok::Comma) {
                     self.bump();
                 }
             }
-            self.operand_list(&mut operands, Tok::RParen, "`,` or `)`")?;
+            self.operand_list(&mut h.operands, Tok::RParen, "`,` or `)`")?;
         }
-        if payload.is_none() {
-            self.check_missing_payload(op, by_name, op_pos)?;
+        if h.payload.is_none() {
+            self.check_missing_payload(op, by_name, h.op_pos)?;
         }
-        self.finish_inst(InstHead {
-            pos,
-            decos,
-            result,
-            op,
-            by_name,
-            op_pos,
-            payload,
-            operands,
-        })
+        self.finish_inst(h)
     }
 }
 
@@ -378,4 +321,55 @@ pub(super) struct InstHead {
     op_pos: Pos,
     payload: Option<Box<(PayloadLit, Pos)>>,
     operands: Vec<Operand>,
+}
+
+impl InstHead {
+    /// The head of an instruction at `pos` named by `(op, by_name, op_pos)` ([`Parser::opname`]),
+    /// with no payload or operand read yet.
+    fn new(
+        pos: Pos,
+        decos: Vec<Stmt>,
+        result: Option<ResultDef>,
+        name: (Opcode, bool, Pos),
+    ) -> Self {
+        let (op, by_name, op_pos) = name;
+        InstHead {
+            pos,
+            decos,
+            result,
+            op,
+            by_name,
+            op_pos,
+            payload: None,
+            operands: Vec::new(),
+        }
+    }
+
+    /// The statement this head starts, numbered `id`, ending at `end`, with its braces and
+    /// body if it has them.
+    fn into_stmt(
+        self,
+        id: usize,
+        end: Pos,
+        braces: Option<(Pos, Pos)>,
+        body: Option<ThinVec<Stmt>>,
+    ) -> Stmt {
+        Stmt {
+            pos: self.pos,
+            id,
+            end,
+            braces,
+            label_params: None,
+            decos: self.decos.into(),
+            result: self.result,
+            kind: StmtKind::Inst {
+                op: self.op,
+                by_name: self.by_name,
+                op_pos: self.op_pos,
+                payload: self.payload,
+                operands: self.operands,
+                body,
+            },
+        }
+    }
 }
