@@ -3,7 +3,9 @@
 //! that verifies and runs; and the promise that makes separate compilation safe: the library
 //! changed alone (`tests/objects/shapes_v2.ir`: a new field before the others, a new method,
 //! the members in another order, another class) and relinked with the *same* compiled
-//! `squares` and `main` gives the same result, with another layout.
+//! `squares` and `main` gives the same result, with another layout. Rapid type analysis
+//! (`tests/link/objects_rta`): what no reached call can select is dropped, the counts say so,
+//! and the program runs alike on the interpreter, the JIT and an executable.
 
 use std::path::Path;
 
@@ -23,13 +25,16 @@ fn compiled(path: &str) -> Vec<u8> {
 }
 
 fn linked(files: &[(&str, &[u8])]) -> Module {
+    linked_with_stats(files, &LinkOptions::default()).0
+}
+
+fn linked_with_stats(files: &[(&str, &[u8])], opts: &LinkOptions) -> (Module, irkit_link::Stats) {
     let inputs: Vec<Input> = files
         .iter()
         .map(|(name, bytes)| Input::from_bytes(name, bytes).unwrap_or_else(|e| panic!("{e}")))
         .collect();
-    link(inputs, &LinkOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .module
+    let out = link(inputs, opts).unwrap_or_else(|e| panic!("{e}"));
+    (out.module, out.stats)
 }
 
 fn object_opcodes(m: &Module) -> usize {
@@ -102,4 +107,47 @@ fn a_library_link_keeps_the_classes_for_a_later_link() {
     let m = linked(&[("lib.irm", &lib), ("main.irm", &main)]);
     assert_eq!(object_opcodes(&m), 0);
     assert_eq!(run(&m), 246);
+}
+
+#[test]
+fn rapid_type_analysis_drops_what_no_call_selects_on_every_back_end() {
+    let lib = compiled("tests/link/objects_rta/lib.ir");
+    let main = compiled("tests/link/objects_rta/main.ir");
+    let files: [(&str, &[u8]); 2] = [("lib.irm", &lib), ("main.irm", &main)];
+    let optimized = LinkOptions {
+        devirtualize: true,
+        inline: true,
+        ..LinkOptions::default()
+    };
+    for opts in [LinkOptions::default(), optimized] {
+        let (m, stats) = linked_with_stats(&files, &opts);
+        irkit_core::verify::verify(&m).unwrap_or_else(|e| panic!("{e:?}"));
+        // Dog, Puppy and Cat are copied (Bird is named by nothing reached); Cat is only
+        // tested, never allocated.
+        assert_eq!((stats.classes, stats.classes_live), (3, 2));
+        // Kept: Dog's and Puppy's "speak". Dropped: "fetch", the default "volume", Cat's
+        // "speak".
+        assert_eq!((stats.methods_reached, stats.methods_dropped), (2, 3));
+        let text = irkit_text::print(&m);
+        for gone in [
+            "@dog_fetch",
+            "@fetch_helper",
+            "@default_volume",
+            "@cat_speak",
+            "Cat",
+        ] {
+            assert!(!text.contains(gone), "{gone} is still in\n{text}");
+        }
+        assert_eq!(run(&m), 103);
+        use irkit_backend::Backend;
+        let jit = irkit_cranelift::Jit
+            .run(&m, &irkit_backend::RunOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(jit, irkit_backend::Outcome::Exited(103));
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("rta");
+        irkit_cranelift::build_executable(&m, "main", &exe).unwrap_or_else(|e| panic!("{e}"));
+        let status = std::process::Command::new(&exe).status().unwrap();
+        assert_eq!(status.code(), Some(103));
+    }
 }

@@ -50,7 +50,8 @@ fn verified(m: Module) -> Result<Module, String> {
 /// `m` with its classes laid out and its object instructions lowered, as a link does for every
 /// back end (spec/linking.md, "Objects"); then verified again.
 fn objects_lowered(mut m: Module) -> Result<Module, String> {
-    irkit_link::objects::lower_objects(&mut m).map_err(|errors| {
+    let every_function = irkit_link::objects::ObjectOptions::default();
+    irkit_link::objects::lower_objects(&mut m, &every_function).map_err(|errors| {
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         format!("objects cannot be lowered:\n{}", lines.join("\n"))
     })?;

@@ -149,6 +149,14 @@ pub struct Stats {
     pub specialize: Duration,
     /// Classes and objects laid out (executable links).
     pub classes: u64,
+    /// Of those, the ones instantiated (a `classalloc` or `instance` reached).
+    pub classes_live: u64,
+    /// Method implementations and constructors kept by the class analysis.
+    pub methods_reached: u64,
+    /// Method implementations and constructors it dropped (no reached call selects them).
+    pub methods_dropped: u64,
+    /// `method` instructions lowered to their one possible implementation (`-O`).
+    pub methods_devirtualized: u64,
     /// Object instructions lowered.
     pub object_insts: u64,
     /// Laying out the classes and lowering the object instructions.

@@ -116,8 +116,24 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
     stats.specialize = t.elapsed();
     if !opts.library {
         let t = Instant::now();
-        let objects = crate::objects::lower_objects(&mut out).map_err(LinkErrors)?;
+        let roots = irkit_opt::Visible {
+            library: false,
+            names: &opts.exports,
+            entry: &opts.entry,
+        };
+        let objects = crate::objects::lower_objects(
+            &mut out,
+            &crate::objects::ObjectOptions {
+                roots: Some(roots),
+                devirtualize: opts.devirtualize,
+            },
+        )
+        .map_err(LinkErrors)?;
         stats.classes = objects.classes;
+        stats.classes_live = objects.live;
+        stats.methods_reached = objects.methods_reached;
+        stats.methods_dropped = objects.methods_dropped;
+        stats.methods_devirtualized = objects.devirtualized;
         stats.object_insts = objects.lowered;
         stats.objects = t.elapsed();
     }

@@ -451,8 +451,18 @@ fn print_stats(s: &Stats, write: Duration) {
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
     if s.classes > 0 {
-        let lowered = s.object_insts;
-        irkit_cli::note!("classes laid out:    {} ({lowered} lowered)", s.classes);
+        irkit_cli::note!(
+            "classes laid out:    {} ({} instantiated, {} object instructions lowered)",
+            s.classes,
+            s.classes_live,
+            s.object_insts
+        );
+        irkit_cli::note!(
+            "methods:             {} reached, {} dropped, {} calls devirtualized",
+            s.methods_reached,
+            s.methods_dropped,
+            s.methods_devirtualized
+        );
     }
     irkit_cli::note!(
         "calls devirtualized: {} ({} guarded)",

@@ -3,7 +3,7 @@
 //! traits, visible fields and methods, implementations and vtable slots of each class; type ids
 //! by a pre-order walk of the class forest; and object layouts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use irkit_core::layout::Layouts;
 use irkit_core::{Inst, Module, Opcode};
@@ -76,6 +76,11 @@ pub(super) struct Hierarchy {
     pub index: HashMap<Inst, usize>,
     /// Classes and objects by type id.
     pub by_id: Vec<usize>,
+    /// Per definition: whether it is live (a class allocated, an object instantiated:
+    /// [`super::rta`]); every class-like definition until the analysis says otherwise.
+    pub live: Vec<bool>,
+    /// Implementations no reached call can select ([`super::rta`]): in no table.
+    pub dropped: HashSet<Inst>,
 }
 
 fn err(msg: String) -> LinkError {
@@ -121,10 +126,13 @@ impl Hierarchy {
         if defs.is_empty() {
             return Ok(None);
         }
+        let live = defs.iter().map(Def::is_class_like).collect();
         let mut h = Hierarchy {
             defs,
             index,
             by_id: Vec::new(),
+            live,
+            dropped: HashSet::new(),
         };
         h.read_members(m)?;
         let order = h.topological()?;
@@ -399,9 +407,26 @@ impl Hierarchy {
         }
     }
 
+    /// Whether class-like `k` is below `t`: a subclass of class `t` (or `t` itself), or a
+    /// class extending trait `t`.
+    pub fn below(&self, k: usize, t: usize) -> bool {
+        let (kd, td) = (&self.defs[k], &self.defs[t]);
+        match td.kind {
+            Kind::Trait => self.extends_trait(k, t),
+            Kind::Class | Kind::Object => td.id <= kd.id && kd.id <= td.last,
+        }
+    }
+
     /// Whether class-like `c` extends trait `t` (directly or through parents and supertraits).
     pub fn extends_trait(&self, c: usize, t: usize) -> bool {
         self.defs[c].linear.contains(&t)
+    }
+
+    /// The implementation of selector `s` in class-like `k` that the tables hold: none when
+    /// it is abstract or was dropped.
+    pub fn implementation(&self, k: usize, s: &str) -> Option<Inst> {
+        let f = self.defs[k].impls.get(s).copied().flatten()?;
+        (!self.dropped.contains(&f)).then_some(f)
     }
 
     /// The definition of `inst`, if it is one of the hierarchy.

@@ -21,14 +21,23 @@ use super::tables::{DESC_ID, DESC_VTABLE, Tables, Types};
 const _: () = assert!(DESC_ID == 0);
 use crate::error::LinkError;
 
-/// Lowers every object instruction of `m`'s functions; returns the problems found (a member
-/// a class lacks, an abstract class allocated).
+/// What [`lower`] did.
+pub(super) struct Lowered {
+    /// The problems found (a member a class lacks, an abstract class allocated).
+    pub errors: Vec<LinkError>,
+    /// `method` instructions that became their one possible implementation.
+    pub devirtualized: u64,
+}
+
+/// Lowers every object instruction of `m`'s functions. With `devirtualize`, a `method` whose
+/// receiver can only be of live classes sharing one implementation is that implementation.
 pub(super) fn lower(
     m: &mut Module,
     h: &Hierarchy,
     t: &Tables,
     ty: Types,
-) -> Result<Vec<LinkError>, CoreError> {
+    devirtualize: bool,
+) -> Result<Lowered, CoreError> {
     let mut l = Lowering {
         h,
         t,
@@ -37,6 +46,8 @@ pub(super) fn lower(
         removed: Vec::new(),
         errors: Vec::new(),
         traps: HashMap::new(),
+        devirtualize: devirtualize.then(HashMap::new),
+        devirtualized: 0,
     };
     let funcs: Vec<Inst> = m
         .top_level()
@@ -55,7 +66,10 @@ pub(super) fn lower(
         m.replace_all_uses(&l.replaced)?;
     }
     m.remove_all(&l.removed)?;
-    Ok(l.errors)
+    Ok(Lowered {
+        errors: l.errors,
+        devirtualized: l.devirtualized,
+    })
 }
 
 struct Lowering<'a> {
@@ -68,6 +82,10 @@ struct Lowering<'a> {
     errors: Vec<LinkError>,
     /// The function's trap blocks, by kind.
     traps: HashMap<&'static str, Inst>,
+    /// With devirtualization: the one implementation of each (definition, selector) called,
+    /// if there is one.
+    devirtualize: Option<HashMap<(usize, String), Option<Inst>>>,
+    devirtualized: u64,
 }
 
 /// Where the next instruction goes: a block and a position in it.
@@ -253,6 +271,12 @@ impl Lowering<'_> {
                 if check {
                     at = self.null_check(m, f, at, o)?;
                 }
+                if let Some(only) = self.only_implementation(k.unwrap_or(0), &name) {
+                    self.devirtualized += 1;
+                    self.replaced.insert(i, only);
+                    self.removed.push(i);
+                    return Ok(());
+                }
                 let desc = at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![o])?;
                 let entry = if d.kind == Kind::Trait {
                     let (Some(table), Some(&row)) = (self.t.itable, self.t.row.get(&name)) else {
@@ -280,15 +304,16 @@ impl Lowering<'_> {
                 if check {
                     at = self.null_check(m, f, at, o)?;
                 }
+                let Some(search) = self.t.dynmethod else {
+                    return Err(CoreError::WrongKind {
+                        opcode: Opcode::DYNMETHOD,
+                        what: "is lowered, but no selector search was made for it",
+                    });
+                };
                 let desc = at.emit(m, Opcode::LOAD, Some(ty.ptr), vec![o])?;
                 let n = self.t.selector.get(&name).copied().unwrap_or(u64::MAX);
                 let n = m.const_int(ty.i64, n)?;
-                let r = at.emit(
-                    m,
-                    Opcode::CALL,
-                    Some(ty.ptr),
-                    vec![self.t.dynmethod, desc, n],
-                )?;
+                let r = at.emit(m, Opcode::CALL, Some(ty.ptr), vec![search, desc, n])?;
                 let null = m.const_null();
                 let missing = at.icmp(m, ty.i1, IntCC::Eq, r, null)?;
                 let trap = self.trap(m, f, trap_kinds::METHOD_NOT_FOUND)?;
@@ -311,6 +336,32 @@ impl Lowering<'_> {
         self.replaced.insert(i, value);
         self.removed.push(i);
         Ok(())
+    }
+
+    /// With devirtualization, the implementation of `s` that every live class below `k` has,
+    /// when they all have the same one (an object of another class cannot exist).
+    fn only_implementation(&mut self, k: usize, s: &str) -> Option<Inst> {
+        let h = self.h;
+        let memo = self.devirtualize.as_mut()?;
+        *memo.entry((k, s.to_owned())).or_insert_with(|| {
+            let d = &h.defs[k];
+            // A class's subclasses are its id range; a trait's, anywhere.
+            let candidates = match d.kind {
+                Kind::Trait => &h.by_id[..],
+                Kind::Class | Kind::Object => {
+                    h.by_id.get(d.id as usize..=d.last as usize).unwrap_or(&[])
+                }
+            };
+            let mut only = None;
+            for &c in candidates.iter().filter(|&&c| h.live[c] && h.below(c, k)) {
+                let f = h.implementation(c, s)?;
+                if only.is_some_and(|g| g != f) {
+                    return None;
+                }
+                only = Some(f);
+            }
+            only
+        })
     }
 
     /// `is @k, %o` at `at`: returns (`%o` is null, the test).

@@ -4,6 +4,8 @@
 //!
 //! * [`hierarchy`]: the definitions, their supertypes and members, checked; linear traits,
 //!   visible fields and methods, implementations, vtable slots, type ids and layouts;
+//! * [`rta`]: which classes are instantiated and which implementations calls can select
+//!   (rapid type analysis); the rest is dropped;
 //! * [`tables`]: the descriptors, the trait dispatch table, membership tables, instance
 //!   variables and the run-time routines, as ordinary definitions;
 //! * [`lower`]: the object instructions rewritten over them.
@@ -13,10 +15,14 @@
 
 mod hierarchy;
 mod lower;
+mod rta;
 mod tables;
 
 use irkit_core::layout::Layouts;
+use std::collections::HashSet;
+
 use irkit_core::{Inst, Module, Opcode};
+use irkit_opt::Visible;
 
 use crate::error::LinkError;
 use hierarchy::{Hierarchy, Kind};
@@ -31,13 +37,38 @@ pub struct ObjectStats {
     pub traits: u64,
     /// Object instructions lowered.
     pub lowered: u64,
+    /// Classes and objects instantiated (a `classalloc` or `instance` reached).
+    pub live: u64,
+    /// Method implementations (and constructors) kept: a reached call may select them, or
+    /// something else names them.
+    pub methods_reached: u64,
+    /// Method implementations (and constructors) dropped.
+    pub methods_dropped: u64,
+    /// `method` instructions lowered to the one implementation their receiver can have.
+    pub devirtualized: u64,
 }
 
-/// Lays out the classes, traits and objects of `m` and lowers its object instructions, then
-/// removes the class, trait and object definitions. A module without them is left as it is.
-pub fn lower_objects(m: &mut Module) -> Result<ObjectStats, Vec<LinkError>> {
+/// How [`lower_objects`] treats a module.
+#[derive(Default)]
+pub struct ObjectOptions<'a> {
+    /// The definitions other programs see (an executable link's entry point and exports),
+    /// from which the analysis starts; `None`: every definition outside the hierarchy, for a
+    /// module whose functions are called by name.
+    pub roots: Option<Visible<'a>>,
+    /// `method` with one possible implementation becomes that function's address (`-O`).
+    pub devirtualize: bool,
+}
+
+/// Lays out the classes, traits and objects of `m`, drops what no reached code can use
+/// (classes never instantiated get no tables; implementations no reached call can select are
+/// removed, with what only they used), and lowers its object instructions, then removes the
+/// class, trait and object definitions. A module without them is left as it is.
+pub fn lower_objects(
+    m: &mut Module,
+    opts: &ObjectOptions<'_>,
+) -> Result<ObjectStats, Vec<LinkError>> {
     let layouts = Layouts::new(m);
-    let Some(h) = Hierarchy::build(m, &layouts)? else {
+    let Some(mut h) = Hierarchy::build(m, &layouts)? else {
         return Ok(ObjectStats::default());
     };
     let internal = |e: irkit_core::CoreError| vec![LinkError::Internal(format!("objects: {e}"))];
@@ -52,10 +83,26 @@ pub fn lower_objects(m: &mut Module) -> Result<ObjectStats, Vec<LinkError>> {
             )));
         }
     }
+    let reached = rta::analyze(m, &h, opts.roots.as_ref());
+    // Every implementation and constructor the hierarchy names, each once.
+    let named: HashSet<Inst> = h
+        .defs
+        .iter()
+        .flat_map(|d| d.methods.iter().filter_map(|x| x.body).chain(d.ctor))
+        .collect();
+    h.dropped = named
+        .iter()
+        .copied()
+        .filter(|f| !reached.reached[f.idx()])
+        .collect();
+    let methods_dropped = h.dropped.len() as u64;
+    m.remove_all(&reached.dead(m, &h)).map_err(internal)?;
+    h.live = reached.live;
     let needs = needs(m, &h);
     let ty = Types::new(m);
     let t = tables::build(m, &h, &needs, ty).map_err(internal)?;
-    errors.extend(lower::lower(m, &h, &t, ty).map_err(internal)?);
+    let lowered = lower::lower(m, &h, &t, ty, opts.devirtualize).map_err(internal)?;
+    errors.extend(lowered.errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -65,6 +112,10 @@ pub fn lower_objects(m: &mut Module) -> Result<ObjectStats, Vec<LinkError>> {
         classes: h.by_id.len() as u64,
         traits: h.defs.iter().filter(|d| d.kind == Kind::Trait).count() as u64,
         lowered: needs.instructions,
+        live: h.by_id.iter().filter(|&&k| h.live[k]).count() as u64,
+        methods_reached: named.len() as u64 - methods_dropped,
+        methods_dropped,
+        devirtualized: lowered.devirtualized,
     })
 }
 
@@ -77,6 +128,7 @@ fn needs(m: &Module, h: &Hierarchy) -> Needs {
             .is_some_and(|op| matches!(op, irkit_core::op_objects!()))
         {
             needs.instructions += 1;
+            needs.dynmethod |= m.opcode(i) == Opcode::DYNMETHOD;
         }
         let (k, name) = match m.opcode(i) {
             Opcode::METHOD => (m.operands(i).get(1), m.payload(i).as_str()),

@@ -50,7 +50,8 @@ pub(super) struct Tables {
     /// Selector numbers (for `dynmethod`).
     pub selector: HashMap<String, u64>,
     pub alloc: Inst,
-    pub dynmethod: Inst,
+    /// `__irkit.dynmethod`, made when a `dynmethod` is lowered.
+    pub dynmethod: Option<Inst>,
     /// Accessor per object.
     pub instance: HashMap<usize, Inst>,
 }
@@ -63,6 +64,8 @@ pub(super) struct Needs {
     pub tested_traits: BTreeSet<usize>,
     /// Object instructions found.
     pub instructions: u64,
+    /// Whether a `dynmethod` is among them.
+    pub dynmethod: bool,
 }
 
 /// Builds every table and routine into `m`.
@@ -75,13 +78,13 @@ pub(super) fn build(
     let classes = h.by_id.len() as u64;
     // Selector numbers: every selector some class implements, in string order.
     let mut names: BTreeSet<&str> = BTreeSet::new();
-    for &k in &h.by_id {
+    for &k in live(h) {
         names.extend(
             h.defs[k]
                 .impls
-                .iter()
-                .filter(|(_, b)| b.is_some())
-                .map(|(s, _)| s.as_str()),
+                .keys()
+                .filter(|s| h.implementation(k, s).is_some())
+                .map(String::as_str),
         );
     }
     let selector: HashMap<String, u64> = names
@@ -103,13 +106,13 @@ pub(super) fn build(
     let null_desc = b.global_const("__irkit.null_descriptor", null_ty, null_init)?;
     let null_object = b.global_const("__irkit.null_object", ty.ptr, null_desc)?;
     let mut desc = HashMap::new();
-    for &k in &h.by_id {
+    for &k in live(h) {
         let d = &h.defs[k];
         // The selector table, sorted by number.
         let mut entries: Vec<(u64, Inst)> = d
             .impls
-            .iter()
-            .filter_map(|(s, body)| Some((*selector.get(s)?, (*body)?)))
+            .keys()
+            .filter_map(|s| Some((*selector.get(s)?, h.implementation(k, s)?)))
             .collect();
         entries.sort_unstable();
         let m = b.module();
@@ -137,7 +140,7 @@ pub(super) fn build(
             let vt: Vec<Inst> = d
                 .slots
                 .iter()
-                .map(|s| d.impls.get(s).copied().flatten().unwrap_or(null))
+                .map(|s| h.implementation(k, s).unwrap_or(null))
                 .collect();
             fields.push(arr);
             init.push(m.const_aggregate(arr, &vt)?);
@@ -161,10 +164,14 @@ pub(super) fn build(
         members.insert(t, g);
     }
     let alloc = alloc_routine(&mut b, ty)?;
-    let dynmethod = dynmethod_routine(&mut b, ty)?;
+    let dynmethod = if needs.dynmethod {
+        Some(dynmethod_routine(&mut b, ty)?)
+    } else {
+        None
+    };
     let mut instance = HashMap::new();
     for (k, d) in h.defs.iter().enumerate() {
-        if d.kind == Kind::Object {
+        if d.kind == Kind::Object && h.live[k] {
             let f = instance_routine(&mut b, ty, d.name.as_str(), d.size, desc[&k], d.ctor, alloc)?;
             instance.insert(k, f);
         }
@@ -180,6 +187,12 @@ pub(super) fn build(
         dynmethod,
         instance,
     })
+}
+
+/// The live classes and objects, by type id: only they have instances, so only they need a
+/// descriptor, a selector table or a row entry.
+fn live(h: &Hierarchy) -> impl Iterator<Item = &usize> {
+    h.by_id.iter().filter(|&&k| h.live[k])
 }
 
 /// The trait dispatch table: one row per selector called through a trait, indexed by type id,
@@ -198,16 +211,9 @@ fn dispatch_table(
         .trait_selectors
         .iter()
         .map(|s| {
-            let entries = h
-                .by_id
-                .iter()
+            let entries = live(h)
                 .filter(|&&k| h.defs[k].sees.contains_key(s))
-                .map(|&k| {
-                    (
-                        h.defs[k].id,
-                        h.defs[k].impls.get(s).copied().flatten().unwrap_or(null),
-                    )
-                })
+                .map(|&k| (h.defs[k].id, h.implementation(k, s).unwrap_or(null)))
                 .collect();
             (s, entries)
         })
