@@ -3,7 +3,8 @@
 //! that verifies and runs; and the promise that makes separate compilation safe: the library
 //! changed alone (`tests/objects/shapes_v2.ir`: a new field before the others, a new method,
 //! the members in another order, another class) and relinked with the *same* compiled
-//! `squares` and `main` gives the same result, with another layout. Rapid type analysis
+//! `squares` and `main` gives the same result, with another layout, on the interpreter, the
+//! JIT and an executable. Rapid type analysis
 //! (`tests/link/objects_rta`): what no reached call can select is dropped, the counts say so,
 //! and the program runs alike on the interpreter, the JIT and an executable.
 
@@ -49,6 +50,19 @@ fn run(m: &Module) -> i32 {
     it.run_main().unwrap_or_else(|t| panic!("{t}"))
 }
 
+/// The exit code of `m`'s `main` on the interpreter, the JIT and as an executable.
+fn run_everywhere(m: &Module) -> [i32; 3] {
+    use irkit_backend::Backend;
+    let jit = irkit_cranelift::Jit
+        .run(m, &irkit_backend::RunOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("program");
+    irkit_cranelift::build_executable(m, "main", &exe).unwrap_or_else(|e| panic!("{e}"));
+    let status = std::process::Command::new(&exe).status().unwrap();
+    [run(m), jit.exit_code(), status.code().unwrap_or(-1)]
+}
+
 #[test]
 fn a_library_class_changed_alone_relinks_right() {
     let squares = compiled("examples/objects/squares.ir");
@@ -68,7 +82,7 @@ fn a_library_class_changed_alone_relinks_right() {
     for m in [&before, &after] {
         irkit_core::verify::verify(m).unwrap_or_else(|e| panic!("{e:?}"));
         assert_eq!(object_opcodes(m), 0, "{}", irkit_text::print(m));
-        assert_eq!(run(m), 246);
+        assert_eq!(run_everywhere(m), [246; 3]);
     }
     // Not the same program: Rect's fields and methods moved, so did Square's (its parent's
     // layout is a prefix of its own).
@@ -138,16 +152,6 @@ fn rapid_type_analysis_drops_what_no_call_selects_on_every_back_end() {
         ] {
             assert!(!text.contains(gone), "{gone} is still in\n{text}");
         }
-        assert_eq!(run(&m), 103);
-        use irkit_backend::Backend;
-        let jit = irkit_cranelift::Jit
-            .run(&m, &irkit_backend::RunOptions::default())
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(jit, irkit_backend::Outcome::Exited(103));
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("rta");
-        irkit_cranelift::build_executable(&m, "main", &exe).unwrap_or_else(|e| panic!("{e}"));
-        let status = std::process::Command::new(&exe).status().unwrap();
-        assert_eq!(status.code(), Some(103));
+        assert_eq!(run_everywhere(&m), [103; 3]);
     }
 }
