@@ -1,12 +1,15 @@
 //! Where code is, spelled as the interpreter spells it in a trap line: `@f` for a definition,
-//! `@f ^b, instruction N (op %name)` for an instruction. The labels themselves are
+//! `@f ^b, instruction N (op %name)` for an instruction, ending with ` at FILE:LINE:COL` when
+//! it has a source location. The labels themselves are
 //! `irkit_core::place`'s (`verified_def_label`, `verified_block_label`,
 //! `verified_instruction_label`); this module only keeps the names shared per function and
 //! block.
 
 use std::rc::Rc;
 
-use irkit_core::place::{verified_block_label, verified_def_label, verified_instruction_label};
+use irkit_core::place::{
+    verified_block_label, verified_def_label, verified_instruction_label, verified_source,
+};
 use irkit_core::{Inst, Module};
 
 /// `@f ^b, instruction 0 (op …)`: the first instruction of function `f`'s entry block, as a
@@ -45,13 +48,19 @@ impl Place {
         }
     }
 
-    /// `@f ^b, instruction N (op %name)`.
+    /// `@f ^b, instruction N (op %name)`, then ` at FILE:LINE:COL` when the instruction has a
+    /// source location.
     pub(crate) fn render(&self, m: &Module) -> String {
-        format!(
+        let mut text = format!(
             "{} {}, {}",
             self.func,
             self.block,
             verified_instruction_label(m, self.inst, self.index)
-        )
+        );
+        if let Some(source) = verified_source(m, self.inst) {
+            text.push_str(" at ");
+            text.push_str(&source);
+        }
+        text
     }
 }

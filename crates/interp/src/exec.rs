@@ -13,7 +13,7 @@ use crate::pure;
 use crate::source::Src;
 use crate::trap::{Location, Trap, TrapKind};
 use crate::value::Value;
-use irkit_core::place::{verified_block_label, verified_def_label};
+use irkit_core::place::{verified_block_label, verified_def_label, verified_source};
 
 /// One activation.
 struct Frame {
@@ -209,6 +209,7 @@ impl Interpreter<'_> {
                 index: f.ip,
                 opcode: inst.map_or_else(|| "?".into(), |i| m.opcode(i).to_string()),
                 name: inst.and_then(|i| m.name(i)).map(str::to_string),
+                source: inst.and_then(|i| verified_source(m, i)),
             })
         });
         Trap { kind, location }

@@ -9,7 +9,7 @@ use irkit_core::noir::{ProcGraph, passive_deps};
 use irkit_core::{Inst, Module, Opcode};
 
 use crate::trap::{InterpError, Location, Trap, TrapKind};
-use irkit_core::place::verified_def_label;
+use irkit_core::place::{verified_def_label, verified_source};
 
 /// One body instruction of a proc, prepared.
 #[derive(Debug)]
@@ -137,6 +137,7 @@ impl ProcInfo {
                 index,
                 opcode: m.opcode(inst).to_string(),
                 name: m.name(inst).map(str::to_string),
+                source: verified_source(m, inst),
             })),
         }
     }

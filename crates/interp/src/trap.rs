@@ -122,6 +122,8 @@ pub struct Location {
     pub opcode: String,
     /// `%name` of the instruction, if it has a name hint.
     pub name: Option<String>,
+    /// `FILE:LINE:COL` of the instruction, if it has a source location (a `loc`).
+    pub source: Option<String>,
 }
 
 /// A trap: its kind and, when it happened inside the program, where.
@@ -156,6 +158,9 @@ impl std::fmt::Display for Trap {
                 write!(f, " %{n}")?;
             }
             f.write_str(")")?;
+            if let Some(s) = &l.source {
+                write!(f, " at {s}")?;
+            }
         }
         Ok(())
     }
