@@ -85,16 +85,49 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 /// column with the source line for text, the section for binary) go into `problems`. Comments
 /// of a text input are dropped ([`load_keeping_comments`] keeps them).
 pub fn load(path: &Path, problems: &mut Problems) -> Option<Loaded> {
-    load_inner(path, problems, false)
+    load_inner(path, problems, false, TextOptions::default())
+}
+
+/// Like [`load`], reading a text input as `text` says.
+pub fn load_with(path: &Path, text: TextOptions, problems: &mut Problems) -> Option<Loaded> {
+    load_inner(path, problems, false, text)
+}
+
+/// How the tools read `.ir` text inputs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    /// `-g`: record where each instruction was written as a `loc` decoration (the input's
+    /// name, line and column; [`irkit_text::attach_locations`]), so that traps and debug
+    /// information name the `.ir` line.
+    pub locations: bool,
+}
+
+/// Parses the text input `name` as `text` says: the module, or its problems, one line each.
+pub fn parse_text(source: &str, name: &str, text: TextOptions) -> Result<Module, Vec<String>> {
+    let rendered = |errors: irkit_text::ParseErrors| -> Vec<String> {
+        errors.errors().iter().map(|e| e.render()).collect()
+    };
+    if !text.locations {
+        return irkit_text::parse(source, name).map_err(rendered);
+    }
+    let (mut m, map) = irkit_text::parse_with_source_map(source, name).map_err(rendered)?;
+    irkit_text::attach_locations(&mut m, &map, name)
+        .map_err(|e| vec![format!("{name}: cannot record source positions: {e}")])?;
+    Ok(m)
 }
 
 /// Like [`load`], also keeping the comments and blank lines of a text input
 /// ([`Loaded::trivia`]), for a formatter.
 pub fn load_keeping_comments(path: &Path, problems: &mut Problems) -> Option<Loaded> {
-    load_inner(path, problems, true)
+    load_inner(path, problems, true, TextOptions::default())
 }
 
-fn load_inner(path: &Path, problems: &mut Problems, comments: bool) -> Option<Loaded> {
+fn load_inner(
+    path: &Path,
+    problems: &mut Problems,
+    comments: bool,
+    text: TextOptions,
+) -> Option<Loaded> {
     let (name, bytes) = read_bytes(path, problems)?;
     if is_binary(&bytes) {
         let module = load_binary(&name, &bytes, problems)?;
@@ -110,8 +143,9 @@ fn load_inner(path: &Path, problems: &mut Problems, comments: bool) -> Option<Lo
     let source = text_of(&name, bytes, problems)?;
     let parsed = if comments {
         irkit_text::parse_with_trivia(&source, &name)
+            .map_err(|errors| errors.errors().iter().map(|e| e.render()).collect())
     } else {
-        irkit_text::parse(&source, &name).map(|m| (m, irkit_text::Trivia::default()))
+        parse_text(&source, &name, text).map(|m| (m, irkit_text::Trivia::default()))
     };
     match parsed {
         Ok((module, trivia)) => Some(Loaded {
@@ -122,9 +156,9 @@ fn load_inner(path: &Path, problems: &mut Problems, comments: bool) -> Option<Lo
             trivia,
             module,
         }),
-        Err(errors) => {
-            for e in errors.errors() {
-                problems.push(e.render());
+        Err(lines) => {
+            for line in lines {
+                problems.push(line);
             }
             None
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::input::{load, text_of, verify_error_lines};
+use crate::input::{TextOptions, load, parse_text, text_of, verify_error_lines};
 use crate::report::Problems;
 
 /// Opens the inputs of a link, each read once, in path order (so problems come in a fixed
@@ -16,6 +16,7 @@ use crate::report::Problems;
 /// spent, for `--stats`.
 pub fn open_link_inputs(
     paths: &[std::path::PathBuf],
+    text: TextOptions,
     problems: &mut Problems,
 ) -> Option<(Vec<irkit_link::Input>, std::time::Duration)> {
     use irkit_link::{Input, Opened};
@@ -43,12 +44,10 @@ pub fn open_link_inputs(
             let Some(source) = text_of(&name, bytes, &mut problems) else {
                 return Err(problems);
             };
-            let parsed = irkit_text::parse(&source, &name)
-                .map_err(|errors| errors.errors().iter().map(|e| e.render()).collect())
-                .and_then(|module| {
-                    Input::from_module(&name, &module)
-                        .map_err(|errors| errors.errors().iter().map(|e| e.render()).collect())
-                });
+            let parsed = parse_text(&source, &name, text).and_then(|module| {
+                Input::from_module(&name, &module)
+                    .map_err(|errors| errors.errors().iter().map(|e| e.render()).collect())
+            });
             parsed.map_err(|lines: Vec<String>| {
                 lines.into_iter().for_each(|l| problems.push(l));
                 problems
@@ -71,9 +70,10 @@ pub fn open_link_inputs(
 pub fn link_paths(
     paths: &[std::path::PathBuf],
     opts: &irkit_link::LinkOptions,
+    text: TextOptions,
     problems: &mut Problems,
 ) -> Option<irkit_link::Linked> {
-    let (inputs, open_time) = open_link_inputs(paths, problems)?;
+    let (inputs, open_time) = open_link_inputs(paths, text, problems)?;
     match irkit_link::link(inputs, opts) {
         Ok(mut linked) => {
             linked.stats.open += open_time;

@@ -447,3 +447,38 @@ fn messages_say_1_parameter_not_1_parameters() {
     assert!(interp.contains("expected 1 argument, got 0"), "{interp}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-g` (spec/text.md, "Source positions"): the tools record where each instruction of a
+/// `.ir` input was written, that survives assembling and linking, a trap names the line on
+/// every back end, and `--strip-debug` drops it.
+#[test]
+fn g_records_ir_positions_that_traps_name_on_every_back_end() {
+    let input = "tests/run/div_by_zero.ir";
+    let at = format!(
+        "trap: integer division by zero in @div ^entry, instruction 0 (sdiv %q) at {input}:11:3\n"
+    );
+    let dir = temp_dir("g");
+    let irm = dir.join("div.irm");
+    let exe = dir.join("div");
+    let (irm_s, exe_s) = (irm.to_str().unwrap(), exe.to_str().unwrap());
+    let linked = run("ir-link", &["-g", input, "--emit", "exe", "-o", exe_s], None);
+    assert!(linked.status.success(), "{}", stderr(&linked));
+    let native = Command::new(&exe).output().unwrap();
+    let assembled = run("ir-as", &["-g", input, "-o", irm_s], None);
+    assert!(assembled.status.success(), "{}", stderr(&assembled));
+    let runs = [
+        run("ir-run", &["-g", "--interp", input], None),
+        run("ir-run", &["-g", input], None),
+        native,
+        run("ir-run", &[irm_s], None),
+    ];
+    for r in &runs {
+        assert_eq!(r.status.code(), Some(70));
+        assert_eq!(stderr(r), at);
+    }
+    let stripped = run("ir-link", &["--strip-debug", irm_s, "-o", irm_s], None);
+    assert!(stripped.status.success(), "{}", stderr(&stripped));
+    let without = stderr(&run("ir-run", &[irm_s], None));
+    assert!(without.ends_with("(sdiv %q)\n") || without.ends_with("(sdiv)\n"), "{without}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

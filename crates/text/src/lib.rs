@@ -14,6 +14,8 @@
 //!   text gives the same text back.
 //! * [`parse_with_trivia`] and [`print_with_trivia`] do the same keeping the comments and
 //!   blank lines of the source ([`Trivia`]): a formatter that loses no comment.
+//! * [`parse_with_source_map`] also says where each instruction was written, and
+//!   [`attach_locations`] turns that into `loc` decorations (what `-g` asks of the tools).
 //! * [`print_inst`] and [`print_annotated`] render single instructions and annotated modules,
 //!   for verifier messages, with the names [`print()`] uses ([`Names`]).
 //!
@@ -27,12 +29,14 @@ mod build;
 mod error;
 mod lexer;
 mod literal;
+mod locations;
 mod names;
 mod parser;
 mod printer;
 mod trivia;
 
 pub use error::{MAX_ERRORS, ParseError, ParseErrors, Pos, WINDOW};
+pub use locations::attach_locations;
 pub use names::{MAX_INLINE_DEPTH, Names};
 pub use parser::MAX_DEPTH;
 pub use printer::{print, print_annotated, print_inst, print_inst_with, print_with_trivia};

@@ -21,12 +21,19 @@ struct Args {
     /// Write the module even if it does not verify.
     #[arg(long)]
     no_verify: bool,
+    /// Record where each instruction of a `.ir` text input was written, as `loc`
+    /// decorations (file, line, column), so that traps and debuggers name the `.ir` line.
+    #[arg(short = 'g')]
+    debug_positions: bool,
 }
 
 fn main() -> ExitCode {
     let args: Args = irkit_cli::start();
     let mut problems = Problems::new();
-    let Some(loaded) = input::load(&args.input, &mut problems) else {
+    let text = input::TextOptions {
+        locations: args.debug_positions,
+    };
+    let Some(loaded) = input::load_with(&args.input, text, &mut problems) else {
         return problems.finish();
     };
     if !args.no_verify

@@ -71,6 +71,10 @@ struct Args {
     /// Do not copy name hints and source locations.
     #[arg(long)]
     strip_debug: bool,
+    /// Record where each instruction of a `.ir` text input was written, as `loc`
+    /// decorations (file, line, column), so that traps and debuggers name the `.ir` line.
+    #[arg(short = 'g')]
+    debug_positions: bool,
     /// Rewrite every NOIR proc of the linked module into an ordinary function (irkit-noir's
     /// lowering) before writing it; native output (`--emit obj|exe`) always does.
     #[arg(long)]
@@ -127,8 +131,12 @@ fn main() -> ExitCode {
         devirtualize: args.devirtualize || args.optimize,
         inline: args.inline || args.optimize,
     };
+    let text = irkit_cli::input::TextOptions {
+        locations: args.debug_positions,
+    };
     let mut problems = Problems::new();
-    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, &mut problems) else {
+    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, text, &mut problems)
+    else {
         return problems.finish();
     };
     let t = Instant::now();
