@@ -128,6 +128,9 @@ pub struct RunOptions {
     /// (the default): native code is limited by its stack alone (the trap
     /// [`trap_kinds::NATIVE_STACK_EXHAUSTED`]), the interpreter by [`DEFAULT_INTERP_DEPTH`].
     pub max_depth: Option<usize>,
+    /// Native code compiled in this process: append each function's address, size and name
+    /// to `/tmp/perf-PID.map`, for profilers (spec/backends.md, "Profiling JIT code").
+    pub perf_map: bool,
 }
 
 impl Default for RunOptions {
@@ -136,6 +139,7 @@ impl Default for RunOptions {
             entry: "main".into(),
             fuel: None,
             max_depth: None,
+            perf_map: false,
         }
     }
 }

@@ -461,7 +461,11 @@ fn g_records_ir_positions_that_traps_name_on_every_back_end() {
     let irm = dir.join("div.irm");
     let exe = dir.join("div");
     let (irm_s, exe_s) = (irm.to_str().unwrap(), exe.to_str().unwrap());
-    let linked = run("ir-link", &["-g", input, "--emit", "exe", "-o", exe_s], None);
+    let linked = run(
+        "ir-link",
+        &["-g", input, "--emit", "exe", "-o", exe_s],
+        None,
+    );
     assert!(linked.status.success(), "{}", stderr(&linked));
     let native = Command::new(&exe).output().unwrap();
     let assembled = run("ir-as", &["-g", input, "-o", irm_s], None);
@@ -479,6 +483,41 @@ fn g_records_ir_positions_that_traps_name_on_every_back_end() {
     let stripped = run("ir-link", &["--strip-debug", irm_s, "-o", irm_s], None);
     assert!(stripped.status.success(), "{}", stderr(&stripped));
     let without = stderr(&run("ir-run", &[irm_s], None));
-    assert!(without.ends_with("(sdiv %q)\n") || without.ends_with("(sdiv)\n"), "{without}");
+    assert!(
+        without.ends_with("(sdiv %q)\n") || without.ends_with("(sdiv)\n"),
+        "{without}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ir-run --perf-map` (spec/backends.md, "Profiling JIT code"): the JIT appends a line
+/// `START SIZE NAME` (hexadecimal) per compiled function to `/tmp/perf-PID.map`, where
+/// profilers look for it, before the program runs.
+#[test]
+fn perf_map_names_every_jit_compiled_function() {
+    let _spawning = spawn_lock();
+    let child = Command::new(env!("CARGO_BIN_EXE_ir-run"))
+        .args(["--perf-map", "tests/run/div_by_zero.ir"])
+        .current_dir(repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(_spawning);
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(70));
+    let path = format!("/tmp/perf-{pid}.map");
+    let map = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let _ = std::fs::remove_file(&path);
+    let mut named = Vec::new();
+    for line in map.lines() {
+        let mut parts = line.splitn(3, ' ');
+        let start = u64::from_str_radix(parts.next().unwrap(), 16).unwrap();
+        let size = u64::from_str_radix(parts.next().unwrap(), 16).unwrap();
+        assert!(start > 0 && size > 0, "{line}");
+        named.push(parts.next().unwrap().to_string());
+    }
+    named.sort();
+    assert_eq!(named, ["@div", "@main"], "{map}");
 }

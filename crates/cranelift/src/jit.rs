@@ -286,10 +286,27 @@ pub fn compile_with_depth(
     entry: &str,
     max_depth: Option<usize>,
 ) -> Result<Compiled, BackendError> {
+    let opts = irkit_backend::RunOptions {
+        entry: entry.to_string(),
+        max_depth,
+        ..irkit_backend::RunOptions::default()
+    };
+    compile_with(m, &opts)
+}
+
+/// Like [`compile`], as `opts` says: its entry, its call depth limit (see
+/// [`compile_with_depth`]), and with `perf_map` the compiled functions appended to this
+/// process's perf map ([`crate::perf_map`]).
+pub fn compile_with(
+    m: &Module,
+    opts: &irkit_backend::RunOptions,
+) -> Result<Compiled, BackendError> {
+    let (entry, max_depth) = (opts.entry.as_str(), opts.max_depth);
     let stack = stack_size(max_depth);
     let (jit, zero) = new_jit_module()?;
     let shared = Arc::clone(&zero);
     let place_zero = place_zero(&shared);
+    let perf_map = opts.perf_map;
     let opts = LowerOptions {
         entry_symbol: "irkit.entry",
         entry_linkage: Linkage::Local,
@@ -303,11 +320,17 @@ pub fn compile_with_depth(
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
     };
-    let (mut module, id) = lower_module(m, jit, &opts)?;
+    let (mut module, id, sizes) = lower_module(m, jit, &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
     module
         .finalize_definitions()
         .map_err(|e| cl_err("JIT", e))?;
+    if perf_map {
+        crate::perf_map::append(sizes.iter().map(|&(f, id, size)| {
+            let addr = module.get_finalized_function(id) as usize;
+            (addr, size, irkit_core::place::verified_def_label(m, f))
+        }))?;
+    }
     let entry = module.get_finalized_function(id);
     Ok(Compiled {
         module: ManuallyDrop::new(module),

@@ -62,6 +62,7 @@ mod lower;
 mod names;
 mod object;
 mod parallel;
+pub mod perf_map;
 mod place;
 mod routines;
 mod runtime;
@@ -105,7 +106,7 @@ impl Backend for Jit {
     }
 
     fn run(&self, module: &Module, opts: &RunOptions) -> Result<Outcome, BackendError> {
-        let compiled = jit::compile_with_depth(module, &opts.entry, opts.max_depth)?;
+        let compiled = jit::compile_with(module, opts)?;
         Ok(Outcome::Exited(compiled.run()?))
     }
 

@@ -52,6 +52,10 @@ struct Args {
     /// stack exhausted)`) and the interpreter by 1,000,000 frames.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
     max_depth: Option<u64>,
+    /// With the JIT: append each compiled function's address, size and name to
+    /// `/tmp/perf-PID.map`, so that `perf report` names the program's functions.
+    #[arg(long)]
+    perf_map: bool,
 }
 
 fn main() -> ExitCode {
@@ -93,6 +97,7 @@ fn main() -> ExitCode {
         max_depth: args
             .max_depth
             .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
+        perf_map: args.perf_map,
     };
     let outcome = backend.run(&linked.module, &run);
     let _ = std::io::stdout().flush();

@@ -46,7 +46,12 @@ pub(crate) fn lower_function<M: ClModule>(
         (built.id, &built.place),
         &mut built.code,
         &*ctx.large,
-    )
+    )?;
+    if let Some(c) = built.code.compiled_code() {
+        let size = u32::try_from(c.code_buffer().len()).unwrap_or(u32::MAX);
+        ctx.code_sizes.push((f, built.id, size));
+    }
+    Ok(())
 }
 
 /// A function body lowered to Cranelift IR, not compiled yet.

@@ -28,26 +28,33 @@ use crate::runtime::Runtime;
 use crate::types::Layouts;
 use irkit_core::place::verified_def_label;
 
-/// Lowers `m` into `cl`; returns the filled module and the entry wrapper's id (if one was
-/// asked for).
+/// Lowers `m` into `cl` (outside sessions), compiling each function as it is lowered;
+/// returns the filled module, the entry wrapper's id (if one was asked for) and the size of
+/// each function's code.
 pub(crate) fn lower_module<M: ClModule>(
     m: &Module,
     cl: M,
     opts: &LowerOptions<'_>,
-) -> Result<(M, Option<FuncId>), BackendError> {
-    let (cl, entry, _) = lower(m, cl, opts)?;
-    Ok((cl, entry))
+) -> Result<(M, Option<FuncId>, CodeSizes), BackendError> {
+    let l = lower_carried(m, cl, opts, Carried::default(), each)?;
+    Ok((l.cl, l.entry, l.code_sizes))
 }
 
-/// Lowers the definitions of `m` (outside sessions); returns the filled module and the entry
-/// wrapper (if asked for).
-pub(crate) fn lower<M: ClModule>(
-    m: &Module,
+/// Each function compiled: its definition, its symbol and the size of its code.
+pub(crate) type CodeSizes = Vec<(Inst, FuncId, u32)>;
+
+/// What [`lower_carried`] made.
+struct Lowered<M> {
+    /// The filled module.
     cl: M,
-    opts: &LowerOptions<'_>,
-) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
-    let (cl, entry, wrappers, _) = lower_carried(m, cl, opts, Carried::default(), each)?;
-    Ok((cl, entry, wrappers))
+    /// The entry wrapper, if one was asked for.
+    entry: Option<FuncId>,
+    /// The session wrappers of the new exported functions.
+    wrappers: Vec<SessionEntry>,
+    /// What the next lowering of a session needs.
+    carried: Carried,
+    /// The functions compiled as they were lowered.
+    code_sizes: CodeSizes,
 }
 
 /// Lowers the definitions of `m` that `opts.session` does not skip, in session mode: `carried`
@@ -61,8 +68,8 @@ pub(crate) fn lower_session<M: ClModule>(
     opts: &LowerOptions<'_>,
     carried: Carried,
 ) -> Result<(M, Vec<SessionEntry>, Carried), BackendError> {
-    let (cl, _, wrappers, carried) = lower_carried(m, cl, opts, carried, each)?;
-    Ok((cl, wrappers, carried))
+    let l = lower_carried(m, cl, opts, carried, each)?;
+    Ok((l.cl, l.wrappers, l.carried))
 }
 
 /// Lowers each function of `defs` in turn.
@@ -91,12 +98,12 @@ pub(crate) fn lower_with<M: ClModule>(
         &[Inst],
     ) -> Result<(), BackendError>,
 ) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
-    let (cl, entry, wrappers, _) = lower_carried(m, cl, opts, Carried::default(), bodies)?;
-    Ok((cl, entry, wrappers))
+    let l = lower_carried(m, cl, opts, Carried::default(), bodies)?;
+    Ok((l.cl, l.entry, l.wrappers))
 }
 
 /// [`lower_with`], the declarations and frames of the first `live` definitions (in session
-/// mode) taken from `carried`, and the whole module's returned.
+/// mode) taken from `carried`, and all it made returned ([`Lowered`]).
 fn lower_carried<M: ClModule>(
     m: &Module,
     cl: M,
@@ -107,7 +114,7 @@ fn lower_carried<M: ClModule>(
         &mut FunctionBuilderContext,
         &[Inst],
     ) -> Result<(), BackendError>,
-) -> Result<(M, Option<FuncId>, Vec<SessionEntry>, Carried), BackendError> {
+) -> Result<Lowered<M>, BackendError> {
     let live = opts.session.map_or(0, |s| s.live).min(m.top_level().len());
     let new = &m.top_level()[live..];
     // NOIR procs are lowered to functions before a native back end sees the module
@@ -141,6 +148,7 @@ fn lower_carried<M: ClModule>(
         max_frame: carried.max_frame,
         session: opts.session,
         large,
+        code_sizes: Vec::new(),
     };
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
     ctx.frames.extend(frames);
@@ -189,7 +197,13 @@ fn lower_carried<M: ClModule>(
         frames: ctx.frames,
         max_frame: ctx.max_frame,
     };
-    Ok((ctx.cl, entry, wrappers, carried))
+    Ok(Lowered {
+        cl: ctx.cl,
+        entry,
+        wrappers,
+        carried,
+        code_sizes: ctx.code_sizes,
+    })
 }
 
 impl<M: ClModule> Ctx<'_, M> {
