@@ -87,6 +87,13 @@ fn err(msg: String) -> LinkError {
     LinkError::Objects(msg)
 }
 
+/// Whether `f` is a top-level `func` whose type `ty_ok` accepts: what the verifier's rules O4
+/// and O5 ask of an implementation and a constructor, checked again because the link lowers
+/// its inputs' classes before anything verifies them.
+fn is_func_of(m: &Module, f: Inst, ty_ok: impl Fn(Inst) -> bool) -> bool {
+    m.parent(f) == Some(m.root()) && m.opcode(f) == Opcode::FUNC && m.ty(f).is_some_and(ty_ok)
+}
+
 impl Hierarchy {
     /// Collects and checks the hierarchy of `m`; `Ok(None)` when it has no class, trait or
     /// object.
@@ -185,13 +192,40 @@ impl Hierarchy {
                         self.defs[k].fields.push((name, ops[0]))
                     }
                     Opcode::METHOD_DEF if !ops.is_empty() => {
+                        let body = ops.get(1).copied();
+                        if let Some(f) = body
+                            && !is_func_of(m, f, |t| t == ops[0])
+                        {
+                            errors.push(err(format!(
+                                "@{}: the implementation of method \"{name}\" is not a `func` of its signature {} ({})",
+                                self.defs[k].name,
+                                irkit_core::message::value_text(m, ops[0]),
+                                irkit_core::place::def_label(m, f)
+                            )));
+                        }
                         self.defs[k].methods.push(MethodDecl {
                             selector: name,
                             sig: ops[0],
-                            body: ops.get(1).copied(),
+                            body,
                         })
                     }
-                    Opcode::CTOR_DEF if !ops.is_empty() => self.defs[k].ctor = Some(ops[0]),
+                    Opcode::CTOR_DEF if !ops.is_empty() => {
+                        let ctor = |t| {
+                            m.fn_signature(t).is_some_and(|(ret, params)| {
+                                m.opcode(ret) == Opcode::VOID
+                                    && params.len() == 1
+                                    && m.opcode(params[0]) == Opcode::PTR
+                            })
+                        };
+                        if !is_func_of(m, ops[0], ctor) {
+                            errors.push(err(format!(
+                                "@{}: the constructor is not a `func` of type fn(ptr) -> void ({})",
+                                self.defs[k].name,
+                                irkit_core::place::def_label(m, ops[0])
+                            )));
+                        }
+                        self.defs[k].ctor = Some(ops[0])
+                    }
                     _ => {}
                 }
             }
