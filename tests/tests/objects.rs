@@ -155,3 +155,39 @@ fn rapid_type_analysis_drops_what_no_call_selects_on_every_back_end() {
         assert_eq!(run_everywhere(&m), [103; 3]);
     }
 }
+
+/// A hierarchy whose tables would grow as the square of its size (a chain of classes each
+/// adding a method: class N sees N methods) is refused with one error once its classes see
+/// more than `2^21` members in all, before the tables are built.
+#[test]
+fn a_quadratic_hierarchy_is_refused_not_built() {
+    let n = 2200;
+    let mut text = String::new();
+    for i in 0..n {
+        let parent = if i > 0 {
+            format!(" @C{}", i - 1)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "@C{i} = class{parent} {{\n  method_def \"m{i}\" fn(ptr) -> i64, @impl\n}}\n"
+        ));
+    }
+    text.push_str("@impl: fn(ptr) -> i64 = func {\n^entry(%s: ptr):\n  ret i64 1\n}\n");
+    text.push_str(&format!(
+        "#[export(\"main\")]\n@main: fn() -> i32 = func {{\n^entry:\n  %o: ptr = classalloc @C{}\n  ret i32 0\n}}\n",
+        n - 1
+    ));
+    let m = irkit_text::parse(&text, "chain.ir").unwrap_or_else(|e| panic!("{e:?}"));
+    let bytes = irkit_format::write(&m).unwrap();
+    let input = Input::from_bytes("chain.irm", &bytes).unwrap();
+    let errors = match link(vec![input], &LinkOptions::default()) {
+        Ok(_) => panic!("a chain of {n} classes each adding a method linked"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        errors.contains("the class hierarchy is too large"),
+        "{errors}"
+    );
+    assert_eq!(errors.lines().count(), 1, "{errors}");
+}

@@ -83,6 +83,10 @@ pub(super) struct Hierarchy {
     pub dropped: HashSet<Inst>,
 }
 
+/// At most this many fields and methods seen, summed over every class, object and trait (a
+/// program of 10,000 classes seeing 100 members each is 1,000,000).
+pub(super) const MAX_MEMBERS_SEEN: usize = 1 << 21;
+
 fn err(msg: String) -> LinkError {
     LinkError::Objects(msg)
 }
@@ -144,12 +148,23 @@ impl Hierarchy {
         h.read_members(m)?;
         let order = h.topological()?;
         let mut errors = Vec::new();
+        // Methods seen, summed over the definitions: what the tables and vtables hold is of
+        // that order, so a hostile hierarchy (a chain of N classes adding one method each
+        // sees N²/2) is refused before it is built.
+        let mut seen = 0usize;
         for &k in &order {
             h.linearize(k);
             if let Err(e) = h.layout(k, m, layouts) {
                 errors.push(e);
             }
             errors.extend(h.methods_of(k, m));
+            seen = seen.saturating_add(h.defs[k].sees.len() + h.defs[k].field_at.len());
+            if seen > MAX_MEMBERS_SEEN {
+                return Err(vec![err(format!(
+                    "the class hierarchy is too large: its classes see more than {MAX_MEMBERS_SEEN} fields and methods in all (at @{})",
+                    h.defs[k].name
+                ))]);
+            }
         }
         if !errors.is_empty() {
             return Err(errors);
