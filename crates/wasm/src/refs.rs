@@ -12,7 +12,7 @@ use crate::env::Table;
 use crate::error::{At, WasmError};
 use crate::func::FuncTranslator;
 use crate::ops::Ty;
-use crate::table::{self, ENTRY_BYTES, entry_addr, load_field, sig_symbol};
+use crate::table::{self, ENTRY_BYTES, entry_addr, load_field};
 use crate::traps::OUT_OF_BOUNDS_TABLE;
 use crate::types;
 
@@ -191,7 +191,6 @@ impl FuncTranslator<'_, '_> {
             .cloned()
             .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), place))?;
         let expected = table::sig_id(&mut self.b, self.env, &ft, place)?;
-        debug_assert!(self.env.sigs.borrow().contains_key(&sig_symbol(&ft)));
         let sig = types::signature(self.b.module(), &ft)
             .map_err(|v| {
                 WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
