@@ -3,6 +3,7 @@
   (table $a 2 funcref)
   (table $b 0 10 funcref)
   (table $x 1 externref)
+  (table $c 0 funcref)
   (global $g (mut funcref) (ref.null func))
   (func $double (type $ii) local.get 0 i32.const 2 i32.mul)
   (func $inc (type $ii) local.get 0 i32.const 1 i32.add)
@@ -24,6 +25,9 @@
     (ref.is_null (global.get $g)))
   (func (export "extern_null") (result i32)
     (ref.is_null (table.get $x (i32.const 0))))
+  ;; a table without a maximum grows to the implementation limit, 2^20 entries, no further
+  (func (export "grow_c") (param i32) (result i32)
+    (table.grow $c (ref.null func) (local.get 0)))
   (func (export "fill_b") (param i32 i32)
     (table.fill $b (local.get 0) (ref.null func) (local.get 1)))
 )
@@ -57,3 +61,13 @@
 ;; => trap: uninitialized element
 ;; invoke extern_null
 ;; => i32:1
+;; invoke grow_c i32:-1
+;; => i32:-1
+;; invoke grow_c i32:0x100001
+;; => i32:-1
+;; invoke grow_c i32:0x100000
+;; => i32:0
+;; invoke grow_c i32:1
+;; => i32:-1
+;; invoke grow_c i32:0
+;; => i32:1048576
