@@ -1,8 +1,7 @@
 //! Random WebAssembly modules for the front end's differential tests: `wasm-smith` modules of
 //! the feature set `irkit-wasm` translates (spec/wasm.md: 1.0 with mutable-global imports,
-//! sign extension, non-trapping float-to-int, multi-value and bulk memory; reference types
-//! only in their encoding, so they stay off here), without imports,
-//! exporting everything, with a small memory and table, and made to terminate (wasm-smith's
+//! sign extension, non-trapping float-to-int, multi-value, bulk memory and reference types),
+//! without imports, exporting everything, with a small memory and up to two tables, and made to terminate (wasm-smith's
 //! fuel global, so a random loop ends in a trap instead of running for ever).
 
 use wasm_smith::{Config, Module};
@@ -11,7 +10,7 @@ use wasm_smith::{Config, Module};
 pub fn config() -> Config {
     Config {
         bulk_memory_enabled: true,
-        reference_types_enabled: false,
+        reference_types_enabled: true,
         simd_enabled: false,
         relaxed_simd_enabled: false,
         exceptions_enabled: false,
@@ -30,7 +29,7 @@ pub fn config() -> Config {
         saturating_float_to_int_enabled: true,
         max_imports: 0,
         max_memories: 1,
-        max_tables: 1,
+        max_tables: 2,
         max_table_elements: 64,
         max_memory32_bytes: 4 << 16,
         // A memory without a maximum grows until allocation fails, which happens at different

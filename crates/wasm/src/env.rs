@@ -1,9 +1,10 @@
 //! What a function body needs to know about its module: the irkit definitions standing for
 //! wasm's functions, globals and memory, and the wasm types.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
-use irkit_core::Inst;
+use irkit_core::{Builder, Inst};
 use wasmparser::{FuncType, ValType};
 
 /// A wasm function: its irkit `func` and its wasm type.
@@ -24,6 +25,50 @@ pub struct Global {
     pub ty: Inst,
     /// Its wasm value type.
     pub wasm_ty: ValType,
+    /// For a global of `externref`, its irkit type `struct {ptr}` (the value is the field), so
+    /// that the linker tells it from a global of `funcref` (`ptr`); `None` otherwise.
+    pub boxed: Option<Inst>,
+}
+
+impl Global {
+    /// The address of the value: the global itself, or its field.
+    fn addr(&self, b: &mut Builder<'_>) -> Inst {
+        match self.boxed {
+            None => self.inst,
+            Some(ty) => {
+                let zero = b.module().const_i64(0);
+                let k = b.module().const_i32(0);
+                b.ins().elem(ty, self.inst, &[zero, k])
+            }
+        }
+    }
+
+    /// Loads the global's value.
+    pub fn load(&self, b: &mut Builder<'_>) -> Inst {
+        let a = self.addr(b);
+        b.ins().load(self.ty, a)
+    }
+
+    /// Stores `v` into the global.
+    pub fn store(&self, b: &mut Builder<'_>, v: Inst) {
+        let a = self.addr(b);
+        b.ins().store(a, v);
+    }
+}
+
+/// The irkit type of a global of wasm type `t` holding values of irkit type `ty`: `ty`, except
+/// `struct {ptr}` for `externref` (returned second).
+pub fn global_type(
+    m: &mut irkit_core::Module,
+    t: ValType,
+    ty: Inst,
+) -> Result<(Inst, Option<Inst>), irkit_core::CoreError> {
+    if t == ValType::EXTERNREF {
+        let boxed = m.ty_struct(&[ty])?;
+        Ok((boxed, Some(boxed)))
+    } else {
+        Ok((ty, None))
+    }
 }
 
 /// The linear memory: a global of type [`Memory::ty`] and the module's `memory.grow` helper.
@@ -70,10 +115,16 @@ pub struct Env {
     pub globals: Vec<Global>,
     /// The memory, if the module has or imports one.
     pub memory: Option<Memory>,
-    /// The table, if the module has or imports one.
-    pub table: Option<Table>,
-    /// The signature id global of each canonical signature in use ([`crate::table`]).
-    pub sigs: HashMap<String, Inst>,
+    /// Every table, imported ones first (wasm's table index space).
+    pub tables: Vec<Table>,
+    /// The signature id global of each canonical signature in use ([`crate::table`]), made
+    /// on first use.
+    pub sigs: RefCell<HashMap<String, Inst>>,
+    /// The function record (`global_const {ptr function, ptr signature id}`, what a
+    /// `funcref` points to) of each wasm function referenced, made on first use.
+    pub records: RefCell<HashMap<u32, Inst>>,
+    /// The module's table helpers, if it has or imports a table.
+    pub table_helpers: Option<TableHelpers>,
     /// The C functions the memory needs, if the module has or imports one.
     pub libc: Option<Libc>,
     /// Every data segment, for `memory.init` and `data.drop` (empty when the module has no
@@ -83,14 +134,24 @@ pub struct Env {
     pub elems: Vec<ElemSegment>,
 }
 
+/// The functions `table.grow` and `table.fill` call ([`crate::table`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TableHelpers {
+    /// `fn(ptr table, i32 delta, ptr init) -> i32`: wasm's `table.grow` on any table.
+    pub grow: Inst,
+    /// `fn(ptr entries, i64 start, i64 n, ptr value) -> void`: stores `value` into entries
+    /// `start..start+n` (the range already checked).
+    pub fill: Inst,
+}
+
 /// An element segment as `table.init` and `elem.drop` see it.
 #[derive(Clone, Copy, Debug)]
 pub struct ElemSegment {
     /// A global `i64`: the segment's length, 0 once dropped (an active or declarative segment
     /// is dropped by instantiation).
     pub len: Inst,
-    /// The address of its entries, laid out as the table's (a `global_const`; null for an
-    /// empty, active or declarative segment).
+    /// The address of its entries, laid out as a table's (`ptr` references; a
+    /// `global_const`, null for an empty, active or declarative segment).
     pub entries: Inst,
 }
 
@@ -104,13 +165,12 @@ pub struct DataSegment {
     pub bytes: Inst,
 }
 
-/// The table of function references: a global of type [`Table::ty`].
+/// A table of references: a global of type [`Table::ty`], whose entries are `ptr`s.
 #[derive(Clone, Copy, Debug)]
 pub struct Table {
-    /// The global `{ptr entries, i64 length, i64 maximum}`.
+    /// The global `{ptr entries, i64 length, i64 maximum}` (and an `i8` tag field for a table
+    /// of `externref`).
     pub global: Inst,
-    /// Its type, `struct {ptr, i64, i64}`.
+    /// Its type.
     pub ty: Inst,
-    /// The type of an entry, `struct {ptr function, ptr signature id}`.
-    pub entry_ty: Inst,
 }

@@ -381,7 +381,10 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 self.ret()?;
             }
             Operator::Call { function_index } => self.call(function_index)?,
-            Operator::CallIndirect { type_index, .. } => self.call_indirect(type_index)?,
+            Operator::CallIndirect {
+                type_index,
+                table_index,
+            } => self.call_indirect(type_index, table_index)?,
             Operator::Drop => {
                 self.pop();
             }
@@ -412,13 +415,13 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             }
             Operator::GlobalGet { global_index } => {
                 let g = self.global(global_index)?;
-                let v = self.b.ins().load(g.ty, g.inst);
+                let v = g.load(&mut self.b);
                 self.stack.push(v);
             }
             Operator::GlobalSet { global_index } => {
                 let g = self.global(global_index)?;
                 let v = self.pop();
-                self.b.ins().store(g.inst, v);
+                g.store(&mut self.b, v);
             }
             op => {
                 if !self.memory_operator(&op)?

@@ -2,15 +2,16 @@
 //!
 //! In order: return at once if it already ran (a guard global); run the initializers of the
 //! modules this one imports from, in the order of their first import; allocate the defined
-//! memory's initial pages; set the globals whose initial value is another global; write the
-//! active element segments into the table and copy the active data segments (trapping if one does not fit the memory); call the `start`
+//! memory's initial pages and the defined tables' initial entries; set the globals whose
+//! initial value is another global; write the active element segments into their tables and
+//! copy the active data segments (trapping if one does not fit the memory); call the `start`
 //! function.
 
 use irkit_core::{Builder, Inst, IntCC, Module};
 use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
 
 use crate::env::Libc;
-use crate::env::{Env, Memory};
+use crate::env::{Env, Memory, Table};
 use crate::error::{At, Place, WasmError};
 use crate::memory::{self, empty_blocks};
 use crate::names;
@@ -49,6 +50,8 @@ pub struct Init<'s, 'a> {
     pub init_modules: Vec<String>,
     /// The defined memory and its initial pages.
     pub memory: Option<(Memory, u64)>,
+    /// The defined tables and their initial lengths.
+    pub tables: Vec<(Table, u64)>,
     /// The limits of the imported memory and table.
     pub import_limits: Vec<ImportLimits>,
     /// The C functions, if there is a memory.
@@ -112,6 +115,21 @@ impl Init<'_, '_> {
             let failed = b.ins().icmp(IntCC::Eq, r, m1);
             check(&mut b, f, failed, trap, place)?;
         }
+        for (t, initial) in &self.tables {
+            if *initial == 0 {
+                continue;
+            }
+            let grow = env
+                .table_helpers
+                .ok_or_else(|| WasmError::unsupported("a table without helpers", place))?
+                .grow;
+            let n = b.module().const_i32(*initial as i32);
+            let null = b.module().const_null();
+            let r = b.ins().call(grow, &[t.global, n, null]);
+            let m1 = b.module().const_i32(-1);
+            let failed = b.ins().icmp(IntCC::Eq, r, m1);
+            check(&mut b, f, failed, trap, place)?;
+        }
         for gi in &self.global_inits {
             let global = |i: u32| {
                 env.globals
@@ -120,8 +138,8 @@ impl Init<'_, '_> {
                     .ok_or_else(|| WasmError::unsupported(format!("global {i}"), place))
             };
             let (dst, src) = (global(gi.dst)?, global(gi.src)?);
-            let v = b.ins().load(src.ty, src.inst);
-            b.ins().store(dst.inst, v);
+            let v = src.load(&mut b);
+            dst.store(&mut b, v);
         }
         for e in self.elements {
             let trap = traps.block(&mut b, crate::traps::OUT_OF_BOUNDS_TABLE, place)?;
@@ -173,8 +191,8 @@ impl Init<'_, '_> {
 }
 
 impl Init<'_, '_> {
-    /// Writes the entries of an active element segment into the table, trapping if it does not
-    /// fit.
+    /// Writes the entries of an active element segment into its table, trapping if it does
+    /// not fit.
     fn element(
         &self,
         b: &mut Builder<'_>,
@@ -184,56 +202,75 @@ impl Init<'_, '_> {
         e: &Element<'_>,
     ) -> Result<(), WasmError> {
         let place = Place::at(e.range.start);
-        let ElementKind::Active { offset_expr, .. } = &e.kind else {
+        let ElementKind::Active {
+            offset_expr,
+            table_index,
+        } = &e.kind
+        else {
             return Ok(());
         };
-        let t = env
-            .table
-            .ok_or_else(|| WasmError::unsupported("an element segment without a table", place))?;
-        let funcs = segment_funcs(e, place)?;
+        let index = table_index.unwrap_or(0);
+        let t =
+            env.tables.get(index as usize).copied().ok_or_else(|| {
+                WasmError::unsupported("an element segment without a table", place)
+            })?;
+        let items = segment_items(e, place)?;
         let off = offset(b, env, offset_expr, place)?;
-        let n = b.module().const_i64(funcs.len() as i64);
+        let n = b.module().const_i64(items.len() as i64);
         let end = b.ins().iadd(off, n);
         let len = table::load_field(b, &t, 1);
         let oob = b.ins().icmp(IntCC::Ugt, end, len);
         check(b, f, oob, trap, place)?;
         let entries = table::load_field(b, &t, 0);
-        for (k, func) in funcs.into_iter().enumerate() {
+        for (k, item) in items.into_iter().enumerate() {
             let kc = b.module().const_i64(k as i64);
             let idx = b.ins().iadd(off, kc);
-            let entry = table::entry_addr(b, &t, entries, idx);
-            let (fp, sig) = match func {
-                Some(fi) => table::func_entry(env, fi, place)?,
-                None => {
-                    let null = b.module().const_null();
-                    (null, null)
+            let entry = table::entry_addr(b, entries, idx);
+            let v = match item {
+                Item::Func(fi) => table::record(b, env, fi, place)?,
+                Item::Null => b.module().const_null(),
+                Item::Global(g) => {
+                    let g = env
+                        .globals
+                        .get(g as usize)
+                        .ok_or_else(|| WasmError::unsupported(format!("global {g}"), place))?;
+                    g.load(b)
                 }
             };
-            for (k, v) in [(0, fp), (1, sig)] {
-                let a = table::entry_field(b, &t, entry, k);
-                b.ins().store(a, v);
-            }
+            b.ins().store(entry, v);
         }
         Ok(())
     }
 }
 
-/// The functions an element segment lists, in order (`None` for `ref.null`).
-pub(crate) fn segment_funcs(e: &Element<'_>, place: Place) -> Result<Vec<Option<u32>>, WasmError> {
+/// One item of an element segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// `ref.func f` (or a function index).
+    Func(u32),
+    /// `ref.null`.
+    Null,
+    /// `global.get g` (of an imported global of a reference type).
+    Global(u32),
+}
+
+/// The items an element segment lists, in order.
+pub(crate) fn segment_items(e: &Element<'_>, place: Place) -> Result<Vec<Item>, WasmError> {
     let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
-    let mut funcs = Vec::new();
+    let mut items = Vec::new();
     match &e.items {
         ElementItems::Functions(r) => {
             for i in r.clone() {
-                funcs.push(Some(i.map_err(invalid)?));
+                items.push(Item::Func(i.map_err(invalid)?));
             }
         }
         ElementItems::Expressions(_, r) => {
             for x in r.clone() {
                 let x = x.map_err(invalid)?;
-                match x.get_operators_reader().read().map_err(invalid)? {
-                    Operator::RefFunc { function_index } => funcs.push(Some(function_index)),
-                    Operator::RefNull { .. } => funcs.push(None),
+                items.push(match x.get_operators_reader().read().map_err(invalid)? {
+                    Operator::RefFunc { function_index } => Item::Func(function_index),
+                    Operator::RefNull { .. } => Item::Null,
+                    Operator::GlobalGet { global_index } => Item::Global(global_index),
                     other => {
                         return Err(WasmError::unsupported(
                             format!(
@@ -243,11 +280,11 @@ pub(crate) fn segment_funcs(e: &Element<'_>, place: Place) -> Result<Vec<Option<
                             place,
                         ));
                     }
-                }
+                });
             }
         }
     }
-    Ok(funcs)
+    Ok(items)
 }
 
 /// The value of an offset expression (`i32.const` or `global.get`) as an `i64`.
@@ -269,7 +306,7 @@ fn offset(
                 .globals
                 .get(global_index as usize)
                 .ok_or_else(|| WasmError::unsupported(format!("global {global_index}"), place))?;
-            let v = b.ins().load(g.ty, g.inst);
+            let v = g.load(b);
             Ok(b.ins().zext(i64t, v))
         }
         other => Err(WasmError::unsupported(

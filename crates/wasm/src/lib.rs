@@ -16,7 +16,7 @@
 //! The pieces: [`parse`] reads the sections; [`translate`](mod@translate) declares imports,
 //! definitions and exports; [`func`] translates a body's structured control flow, with
 //! [`ssa`] (SSA construction for locals) over [`cfg`] (terminators kept open until the body
-//! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and `call_indirect`; [`init`]
+//! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and references; [`refs`] their operators and `call_indirect`; [`init`]
 //! the module initializer; [`entry`] an optional `main` for running a module as a program.
 //!
 //! ```
@@ -40,6 +40,7 @@ pub mod memory;
 pub mod names;
 pub mod ops;
 pub mod parse;
+pub mod refs;
 pub mod ssa;
 pub mod table;
 pub mod translate;

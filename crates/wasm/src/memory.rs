@@ -262,7 +262,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// Pops an `i32` operand and zero-extends it to `i64`.
-    fn pop_u64(&mut self) -> Inst {
+    pub(crate) fn pop_u64(&mut self) -> Inst {
         let v = self.pop();
         let i64t = self.ty(Ty::I64);
         self.b.ins().zext(i64t, v)

@@ -18,8 +18,8 @@ pub struct Sections<'a> {
     pub funcs: Vec<u32>,
     /// The defined memory (at most one: validation refuses more), with its offset.
     pub memory: Option<(MemoryType, u64)>,
-    /// The defined table (at most one: more are refused as unsupported), with its offset.
-    pub table: Option<(TableType, u64)>,
+    /// The defined tables, with the offset of their section.
+    pub tables: Vec<(TableType, u64)>,
     /// The element segments.
     pub elements: Vec<Element<'a>>,
     /// The defined globals, with their offsets.
@@ -75,13 +75,7 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                             Place::at(offset),
                         ));
                     }
-                    if s.table.is_some() {
-                        return Err(WasmError::unsupported(
-                            "more than one table",
-                            Place::at(offset),
-                        ));
-                    }
-                    s.table = Some((t.ty, offset));
+                    s.tables.push((t.ty, offset));
                 }
             }
             Payload::MemorySection(r) => {

@@ -1,23 +1,26 @@
-//! Tables of function references and `call_indirect`.
+//! Tables and reference values: their representation, function records and signature ids,
+//! and the module's `table.grow` and `table.fill` helpers.
 //!
-//! A table is a global of type `struct {ptr entries, i64 length, i64 maximum}` (the maximum
-//! declared, [`NO_MAX_ENTRIES`] if none: tables do not grow, it is there for import
-//! matching); an entry is
-//! `struct {ptr function, ptr signature}`, both null in an empty entry. A *signature id* is
-//! the address of a one-byte `global_const` exported as `wasm-sig:` + the canonical signature
-//! (for example `wasm-sig:(i32 i64)->(f32)`) and marked `linkonce`: every module using the
-//! signature has a copy, and linking collapses them into one, so the id is the same in every
-//! module of a program. `call_indirect` loads the entry at the index, traps if the index is out
-//! of bounds, the entry is null or its signature id is not the expected one, and otherwise
-//! calls the function through `call_indirect` with the irkit signature.
+//! A reference is a `ptr`, null for `ref.null`. A `funcref` points to the function's
+//! **record**, a `global_const` of type `struct {ptr function, ptr signature id}` that the
+//! module referencing the function defines (one per function, made on first use); an
+//! `externref` is the host's value as it is. A *signature id* is the address of a one-byte
+//! `global_const` exported as `wasm-sig:` + the canonical signature (for example
+//! `wasm-sig:(i32 i64)->(f32)`) and marked `linkonce`: linking collapses the copies into one,
+//! so the id is the same in every module of a program and `call_indirect` compares ids.
+//!
+//! A table is a global of type `struct {ptr entries, i64 length, i64 maximum}` (plus an `i8`
+//! field for a table of `externref`, so the linker tells the two kinds apart): its entries are
+//! references (`ptr`), allocated with `calloc` by the module's grow helper, which the
+//! initializer of the defining module calls for the initial size. The maximum is the declared
+//! one ([`NO_MAX_ENTRIES`] if none); a table grows to at most [`MAX_ENTRIES`].
 
 use irkit_core::{Builder, CoreError, Inst, IntCC, Module, Opcode, Payload};
 use wasmparser::FuncType;
 
-use crate::env::{Env, Table};
+use crate::env::{Env, Libc, Table, TableHelpers};
 use crate::error::{At, Place, WasmError};
-use crate::func::FuncTranslator;
-use crate::ops::Ty;
+use crate::memory::empty_blocks;
 use crate::types;
 
 /// The canonical text of a signature: `(params)->(results)`, types separated by spaces.
@@ -36,26 +39,45 @@ pub fn sig_symbol(ft: &FuncType) -> String {
     format!("wasm-sig:{}", canonical(ft))
 }
 
-/// The table global's type and the entry type.
-pub fn table_types(m: &mut Module) -> Result<(Inst, Inst), CoreError> {
+/// The type of a table global: `struct {ptr, i64, i64}`, and for a table of `externref`
+/// `struct {ptr, i64, i64, i8}`.
+pub fn table_type(m: &mut Module, externref: bool) -> Result<Inst, CoreError> {
     let p = m.ty_ptr();
     let i64t = m.ty_i64();
-    Ok((m.ty_struct(&[p, i64t, i64t])?, m.ty_struct(&[p, p])?))
+    if externref {
+        let i8t = m.ty_i8();
+        m.ty_struct(&[p, i64t, i64t, i8t])
+    } else {
+        m.ty_struct(&[p, i64t, i64t])
+    }
+}
+
+/// The type of a function record, `struct {ptr function, ptr signature id}`.
+pub fn record_type(m: &mut Module) -> Result<Inst, CoreError> {
+    let p = m.ty_ptr();
+    m.ty_struct(&[p, p])
 }
 
 /// The maximum field of a table declared without a maximum: more than any declared maximum
 /// (a `u32`), so an import that declares a maximum never matches it.
 pub const NO_MAX_ENTRIES: u64 = 1 << 32;
 
+/// The implementation limit of a table's length: a table is declared with at most this many
+/// entries, and `table.grow` past it returns -1 (8 MiB of entries).
+pub const MAX_ENTRIES: u64 = 1 << 20;
+
+/// The bytes of one table entry (a `ptr` is 64 bits: spec/ir.md).
+pub const ENTRY_BYTES: i64 = 8;
+
 /// The signature id of `ft`, declared in the module on first use.
 pub fn sig_id(
     b: &mut Builder<'_>,
-    env: &mut Env,
+    env: &Env,
     ft: &FuncType,
     place: Place,
 ) -> Result<Inst, WasmError> {
     let name = sig_symbol(ft);
-    if let Some(&g) = env.sigs.get(&name) {
+    if let Some(&g) = env.sigs.borrow().get(&name) {
         return Ok(g);
     }
     let i8t = b.module().ty_i8();
@@ -64,180 +86,174 @@ pub fn sig_id(
     b.export(g, &name).at(place)?;
     b.decorate(g, Opcode::LINKONCE, Vec::new(), Payload::None)
         .at(place)?;
-    env.sigs.insert(name, g);
+    env.sigs.borrow_mut().insert(name, g);
     Ok(g)
 }
 
-/// What a table entry holds for wasm function `index`: the function and its signature id.
-pub fn func_entry(env: &Env, index: u32, place: Place) -> Result<(Inst, Inst), WasmError> {
+/// The record of wasm function `index` (what a `funcref` to it points to), defined in the
+/// module on first use.
+pub fn record(b: &mut Builder<'_>, env: &Env, index: u32, place: Place) -> Result<Inst, WasmError> {
+    if let Some(&r) = env.records.borrow().get(&index) {
+        return Ok(r);
+    }
     let func = env
         .funcs
         .get(index as usize)
         .ok_or_else(|| WasmError::unsupported(format!("function {index}"), place))?;
-    let sig = env
-        .sigs
-        .get(&sig_symbol(&func.ty))
-        .copied()
-        .ok_or_else(|| WasmError::unsupported("a function of a signature without an id", place))?;
-    Ok((func.inst, sig))
+    let sig = sig_id(b, env, &func.ty, place)?;
+    let ty = record_type(b.module()).at(place)?;
+    let c = b
+        .module()
+        .const_aggregate(ty, &[func.inst, sig])
+        .at(place)?;
+    let r = b.global_const(&format!("fref{index}"), ty, c).at(place)?;
+    env.records.borrow_mut().insert(index, r);
+    Ok(r)
 }
 
-/// The address of entry `index` (an `i64`) of the table whose entries start at `entries`.
-pub fn entry_addr(b: &mut Builder<'_>, t: &Table, entries: Inst, index: Inst) -> Inst {
-    b.ins().elem(t.entry_ty, entries, &[index])
-}
-
-/// The address of field `k` of the table global.
-fn field(b: &mut Builder<'_>, t: &Table, k: i32) -> Inst {
+/// The address of field `k` of the table global `table` (of type `ty`).
+fn field_of(b: &mut Builder<'_>, ty: Inst, table: Inst, k: i32) -> Inst {
     let zero = b.module().const_i64(0);
     let k = b.module().const_i32(k);
-    b.ins().elem(t.ty, t.global, &[zero, k])
+    b.ins().elem(ty, table, &[zero, k])
 }
 
 /// Loads the entries pointer (`k = 0`), the length (`k = 1`) or the maximum (`k = 2`) of the
 /// table.
 pub fn load_field(b: &mut Builder<'_>, t: &Table, k: i32) -> Inst {
-    let ty = if k == 0 {
+    load_field_of(b, t.ty, t.global, k)
+}
+
+fn load_field_of(b: &mut Builder<'_>, ty: Inst, table: Inst, k: i32) -> Inst {
+    let vt = if k == 0 {
         b.module().ty_ptr()
     } else {
         b.module().ty_i64()
     };
-    let a = field(b, t, k);
-    b.ins().load(ty, a)
+    let a = field_of(b, ty, table, k);
+    b.ins().load(vt, a)
 }
 
-/// The address of field `k` (0 the function, 1 the signature id) of an entry at `entry`.
-pub fn entry_field(b: &mut Builder<'_>, t: &Table, entry: Inst, k: i32) -> Inst {
+/// The address of entry `index` (an `i64`) of the entries at `entries`.
+pub fn entry_addr(b: &mut Builder<'_>, entries: Inst, index: Inst) -> Inst {
+    let p = b.module().ty_ptr();
+    b.ins().elem(p, entries, &[index])
+}
+
+/// Declares and builds the table helpers of a module with a table.
+pub fn build_helpers(
+    b: &mut Builder<'_>,
+    libc: &Libc,
+    place: Place,
+) -> Result<TableHelpers, WasmError> {
+    let m = b.module();
+    let (p, i32t, i64t, void) = (m.ty_ptr(), m.ty_i32(), m.ty_i64(), m.ty_void());
+    let fill_sig = m.ty_fn(void, &[p, i64t, i64t, p]).at(place)?;
+    let grow_sig = m.ty_fn(i32t, &[p, i32t, p]).at(place)?;
+    let fill = b.func("table.fill", fill_sig).at(place)?;
+    let grow = b.func("table.grow", grow_sig).at(place)?;
+    build_fill(b, fill, place)?;
+    let h = TableHelpers { grow, fill };
+    build_grow(b, &h, libc, place)?;
+    Ok(h)
+}
+
+/// `fill(entries, start, n, value)`: a loop storing `value` into each entry of the range.
+fn build_fill(b: &mut Builder<'_>, f: Inst, place: Place) -> Result<(), WasmError> {
+    let (p, i64t) = (b.module().ty_ptr(), b.module().ty_i64());
+    let (entry, params) = b.entry_block(f).at(place)?;
+    let (head, hp) = b.block(f, &[i64t]).at(place)?;
+    let [body, done] = empty_blocks(b, f, place)?;
+    let (entries, start, n, value) = (params[0], params[1], params[2], params[3]);
+    b.position_at_end(entry);
+    let end = b.ins().iadd(start, n);
+    b.ins().jump(head, &[start]);
+    b.position_at_end(head);
+    let more = b.ins().icmp(IntCC::Ult, hp[0], end);
+    b.ins().br(more, body, &[], done, &[]);
+    b.position_at_end(body);
+    let a = b.ins().elem(p, entries, &[hp[0]]);
+    b.ins().store(a, value);
+    let one = b.module().const_i64(1);
+    let next = b.ins().iadd(hp[0], one);
+    b.ins().jump(head, &[next]);
+    b.position_at_end(done);
+    b.ins().ret(None);
+    Ok(())
+}
+
+/// `grow(table, delta, init)`: the old length, or -1 (the table unchanged) if the new length
+/// passes the declared maximum or [`MAX_ENTRIES`], or the allocation fails. Growing allocates
+/// the new entries zeroed (`calloc`), copies the old ones (`memcpy`), frees the old
+/// allocation, and stores `init` into the new entries unless it is null.
+fn build_grow(
+    b: &mut Builder<'_>,
+    h: &TableHelpers,
+    libc: &Libc,
+    place: Place,
+) -> Result<(), WasmError> {
+    let f = h.grow;
+    let ty = table_type(b.module(), false).at(place)?;
+    let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
+    let (entry, params) = b.entry_block(f).at(place)?;
+    let [
+        check0,
+        alloc,
+        copy_or_fill,
+        copy,
+        fill_or_store,
+        fill,
+        store,
+        done,
+        fail,
+    ] = empty_blocks(b, f, place)?;
+    let (table, delta, init) = (params[0], params[1], params[2]);
+    b.position_at_end(entry);
+    let old = load_field_of(b, ty, table, 0);
+    let len = load_field_of(b, ty, table, 1);
+    let declared = load_field_of(b, ty, table, 2);
+    let cap = b.module().const_i64(MAX_ENTRIES as i64);
+    let over = b.ins().icmp(IntCC::Ugt, declared, cap);
+    let max = b.ins().select(over, cap, declared);
+    let d = b.ins().zext(i64t, delta);
+    let new_len = b.ins().iadd(len, d);
+    let too_big = b.ins().icmp(IntCC::Ugt, new_len, max);
+    b.ins().br(too_big, fail, &[], check0, &[]);
+    b.position_at_end(check0);
     let zero = b.module().const_i64(0);
-    let k = b.module().const_i32(k);
-    b.ins().elem(t.entry_ty, entry, &[zero, k])
-}
-
-/// The bytes of one table entry, `struct {ptr, ptr}` (a pointer is 64 bits: spec/ir.md).
-const ENTRY_BYTES: i64 = 16;
-
-impl FuncTranslator<'_, '_> {
-    /// Translates a table operator of bulk memory (`table.copy`, `table.init`, `elem.drop`);
-    /// `false` if `op` is not one.
-    pub(crate) fn table_operator(
-        &mut self,
-        op: &wasmparser::Operator<'_>,
-    ) -> Result<bool, WasmError> {
-        use wasmparser::Operator as O;
-        match op {
-            O::TableCopy { .. } => self.table_copy()?,
-            O::TableInit { elem_index, .. } => self.table_init(*elem_index)?,
-            O::ElemDrop { elem_index } => {
-                let seg = self.elem_segment(*elem_index)?;
-                let zero = self.b.module().const_i64(0);
-                self.b.ins().store(seg.len, zero);
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    fn table(&self) -> Result<Table, WasmError> {
-        self.env
-            .table
-            .ok_or_else(|| WasmError::unsupported("a table operator without a table", self.place()))
-    }
-
-    fn elem_segment(&self, index: u32) -> Result<crate::env::ElemSegment, WasmError> {
-        self.env
-            .elems
-            .get(index as usize)
-            .copied()
-            .ok_or_else(|| WasmError::unsupported(format!("element segment {index}"), self.place()))
-    }
-
-    /// Copies `n` entries from `src` to `dst` with the C function `copy` (`memmove` or
-    /// `memcpy`).
-    fn copy_entries(&mut self, copy: Inst, dst: Inst, src: Inst, n: Inst) {
-        let size = self.b.module().const_i64(ENTRY_BYTES);
-        let bytes = self.b.ins().imul(n, size);
-        self.b.ins().call(copy, &[dst, src, bytes]);
-    }
-
-    /// `table.copy` within the one table: both ranges checked before anything moves.
-    fn table_copy(&mut self) -> Result<(), WasmError> {
-        let t = self.table()?;
-        let [dst, src, n] = self.pop_range();
-        let len = load_field(&mut self.b, &t, 1);
-        let oob = crate::traps::OUT_OF_BOUNDS_TABLE;
-        self.check_range(src, n, len, oob)?;
-        self.check_range(dst, n, len, oob)?;
-        let entries = load_field(&mut self.b, &t, 0);
-        let d = entry_addr(&mut self.b, &t, entries, dst);
-        let s = entry_addr(&mut self.b, &t, entries, src);
-        let memmove = self.libc()?.memmove;
-        self.copy_entries(memmove, d, s, n);
-        Ok(())
-    }
-
-    /// `table.init`: entries `src..src+n` of element segment `index` (of length 0 once
-    /// dropped) to `dst`, both ranges checked first.
-    fn table_init(&mut self, index: u32) -> Result<(), WasmError> {
-        let t = self.table()?;
-        let seg = self.elem_segment(index)?;
-        let [dst, src, n] = self.pop_range();
-        let i64t = self.b.module().ty_i64();
-        let seg_len = self.b.ins().load(i64t, seg.len);
-        let oob = crate::traps::OUT_OF_BOUNDS_TABLE;
-        self.check_range(src, n, seg_len, oob)?;
-        let len = load_field(&mut self.b, &t, 1);
-        self.check_range(dst, n, len, oob)?;
-        let entries = load_field(&mut self.b, &t, 0);
-        let d = entry_addr(&mut self.b, &t, entries, dst);
-        let s = entry_addr(&mut self.b, &t, seg.entries, src);
-        let memcpy = self.libc()?.memcpy;
-        self.copy_entries(memcpy, d, s, n);
-        Ok(())
-    }
-
-    /// `call_indirect (type type_index)` through the table.
-    pub(crate) fn call_indirect(&mut self, type_index: u32) -> Result<(), WasmError> {
-        let place = self.place();
-        let t = self
-            .env
-            .table
-            .ok_or_else(|| WasmError::unsupported("`call_indirect` without a table", place))?;
-        let ft = self
-            .env
-            .types
-            .get(type_index as usize)
-            .cloned()
-            .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), place))?;
-        let expected = *self.env.sigs.get(&sig_symbol(&ft)).ok_or_else(|| {
-            WasmError::unsupported(format!("signature {} without an id", canonical(&ft)), place)
-        })?;
-        let sig = types::signature(self.b.module(), &ft)
-            .map_err(|v| {
-                WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
-            })?
-            .at(place)?;
-        let index = self.pop();
-        let args = self.pop_n(ft.params().len());
-        let i64t = self.ty(Ty::I64);
-        let index = self.b.ins().zext(i64t, index);
-        let entries = load_field(&mut self.b, &t, 0);
-        let len = load_field(&mut self.b, &t, 1);
-        let oob = self.b.ins().icmp(IntCC::Uge, index, len);
-        self.trap_if(oob, crate::traps::UNDEFINED_ELEMENT)?;
-        let e = entry_addr(&mut self.b, &t, entries, index);
-        let p = self.b.module().ty_ptr();
-        let fa = entry_field(&mut self.b, &t, e, 0);
-        let fp = self.b.ins().load(p, fa);
-        let sa = entry_field(&mut self.b, &t, e, 1);
-        let sp = self.b.ins().load(p, sa);
-        let null = self.b.module().const_null();
-        let is_null = self.b.ins().icmp(IntCC::Eq, fp, null);
-        self.trap_if(is_null, crate::traps::UNINITIALIZED_ELEMENT)?;
-        let wrong = self.b.ins().icmp(IntCC::Ne, sp, expected);
-        self.trap_if(wrong, crate::traps::INDIRECT_CALL_TYPE_MISMATCH)?;
-        let r = self.b.ins().call_indirect(sig, fp, &args);
-        self.reload_memory()?;
-        self.push_results(r, ft.results().len());
-        Ok(())
-    }
+    let none = b.ins().icmp(IntCC::Eq, d, zero);
+    b.ins().br(none, done, &[], alloc, &[]);
+    b.position_at_end(alloc);
+    let size = b.module().const_i64(ENTRY_BYTES);
+    let p = b.ins().call(libc.calloc, &[new_len, size]);
+    let null = b.module().const_null();
+    let is_null = b.ins().icmp(IntCC::Eq, p, null);
+    b.ins().br(is_null, fail, &[], copy_or_fill, &[]);
+    b.position_at_end(copy_or_fill);
+    let was_empty = b.ins().icmp(IntCC::Eq, len, zero);
+    b.ins().br(was_empty, fill_or_store, &[], copy, &[]);
+    b.position_at_end(copy);
+    let bytes = b.ins().imul(len, size);
+    b.ins().call(libc.memcpy, &[p, old, bytes]);
+    b.ins().call(libc.free, &[old]);
+    b.ins().jump(fill_or_store, &[]);
+    b.position_at_end(fill_or_store);
+    let init_null = b.ins().icmp(IntCC::Eq, init, null);
+    b.ins().br(init_null, store, &[], fill, &[]);
+    b.position_at_end(fill);
+    b.ins().call(h.fill, &[p, len, d, init]);
+    b.ins().jump(store, &[]);
+    b.position_at_end(store);
+    let f0 = field_of(b, ty, table, 0);
+    b.ins().store(f0, p);
+    let f1 = field_of(b, ty, table, 1);
+    b.ins().store(f1, new_len);
+    b.ins().jump(done, &[]);
+    b.position_at_end(done);
+    let r = b.ins().trunc(i32t, len);
+    b.ins().ret(Some(r));
+    b.position_at_end(fail);
+    let m1 = b.module().const_i32(-1);
+    b.ins().ret(Some(m1));
+    Ok(())
 }

@@ -8,22 +8,27 @@ use crate::env::Libc;
 use crate::env::{Env, Func, Global, Memory, Table};
 use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
-use crate::init::{GlobalInit, ImportLimits, Init};
+use crate::init::{GlobalInit, ImportLimits, Init, Item};
 use crate::memory::{self, MAX_PAGES, NO_MAX_PAGES};
 use crate::names;
 use crate::parse::{self, Sections};
 use crate::table;
 use crate::types;
 
-/// The tables translated: 32-bit, of `funcref`, of at most 2^20 entries.
+/// The tables translated: 32-bit, of `funcref` or `externref`, of at most
+/// [`table::MAX_ENTRIES`] entries initially.
 fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError> {
-    if tt.table64 || tt.shared || tt.element_type != wasmparser::RefType::FUNCREF {
+    let kind = tt.element_type;
+    if tt.table64
+        || tt.shared
+        || (kind != wasmparser::RefType::FUNCREF && kind != wasmparser::RefType::EXTERNREF)
+    {
         return Err(WasmError::unsupported(
-            "a table other than a 32-bit funcref table",
+            "a table other than a 32-bit funcref or externref table",
             place,
         ));
     }
-    if tt.initial > 1 << 20 {
+    if tt.initial > table::MAX_ENTRIES {
         return Err(WasmError::unsupported(
             "a table of more than 2^20 entries",
             place,
@@ -32,13 +37,14 @@ fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError
     Ok(())
 }
 
-/// The WebAssembly features this front end accepts: 1.0 (MVP) with mutable-global imports
-/// and exports, sign extension, non-trapping float-to-int conversions, multi-value and the
-/// encoding of reference types (what clang 19 emits by default: `call_indirect`'s table index
-/// as a LEB of any length). Of reference types themselves, a module may hold one `funcref`
-/// table, element segments of any kind (passive and declarative ones are not applied), and
-/// `ref.func`/`ref.null` in element segments; reference values, their instructions and a
-/// second table are refused as unsupported (spec/wasm.md).
+/// Whether a table holds `externref`s.
+fn is_extern(tt: &wasmparser::TableType) -> bool {
+    tt.element_type == wasmparser::RefType::EXTERNREF
+}
+
+/// The WebAssembly features this front end accepts: WebAssembly 2.0 without SIMD: 1.0 (MVP)
+/// with mutable-global imports and exports, sign extension, non-trapping float-to-int
+/// conversions, multi-value, bulk memory and reference types (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
     F::WASM1
@@ -84,8 +90,8 @@ fn declare_data_segments(
 
 /// The globals `table.init` and `elem.drop` use for each element segment: its length (0 for
 /// an active or declarative segment, which instantiation drops) and, for a passive one of a
-/// module with a table, its entries laid out as the table's (without a table, `table.init`
-/// cannot be used, only `elem.drop`).
+/// module with a table, its entries laid out as a table's (references: function records or
+/// null; without a table, `table.init` cannot be used, only `elem.drop`).
 fn declare_elem_segments(
     m: &mut Module,
     elements: &[wasmparser::Element<'_>],
@@ -94,33 +100,36 @@ fn declare_elem_segments(
     for (k, e) in elements.iter().enumerate() {
         let place = Place::at(e.range.start);
         let passive = matches!(e.kind, wasmparser::ElementKind::Passive);
-        let funcs = if passive {
-            crate::init::segment_funcs(e, place)?
+        let items = if passive {
+            crate::init::segment_items(e, place)?
         } else {
             Vec::new()
         };
         let i64t = m.ty_i64();
-        let n = m.const_i64(funcs.len() as i64);
+        let n = m.const_i64(items.len() as i64);
         let len = Builder::new(m)
             .global_var(&format!("elem_len.{k}"), i64t, Some(n))
             .at(place)?;
-        let Some(t) = env.table.filter(|_| !funcs.is_empty()) else {
+        if env.tables.is_empty() || items.is_empty() {
             let entries = m.const_null();
             env.elems.push(crate::env::ElemSegment { len, entries });
             continue;
-        };
-        let mut entries = Vec::with_capacity(funcs.len());
-        for f in &funcs {
-            let entry = match f {
-                Some(fi) => {
-                    let (fp, sig) = table::func_entry(env, *fi, place)?;
-                    m.const_aggregate(t.entry_ty, &[fp, sig]).at(place)?
-                }
-                None => m.const_zero(t.entry_ty).at(place)?,
-            };
-            entries.push(entry);
         }
-        let arr = m.ty_array(t.entry_ty, entries.len() as u64).at(place)?;
+        let mut entries = Vec::with_capacity(items.len());
+        for item in &items {
+            entries.push(match *item {
+                Item::Func(fi) => table::record(&mut Builder::new(m), env, fi, place)?,
+                Item::Null => m.const_null(),
+                Item::Global(_) => {
+                    return Err(WasmError::unsupported(
+                        "`global.get` in a passive element segment",
+                        place,
+                    ));
+                }
+            });
+        }
+        let p = m.ty_ptr();
+        let arr = m.ty_array(p, entries.len() as u64).at(place)?;
         let c = m.const_aggregate(arr, &entries).at(place)?;
         let entries = Builder::new(m)
             .global_const(&format!("elem.{k}"), arr, c)
@@ -215,7 +224,6 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         ..Env::default()
     };
     let mut mem_import = None;
-    let mut table_import = None;
     let mut import_limits = Vec::new();
     let mut init_modules: Vec<String> = Vec::new();
     // The symbol each import declaration imports (a re-export may not be its own import).
@@ -238,13 +246,15 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             }
             TypeRef::Global(gt) => {
                 let ty = value_type(m, gt.content_type, place)?;
-                let g = global_decl(m, &hint("import_", imp.name), ty, gt.mutable, place)?;
+                let (gty, boxed) = crate::env::global_type(m, gt.content_type, ty).at(place)?;
+                let g = global_decl(m, &hint("import_", imp.name), gty, gt.mutable, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
                 import_syms.insert(g, sym.clone());
                 env.globals.push(Global {
                     inst: g,
                     ty,
                     wasm_ty: gt.content_type,
+                    boxed,
                 });
             }
             TypeRef::Memory(mt) => {
@@ -265,15 +275,11 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 });
             }
             TypeRef::Table(tt) => {
-                if table_import.is_some() || s.table.is_some() {
-                    return Err(WasmError::unsupported("more than one table", place));
-                }
                 check_table(&tt, place)?;
-                let (ty, entry_ty) = table::table_types(m).at(place)?;
+                let ty = table::table_type(m, is_extern(&tt)).at(place)?;
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
                 import_syms.insert(g, sym.clone());
-                table_import = Some(g);
                 import_limits.push(ImportLimits {
                     global: g,
                     unit_shift: 0,
@@ -281,11 +287,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                     max: tt.maximum,
                     max_is_i32: false,
                 });
-                env.table = Some(Table {
-                    global: g,
-                    ty,
-                    entry_ty,
-                });
+                env.tables.push(Table { global: g, ty });
             }
             TypeRef::Tag(_) => return Err(WasmError::unsupported("a tag import", place)),
         }
@@ -346,34 +348,37 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
     if s.data_count {
         declare_data_segments(m, &s.data, &mut env)?;
     }
-    // The table, and the signature ids `call_indirect` compares.
-    if let Some((tt, offset)) = &s.table {
+    // The tables (their entries allocated by the initializer) and their helpers.
+    let mut table_initial = Vec::new();
+    for (tt, offset) in &s.tables {
         let place = Place::at(*offset);
         check_table(tt, place)?;
-        let (ty, entry_ty) = table::table_types(m).at(place)?;
-        let arr = m.ty_array(entry_ty, tt.initial).at(place)?;
-        let entries = Builder::new(m)
-            .global_var("table_entries", arr, None)
-            .at(place)?;
-        let len = m.const_i64(tt.initial as i64);
-        let max = m.const_i64(tt.maximum.unwrap_or(table::NO_MAX_ENTRIES) as i64);
-        let init = m.const_aggregate(ty, &[entries, len, max]).at(place)?;
+        let ty = table::table_type(m, is_extern(tt)).at(place)?;
+        let mut fields = vec![
+            m.const_null(),
+            m.const_i64(0),
+            m.const_i64(tt.maximum.unwrap_or(table::NO_MAX_ENTRIES) as i64),
+        ];
+        if is_extern(tt) {
+            let i8t = m.ty_i8();
+            fields.push(m.const_zero(i8t).at(place)?);
+        }
+        let init = m.const_aggregate(ty, &fields).at(place)?;
         let g = Builder::new(m)
             .global_var("table", ty, Some(init))
             .at(place)?;
-        env.table = Some(Table {
-            global: g,
-            ty,
-            entry_ty,
-        });
+        let t = Table { global: g, ty };
+        env.tables.push(t);
+        table_initial.push((t, tt.initial));
     }
-    if env.table.is_some() {
-        for ft in s.types.clone() {
-            table::sig_id(&mut Builder::new(m), &mut env, &ft, Place::at(0))?;
-        }
-        if env.libc.is_none() {
-            env.libc = Some(Libc::declare(&mut Builder::new(m), Place::at(0))?);
-        }
+    if !env.tables.is_empty() {
+        let mut b = Builder::new(m);
+        let l = match env.libc {
+            Some(l) => l,
+            None => Libc::declare(&mut b, Place::at(0))?,
+        };
+        env.libc = Some(l);
+        env.table_helpers = Some(table::build_helpers(&mut b, &l, Place::at(0))?);
     }
     declare_elem_segments(m, &s.elements, &mut env)?;
     // Globals.
@@ -391,6 +396,13 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 Some(m.const_float_bits(ty, u64::from(value.bits())).at(place)?)
             }
             Operator::F64Const { value } => Some(m.const_float_bits(ty, value.bits()).at(place)?),
+            Operator::RefNull { .. } => Some(m.const_null()),
+            Operator::RefFunc { function_index } => Some(table::record(
+                &mut Builder::new(m),
+                &env,
+                function_index,
+                place,
+            )?),
             Operator::GlobalGet { global_index } => {
                 global_inits.push(GlobalInit {
                     dst: index as u32,
@@ -409,16 +421,24 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             }
         };
         let gname = format!("g{index}");
+        let (gty, boxed) = crate::env::global_type(m, g.ty.content_type, ty).at(place)?;
+        let c = match (c, boxed) {
+            (Some(c), Some(bt)) => Some(m.const_aggregate(bt, &[c]).at(place)?),
+            (c, _) => c,
+        };
         let inst = match c {
-            Some(c) if g.ty.mutable => Builder::new(m).global_var(&gname, ty, Some(c)).at(place)?,
-            Some(c) => Builder::new(m).global_const(&gname, ty, c).at(place)?,
+            Some(c) if g.ty.mutable => {
+                Builder::new(m).global_var(&gname, gty, Some(c)).at(place)?
+            }
+            Some(c) => Builder::new(m).global_const(&gname, gty, c).at(place)?,
             // Set by the initializer, so a variable even when wasm says immutable.
-            None => global_decl(m, &gname, ty, true, place)?,
+            None => global_decl(m, &gname, gty, true, place)?,
         };
         env.globals.push(Global {
             inst,
             ty,
             wasm_ty: g.ty.content_type,
+            boxed,
         });
     }
     // Exports: every export name of a definition is an `export` of it (a definition exported
@@ -448,13 +468,12 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                     return Err(WasmError::unsupported("exporting a missing memory", place));
                 }
             },
-            ExternalKind::Table => match (table_import, &env.table) {
-                (Some(g), _) => g,
-                (None, Some(t)) => t.global,
-                (None, None) => {
-                    return Err(WasmError::unsupported("exporting a missing table", place));
-                }
-            },
+            ExternalKind::Table => {
+                env.tables
+                    .get(e.index as usize)
+                    .ok_or_else(|| WasmError::unsupported(format!("table {}", e.index), place))?
+                    .global
+            }
             ExternalKind::Tag => return Err(WasmError::unsupported("a tag export", place)),
         };
         if import_syms.get(&def) == Some(&sym) {
@@ -471,6 +490,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         name,
         init_modules,
         memory: env.memory.zip(mem_initial),
+        tables: table_initial,
         import_limits,
         libc,
         global_inits,

@@ -4,7 +4,8 @@
 
 /// A load or store beyond the memory's size, or an active data segment that does not fit.
 pub const OUT_OF_BOUNDS_MEMORY: &str = "out of bounds memory access";
-/// An active element segment that does not fit the table.
+/// An active element segment that does not fit its table, or a table index or range beyond
+/// the table's length (`table.get`, `table.set`, `table.fill`, `table.copy`, `table.init`).
 pub const OUT_OF_BOUNDS_TABLE: &str = "out of bounds table access";
 /// `call_indirect` with an index beyond the table's length.
 pub const UNDEFINED_ELEMENT: &str = "undefined element";

@@ -3,15 +3,16 @@
 use irkit_core::{CoreError, Inst, Module};
 use wasmparser::{FuncType, ValType};
 
-/// The irkit type of a wasm value type; `None` for the types not supported yet (references,
-/// `v128`).
+/// The irkit type of a wasm value type; `None` for the types not supported yet (`v128`). A
+/// reference (`funcref`, `externref`) is a `ptr` ([`crate::table`]).
 pub fn val_type(m: &mut Module, t: ValType) -> Option<Inst> {
     Some(match t {
         ValType::I32 => m.ty_i32(),
         ValType::I64 => m.ty_i64(),
         ValType::F32 => m.ty_f32(),
         ValType::F64 => m.ty_f64(),
-        ValType::V128 | ValType::Ref(_) => return None,
+        ValType::Ref(_) => m.ty_ptr(),
+        ValType::V128 => return None,
     })
 }
 

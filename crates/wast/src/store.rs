@@ -193,7 +193,7 @@ impl Store {
 
     /// The functions `instance` exports, by field name (in the live program's order), each
     /// with arguments of its parameter types, all zero; `None` for a function whose parameters
-    /// are not all numbers.
+    /// are not all numbers or references (a reference argument is null).
     pub fn exported_functions(&self, instance: &str) -> Vec<(String, Option<Vec<Val>>)> {
         let m = self.session.module();
         let prefix = symbol(instance, "");
@@ -210,6 +210,7 @@ impl Store {
                         Opcode::I64 => Some(Val::I64(0)),
                         Opcode::F32 => Some(Val::F32(0)),
                         Opcode::F64 => Some(Val::F64(0)),
+                        Opcode::PTR => Some(Val::Ptr(0)),
                         _ => None,
                     })
                     .collect::<Option<Vec<Val>>>()
@@ -302,7 +303,8 @@ fn translate(wasm: &[u8], name: &str) -> Result<Module, InstantiateError> {
     Ok(m)
 }
 
-/// Adds, for every exported global of a scalar type, a function exported as `wast-get:`
+/// Adds, for every exported global of a scalar type (a number or a reference; an `externref`
+/// is the field of a `struct {ptr}`, spec/wasm.md), a function exported as `wast-get:`
 /// followed by the global's export name, which returns its value.
 fn add_getters(m: &mut Module, instance: &str) -> Result<(), String> {
     let prefix = symbol(instance, "");
@@ -314,25 +316,46 @@ fn add_getters(m: &mut Module, instance: &str) -> Result<(), String> {
             continue;
         }
         let Some(ty) = m.ty(d) else { continue };
-        let scalar = matches!(
-            m.opcode(ty),
-            Opcode::I32 | Opcode::I64 | Opcode::F32 | Opcode::F64
-        );
+        let scalar = |t: Inst| {
+            matches!(
+                m.opcode(t),
+                Opcode::I32 | Opcode::I64 | Opcode::F32 | Opcode::F64 | Opcode::PTR
+            )
+        };
+        // The value's type, and whether it is the one field of a `struct`.
+        let value = if scalar(ty) {
+            Some((ty, false))
+        } else {
+            match m.operands(ty) {
+                [f] if m.opcode(ty) == Opcode::STRUCT && m.opcode(*f) == Opcode::PTR => {
+                    Some((*f, true))
+                }
+                _ => None,
+            }
+        };
+        let Some((vty, boxed)) = value else { continue };
         for export in m.decoration_strs(d, Opcode::EXPORT) {
-            if scalar && export.starts_with(&prefix) {
-                globals.push((d, ty, format!("{GETTER}{export}")));
+            if export.starts_with(&prefix) {
+                globals.push((d, ty, vty, boxed, format!("{GETTER}{export}")));
             }
         }
     }
     let mut b = Builder::new(m);
-    for (g, ty, name) in globals {
+    for (g, ty, vty, boxed, name) in globals {
         let e = |e: irkit_core::CoreError| e.to_string();
-        let sig = b.module().ty_fn(ty, &[]).map_err(e)?;
+        let sig = b.module().ty_fn(vty, &[]).map_err(e)?;
         let f = b.func("", sig).map_err(e)?;
         b.export(f, &name).map_err(e)?;
         let (entry, _) = b.block(f, &[]).map_err(e)?;
         b.position_at_end(entry);
-        let v = b.load(ty, g).map_err(e)?;
+        let a = if boxed {
+            let zero = b.module().const_i64(0);
+            let k = b.module().const_i32(0);
+            b.elem(ty, g, &[zero, k]).map_err(e)?
+        } else {
+            g
+        };
+        let v = b.load(vty, a).map_err(e)?;
         b.ret(Some(v)).map_err(e)?;
     }
     Ok(())

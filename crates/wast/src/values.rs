@@ -1,12 +1,23 @@
 //! Values of a script: the arguments of an `invoke` as back-end values, and whether a result
 //! matches what an `assert_return` expects (`nan:canonical` and `nan:arithmetic` included).
+//!
+//! A reference is a `ptr` (spec/wasm.md, "References"): `ref.null` is 0, and the host
+//! reference `ref.extern N` is [`host_ref`]`(N)`, an address no definition has.
 
 use irkit_backend::Val;
 use wast::core::{NanPattern, WastArgCore, WastRetCore};
 use wast::{WastArg, WastRet};
 
-/// The back-end value of an argument; `Err` names what this runner does not pass (vectors and
-/// references are out of scope, spec/wasm.md).
+/// The tag of a host reference: `ref.extern N` is the pointer `HOST_REF_TAG | N`.
+pub const HOST_REF_TAG: u64 = 1 << 63;
+
+/// The pointer standing for the host reference `ref.extern n`.
+pub fn host_ref(n: u32) -> u64 {
+    HOST_REF_TAG | u64::from(n)
+}
+
+/// The back-end value of an argument; `Err` names what this runner does not pass (vectors are
+/// out of scope, spec/wasm.md).
 pub fn arg(a: &WastArg<'_>) -> Result<Val, String> {
     match a {
         WastArg::Core(c) => match c {
@@ -15,7 +26,9 @@ pub fn arg(a: &WastArg<'_>) -> Result<Val, String> {
             WastArgCore::F32(v) => Ok(Val::F32(v.bits)),
             WastArgCore::F64(v) => Ok(Val::F64(v.bits)),
             WastArgCore::V128(_) => Err("a v128 argument (SIMD is out of scope)".into()),
-            _ => Err("a reference argument (reference types are out of scope)".into()),
+            WastArgCore::RefNull(_) => Ok(Val::Ptr(0)),
+            WastArgCore::RefExtern(n) => Ok(Val::Ptr(host_ref(*n))),
+            WastArgCore::RefHost(_) => Err("a host anyref argument (GC is out of scope)".into()),
         },
         _ => Err("a component-model argument".into()),
     }
@@ -34,6 +47,8 @@ pub enum Expected {
     CanonicalNan64,
     /// An `f64` NaN with the quiet bit set.
     ArithmeticNan64,
+    /// A non-null reference (`ref.func`, `ref.extern` without a value).
+    NonNull,
 }
 
 /// The expectation of a result; `Err` names what this runner does not compare.
@@ -51,7 +66,11 @@ pub fn expected(r: &WastRet<'_>) -> Result<Expected, String> {
         WastRetCore::F64(NanPattern::CanonicalNan) => Expected::CanonicalNan64,
         WastRetCore::F64(NanPattern::ArithmeticNan) => Expected::ArithmeticNan64,
         WastRetCore::V128(_) => return Err("a v128 result (SIMD is out of scope)".into()),
-        _ => return Err("a reference result (reference types are out of scope)".into()),
+        WastRetCore::RefNull(_) => Expected::Exact(Val::Ptr(0)),
+        WastRetCore::RefExtern(Some(n)) => Expected::Exact(Val::Ptr(host_ref(*n))),
+        // A function reference's identity is not observable in WebAssembly 2.0.
+        WastRetCore::RefExtern(None) | WastRetCore::RefFunc(_) => Expected::NonNull,
+        _ => return Err("a reference result of a later proposal (GC)".into()),
     })
 }
 
@@ -65,6 +84,7 @@ impl Expected {
     pub fn matches(&self, v: Val) -> bool {
         match (self, v) {
             (Expected::Exact(e), v) => *e == v,
+            (Expected::NonNull, Val::Ptr(p)) => p != 0,
             (Expected::CanonicalNan32, Val::F32(b)) => b & 0x7fff_ffff == F32_EXP | F32_QUIET,
             (Expected::ArithmeticNan32, Val::F32(b)) => {
                 b & (F32_EXP | F32_QUIET) == F32_EXP | F32_QUIET
@@ -88,6 +108,7 @@ impl std::fmt::Display for Expected {
             Expected::ArithmeticNan32 => f.write_str("f32 nan:arithmetic"),
             Expected::CanonicalNan64 => f.write_str("f64 nan:canonical"),
             Expected::ArithmeticNan64 => f.write_str("f64 nan:arithmetic"),
+            Expected::NonNull => f.write_str("a non-null reference"),
         }
     }
 }
@@ -102,6 +123,8 @@ pub fn show(v: Val) -> String {
         Val::I64(x) => format!("i64 {}", x as i64),
         Val::F32(b) => format!("f32 {} (0x{b:08x})", f32::from_bits(b)),
         Val::F64(b) => format!("f64 {} (0x{b:016x})", f64::from_bits(b)),
+        Val::Ptr(0) => "ref.null".into(),
+        Val::Ptr(a) if a & HOST_REF_TAG != 0 => format!("ref.extern {}", a & !HOST_REF_TAG),
         Val::Ptr(a) => format!("ptr 0x{a:x}"),
     }
 }
@@ -129,6 +152,23 @@ mod tests {
         assert!(!Expected::CanonicalNan64.matches(Val::F64(0x7ff8_0000_0000_0001)));
         assert!(Expected::ArithmeticNan64.matches(Val::F64(0x7ff8_0000_0000_0001)));
         assert!(!Expected::ArithmeticNan64.matches(Val::F64(0x7ff0_0000_0000_0001)));
+    }
+
+    #[test]
+    fn references_are_pointers() {
+        let null = WastArg::Core(WastArgCore::RefNull(wast::core::HeapType::Abstract {
+            shared: false,
+            ty: wast::core::AbstractHeapType::Extern,
+        }));
+        assert_eq!(arg(&null), Ok(Val::Ptr(0)));
+        assert_eq!(
+            arg(&WastArg::Core(WastArgCore::RefExtern(7))),
+            Ok(Val::Ptr(host_ref(7)))
+        );
+        assert!(Expected::NonNull.matches(Val::Ptr(host_ref(0))));
+        assert!(!Expected::NonNull.matches(Val::Ptr(0)));
+        assert!(!Expected::Exact(Val::Ptr(host_ref(1))).matches(Val::Ptr(host_ref(2))));
+        assert_eq!(show(Val::Ptr(host_ref(3))), "ref.extern 3");
     }
 
     #[test]
