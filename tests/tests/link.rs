@@ -1,7 +1,8 @@
 //! The linker's file-driven cases: one folder per case under `tests/link/`, holding the
 //! modules (`*.ir`, or an `inputs` file listing paths relative to the repository root), an
 //! optional `args` file (ir-link options: `--entry N`, `--export N`, `--library`,
-//! `--internalize`, `--link-stubs`, `--strip-debug`, `--devirtualize`, `--inline`, `-O`), and the expectation: `expected.ir` (the linked module,
+//! `--internalize`, `--link-stubs`, `--strip-debug`, `--devirtualize`, `--inline`, `-O`,
+//! `--gc boehm`), and the expectation: `expected.ir` (the linked module,
 //! printed) or `expected.err` (the error lines, `error: ...`, file names as in the folder).
 //!
 //! Every case is also linked with its inputs in every order: the output bytes (or the error
@@ -73,6 +74,11 @@ fn case_options(dir: &Path) -> Result<LinkOptions, String> {
             "--devirtualize" => o.devirtualize = true,
             "--inline" => o.inline = true,
             "-O" => (o.devirtualize, o.inline) = (true, true),
+            "--gc" => match words.next() {
+                Some("boehm") => o.gc = irkit_link::Gc::Boehm,
+                Some("none") => o.gc = irkit_link::Gc::None,
+                _ => return Err("--gc needs none or boehm".into()),
+            },
             "--entry" => o.entry = words.next().ok_or("--entry needs a name")?.to_string(),
             "--export" => o
                 .exports

@@ -22,12 +22,21 @@ pub fn linker() -> String {
 /// such a link fails (a compiler that does not know the option, for one), the next is tried,
 /// and last the object is linked without an option: that outcome counts.
 pub fn link_executable(obj: &Path, out: &Path) -> Result<(), BackendError> {
+    link_executable_with(obj, out, &[])
+}
+
+/// Like [`link_executable`], also linking `libraries` (`-lNAME` each, after `-lm`).
+pub fn link_executable_with(
+    obj: &Path,
+    out: &Path,
+    libraries: &[String],
+) -> Result<(), BackendError> {
     for &(program, option) in FAST_LINKERS {
-        if on_path(program) && run_linker(obj, out, Some(option)).is_ok() {
+        if on_path(program) && run_linker(obj, out, Some(option), libraries).is_ok() {
             return Ok(());
         }
     }
-    run_linker(obj, out, None)
+    run_linker(obj, out, None, libraries)
 }
 
 /// Linkers faster than the C compiler's default, fastest first: the program looked for on the
@@ -40,10 +49,16 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
 }
 
-fn run_linker(obj: &Path, out: &Path, option: Option<&str>) -> Result<(), BackendError> {
+fn run_linker(
+    obj: &Path,
+    out: &Path,
+    option: Option<&str>,
+    libraries: &[String],
+) -> Result<(), BackendError> {
     let cc = linker();
     let mut command = Command::new(&cc);
     command.args(option).arg(obj).arg("-o").arg(out).arg("-lm");
+    command.args(libraries.iter().map(|l| format!("-l{l}")));
     dies_with_parent(&mut command);
     let output = command.output().map_err(|e| {
         BackendError::NoLinker(format!(
@@ -127,7 +142,7 @@ pub fn build_executable_with(
     out: &Path,
 ) -> Result<crate::CodegenStats, BackendError> {
     let (bytes, stats) = crate::object::compile_object(m, opts)?;
-    link_object(bytes, out).map(|()| stats)
+    link_object(bytes, out, &opts.libraries).map(|()| stats)
 }
 
 /// Like [`build_executable_with`], for a module not verified yet: the object is compiled as
@@ -140,12 +155,12 @@ pub fn build_executable_verifying<E: Send>(
     verify: impl FnOnce() -> Result<(), E> + Send,
 ) -> Result<Result<crate::CodegenStats, BackendError>, E> {
     Ok(crate::object::compile_object_verifying(m, opts, verify)?
-        .and_then(|(bytes, stats)| link_object(bytes, out).map(|()| stats)))
+        .and_then(|(bytes, stats)| link_object(bytes, out, &opts.libraries).map(|()| stats)))
 }
 
-/// Links object file bytes `bytes` into the executable `out` (the object goes to a temporary
-/// file beside `out`, removed afterwards).
-fn link_object(bytes: Vec<u8>, out: &Path) -> Result<(), BackendError> {
+/// Links object file bytes `bytes` into the executable `out`, with `libraries` (the object
+/// goes to a temporary file beside `out`, removed afterwards).
+fn link_object(bytes: Vec<u8>, out: &Path, libraries: &[String]) -> Result<(), BackendError> {
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -155,7 +170,7 @@ fn link_object(bytes: Vec<u8>, out: &Path) -> Result<(), BackendError> {
         .map_or_else(|| "a.out".into(), |n| n.to_string_lossy().into_owned());
     let obj = dir.join(format!(".{name}.{}.o", std::process::id()));
     std::fs::write(&obj, bytes)?;
-    let r = link_executable(&obj, out);
+    let r = link_executable_with(&obj, out, libraries);
     let _ = std::fs::remove_file(&obj);
     r
 }

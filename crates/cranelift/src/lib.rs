@@ -73,7 +73,7 @@ mod types;
 pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{
     build_executable, build_executable_verifying, build_executable_with,
-    build_executable_with_depth, link_executable,
+    build_executable_with_depth, link_executable, link_executable_with,
 };
 pub use object::{
     CodegenLevel, CodegenOptions, CodegenStats, compile_object, compile_object_verifying,

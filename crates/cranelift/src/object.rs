@@ -69,6 +69,10 @@ pub struct CodegenOptions {
     pub cache: Option<PathBuf>,
     /// How much work goes into the code ([`CodegenLevel`]); part of every cache key.
     pub level: CodegenLevel,
+    /// Libraries an executable is linked with besides the C library and `libm` (`-lNAME` for
+    /// each, in order: `gc` for `ir-link --gc boehm`). Not used for an object file, and no
+    /// part of any cache key: it changes no code.
+    pub libraries: Vec<String>,
 }
 
 impl Default for CodegenOptions {
@@ -79,6 +83,7 @@ impl Default for CodegenOptions {
             jobs: None,
             cache: None,
             level: CodegenLevel::Optimized,
+            libraries: Vec::new(),
         }
     }
 }

@@ -61,6 +61,7 @@ pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use extend::{LIVE_PROGRAM, LiveNames, extend, extend_live};
 pub use input::{Input, Opened};
 pub use linker::{link, link_files, verify_linked};
+pub use objects::Gc;
 pub use specialize::specialize;
 // The `-O` passes live in `irkit-opt` (they need no linker state); re-exported under their
 // former paths.
@@ -103,6 +104,8 @@ pub struct LinkOptions {
     /// Inline each function into its only call site, fold what became constant, remove what
     /// nothing uses any more (`--inline`, part of `-O`; see [`inline_single_calls()`]).
     pub inline: bool,
+    /// The allocation routine of `classalloc` and of objects' instances (`--gc`, see [`Gc`]).
+    pub gc: Gc,
 }
 
 impl Default for LinkOptions {
@@ -118,6 +121,7 @@ impl Default for LinkOptions {
             max_instantiation_depth: 64,
             devirtualize: false,
             inline: false,
+            gc: Gc::None,
         }
     }
 }

@@ -126,6 +126,7 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
             &crate::objects::ObjectOptions {
                 roots: Some(roots),
                 devirtualize: opts.devirtualize,
+                gc: opts.gc,
             },
         )
         .map_err(LinkErrors)?;

@@ -15,7 +15,7 @@ use irkit_cli::output;
 use irkit_cli::report::Problems;
 use irkit_core::verify::Nesting;
 use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats};
-use irkit_link::{LinkErrors, LinkOptions, Stats};
+use irkit_link::{Gc, LinkErrors, LinkOptions, Stats};
 
 /// The output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -28,6 +28,15 @@ enum Emit {
     Obj,
     /// A native executable: the object file linked by the system C compiler (`cc`, or `$CC`).
     Exe,
+}
+
+/// How objects (`classalloc`, `instance`) are allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum GcArg {
+    /// The C allocator (`calloc`): nothing is ever collected.
+    None,
+    /// The Boehm-Demers-Weiser collector (`GC_malloc`); `--emit exe` links `-lgc`.
+    Boehm,
 }
 
 /// How much work native code generation puts into the code.
@@ -113,6 +122,11 @@ struct Args {
     /// With `--emit obj|exe`: how much work goes into the native code.
     #[arg(long, value_enum, default_value_t = Codegen::Optimized)]
     codegen: Codegen,
+    /// How objects are allocated: `none` (the C allocator, no collection) or `boehm` (the
+    /// Boehm-Demers-Weiser collector; `--emit exe` links `-lgc`, an object file needs it
+    /// at its own link). Executables only: see spec/linking.md.
+    #[arg(long, value_enum, default_value_t = GcArg::None)]
+    gc: GcArg,
 }
 
 fn main() -> ExitCode {
@@ -130,6 +144,7 @@ fn main() -> ExitCode {
         max_instantiation_depth: args.max_instantiation_depth,
         devirtualize: args.devirtualize || args.optimize,
         inline: args.inline || args.optimize,
+        gc: gc(args.gc),
     };
     let text = irkit_cli::input::TextOptions {
         locations: args.debug_positions,
@@ -407,6 +422,18 @@ fn codegen_options(args: &Args) -> CodegenOptions {
             Codegen::Optimized => CodegenLevel::Optimized,
             Codegen::Fast => CodegenLevel::Fast,
         },
+        libraries: match args.gc {
+            GcArg::None => Vec::new(),
+            GcArg::Boehm => vec!["gc".to_string()],
+        },
+    }
+}
+
+/// The link option of `--gc`.
+fn gc(arg: GcArg) -> Gc {
+    match arg {
+        GcArg::None => Gc::None,
+        GcArg::Boehm => Gc::Boehm,
     }
 }
 

@@ -56,12 +56,25 @@ struct Args {
     /// `/tmp/perf-PID.map`, so that `perf report` names the program's functions.
     #[arg(long)]
     perf_map: bool,
+    /// How objects are allocated: only `none` (the C allocator) runs here; `boehm` is refused
+    /// (the collector would not see the JIT's globals and thread: build an executable with
+    /// `ir-link --gc boehm --emit exe`).
+    #[arg(long, default_value = "none", value_parser = clap::builder::PossibleValuesParser::new(["none", "boehm"]))]
+    gc: String,
 }
 
 fn main() -> ExitCode {
     irkit_cli::threads::use_main_thread();
     irkit_cli::signals::guard_inputs();
     let args = Args::parse();
+    if args.gc == "boehm" {
+        irkit_cli::note!(
+            "error: --gc boehm is for executables (ir-link --gc boehm --emit exe): the collector \
+             does not scan the JIT's globals or the thread it runs the program on, nor the \
+             interpreter's memory"
+        );
+        return ExitCode::from(2);
+    }
     let opts = LinkOptions {
         entry: args.entry.clone(),
         link_stubs: args.link_stubs,

@@ -28,6 +28,18 @@ use crate::error::LinkError;
 use hierarchy::{Hierarchy, Kind};
 use tables::{Needs, Types};
 
+/// Which allocation routine `classalloc` and objects' instances call (spec/linking.md,
+/// "Objects", "Allocation"): one choice for the whole program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Gc {
+    /// The C allocator (`calloc`): no collection, an object lives until the process ends.
+    #[default]
+    None,
+    /// The Boehm-Demers-Weiser conservative collector (`GC_malloc`, after `GC_init` once):
+    /// the program is linked with it (`-lgc`); for executables only.
+    Boehm,
+}
+
 /// What [`lower_objects`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ObjectStats {
@@ -57,6 +69,8 @@ pub struct ObjectOptions<'a> {
     pub roots: Option<Visible<'a>>,
     /// `method` with one possible implementation becomes that function's address (`-O`).
     pub devirtualize: bool,
+    /// The allocator of `classalloc` and of objects' instances.
+    pub gc: Gc,
 }
 
 /// Lays out the classes, traits and objects of `m`, drops what no reached code can use
@@ -100,7 +114,7 @@ pub fn lower_objects(
     h.live = reached.live;
     let needs = needs(m, &h);
     let ty = Types::new(m);
-    let t = tables::build(m, &h, &needs, ty).map_err(internal)?;
+    let t = tables::build(m, &h, &needs, ty, opts.gc).map_err(internal)?;
     let lowered = lower::lower(m, &h, &t, ty, opts.devirtualize).map_err(internal)?;
     errors.extend(lowered.errors);
     if !errors.is_empty() {

@@ -1,13 +1,15 @@
 //! The run-time data and routines of the objects of a linked module (spec/linking.md,
 //! "Objects", step 5): class descriptors with their vtables and selector tables, the null
 //! descriptor and null object, the trait dispatch table packed by row displacement, trait
-//! membership tables, the objects' instance variables, and the routines `__irkit.alloc`,
-//! `__irkit.dynmethod` and `__irkit.instance.M`. All are ordinary definitions.
+//! membership tables, the objects' instance variables, and the routines `__irkit.alloc` (over
+//! the allocator [`Gc`] chooses), `__irkit.dynmethod` and `__irkit.instance.M`. All are
+//! ordinary definitions.
 
 use std::collections::{BTreeSet, HashMap};
 
 use irkit_core::{Builder, CoreError, Inst, IntCC, Module, Opcode, Payload};
 
+use super::Gc;
 use super::hierarchy::{Hierarchy, Kind};
 
 /// Offsets in a class descriptor.
@@ -74,6 +76,7 @@ pub(super) fn build(
     h: &Hierarchy,
     needs: &Needs,
     ty: Types,
+    gc: Gc,
 ) -> Result<Tables, CoreError> {
     let classes = h.by_id.len() as u64;
     // Selector numbers: every selector some class implements, in string order.
@@ -163,7 +166,7 @@ pub(super) fn build(
         let g = b.global_const(&format!("__irkit.members.{}", h.defs[t].name), arr, init)?;
         members.insert(t, g);
     }
-    let alloc = alloc_routine(&mut b, ty)?;
+    let alloc = alloc_routine(&mut b, ty, gc)?;
     let dynmethod = if needs.dynmethod {
         Some(dynmethod_routine(&mut b, ty)?)
     } else {
@@ -251,34 +254,72 @@ fn dispatch_table(
     Ok((Some(g), offsets))
 }
 
-/// The C allocator's `calloc`, declared once.
-fn calloc(b: &mut Builder<'_>, ty: Types) -> Result<Inst, CoreError> {
-    let sig = b.module().ty_fn(ty.ptr, &[ty.i64, ty.i64])?;
+/// The C function `name` of type `sig`, declared once (an extern declaration of that name and
+/// type already in `m` is used).
+fn extern_fn(b: &mut Builder<'_>, name: &str, sig: Inst) -> Result<Inst, CoreError> {
     let m = b.module();
     let existing = m.top_level().iter().copied().find(|&f| {
         m.opcode(f) == Opcode::FUNC
             && m.ty(f) == Some(sig)
-            && m.decoration_str(f, Opcode::EXTERN) == Some("calloc")
+            && m.decoration_str(f, Opcode::EXTERN) == Some(name)
     });
     if let Some(f) = existing {
         return Ok(f);
     }
-    let f = b.func("calloc", sig)?;
-    b.decorate(f, Opcode::EXTERN, Vec::new(), Payload::Str("calloc".into()))?;
+    let f = b.func(name, sig)?;
+    b.decorate(f, Opcode::EXTERN, Vec::new(), Payload::Str(name.into()))?;
     Ok(f)
 }
 
-/// `__irkit.alloc(size) -> ptr`: zeroed memory from `calloc`, or the `out of memory` trap.
-fn alloc_routine(b: &mut Builder<'_>, ty: Types) -> Result<Inst, CoreError> {
-    let calloc = calloc(b, ty)?;
+/// `__irkit.alloc(size) -> ptr`: zeroed memory, or the `out of memory` trap when the allocator
+/// returns null. With [`Gc::None`] from `calloc(1, size)`; with [`Gc::Boehm`] from
+/// `GC_malloc(size)` (which clears what it returns), after `GC_init()` on the first call (a
+/// flag in `__irkit.gc_started` says it was made: `GC_INIT()` is `GC_init()` on Linux).
+fn alloc_routine(b: &mut Builder<'_>, ty: Types, gc: Gc) -> Result<Inst, CoreError> {
     let sig = b.module().ty_fn(ty.ptr, &[ty.i64])?;
+    // The allocator's declarations come first, as `calloc`'s always has.
+    let (allocate, start) = match gc {
+        Gc::None => {
+            let calloc_sig = b.module().ty_fn(ty.ptr, &[ty.i64, ty.i64])?;
+            (extern_fn(b, "calloc", calloc_sig)?, None)
+        }
+        Gc::Boehm => {
+            let void = b.module().ty_void();
+            let init_sig = b.module().ty_fn(void, &[])?;
+            let init = extern_fn(b, "GC_init", init_sig)?;
+            let malloc = extern_fn(b, "GC_malloc", sig)?;
+            let zero = b.module().const_int(ty.i8, 0)?;
+            let started = b.global_var("__irkit.gc_started", ty.i8, Some(zero))?;
+            (malloc, Some((init, started)))
+        }
+    };
     let f = b.func("__irkit.alloc", sig)?;
     let (entry, params) = b.entry_block(f)?;
     let (ok, _) = b.block(f, &[])?;
     let (oom, _) = b.block(f, &[])?;
-    b.position_at_end(entry);
-    let one = b.module().const_int(ty.i64, 1)?;
-    let p = b.call(calloc, &[one, params[0]])?;
+    let p = match start {
+        None => {
+            b.position_at_end(entry);
+            let one = b.module().const_int(ty.i64, 1)?;
+            b.call(allocate, &[one, params[0]])?
+        }
+        Some((init, started)) => {
+            let zero = b.module().const_int(ty.i8, 0)?;
+            let one = b.module().const_int(ty.i8, 1)?;
+            let (first, _) = b.block(f, &[])?;
+            let (get, _) = b.block(f, &[])?;
+            b.position_at_end(entry);
+            let s = b.load(ty.i8, started)?;
+            let fresh = b.icmp(IntCC::Eq, s, zero)?;
+            b.br(fresh, first, &[], get, &[])?;
+            b.position_at_end(first);
+            b.call(init, &[])?;
+            b.store(started, one)?;
+            b.jump(get, &[])?;
+            b.position_at_end(get);
+            b.call(allocate, &[params[0]])?
+        }
+    };
     let null = b.module().const_null();
     let is_null = b.icmp(IntCC::Eq, p, null)?;
     b.br(is_null, oom, &[], ok, &[])?;
