@@ -5,10 +5,11 @@
 //! cargo run -p irkit-testgen --example show -- 42        # the module of seed 42
 //! cargo run -p irkit-testgen --example show -- 42 set    # the module set of seed 42
 //! cargo run -p irkit-testgen --example show -- 42 procs  # the proc module of seed 42
+//! cargo run -p irkit-testgen --example show -- 42 objects  # the program with classes of seed 42
 //! cargo run -p irkit-testgen --example show -- file.bin  # the module a fuzz input makes
 //! ```
 
-use irkit_testgen::{Config, Entropy, module, module_set, proc_module};
+use irkit_testgen::{Config, Entropy, module, module_set, object_program, proc_module};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,7 +23,9 @@ fn main() {
             Entropy::new(&bytes)
         }
     };
-    if mode == "procs" {
+    if mode == "objects" {
+        print!("{:?}", object_program(&mut e, &Config::default()));
+    } else if mode == "procs" {
         print!("{:?}", proc_module(&mut e, &Config::default()));
     } else if mode == "set" {
         let cfg = Config {

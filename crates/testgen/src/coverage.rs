@@ -8,8 +8,8 @@ use irkit_core::Op;
 /// Whether generated modules hold instructions of an opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Coverage {
-    /// Some modules of [`crate::module`], [`crate::module_set`] or [`crate::proc_module`] hold
-    /// it (with the default [`crate::Config`], over a few hundred seeds).
+    /// Some modules of [`crate::module`], [`crate::module_set`], [`crate::proc_module`] or
+    /// [`crate::object_program`] hold it (with the default [`crate::Config`], over a few hundred seeds).
     Generated,
     /// No generated module holds it, for the reason given.
     NotGenerated(&'static str),
@@ -27,9 +27,8 @@ pub fn coverage(op: Op) -> Coverage {
         | irkit_core::op_constants!()
         | irkit_core::op_decorations!()
         | irkit_core::op_generics!()
-        | irkit_core::op_noir!() => Coverage::Generated,
-        irkit_core::op_object_defs!() | irkit_core::op_objects!() => Coverage::NotGenerated(
-            "classes are not generated yet: they run only once linked, and random programs with classes are issue 39's next slice",
-        ),
+        | irkit_core::op_noir!()
+        | irkit_core::op_object_defs!()
+        | irkit_core::op_objects!() => Coverage::Generated,
     }
 }

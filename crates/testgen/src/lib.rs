@@ -47,6 +47,11 @@
 //! `linkonce` `shared` helper, and `m0` exports a `main` that calls every import. A set links
 //! (in an executable link with `main` as entry, or as a library) without errors.
 //!
+//! [`object_program`] builds a program with classes: a random hierarchy of traits, classes and
+//! an `object` over a library `m1.irm` and `m0.irm` (whose classes may extend the library's),
+//! and a `main` using every object instruction, sometimes ending in a named trap (`invalid
+//! cast`, `null receiver`, `method not found`). It links as an executable and always ends.
+//!
 //! ## Driving it
 //!
 //! Every random choice comes from an [`Entropy`]: either a byte slice (a fuzzer's input;
@@ -75,6 +80,7 @@
 pub mod coverage;
 mod entropy;
 mod generator;
+mod objects;
 mod ty;
 #[cfg(feature = "wasm")]
 pub mod wasm;
@@ -87,6 +93,7 @@ use std::fmt;
 use irkit_core::Module;
 
 pub use entropy::Entropy;
+pub use objects::object_program;
 
 use generator::Gen;
 
@@ -408,6 +415,20 @@ mod tests {
         }
     }
 
+    /// Programs with classes verify module by module, and a seed always gives the same one.
+    #[test]
+    fn object_programs_verify_and_are_deterministic() {
+        for seed in 0..100 {
+            let a = object_program(&mut Entropy::from_seed(seed), &Config::default());
+            let b = object_program(&mut Entropy::from_seed(seed), &Config::default());
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            for (name, m) in &a.modules {
+                irkit_core::verify::verify(m)
+                    .unwrap_or_else(|e| panic!("seed {seed}, {name}: {e:?}\n{a:?}"));
+            }
+        }
+    }
+
     /// Every opcode the coverage table says is generated shows up in a few hundred modules.
     #[test]
     fn generated_modules_cover_every_opcode() {
@@ -422,6 +443,10 @@ mod tests {
         }
         for seed in 0..20 {
             for (_, m) in module_set(&mut Entropy::from_seed(seed), &Config::default()).modules {
+                record(&m);
+            }
+            for (_, m) in object_program(&mut Entropy::from_seed(seed), &Config::default()).modules
+            {
                 record(&m);
             }
         }

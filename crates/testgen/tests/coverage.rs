@@ -1,12 +1,12 @@
 //! The generator's coverage table (`irkit_testgen::coverage`) says what random modules hold:
 //! every opcode it marks generated appears in the modules of a few hundred seeds (single
-//! modules, module sets and proc modules), and every opcode that appears is marked generated.
+//! modules, module sets, proc modules and programs with classes), and every opcode that appears is marked generated.
 
 use std::collections::BTreeSet;
 
 use irkit_core::{Inst, Module, Op};
 use irkit_testgen::coverage::{Coverage, coverage};
-use irkit_testgen::{Config, Entropy, module, module_set, proc_module};
+use irkit_testgen::{Config, Entropy, module, module_set, object_program, proc_module};
 
 /// Seeds per kind of module: enough that every generated opcode shows up (the rarest need
 /// a few dozen).
@@ -43,6 +43,9 @@ fn the_coverage_table_matches_what_is_generated() {
             &proc_module(&mut Entropy::from_seed(seed), &cfg).module,
             &mut seen,
         );
+        for (_, m) in &object_program(&mut Entropy::from_seed(seed), &cfg).modules {
+            collect(m, &mut seen);
+        }
     }
     for &op in Op::ALL {
         match coverage(op) {
