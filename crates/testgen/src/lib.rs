@@ -50,7 +50,9 @@
 //! [`object_program`] builds a program with classes: a random hierarchy of traits, classes and
 //! an `object` over a library `m1.irm` and `m0.irm` (whose classes may extend the library's),
 //! and a `main` using every object instruction, sometimes ending in a named trap (`invalid
-//! cast`, `null receiver`, `method not found`). It links as an executable and always ends.
+//! cast`, `null receiver`, `method not found`), with the result or trap it must give, worked
+//! out by the generator from the rules of spec/linking.md. It links as an executable and
+//! always ends.
 //!
 //! ## Driving it
 //!
@@ -93,7 +95,7 @@ use std::fmt;
 use irkit_core::Module;
 
 pub use entropy::Entropy;
-pub use objects::object_program;
+pub use objects::{ObjectProgram, object_program};
 
 use generator::Gen;
 
@@ -422,7 +424,7 @@ mod tests {
             let a = object_program(&mut Entropy::from_seed(seed), &Config::default());
             let b = object_program(&mut Entropy::from_seed(seed), &Config::default());
             assert_eq!(format!("{a:?}"), format!("{b:?}"));
-            for (name, m) in &a.modules {
+            for (name, m) in &a.set.modules {
                 irkit_core::verify::verify(m)
                     .unwrap_or_else(|e| panic!("seed {seed}, {name}: {e:?}\n{a:?}"));
             }
@@ -445,8 +447,8 @@ mod tests {
             for (_, m) in module_set(&mut Entropy::from_seed(seed), &Config::default()).modules {
                 record(&m);
             }
-            for (_, m) in object_program(&mut Entropy::from_seed(seed), &Config::default()).modules
-            {
+            let objects = object_program(&mut Entropy::from_seed(seed), &Config::default());
+            for (_, m) in objects.set.modules {
                 record(&m);
             }
         }

@@ -43,7 +43,10 @@ fn the_coverage_table_matches_what_is_generated() {
             &proc_module(&mut Entropy::from_seed(seed), &cfg).module,
             &mut seen,
         );
-        for (_, m) in &object_program(&mut Entropy::from_seed(seed), &cfg).modules {
+        for (_, m) in &object_program(&mut Entropy::from_seed(seed), &cfg)
+            .set
+            .modules
+        {
             collect(m, &mut seen);
         }
     }

@@ -1,251 +1,32 @@
 //! Random programs with classes ([`object_program`]): a small random hierarchy of traits
 //! (required methods and defaults, supertraits), classes (a parent or none, traits, scalar
-//! fields, methods overriding what they inherit) and one `object` with a constructor, split
-//! over two modules (a library `m1.irm` exporting the traits and the first classes, and
-//! `m0.irm` importing them, subclassing them and holding the object and `main`), so that a
-//! class's parent may live in another module.
+//! fields, some hiding a parent's, methods overriding what they inherit) and one `object` with
+//! a constructor, split over two modules (a library `m1.irm` exporting the traits and the
+//! first classes, and `m0.irm` importing them, subclassing them and holding the object and
+//! `main`), so that a class's parent may live in another module. The hierarchy is drawn first
+//! (`plan.rs`), then built, each body recorded so that `oracle.rs` works out what `main` must
+//! give ([`ObjectProgram::expected`]).
 //!
 //! Every method has the signature `fn(ptr, i64) -> i64`. A method body reads and writes the
 //! fields its class sees and calls, through `method` on its receiver, at most one selector
-//! made before its own, so a call runs at most one method per selector. `main` allocates objects of random classes,
-//! fills their fields, and folds into one `i64` what `method` calls (through a class or a
-//! trait), `dynmethod` calls, field loads, `is` tests (of classes, traits, the object and
-//! null), `as` casts that hold, and the object's `instance` give; it returns it truncated to
-//! `i32`. Some programs end instead with a named trap: a failing `as` (`invalid cast`), a null
-//! receiver of `field` or `method` (`null receiver`), or a `dynmethod` of a selector the class
-//! lacks (`method not found`). Every class implements every selector it sees, so each may be
-//! allocated.
-
-use std::collections::BTreeSet;
+//! made before its own, so a call runs at most one method per selector. `main` allocates
+//! objects of random classes, fills their fields, and folds into one `i64` what `method`
+//! calls (through a class or a trait), `dynmethod` calls, field loads (some after an `as`
+//! that holds), `is` tests (of classes, traits, the object and null), `as` of null, and the
+//! object's `instance` give; it returns it truncated to `i32`. Some programs end instead with
+//! a named trap: a failing `as` (`invalid cast`), a null receiver of `field` or `method`
+//! (`null receiver`), or a `dynmethod` of a selector the class lacks (`method not found`).
+//! Every class implements every selector it sees, so each may be allocated.
 
 use irkit_core::{Builder, Inst, IntCC, Module};
 
 use crate::{Config, Entropy, ModuleSet};
 
-/// A trait: its selectors (own) and its supertraits.
-struct Trait {
-    name: String,
-    supers: Vec<usize>,
-    /// `(selector, has a default body)`.
-    methods: Vec<(usize, bool)>,
-}
+mod oracle;
+mod plan;
 
-/// A class (or the object, the last one when there is one).
-struct Class {
-    name: String,
-    parent: Option<usize>,
-    traits: Vec<usize>,
-    /// `(name, type index into SCALARS)`.
-    fields: Vec<(String, usize)>,
-    /// Selectors it implements itself.
-    methods: Vec<usize>,
-    object: bool,
-}
-
-/// The field types: `i8`, `i16`, `i32`, `i64`.
-const SCALARS: usize = 4;
-
-/// The shape of a program before it is built.
-struct Plan {
-    traits: Vec<Trait>,
-    classes: Vec<Class>,
-    /// Selector names, in the order made (a body calls only earlier ones).
-    selectors: Vec<String>,
-    /// Traits and classes below these indices live in the library.
-    lib_traits: usize,
-    lib_classes: usize,
-}
-
-impl Plan {
-    /// Trait `t` and every supertrait of it (each once).
-    fn trait_closure(&self, t: usize, out: &mut BTreeSet<usize>) {
-        if out.insert(t) {
-            for &s in &self.traits[t].supers {
-                self.trait_closure(s, out);
-            }
-        }
-    }
-
-    /// Class `c`, its ancestors, nearest first.
-    fn chain(&self, c: usize) -> Vec<usize> {
-        let mut out = vec![c];
-        let mut at = c;
-        while let Some(p) = self.classes[at].parent {
-            out.push(p);
-            at = p;
-        }
-        out
-    }
-
-    /// Every trait class `c` extends.
-    fn traits_of(&self, c: usize) -> BTreeSet<usize> {
-        let mut out = BTreeSet::new();
-        for k in self.chain(c) {
-            for &t in &self.classes[k].traits {
-                self.trait_closure(t, &mut out);
-            }
-        }
-        out
-    }
-
-    /// The selectors of trait `t` and its supertraits.
-    fn trait_selectors(&self, t: usize) -> BTreeSet<usize> {
-        let mut ts = BTreeSet::new();
-        self.trait_closure(t, &mut ts);
-        ts.iter()
-            .flat_map(|&t| self.traits[t].methods.iter().map(|&(s, _)| s))
-            .collect()
-    }
-
-    /// The selectors class `c` sees.
-    fn class_selectors(&self, c: usize) -> BTreeSet<usize> {
-        let mut out: BTreeSet<usize> = self
-            .chain(c)
-            .iter()
-            .flat_map(|&k| self.classes[k].methods.iter().copied())
-            .collect();
-        for t in self.traits_of(c) {
-            out.extend(self.traits[t].methods.iter().map(|&(s, _)| s));
-        }
-        out
-    }
-
-    /// Whether class `c` has an implementation of `s` without defining it itself.
-    fn inherits_impl(&self, c: usize, s: usize) -> bool {
-        let chain = self.chain(c);
-        chain[1..]
-            .iter()
-            .any(|&k| self.classes[k].methods.contains(&s))
-            || self.traits_of(c).iter().any(|&t| {
-                self.traits[t]
-                    .methods
-                    .iter()
-                    .any(|&(x, default)| x == s && default)
-            })
-    }
-
-    /// The fields of class `c` and its ancestors: `(declaring class, field)`, nearest first
-    /// (a hidden field too).
-    fn fields(&self, c: usize) -> Vec<(usize, usize)> {
-        self.chain(c)
-            .iter()
-            .flat_map(|&k| (0..self.classes[k].fields.len()).map(move |f| (k, f)))
-            .collect()
-    }
-
-    /// Whether field `(q, f)` is the one `field` names through class `c` (the nearest of its
-    /// name in `c`'s chain).
-    fn nearest(&self, c: usize, (q, f): (usize, usize)) -> bool {
-        let name = &self.classes[q].fields[f].0;
-        self.fields(c)
-            .into_iter()
-            .find(|&(k, g)| &self.classes[k].fields[g].0 == name)
-            == Some((q, f))
-    }
-}
-
-/// Draws the hierarchy.
-fn plan(e: &mut Entropy<'_>) -> Plan {
-    let mut p = Plan {
-        traits: Vec::new(),
-        classes: Vec::new(),
-        selectors: Vec::new(),
-        lib_traits: 0,
-        lib_classes: 0,
-    };
-    let traits = e.range(1, 3);
-    for t in 0..traits {
-        let supers = if t > 0 && e.chance(40) {
-            vec![e.below(t)]
-        } else {
-            Vec::new()
-        };
-        let mut methods = Vec::new();
-        for k in 0..e.range(1, 2) {
-            let s = p.selectors.len();
-            p.selectors.push(format!("t{t}_m{k}"));
-            methods.push((s, e.chance(50)));
-        }
-        p.traits.push(Trait {
-            name: format!("T{t}"),
-            supers,
-            methods,
-        });
-    }
-    p.lib_traits = e.range(0, traits);
-    let classes = e.range(2, 5);
-    p.lib_classes = e.range(1, classes - 1);
-    for c in 0..=classes {
-        let object = c == classes;
-        if object && e.chance(20) {
-            break;
-        }
-        // A library class extends only library classes and traits.
-        let (max_t, max_c) = if c < p.lib_classes {
-            (p.lib_traits, c)
-        } else {
-            (traits, c)
-        };
-        let parent = (max_c > 0 && e.chance(60)).then(|| e.below(max_c));
-        let mut ts = Vec::new();
-        for t in 0..max_t {
-            if e.chance(40) {
-                ts.push(t);
-            }
-        }
-        // The object's first field is the `i64` its constructor counts in. Some fields hide
-        // one of the parent's (the same name, maybe another type).
-        let inherited: Vec<String> = parent
-            .map(|q| {
-                p.fields(q)
-                    .into_iter()
-                    .map(|(k, f)| p.classes[k].fields[f].0.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut fields: Vec<(String, usize)> = Vec::new();
-        for f in 0..e.range(usize::from(object), 3) {
-            let t = if object && f == 0 {
-                3
-            } else {
-                e.below(SCALARS)
-            };
-            let name = match e.pick(&inherited) {
-                Some(n) if e.chance(25) && !fields.iter().any(|(x, _)| x == n) => n.clone(),
-                _ => format!("c{c}_f{f}"),
-            };
-            fields.push((name, t));
-        }
-        p.classes.push(Class {
-            name: if object {
-                "Single".to_string()
-            } else {
-                format!("C{c}")
-            },
-            parent,
-            traits: ts,
-            fields,
-            methods: Vec::new(),
-            object,
-        });
-        // Overrides of what it sees, then selectors of its own, then whatever it must still
-        // implement.
-        let seen: Vec<usize> = p.class_selectors(c).into_iter().collect();
-        let mut own = Vec::new();
-        for &s in &seen {
-            if !p.inherits_impl(c, s) || e.chance(30) {
-                own.push(s);
-            }
-        }
-        for k in 0..e.range(0, 2) {
-            let s = p.selectors.len();
-            p.selectors.push(format!("c{c}_m{k}"));
-            own.push(s);
-        }
-        p.classes[c].methods = own;
-    }
-    p
-}
+use oracle::{BodyOp, MainOp, Mix, Owner, Target, Trace};
+use plan::{Plan, SCALARS, plan};
 
 /// The interned types of one module.
 #[derive(Clone, Copy)]
@@ -274,24 +55,44 @@ impl Tys {
 /// One module being built: the definitions of the plan it holds or imports.
 struct Unit {
     m: Module,
+    /// The bodies made here (and `main`'s steps), for the oracle.
+    trace: Trace,
     traits: Vec<Option<Inst>>,
     classes: Vec<Option<Inst>>,
 }
 
+/// A random program with classes: its modules, and what its `main` must give.
+#[derive(Clone)]
+pub struct ObjectProgram {
+    /// `m0.irm` (which exports `main`) and `m1.irm`; they link as an executable.
+    pub set: ModuleSet,
+    /// `main`'s result, or the kind of the trap it ends in, worked out from the rules of
+    /// spec/linking.md ("Objects") by the generator, not by a back end.
+    pub expected: Result<u32, &'static str>,
+}
+
+/// Shows the modules as text, then the expectation.
+impl std::fmt::Debug for ObjectProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}; expected: {:?}", self.set, self.expected)
+    }
+}
+
 /// A random program with classes over two modules; see the [module documentation](self).
-/// `m0.irm` exports `main`; the set links as an executable.
-pub fn object_program(e: &mut Entropy<'_>, _cfg: &Config) -> ModuleSet {
+pub fn object_program(e: &mut Entropy<'_>, _cfg: &Config) -> ObjectProgram {
     let p = plan(e);
     let mut lib = Unit {
         m: Module::new(),
         traits: vec![None; p.traits.len()],
         classes: vec![None; p.classes.len()],
+        trace: Trace::default(),
     };
     define(e, &p, &mut lib, 0..p.lib_traits, 0..p.lib_classes, true);
     let mut main = Unit {
         m: Module::new(),
         traits: vec![None; p.traits.len()],
         classes: vec![None; p.classes.len()],
+        trace: Trace::default(),
     };
     {
         let mut b = Builder::new(&mut main.m);
@@ -315,8 +116,12 @@ pub fn object_program(e: &mut Entropy<'_>, _cfg: &Config) -> ModuleSet {
         false,
     );
     gen_main(e, &p, &mut main);
-    ModuleSet {
-        modules: vec![("m0.irm".into(), main.m), ("m1.irm".into(), lib.m)],
+    main.trace.bodies.extend(lib.trace.bodies);
+    ObjectProgram {
+        expected: oracle::expected(&p, &main.trace),
+        set: ModuleSet {
+            modules: vec![("m0.irm".into(), main.m), ("m1.irm".into(), lib.m)],
+        },
     }
 }
 
@@ -348,16 +153,7 @@ fn define(
                     .into_iter()
                     .filter(|&x| x < s)
                     .collect();
-                method_body(
-                    e,
-                    p,
-                    u,
-                    ty,
-                    &format!("{}_{}", p.traits[t].name, p.selectors[s]),
-                    d,
-                    &callable,
-                    &[],
-                )
+                method_body(e, p, u, ty, (Owner::Trait(t), s), d, &callable, &[])
             });
             Builder::new(&mut u.m)
                 .method_def(d, &p.selectors[s], ty.sig, body)
@@ -391,16 +187,18 @@ fn define(
                 .expect("fields");
         }
         let seen = p.class_selectors(c);
-        let fields: Vec<(String, usize)> = p
+        let fields: Vec<(String, usize, (usize, usize))> = p
             .fields(c)
             .into_iter()
             .filter(|&x| p.nearest(c, x))
-            .map(|(q, f)| p.classes[q].fields[f].clone())
+            .map(|(q, f)| {
+                let (name, t) = p.classes[q].fields[f].clone();
+                (name, t, (q, f))
+            })
             .collect();
         for &s in &k.methods {
             let callable: Vec<usize> = seen.iter().copied().filter(|&x| x < s).collect();
-            let name = format!("{}_{}", k.name, p.selectors[s]);
-            let body = method_body(e, p, u, ty, &name, d, &callable, &fields);
+            let body = method_body(e, p, u, ty, (Owner::Class(c), s), d, &callable, &fields);
             Builder::new(&mut u.m)
                 .method_def(d, &p.selectors[s], ty.sig, Some(body))
                 .expect("methods");
@@ -423,13 +221,19 @@ fn method_body(
     p: &Plan,
     u: &mut Unit,
     ty: Tys,
-    name: &str,
+    key: (Owner, usize),
     owner: Inst,
     callable: &[usize],
-    fields: &[(String, usize)],
+    fields: &[(String, usize, (usize, usize))],
 ) -> Inst {
+    let name = match key.0 {
+        Owner::Class(c) => &p.classes[c].name,
+        Owner::Trait(t) => &p.traits[t].name,
+    };
+    let name = format!("{name}_{}", p.selectors[key.1]);
+    let mut ops = Vec::new();
     let mut b = Builder::new(&mut u.m);
-    let f = b.func(name, ty.sig).expect("functions");
+    let f = b.func(&name, ty.sig).expect("functions");
     let (entry, params) = b.entry_block(f).expect("entry blocks");
     b.position_at_end(entry);
     let (this, x) = (params[0], params[1]);
@@ -439,17 +243,20 @@ fn method_body(
     for _ in 0..e.range(1, 4) {
         acc = match e.below(3) {
             0 if !fields.is_empty() => {
-                let (fname, t) = &fields[e.below(fields.len())];
-                let at = b.ins().field(owner, fname, this);
-                let v = b.ins().load(ty.scalars[*t], at);
+                let (fname, t, at) = &fields[e.below(fields.len())];
+                let field = b.ins().field(owner, fname, this);
+                let v = b.ins().load(ty.scalars[*t], field);
                 let v = widen(&mut b, ty, *t, v);
-                mix(&mut b, ty, e, acc, v)
+                let k = draw(e);
+                ops.push(BodyOp::Load((*at, *t), k));
+                mix(&mut b, ty, k, acc, v)
             }
             1 if !fields.is_empty() => {
-                let (fname, t) = &fields[e.below(fields.len())];
-                let at = b.ins().field(owner, fname, this);
+                let (fname, t, at) = &fields[e.below(fields.len())];
+                let field = b.ins().field(owner, fname, this);
                 let v = narrow(&mut b, ty, *t, acc);
-                b.ins().store(at, v);
+                b.ins().store(field, v);
+                ops.push(BodyOp::Store((*at, *t)));
                 acc
             }
             _ if !callable.is_empty() && !called => {
@@ -457,18 +264,20 @@ fn method_body(
                 let s = callable[e.below(callable.len())];
                 let m = b.ins().method(this, owner, &p.selectors[s]);
                 let r = b.ins().call_indirect(ty.sig, m, &[this, acc]);
-                mix(&mut b, ty, e, acc, r)
+                let k = draw(e);
+                ops.push(BodyOp::Call(s, k));
+                mix(&mut b, ty, k, acc, r)
             }
             _ => {
-                let k = b
-                    .module()
-                    .const_int(ty.i64, e.below(100) as u64)
-                    .expect("ints");
+                let n = e.below(100) as u64;
+                let k = b.module().const_int(ty.i64, n).expect("ints");
+                ops.push(BodyOp::Add(n));
                 b.ins().iadd(acc, k)
             }
         };
     }
     b.ins().ret(Some(acc));
+    u.trace.bodies.insert(key, ops);
     f
 }
 
@@ -489,14 +298,20 @@ fn ctor_body(u: &mut Unit, ty: Tys, object: Inst, field: &str) -> Inst {
     f
 }
 
+/// How to fold the next value in.
+fn draw(e: &mut Entropy<'_>) -> Mix {
+    if e.chance(50) { Mix::Mul31 } else { Mix::Xor }
+}
+
 /// `acc * 31 + v` or `acc ^ v`.
-fn mix(b: &mut Builder<'_>, ty: Tys, e: &mut Entropy<'_>, acc: Inst, v: Inst) -> Inst {
-    if e.chance(50) {
-        let k = b.module().const_int(ty.i64, 31).expect("ints");
-        let t = b.ins().imul(acc, k);
-        b.ins().iadd(t, v)
-    } else {
-        b.ins().xor(acc, v)
+fn mix(b: &mut Builder<'_>, ty: Tys, k: Mix, acc: Inst, v: Inst) -> Inst {
+    match k {
+        Mix::Mul31 => {
+            let k = b.module().const_int(ty.i64, 31).expect("ints");
+            let t = b.ins().imul(acc, k);
+            b.ins().iadd(t, v)
+        }
+        Mix::Xor => b.ins().xor(acc, v),
     }
 }
 
@@ -514,10 +329,10 @@ fn narrow(b: &mut Builder<'_>, ty: Tys, t: usize, v: Inst) -> Inst {
     }
 }
 
-/// The supertypes of class `c` (itself included) as `(is a trait, index)`.
-fn supertypes(p: &Plan, c: usize) -> Vec<(bool, usize)> {
-    let mut out: Vec<(bool, usize)> = p.chain(c).into_iter().map(|k| (false, k)).collect();
-    out.extend(p.traits_of(c).into_iter().map(|t| (true, t)));
+/// The supertypes of class `c` (itself included).
+fn supertypes(p: &Plan, c: usize) -> Vec<Target> {
+    let mut out: Vec<Target> = p.chain(c).into_iter().map(Target::Class).collect();
+    out.extend(p.traits_of(c).into_iter().map(Target::Trait));
     out
 }
 
@@ -536,7 +351,11 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
         .iter()
         .map(|d| d.expect("defined or imported"))
         .collect();
-    let def = |(is_trait, k): (bool, usize)| if is_trait { traits[k] } else { classes[k] };
+    let def = |t: Target| match t {
+        Target::Trait(k) => traits[k],
+        Target::Class(k) => classes[k],
+    };
+    let trace = &mut u.trace.main;
     let mut b = Builder::new(&mut u.m);
     let f = b.func("main", main_ty).expect("functions");
     b.export(f, "main").expect("exports");
@@ -546,46 +365,50 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
         .filter(|&c| !p.classes[c].object)
         .collect();
     let object = p.classes.iter().position(|k| k.object);
-    // The objects: `(value, class)`.
+    // The objects: `(value, class)`, numbered as the trace numbers them.
     let mut objs: Vec<(Inst, usize)> = Vec::new();
     for _ in 0..e.range(1, 4) {
         let c = allocatable[e.below(allocatable.len())];
         let o = b.ins().classalloc(classes[c]);
+        let mut stores = Vec::new();
         for (q, fi) in p.fields(c) {
             if e.chance(70) {
                 let (fname, t) = &p.classes[q].fields[fi];
                 let at = b.ins().field(classes[q], fname, o);
-                let v = b
-                    .module()
-                    .const_int(ty.scalars[*t], e.u64() % 1000)
-                    .expect("ints");
-                b.ins().store(at, v);
+                let v = e.u64() % 1000;
+                let k = b.module().const_int(ty.scalars[*t], v).expect("ints");
+                b.ins().store(at, k);
+                stores.push((((q, fi), *t), v));
             }
         }
+        trace.push(MainOp::Alloc(c, stores));
         objs.push((o, c));
     }
     if let Some(c) = object {
         let o = b.ins().instance(classes[c]);
+        trace.push(MainOp::Instance(c));
         objs.push((o, c));
     }
     let mut acc = b.module().const_int(ty.i64, 17).expect("ints");
     for _ in 0..e.range(2, 10) {
-        let (o, c) = objs[e.below(objs.len())];
+        let n = e.below(objs.len());
+        let (o, c) = objs[n];
         let sups = supertypes(p, c);
         acc = match e.below(7) {
             // A virtual call through a class or trait that sees the selector.
             0 | 1 => {
-                let (is_trait, k) = sups[e.below(sups.len())];
-                let sels: Vec<usize> = if is_trait {
-                    p.trait_selectors(k).into_iter().collect()
-                } else {
-                    p.class_selectors(k).into_iter().collect()
+                let view = sups[e.below(sups.len())];
+                let sels: Vec<usize> = match view {
+                    Target::Trait(k) => p.trait_selectors(k).into_iter().collect(),
+                    Target::Class(k) => p.class_selectors(k).into_iter().collect(),
                 };
                 match e.pick(&sels) {
                     Some(&s) => {
-                        let m = b.ins().method(o, def((is_trait, k)), &p.selectors[s]);
+                        let m = b.ins().method(o, def(view), &p.selectors[s]);
                         let r = b.ins().call_indirect(ty.sig, m, &[o, acc]);
-                        mix(&mut b, ty, e, acc, r)
+                        let k = draw(e);
+                        trace.push(MainOp::Method(n, s, k));
+                        mix(&mut b, ty, k, acc, r)
                     }
                     None => acc,
                 }
@@ -596,7 +419,9 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
                     Some(&s) => {
                         let m = b.ins().dynmethod(o, &p.selectors[s]);
                         let r = b.ins().call_indirect(ty.sig, m, &[o, acc]);
-                        mix(&mut b, ty, e, acc, r)
+                        let k = draw(e);
+                        trace.push(MainOp::Dyn(n, s, k));
+                        mix(&mut b, ty, k, acc, r)
                     }
                     None => acc,
                 }
@@ -617,43 +442,50 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
                         let at = b.ins().field(view, fname, o);
                         let v = b.ins().load(ty.scalars[*t], at);
                         let v = widen(&mut b, ty, *t, v);
-                        mix(&mut b, ty, e, acc, v)
+                        let k = draw(e);
+                        trace.push(MainOp::Load(n, ((q, fi), *t), k));
+                        mix(&mut b, ty, k, acc, v)
                     }
                     None => acc,
                 }
             }
             // `is` against any class, trait or the object, of an object or null.
             4 | 5 => {
-                let n = p.traits.len() + p.classes.len();
-                let k = e.below(n);
-                let target = if k < p.traits.len() {
-                    traits[k]
+                let all = p.traits.len() + p.classes.len();
+                let x = e.below(all);
+                let target = if x < p.traits.len() {
+                    Target::Trait(x)
                 } else {
-                    classes[k - p.traits.len()]
+                    Target::Class(x - p.traits.len())
                 };
-                let subject = if e.chance(15) { null } else { o };
-                let t = b.ins().is(target, subject);
+                let subject = if e.chance(15) { None } else { Some(n) };
+                let t = b.ins().is(def(target), subject.map_or(null, |_| o));
                 let v = b.ins().zext(ty.i64, t);
-                mix(&mut b, ty, e, acc, v)
+                let k = draw(e);
+                trace.push(MainOp::Is(target, subject, k));
+                mix(&mut b, ty, k, acc, v)
             }
             // `as` of null to anything passes.
             _ => {
-                let (is_trait, k) = sups[e.below(sups.len())];
-                let cast = b.ins().cast(def((is_trait, k)), null);
+                let view = sups[e.below(sups.len())];
+                let cast = b.ins().cast(def(view), null);
                 let same = b.ins().icmp(IntCC::Eq, cast, null);
                 let v = b.ins().zext(ty.i64, same);
-                mix(&mut b, ty, e, acc, v)
+                let k = draw(e);
+                trace.push(MainOp::AsNull(k));
+                mix(&mut b, ty, k, acc, v)
             }
         };
     }
     // Some programs end in a named trap.
-    let (o, c) = objs[e.below(objs.len())];
+    let n = e.below(objs.len());
+    let (o, c) = objs[n];
     match e.below(8) {
         0 => {
             let sups = supertypes(p, c);
-            let others: Vec<(bool, usize)> = (0..p.traits.len())
-                .map(|t| (true, t))
-                .chain((0..p.classes.len()).map(|k| (false, k)))
+            let others: Vec<Target> = (0..p.traits.len())
+                .map(Target::Trait)
+                .chain((0..p.classes.len()).map(Target::Class))
                 .filter(|x| !sups.contains(x))
                 .collect();
             if let Some(&x) = e.pick(&others) {
@@ -661,6 +493,7 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
                 let same = b.ins().icmp(IntCC::Eq, cast, o);
                 let v = b.ins().zext(ty.i64, same);
                 acc = b.ins().iadd(acc, v);
+                trace.push(MainOp::BadCast);
             }
         }
         1 => {
@@ -668,13 +501,16 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
             if let Some(&s) = e.pick(&sels) {
                 let m = b.ins().method(null, classes[c], &p.selectors[s]);
                 acc = b.ins().call_indirect(ty.sig, m, &[null, acc]);
+                trace.push(MainOp::NullReceiver);
             }
         }
         2 => {
             if let Some(&(q, fi)) = e.pick(&p.fields(c)) {
-                let at = b.ins().field(classes[q], &p.classes[q].fields[fi].0, null);
-                let v = b.ins().load(ty.scalars[p.classes[q].fields[fi].1], at);
-                acc = widen(&mut b, ty, p.classes[q].fields[fi].1, v);
+                let (fname, t) = &p.classes[q].fields[fi];
+                let at = b.ins().field(classes[q], fname, null);
+                let v = b.ins().load(ty.scalars[*t], at);
+                acc = widen(&mut b, ty, *t, v);
+                trace.push(MainOp::NullReceiver);
             }
         }
         3 => {
@@ -685,6 +521,7 @@ fn gen_main(e: &mut Entropy<'_>, p: &Plan, u: &mut Unit) {
             if let Some(&s) = e.pick(&missing) {
                 let m = b.ins().dynmethod(o, &p.selectors[s]);
                 acc = b.ins().call_indirect(ty.sig, m, &[o, acc]);
+                trace.push(MainOp::Missing);
             }
         }
         _ => {}
