@@ -10,7 +10,7 @@
 //! `; expect:` lines beside the input (`irkit_tests::expect`: exit code, standard output, trap,
 //! standard error; `IRKIT_BLESS=1` rewrites them from the interpreter's run),
 //! and every linker case of `tests/link/*/expected.ir` that exports `main` (no expectation
-//! beyond agreement), and random linked programs from `irkit-testgen` (module sets with a
+//! beyond agreement; a case linked for a collector, `--gc`, is left to `objects_gc.rs`), and random linked programs from `irkit-testgen` (module sets with a
 //! `main`; seeds 0..RANDOM_SEEDS, `IRKIT_RANDOM_SEEDS` to change the count) through the
 //! interpreter and the JIT (a program that uses `ptrtoint` may legitimately differ, since
 //! addresses differ between back ends: about 1 in 1000 does; it only has to run). Also: the exe path reports a missing C compiler clearly.
@@ -340,6 +340,12 @@ fn main() {
             continue;
         };
         if !text.contains("#[export(\"main\")]") {
+            continue;
+        }
+        // A case linked for a collector calls it: only `ir-link --gc boehm --emit exe` links
+        // the collector's library, and tests/objects_gc.rs runs such programs.
+        let args = f.with_file_name("args");
+        if std::fs::read_to_string(&args).is_ok_and(|a| a.contains("--gc")) {
             continue;
         }
         let n = f
