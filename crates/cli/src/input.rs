@@ -93,12 +93,13 @@ pub fn load_with(path: &Path, text: TextOptions, problems: &mut Problems) -> Opt
     load_inner(path, problems, false, text)
 }
 
-/// How the tools read `.ir` text inputs.
-#[derive(Clone, Copy, Debug, Default)]
+/// How the tools read `.ir` text inputs: the options `ir-as`, `ir-link` and `ir-run` share
+/// (flattened into each one's arguments).
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub struct TextOptions {
-    /// `-g`: record where each instruction was written as a `loc` decoration (the input's
-    /// name, line and column; [`irkit_text::attach_locations`]), so that traps and debug
-    /// information name the `.ir` line.
+    /// Record where each instruction of a `.ir` text input was written, as `loc`
+    /// decorations (file, line, column), so that traps and debuggers name the `.ir` line.
+    #[arg(short = 'g')]
     pub locations: bool,
 }
 

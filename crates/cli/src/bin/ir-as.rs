@@ -21,19 +21,14 @@ struct Args {
     /// Write the module even if it does not verify.
     #[arg(long)]
     no_verify: bool,
-    /// Record where each instruction of a `.ir` text input was written, as `loc`
-    /// decorations (file, line, column), so that traps and debuggers name the `.ir` line.
-    #[arg(short = 'g')]
-    debug_positions: bool,
+    #[command(flatten)]
+    text: irkit_cli::input::TextOptions,
 }
 
 fn main() -> ExitCode {
     let args: Args = irkit_cli::start();
     let mut problems = Problems::new();
-    let text = input::TextOptions {
-        locations: args.debug_positions,
-    };
-    let Some(loaded) = input::load_with(&args.input, text, &mut problems) else {
+    let Some(loaded) = input::load_with(&args.input, args.text, &mut problems) else {
         return problems.finish();
     };
     if !args.no_verify

@@ -80,10 +80,8 @@ struct Args {
     /// Do not copy name hints and source locations.
     #[arg(long)]
     strip_debug: bool,
-    /// Record where each instruction of a `.ir` text input was written, as `loc`
-    /// decorations (file, line, column), so that traps and debuggers name the `.ir` line.
-    #[arg(short = 'g')]
-    debug_positions: bool,
+    #[command(flatten)]
+    text: irkit_cli::input::TextOptions,
     /// Rewrite every NOIR proc of the linked module into an ordinary function (irkit-noir's
     /// lowering) before writing it; native output (`--emit obj|exe`) always does.
     #[arg(long)]
@@ -146,11 +144,9 @@ fn main() -> ExitCode {
         inline: args.inline || args.optimize,
         gc: gc(args.gc),
     };
-    let text = irkit_cli::input::TextOptions {
-        locations: args.debug_positions,
-    };
     let mut problems = Problems::new();
-    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, text, &mut problems)
+    let Some(mut linked) =
+        irkit_cli::link::link_paths(&args.inputs, &opts, args.text, &mut problems)
     else {
         return problems.finish();
     };
@@ -477,33 +473,23 @@ fn overlapped(args: &Args) -> bool {
 
 fn print_stats(s: &Stats, write: Duration) {
     irkit_cli::note!("inputs:              {}", s.inputs);
+    let (available, reached, copied) = (s.defs_available, s.defs_reached, s.defs_copied);
     irkit_cli::note!(
-        "definitions:         {} available, {} reached, {} copied",
-        s.defs_available,
-        s.defs_reached,
-        s.defs_copied
+        "definitions:         {available} available, {reached} reached, {copied} copied"
     );
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
     if s.classes > 0 {
+        let (classes, live, lowered) = (s.classes, s.classes_live, s.object_insts);
+        irkit_cli::note!("classes laid out:    {classes} ({live} instantiated, {lowered} lowered)");
+        let (reached, dropped) = (s.methods_reached, s.methods_dropped);
+        let direct = s.methods_devirtualized;
         irkit_cli::note!(
-            "classes laid out:    {} ({} instantiated, {} object instructions lowered)",
-            s.classes,
-            s.classes_live,
-            s.object_insts
-        );
-        irkit_cli::note!(
-            "methods:             {} reached, {} dropped, {} calls devirtualized",
-            s.methods_reached,
-            s.methods_dropped,
-            s.methods_devirtualized
+            "methods:             {reached} reached, {dropped} dropped, {direct} direct"
         );
     }
-    irkit_cli::note!(
-        "calls devirtualized: {} ({} guarded)",
-        s.devirtualized,
-        s.devirtualized_guarded
-    );
+    let (devirtualized, guarded) = (s.devirtualized, s.devirtualized_guarded);
+    irkit_cli::note!("calls devirtualized: {devirtualized} ({guarded} guarded)");
     irkit_cli::note!("functions inlined:   {}", s.inlined);
     irkit_cli::note!("copies inlined:      {}", s.inlined_copies);
     irkit_cli::note!("blocks merged:       {}", s.blocks_merged);

@@ -35,10 +35,8 @@ struct Args {
     /// Link reached `stub` definitions instead of refusing them.
     #[arg(long)]
     link_stubs: bool,
-    /// Record where each instruction of a `.ir` text input was written, as `loc`
-    /// decorations (file, line, column), so that traps and debuggers name the `.ir` line.
-    #[arg(short = 'g')]
-    debug_positions: bool,
+    #[command(flatten)]
+    text: irkit_cli::input::TextOptions,
     /// Run every link-time optimization pass before running (as `ir-link -O`).
     #[arg(short = 'O')]
     optimize: bool,
@@ -83,11 +81,9 @@ fn main() -> ExitCode {
         verify: true,
         ..LinkOptions::default()
     };
-    let text = irkit_cli::input::TextOptions {
-        locations: args.debug_positions,
-    };
     let mut problems = Problems::new();
-    let Some(mut linked) = irkit_cli::link::link_paths(&args.inputs, &opts, text, &mut problems)
+    let Some(mut linked) =
+        irkit_cli::link::link_paths(&args.inputs, &opts, args.text, &mut problems)
     else {
         return problems.finish();
     };
