@@ -7,7 +7,7 @@
 //! copy the active data segments (trapping if one does not fit the memory); call the `start`
 //! function.
 
-use irkit_core::{Builder, Inst, IntCC, Module};
+use irkit_core::{Builder, Inst, IntBinary, IntCC, Module};
 use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, Operator};
 
 use crate::env::Libc;
@@ -18,11 +18,11 @@ use crate::names;
 use crate::table;
 
 /// A defined global whose initial value is the value of another (imported) global.
-pub struct GlobalInit {
+pub struct GlobalInit<'a> {
     /// The global to set.
     pub dst: u32,
-    /// The global to read.
-    pub src: u32,
+    /// Its initial value: a `global.get`, or an extended constant expression.
+    pub expr: ConstExpr<'a>,
 }
 
 /// The limits an imported memory or table is declared with, which the exported one must
@@ -57,7 +57,7 @@ pub struct Init<'s, 'a> {
     /// The C functions, if there is a memory.
     pub libc: Option<Libc>,
     /// Globals set from other globals.
-    pub global_inits: Vec<GlobalInit>,
+    pub global_inits: Vec<GlobalInit<'a>>,
     /// The data segments.
     pub data: &'s [Data<'a>],
     /// The element segments.
@@ -131,14 +131,12 @@ impl Init<'_, '_> {
             check(&mut b, f, failed, trap, place)?;
         }
         for gi in &self.global_inits {
-            let global = |i: u32| {
-                env.globals
-                    .get(i as usize)
-                    .copied()
-                    .ok_or_else(|| WasmError::unsupported(format!("global {i}"), place))
-            };
-            let (dst, src) = (global(gi.dst)?, global(gi.src)?);
-            let v = src.load(&mut b);
+            let dst = env
+                .globals
+                .get(gi.dst as usize)
+                .copied()
+                .ok_or_else(|| WasmError::unsupported(format!("global {}", gi.dst), place))?;
+            let v = const_expr(&mut b, env, &gi.expr, place)?;
             dst.store(&mut b, v);
         }
         for e in self.elements {
@@ -287,7 +285,7 @@ pub(crate) fn segment_items(e: &Element<'_>, place: Place) -> Result<Vec<Item>, 
     Ok(items)
 }
 
-/// The value of an offset expression (`i32.const` or `global.get`) as an `i64`.
+/// The value of an offset expression (an `i32` constant expression) as an `i64`.
 fn offset(
     b: &mut Builder<'_>,
     env: &Env,
@@ -295,25 +293,62 @@ fn offset(
     place: Place,
 ) -> Result<Inst, WasmError> {
     let i64t = b.module().ty_i64();
-    let op = expr
-        .get_operators_reader()
-        .read()
-        .map_err(|e| WasmError::invalid(&e))?;
-    match op {
-        Operator::I32Const { value } => Ok(b.module().const_i64(i64::from(value as u32))),
-        Operator::GlobalGet { global_index } => {
-            let g = env
-                .globals
-                .get(global_index as usize)
-                .ok_or_else(|| WasmError::unsupported(format!("global {global_index}"), place))?;
-            let v = g.load(b);
-            Ok(b.ins().zext(i64t, v))
+    let v = const_expr(b, env, expr, place)?;
+    Ok(b.ins().zext(i64t, v))
+}
+
+/// The value of a constant expression, computed where the builder is (in the initializer): a
+/// constant, a `global.get`, or (extended constant expressions, WebAssembly 3.0) any
+/// sequence of those and `i32`/`i64` `add`, `sub` and `mul`, which wrap as in code. The
+/// validator has checked the expression's stack and types.
+pub(crate) fn const_expr(
+    b: &mut Builder<'_>,
+    env: &Env,
+    expr: &ConstExpr<'_>,
+    place: Place,
+) -> Result<Inst, WasmError> {
+    let mut stack: Vec<Inst> = Vec::new();
+    let mut ops = expr.get_operators_reader();
+    loop {
+        let op = ops.read().map_err(|e| WasmError::invalid(&e))?;
+        let mut binary = |b: &mut Builder<'_>, op: IntBinary| {
+            let (Some(y), Some(x)) = (stack.pop(), stack.pop()) else {
+                return Err(WasmError::unsupported(
+                    "an unbalanced constant expression",
+                    place,
+                ));
+            };
+            stack.push(b.ins().int_binary(op, x, y));
+            Ok(())
+        };
+        match op {
+            Operator::End => break,
+            Operator::I32Const { value } => stack.push(b.module().const_i32(value)),
+            Operator::I64Const { value } => stack.push(b.module().const_i64(value)),
+            Operator::I32Add | Operator::I64Add => binary(b, IntBinary::Iadd)?,
+            Operator::I32Sub | Operator::I64Sub => binary(b, IntBinary::Isub)?,
+            Operator::I32Mul | Operator::I64Mul => binary(b, IntBinary::Imul)?,
+            Operator::GlobalGet { global_index } => {
+                let g = env.globals.get(global_index as usize).ok_or_else(|| {
+                    WasmError::unsupported(format!("global {global_index}"), place)
+                })?;
+                stack.push(g.load(b));
+            }
+            other => {
+                return Err(WasmError::unsupported(
+                    format!(
+                        "constant expression `{}`",
+                        crate::func::operator_name(&other)
+                    ),
+                    place,
+                ));
+            }
         }
-        other => Err(WasmError::unsupported(
-            format!(
-                "constant expression `{}`",
-                crate::func::operator_name(&other)
-            ),
+    }
+    match stack.as_slice() {
+        [v] => Ok(*v),
+        _ => Err(WasmError::unsupported(
+            "an unbalanced constant expression",
             place,
         )),
     }

@@ -44,7 +44,8 @@ fn is_extern(tt: &wasmparser::TableType) -> bool {
 
 /// The WebAssembly features this front end accepts: WebAssembly 2.0 without SIMD: 1.0 (MVP)
 /// with mutable-global imports and exports, sign extension, non-trapping float-to-int
-/// conversions, multi-value, bulk memory and reference types (spec/wasm.md).
+/// conversions, multi-value, bulk memory and reference types; and, of 3.0, extended constant
+/// expressions (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
     F::WASM1
@@ -53,6 +54,7 @@ pub fn features() -> wasmparser::WasmFeatures {
         | F::MULTI_VALUE
         | F::REFERENCE_TYPES
         | F::BULK_MEMORY
+        | F::EXTENDED_CONST
 }
 
 /// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an
@@ -389,7 +391,18 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let ty = value_type(m, g.ty.content_type, place)?;
         let mut ops = g.init_expr.get_operators_reader();
         let op = ops.read().map_err(|e| WasmError::invalid(&e))?;
+        // A `global.get`, or more than one operator (extended constant expressions): computed
+        // by the initializer.
+        let computed =
+            matches!(op, Operator::GlobalGet { .. }) || !matches!(ops.read(), Ok(Operator::End));
         let c = match op {
+            _ if computed => {
+                global_inits.push(GlobalInit {
+                    dst: index as u32,
+                    expr: g.init_expr.clone(),
+                });
+                None
+            }
             Operator::I32Const { value } => Some(m.const_i32(value)),
             Operator::I64Const { value } => Some(m.const_i64(value)),
             Operator::F32Const { value } => {
@@ -403,13 +416,6 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 function_index,
                 place,
             )?),
-            Operator::GlobalGet { global_index } => {
-                global_inits.push(GlobalInit {
-                    dst: index as u32,
-                    src: global_index,
-                });
-                None
-            }
             other => {
                 return Err(WasmError::unsupported(
                     format!(

