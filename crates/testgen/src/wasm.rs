@@ -1,6 +1,7 @@
 //! Random WebAssembly modules for the front end's differential tests: `wasm-smith` modules of
 //! the feature set `irkit-wasm` translates (spec/wasm.md: 1.0 with mutable-global imports,
-//! sign extension, non-trapping float-to-int, multi-value, bulk memory and reference types),
+//! sign extension, non-trapping float-to-int, multi-value, bulk memory, reference types and
+//! extended constant expressions),
 //! without imports, exporting everything, with a small memory and up to two tables, and made to terminate (wasm-smith's
 //! fuel global, so a random loop ends in a trap instead of running for ever).
 
@@ -21,7 +22,7 @@ pub fn config() -> Config {
         memory64_enabled: false,
         custom_page_sizes_enabled: false,
         wide_arithmetic_enabled: false,
-        extended_const_enabled: false,
+        extended_const_enabled: true,
         custom_descriptors_enabled: false,
         compact_imports_enabled: false,
         multi_value_enabled: true,
