@@ -63,7 +63,7 @@ pub fn global_type(
     t: ValType,
     ty: Inst,
 ) -> Result<(Inst, Option<Inst>), irkit_core::CoreError> {
-    if t == ValType::EXTERNREF {
+    if matches!(t, ValType::Ref(r) if r.is_extern_ref()) {
         let boxed = m.ty_struct(&[ty])?;
         Ok((boxed, Some(boxed)))
     } else {

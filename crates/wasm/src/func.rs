@@ -271,7 +271,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
     }
 
     /// The branch edge to the label `depth` levels out, taking its arguments from the stack.
-    fn branch_edge(&mut self, depth: u32) -> Result<Edge, WasmError> {
+    pub(crate) fn branch_edge(&mut self, depth: u32) -> Result<Edge, WasmError> {
         let place = self.place();
         let i = self
             .frames

@@ -50,8 +50,9 @@ pub struct Init<'s, 'a> {
     pub init_modules: Vec<String>,
     /// The defined memory and its initial pages.
     pub memory: Option<(Memory, u64)>,
-    /// The defined tables and their initial lengths.
-    pub tables: Vec<(Table, u64)>,
+    /// The defined tables, their initial lengths and the expression of their initial entries
+    /// (`None`: null).
+    pub tables: Vec<(Table, u64, Option<ConstExpr<'a>>)>,
     /// The limits of the imported memory and table.
     pub import_limits: Vec<ImportLimits>,
     /// The C functions, if there is a memory.
@@ -115,7 +116,7 @@ impl Init<'_, '_> {
             let failed = b.ins().icmp(IntCC::Eq, r, m1);
             check(&mut b, f, failed, trap, place)?;
         }
-        for (t, initial) in &self.tables {
+        for (t, initial, entry) in &self.tables {
             if *initial == 0 {
                 continue;
             }
@@ -124,8 +125,11 @@ impl Init<'_, '_> {
                 .ok_or_else(|| WasmError::unsupported("a table without helpers", place))?
                 .grow;
             let n = b.module().const_i32(*initial as i32);
-            let null = b.module().const_null();
-            let r = b.ins().call(grow, &[t.global, n, null]);
+            let entry = match entry {
+                Some(e) => const_expr(&mut b, env, e, place)?,
+                None => b.module().const_null(),
+            };
+            let r = b.ins().call(grow, &[t.global, n, entry]);
             let m1 = b.module().const_i32(-1);
             let failed = b.ins().icmp(IntCC::Eq, r, m1);
             check(&mut b, f, failed, trap, place)?;
@@ -298,7 +302,7 @@ fn offset(
 }
 
 /// The value of a constant expression, computed where the builder is (in the initializer): a
-/// constant, a `global.get`, or (extended constant expressions, WebAssembly 3.0) any
+/// constant (a number, `ref.null`, `ref.func`), a `global.get`, or (extended constant expressions, WebAssembly 3.0) any
 /// sequence of those and `i32`/`i64` `add`, `sub` and `mul`, which wrap as in code. The
 /// validator has checked the expression's stack and types.
 pub(crate) fn const_expr(
@@ -325,6 +329,10 @@ pub(crate) fn const_expr(
             Operator::End => break,
             Operator::I32Const { value } => stack.push(b.module().const_i32(value)),
             Operator::I64Const { value } => stack.push(b.module().const_i64(value)),
+            Operator::RefNull { .. } => stack.push(b.module().const_null()),
+            Operator::RefFunc { function_index } => {
+                stack.push(table::record(b, env, function_index, place)?)
+            }
             Operator::I32Add | Operator::I64Add => binary(b, IntBinary::Iadd)?,
             Operator::I32Sub | Operator::I64Sub => binary(b, IntBinary::Isub)?,
             Operator::I32Mul | Operator::I64Mul => binary(b, IntBinary::Imul)?,

@@ -18,8 +18,9 @@ pub struct Sections<'a> {
     pub funcs: Vec<u32>,
     /// The defined memory (at most one: validation refuses more), with its offset.
     pub memory: Option<(MemoryType, u64)>,
-    /// The defined tables, with the offset of their section.
-    pub tables: Vec<(TableType, u64)>,
+    /// The defined tables, with the offset of their section and their initializer expression
+    /// (typed function references; `None`: null entries).
+    pub tables: Vec<(TableType, u64, Option<wasmparser::ConstExpr<'a>>)>,
     /// The element segments.
     pub elements: Vec<Element<'a>>,
     /// The defined globals, with their offsets.
@@ -69,13 +70,11 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                 let offset = r.range().start;
                 for t in r {
                     let t = t.map_err(invalid)?;
-                    if !matches!(t.init, wasmparser::TableInit::RefNull) {
-                        return Err(WasmError::unsupported(
-                            "a table initializer expression",
-                            Place::at(offset),
-                        ));
-                    }
-                    s.tables.push((t.ty, offset));
+                    let init = match t.init {
+                        wasmparser::TableInit::RefNull => None,
+                        wasmparser::TableInit::Expr(e) => Some(e),
+                    };
+                    s.tables.push((t.ty, offset, init));
                 }
             }
             Payload::MemorySection(r) => {

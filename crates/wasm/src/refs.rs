@@ -8,6 +8,8 @@
 
 use irkit_core::{Inst, IntCC};
 
+use crate::cfg::{Edge, Term};
+
 use crate::env::Table;
 use crate::error::{At, WasmError};
 use crate::func::FuncTranslator;
@@ -41,6 +43,37 @@ impl FuncTranslator<'_, '_> {
                 let r = table::record(&mut self.b, self.env, function_index, place)?;
                 self.stack.push(r);
             }
+            // Typed function references (WebAssembly 3.0).
+            O::RefAsNonNull => {
+                let v = self.pop();
+                self.stack.push(v);
+                let is_null = self.is_null(v);
+                self.trap_if(is_null, crate::traps::NULL_REFERENCE)?;
+            }
+            O::BrOnNull { relative_depth } => {
+                // Null: to the label with the operands below the reference; else on, with it.
+                let v = self.pop();
+                let is_null = self.is_null(v);
+                let e = self.branch_edge(relative_depth)?;
+                let cont = self.new_block(&[])?;
+                self.terminate(Term::Br(is_null, e, Edge::new(cont, &[])));
+                self.ssa.seal_block(cont);
+                self.switch_to(cont);
+                self.stack.push(v);
+            }
+            O::BrOnNonNull { relative_depth } => {
+                // Not null: to the label with the reference last; else on, without it.
+                let v = self.pop();
+                self.stack.push(v);
+                let is_null = self.is_null(v);
+                let e = self.branch_edge(relative_depth)?;
+                let cont = self.new_block(&[])?;
+                self.terminate(Term::Br(is_null, Edge::new(cont, &[]), e));
+                self.ssa.seal_block(cont);
+                self.switch_to(cont);
+                self.pop();
+            }
+            O::CallRef { type_index } => self.call_ref(type_index)?,
             O::TableGet { table } => {
                 let t = self.table(table)?;
                 let i = self.pop_u64();
@@ -170,6 +203,43 @@ impl FuncTranslator<'_, '_> {
         let s = entry_addr(&mut self.b, seg.entries, src);
         let memcpy = self.libc()?.memcpy;
         self.copy_entries(memcpy, d, s, n);
+        Ok(())
+    }
+
+    /// Whether reference `v` is null (an `i1`).
+    fn is_null(&mut self, v: Inst) -> Inst {
+        let null = self.b.module().const_null();
+        self.b.ins().icmp(IntCC::Eq, v, null)
+    }
+
+    /// `call_ref (type type_index)`: the reference non-null ("null function reference"), then
+    /// irkit's `call_indirect` of its record's function; validation has checked its type.
+    fn call_ref(&mut self, type_index: u32) -> Result<(), WasmError> {
+        let place = self.place();
+        let ft = self
+            .env
+            .types
+            .get(type_index as usize)
+            .cloned()
+            .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), place))?;
+        let sig = types::signature(self.b.module(), &ft)
+            .map_err(|v| {
+                WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
+            })?
+            .at(place)?;
+        let rec = self.pop();
+        let args = self.pop_n(ft.params().len());
+        let is_null = self.is_null(rec);
+        self.trap_if(is_null, crate::traps::NULL_FUNCTION_REFERENCE)?;
+        let p = self.b.module().ty_ptr();
+        let rty = table::record_type(self.b.module()).at(place)?;
+        let zero = self.b.module().const_i64(0);
+        let k0 = self.b.module().const_i32(0);
+        let fa = self.b.ins().elem(rty, rec, &[zero, k0]);
+        let fp = self.b.ins().load(p, fa);
+        let r = self.b.ins().call_indirect(sig, fp, &args);
+        self.reload_memory()?;
+        self.push_results(r, ft.results().len());
         Ok(())
     }
 

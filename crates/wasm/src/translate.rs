@@ -19,10 +19,8 @@ use crate::types;
 /// [`table::MAX_ENTRIES`] entries initially.
 fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError> {
     let kind = tt.element_type;
-    if tt.table64
-        || tt.shared
-        || (kind != wasmparser::RefType::FUNCREF && kind != wasmparser::RefType::EXTERNREF)
-    {
+    let func = kind.is_func_ref() || kind.is_concrete_type_ref();
+    if tt.table64 || tt.shared || !(func || kind.is_extern_ref()) {
         return Err(WasmError::unsupported(
             "a table other than a 32-bit funcref or externref table",
             place,
@@ -37,15 +35,15 @@ fn check_table(tt: &wasmparser::TableType, place: Place) -> Result<(), WasmError
     Ok(())
 }
 
-/// Whether a table holds `externref`s.
+/// Whether a table holds `externref`s (nullable or not).
 fn is_extern(tt: &wasmparser::TableType) -> bool {
-    tt.element_type == wasmparser::RefType::EXTERNREF
+    tt.element_type.is_extern_ref()
 }
 
 /// The WebAssembly features this front end accepts: WebAssembly 2.0 without SIMD: 1.0 (MVP)
 /// with mutable-global imports and exports, sign extension, non-trapping float-to-int
 /// conversions, multi-value, bulk memory and reference types; and, of 3.0, extended constant
-/// expressions (spec/wasm.md).
+/// expressions and typed function references (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
     F::WASM1
@@ -55,6 +53,7 @@ pub fn features() -> wasmparser::WasmFeatures {
         | F::REFERENCE_TYPES
         | F::BULK_MEMORY
         | F::EXTENDED_CONST
+        | F::FUNCTION_REFERENCES
 }
 
 /// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an
@@ -352,7 +351,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
     }
     // The tables (their entries allocated by the initializer) and their helpers.
     let mut table_initial = Vec::new();
-    for (tt, offset) in &s.tables {
+    for (tt, offset, entry) in &s.tables {
         let place = Place::at(*offset);
         check_table(tt, place)?;
         let ty = table::table_type(m, is_extern(tt)).at(place)?;
@@ -371,7 +370,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             .at(place)?;
         let t = Table { global: g, ty };
         env.tables.push(t);
-        table_initial.push((t, tt.initial));
+        table_initial.push((t, tt.initial, entry.clone()));
     }
     if !env.tables.is_empty() {
         let mut b = Builder::new(m);

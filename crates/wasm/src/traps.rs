@@ -11,6 +11,10 @@ pub const OUT_OF_BOUNDS_TABLE: &str = "out of bounds table access";
 pub const UNDEFINED_ELEMENT: &str = "undefined element";
 /// `call_indirect` of a null table entry.
 pub const UNINITIALIZED_ELEMENT: &str = "uninitialized element";
+/// `call_ref` of a null function reference.
+pub const NULL_FUNCTION_REFERENCE: &str = "null function reference";
+/// `ref.as_non_null` of null.
+pub const NULL_REFERENCE: &str = "null reference";
 /// `call_indirect` of a function whose type is not the expected one.
 pub const INDIRECT_CALL_TYPE_MISMATCH: &str = "indirect call type mismatch";
 /// A trapping float-to-integer conversion of a NaN.
