@@ -63,13 +63,20 @@ impl Module {
             }
         }
 
+        let mut report = ReplaceReport::default();
+        // No pool value uses a replaced one (the common case of a pass rewriting instructions):
+        // the pool stays as it is, only the uses change.
+        if affected.is_empty() {
+            self.rewrite_uses(&subst, &mut report);
+            return Ok(report);
+        }
+
         // Stage the new pool: unchanged values first, then the changed ones in dependency order
         // under the substitution, merging values that became equal.
         let order = self.pool_order(&subst)?;
         let mut staged_key: HashMap<HoistKey, Inst> = HashMap::with_capacity(order.len());
         let mut staged: Vec<(Inst, HoistKey, Inst)> = Vec::with_capacity(order.len());
         let mut new_scope: HashMap<Inst, Inst> = HashMap::new();
-        let mut report = ReplaceReport::default();
         for &h in self.pool.iter().filter(|h| !affected.contains(h)) {
             let d = self.data(h);
             let key = HoistKey {
@@ -116,6 +123,13 @@ impl Module {
             self.insts[merged.idx()].dead = true;
             self.forward.insert(merged, survivor);
         }
+        self.rewrite_uses(&subst, &mut report);
+        Ok(report)
+    }
+
+    /// Rewrites every operand and type slot of the live instructions outside the pool through
+    /// `subst`, counting them in `report`.
+    fn rewrite_uses(&mut self, subst: &HashMap<Inst, Inst>, report: &mut ReplaceReport) {
         for d in self.insts.iter_mut() {
             if d.dead || d.opcode.is_hoistable() {
                 continue;
@@ -133,7 +147,6 @@ impl Module {
                 }
             }
         }
-        Ok(report)
     }
 
     /// The pool in dependency order once `subst` is applied; an error if that order has a cycle.

@@ -10,6 +10,10 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::error::LinkError;
 
+/// A member's name (a field's, or a method's selector): shared, since every class copies
+/// the names its parent sees.
+pub(super) type Name = std::rc::Rc<str>;
+
 /// What a definition of the hierarchy is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -21,7 +25,7 @@ pub(super) enum Kind {
 /// A method as a class or trait declares it.
 #[derive(Clone, Debug)]
 pub(super) struct MethodDecl {
-    pub selector: String,
+    pub selector: Name,
     pub sig: Inst,
     pub body: Option<Inst>,
 }
@@ -34,22 +38,22 @@ pub(super) struct Def {
     pub name: String,
     pub parent: Option<usize>,
     pub traits: Vec<usize>,
-    fields: Vec<(String, Inst)>,
+    fields: Vec<(Name, Inst)>,
     pub methods: Vec<MethodDecl>,
     pub ctor: Option<Inst>,
     /// Linear traits (classes) or linear supertraits (traits), spec order.
     pub linear: Vec<usize>,
     /// Visible fields: name -> (offset, type).
-    pub field_at: HashMap<String, (u64, Inst)>,
+    pub field_at: HashMap<Name, (u64, Inst)>,
     /// Object size (classes and objects), header included, a multiple of 8.
     pub size: u64,
     /// Visible selectors -> signature.
-    pub sees: HashMap<String, Inst>,
+    pub sees: HashMap<Name, Inst>,
     /// Selector -> implementation, for every selector seen (None: abstract).
-    pub impls: HashMap<String, Option<Inst>>,
+    pub impls: HashMap<Name, Option<Inst>>,
     /// Vtable: slot -> selector.
-    pub slots: Vec<String>,
-    pub slot_of: HashMap<String, usize>,
+    pub slots: Vec<Name>,
+    pub slot_of: HashMap<Name, usize>,
     /// Type id and the last id of the subtree (classes and objects).
     pub id: u64,
     pub last: u64,
@@ -66,7 +70,7 @@ impl Def {
             .slots
             .iter()
             .find(|s| self.impls.get(*s) == Some(&None))?;
-        Some(s.as_str())
+        Some(s)
     }
 }
 
@@ -204,7 +208,7 @@ impl Hierarchy {
                 let ops = m.operands(c);
                 match m.opcode(c) {
                     Opcode::FIELD_DEF if !ops.is_empty() => {
-                        self.defs[k].fields.push((name, ops[0]))
+                        self.defs[k].fields.push((name.into(), ops[0]))
                     }
                     Opcode::METHOD_DEF if !ops.is_empty() => {
                         let body = ops.get(1).copied();
@@ -219,7 +223,7 @@ impl Hierarchy {
                             )));
                         }
                         self.defs[k].methods.push(MethodDecl {
-                            selector: name,
+                            selector: name.into(),
                             sig: ops[0],
                             body,
                         })
@@ -348,9 +352,9 @@ impl Hierarchy {
         };
         let name = self.defs[k].name.clone();
         // Who declared each selector first, for the message of a disagreement.
-        let mut first: HashMap<String, String> = HashMap::new();
+        let mut first: HashMap<Name, String> = HashMap::new();
         let mut declare =
-            |decl: &MethodDecl, owner: &str, sees: &mut HashMap<String, Inst>| match sees
+            |decl: &MethodDecl, owner: &str, sees: &mut HashMap<Name, Inst>| match sees
                 .get(&decl.selector)
             {
                 Some(&sig) if sig != decl.sig => {
@@ -399,7 +403,7 @@ impl Hierarchy {
             impls.entry(s.clone()).or_insert(None);
         }
         if self.defs[k].kind != Kind::Trait {
-            let mut fresh: Vec<&String> = own.iter().map(|d| &d.selector).collect();
+            let mut fresh: Vec<&Name> = own.iter().map(|d| &d.selector).collect();
             for &t in &linear {
                 fresh.extend(self.defs[t].methods.iter().map(|d| &d.selector));
             }

@@ -244,7 +244,7 @@ impl Lowering<'_> {
             }
             Op::Field => {
                 let d = def.expect("checked above");
-                let Some(&(off, _)) = d.field_at.get(&name) else {
+                let Some(&(off, _)) = d.field_at.get(name.as_str()) else {
                     self.errors.push(LinkError::Objects(format!(
                         "{}: @{} has no field \"{name}\"",
                         Self::at_text(m, f, i),
@@ -260,7 +260,7 @@ impl Lowering<'_> {
             }
             Op::Method => {
                 let d = def.expect("checked above");
-                if !d.sees.contains_key(&name) {
+                if !d.sees.contains_key(name.as_str()) {
                     self.errors.push(LinkError::Objects(format!(
                         "{}: @{} has no method \"{name}\"",
                         Self::at_text(m, f, i),
@@ -294,7 +294,7 @@ impl Lowering<'_> {
                     };
                     at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.ptr, table, x])?
                 } else {
-                    let slot = d.slot_of.get(&name).copied().unwrap_or(0) as u64;
+                    let slot = d.slot_of.get(name.as_str()).copied().unwrap_or(0) as u64;
                     let off = m.const_int(ty.i64, DESC_VTABLE + 8 * slot)?;
                     at.emit(m, Opcode::ELEM, Some(ty.ptr), vec![ty.i8, desc, off])?
                 };

@@ -186,10 +186,10 @@ impl<'a> Walk<'a> {
         let mut selected = Vec::new();
         for (s, body) in &d.impls {
             let Some(f) = *body else { continue };
-            self.live_by_selector.entry(s.as_str()).or_default().push(k);
+            self.live_by_selector.entry(s.as_ref()).or_default().push(k);
             let called = self
                 .calls
-                .get(s)
+                .get(s.as_ref())
                 .is_some_and(|below| below.iter().any(|&b| self.is_below(k, b)));
             if called {
                 selected.push(f);

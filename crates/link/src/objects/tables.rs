@@ -87,7 +87,7 @@ pub(super) fn build(
                 .impls
                 .keys()
                 .filter(|s| h.implementation(k, s).is_some())
-                .map(String::as_str),
+                .map(AsRef::as_ref),
         );
     }
     let selector: HashMap<String, u64> = names
@@ -115,7 +115,7 @@ pub(super) fn build(
         let mut entries: Vec<(u64, Inst)> = d
             .impls
             .keys()
-            .filter_map(|s| Some((*selector.get(s)?, h.implementation(k, s)?)))
+            .filter_map(|s| Some((*selector.get(s.as_ref())?, h.implementation(k, s)?)))
             .collect();
         entries.sort_unstable();
         let m = b.module();
@@ -215,7 +215,7 @@ fn dispatch_table(
         .iter()
         .map(|s| {
             let entries = live(h)
-                .filter(|&&k| h.defs[k].sees.contains_key(s))
+                .filter(|&&k| h.defs[k].sees.contains_key(s.as_str()))
                 .map(|&k| (h.defs[k].id, h.implementation(k, s).unwrap_or(null)))
                 .collect();
             (s, entries)
