@@ -422,6 +422,28 @@ impl Module {
         out
     }
 
+    /// Calls `found` with each top-level definition value `v` names: `v` itself if it is one,
+    /// else those its pool values name, following their operands and types. `seen` (one flag
+    /// per instruction, [`Module::arena_len`] long) marks the pool values followed, so that a
+    /// reachability walk sharing it over many calls follows each once; `found` may be called
+    /// more than once for a definition.
+    pub fn definitions_named(&self, v: Inst, seen: &mut [bool], mut found: impl FnMut(Inst)) {
+        let root = self.root();
+        let mut values = vec![v];
+        while let Some(v) = values.pop() {
+            if self.parent(v) == Some(root) {
+                found(v);
+            } else if self.opcode(v).is_hoistable()
+                && seen
+                    .get_mut(v.idx())
+                    .is_some_and(|s| !std::mem::replace(s, true))
+            {
+                values.extend(self.operands(v).iter().copied());
+                values.extend(self.ty(v));
+            }
+        }
+    }
+
     /// The function (a `func` ancestor) containing `inst`, if any.
     pub fn enclosing_func(&self, inst: Inst) -> Option<Inst> {
         self.enclosing(inst, Opcode::FUNC)

@@ -273,15 +273,7 @@ pub(crate) fn segment_items(e: &Element<'_>, place: Place) -> Result<Vec<Item>, 
                     Operator::RefFunc { function_index } => Item::Func(function_index),
                     Operator::RefNull { .. } => Item::Null,
                     Operator::GlobalGet { global_index } => Item::Global(global_index),
-                    other => {
-                        return Err(WasmError::unsupported(
-                            format!(
-                                "element expression `{}`",
-                                crate::func::operator_name(&other)
-                            ),
-                            place,
-                        ));
-                    }
+                    other => return Err(not_translated("element expression", &other, place)),
                 });
             }
         }
@@ -342,15 +334,7 @@ pub(crate) fn const_expr(
                 })?;
                 stack.push(g.load(b));
             }
-            other => {
-                return Err(WasmError::unsupported(
-                    format!(
-                        "constant expression `{}`",
-                        crate::func::operator_name(&other)
-                    ),
-                    place,
-                ));
-            }
+            other => return Err(not_translated("constant expression", &other, place)),
         }
     }
     match stack.as_slice() {
@@ -360,6 +344,15 @@ pub(crate) fn const_expr(
             place,
         )),
     }
+}
+
+/// The refusal of an operator of a constant or element expression (`what`) that is not
+/// translated: `what \`op\``.
+pub(crate) fn not_translated(what: &str, op: &Operator<'_>, place: Place) -> WasmError {
+    WasmError::unsupported(
+        format!("{what} `{}`", crate::func::operator_name(op)),
+        place,
+    )
 }
 
 /// The initializer's blocks that trap with a wasm message, made on first use (one per kind).

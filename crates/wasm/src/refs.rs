@@ -213,31 +213,53 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// `call_ref (type type_index)`: the reference non-null ("null function reference"), then
-    /// irkit's `call_indirect` of its record's function; validation has checked its type.
+    /// its record's function; validation has checked its type.
     fn call_ref(&mut self, type_index: u32) -> Result<(), WasmError> {
-        let place = self.place();
-        let ft = self
-            .env
-            .types
-            .get(type_index as usize)
-            .cloned()
-            .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), place))?;
-        let sig = types::signature(self.b.module(), &ft)
-            .map_err(|v| {
-                WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
-            })?
-            .at(place)?;
+        let ft = self.func_type(type_index)?;
+        let sig = self.signature(&ft)?;
         let rec = self.pop();
         let args = self.pop_n(ft.params().len());
         let is_null = self.is_null(rec);
         self.trap_if(is_null, crate::traps::NULL_FUNCTION_REFERENCE)?;
+        self.call_record(&ft, sig, rec, &args)
+    }
+
+    /// Function type `type_index`.
+    fn func_type(&self, type_index: u32) -> Result<wasmparser::FuncType, WasmError> {
+        self.env
+            .types
+            .get(type_index as usize)
+            .cloned()
+            .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), self.place()))
+    }
+
+    /// The irkit signature of function type `ft`.
+    fn signature(&mut self, ft: &wasmparser::FuncType) -> Result<Inst, WasmError> {
+        let place = self.place();
+        types::signature(self.b.module(), ft)
+            .map_err(|v| {
+                WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
+            })?
+            .at(place)
+    }
+
+    /// irkit's `call_indirect` of the function of record `rec` (non-null, of type `ft`) with
+    /// `args`; its results pushed.
+    fn call_record(
+        &mut self,
+        ft: &wasmparser::FuncType,
+        sig: Inst,
+        rec: Inst,
+        args: &[Inst],
+    ) -> Result<(), WasmError> {
+        let place = self.place();
         let p = self.b.module().ty_ptr();
         let rty = table::record_type(self.b.module()).at(place)?;
         let zero = self.b.module().const_i64(0);
         let k0 = self.b.module().const_i32(0);
         let fa = self.b.ins().elem(rty, rec, &[zero, k0]);
         let fp = self.b.ins().load(p, fa);
-        let r = self.b.ins().call_indirect(sig, fp, &args);
+        let r = self.b.ins().call_indirect(sig, fp, args);
         self.reload_memory()?;
         self.push_results(r, ft.results().len());
         Ok(())
@@ -254,18 +276,9 @@ impl FuncTranslator<'_, '_> {
     ) -> Result<(), WasmError> {
         let place = self.place();
         let t = self.table(table_index)?;
-        let ft = self
-            .env
-            .types
-            .get(type_index as usize)
-            .cloned()
-            .ok_or_else(|| WasmError::unsupported(format!("type {type_index}"), place))?;
+        let ft = self.func_type(type_index)?;
         let expected = table::sig_id(&mut self.b, self.env, &ft, place)?;
-        let sig = types::signature(self.b.module(), &ft)
-            .map_err(|v| {
-                WasmError::unsupported(format!("value type {}", types::val_type_name(v)), place)
-            })?
-            .at(place)?;
+        let sig = self.signature(&ft)?;
         let index = self.pop();
         let args = self.pop_n(ft.params().len());
         let i64t = self.ty(Ty::I64);
@@ -277,21 +290,15 @@ impl FuncTranslator<'_, '_> {
         let e = entry_addr(&mut self.b, entries, index);
         let p = self.b.module().ty_ptr();
         let rec = self.b.ins().load(p, e);
-        let null = self.b.module().const_null();
-        let is_null = self.b.ins().icmp(IntCC::Eq, rec, null);
+        let is_null = self.is_null(rec);
         self.trap_if(is_null, crate::traps::UNINITIALIZED_ELEMENT)?;
         let rty = table::record_type(self.b.module()).at(place)?;
         let zero = self.b.module().const_i64(0);
-        let (k0, k1) = (self.b.module().const_i32(0), self.b.module().const_i32(1));
+        let k1 = self.b.module().const_i32(1);
         let sa = self.b.ins().elem(rty, rec, &[zero, k1]);
         let sp = self.b.ins().load(p, sa);
         let wrong = self.b.ins().icmp(IntCC::Ne, sp, expected);
         self.trap_if(wrong, crate::traps::INDIRECT_CALL_TYPE_MISMATCH)?;
-        let fa = self.b.ins().elem(rty, rec, &[zero, k0]);
-        let fp = self.b.ins().load(p, fa);
-        let r = self.b.ins().call_indirect(sig, fp, &args);
-        self.reload_memory()?;
-        self.push_results(r, ft.results().len());
-        Ok(())
+        self.call_record(&ft, sig, rec, &args)
     }
 }

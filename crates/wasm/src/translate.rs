@@ -416,11 +416,9 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 place,
             )?),
             other => {
-                return Err(WasmError::unsupported(
-                    format!(
-                        "constant expression `{}`",
-                        crate::func::operator_name(&other)
-                    ),
+                return Err(crate::init::not_translated(
+                    "constant expression",
+                    &other,
                     place,
                 ));
             }

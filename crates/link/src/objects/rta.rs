@@ -100,22 +100,15 @@ pub(super) fn analyze(m: &Module, h: &Hierarchy, roots: Option<&Visible<'_>>) ->
 }
 
 impl<'a> Walk<'a> {
-    /// Reaches value `v`: a top-level definition is queued once; a pool value's operands and
-    /// type are followed.
+    /// Reaches value `v`: each top-level definition it names ([`Module::definitions_named`])
+    /// is queued once.
     fn reach(&mut self, v: Inst) {
-        let mut values = vec![v];
-        while let Some(v) = values.pop() {
-            if self.m.parent(v) == Some(self.m.root()) {
-                if !std::mem::replace(&mut self.reached[v.idx()], true) {
-                    self.work.push(v);
-                }
-            } else if self.m.opcode(v).is_hoistable()
-                && !std::mem::replace(&mut self.seen_pool[v.idx()], true)
-            {
-                values.extend(self.m.operands(v).iter().copied());
-                values.extend(self.m.ty(v));
+        let (reached, work) = (&mut self.reached, &mut self.work);
+        self.m.definitions_named(v, &mut self.seen_pool, |t| {
+            if !std::mem::replace(&mut reached[t.idx()], true) {
+                work.push(t);
             }
-        }
+        });
     }
 
     /// Follows what the instructions of definition `d` name.
