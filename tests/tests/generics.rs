@@ -20,7 +20,7 @@ fn text(name: &str) -> String {
 }
 
 fn inputs() -> Vec<Input> {
-    ["lib.ir", "ord.ir", "main.ir"]
+    ["lib.ir", "algo.ir", "ord.ir", "main.ir"]
         .iter()
         .map(|n| irkit_tests::text_input(n, &text(n)).unwrap_or_else(|e| panic!("{n}: {e:?}")))
         .collect()
@@ -36,7 +36,7 @@ fn generics_opcodes(m: &Module) -> usize {
 
 #[test]
 fn each_module_verifies_before_link() {
-    for n in ["lib.ir", "ord.ir", "main.ir"] {
+    for n in ["lib.ir", "algo.ir", "ord.ir", "main.ir"] {
         let m = irkit_text::parse(&text(n), n).unwrap_or_else(|e| panic!("{n}: {e:?}"));
         irkit_core::verify::verify(&m).unwrap_or_else(|e| panic!("{n}: {e:?}"));
     }
@@ -48,8 +48,9 @@ fn linked_has_no_generics_verifies_and_runs() {
     let m = &linked.module;
     irkit_core::verify::verify(m).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(generics_opcodes(m), 0, "{}", irkit_text::print(m));
-    // max<i32, ord_i32>, max<f64, ord_f64>, Pair<i32>.
-    assert_eq!(linked.stats.instantiations, 3);
+    // max at i32, f64 and the point type (the last made by max_in's clone), Pair<i32>,
+    // sort and max_in at the three types, rotate<i64>.
+    assert_eq!(linked.stats.instantiations, 11);
     let clones = m
         .top_level()
         .iter()
@@ -57,9 +58,56 @@ fn linked_has_no_generics_verifies_and_runs() {
             m.opcode(d) == Opcode::FUNC && m.name(d).is_some_and(|n| n.starts_with("max<"))
         })
         .count();
-    assert_eq!(clones, 2);
+    assert_eq!(clones, 3);
     let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 19);
+    assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 99);
+}
+
+/// Links the example with `generics`; returns the module's result and the link's stats.
+fn run_with(generics: irkit_link::Generics) -> (i64, irkit_link::Stats) {
+    let opts = LinkOptions {
+        generics,
+        ..LinkOptions::default()
+    };
+    let linked = link(inputs(), &opts).unwrap_or_else(|e| panic!("{e}"));
+    let m = &linked.module;
+    irkit_core::verify::verify(m).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(generics_opcodes(m), 0, "{}", irkit_text::print(m));
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    let r = interp.run_main().unwrap_or_else(|e| panic!("{e}"));
+    (r as i64, linked.stats)
+}
+
+#[test]
+fn shared_generics_give_the_same_result() {
+    use irkit_link::Generics;
+    let (r, s) = run_with(Generics::Dynamic);
+    assert_eq!(r, 99);
+    // max, sort, max_in and rotate, each compiled once; the module-level instances (max at
+    // i32 and f64, sort and max_in at three types, rotate at i64) become wrappers; max at
+    // the point type is only called from max_in's shared version, with its own parameters.
+    assert_eq!(s.shared.generics, 4, "{s:?}");
+    assert_eq!(s.shared.instances, 9, "{s:?}");
+    // sort: less once, get and put twice each; max_in: get twice; max: less once.
+    assert_eq!(s.shared.witness_calls, 8, "{s:?}");
+    // Only Pair<i32> is still cloned.
+    assert_eq!(s.instantiations, 1);
+}
+
+#[test]
+fn auto_shares_the_generics_with_many_instances() {
+    use irkit_link::Generics;
+    // max: 2 instances of its own and one per instance of max_in (3): 5; sort and max_in: 3;
+    // rotate: 1.
+    let (r, s) = run_with(Generics::Auto { max_instances: 2 });
+    assert_eq!(r, 99);
+    assert_eq!(s.shared.generics, 3, "{s:?}");
+    let (r, s) = run_with(Generics::Auto { max_instances: 3 });
+    assert_eq!(r, 99);
+    assert_eq!(s.shared.generics, 1, "{s:?}");
+    let (r, s) = run_with(Generics::default());
+    assert_eq!(r, 99);
+    assert_eq!(s.shared.generics, 0, "{s:?}");
 }
 
 #[test]

@@ -129,3 +129,20 @@ pub fn report_link_errors(
         problems.push(e.render());
     }
 }
+
+/// The value of `--generics` (ir-link, ir-run): `specialize`, `dynamic`, `auto` (the default
+/// threshold, [`irkit_link::Generics::DEFAULT_MAX_INSTANCES`]) or `auto:N`.
+pub fn parse_generics(s: &str) -> Result<irkit_link::Generics, String> {
+    use irkit_link::Generics;
+    match s {
+        "specialize" => Ok(Generics::Specialize),
+        "dynamic" => Ok(Generics::Dynamic),
+        "auto" => Ok(Generics::default()),
+        _ => match s.strip_prefix("auto:").map(str::parse::<u64>) {
+            Some(Ok(n)) => Ok(Generics::Auto { max_instances: n }),
+            _ => Err(format!(
+                "`{s}` is not specialize, dynamic, auto or auto:N (N a count of instances)"
+            )),
+        },
+    }
+}

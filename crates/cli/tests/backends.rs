@@ -61,6 +61,13 @@ fn uses_procs(files: &[PathBuf]) -> bool {
     })
 }
 
+/// Whether any of `files` defines or uses a generic.
+fn mentions_generics(files: &[PathBuf]) -> bool {
+    files
+        .iter()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("= generic")))
+}
+
 /// Extra options for every tool (`--link-stubs` for the linker cases that link stubs).
 type Extra<'a> = &'a [&'a str];
 
@@ -281,8 +288,18 @@ fn main() {
     }
     // Every example and run case, also linked with the link-time optimization passes (`-O`):
     // the same expectation holds on every back end.
-    for (prefix, extra) in [("", &[][..]), ("optimized::", &["-O"][..])] {
+    // Every program with generics also has its generic functions compiled once, with dynamic
+    // dispatch (`--generics dynamic`): the same expectation holds.
+    let dynamic: &[&str] = &["--generics", "dynamic"];
+    for (prefix, extra) in [
+        ("", &[][..]),
+        ("optimized::", &["-O"][..]),
+        ("dynamic_generics::", dynamic),
+    ] {
         for ex in irkit_tests::expect::examples() {
+            if extra == dynamic && !mentions_generics(&ex.files) {
+                continue;
+            }
             let name = ex.name.clone();
             trials.push(Trial::test(
                 format!("{prefix}examples::{name}"),
@@ -305,6 +322,9 @@ fn main() {
             ));
         }
         for f in sorted_files(&repo().join("tests/run"), "ir") {
+            if extra == dynamic && !mentions_generics(std::slice::from_ref(&f)) {
+                continue;
+            }
             let n = f
                 .file_stem()
                 .unwrap_or_default()
@@ -354,6 +374,33 @@ fn main() {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
+        // The case's inputs, when they use generics, linked with their generic functions
+        // shared: the same run as the expected (specialized) output's.
+        let inputs: Vec<PathBuf> = sorted_files(f.parent().unwrap_or(Path::new(".")), "ir")
+            .into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| n != "expected.ir"))
+            .collect();
+        if !inputs.is_empty() && mentions_generics(&inputs) {
+            let (n, f) = (n.clone(), f.clone());
+            trials.push(Trial::test(
+                format!("dynamic_generics::link_cases::{n}"),
+                move || {
+                    check(&format!("dynamic_link_{n}"), &inputs, dynamic, None)?;
+                    let (shared, cloned) = (
+                        run_interp(&inputs, dynamic),
+                        run_interp(std::slice::from_ref(&f), &[]),
+                    );
+                    if shared != cloned {
+                        return Err(format!(
+                            "shared generics differ from the expected output:\n  shared: \
+                             {shared:?}\n  cloned: {cloned:?}"
+                        )
+                        .into());
+                    }
+                    Ok(())
+                },
+            ));
+        }
         trials.push(Trial::test(format!("link_cases::{n}"), move || {
             check(
                 &format!("link_{n}"),

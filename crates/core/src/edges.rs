@@ -149,6 +149,38 @@ pub fn successors(m: &Module, term: Inst) -> Vec<Inst> {
 /// Up to this many edges, [`successors`] deduplicates by a scan.
 const SMALL: usize = 8;
 
+/// The blocks of function `f` reachable from its entry, in reverse post-order (entry first):
+/// every block comes after its dominators. Iterative, so any depth of nesting is fine.
+pub fn reverse_postorder(m: &Module, f: Inst) -> Vec<Inst> {
+    let Some(entry) = m.entry_block(f) else {
+        return Vec::new();
+    };
+    let succs = |b: Inst| -> Vec<Inst> {
+        m.children(b)
+            .last()
+            .map(|&t| successors(m, t))
+            .unwrap_or_default()
+    };
+    let mut post = Vec::new();
+    let mut seen: HashSet<Inst> = HashSet::new();
+    seen.insert(entry);
+    let mut stack = vec![(entry, succs(entry), 0usize)];
+    while let Some((b, ss, i)) = stack.last_mut() {
+        if let Some(&s) = ss.get(*i) {
+            *i += 1;
+            if seen.insert(s) {
+                let next = succs(s);
+                stack.push((s, next, 0));
+            }
+        } else {
+            post.push(*b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,6 +49,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod dynamic;
 mod error;
 mod extend;
 mod input;
@@ -57,12 +58,13 @@ pub mod objects;
 mod optimize;
 pub mod specialize;
 
+pub use dynamic::{Generics, Shared};
 pub use error::{Chain, ChainLink, LinkError, LinkErrors};
 pub use extend::{LIVE_PROGRAM, LiveNames, extend, extend_live};
 pub use input::{Input, Opened};
 pub use linker::{link, link_files, verify_linked};
 pub use objects::Gc;
-pub use specialize::specialize;
+pub use specialize::{specialize, specialize_with};
 // The `-O` passes live in `irkit-opt` (they need no linker state); re-exported under their
 // former paths.
 pub use irkit_opt::{
@@ -106,6 +108,9 @@ pub struct LinkOptions {
     pub inline: bool,
     /// The allocation routine of `classalloc` and of objects' instances (`--gc`, see [`Gc`]).
     pub gc: Gc,
+    /// Which generic functions an executable link shares with one dynamic-dispatch version
+    /// instead of cloning them per instance (`--generics`, see [`Generics`]).
+    pub generics: Generics,
 }
 
 impl Default for LinkOptions {
@@ -122,6 +127,7 @@ impl Default for LinkOptions {
             devirtualize: false,
             inline: false,
             gc: Gc::None,
+            generics: Generics::default(),
         }
     }
 }
@@ -142,6 +148,9 @@ pub struct Stats {
     pub insts_copied: u64,
     /// Distinct generic instantiations (each `specialize` value is instantiated once).
     pub instantiations: u64,
+    /// Generic functions shared with one dynamic-dispatch version, instances they serve,
+    /// calls through witness tables in them, and why some asked for were cloned.
+    pub shared: Shared,
     /// Opening the inputs (header, directory, strings, symbols, definition index; text
     /// inputs are parsed and encoded here).
     pub open: Duration,

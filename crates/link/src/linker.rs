@@ -109,8 +109,17 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         m.decoration_strs(d, Opcode::EXPORT)
             .any(|name| opts.library || opts.exports.iter().any(|e| e == name))
     };
-    match crate::specialize::specialize(&mut out, opts.max_instantiation_depth, &keep) {
-        Ok(r) => stats.instantiations = r.instantiations,
+    let generics = (!opts.library).then_some(opts.generics);
+    match crate::specialize::specialize_with(
+        &mut out,
+        opts.max_instantiation_depth,
+        generics,
+        &keep,
+    ) {
+        Ok(r) => {
+            stats.instantiations = r.instantiations;
+            stats.shared = r.shared;
+        }
         Err(e) => return Err(LinkErrors(vec![e])),
     }
     stats.specialize = t.elapsed();

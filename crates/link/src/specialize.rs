@@ -29,6 +29,7 @@ use std::collections::{HashMap, HashSet};
 
 use irkit_core::{Inst, Module, Opcode};
 
+use crate::dynamic::{Generics, Shared};
 use crate::error::LinkError;
 
 /// The most distinct instantiations one link makes (a bound on work, whatever the input).
@@ -40,6 +41,8 @@ pub struct Report {
     /// Distinct instantiations (clones of a generic function or witness table, and
     /// substituted generic types).
     pub instantiations: u64,
+    /// The generic functions shared instead (see [`Generics`]).
+    pub shared: Shared,
 }
 
 /// One instantiation, for the chain of an error.
@@ -60,6 +63,8 @@ struct Pass<'a> {
     /// `specialize` values waiting, with the record of the instantiation that made them.
     pending: Vec<(Inst, Option<usize>)>,
     queued: HashSet<Inst>,
+    /// The generics shared instead of cloned: their instances stay for `dynamic/`.
+    skip: &'a HashMap<Inst, crate::dynamic::Info>,
 }
 
 /// Runs the pass on a linked module (a public pass: [`link`](crate::link) runs it after
@@ -72,6 +77,18 @@ pub fn specialize(
     limit: usize,
     keep: &dyn Fn(&Module, Inst) -> bool,
 ) -> Result<Report, LinkError> {
+    specialize_with(m, limit, None, keep)
+}
+
+/// [`specialize`], sharing the generic functions `generics` chooses (`None`: none, as a
+/// library link does: its generics stay generic) with one dynamic-dispatch version each
+/// instead of cloning them (see `dynamic/`, and spec/linking.md, "Dynamic generics").
+pub fn specialize_with(
+    m: &mut Module,
+    limit: usize,
+    generics: Option<Generics>,
+    keep: &dyn Fn(&Module, Inst) -> bool,
+) -> Result<Report, LinkError> {
     // A module without generics (no generic-family definition, no `specialize`) has nothing
     // to instantiate or remove: the pass costs O(definitions + pool), not a walk of every
     // instruction and a compaction.
@@ -80,6 +97,10 @@ pub fn specialize(
     if nothing_generic {
         return Ok(Report::default());
     }
+    let choice = match generics {
+        Some(policy) => crate::dynamic::policy::choose(m, policy)?,
+        None => Default::default(),
+    };
     let root = m.root();
     let initial: Vec<Inst> = m
         .pool()
@@ -94,13 +115,18 @@ pub fn specialize(
         records: Vec::new(),
         pending: Vec::new(),
         queued: HashSet::new(),
+        skip: &choice.shared,
     };
     for s in initial {
         pass.enqueue(s, None);
     }
     pass.run()?;
+    let instantiations = pass.records.len() as u64;
+    let mut shared = crate::dynamic::lower_shared(m, &choice.shared)?;
+    shared.fallbacks = choice.fallbacks;
     let report = Report {
-        instantiations: pass.records.len() as u64,
+        instantiations,
+        shared,
     };
     cleanup(m, keep)?;
     Ok(report)
@@ -134,7 +160,7 @@ impl Pass<'_> {
                 if self.records.len() >= MAX_INSTANTIATIONS {
                     return Err(LinkError::Specialize(format!(
                         "more than {MAX_INSTANTIATIONS} distinct instantiations (the last: {})",
-                        self.label(s)
+                        label(self.m, s)
                     )));
                 }
                 let Some(r) = self.instantiate(s, from)? else {
@@ -188,14 +214,14 @@ impl Pass<'_> {
         let Some((&g, args)) = ops.split_first() else {
             return Ok(None);
         };
-        if self.m.opcode(g) != Opcode::GENERIC {
+        if self.m.opcode(g) != Opcode::GENERIC || self.skip.contains_key(&g) {
             return Ok(None);
         }
         let params = self.m.operands(g).to_vec();
         if params.len() != args.len() {
             return Err(LinkError::Specialize(format!(
                 "{} passes {}, the generic takes {}",
-                self.label(s),
+                label(self.m, s),
                 irkit_core::message::count(args.len(), "argument"),
                 params.len()
             )));
@@ -220,7 +246,7 @@ impl Pass<'_> {
         }
         // The record, and the depth check.
         let depth = from.map_or(1, |f| self.records[f].depth + 1);
-        let label = self.label(s);
+        let label = label(self.m, s);
         self.records.push(Record {
             label,
             parent: from,
@@ -359,61 +385,6 @@ impl Pass<'_> {
         Ok(out)
     }
 
-    /// How an instantiation is named in messages: `@max<i32, ord_i32>` (its name hint is the
-    /// same without the `@`).
-    fn label(&self, s: Inst) -> String {
-        let mut out = String::from("@");
-        self.spell(s, 0, &mut out);
-        out
-    }
-
-    fn spell(&self, x: Inst, depth: usize, out: &mut String) {
-        let m = &*self.m;
-        if depth > 3 || out.len() > 80 {
-            out.push('…');
-            return;
-        }
-        let d = m.data(x);
-        match d.opcode() {
-            Opcode::SPECIALIZE => {
-                let ops = d.operands();
-                if let Some((&g, args)) = ops.split_first() {
-                    self.spell(g, depth + 1, out);
-                    out.push('<');
-                    for (k, &a) in args.iter().enumerate() {
-                        if k > 0 {
-                            out.push_str(", ");
-                        }
-                        self.spell(a, depth + 1, out);
-                    }
-                    out.push('>');
-                }
-            }
-            Opcode::STRUCT | Opcode::NAMED_STRUCT => {
-                out.push_str("struct {");
-                for (k, &f) in d.operands().iter().enumerate() {
-                    if k > 0 {
-                        out.push_str(", ");
-                    }
-                    self.spell(f, depth + 1, out);
-                }
-                out.push('}');
-            }
-            Opcode::ARRAY => {
-                out.push_str(&format!("[{} x ", d.payload().as_int().unwrap_or(0)));
-                if let Some(&e) = d.operands().first() {
-                    self.spell(e, depth + 1, out);
-                }
-                out.push(']');
-            }
-            op if op.is_type() && d.operands().is_empty() => out.push_str(&op.to_string()),
-            op => match m.name(x) {
-                Some(n) => out.push_str(n),
-                None => out.push_str(&format!("{op}")),
-            },
-        }
-    }
-
     /// The chain of record `me`, innermost first: `@f<…> <- @f<i32> <- …`, long chains cut in
     /// the middle.
     fn chain(&self, me: usize) -> String {
@@ -432,6 +403,60 @@ impl Pass<'_> {
         } else {
             links.join(" <- ")
         }
+    }
+}
+
+/// How an instantiation is named in messages: `@max<i32, ord_i32>` (its name hint is the
+/// same without the `@`).
+pub(crate) fn label(m: &Module, s: Inst) -> String {
+    let mut out = String::from("@");
+    spell(m, s, 0, &mut out);
+    out
+}
+
+fn spell(m: &Module, x: Inst, depth: usize, out: &mut String) {
+    if depth > 3 || out.len() > 80 {
+        out.push('…');
+        return;
+    }
+    let d = m.data(x);
+    match d.opcode() {
+        Opcode::SPECIALIZE => {
+            let ops = d.operands();
+            if let Some((&g, args)) = ops.split_first() {
+                spell(m, g, depth + 1, out);
+                out.push('<');
+                for (k, &a) in args.iter().enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    spell(m, a, depth + 1, out);
+                }
+                out.push('>');
+            }
+        }
+        Opcode::STRUCT | Opcode::NAMED_STRUCT => {
+            out.push_str("struct {");
+            for (k, &f) in d.operands().iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                spell(m, f, depth + 1, out);
+            }
+            out.push('}');
+        }
+        Opcode::ARRAY => {
+            out.push_str(&format!("[{} x ", d.payload().as_int().unwrap_or(0)));
+            if let Some(&e) = d.operands().first() {
+                spell(m, e, depth + 1, out);
+            }
+            out.push(']');
+        }
+        op if op.is_type() && d.operands().is_empty() => out.push_str(&op.to_string()),
+        op => match m.name(x) {
+            Some(n) => out.push_str(n),
+            None => out.push_str(&format!("{op}")),
+        },
     }
 }
 

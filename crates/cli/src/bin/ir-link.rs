@@ -125,6 +125,12 @@ struct Args {
     /// at its own link). Executables only: see spec/linking.md.
     #[arg(long, value_enum, default_value_t = GcArg::None)]
     gc: GcArg,
+    /// Which generic functions are compiled once, with dynamic dispatch, instead of cloned per
+    /// instance: `specialize` (none), `dynamic` (every one that can be), `auto` (those with
+    /// more than 16 instances) or `auto:N`. A `specialize_always` or `dynamic_dispatch`
+    /// decoration decides for its generic. Executable links only (spec/linking.md).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = irkit_cli::link::parse_generics)]
+    generics: irkit_link::Generics,
 }
 
 fn main() -> ExitCode {
@@ -143,6 +149,7 @@ fn main() -> ExitCode {
         devirtualize: args.devirtualize || args.optimize,
         inline: args.inline || args.optimize,
         gc: gc(args.gc),
+        generics: args.generics,
     };
     let mut problems = Problems::new();
     let Some(mut linked) =
@@ -479,6 +486,16 @@ fn print_stats(s: &Stats, write: Duration) {
     );
     irkit_cli::note!("instructions copied: {}", s.insts_copied);
     irkit_cli::note!("instantiations:      {}", s.instantiations);
+    let sh = &s.shared;
+    if sh.generics > 0 || !sh.fallbacks.is_empty() {
+        let (g, i, w) = (sh.generics, sh.instances, sh.witness_calls);
+        irkit_cli::note!(
+            "generics shared:     {g} ({i} instances, {w} calls through witness tables)"
+        );
+        for why in &sh.fallbacks {
+            irkit_cli::note!("note: {why}");
+        }
+    }
     if s.classes > 0 {
         let (classes, live, lowered) = (s.classes, s.classes_live, s.object_insts);
         irkit_cli::note!("classes laid out:    {classes} ({live} instantiated, {lowered} lowered)");

@@ -59,6 +59,10 @@ struct Args {
     /// `ir-link --gc boehm --emit exe`).
     #[arg(long, default_value = "none", value_parser = clap::builder::PossibleValuesParser::new(["none", "boehm"]))]
     gc: String,
+    /// Which generic functions are compiled once, with dynamic dispatch, instead of cloned per
+    /// instance: `specialize`, `dynamic`, `auto` or `auto:N` (as `ir-link --generics`).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = irkit_cli::link::parse_generics)]
+    generics: irkit_link::Generics,
 }
 
 fn main() -> ExitCode {
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
         devirtualize: args.optimize,
         inline: args.optimize,
         verify: true,
+        generics: args.generics,
         ..LinkOptions::default()
     };
     let mut problems = Problems::new();

@@ -84,6 +84,10 @@ impl Cx<'_> {
                         seen(Opcode::IMPORT)
                             .map(|_| "an imported definition cannot be `weak` or `linkonce`")
                     }),
+                Opcode::SPECIALIZE_ALWAYS => seen(Opcode::DYNAMIC_DISPATCH)
+                    .map(|_| "`specialize_always` and `dynamic_dispatch` are exclusive"),
+                Opcode::DYNAMIC_DISPATCH => seen(Opcode::SPECIALIZE_ALWAYS)
+                    .map(|_| "`specialize_always` and `dynamic_dispatch` are exclusive"),
                 _ => None,
             };
             if let Some(msg) = conflict {
@@ -122,6 +126,16 @@ impl Cx<'_> {
         if FUNC_ONLY.contains(&op) && !matches!(owner_op, Opcode::FUNC | Opcode::PROC) {
             let msg = format!(
                 "`{op}` is only allowed on a `func`, not on {}",
+                self.opname(owner)
+            );
+            self.err(dec, msg);
+            return;
+        }
+        if matches!(op, Opcode::SPECIALIZE_ALWAYS | Opcode::DYNAMIC_DISPATCH)
+            && owner_op != Opcode::GENERIC
+        {
+            let msg = format!(
+                "`{op}` is only allowed on a `generic`, not on {}",
                 self.opname(owner)
             );
             self.err(dec, msg);

@@ -7,7 +7,7 @@
 //! is used; blocks unreachable from the entry are not lowered. A trap is a branch to a cold
 //! block that calls the trap routine with the trap line, located as the interpreter locates it.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::runtime::{DEPTH, LIMIT, STOP, STOP_ARG, STOPPED_EXIT};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -15,7 +15,7 @@ use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
-use irkit_core::{Inst, Module, Op, Opcode};
+use irkit_core::{Inst, Op, Opcode};
 
 use crate::context::{Callee, Ctx};
 use crate::error::unsupported;
@@ -163,7 +163,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let name = verified_block_label(m, blk, i);
             self.block_names.insert(blk, name.into());
         }
-        let order = rpo(m, f);
+        let order = irkit_core::edges::reverse_postorder(m, f);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {
@@ -752,35 +752,4 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         Ok(())
     }
-}
-
-/// The blocks of `f` reachable from its entry, in reverse post-order (entry first).
-fn rpo(m: &Module, f: Inst) -> Vec<Inst> {
-    let Some(entry) = m.entry_block(f) else {
-        return Vec::new();
-    };
-    let succs = |b: Inst| -> Vec<Inst> {
-        m.children(b)
-            .last()
-            .map(|&t| irkit_core::edges::successors(m, t))
-            .unwrap_or_default()
-    };
-    let mut post = Vec::new();
-    let mut seen = HashSet::default();
-    seen.insert(entry);
-    let mut stack = vec![(entry, succs(entry), 0usize)];
-    while let Some((b, ss, i)) = stack.last_mut() {
-        if let Some(&s) = ss.get(*i) {
-            *i += 1;
-            if seen.insert(s) {
-                let next = succs(s);
-                stack.push((s, next, 0));
-            }
-        } else {
-            post.push(*b);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
 }

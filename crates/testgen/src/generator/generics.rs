@@ -52,6 +52,13 @@ impl Gen<'_, '_> {
             .intern(Opcode::WITNESS_PARAM, Some(iface), &[g, t], Payload::Int(1))
             .expect("parameters intern");
         self.m.set_operands(g, vec![t, w]).expect("operands set");
+        // How the link compiles it: by the module's size, so the random stream is untouched
+        // (a clone per instance, one shared version, or the link's choice).
+        match self.m.top_level().len() % 3 {
+            0 => self.decorate(g, Opcode::SPECIALIZE_ALWAYS, Vec::new(), Payload::None),
+            1 => self.decorate(g, Opcode::DYNAMIC_DISPATCH, Vec::new(), Payload::None),
+            _ => {}
+        }
         let sig = self.m.ty_fn(t, &[t, t]).expect("fn types intern");
         let body = self
             .m
