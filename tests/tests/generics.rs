@@ -206,3 +206,46 @@ fn specialization_is_a_pass_of_its_own() {
     let mut interp = irkit_interp::Interpreter::new(&m).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(interp.run_main().unwrap_or_else(|e| panic!("{e}")), 5);
 }
+
+/// The program whose generic `max` is used at `n` types, linked with `generics`: its result
+/// and its stats.
+fn many_types(n: usize, generics: irkit_link::Generics) -> (i64, irkit_link::Stats) {
+    let (mods, _) = irkit_testgen::many_types_program(n);
+    let inputs: Vec<Input> = mods
+        .iter()
+        .map(|(name, text)| {
+            irkit_tests::text_input(name, text).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+        })
+        .collect();
+    let opts = LinkOptions {
+        generics,
+        ..LinkOptions::default()
+    };
+    let linked = link(inputs, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let m = &linked.module;
+    assert_eq!(generics_opcodes(m), 0);
+    let mut interp = irkit_interp::Interpreter::new(m).unwrap_or_else(|e| panic!("{e}"));
+    let r = interp.run_main().unwrap_or_else(|e| panic!("{e}"));
+    (r as i64, linked.stats)
+}
+
+#[test]
+fn a_generic_used_at_a_thousand_types_is_shared_by_default() {
+    use irkit_link::Generics;
+    let (_, expected) = irkit_testgen::many_types_program(1000);
+    let (r, s) = many_types(1000, Generics::default());
+    assert_eq!(r, expected);
+    assert_eq!(s.shared.generics, 1, "{s:?}");
+    assert_eq!(s.shared.instances, 1000, "{s:?}");
+    assert_eq!(s.instantiations, 0, "{s:?}");
+    let (r, s) = many_types(1000, Generics::Specialize);
+    assert_eq!(r, expected);
+    assert_eq!(s.instantiations, 1000, "{s:?}");
+    assert_eq!(s.shared.generics, 0, "{s:?}");
+    // A few types stay cloned under the default: their clones are the program.
+    let (r, s) = many_types(10, Generics::default());
+    assert_eq!(
+        (r, s.shared.generics, s.instantiations),
+        (irkit_testgen::many_types_program(10).1, 0, 10)
+    );
+}

@@ -82,6 +82,7 @@
 pub mod coverage;
 mod entropy;
 mod generator;
+mod many_types;
 mod objects;
 mod ty;
 #[cfg(feature = "wasm")]
@@ -95,6 +96,7 @@ use std::fmt;
 use irkit_core::Module;
 
 pub use entropy::Entropy;
+pub use many_types::{MAX_TYPES, many_types_program};
 pub use objects::{ObjectProgram, object_program};
 
 use generator::Gen;
