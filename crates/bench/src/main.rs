@@ -14,8 +14,12 @@
 //!   `llc -O2` on the same program's bitcode (`llvm-link` of the `.ll` files, not timed), and
 //!   `ir-link --emit exe --cache DIR` cold (an empty cache) and warm after editing one
 //!   function of one module (each run another edit, so each recompiles that function).
+//! * `irkit-bench generics --ir-link PATH [--types 1000] [--elements 1000000] [--runs 3]`
+//!   measures the generics policies: link time and object size of a generic used at many
+//!   types, and a generic sort's run time cloned and shared (see the `generics` module).
 
 mod codegen;
+mod generics;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -123,6 +127,25 @@ enum Cmd {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// Link a generic used at many types under each `--generics` policy, and run a generic
+    /// sort cloned and shared.
+    Generics {
+        /// The `ir-link` binary (a release build).
+        #[arg(long)]
+        ir_link: PathBuf,
+        /// Work directory.
+        #[arg(long, default_value = "target/irkit-bench")]
+        dir: PathBuf,
+        /// Distinct types the generic is used at (at most 1,554).
+        #[arg(long, default_value_t = 1000)]
+        types: usize,
+        /// Elements sorted.
+        #[arg(long, default_value_t = 1_000_000)]
+        elements: u64,
+        /// Runs per measurement (the fastest is reported).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -177,6 +200,19 @@ fn main() -> ExitCode {
             llvm_link,
             dir,
             shape: size.shape(1.0, 1),
+            runs: runs.max(1),
+        }),
+        Cmd::Generics {
+            ir_link,
+            dir,
+            types,
+            elements,
+            runs,
+        } => generics::run(&generics::Generics {
+            ir_link,
+            dir,
+            types,
+            elements,
             runs: runs.max(1),
         }),
     };

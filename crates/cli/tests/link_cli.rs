@@ -351,6 +351,7 @@ fn generics_example_links_and_counts_instantiations() {
         &[
             "examples/generics/main.ir",
             "examples/generics/ord.ir",
+            "examples/generics/algo.ir",
             "examples/generics/lib.ir",
             "-o",
             "-",
@@ -362,12 +363,70 @@ fn generics_example_links_and_counts_instantiations() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("instantiations:      3"), "{err}");
+    assert!(err.contains("instantiations:      11"), "{err}");
     assert!(err.contains("time specialize:"), "{err}");
+    assert!(!err.contains("generics shared:"), "{err}");
     let out = String::from_utf8_lossy(&o.stdout);
     for gone in ["generic", "specialize", "witness", "interface"] {
         assert!(!out.contains(gone), "{gone} left in\n{out}");
     }
+}
+
+#[test]
+fn generics_example_shared_says_so_in_stats() {
+    let o = ir_link(
+        &[
+            "examples/generics/main.ir",
+            "examples/generics/ord.ir",
+            "examples/generics/algo.ir",
+            "examples/generics/lib.ir",
+            "--generics",
+            "dynamic",
+            "-o",
+            "-",
+            "--emit",
+            "ir",
+            "--stats",
+        ],
+        &repo(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("generics shared:     4 (9 instances, 8 calls through witness tables)"),
+        "{err}"
+    );
+    // Pair<T> is a generic type: cloned, and said nowhere else.
+    assert!(err.contains("instantiations:      1"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    for gone in [
+        "= generic",
+        "specialize @",
+        "witness_table",
+        "lookup_witness",
+    ] {
+        assert!(!out.contains(gone), "{gone} left in\n{out}");
+    }
+}
+
+#[test]
+fn a_bad_generics_mode_is_a_usage_error() {
+    let o = ir_link(
+        &[
+            "examples/generics/lib.ir",
+            "--generics",
+            "sometimes",
+            "-o",
+            "-",
+        ],
+        &repo(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not specialize, dynamic, auto or auto:N"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

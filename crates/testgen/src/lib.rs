@@ -82,6 +82,7 @@
 pub mod coverage;
 mod entropy;
 mod generator;
+mod generic_sort;
 mod many_types;
 mod objects;
 mod ty;
@@ -96,6 +97,7 @@ use std::fmt;
 use irkit_core::Module;
 
 pub use entropy::Entropy;
+pub use generic_sort::heapsort_program;
 pub use many_types::{MAX_TYPES, many_types_program};
 pub use objects::{ObjectProgram, object_program};
 

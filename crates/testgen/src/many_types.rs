@@ -2,11 +2,13 @@
 //! of the generics policy (spec/linking.md, "Dynamic generics"). Deterministic, not random:
 //! the tests and the bench measure the same program.
 //!
-//! `lib.ir` exports the interface `Ord` and the generic `max<T: Ord>(a: T, b: T) -> T`;
+//! `lib.ir` exports the interface `Ord` and the generic `pick<T: Ord>(a, b, c: T, n: i32) -> T`:
+//! `n` rounds of `(x, y, z) = (y, z, max(x, y, z))`, then `x` (after three rounds, the largest
+//! of the three: a loop whose state is three values of `T`, eleven instructions);
 //! `main.ir` defines `n` distinct structure types (one to four fields of `i8`, `i16`, `i32`,
 //! `i64`, `f32` and `f64`, enumerated in order), for each a conformance to `Ord` comparing
-//! field 0, and calls `max` at every one of them on two constants, summing field 0 of each
-//! result as an `i64`.
+//! field 0, and calls `pick` at every one of them on three constants and 3 rounds, summing
+//! field 0 of each result as an `i64`.
 
 use std::fmt::Write;
 
@@ -37,17 +39,41 @@ pub const MAX_TYPES: usize = 6 + 36 + 216 + 1296;
 /// [`MAX_TYPES`]), and the result its `main` returns.
 pub fn many_types_program(n: usize) -> (Vec<(String, String)>, i64) {
     let n = n.min(MAX_TYPES);
-    let lib = "; lib.ir: `Ord` and the generic `max<T: Ord>`.\n\
-#[export(\"Ord\")]\n@Ord = interface @less\n#[export(\"less\")]\n@less: fn(@Ord, @Ord) -> i1 = interface_req\n\n\
-#[export(\"max\")]\n@max = generic %T, %w {\n  %T = type_param 0 @max\n  %w: @Ord = witness_param 1 @max, %T\n\
-  %fn: fn(%T, %T) -> %T = func {\n  ^entry(%a: %T, %b: %T):\n    %lt_fn: fn(%T, %T) -> i1 = lookup_witness %w, @less\n\
-    %lt: i1 = call %lt_fn(%a, %b)\n    %r: %T = select %lt, %b, %a\n    ret %r\n  }\n}\n"
-        .to_string();
+    let lib = r#"; lib.ir: `Ord` and the generic `pick<T: Ord>`.
+#[export("Ord")]
+@Ord = interface @less
+#[export("less")]
+@less: fn(@Ord, @Ord) -> i1 = interface_req
+
+#[export("pick")]
+@pick = generic %T, %w {
+  %T = type_param 0 @pick
+  %w: @Ord = witness_param 1 @pick, %T
+  %fn: fn(%T, %T, %T, i32) -> %T = func {
+  ^entry(%a: %T, %b: %T, %c: %T, %n: i32):
+    %lt_fn: fn(%T, %T) -> i1 = lookup_witness %w, @less
+    jump ^round(%a, %b, %c, %n)
+  ^round(%x: %T, %y: %T, %z: %T, %k: i32):
+    %go: i1 = icmp sgt %k, i32 0
+    br %go, ^step, ^done
+  ^step:
+    %l1: i1 = call %lt_fn(%x, %y)
+    %m1: %T = select %l1, %y, %x
+    %l2: i1 = call %lt_fn(%m1, %z)
+    %m2: %T = select %l2, %z, %m1
+    %k1: i32 = isub %k, i32 1
+    jump ^round(%y, %z, %m2, %k1)
+  ^done:
+    ret %x
+  }
+}
+"#
+    .to_string();
     let mut main = String::from(
-        "; main.ir: `max` at many structure types.\n\
+        "; main.ir: `pick` at many structure types.\n\
 #[import(\"Ord\")]\n@Ord = interface @less\n#[import(\"less\")]\n@less: fn(@Ord, @Ord) -> i1 = interface_req\n\
-#[import(\"max\")]\n@max = generic %T, %w {\n  %T = type_param 0 @max\n  %w: @Ord = witness_param 1 @max, %T\n\
-  %fn: fn(%T, %T) -> %T = func\n}\n\n",
+#[import(\"pick\")]\n@pick = generic %T, %w {\n  %T = type_param 0 @pick\n  %w: @Ord = witness_param 1 @pick, %T\n\
+  %fn: fn(%T, %T, %T, i32) -> %T = func\n}\n\n",
     );
     let mut body = String::new();
     let mut expected: i64 = 0;
@@ -63,10 +89,10 @@ pub fn many_types_program(n: usize) -> (Vec<(String, String)>, i64) {
             "@less{k}: fn({ty}, {ty}) -> i1 = func {{\n^entry(%a: {ty}, %b: {ty}):\n  \
              %x: {f0} = extract 0 %a\n  %y: {f0} = extract 0 %b\n  %r: i1 = {cmp} %x, %y\n  \
              ret %r\n}}\n@ord{k}: @Ord = witness_table {ty} {{\n  witness_entry @less, @less{k}\n}}\n\
-             @max{k}: fn({ty}, {ty}) -> {ty} = specialize @max, {ty}, @ord{k}\n\n"
+             @pick{k}: fn({ty}, {ty}, {ty}, i32) -> {ty} = specialize @pick, {ty}, @ord{k}\n\n"
         );
-        let (a, b) = ((k % 7) as i64, (k % 5) as i64);
-        expected += a.max(b);
+        let (a, b, c) = ((k % 7) as i64, (k % 5) as i64, (k % 3) as i64);
+        expected += a.max(b).max(c);
         let lit = |v: i64| -> String {
             let parts: Vec<String> = fs
                 .iter()
@@ -89,9 +115,10 @@ pub fn many_types_program(n: usize) -> (Vec<(String, String)>, i64) {
         };
         let _ = writeln!(
             body,
-            "  %m{k}: {ty} = call @max{k}({}, {})\n  %f{k}: {f0} = extract 0 %m{k}",
+            "  %m{k}: {ty} = call @pick{k}({}, {}, {}, i32 3)\n  %f{k}: {f0} = extract 0 %m{k}",
             lit(a),
-            lit(b)
+            lit(b),
+            lit(c)
         );
         let w = match widen {
             Some(op) => {

@@ -50,7 +50,7 @@ pub enum Generics {
     /// Share every generic function that can be shared (`--generics dynamic`).
     Dynamic,
     /// Clone a generic function used at up to `max_instances` distinct instances, share it
-    /// beyond (`--generics auto[:N]`).
+    /// beyond when its body is not tiny (`--generics auto[:N]`; spec/linking.md).
     Auto {
         /// The most instances a generic is cloned for.
         max_instances: u64,

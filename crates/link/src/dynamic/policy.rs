@@ -2,7 +2,8 @@
 //!
 //! 1. A generic decorated `dynamic_dispatch` is asked to be shared, one decorated
 //!    `specialize_always` is never shared; for the others the option decides ([`Generics`]):
-//!    none, all, or (`auto`) those with more than `max_instances` instances.
+//!    none, all, or (`auto`) those with more than `max_instances` instances and a body of at
+//!    least [`MIN_SHARED_BODY`] instructions.
 //! 2. A generic's instances are counted before specialization: the distinct module-level
 //!    `specialize` values of it, plus, for each generic that names it with its own parameters,
 //!    that generic's count (each of its instances makes one; a call of itself with its own
@@ -78,7 +79,10 @@ pub(crate) fn choose(m: &Module, policy: Generics) -> Result<Choice, LinkError> 
                 .copied()
                 .filter(|&g| match asked(m, g) {
                     Some(a) => a,
-                    None => counts.get(&g).copied().unwrap_or(0) > max_instances,
+                    None => {
+                        counts.get(&g).copied().unwrap_or(0) > max_instances
+                            && body_size(m, g) >= MIN_SHARED_BODY
+                    }
                 })
                 .collect()
         }
@@ -143,6 +147,27 @@ pub(crate) fn choose(m: &Module, policy: Generics) -> Result<Choice, LinkError> 
         shared: shared.into_iter().collect(),
         fallbacks,
     })
+}
+
+/// The fewest instructions a generic's body has for `auto` to share it: an instance of the
+/// shared version costs a wrapper (a slot, a store and a load per value of a type parameter,
+/// and the call), a descriptor and a thunk per requirement, so a smaller body is cheaper to
+/// clone however many instances it has (`max<T: Ord>`, four instructions, is).
+pub(crate) const MIN_SHARED_BODY: usize = 8;
+
+/// The instructions of generic `g`'s function body (block parameters not counted).
+fn body_size(m: &Module, g: Inst) -> usize {
+    let Some(&f) = m.children(g).first() else {
+        return 0;
+    };
+    m.blocks(f)
+        .map(|b| {
+            m.children(b)
+                .iter()
+                .filter(|&&i| m.opcode(i) != Opcode::PARAM)
+                .count()
+        })
+        .sum()
 }
 
 /// Each generic's instance count (step 2), saturated at `cap`.
