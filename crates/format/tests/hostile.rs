@@ -100,7 +100,8 @@ fn newer_major_is_refused_naming_both_versions() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("future.irm");
     let mut b = sample_bytes();
-    b[8..10].copy_from_slice(&6u16.to_le_bytes());
+    let next = irkit_format::FORMAT_MAJOR + 1;
+    b[8..10].copy_from_slice(&next.to_le_bytes());
     b[10..12].copy_from_slice(&3u16.to_le_bytes());
     irkit_format::header::seal(&mut b);
     std::fs::write(&path, &b).unwrap();
@@ -108,9 +109,13 @@ fn newer_major_is_refused_naming_both_versions() {
     let msg = e.to_string();
     assert!(msg.contains("future.irm"), "{msg}");
     assert!(
-        msg.contains("format version 6.3 is not supported")
-            && msg.contains("1.x to 5.x")
-            && msg.contains(&format!("it writes 5.{}", irkit_format::FORMAT_MINOR)),
+        msg.contains(&format!("format version {next}.3 is not supported"))
+            && msg.contains(&format!("1.x to {}.x", irkit_format::FORMAT_MAJOR))
+            && msg.contains(&format!(
+                "it writes {}.{}",
+                irkit_format::FORMAT_MAJOR,
+                irkit_format::FORMAT_MINOR
+            )),
         "{msg}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

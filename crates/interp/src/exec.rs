@@ -359,6 +359,13 @@ impl Interpreter<'_> {
                     "`{opcode}` runs only once a link has laid the classes out (ir-run and ir-link do)"
                 )));
             }
+            // Lowered by a full link, which builds the witness tables (spec/linking.md,
+            // "Existentials").
+            irkit_core::op_existentials!() => {
+                return Err(malformed(format!(
+                    "`{opcode}` runs only once a link has built the witness tables (ir-run and ir-link do)"
+                )));
+            }
         };
         match v {
             Some(v) => Ok(Flow::Next(Some(v))),

@@ -353,6 +353,7 @@ impl Eval<'_> {
             | irkit_core::op_calls!()
             | irkit_core::op_terminators!()
             | irkit_core::op_objects!()
+            | irkit_core::op_existentials!()
             | irkit_core::op_outside_bodies!() => return Err(cannot()),
         })
     }

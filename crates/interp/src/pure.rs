@@ -170,6 +170,7 @@ pub(crate) fn eval(
         | irkit_core::op_calls!()
         | irkit_core::op_terminators!()
         | irkit_core::op_objects!()
+        | irkit_core::op_existentials!()
         | irkit_core::op_outside_bodies!()
         | irkit_core::op_noir!() => return Err(not_pure()),
     };

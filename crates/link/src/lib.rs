@@ -64,7 +64,7 @@ pub use extend::{LIVE_PROGRAM, LiveNames, extend, extend_live};
 pub use input::{Input, Opened};
 pub use linker::{link, link_files, verify_linked};
 pub use objects::Gc;
-pub use specialize::{specialize, specialize_with};
+pub use specialize::{Sharing, specialize, specialize_with};
 // The `-O` passes live in `irkit-opt` (they need no linker state); re-exported under their
 // former paths.
 pub use irkit_opt::{

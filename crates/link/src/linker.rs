@@ -109,13 +109,12 @@ pub fn link(mut inputs: Vec<Input>, opts: &LinkOptions) -> Result<Linked, LinkEr
         m.decoration_strs(d, Opcode::EXPORT)
             .any(|name| opts.library || opts.exports.iter().any(|e| e == name))
     };
-    let generics = (!opts.library).then_some(opts.generics);
-    match crate::specialize::specialize_with(
-        &mut out,
-        opts.max_instantiation_depth,
-        generics,
-        &keep,
-    ) {
+    let sharing = (!opts.library).then_some(crate::specialize::Sharing {
+        generics: opts.generics,
+        gc: opts.gc,
+    });
+    match crate::specialize::specialize_with(&mut out, opts.max_instantiation_depth, sharing, &keep)
+    {
         Ok(r) => {
             stats.instantiations = r.instantiations;
             stats.shared = r.shared;

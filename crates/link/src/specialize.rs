@@ -80,13 +80,24 @@ pub fn specialize(
     specialize_with(m, limit, None, keep)
 }
 
-/// [`specialize`], sharing the generic functions `generics` chooses (`None`: none, as a
-/// library link does: its generics stay generic) with one dynamic-dispatch version each
-/// instead of cloning them (see `dynamic/`, and spec/linking.md, "Dynamic generics").
+/// What an executable link's specialization does beyond [`specialize`]: which generic
+/// functions it shares, and how it allocates existentials (spec/linking.md, "Existentials").
+#[derive(Clone, Copy, Debug)]
+pub struct Sharing {
+    /// The policy.
+    pub generics: Generics,
+    /// The allocator of existential cells.
+    pub gc: crate::objects::Gc,
+}
+
+/// [`specialize`], sharing the generic functions `sharing` chooses with one dynamic-dispatch
+/// version each instead of cloning them, and lowering existentials (`None`: neither, as a
+/// library link does: its generics stay generic; see `dynamic/`, and spec/linking.md,
+/// "Dynamic generics").
 pub fn specialize_with(
     m: &mut Module,
     limit: usize,
-    generics: Option<Generics>,
+    sharing: Option<Sharing>,
     keep: &dyn Fn(&Module, Inst) -> bool,
 ) -> Result<Report, LinkError> {
     // A module without generics (no generic-family definition, no `specialize`) has nothing
@@ -97,8 +108,8 @@ pub fn specialize_with(
     if nothing_generic {
         return Ok(Report::default());
     }
-    let choice = match generics {
-        Some(policy) => crate::dynamic::policy::choose(m, policy)?,
+    let choice = match sharing {
+        Some(s) => crate::dynamic::policy::choose(m, s.generics)?,
         None => Default::default(),
     };
     let root = m.root();
@@ -122,7 +133,7 @@ pub fn specialize_with(
     }
     pass.run()?;
     let instantiations = pass.records.len() as u64;
-    let mut shared = crate::dynamic::lower_shared(m, &choice.shared)?;
+    let mut shared = crate::dynamic::lower_shared(m, &choice.shared, sharing.map(|s| s.gc))?;
     shared.fallbacks = choice.fallbacks;
     let report = Report {
         instantiations,

@@ -360,7 +360,7 @@ registry! {
     PURE Pure                       = 0x020C, "pure",            [], None, None, [DECORATION];
     NAME_HINT NameHint              = 0x020D, "name_hint",       [], None, Str, [DECORATION];
     LOC Loc                         = 0x020E, "loc",             [Const "line", Const "column"], None, Str, [DECORATION];
-    // -- generics policy (format 5.2): how the link compiles one generic --------------------------
+    // -- generics policy (format 6.0): how the link compiles one generic --------------------------
     SPECIALIZE_ALWAYS SpecializeAlways = 0x020F, "specialize_always", [], None, None, [DECORATION];
     DYNAMIC_DISPATCH DynamicDispatch = 0x0210, "dynamic_dispatch", [], None, None, [DECORATION];
     // -- generics (format 1.1): validated before link, specialized after ---------------------
@@ -373,6 +373,10 @@ registry! {
     WITNESS_TABLE WitnessTable      = 0x0306, "witness_table",   [Type "type"], Required, None, [PARENT DEFINITION];
     WITNESS_ENTRY WitnessEntry      = 0x0307, "witness_entry",   [Def "requirement", Def "impl"], None, None, [];
     LOOKUP_WITNESS LookupWitness    = 0x0308, "lookup_witness",  [Any "witness", Def "requirement"], Required, None, [];
+    // -- existentials (format 6.0): values of an interface type, lowered by a full link ------
+    EXISTS Exists                   = 0x0309, "exists",          [Def "interface"], None, None, [HOISTABLE TYPE];
+    PACK Pack                       = 0x030A, "pack",            [Value "value", Def "witness"], Required, None, [SIDE_EFFECTS];
+    EXISTS_CALL ExistsCall          = 0x030B, "exists_call",     [Value "existential", Def "requirement", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
     // -- NOIR (format 1.2): the blockless function form of the design document *NOIR* ---
     PROC Proc                       = 0x0400, "proc",            [], Required, None, [PARENT DEFINITION];
     EVENT Event                     = 0x0401, "event",           [], None, None, [NOIR];
@@ -486,7 +490,7 @@ categories! {
     op_structure: [Module, Func, GlobalVar, GlobalConst, Block, Param];
     /// The types (flag `type`): operands of other instructions, never executed.
     op_types: [Void, I1, I8, I16, I32, I64, F32, F64, Ptr, Array, Struct, NamedStruct, Fn,
-        TypeParam];
+        TypeParam, Exists];
     /// The constants (flag `constant`): values a back end materializes where they are used.
     op_constants: [ConstInt, ConstFloat, ConstNull, ConstZero, ConstAggregate, ConstBytes];
     /// The integer binary operations (NIR's `bin` on integers): both operands and the result
@@ -530,6 +534,9 @@ categories! {
     op_object_defs: [Class, Trait, Object, FieldDef, MethodDef, CtorDef];
     /// The object instructions (`0x0508`–`0x050E`), lowered by a full link; back ends refuse them.
     op_objects: [Classalloc, Field, Method, Dynmethod, Is, As, Instance];
+    /// The existential instructions (`0x030A`–`0x030B`), lowered by a full link; back ends
+    /// refuse them.
+    op_existentials: [Pack, ExistsCall];
 }
 
 // Unions of categories, for the crates that dispatch on opcodes (within this crate, write the

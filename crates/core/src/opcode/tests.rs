@@ -70,7 +70,7 @@ fn op_enum_agrees_with_registry() {
 #[test]
 fn categories_partition_the_registry() {
     type Category = (&'static str, fn(Op) -> bool);
-    let categories: [Category; 18] = [
+    let categories: [Category; 19] = [
         ("structure", |op| matches!(op, op_structure!())),
         ("types", |op| matches!(op, op_types!())),
         ("constants", |op| matches!(op, op_constants!())),
@@ -89,6 +89,7 @@ fn categories_partition_the_registry() {
         ("noir", |op| matches!(op, op_noir!())),
         ("object_defs", |op| matches!(op, op_object_defs!())),
         ("objects", |op| matches!(op, op_objects!())),
+        ("existentials", |op| matches!(op, op_existentials!())),
     ];
     let is = |name: &str, op: Op| categories.iter().any(|(n, f)| *n == name && f(op));
     for &op in Op::ALL {
@@ -105,8 +106,10 @@ fn categories_partition_the_registry() {
         assert_eq!(is("constants", op), f.contains(Flags::CONSTANT), "{op}");
         assert_eq!(is("decorations", op), f.contains(Flags::DECORATION), "{op}");
         assert_eq!(is("terminators", op), f.contains(Flags::TERMINATOR), "{op}");
-        let generic = range == 3 && !f.contains(Flags::TYPE);
+        let existential = (0x030A..=0x030B).contains(&(op as u16));
+        let generic = range == 3 && !f.contains(Flags::TYPE) && !existential;
         assert_eq!(is("generics", op), generic, "{op}");
+        assert_eq!(is("existentials", op), existential, "{op}");
         let proc_part = range == 4 && !f.contains(Flags::DECORATION);
         assert_eq!(is("noir", op), proc_part, "{op}");
         let (object_def, object) = (range == 5 && op as u16 <= 0x0507, op as u16 >= 0x0508);

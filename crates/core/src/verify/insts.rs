@@ -401,6 +401,7 @@ impl<'m> Cx<'m> {
             | Op::Result => self.check_noir_inst(i, op),
             Op::FieldDef | Op::MethodDef | Op::CtorDef => self.check_member(i, known),
             op_objects!() => self.check_object_inst(i, known, r),
+            op_existentials!() => self.check_existential(i, known, r),
             // Nothing to type: no operands and no result.
             Op::Unreachable | Op::Trap | Op::TrapMsg => {}
             // Checked by their own rules: the structure (structure.rs), types (types.rs),

@@ -39,6 +39,7 @@ mod calls;
 mod cfg;
 mod consts;
 mod decorations;
+mod existentials;
 mod generics;
 mod handles;
 mod hoist;

@@ -11,7 +11,7 @@ use super::{Cx, Kind, VTy};
 
 impl Cx<'_> {
     /// Whether `d` is a top-level definition with opcode `op`.
-    fn is_top(&self, d: Inst, op: Opcode) -> bool {
+    pub(super) fn is_top(&self, d: Inst, op: Opcode) -> bool {
         self.opc(d) == Some(op) && self.is_top_def(d)
     }
 

@@ -66,6 +66,17 @@ impl Cx<'_> {
         match op {
             Opcode::VOID => Kind::Void,
             Opcode::TYPE_PARAM => Kind::Value,
+            // A value of an interface type: one pointer-sized scalar (spec/ir.md,
+            // "Existentials"), of an interface.
+            Opcode::EXISTS => {
+                let iface = ops.first().copied();
+                if iface.is_some_and(|x| self.opc(x) == Some(Opcode::INTERFACE)) {
+                    Kind::Value
+                } else {
+                    self.err(t, "`exists` needs an `interface` as its operand");
+                    Kind::Bad
+                }
+            }
             op if crate::scalar::scalar(op).is_some() => Kind::Value,
             Opcode::ARRAY | Opcode::STRUCT | Opcode::NAMED_STRUCT => {
                 let what = if op == Opcode::ARRAY {
@@ -169,9 +180,12 @@ impl Cx<'_> {
         self.vop(v) == Some(Opcode::I1)
     }
 
-    /// Whether `v` is a scalar (int, float, ptr).
+    /// Whether `v` is a scalar (int, float, ptr, or an existential: one pointer).
     pub(super) fn is_scalar(&self, v: VTy) -> bool {
-        self.int_w(v).is_some() || self.float_w(v).is_some() || self.is_ptr(v)
+        self.int_w(v).is_some()
+            || self.float_w(v).is_some()
+            || self.is_ptr(v)
+            || self.vop(v) == Some(Opcode::EXISTS)
     }
 
     /// The type of field / element `k` of an aggregate value type, or why there is none:

@@ -574,6 +574,16 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     ),
                 ));
             }
+            // Lowered by a full link, which builds the witness tables (spec/linking.md,
+            // "Existentials").
+            irkit_core::op_existentials!() => {
+                return Err(unsupported(
+                    place.render(m),
+                    format!(
+                        "`{opcode}` is compiled only once a link has built the witness tables (ir-link and ir-run do)"
+                    ),
+                ));
+            }
         }
         Ok(())
     }

@@ -71,7 +71,7 @@ impl<'a> Glue<'a> {
         Ok(g)
     }
 
-    fn layout_of(&self, t: Inst) -> Result<(u64, u64), LinkError> {
+    pub(crate) fn layout_of(&self, t: Inst) -> Result<(u64, u64), LinkError> {
         self.layouts
             .get(t)
             .map(|l| (l.size, l.align))

@@ -28,6 +28,7 @@
 //! and `-O`'s inliner sees the wrappers and thunks.
 
 mod analysis;
+mod exists;
 mod glue;
 mod lower;
 pub(crate) mod policy;
@@ -83,6 +84,8 @@ pub struct Shared {
     pub instances: u64,
     /// Call sites in shared versions that call through a witness table.
     pub witness_calls: u64,
+    /// `pack` and `exists_call` instructions lowered.
+    pub existential_insts: u64,
     /// Generics the option asked to share that had to be cloned, with the reason (one line
     /// each, for `--stats`).
     pub fallbacks: Vec<String>,
@@ -94,8 +97,13 @@ pub struct Shared {
 pub(crate) fn lower_shared(
     m: &mut Module,
     chosen: &HashMap<Inst, Info>,
+    existentials: Option<crate::objects::Gc>,
 ) -> Result<Shared, LinkError> {
-    if chosen.is_empty() {
+    let has_exists = m
+        .pool()
+        .iter()
+        .any(|&t| m.opcode(t) == irkit_core::Opcode::EXISTS);
+    if chosen.is_empty() && !(has_exists && existentials.is_some()) {
         return Ok(Shared::default());
     }
     let mut g = glue::Glue::new(m, chosen)?;
@@ -106,10 +114,15 @@ pub(crate) fn lower_shared(
         witness_calls += lower::lower_body(&mut g, generic)?;
     }
     let instances = g.wrap_instances()?;
+    let existential_insts = match existentials {
+        Some(gc) => exists::lower_existentials(&mut g, gc)?,
+        None => 0,
+    };
     Ok(Shared {
         generics: chosen.len() as u64,
         instances,
         witness_calls,
+        existential_insts,
         fallbacks: Vec::new(),
     })
 }

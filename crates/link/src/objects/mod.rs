@@ -18,6 +18,8 @@ mod lower;
 mod rta;
 mod tables;
 
+pub(crate) use tables::alloc;
+
 use irkit_core::layout::Layouts;
 use std::collections::HashSet;
 

@@ -166,7 +166,7 @@ pub(super) fn build(
         let g = b.global_const(&format!("__irkit.members.{}", h.defs[t].name), arr, init)?;
         members.insert(t, g);
     }
-    let alloc = alloc_routine(&mut b, ty, gc)?;
+    let alloc = alloc(&mut b, gc)?;
     let dynmethod = if needs.dynmethod {
         Some(dynmethod_routine(&mut b, ty)?)
     } else {
@@ -269,6 +269,21 @@ fn extern_fn(b: &mut Builder<'_>, name: &str, sig: Inst) -> Result<Inst, CoreErr
     let f = b.func(name, sig)?;
     b.decorate(f, Opcode::EXTERN, Vec::new(), Payload::Str(name.into()))?;
     Ok(f)
+}
+
+/// The module's `__irkit.alloc` ([`alloc_routine`]), made on first use: objects and
+/// existentials (`dynamic/exists.rs`) allocate through the one routine.
+pub(crate) fn alloc(b: &mut Builder<'_>, gc: Gc) -> Result<Inst, CoreError> {
+    let ty = Types::new(b.module());
+    let sig = b.module().ty_fn(ty.ptr, &[ty.i64])?;
+    let m = b.module();
+    let existing = m.top_level().iter().copied().find(|&f| {
+        m.opcode(f) == Opcode::FUNC && m.ty(f) == Some(sig) && m.name(f) == Some("__irkit.alloc")
+    });
+    match existing {
+        Some(f) => Ok(f),
+        None => alloc_routine(b, ty, gc),
+    }
 }
 
 /// `__irkit.alloc(size) -> ptr`: zeroed memory, or the `out of memory` trap when the allocator
