@@ -89,10 +89,24 @@ pub(crate) fn analyze(m: &Module, g: Inst) -> Result<Info, String> {
     if !plain(ret) || !args.iter().all(|&a| plain(a)) {
         return Err("its signature has a type built from a type parameter".to_string());
     }
+    // The shape the lowering relies on (the link verifies its output, not yet its inputs'
+    // types): the entry's parameters are the signature's, every branch stays in the function.
+    let entry = m.entry_block(func).unwrap_or(func);
+    if m.block_params(entry).len() != args.len() {
+        return Err("its entry block's parameters are not its signature's".to_string());
+    }
     let mut calls = Vec::new();
     for i in m.walk_from(func) {
         if i == func || m.opcode(i) == Opcode::BLOCK {
             continue;
+        }
+        check_arity(m, i)?;
+        if m.opcode(i).is_terminator() {
+            for t in irkit_core::edges::successors(m, i) {
+                if m.parent(t) != Some(func) {
+                    return Err("a branch leaves the function".to_string());
+                }
+            }
         }
         check_inst(m, g, i, &mut calls)?;
     }
@@ -125,6 +139,25 @@ fn interface_ok(m: &Module, w: Inst) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The operand counts the lowering reads by position.
+fn check_arity(m: &Module, i: Inst) -> Result<(), String> {
+    let n = m.operands(i).len();
+    let ok = match m.opcode(i) {
+        Opcode::CALL => n >= 1,
+        Opcode::LOOKUP_WITNESS | Opcode::STORE => n == 2,
+        Opcode::SELECT => n == 3,
+        Opcode::STACKALLOC | Opcode::LOAD => n == 1,
+        Opcode::ELEM => n >= 3,
+        Opcode::RET => n <= 1,
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("a `{}` has {n} operands", m.opcode(i)))
+    }
 }
 
 /// Checks one instruction of `g`'s body; records the generics it calls with `g`'s parameters.

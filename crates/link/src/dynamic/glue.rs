@@ -429,6 +429,13 @@ impl<'a> Glue<'a> {
             .collect();
         let mut rauw = HashMap::with_capacity(instances.len());
         for &s in &instances {
+            let g = self.m.operands(s)[0];
+            if self.m.operands(s).len() != self.chosen[&g].params.len() + 1 {
+                return Err(LinkError::Specialize(format!(
+                    "{} does not pass one argument per parameter",
+                    crate::specialize::label(self.m, s)
+                )));
+            }
             rauw.insert(s, self.wrapper(s)?);
         }
         if !rauw.is_empty() {
