@@ -19,7 +19,7 @@ pub enum Coverage {
 pub fn coverage(op: Op) -> Coverage {
     match op {
         // Written by the cases of tests/link and examples/generics, run on every back end.
-        Op::Exists | Op::Pack | Op::ExistsCall => {
+        Op::Exists | Op::Pack | Op::ExistsCall | Op::ExistsOpen => {
             Coverage::NotGenerated("existentials: the hand-written cases cover them")
         }
         irkit_core::op_pure!()

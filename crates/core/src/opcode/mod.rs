@@ -377,6 +377,7 @@ registry! {
     EXISTS Exists                   = 0x0309, "exists",          [Def "interface"], None, None, [HOISTABLE TYPE];
     PACK Pack                       = 0x030A, "pack",            [Value "value", Def "witness"], Required, None, [SIDE_EFFECTS];
     EXISTS_CALL ExistsCall          = 0x030B, "exists_call",     [Value "existential", Def "requirement", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
+    EXISTS_OPEN ExistsOpen          = 0x030C, "exists_open",     [Def "generic", Value "existential", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
     // -- NOIR (format 1.2): the blockless function form of the design document *NOIR* ---
     PROC Proc                       = 0x0400, "proc",            [], Required, None, [PARENT DEFINITION];
     EVENT Event                     = 0x0401, "event",           [], None, None, [NOIR];
@@ -534,9 +535,9 @@ categories! {
     op_object_defs: [Class, Trait, Object, FieldDef, MethodDef, CtorDef];
     /// The object instructions (`0x0508`–`0x050E`), lowered by a full link; back ends refuse them.
     op_objects: [Classalloc, Field, Method, Dynmethod, Is, As, Instance];
-    /// The existential instructions (`0x030A`–`0x030B`), lowered by a full link; back ends
+    /// The existential instructions (`0x030A`–`0x030C`), lowered by a full link; back ends
     /// refuse them.
-    op_existentials: [Pack, ExistsCall];
+    op_existentials: [Pack, ExistsCall, ExistsOpen];
 }
 
 // Unions of categories, for the crates that dispatch on opcodes (within this crate, write the

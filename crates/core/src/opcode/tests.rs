@@ -106,7 +106,7 @@ fn categories_partition_the_registry() {
         assert_eq!(is("constants", op), f.contains(Flags::CONSTANT), "{op}");
         assert_eq!(is("decorations", op), f.contains(Flags::DECORATION), "{op}");
         assert_eq!(is("terminators", op), f.contains(Flags::TERMINATOR), "{op}");
-        let existential = (0x030A..=0x030B).contains(&(op as u16));
+        let existential = (0x030A..=0x030C).contains(&(op as u16));
         let generic = range == 3 && !f.contains(Flags::TYPE) && !existential;
         assert_eq!(is("generics", op), generic, "{op}");
         assert_eq!(is("existentials", op), existential, "{op}");

@@ -1,7 +1,8 @@
 //! Existentials (spec/ir.md, "Existentials"): `pack` makes a value of `exists @I` from a value
 //! and a witness table of its type for `@I`; `exists_call` calls a requirement of `@I` on one,
 //! the existential standing for the requirement's `Self` parameter (its first, and only
-//! `Self`). The type `exists @I` itself is a value type (types.rs).
+//! `Self`); `exists_open` calls a generic function at the type inside one. The type
+//! `exists @I` itself is a value type (types.rs).
 
 use crate::{Inst, Op, Opcode};
 
@@ -95,7 +96,65 @@ impl Cx<'_> {
                 self.check_args(i, 2, &params[1..], Some(req));
                 self.check_call_result(i, ret, r);
             }
+            Op::ExistsOpen => self.check_open(i, r),
             _ => {}
         }
+    }
+
+    /// E4: `exists_open @g, %e, args…` calls generic function `@g` (parameters: a type `T`
+    /// and a witness that `T` conforms to `%e`'s interface) at the type inside `%e`, with the
+    /// value inside as its first argument; no other parameter nor the result mentions `T`.
+    fn check_open(&mut self, i: Inst, r: Option<VTy>) {
+        let Some(d) = self.live(i) else { return };
+        let Some(&g) = d.operands.first() else { return };
+        let Some(e) = self.val(i, 1) else { return };
+        let Some(iface) = self.exists_interface(e.0) else {
+            let msg = format!(
+                "`exists_open` of a value of type {}, not `exists`",
+                self.vty_str(e)
+            );
+            self.err(i, msg);
+            return;
+        };
+        let shape = self
+            .is_top(g, Opcode::GENERIC)
+            .then(|| self.live(g))
+            .flatten()
+            .and_then(|gd| {
+                let [t, w] = gd.operands[..] else { return None };
+                let wd = self.live(w)?;
+                let ok = self.opc(t) == Some(Opcode::TYPE_PARAM)
+                    && wd.opcode == Opcode::WITNESS_PARAM
+                    && wd.ty == Some(iface);
+                let f = *gd.children().first()?;
+                let fty = self.live(f).filter(|fd| fd.opcode == Opcode::FUNC)?.ty?;
+                ok.then_some((t, fty))
+            });
+        let Some((t, fty)) = shape else {
+            let msg = format!(
+                "`exists_open` names {}, which is not a generic function of a type and its conformance to {}",
+                self.gname(g),
+                self.gname(iface)
+            );
+            self.err(i, msg);
+            return;
+        };
+        let Some((ret, params)) = self.sig(fty) else {
+            return;
+        };
+        let mentions = |x: Inst| x == t || self.live(x).is_some_and(|xd| xd.parent == Some(g));
+        if params.first() != Some(&t)
+            || mentions(ret)
+            || params.iter().skip(1).any(|&p| mentions(p))
+        {
+            let msg = format!(
+                "`exists_open` calls {}, whose first parameter must be its type parameter, and nothing else of its type built from it",
+                self.gname(g)
+            );
+            self.err(i, msg);
+            return;
+        }
+        self.check_args(i, 2, &params[1..], Some(g));
+        self.check_call_result(i, ret, r);
     }
 }

@@ -114,6 +114,30 @@ impl<'a> Glue<'a> {
                 }
             }
         }
+        // A generic an `exists_open` calls gets the type inside an existential of its
+        // witness parameter's interface: any type with a witness table of it.
+        for i in m.walk() {
+            if m.opcode(i) != Opcode::EXISTS_OPEN {
+                continue;
+            }
+            let Some(info) = m.operands(i).first().and_then(|g| self.chosen.get(g)) else {
+                continue;
+            };
+            let (Some(&t), Some(iface)) = (
+                info.params.first(),
+                info.params.get(1).and_then(|&w| m.ty(w)),
+            ) else {
+                continue;
+            };
+            for &w in m.top_level() {
+                if m.opcode(w) == Opcode::WITNESS_TABLE
+                    && m.ty(w) == Some(iface)
+                    && let Some(&c) = m.operands(w).first()
+                {
+                    concrete.push((c, t));
+                }
+            }
+        }
         for (t, p) in concrete {
             let (size, align) = self.layout_of(t)?;
             let e = most.entry(p).or_insert((0, 1));

@@ -14,7 +14,7 @@
 //!    of them cannot be (it is `specialize_always`, or the lowering cannot take it), the caller
 //!    is cloned instead. This repeats until nothing changes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use irkit_core::{Inst, Module, Opcode};
 
@@ -45,8 +45,36 @@ fn label(m: &Module, g: Inst) -> String {
         .map_or_else(|| format!("{g:?}"), |n| format!("@{n}"))
 }
 
+/// The generics an `exists_open` calls: they must be shared (the type is only known at run
+/// time).
+fn opened(m: &Module) -> Result<HashSet<Inst>, LinkError> {
+    let mut out = HashSet::new();
+    for i in m.walk() {
+        if m.opcode(i) == Opcode::EXISTS_OPEN
+            && let Some(&g) = m.operands(i).first()
+        {
+            if m.find_decoration(g, Opcode::SPECIALIZE_ALWAYS).is_some() {
+                return Err(LinkError::Specialize(format!(
+                    "{} is `specialize_always`, but an `exists_open` calls it at a type known only at run time",
+                    label(m, g)
+                )));
+            }
+            out.insert(g);
+        }
+    }
+    Ok(out)
+}
+
 /// Chooses the generics of `m` to share under `policy`.
 pub(crate) fn choose(m: &Module, policy: Generics) -> Result<Choice, LinkError> {
+    let opened = opened(m)?;
+    let asked = |m: &Module, g: Inst| {
+        if opened.contains(&g) {
+            Some(true)
+        } else {
+            asked(m, g)
+        }
+    };
     // Generic functions with a body, in module order (BTreeMap: a deterministic order).
     let generics: Vec<Inst> = m
         .top_level()
@@ -97,7 +125,7 @@ pub(crate) fn choose(m: &Module, policy: Generics) -> Result<Choice, LinkError> 
             }
             Err(why) if asked(m, g) == Some(true) => {
                 return Err(LinkError::Specialize(format!(
-                    "{} is `dynamic_dispatch` but cannot be shared: {why}",
+                    "{} must be shared (it is `dynamic_dispatch`, or an `exists_open` calls it) but cannot be: {why}",
                     label(m, g)
                 )));
             }
@@ -135,7 +163,7 @@ pub(crate) fn choose(m: &Module, policy: Generics) -> Result<Choice, LinkError> 
             if shared.remove(&g).is_some() {
                 if asked(m, g) == Some(true) {
                     return Err(LinkError::Specialize(format!(
-                        "{} is `dynamic_dispatch` but cannot be shared: {why}",
+                        "{} must be shared (it is `dynamic_dispatch`, or an `exists_open` calls it) but cannot be: {why}",
                         label(m, g)
                     )));
                 }
