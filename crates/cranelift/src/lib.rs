@@ -50,6 +50,7 @@ mod cache;
 mod code;
 mod context;
 mod data;
+mod debug;
 mod error;
 pub mod exe;
 #[cfg(unix)]
