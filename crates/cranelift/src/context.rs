@@ -150,7 +150,11 @@ impl<M: ClModule> Ctx<'_, M> {
 
     /// Keeps `d` (see [`Ctx::keep_debug`]), if debug information is collected.
     pub(crate) fn keep_defined(&mut self, d: crate::debug::Defined) {
-        let name = self.cl.declarations().get_function_decl(d.id).linkage_name(d.id);
+        let name = self
+            .cl
+            .declarations()
+            .get_function_decl(d.id)
+            .linkage_name(d.id);
         if let Some(all) = &mut self.debug {
             all.push((d, name.into_owned()));
         }

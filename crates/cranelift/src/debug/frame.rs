@@ -12,11 +12,11 @@
 //! empty augmentation, the program, and `DW_CFA_nop` padding to the address size.
 
 use cranelift_codegen::CompiledCode;
-use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::gimli;
+use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::isa::unwind::UnwindInfo;
-use gimli::write::{Address, EhFrame, EndianVec, FrameDescriptionEntry, FrameTable, Writer};
 use gimli::RunTimeEndian;
+use gimli::write::{Address, EhFrame, EndianVec, FrameDescriptionEntry, FrameTable, Writer};
 
 use super::sections::Section;
 
@@ -112,7 +112,7 @@ pub(crate) fn eh_frame(isa: &dyn TargetIsa, functions: &[(usize, u32, &[u8])]) -
         // The augmentation data: none.
         s.write_u8(0).ok()?;
         s.write(program).ok()?;
-        while (s.len() - start) % align != 0 {
+        while !(s.len() - start).is_multiple_of(align) {
             s.write_u8(gimli::DW_CFA_nop.0).ok()?;
         }
         let length = u32::try_from(s.len() - start - 4).ok()?;

@@ -2,7 +2,8 @@
 //! written with `gimli::write`): a compile unit per source file, a subprogram per function,
 //! and each function's line rows.
 //!
-//! A function belongs to the compile unit of its first location's file (its declaration);
+//! A function's declaration is its own location (a `loc` on the definition), else its first
+//! instruction's; it belongs to the compile unit of its declaration's file;
 //! the units come in the order their first function does. Each subprogram has the IR
 //! function's name (its symbol's, for a function without one), its declaration's file and
 //! line, and its address range; each unit lists its functions' ranges. The line program has
@@ -34,6 +35,9 @@ pub(crate) struct Described<'d> {
     pub(crate) defined: &'d Defined,
 }
 
+/// A function of a compile unit, with the location of each of its instructions by ordinal.
+type Member<'f, 'm> = (&'f Described<'f>, Vec<Option<Loc<'m>>>);
+
 /// The DWARF sections describing `functions` of `m`, for addresses of `address_size` bytes
 /// and byte order `endian`; `comp_dir` is the directory relative file names are read from.
 /// Functions without a located instruction are left out; with none left, no section.
@@ -49,7 +53,7 @@ pub(crate) fn dwarf_sections(
         address_size,
     };
     // The functions with a location, by compile unit (its file), in order.
-    let mut units: Vec<(&str, Vec<(&Described<'_>, Vec<Option<Loc<'_>>>)>)> = Vec::new();
+    let mut units: Vec<(&str, Vec<Member<'_, '_>>)> = Vec::new();
     let mut unit_of: HashMap<&str, usize> = HashMap::default();
     for f in functions {
         let Some(def) = f.defined.def else { continue };
@@ -57,7 +61,7 @@ pub(crate) fn dwarf_sections(
             continue;
         }
         let table = locs::table(m, def);
-        let Some(first) = locs::first(&table) else {
+        let Some(first) = locs::loc_of(m, def).or_else(|| locs::first(&table)) else {
             continue;
         };
         let u = *unit_of.entry(first.file).or_insert_with(|| {
@@ -100,11 +104,15 @@ pub(crate) fn dwarf_sections(
         entry.set(gimli::DW_AT_producer, AttributeValue::StringRef(producer));
         entry.set(gimli::DW_AT_name, AttributeValue::StringRef(name));
         entry.set(gimli::DW_AT_comp_dir, AttributeValue::StringRef(dir));
-        entry.set(gimli::DW_AT_low_pc, AttributeValue::Address(Address::Constant(0)));
+        entry.set(
+            gimli::DW_AT_low_pc,
+            AttributeValue::Address(Address::Constant(0)),
+        );
         entry.set(gimli::DW_AT_ranges, AttributeValue::RangeListRef(ranges));
         let mut files: HashMap<&str, FileId> = HashMap::default();
         for (f, table) in &funcs {
-            let Some(first) = locs::first(table) else {
+            let own = f.defined.def.and_then(|d| locs::loc_of(m, d));
+            let Some(first) = own.or_else(|| locs::first(table)) else {
                 continue;
             };
             let decl = file_id(&mut unit.line_program, &mut files, first.file);
@@ -112,9 +120,18 @@ pub(crate) fn dwarf_sections(
             let name = dwarf.strings.add(f.name.as_str());
             let e = unit.get_mut(sub);
             e.set(gimli::DW_AT_name, AttributeValue::StringRef(name));
-            e.set(gimli::DW_AT_decl_file, AttributeValue::FileIndex(Some(decl)));
-            e.set(gimli::DW_AT_decl_line, AttributeValue::Udata(first.line.into()));
-            e.set(gimli::DW_AT_low_pc, AttributeValue::Address(symbol(f.symbol)));
+            e.set(
+                gimli::DW_AT_decl_file,
+                AttributeValue::FileIndex(Some(decl)),
+            );
+            e.set(
+                gimli::DW_AT_decl_line,
+                AttributeValue::Udata(first.line.into()),
+            );
+            e.set(
+                gimli::DW_AT_low_pc,
+                AttributeValue::Address(symbol(f.symbol)),
+            );
             e.set(
                 gimli::DW_AT_high_pc,
                 AttributeValue::Udata(f.defined.size.into()),
@@ -147,7 +164,11 @@ fn symbol(index: usize) -> Address {
 /// as `.`).
 fn line_string(s: &str) -> LineString {
     let s = s.split('\0').next().unwrap_or("");
-    LineString::String(if s.is_empty() { b".".to_vec() } else { s.into() })
+    LineString::String(if s.is_empty() {
+        b".".to_vec()
+    } else {
+        s.into()
+    })
 }
 
 /// The line program's file for `path`: its directory (none for a bare name: the compile

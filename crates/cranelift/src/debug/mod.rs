@@ -117,12 +117,22 @@ pub(crate) fn write(
         .unwrap_or_else(|_| ".".into());
     let endian = frame::endian(isa);
     let address_size = isa.pointer_bytes();
-    let mut all: Vec<(gimli::SectionId, &'static str, SectionKind, sections::Section)> = Vec::new();
+    let mut all: Vec<(
+        gimli::SectionId,
+        &'static str,
+        SectionKind,
+        sections::Section,
+    )> = Vec::new();
     for (id, s) in info::dwarf_sections(m, &described, (address_size, endian), &dir).map_err(err)? {
         all.push((id, id.name(), SectionKind::Debug, s));
     }
     if let Some(s) = frame::eh_frame(isa, &framed) {
-        all.push((gimli::SectionId::EhFrame, ".eh_frame", SectionKind::ReadOnlyData, s));
+        all.push((
+            gimli::SectionId::EhFrame,
+            ".eh_frame",
+            SectionKind::ReadOnlyData,
+            s,
+        ));
     }
     sections::place(&mut product.object, all, &symbols).map_err(err)
 }
