@@ -240,3 +240,66 @@ fn g0_and_strip_debug_write_no_debug_information() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Whether `tool` runs (a best-effort tool: its test is skipped without it, whatever
+/// `IRKIT_REQUIRE_TOOLS` says).
+fn present(tool: &str) -> bool {
+    let found = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipped: {tool} is not installed");
+    }
+    found
+}
+
+/// The C program of examples/wasm-c compiled by clang with `-g` to two wasm modules, each
+/// translated (its DWARF lines become `loc` decorations) and linked: `gdb` breaks on a line
+/// of the C library and the backtrace names the C functions of both modules, files and lines.
+#[test]
+fn gdb_breaks_on_a_c_line_of_a_program_compiled_to_wasm() {
+    if !have("gdb") || !present("clang-19") {
+        return;
+    }
+    let dir = temp_dir("wasm-c");
+    for f in ["lib.c", "main.c", "wasm.h"] {
+        std::fs::copy(repo().join("examples/wasm-c").join(f), dir.join(f)).unwrap();
+    }
+    // examples/wasm-c/build.sh's flags, with -g.
+    let flags =
+        "--target=wasm32 -O2 -g -fno-builtin -nostdlib -Wl,--no-entry -Wl,--allow-undefined";
+    for m in ["lib", "main"] {
+        run(Command::new("clang-19")
+            .args(flags.split(' '))
+            .args(["-o", &format!("{m}.wasm"), &format!("{m}.c")])
+            .current_dir(&dir));
+    }
+    let wasm = |args: &[&str]| {
+        run(Command::new(env!("CARGO_BIN_EXE_ir-wasm"))
+            .args(args)
+            .current_dir(&dir))
+    };
+    wasm(&["lib.wasm", "-o", "lib.irm"]);
+    wasm(&["main.wasm", "-o", "main.irm", "--main", "run"]);
+    ir_link(
+        &dir,
+        &["lib.irm", "main.irm", "--emit", "exe", "-o", "prog"],
+    );
+    let count = line_of(&dir, "lib.c", "count++;");
+    let o = run(Command::new("gdb")
+        .args(["-nx", "-batch", "-ex"])
+        .arg(format!("break lib.c:{count}"))
+        .args(["-ex", "run", "-ex", "bt", "./prog"])
+        .current_dir(&dir));
+    let out = text(&o);
+    assert!(
+        out.contains("Breakpoint 1, primes () at ") && out.contains(&format!("lib.c:{count}\n")),
+        "{out}"
+    );
+    assert!(
+        out.contains("in run () at ") && out.contains("main.c:"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
