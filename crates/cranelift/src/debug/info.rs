@@ -9,8 +9,8 @@
 //! line, and its address range; each unit lists its functions' ranges. The line program has
 //! one sequence per function: a row at each change of location among the code's ranges
 //! (`crate::code::Code::lines`), the function's declaration line for the code before its
-//! first range (the prologue), and line 0 for code between ranges that no located
-//! instruction produced (moves, stack checks, the epilogue).
+//! first range (the prologue); code between ranges, which Cranelift attributes to no
+//! instruction (register moves, branches), keeps the location of the range before it.
 
 use cranelift_codegen::gimli;
 use gimli::write::{
@@ -203,22 +203,16 @@ fn sequence<'m>(
     table: &[Option<Loc<'m>>],
     first: Loc<'m>,
 ) {
-    // Where each location starts (`None`: code no located instruction produced).
+    // Where each location starts (`None`: code no located instruction produced). Code
+    // between two ranges (register moves, branches, which Cranelift attributes to no
+    // instruction) keeps the location before it.
     let mut marks: Vec<(u32, Option<Loc<'m>>)> = Vec::new();
     let rows: &[LineRow] = &f.defined.lines;
     if rows.first().is_none_or(|r| r.start > 0) {
         marks.push((0, Some(first)));
     }
-    let mut at = 0u32;
     for r in rows {
-        if r.start > at && at > 0 {
-            marks.push((at, None));
-        }
         marks.push((r.start, table.get(r.inst as usize).copied().flatten()));
-        at = r.end;
-    }
-    if at < f.defined.size && at > 0 {
-        marks.push((at, None));
     }
     program.begin_sequence(Some(symbol(f.symbol)));
     let mut last = None;
