@@ -94,6 +94,12 @@ fn gdb_breaks_on_a_line_of_a_module_and_the_backtrace_names_both_modules() {
         .args(["-ex", "run", "-ex", "bt", "./two"])
         .current_dir(&dir));
     let out = text(&o);
+    // A malformed `.eh_frame` is a warning of gdb's ("skipping .eh_frame info of …").
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("eh_frame") && !out.contains("eh_frame"),
+        "{err}{out}"
+    );
     assert!(
         out.contains(&format!("Breakpoint 1, add () at lib.ir:{ret}")),
         "{out}"

@@ -43,7 +43,7 @@ pub(crate) fn block_bases(m: &Module, f: Inst) -> HashMap<Inst, u32> {
     m.blocks(f)
         .map(|b| {
             let base = next;
-            let body = m.children(b).len() - m.block_params(b).len();
+            let body = m.children(b).len().saturating_sub(m.block_params(b).len());
             next = next.saturating_add(u32::try_from(body).unwrap_or(u32::MAX));
             (b, base)
         })
