@@ -35,3 +35,11 @@ pub fn start<A: clap::Parser>() -> A {
     signals::install();
     A::parse()
 }
+
+/// [`start`], each argument exactly `from` read as `to` (a compiler's spelling such as
+/// `-g0` that clap's short options cannot take beside `-g`).
+pub fn start_spelling<A: clap::Parser>(from: &str, to: &str) -> A {
+    threads::use_main_thread();
+    signals::install();
+    A::parse_from(std::env::args_os().map(|a| if a == from { to.into() } else { a }))
+}

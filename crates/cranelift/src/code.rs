@@ -1,4 +1,5 @@
-//! A function's machine code apart from its symbols: the bytes, their alignment, and the
+//! A function's machine code apart from its symbols: the bytes, their alignment, what its
+//! debug information needs (`crate::debug`: line rows and call frame program), and the
 //! relocations, each naming its target by the function's own external-name reference (its
 //! index in the function's name table), never by a module-wide id. The same code can so be
 //! defined again under other ids, in another build (the code cache, `crate::cache`): the
@@ -12,6 +13,8 @@ use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
 use cranelift_module::{FuncId, ModuleReloc, ModuleRelocTarget};
 
+use crate::debug::LineRow;
+
 /// Compiled code of one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Code {
@@ -21,6 +24,10 @@ pub(crate) struct Code {
     pub(crate) bytes: Vec<u8>,
     /// The relocations, in the order the compiler gave them.
     pub(crate) relocs: Vec<CodeReloc>,
+    /// The code ranges of its located IR instructions, in code order (`crate::debug`).
+    pub(crate) lines: Vec<LineRow>,
+    /// Its call frame program (`crate::debug::frame`; empty if the target has none).
+    pub(crate) cfa: Vec<u8>,
 }
 
 /// One relocation of [`Code`].
@@ -153,8 +160,8 @@ impl Code {
         })
     }
 
-    /// The code `compiled` of function `func`, with its relocations by name-table entry.
-    pub(crate) fn new(compiled: &CompiledCode) -> Code {
+    /// The code `compiled` for `isa`, with its relocations by name-table entry.
+    pub(crate) fn new(compiled: &CompiledCode, isa: &dyn TargetIsa) -> Code {
         let buffer = &compiled.buffer;
         let relocs = buffer
             .relocs()
@@ -185,6 +192,8 @@ impl Code {
             alignment: u64::from(buffer.alignment),
             bytes: buffer.data().to_vec(),
             relocs,
+            lines: crate::debug::line_rows(compiled),
+            cfa: crate::debug::frame::cfa_program(compiled, isa),
         }
     }
 

@@ -46,6 +46,9 @@ pub(crate) struct LowerOptions<'a> {
     /// to the host instead of ending the process, and only the definitions the Cranelift
     /// module does not hold yet are compiled. `None` for a run or an object file.
     pub(crate) session: Option<SessionLower>,
+    /// Whether every function defined keeps what its debug information needs
+    /// ([`Ctx::debug`]; object files).
+    pub(crate) debug_info: bool,
 }
 
 /// What a session's lowering of an extending module skips.
@@ -123,9 +126,40 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// The functions compiled as they were lowered ([`crate::lower::func::lower_function`]):
     /// the definition, its symbol and the size of its code, for a perf map.
     pub(crate) code_sizes: Vec<(Inst, FuncId, u32)>,
+    /// With [`LowerOptions::debug_info`], every function defined, in definition order, with
+    /// its symbol's name: what its debug information needs (`crate::debug`).
+    pub(crate) debug: Option<Vec<(crate::debug::Defined, String)>>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {
+    /// Keeps what the debug information of function `id` (definition `def`, `None` for a
+    /// routine), compiled to `compiled`, needs, if it is collected.
+    pub(crate) fn keep_debug(
+        &mut self,
+        id: FuncId,
+        def: Option<Inst>,
+        compiled: Option<&cranelift_codegen::CompiledCode>,
+    ) {
+        if self.debug.is_none() {
+            return;
+        }
+        let Some(compiled) = compiled else { return };
+        let d = crate::debug::Defined::of(id, def, compiled, self.cl.isa());
+        self.keep_defined(d);
+    }
+
+    /// Keeps `d` (see [`Ctx::keep_debug`]), if debug information is collected.
+    pub(crate) fn keep_defined(&mut self, d: crate::debug::Defined) {
+        let name = self
+            .cl
+            .declarations()
+            .get_function_decl(d.id)
+            .linkage_name(d.id);
+        if let Some(all) = &mut self.debug {
+            all.push((d, name.into_owned()));
+        }
+    }
+
     /// A reference to data object `id` in function `func`: PC-relative (colocated) for data
     /// this module defines, unless [`Ctx::far_data`]; absolute otherwise.
     pub(crate) fn data_in_func(&self, id: DataId, func: &mut ir::Function) -> ir::GlobalValue {

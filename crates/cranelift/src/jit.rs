@@ -319,6 +319,7 @@ pub fn compile_with(
         session: None,
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
+        debug_info: false,
     };
     let (mut module, id, sizes) = lower_module(m, jit, &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;

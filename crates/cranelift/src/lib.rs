@@ -43,13 +43,16 @@
 //! (the code cache directory; an entry's bytes in `cache/entry`, bounded reads in
 //! `cache/read`, a build's entries in one file, read in one call, in `cache/pack`) and
 //! `parallel` (lowering and compiling on every core, defining
-//! in module order); `session` (JIT sessions), `thread` (the JIT's per-thread state and stack
+//! in module order); `debug` (debug information of an object file: each function's line
+//! rows and call frame program, then the DWARF sections and `.eh_frame`, spec/backends.md
+//! "Debug information"); `session` (JIT sessions), `thread` (the JIT's per-thread state and stack
 //! bounds) and `fault` (a memory fault in JIT code as a trap line).
 
 mod cache;
 mod code;
 mod context;
 mod data;
+mod debug;
 mod error;
 pub mod exe;
 #[cfg(unix)]

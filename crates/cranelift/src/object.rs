@@ -73,6 +73,11 @@ pub struct CodegenOptions {
     /// each, in order: `gc` for `ir-link --gc boehm`). Not used for an object file, and no
     /// part of any cache key: it changes no code.
     pub libraries: Vec<String>,
+    /// Whether the object file carries debug information (spec/backends.md, "Debug
+    /// information": DWARF and `.eh_frame`) when the module has source locations (`loc`
+    /// decorations); without them it never does. Not part of any cache key: the cache keeps
+    /// what either needs.
+    pub debug_info: bool,
 }
 
 impl Default for CodegenOptions {
@@ -84,6 +89,7 @@ impl Default for CodegenOptions {
             cache: None,
             level: CodegenLevel::Optimized,
             libraries: Vec::new(),
+            debug_info: true,
         }
     }
 }
@@ -200,8 +206,7 @@ fn build_object<E: Send>(
         };
         let bytes = emit(
             m,
-            &opts.entry,
-            opts.max_depth,
+            (&opts.entry, opts.max_depth, opts.debug_info),
             isa.clone(),
             |ctx, _, defs| crate::parallel::define_bodies(ctx, defs, &plan),
         );
@@ -244,7 +249,7 @@ fn stats_of(plan: &Plan<'_>, cache: Option<&CodeCache>, start: Instant) -> Codeg
 #[cfg(test)]
 pub(crate) fn emit_object_serial(m: &Module, entry: &str) -> Result<Vec<u8>, BackendError> {
     let isa = crate::isa::host(true)?;
-    emit(m, entry, None, isa, |ctx, fctx, defs| {
+    emit(m, (entry, None, true), isa, |ctx, fctx, defs| {
         for &d in defs {
             crate::lower::lower_function(ctx, fctx, d)?;
         }
@@ -255,8 +260,7 @@ pub(crate) fn emit_object_serial(m: &Module, entry: &str) -> Result<Vec<u8>, Bac
 /// Lowers `m` into an object for `isa`, the bodies defined by `bodies`, and writes it.
 fn emit(
     m: &Module,
-    entry: &str,
-    max_depth: Option<usize>,
+    (entry, max_depth, debug_info): (&str, Option<usize>, bool),
     isa: OwnedTargetIsa,
     bodies: impl FnOnce(
         &mut Ctx<'_, ObjectModule>,
@@ -264,6 +268,7 @@ fn emit(
         &[Inst],
     ) -> Result<(), BackendError>,
 ) -> Result<Vec<u8>, BackendError> {
+    let target = isa.clone();
     let builder = ObjectBuilder::new(isa, "irkit", cranelift_module::default_libcall_names())
         .map_err(|e| cl_err("object", e))?;
     let opts = LowerOptions {
@@ -278,9 +283,14 @@ fn emit(
         session: None,
         threads: crate::runtime::Threads::Tls,
         install_fault_handler: true,
+        debug_info,
     };
-    let (obj, _, _) = lower_with(m, ObjectModule::new(builder), &opts, bodies)?;
-    obj.finish()
+    let (obj, defined) = lower_with(m, ObjectModule::new(builder), &opts, bodies)?;
+    let mut product = obj.finish();
+    if debug_info && defined.iter().any(|(d, _)| !d.lines.is_empty()) {
+        crate::debug::write(&mut product, m, &defined, &*target)?;
+    }
+    product
         .emit()
         .map_err(|e| cl_err("writing the object file", e))
 }

@@ -65,6 +65,8 @@ pub(crate) struct Plan<'a> {
 struct Done {
     /// Its symbol.
     id: FuncId,
+    /// Its definition.
+    def: Inst,
     /// Its name, for errors.
     place: String,
     /// The code.
@@ -161,7 +163,7 @@ fn generate(
         .code
         .compile(isa, &mut ControlPlane::default())
         .map_err(|e| compile_error(&built.place, e.inner))?;
-    let code = Code::new(compiled);
+    let code = Code::new(compiled, isa);
     plan.compiled.fetch_add(1, Ordering::Relaxed);
     let refs = keyed.as_ref().map(|(_, fp)| &fp.refs[..]);
     let names = names::names_of(ctx, &built.code.func, refs);
@@ -181,6 +183,7 @@ fn generate(
     }
     Ok(Some(Done {
         id,
+        def: d,
         place: built.place,
         code: entry.code,
         relocs,
@@ -223,6 +226,7 @@ fn cached(
     cache.keep(order, &fp.key, held);
     Some(Done {
         id,
+        def: d,
         place: verified_def_label(ctx.m, d),
         code: entry.code,
         relocs,
@@ -237,6 +241,15 @@ fn define(ctx: &mut Ctx<'_, ObjectModule>, mut d: Done) -> Result<(), BackendErr
     ctx.cl
         .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &d.relocs)
         .map_err(|e| cl_err(&d.place, e))?;
+    if ctx.debug.is_some() {
+        ctx.keep_defined(crate::debug::Defined {
+            id: d.id,
+            def: Some(d.def),
+            size: u32::try_from(d.code.bytes.len()).unwrap_or(u32::MAX),
+            lines: d.code.lines,
+            cfa: d.code.cfa,
+        });
+    }
     Ok(())
 }
 

@@ -49,7 +49,9 @@ fn define_routine<M: ClModule>(
     }
     ctx.cl
         .define_function(id, &mut c)
-        .map_err(|e| cl_err(what, e))
+        .map_err(|e| cl_err(what, e))?;
+    ctx.keep_debug(id, None, c.compiled_code());
+    Ok(())
 }
 
 /// Defines `irkit.rt.trap(msg, len)`: `write(2, msg, len); exit(70);`. In session mode it
@@ -186,6 +188,7 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
     ctx.cl
         .define_function(id, &mut c)
         .map_err(|e| cl_err("session wrapper", e))?;
+    ctx.keep_debug(id, None, c.compiled_code());
     Ok(Some(SessionEntry {
         export: export.to_string(),
         id,
@@ -600,6 +603,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
     ctx.cl
         .define_function(id, &mut c)
         .map_err(|e| cl_err("entry wrapper", e))?;
+    ctx.keep_debug(id, None, c.compiled_code());
     Ok(id)
 }
 

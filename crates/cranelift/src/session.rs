@@ -172,6 +172,7 @@ impl JitSession {
             max_depth: self.max_depth.map(|d| d as u64),
             threads: crate::runtime::Threads::Host,
             install_fault_handler: false,
+            debug_info: false,
             session: Some(SessionLower { live, first }),
         };
         let carried = std::mem::take(&mut self.carried);

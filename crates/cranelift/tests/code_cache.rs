@@ -45,7 +45,7 @@ fn build(m: &irkit_core::Module, cache: Option<&Path>) -> (Vec<u8>, CodegenStats
 
 /// The pack of the cache in `dir`.
 fn pack(dir: &Path) -> PathBuf {
-    dir.join("irkit-code-v6").join("pack")
+    dir.join("irkit-code-v7").join("pack")
 }
 
 /// Removes the pack of the cache in `dir`, so that a build reads the entry files.
@@ -105,7 +105,7 @@ fn an_edit_recompiles_only_the_edited_function() {
 
 /// A pack (spec/backends.md, "The pack") holding `entries`.
 fn pack_of(entries: &[Vec<u8>]) -> Vec<u8> {
-    let mut hashed = 6u32.to_le_bytes().to_vec();
+    let mut hashed = 7u32.to_le_bytes().to_vec();
     hashed.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     entries.iter().for_each(|e| hashed.extend_from_slice(e));
     let mut p = b"IRKPACK\0".to_vec();

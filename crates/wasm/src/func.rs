@@ -73,13 +73,15 @@ pub(crate) struct FuncTranslator<'a, 'm> {
 }
 
 impl<'a, 'm> FuncTranslator<'a, 'm> {
-    /// Translates `body` into the blocks of `func`, wasm function `index`.
+    /// Translates `body` into the blocks of `func`, wasm function `index`. With `marks`,
+    /// pushes for each operator the module's arena length before its translation and its
+    /// offset (`crate::lines::annotate` reads them).
     pub(crate) fn translate(
         b: Builder<'m>,
         env: &'a Env,
-        index: u32,
-        func: Inst,
+        (index, func): (u32, Inst),
         body: &FunctionBody<'_>,
+        mut marks: Option<&mut Vec<(usize, u64)>>,
     ) -> Result<(), WasmError> {
         let place = Place::in_func(index, body.range().start);
         let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
@@ -159,6 +161,9 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         while !ops.eof() {
             let (op, offset) = ops.read_with_offset().map_err(invalid)?;
             t.offset = offset;
+            if let Some(marks) = marks.as_mut() {
+                marks.push((t.b.module().arena_len(), offset));
+            }
             t.operator(op)?;
         }
         t.finish()

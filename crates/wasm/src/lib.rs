@@ -17,7 +17,8 @@
 //! definitions and exports; [`func`] translates a body's structured control flow, with
 //! [`ssa`] (SSA construction for locals) over [`cfg`] (terminators kept open until the body
 //! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and references; [`refs`] their operators and `call_indirect`; [`init`]
-//! the module initializer; [`entry`] an optional `main` for running a module as a program.
+//! the module initializer; [`entry`] an optional `main` for running a module as a program;
+//! [`lines`] the source lines of a module with DWARF (`clang -g`), as `loc` decorations.
 //!
 //! ```
 //! let m = irkit_wasm::translate_input(
@@ -36,6 +37,7 @@ pub mod env;
 pub mod error;
 pub mod func;
 pub mod init;
+pub mod lines;
 pub mod memory;
 pub mod names;
 pub mod ops;

@@ -39,6 +39,10 @@ pub struct Sections<'a> {
     pub func_names: std::collections::HashMap<u32, String>,
     /// The function bodies, in order.
     pub bodies: Vec<FunctionBody<'a>>,
+    /// The DWARF custom sections (`.debug_line`, `.debug_info`, …), by name.
+    pub debug: Vec<(&'a str, &'a [u8])>,
+    /// Where the code section's contents start (DWARF's code addresses are offsets from it).
+    pub code_start: u64,
 }
 
 fn invalid(e: wasmparser::BinaryReaderError) -> WasmError {
@@ -113,10 +117,15 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
                 }
             }
             Payload::DataCountSection { .. } => s.data_count = true,
+            Payload::CodeSectionStart {
+                unchecked_range, ..
+            } => s.code_start = unchecked_range.start,
             Payload::CodeSectionEntry(body) => s.bodies.push(body),
             Payload::CustomSection(c) => {
                 if let wasmparser::KnownCustom::Name(r) = c.as_known() {
                     read_names(r, &mut s.func_names);
+                } else if c.name().starts_with(".debug_") {
+                    s.debug.push((c.name(), c.data()));
                 }
             }
             _ => {}

@@ -150,6 +150,9 @@ pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
     let mut m = Module::new();
     let env = declare(&mut m, &s, name)?;
     let imported = env.funcs.len() - s.bodies.len();
+    // With DWARF (`clang -g`): each operator's arena mark and offset, for its source line.
+    let lines = crate::lines::LineTable::read(&s.debug);
+    let mut marks = Vec::new();
     for (i, body) in s.bodies.iter().enumerate() {
         let index = (imported + i) as u32;
         let f = env
@@ -157,7 +160,13 @@ pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
             .get(index as usize)
             .ok_or_else(|| WasmError::unsupported(format!("function {index}"), Place::at(0)))?
             .inst;
-        FuncTranslator::translate(Builder::new(&mut m), &env, index, f, body)?;
+        let marking = (!lines.is_empty()).then_some(&mut marks);
+        FuncTranslator::translate(Builder::new(&mut m), &env, (index, f), body, marking)?;
+        if !lines.is_empty() {
+            crate::lines::annotate(&mut m, f, &marks, s.code_start, &lines)
+                .map_err(|e| WasmError::unsupported(e.to_string(), Place::in_func(index, 0)))?;
+            marks.clear();
+        }
     }
     Ok(m)
 }

@@ -77,9 +77,14 @@ struct Args {
     /// Link reached `stub` definitions instead of refusing them.
     #[arg(long)]
     link_stubs: bool,
-    /// Do not copy name hints and source locations.
+    /// Do not copy name hints and source locations (and so, with `--emit obj|exe`, write no
+    /// debug information).
     #[arg(long)]
     strip_debug: bool,
+    /// With `--emit obj|exe`: write no debug information (DWARF, `.eh_frame`), even when
+    /// the module has source locations; also spelled `-g0`.
+    #[arg(long)]
+    no_debug_info: bool,
     #[command(flatten)]
     text: irkit_cli::input::TextOptions,
     /// Rewrite every NOIR proc of the linked module into an ordinary function (irkit-noir's
@@ -134,7 +139,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args: Args = irkit_cli::start();
+    let args: Args = irkit_cli::start_spelling("-g0", "--no-debug-info");
     let opts = LinkOptions {
         entry: args.entry.clone(),
         exports: args.exports.clone(),
@@ -429,6 +434,7 @@ fn codegen_options(args: &Args) -> CodegenOptions {
             GcArg::None => Vec::new(),
             GcArg::Boehm => vec!["gc".to_string()],
         },
+        debug_info: !args.no_debug_info,
     }
 }
 

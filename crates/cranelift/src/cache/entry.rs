@@ -5,13 +5,15 @@
 //! with the wrong magic, version or key, a checksum that does not match (it covers the
 //! header's fields, the key among them, and the payload), or content that does not decode (an
 //! alignment that is not a power of two, a relocation outside the code or naming no name-table
-//! entry, an unknown kind or tag, a message that is not UTF-8) decodes to nothing. An entry's
+//! entry, an unknown kind or tag, a message that is not UTF-8, line rows out of order or
+//! outside the code) decodes to nothing. An entry's
 //! frame (magic, version, key, length: [`frame`]) is also read alone, by the pack's scan
 //! (`super::pack`) and by the check of a large entry file's header ([`entry_seal`]).
 
 use cranelift_codegen::ir::LibCall;
 
 use crate::code::{Code, CodeReloc, KNOWN_SYMBOLS, RELOC_KINDS, Target};
+use crate::debug::LineRow;
 use crate::fingerprint::{FORMAT_VERSION, Key};
 use crate::names::Name;
 
@@ -47,6 +49,12 @@ pub(crate) struct Entry {
 
 /// Bytes of one name in the payload.
 const NAME: usize = 1 + 4;
+
+/// Bytes of one line row in the payload.
+const LINE: usize = 4 + 4 + 4;
+
+/// The longest call frame program read.
+const MAX_CFA: usize = 1 << 20;
 
 /// The longest trap message read.
 const MAX_MESSAGE: usize = 1 << 20;
@@ -120,6 +128,17 @@ pub(crate) fn encode(key: &Key, entry: &Entry) -> Option<Vec<u8>> {
         payload.extend_from_slice(&(t.len() as u32).to_le_bytes());
         payload.extend_from_slice(t.as_bytes());
     }
+    payload.extend_from_slice(&u32::try_from(code.lines.len()).ok()?.to_le_bytes());
+    for l in &code.lines {
+        for v in [l.start, l.end, l.inst] {
+            payload.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    if code.cfa.len() > MAX_CFA {
+        return None;
+    }
+    payload.extend_from_slice(&(code.cfa.len() as u32).to_le_bytes());
+    payload.extend_from_slice(&code.cfa);
     if payload.len() as u64 > MAX_PAYLOAD {
         return None;
     }
@@ -271,6 +290,26 @@ pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
         }
         messages.push(String::from_utf8(r.take(len)?.to_vec()).ok()?);
     }
+    let count = usize::try_from(r.u32()?).ok()?;
+    if r.0.len() < count.checked_mul(LINE)? {
+        return None;
+    }
+    let mut lines = Vec::with_capacity(count);
+    let mut at = 0u32;
+    for _ in 0..count {
+        let (start, end, inst) = (r.u32()?, r.u32()?, r.u32()?);
+        // In code order, each a non-empty range of the code.
+        if start < at || end <= start || end as usize > code.len() {
+            return None;
+        }
+        at = end;
+        lines.push(LineRow { start, end, inst });
+    }
+    let len = usize::try_from(r.u32()?).ok()?;
+    if len > MAX_CFA {
+        return None;
+    }
+    let cfa = r.take(len)?.to_vec();
     if !r.0.is_empty() {
         return None;
     }
@@ -289,6 +328,8 @@ pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
             alignment,
             bytes: code,
             relocs,
+            lines,
+            cfa,
         },
         names,
         messages,
@@ -334,6 +375,19 @@ pub(crate) mod tests {
                     addend: -4,
                 },
             ],
+            lines: vec![
+                LineRow {
+                    start: 0,
+                    end: 10,
+                    inst: 3,
+                },
+                LineRow {
+                    start: 12,
+                    end: 64,
+                    inst: 1,
+                },
+            ],
+            cfa: vec![0x41, 0x0e, 0x10],
         }
     }
 
@@ -446,6 +500,21 @@ pub(crate) mod tests {
         });
         assert_eq!(decode(&b, &key), None);
         let b = resealed(payload.clone(), &key, |p| p[messages + 8] = 0xff);
+        assert_eq!(decode(&b, &key), None);
+        // After the messages (one of 4 + 14 bytes): the line rows, then the frame program.
+        // A row past the code's end; rows out of order; an empty row; a longer program.
+        let lines = messages + 4 + 4 + 14;
+        let field = |row: usize, f: usize| lines + 4 + row * LINE + f * 4;
+        for (at, value) in [(field(1, 1), 65u32), (field(1, 0), 9), (field(0, 1), 0)] {
+            let b = resealed(payload.clone(), &key, |p| {
+                p[at..at + 4].copy_from_slice(&value.to_le_bytes())
+            });
+            assert_eq!(decode(&b, &key), None, "line field at {at}");
+        }
+        let cfa = lines + 4 + 2 * LINE;
+        let b = resealed(payload.clone(), &key, |p| {
+            p[cfa..cfa + 4].copy_from_slice(&4u32.to_le_bytes())
+        });
         assert_eq!(decode(&b, &key), None);
         // The unedited payload resealed is accepted (the edits above are what fail).
         assert_eq!(

@@ -51,6 +51,7 @@ pub(crate) fn lower_function<M: ClModule>(
         let size = u32::try_from(c.code_buffer().len()).unwrap_or(u32::MAX);
         ctx.code_sizes.push((f, built.id, size));
     }
+    ctx.keep_debug(built.id, Some(f), built.code.compiled_code());
     Ok(())
 }
 
@@ -163,6 +164,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let name = verified_block_label(m, blk, i);
             self.block_names.insert(blk, name.into());
         }
+        // Each located instruction's Cranelift source location is its ordinal
+        // (`crate::debug::locs`).
+        let bases = crate::debug::locs::block_bases(m, f);
         let order = irkit_core::edges::reverse_postorder(m, f);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
@@ -197,7 +201,14 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 at += n;
             }
             let body = &m.children(blk)[m.block_params(blk).len()..];
+            let base = bases.get(&blk).copied().unwrap_or(u32::MAX);
             for (index, &inst) in body.iter().enumerate() {
+                let ordinal = u32::try_from(index)
+                    .ok()
+                    .and_then(|i| base.checked_add(i))
+                    .unwrap_or(u32::MAX);
+                self.b
+                    .set_srcloc(crate::debug::locs::srcloc(m, inst, ordinal));
                 let place = Place {
                     func: self.fname.clone(),
                     block: self.block_names[&blk].clone(),

@@ -55,6 +55,8 @@ struct Lowered<M> {
     carried: Carried,
     /// The functions compiled as they were lowered.
     code_sizes: CodeSizes,
+    /// What the debug information of each function defined needs, if it was collected.
+    debug: Vec<(crate::debug::Defined, String)>,
 }
 
 /// Lowers the definitions of `m` that `opts.session` does not skip, in session mode: `carried`
@@ -87,7 +89,9 @@ fn each<M: ClModule>(
 /// [`lower`], with the function bodies defined by `bodies`: given the shared state, a builder
 /// context and the function definitions in module order, it defines each in the Cranelift
 /// module, in that order ([`lower`] compiles each as it is lowered; `crate::parallel` compiles
-/// them on every core).
+/// them on every core). Returns the filled module and, if `opts.debug_info`, what the debug
+/// information of every function defined needs, with its symbol's name, in definition order.
+#[allow(clippy::type_complexity)]
 pub(crate) fn lower_with<M: ClModule>(
     m: &Module,
     cl: M,
@@ -97,9 +101,9 @@ pub(crate) fn lower_with<M: ClModule>(
         &mut FunctionBuilderContext,
         &[Inst],
     ) -> Result<(), BackendError>,
-) -> Result<(M, Option<FuncId>, Vec<SessionEntry>), BackendError> {
+) -> Result<(M, Vec<(crate::debug::Defined, String)>), BackendError> {
     let l = lower_carried(m, cl, opts, Carried::default(), bodies)?;
-    Ok((l.cl, l.entry, l.wrappers))
+    Ok((l.cl, l.debug))
 }
 
 /// [`lower_with`], the declarations and frames of the first `live` definitions (in session
@@ -149,6 +153,7 @@ fn lower_carried<M: ClModule>(
         session: opts.session,
         large,
         code_sizes: Vec::new(),
+        debug: opts.debug_info.then(Vec::new),
     };
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
     ctx.frames.extend(frames);
@@ -203,6 +208,7 @@ fn lower_carried<M: ClModule>(
         wrappers,
         carried,
         code_sizes: ctx.code_sizes,
+        debug: ctx.debug.unwrap_or_default(),
     })
 }
 
