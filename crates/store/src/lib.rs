@@ -8,7 +8,7 @@
 //! * `redis://HOST[:PORT][/DB]`: Redis strings ([`redis`]), in pipelines.
 //!
 //! A store is never trusted and never fatal: what is fetched is only bytes for the caller to
-//! check, each read bounded by the caller; every request has a timeout and a whole fetch a
+//! check, each read bounded by the caller; every request has a timeout and all of them a
 //! deadline ([`Policy`]); a store that is down, slow, answers errors or garbage costs only
 //! what could not be fetched, counted with the first fault in [`Counts`]. Requests run in
 //! parallel on a bounded number of threads ([`pool`]).
@@ -76,6 +76,8 @@ pub struct Remote {
     backend: Backend,
     policy: Policy,
     health: Health,
+    /// When the build's use of the store ends: [`Policy::deadline`] after its first request.
+    deadline: std::sync::OnceLock<Instant>,
 }
 
 impl Remote {
@@ -93,6 +95,7 @@ impl Remote {
             backend,
             policy,
             health: Health::default(),
+            deadline: std::sync::OnceLock::new(),
         })
     }
 
@@ -108,16 +111,24 @@ impl Remote {
             .any(|s| url.starts_with(s))
     }
 
+    /// When no request may start any more: [`Policy::deadline`] after the first fetch or
+    /// upload began.
+    fn deadline(&self) -> Instant {
+        *self
+            .deadline
+            .get_or_init(|| Instant::now() + self.policy.deadline)
+    }
+
     /// The counts of this store's use so far.
     pub fn counts(&self) -> Counts {
         self.health.counts()
     }
 
     /// The values of `keys` in `kind`, each at most `limit` bytes: `None` for a miss, a fault
-    /// (counted), a value over the bound, or a key not asked for before the deadline or once
-    /// the store was down.
+    /// (counted), a value over the bound, or a key not asked for before the deadline (one
+    /// for all the calls on this store) or once the store was down.
     pub fn get(&self, kind: Kind, keys: &[String], limit: u64) -> Vec<Option<Vec<u8>>> {
-        let deadline = Instant::now() + self.policy.deadline;
+        let deadline = self.deadline();
         let timeout = |left| self.policy.timeout.min(left);
         let got = |r: Result<Option<Vec<u8>>, Fault>| match r {
             Ok(v) => {
@@ -176,7 +187,7 @@ impl Remote {
     /// Stores each `(key, value)` in `kind`; whether each was stored (`false` after a fault,
     /// counted, or when not sent before the deadline or once the store was down).
     pub fn put(&self, kind: Kind, items: &[(String, Vec<u8>)]) -> Vec<bool> {
-        let deadline = Instant::now() + self.policy.deadline;
+        let deadline = self.deadline();
         let timeout = |left| self.policy.timeout.min(left);
         let done = |r: Result<(), Fault>, up: u64| match r {
             Ok(()) => {
@@ -232,7 +243,7 @@ impl Remote {
     /// Whether the store holds `kind`/`key` (`HEAD` over HTTP, `EXISTS` in Redis); `false`
     /// after a fault (counted).
     pub fn contains(&self, kind: Kind, key: &str) -> bool {
-        if self.health.is_down() {
+        if self.health.is_down() || Instant::now() >= self.deadline() {
             return false;
         }
         self.health.request(1);

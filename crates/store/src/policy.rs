@@ -1,9 +1,9 @@
 //! How much a build waits for a remote store ([`Policy`]: a timeout per request, a deadline
-//! for a whole fetch, how many requests are in flight) and what it learnt of the store's
+//! for all of a build's requests, how many requests are in flight) and what it learnt of the store's
 //! health ([`Health`]: the counts of requests and bytes, the first fault, whether the store
 //! is taken to be down). A store that is down, slow or faulty costs compile time, never the
 //! build: once it is down (unreachable, a timeout, or [`MAX_FAULTS`] faults of any kind) no
-//! further request is made, and a fetch past its deadline starts no request.
+//! further request is made, and no request starts past the deadline.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,7 +19,8 @@ pub const MAX_FAULTS: u64 = 16;
 pub struct Policy {
     /// The longest one request may take (connecting, sending, the whole answer).
     pub timeout: Duration,
-    /// The longest a whole fetch (or a whole upload) may take: no request starts after it.
+    /// The longest a build's use of the store may take, from its first request: no request
+    /// starts after it (so a build waits for the store at most this and one timeout).
     pub deadline: Duration,
     /// Requests in flight at once.
     pub parallel: usize,

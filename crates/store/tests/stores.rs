@@ -125,6 +125,36 @@ fn faults_are_misses_within_the_timeouts() {
 }
 
 #[test]
+fn a_slow_store_is_left_at_the_deadline() {
+    let url = servers::misbehaving(Misbehaviour::Slow);
+    let store = Remote::open(
+        &url,
+        Policy {
+            timeout: Duration::from_millis(500),
+            deadline: Duration::from_secs(1),
+            parallel: 4,
+        },
+    )
+    .unwrap();
+    let keys: Vec<String> = (0..200).map(|i| format!("{i:064}")).collect();
+    let start = Instant::now();
+    // 200 answers of 200 ms on 4 threads would take 10 s; the deadline stops it at 1 s, and
+    // holds for every later call.
+    assert!(store.get(Kind::Cas, &keys, 10).iter().all(Option::is_none));
+    assert!(store.get(Kind::Ac, &keys, 10).iter().all(Option::is_none));
+    assert_eq!(
+        store.put(Kind::Ac, &[(keys[0].clone(), vec![1])]),
+        vec![false]
+    );
+    assert!(!store.contains(Kind::Ac, &keys[0]));
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let c = store.counts();
+    // Only the requests in flight at the deadline were cut (and counted as faults).
+    assert!(c.requests < 40 && c.faults <= 4, "{c:?}");
+}
+
+#[test]
 fn urls_name_stores_or_are_refused() {
     for url in ["http://h", "https://h/p", "redis://h:1/2"] {
         assert!(Remote::is_url(url) && Remote::open(url, Policy::default()).is_ok());

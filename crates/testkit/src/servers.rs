@@ -184,8 +184,10 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// How [`misbehaving`] answers every request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Misbehaviour {
-    /// Accepts, reads, never answers (a slow store).
+    /// Accepts, reads, never answers (a store that hangs).
     Silent,
+    /// `404` to everything, each after 200 ms (a slow store).
+    Slow,
     /// `500 Internal Server Error` to everything.
     Error500,
     /// `507 Insufficient Storage` to a `PUT`, `404` to the rest (a full store).
@@ -224,6 +226,10 @@ pub fn misbehaving(how: Misbehaviour) -> String {
                         Misbehaviour::Silent => {
                             std::thread::sleep(Duration::from_secs(3600));
                             return;
+                        }
+                        Misbehaviour::Slow => {
+                            std::thread::sleep(Duration::from_millis(200));
+                            b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
                         }
                         Misbehaviour::Error500 => {
                             b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n"
