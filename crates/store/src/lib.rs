@@ -124,10 +124,10 @@ impl Remote {
         self.health.counts()
     }
 
-    /// The values of `keys` in `kind`, each at most `limit` bytes: `None` for a miss, a fault
-    /// (counted), a value over the bound, or a key not asked for before the deadline (one
-    /// for all the calls on this store) or once the store was down.
-    pub fn get(&self, kind: Kind, keys: &[String], limit: u64) -> Vec<Option<Vec<u8>>> {
+    /// The values of `keys` in `kind`, each key with the most bytes its value may have:
+    /// `None` for a miss, a fault (counted), a value over its bound, or a key not asked for
+    /// before the deadline (one for all the calls on this store) or once the store was down.
+    pub fn get(&self, kind: Kind, keys: &[(String, u64)]) -> Vec<Option<Vec<u8>>> {
         let deadline = self.deadline();
         let timeout = |left| self.policy.timeout.min(left);
         let got = |r: Result<Option<Vec<u8>>, Fault>| match r {
@@ -149,23 +149,25 @@ impl Remote {
                 &self.health,
                 |i, left| {
                     self.health.request(1);
-                    got(h.get(kind, &keys[i], limit, timeout(left)))
+                    let (key, limit) = &keys[i];
+                    got(h.get(kind, key, *limit, timeout(left)))
                 },
             )
             .into_iter()
             .map(Option::flatten)
             .collect(),
             Backend::Redis(r) => {
-                let batches: Vec<&[String]> = keys.chunks(redis::BATCH).collect();
+                let batches: Vec<&[(String, u64)]> = keys.chunks(redis::BATCH).collect();
                 let done = pool::run(
                     batches.len(),
                     self.policy.parallel,
                     deadline,
                     &self.health,
                     |i, left| {
-                        let batch: Vec<&str> = batches[i].iter().map(String::as_str).collect();
+                        let batch: Vec<(&str, u64)> =
+                            batches[i].iter().map(|(k, n)| (k.as_str(), *n)).collect();
                         self.health.request(batch.len() as u64);
-                        match r.get_batch(kind, &batch, limit, timeout(left)) {
+                        match r.get_batch(kind, &batch, timeout(left)) {
                             Ok(each) => each.into_iter().map(got).collect(),
                             Err(f) => {
                                 self.health.fault(&f);

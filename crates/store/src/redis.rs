@@ -65,17 +65,17 @@ impl Redis {
         Ok(out)
     }
 
-    /// The values of `keys` (`None`: not found), each at most `limit` bytes, in one round trip.
+    /// The values of `keys` (`None`: not found), each at most as long as the bound beside
+    /// it, in one round trip.
     pub(crate) fn get_batch(
         &self,
         kind: Kind,
-        keys: &[&str],
-        limit: u64,
+        keys: &[(&str, u64)],
         timeout: Duration,
     ) -> Result<Vec<Fetched>, Fault> {
-        let end = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut pipe = redis::pipe();
-        for k in keys {
+        for (k, limit) in keys {
+            let end = i64::try_from(*limit).unwrap_or(i64::MAX);
             pipe.cmd("GETRANGE").arg(name(kind, k)).arg(0).arg(end);
         }
         let values: Vec<redis::Value> = self.with(timeout, |c| pipe.query(c))?;
@@ -88,7 +88,8 @@ impl Redis {
         }
         Ok(values
             .into_iter()
-            .map(|v| match v {
+            .zip(keys)
+            .map(|(v, &(_, limit))| match v {
                 redis::Value::BulkString(b) if b.is_empty() => Ok(None),
                 redis::Value::BulkString(b) if b.len() as u64 > limit => {
                     Err(Fault::Oversized(limit))

@@ -27,27 +27,31 @@ fn round_trip(url: &str) {
     assert!(store.put(Kind::Cas, &blobs).iter().all(|&ok| ok));
     let record = vec![("a".repeat(64), b"record one".to_vec())];
     assert!(store.put(Kind::Ac, &record).iter().all(|&ok| ok));
-    let mut names: Vec<String> = blobs.iter().map(|(n, _)| n.clone()).collect();
-    names.push("0".repeat(64));
-    let got = store.get(Kind::Cas, &names, 1 << 20);
+    let mut names: Vec<(String, u64)> = blobs.iter().map(|(n, _)| (n.clone(), 1 << 20)).collect();
+    names.push(("0".repeat(64), 1 << 20));
+    let got = store.get(Kind::Cas, &names);
     for (i, (_, body)) in blobs.iter().enumerate() {
         assert_eq!(got[i].as_deref(), Some(&body[..]), "blob {i}");
     }
     assert_eq!(got[200], None);
-    let got = store.get(Kind::Ac, &["a".repeat(64), "b".repeat(64)], 100);
+    let got = store.get(Kind::Ac, &[("a".repeat(64), 100), ("b".repeat(64), 100)]);
     assert_eq!(got, vec![Some(b"record one".to_vec()), None]);
     // Overwritten records; bounded reads.
     let record = vec![("a".repeat(64), b"record two, longer".to_vec())];
     assert!(store.put(Kind::Ac, &record)[0]);
     assert_eq!(
-        store.get(Kind::Ac, &["a".repeat(64)], 100)[0].as_deref(),
+        store.get(Kind::Ac, &[("a".repeat(64), 100)])[0].as_deref(),
         Some(&b"record two, longer"[..])
     );
-    assert_eq!(store.get(Kind::Ac, &["a".repeat(64)], 5)[0], None);
+    assert_eq!(store.get(Kind::Ac, &[("a".repeat(64), 5)])[0], None);
+    // Each key with its own bound.
+    let got = store.get(Kind::Cas, &[names[5].clone(), (names[6].0.clone(), 3)]);
+    assert!(got[0].is_some() && got[1].is_none());
     assert!(store.contains(Kind::Cas, &blobs[3].0));
     assert!(!store.contains(Kind::Cas, &"1".repeat(64)));
     let c = store.counts();
-    assert_eq!(c.faults, 1, "{c:?}");
+    // The two bodies over their bounds.
+    assert_eq!(c.faults, 2, "{c:?}");
     assert!(c.bytes_down > 0 && c.bytes_up > 0, "{c:?}");
 }
 
@@ -70,8 +74,8 @@ fn redis_stores_and_serves_records_and_blobs() {
     round_trip(&redis.url);
     // Pipelines: 200 blobs took a handful of requests, one command per key.
     let store = Remote::open(&redis.url, policy(5000)).unwrap();
-    let keys: Vec<String> = (0..200).map(|i| format!("{i:064}")).collect();
-    store.get(Kind::Cas, &keys, 10);
+    let keys: Vec<(String, u64)> = (0..200).map(|i| (format!("{i:064}"), 10)).collect();
+    store.get(Kind::Cas, &keys);
     let c = store.counts();
     assert_eq!((c.requests, c.commands), (4, 200), "{c:?}");
 }
@@ -108,10 +112,10 @@ fn faults_are_misses_within_the_timeouts() {
         .chain([("nothing listening".to_string(), closed)]);
     for (what, url) in urls {
         let store = Remote::open(&url, policy(300)).unwrap();
-        let keys: Vec<String> = (0..100).map(|i| format!("{i:064}")).collect();
+        let keys: Vec<(String, u64)> = (0..100).map(|i| (format!("{i:064}"), 1 << 20)).collect();
         let start = Instant::now();
-        let got = store.get(Kind::Cas, &keys, 1 << 20);
-        let stored = store.put(Kind::Cas, &[(keys[0].clone(), vec![1; 10])]);
+        let got = store.get(Kind::Cas, &keys);
+        let stored = store.put(Kind::Cas, &[(keys[0].0.clone(), vec![1; 10])]);
         let took = start.elapsed();
         assert!(got.iter().all(Option::is_none), "{what}");
         assert_eq!(stored, vec![false], "{what}");
@@ -136,17 +140,17 @@ fn a_slow_store_is_left_at_the_deadline() {
         },
     )
     .unwrap();
-    let keys: Vec<String> = (0..200).map(|i| format!("{i:064}")).collect();
+    let keys: Vec<(String, u64)> = (0..200).map(|i| (format!("{i:064}"), 10)).collect();
     let start = Instant::now();
     // 200 answers of 200 ms on 4 threads would take 10 s; the deadline stops it at 1 s, and
     // holds for every later call.
-    assert!(store.get(Kind::Cas, &keys, 10).iter().all(Option::is_none));
-    assert!(store.get(Kind::Ac, &keys, 10).iter().all(Option::is_none));
+    assert!(store.get(Kind::Cas, &keys).iter().all(Option::is_none));
+    assert!(store.get(Kind::Ac, &keys).iter().all(Option::is_none));
     assert_eq!(
-        store.put(Kind::Ac, &[(keys[0].clone(), vec![1])]),
+        store.put(Kind::Ac, &[(keys[0].0.clone(), vec![1])]),
         vec![false]
     );
-    assert!(!store.contains(Kind::Ac, &keys[0]));
+    assert!(!store.contains(Kind::Ac, &keys[0].0));
     let took = start.elapsed();
     assert!(took < Duration::from_secs(3), "{took:?}");
     let c = store.counts();

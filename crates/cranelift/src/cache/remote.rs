@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use irkit_store::{Kind, Remote};
 
 use super::record::{MAX_BLOB, MAX_RECORD, Record, group_name, groups};
+
+/// The most bytes of blobs one build fetches (the groups past it are compiled).
+const MAX_FETCH: u64 = 1 << 31;
 use crate::fingerprint::Key;
 
 /// One group of the build: its record's name, the build's keys in it (in module order, each
@@ -130,11 +133,8 @@ impl RemoteLayer {
                 }
             })
             .collect();
-        let ac: Vec<String> = built.iter().map(|g| g.name.clone()).collect();
-        for (g, bytes) in built
-            .iter_mut()
-            .zip(self.store.get(Kind::Ac, &ac, MAX_RECORD))
-        {
+        let ac: Vec<(String, u64)> = built.iter().map(|g| (g.name.clone(), MAX_RECORD)).collect();
+        for (g, bytes) in built.iter_mut().zip(self.store.get(Kind::Ac, &ac)) {
             let Some(bytes) = bytes else { continue };
             g.found = Record::parse(&bytes, &g.name, &self.tag);
             if g.found.is_none() {
@@ -157,12 +157,22 @@ impl RemoteLayer {
                 (!want.is_empty()).then_some((i, r, want))
             })
             .collect();
-        let cas: Vec<String> = wanted
+        // Each blob read up to the length its record names, and at most MAX_FETCH bytes in all
+        // (the groups past it are compiled).
+        let mut total = 0u64;
+        let wanted: Vec<_> = wanted
+            .into_iter()
+            .take_while(|(_, r, _)| {
+                total = total.saturating_add(r.len);
+                total <= MAX_FETCH
+            })
+            .collect();
+        let cas: Vec<(String, u64)> = wanted
             .iter()
-            .map(|(_, r, _)| irkit_store::hex(&r.blob))
+            .map(|(_, r, _)| (irkit_store::hex(&r.blob), r.len))
             .collect();
         let mut fetched = HashMap::new();
-        let blobs = self.store.get(Kind::Cas, &cas, MAX_BLOB);
+        let blobs = self.store.get(Kind::Cas, &cas);
         let mut broken = Vec::new();
         for ((i, record, want), blob) in wanted.iter().zip(blobs) {
             let Some(entries) = blob.as_deref().and_then(|b| record.split(b)) else {
