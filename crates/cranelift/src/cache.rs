@@ -25,6 +25,12 @@
 //!
 //! A cache that cannot be written (a directory that cannot be created, a full disk) does not
 //! fail the build: the first such error is kept as a warning ([`CodeCache::warning`]).
+//!
+//! A remote store may sit behind the directory, or replace it ([`remote`]: spec/backends.md,
+//! "A remote code cache"): what the directory lacks is fetched for the whole build before any
+//! function is compiled ([`CodeCache::prefetch`]), each entry taken as an entry file is, after
+//! the same checks; what the store lacks is sent once the build is done
+//! ([`CodeCache::finish`]). Records are [`record`]'s.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,19 +42,25 @@ use crate::fingerprint::{FORMAT_VERSION, Key};
 mod entry;
 mod pack;
 mod read;
+mod record;
+mod remote;
 
 pub(crate) use entry::Entry;
 use entry::{HEADER, MAX_PAYLOAD, Sum, decode, decode_with, encode, entry_seal};
 use pack::{Gathered, Held, Loading, PACK_NAME};
 use read::{Unread, WHOLE, read_sealed};
+pub(crate) use remote::RemoteLayer;
+pub use remote::{RemoteOptions, RemoteStats};
 
-/// A code cache directory, shared by the threads of one build.
+/// A code cache (a directory, a remote store, or both), shared by the threads of one build.
 #[derive(Debug)]
 pub(crate) struct CodeCache {
-    /// `DIR/irkit-code-v<FORMAT_VERSION>`.
-    root: PathBuf,
+    /// `DIR/irkit-code-v<FORMAT_VERSION>`, if there is a directory.
+    root: Option<PathBuf>,
     /// The directory as given (for messages).
     given: PathBuf,
+    /// The remote store, if there is one.
+    remote: Option<RemoteLayer>,
     /// The first write error.
     warning: Mutex<Option<String>>,
     /// Entries found and used.
@@ -69,22 +81,32 @@ pub(crate) struct CodeCache {
 impl CodeCache {
     /// The cache in directory `dir` (created if missing; if it cannot be, every lookup misses
     /// and [`CodeCache::warning`] says why).
+    #[cfg(test)]
     pub(crate) fn open(dir: &Path) -> CodeCache {
-        let root = dir.join(format!("irkit-code-v{FORMAT_VERSION}"));
-        let created = std::fs::create_dir_all(&root);
-        let path = root.join(PACK_NAME);
+        CodeCache::with(Some(dir), None)
+    }
+
+    /// The cache in directory `dir`, if given, in front of the store `remote`, if given.
+    pub(crate) fn with(dir: Option<&Path>, remote: Option<RemoteLayer>) -> CodeCache {
+        let root = dir.map(|d| d.join(format!("irkit-code-v{FORMAT_VERSION}")));
+        let created = root.as_deref().map(std::fs::create_dir_all);
+        let pack = match &root {
+            Some(root) => Loading::start(root.join(PACK_NAME)),
+            None => Loading::empty(),
+        };
         let cache = CodeCache {
             root,
-            given: dir.to_path_buf(),
+            given: dir.map(Path::to_path_buf).unwrap_or_default(),
+            remote,
             warning: Mutex::new(None),
             hits: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             loaded: AtomicU64::new(0),
-            pack: Loading::start(path),
+            pack,
             gathered: Gathered::default(),
         };
-        if let Err(e) = created {
+        if let Some(Err(e)) = created {
             cache.warn(&e);
         }
         cache
@@ -96,25 +118,52 @@ impl CodeCache {
     }
 
     fn warn(&self, e: &dyn std::fmt::Display) {
+        self.note(&format!(
+            "code cache {}: cannot write: {e} (building without storing code)",
+            self.given.display()
+        ));
+    }
+
+    /// Keeps `message` as the warning, if there is none yet.
+    pub(crate) fn note(&self, message: &str) {
         if let Ok(mut w) = self.warning.lock()
             && w.is_none()
         {
-            *w = Some(format!(
-                "code cache {}: cannot write: {e} (building without storing code)",
-                self.given.display()
-            ));
+            *w = Some(message.to_string());
         }
     }
 
-    /// Where the entry of `key` lives.
-    pub(crate) fn path(&self, key: &Key) -> PathBuf {
+    /// Where the entry of `key` lives (`None` without a directory).
+    pub(crate) fn path(&self, key: &Key) -> Option<PathBuf> {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let hex: String = key
             .iter()
             .flat_map(|&b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]])
             .map(char::from)
             .collect();
-        self.root.join(&hex[..2]).join(&hex[2..])
+        Some(self.root.as_ref()?.join(&hex[..2]).join(&hex[2..]))
+    }
+
+    /// Whether a remote store is behind the cache.
+    pub(crate) fn has_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// Fetches from the remote store, if there is one, what the build of `functions` (each
+    /// function's name and key, in module order; keys under target `prefix`) may take from
+    /// it and the directory lacks (neither in the pack nor as a file).
+    pub(crate) fn prefetch(&self, prefix: &[u8; 32], functions: &[(String, Key)]) {
+        if let Some(remote) = &self.remote {
+            let pack = self.pack.get();
+            let local =
+                |k: &Key| pack.entry(k).is_some() || self.path(k).is_some_and(|p| p.is_file());
+            remote.prefetch(prefix, functions, local);
+        }
+    }
+
+    /// What the build did with the remote store, if there is one.
+    pub(crate) fn remote_stats(&self) -> Option<RemoteStats> {
+        self.remote.as_ref().map(RemoteLayer::stats)
     }
 
     /// The entry stored under `key`, if a valid one is there (in the pack, else in its file),
@@ -127,7 +176,17 @@ impl CodeCache {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return Some((entry, Held::Pack(range.clone())));
         }
-        let path = self.path(key);
+        if let Some(remote) = &self.remote
+            && let Some(bytes) = remote.fetched(key)
+        {
+            if let Some(entry) = decode(bytes, key) {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                remote.took(key);
+                return Some((entry, Held::Own(bytes.to_vec())));
+            }
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+        }
+        let path = self.path(key)?;
         let read = read_sealed(
             &path,
             HEADER as u64 + MAX_PAYLOAD,
@@ -176,17 +235,7 @@ impl CodeCache {
         let Some(bytes) = encode(key, entry) else {
             return;
         };
-        let path = self.path(key);
-        let Some(dir) = path.parent() else {
-            return;
-        };
-        let written = std::fs::create_dir_all(dir).and_then(|()| {
-            let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-            tmp.write_all(&bytes)?;
-            tmp.persist(&path).map_err(|e| e.error)?;
-            Ok(())
-        });
-        match written {
+        match self.write_file(key, &bytes) {
             Ok(()) => {
                 self.stored.fetch_add(1, Ordering::Relaxed);
                 self.gathered.keep(order, *key, Held::Own(bytes));
@@ -195,14 +244,48 @@ impl CodeCache {
         }
     }
 
-    /// Ends the build: rewrites the pack with the entries the build took and stored, when it
-    /// differs enough from the one read ([`pack`]). A pack that cannot be written is not
-    /// reported: the entries are in their files (or their own writes failed, and said so),
-    /// and a cache shared read-only would otherwise warn on every build.
-    pub(crate) fn write_pack(&self) {
+    /// Writes the entry file of `key` (atomically); nothing without a directory.
+    fn write_file(&self, key: &Key, bytes: &[u8]) -> std::io::Result<()> {
+        let Some(path) = self.path(key) else {
+            return Ok(());
+        };
+        let Some(dir) = path.parent() else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+        tmp.write_all(bytes)?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        Ok(())
+    }
+
+    /// Ends the build: sends the remote store, if there is one, the groups whose records do
+    /// not list the build's entries ([`remote`]); then rewrites the pack with the entries the
+    /// build took and stored, when it differs enough from the one read ([`pack`]), else
+    /// writes the entries taken from the remote store as files. A pack that cannot be written
+    /// is not reported: the entries are in their files (or their own writes failed, and said
+    /// so), and a cache shared read-only would otherwise warn on every build.
+    pub(crate) fn finish(&self) {
         let pack = self.pack.get();
+        if let Some(remote) = &self.remote {
+            let have = self.gathered.keys();
+            let stale = remote.stale_keys(|k| have.contains(k));
+            if !stale.is_empty() {
+                remote.upload(|k| have.contains(k), &self.gathered.bytes_of(pack, &stale));
+            }
+        }
+        let Some(root) = &self.root else {
+            return;
+        };
         if let Some(entries) = self.gathered.rewrite(pack) {
-            let _ = pack::write(&self.root.join(PACK_NAME), pack, &entries);
+            let _ = pack::write(&root.join(PACK_NAME), pack, &entries);
+        } else if let Some(remote) = &self.remote {
+            for (key, bytes) in remote.taken() {
+                if let Err(e) = self.write_file(&key, bytes) {
+                    self.warn(&e);
+                    break;
+                }
+            }
         }
     }
 }
@@ -249,13 +332,13 @@ mod tests {
             (header_of(&keys[4], within), HEADER as u64 + within),
         ];
         for (key, (head, len)) in keys.iter().zip(plants) {
-            planted(&cache.path(key), &head, len);
+            planted(&cache.path(key).unwrap(), &head, len);
             assert!(cache.get(key).is_none());
         }
         assert_eq!(cache.rejected.load(Ordering::Relaxed), 5);
         assert_eq!(cache.loaded.load(Ordering::Relaxed), 0);
         // Small files are read whole, their header checked from memory.
-        planted(&cache.path(&[5; 32]), &[], 100);
+        planted(&cache.path(&[5; 32]).unwrap(), &[], 100);
         assert!(cache.get(&[5; 32]).is_none());
         assert_eq!(cache.loaded.load(Ordering::Relaxed), 100);
     }
@@ -268,14 +351,14 @@ mod tests {
         let mut big = sample();
         big.code.bytes = (0..3 * WHOLE).map(|i| (i % 251) as u8).collect();
         cache.put(0, &key, &big);
-        let len = std::fs::metadata(cache.path(&key)).unwrap().len();
+        let len = std::fs::metadata(cache.path(&key).unwrap()).unwrap().len();
         assert!(len > WHOLE);
         assert_eq!(cache.get(&key).map(|(e, _)| e), Some(big.clone()));
         assert_eq!(cache.loaded.load(Ordering::Relaxed), len);
         // A flipped bit deep in it: refused while hashed.
-        let mut bytes = std::fs::read(cache.path(&key)).unwrap();
+        let mut bytes = std::fs::read(cache.path(&key).unwrap()).unwrap();
         bytes[2 * WHOLE as usize] ^= 1;
-        std::fs::write(cache.path(&key), &bytes).unwrap();
+        std::fs::write(cache.path(&key).unwrap(), &bytes).unwrap();
         assert!(cache.get(&key).is_none());
         assert_eq!(cache.loaded.load(Ordering::Relaxed), len);
         assert_eq!(cache.rejected.load(Ordering::Relaxed), 1);
@@ -294,7 +377,7 @@ mod tests {
         assert_eq!(entry(&cache), Some(sample()));
         assert_eq!(cache.stored.load(Ordering::Relaxed), 1);
         // Damaged on disk: a miss, counted as rejected.
-        let path = cache.path(&key);
+        let path = cache.path(&key).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 0x40;

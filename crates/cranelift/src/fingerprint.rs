@@ -49,7 +49,7 @@ pub(crate) type Key = [u8; 32];
 /// What every key of one build starts with: the hash of the versions and the target (hashed
 /// once per build, so each function's key hashes 32 bytes of it, not the flags' text).
 #[derive(Clone, Debug)]
-pub(crate) struct KeyPrefix([u8; 32]);
+pub(crate) struct KeyPrefix(pub(crate) [u8; 32]);
 
 impl KeyPrefix {
     /// The prefix for code compiled by `isa`.

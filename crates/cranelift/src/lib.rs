@@ -73,6 +73,7 @@ mod session;
 mod thread;
 mod types;
 
+pub use cache::{RemoteOptions, RemoteStats};
 pub use data::MAX_GLOBAL_SIZE;
 pub use exe::{
     build_executable, build_executable_verifying, build_executable_with,

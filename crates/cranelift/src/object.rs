@@ -13,7 +13,7 @@ use cranelift_object::{ObjectBuilder, ObjectModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Module};
 
-use crate::cache::CodeCache;
+use crate::cache::{CodeCache, RemoteLayer, RemoteOptions, RemoteStats};
 use crate::context::{Ctx, LowerOptions};
 use crate::error::cl_err;
 use crate::fingerprint::{KeyPrefix, Trees};
@@ -67,6 +67,9 @@ pub struct CodegenOptions {
     /// The code cache directory (spec/backends.md, "The code cache"), created if missing;
     /// `None` for no cache. The object file is the same with or without it.
     pub cache: Option<PathBuf>,
+    /// A remote store behind the cache directory, or alone (spec/backends.md, "A remote code
+    /// cache"); `None` for none. The object file is the same with or without it.
+    pub remote: Option<RemoteOptions>,
     /// How much work goes into the code ([`CodegenLevel`]); part of every cache key.
     pub level: CodegenLevel,
     /// Libraries an executable is linked with besides the C library and `libm` (`-lNAME` for
@@ -87,6 +90,7 @@ impl Default for CodegenOptions {
             max_depth: None,
             jobs: None,
             cache: None,
+            remote: None,
             level: CodegenLevel::Optimized,
             libraries: Vec::new(),
             debug_info: true,
@@ -119,6 +123,8 @@ pub struct CodegenStats {
     /// Problems that did not stop the build, one line each (a code cache that cannot be
     /// written).
     pub warnings: Vec<String>,
+    /// What the build did with the remote store, if there was one.
+    pub remote: Option<RemoteStats>,
 }
 
 /// Compiles `m` to the bytes of a relocatable object file, as [`emit_object_with`] does,
@@ -176,7 +182,7 @@ fn build_object<E: Send>(
         },
         None => None,
     };
-    let cache = opts.cache.as_deref().map(CodeCache::open);
+    let cache = open_cache(opts);
     // Everything on the build's threads (verification and the module-wide passes before
     // the bodies too).
     let build = || {
@@ -213,7 +219,7 @@ fn build_object<E: Send>(
         if bytes.is_ok()
             && let Some(c) = &cache
         {
-            c.write_pack();
+            c.finish();
         }
         Ok(bytes.map(|bytes| (bytes, stats_of(&plan, cache.as_ref(), start))))
     };
@@ -240,8 +246,27 @@ fn stats_of(plan: &Plan<'_>, cache: Option<&CodeCache>, start: Instant) -> Codeg
         stats.rejected = c.rejected.load(Ordering::Relaxed);
         stats.stored = c.stored.load(Ordering::Relaxed);
         stats.warnings.extend(c.warning());
+        stats.remote = c.remote_stats();
     }
     stats
+}
+
+/// The code cache of `opts`: its directory, its remote store, both or none. A remote store
+/// that cannot be opened (a URL its client refuses) is left out, and said in the warning.
+fn open_cache(opts: &CodegenOptions) -> Option<CodeCache> {
+    let mut refused = None;
+    let remote = opts
+        .remote
+        .as_ref()
+        .and_then(|r| RemoteLayer::open(r).map_err(|e| refused = Some(e)).ok());
+    if opts.cache.is_none() && remote.is_none() {
+        return None;
+    }
+    let cache = CodeCache::with(opts.cache.as_deref(), remote);
+    if let Some(e) = refused {
+        cache.note(&format!("remote code cache {e} (building without it)"));
+    }
+    Some(cache)
 }
 
 /// The object file of `m` with every body compiled as it is lowered, on this thread (the

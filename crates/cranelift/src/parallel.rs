@@ -90,15 +90,23 @@ pub(crate) fn define_bodies(
             .as_ref()
             .map(|(cache, prefix)| (*cache, Keyer::new(ctx, prefix.clone(), &plan.trees)));
         let size = plan.chunk.max(1);
+        let keys = match (&keyer, &plan.cache) {
+            (Some((cache, keyer)), Some((_, prefix))) if cache.has_remote() => {
+                prefetched(ctx, defs, cache, keyer, prefix)
+            }
+            _ => Vec::new(),
+        };
         for (c, chunk) in defs.chunks(size).enumerate() {
             let shared: &Ctx<'_, ObjectModule> = ctx;
             let keyer = keyer.as_ref().map(|(c, k)| (*c, k));
+            let keys = keys.get(c * size..).unwrap_or_default();
             let done: Vec<Result<Option<Done>, BackendError>> = chunk
                 .par_iter()
                 .enumerate()
                 .map_init(FunctionBuilderContext::new, |fctx, (i, &d)| {
                     let order = u32::try_from(c * size + i).unwrap_or(u32::MAX);
-                    generate(shared, fctx, (d, order), plan, keyer)
+                    let known = keys.get(i).map(Option::as_ref);
+                    generate(shared, fctx, (d, order), plan, keyer, known)
                 })
                 .collect();
             for d in done {
@@ -125,22 +133,53 @@ pub(crate) fn define_bodies(
     }
 }
 
+/// The keys of the functions among `defs` (`None` for a definition that is not a function
+/// or cannot be keyed), computed on every core before any is compiled, and what the remote
+/// store behind `cache` holds of them fetched (`CodeCache::prefetch`).
+fn prefetched(
+    ctx: &Ctx<'_, ObjectModule>,
+    defs: &[Inst],
+    cache: &CodeCache,
+    keyer: &Keyer<'_>,
+    prefix: &KeyPrefix,
+) -> Vec<Option<Fingerprint>> {
+    let keys: Vec<Option<Fingerprint>> = defs
+        .par_iter()
+        .map(|&d| match defined_function(ctx, d) {
+            Ok(Some(_)) => keyer.fingerprint(ctx, d),
+            _ => None,
+        })
+        .collect();
+    let functions: Vec<(String, crate::fingerprint::Key)> = defs
+        .iter()
+        .zip(&keys)
+        .filter_map(|(&d, fp)| Some((verified_def_label(ctx.m, d), fp.as_ref()?.key)))
+        .collect();
+    cache.prefetch(&prefix.0, &functions);
+    keys
+}
+
 /// Function definition `d`'s code: from the cache, or lowered and compiled here (and
 /// stored); `None` if the module does not define it. `order` is its position among the
-/// bodies defined (the module order the next pack keeps).
+/// bodies defined (the module order the next pack keeps); `known`, its key if computed ahead
+/// (`Some(None)`: it has none).
 fn generate(
     ctx: &Ctx<'_, ObjectModule>,
     fctx: &mut FunctionBuilderContext,
     (d, order): (Inst, u32),
     plan: &Plan<'_>,
     keyer: Option<(&CodeCache, &Keyer<'_>)>,
+    known: Option<Option<&Fingerprint>>,
 ) -> Result<Option<Done>, BackendError> {
     let Some(id) = defined_function(ctx, d)? else {
         return Ok(None);
     };
     let keyed = keyer.and_then(|(cache, keyer)| {
         let _time = Elapsed(Instant::now(), &plan.compile_ns);
-        let fp = keyer.fingerprint(ctx, d)?;
+        let fp = match known {
+            Some(known) => known.cloned()?,
+            None => keyer.fingerprint(ctx, d)?,
+        };
         Some((cache, fp))
     });
     if let Some((cache, fp)) = &keyed

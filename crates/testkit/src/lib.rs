@@ -7,13 +7,16 @@
 //! - [`heap`]: a counting global allocator (bytes allocated, live and peak) for a test binary
 //!   that installs it;
 //! - [`process`]: a child process's wall time, CPU time and peak resident set size, read from
-//!   the kernel's accounting of that one child.
+//!   the kernel's accounting of that one child;
+//! - [`servers`]: real cache servers (nginx with WebDAV, redis-server) on 127.0.0.1 for the
+//!   remote code cache's tests.
 //!
 //! It depends on nothing of irkit, so every crate's tests can use it.
 
 pub mod growth;
 pub mod heap;
 pub mod process;
+pub mod servers;
 
 pub use growth::{assert_grows_at_most_n_log_n, best_of};
 pub use heap::{Counting, Heap};

@@ -14,7 +14,7 @@ use clap::{Parser, ValueEnum};
 use irkit_cli::output;
 use irkit_cli::report::Problems;
 use irkit_core::verify::Nesting;
-use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats};
+use irkit_cranelift::{CodegenLevel, CodegenOptions, CodegenStats, RemoteOptions};
 use irkit_link::{Gc, LinkErrors, LinkOptions, Stats};
 
 /// The output format.
@@ -115,9 +115,24 @@ struct Args {
     max_depth: Option<u64>,
     /// With `--emit obj|exe`: keep compiled functions in directory DIR (created if missing)
     /// and take them from it when their code cannot have changed; the output is the same
-    /// with or without it. A cache that cannot be written is a warning.
-    #[arg(long, value_name = "DIR")]
+    /// with or without it. A cache that cannot be written is a warning. An
+    /// `http(s)://HOST/PREFIX` (Bazel HTTP cache protocol) or `redis://HOST` URL instead
+    /// names a remote store shared by many machines.
+    #[arg(long, value_name = "DIR|URL")]
     cache: Option<PathBuf>,
+    /// With `--emit obj|exe`: a remote store behind the `--cache` directory (read the
+    /// directory, then the store; write both): `http(s)://HOST/PREFIX` or `redis://HOST`.
+    /// A store that is down, slow or faulty only costs compile time.
+    #[arg(long, value_name = "URL")]
+    remote_cache: Option<String>,
+    /// Authenticate the remote store's records with the key in FILE (keyed BLAKE3): records
+    /// without a valid tag are ignored. Without it, anyone who can write to the store can
+    /// make every machine reading it run their code.
+    #[arg(long, value_name = "FILE")]
+    cache_key: Option<PathBuf>,
+    /// The longest one request to the remote store may take, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    remote_timeout: u64,
     /// With `--emit obj|exe`: compile on N threads (default: every core); the output is the
     /// same for every N.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -157,6 +172,13 @@ fn main() -> ExitCode {
         generics: args.generics,
     };
     let mut problems = Problems::new();
+    let codegen = match codegen_options(&args) {
+        Ok(codegen) => codegen,
+        Err(e) => {
+            problems.push(e);
+            return problems.finish();
+        }
+    };
     let Some(mut linked) =
         irkit_cli::link::link_paths(&args.inputs, &opts, args.text, &mut problems)
     else {
@@ -273,7 +295,7 @@ fn main() -> ExitCode {
         Emit::Irm => irkit_format::write(&linked.module)
             .map_err(|e| format!("error: internal error: cannot encode the linked module: {e}")),
         Emit::Obj => {
-            let opts = codegen_options(&args);
+            let opts = codegen.clone();
             let built = if unverified {
                 let m = &linked.module;
                 let verify_time = &mut linked.stats.verify;
@@ -295,7 +317,7 @@ fn main() -> ExitCode {
             }
         }
         Emit::Exe => {
-            let opts = codegen_options(&args);
+            let opts = codegen.clone();
             let verify_time = &mut linked.stats.verify;
             let m = &linked.module;
             let verify = unverified.then_some(|| timed(verify_time, m));
@@ -413,19 +435,57 @@ fn timed(time: &mut Duration, m: &irkit_core::Module) -> Result<(), LinkErrors> 
 /// Whether native code is built with a code cache: the linked module is then verified beside
 /// the cache keys' first part (`irkit_cranelift::compile_object_verifying`), not by the link.
 fn keyed_beside(args: &Args) -> bool {
-    matches!(args.emit, Emit::Obj | Emit::Exe) && args.cache.is_some()
+    matches!(args.emit, Emit::Obj | Emit::Exe)
+        && (args.cache.is_some() || args.remote_cache.is_some())
 }
 
 /// What the code generator needs of the command line: the entry, the call depth limit, the
-/// threads and the code cache.
-fn codegen_options(args: &Args) -> CodegenOptions {
-    CodegenOptions {
+/// threads and the code cache (an error line if the remote store's URL or the key file is
+/// unusable).
+fn codegen_options(args: &Args) -> Result<CodegenOptions, String> {
+    let as_url = args
+        .cache
+        .as_deref()
+        .and_then(|c| c.to_str())
+        .filter(|c| irkit_store::Remote::is_url(c));
+    let (cache, url) = match (as_url, &args.remote_cache) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "error: --remote-cache goes behind a --cache directory, not a --cache URL".into(),
+            );
+        }
+        (Some(url), None) => (None, Some(url.to_string())),
+        (None, url) => (args.cache.clone(), url.clone()),
+    };
+    if url.is_none() && args.cache_key.is_some() {
+        return Err(
+            "error: --cache-key needs a remote cache (--cache URL or --remote-cache URL)".into(),
+        );
+    }
+    let remote = match url {
+        Some(url) => {
+            let policy = irkit_store::Policy {
+                timeout: Duration::from_millis(args.remote_timeout),
+                ..irkit_store::Policy::default()
+            };
+            irkit_store::Remote::open(&url, policy.clone())
+                .map_err(|e| format!("error: remote cache {e}"))?;
+            let key = match &args.cache_key {
+                Some(file) => Some(cache_key(file)?),
+                None => None,
+            };
+            Some(RemoteOptions { url, key, policy })
+        }
+        None => None,
+    };
+    Ok(CodegenOptions {
         entry: args.entry.clone(),
         max_depth: args
             .max_depth
             .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
         jobs: args.jobs.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        cache: args.cache.clone(),
+        cache,
+        remote,
         level: match args.codegen {
             Codegen::Optimized => CodegenLevel::Optimized,
             Codegen::Fast => CodegenLevel::Fast,
@@ -435,7 +495,21 @@ fn codegen_options(args: &Args) -> CodegenOptions {
             GcArg::Boehm => vec!["gc".to_string()],
         },
         debug_info: !args.no_debug_info,
+    })
+}
+
+/// The bytes of the key file `file` (`--cache-key`): a file that cannot be read, or is empty,
+/// is an error (a build asked to authenticate never falls back to trusting the store).
+fn cache_key(file: &Path) -> Result<Vec<u8>, String> {
+    let bytes =
+        std::fs::read(file).map_err(|e| format!("error: --cache-key {}: {e}", file.display()))?;
+    if bytes.is_empty() {
+        return Err(format!(
+            "error: --cache-key {}: the key file is empty",
+            file.display()
+        ));
     }
+    Ok(bytes)
 }
 
 /// The link option of `--gc`.
@@ -460,6 +534,30 @@ fn report_codegen(s: &CodegenStats, stats: bool) {
             s.rejected,
             s.stored
         );
+        if let Some(r) = &s.remote {
+            let c = &r.counts;
+            irkit_cli::note!(
+                "remote cache:        {} functions fetched, {} requests, {} bytes down, {} bytes up, {} records written",
+                r.fetched,
+                c.requests,
+                c.bytes_down,
+                c.bytes_up,
+                r.records_written
+            );
+            if let Some(fault) = &c.first_fault {
+                irkit_cli::note!(
+                    "remote cache {}: {} faults, the first: {fault} (compiled what could not be fetched)",
+                    r.url,
+                    c.faults
+                );
+            } else if r.refused > 0 {
+                irkit_cli::note!(
+                    "remote cache {}: {} records or blobs refused (compiled what they held)",
+                    r.url,
+                    r.refused
+                );
+            }
+        }
         irkit_cli::note!("time codegen:        {}", ms(s.wall_time));
         irkit_cli::note!(
             "time lower bodies:   {} (summed over threads)",

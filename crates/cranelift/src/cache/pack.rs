@@ -154,6 +154,14 @@ impl Loading {
         }
     }
 
+    /// No pack (a cache without a directory).
+    pub(crate) fn empty() -> Loading {
+        Loading {
+            thread: Mutex::new(None),
+            pack: std::sync::OnceLock::new(),
+        }
+    }
+
     /// The pack, once read.
     pub(crate) fn get(&self) -> &Pack {
         self.pack.get_or_init(|| {
@@ -183,6 +191,35 @@ impl Gathered {
         if let Ok(mut all) = self.0.lock() {
             all.push((order, key, held));
         }
+    }
+
+    /// The keys gathered so far.
+    pub(crate) fn keys(&self) -> std::collections::HashSet<Key> {
+        self.0
+            .lock()
+            .map(|all| all.iter().map(|(_, k, _)| *k).collect())
+            .unwrap_or_default()
+    }
+
+    /// The bytes of the gathered entries of `wanted` keys (`old`'s for those held there).
+    pub(crate) fn bytes_of(
+        &self,
+        old: &Pack,
+        wanted: &std::collections::HashSet<Key>,
+    ) -> HashMap<Key, Vec<u8>> {
+        let Ok(all) = self.0.lock() else {
+            return HashMap::new();
+        };
+        all.iter()
+            .filter(|(_, k, _)| wanted.contains(k))
+            .filter_map(|(_, k, held)| {
+                let bytes = match held {
+                    Held::Pack(range) => old.bytes.get(range.clone())?.to_vec(),
+                    Held::Own(bytes) => bytes.clone(),
+                };
+                Some((*k, bytes))
+            })
+            .collect()
     }
 
     /// The gathered entries, one per key, in module order (the first function's, if several
