@@ -81,7 +81,13 @@ fn setup() -> &'static Setup {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (plain, _) = compile_object(&module, &options(None)).expect("compiles");
         compile_object(&module, &options(Some(dir.path()))).expect("compiles into the cache");
-        let pack = dir.path().join("irkit-code-v6").join("pack");
+        let pack = dir
+            .path()
+            .join(format!(
+                "irkit-code-v{}",
+                irkit_cranelift::CODE_CACHE_VERSION
+            ))
+            .join("pack");
         std::fs::remove_file(&pack).expect("the build wrote a pack");
         let mut files = Vec::new();
         let mut stack = vec![dir.path().to_path_buf()];

@@ -34,7 +34,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub(crate) const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";

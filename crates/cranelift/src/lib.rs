@@ -79,6 +79,8 @@ pub use exe::{
     build_executable, build_executable_verifying, build_executable_with,
     build_executable_with_depth, link_executable, link_executable_with,
 };
+/// The code cache's entry format version: a cache lives in `DIR/irkit-code-v<this>`.
+pub use fingerprint::FORMAT_VERSION as CODE_CACHE_VERSION;
 pub use object::{
     CodegenLevel, CodegenOptions, CodegenStats, compile_object, compile_object_verifying,
     emit_object, emit_object_with, emit_object_with_entry,

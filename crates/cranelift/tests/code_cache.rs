@@ -45,7 +45,11 @@ fn build(m: &irkit_core::Module, cache: Option<&Path>) -> (Vec<u8>, CodegenStats
 
 /// The pack of the cache in `dir`.
 fn pack(dir: &Path) -> PathBuf {
-    dir.join("irkit-code-v7").join("pack")
+    dir.join(format!(
+        "irkit-code-v{}",
+        irkit_cranelift::CODE_CACHE_VERSION
+    ))
+    .join("pack")
 }
 
 /// Removes the pack of the cache in `dir`, so that a build reads the entry files.

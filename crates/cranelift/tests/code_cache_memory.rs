@@ -48,7 +48,10 @@ fn build(m: &irkit_core::Module, cache: Option<&Path>) -> (Vec<u8>, CodegenStats
 
 /// The cache's versioned directory.
 fn root(dir: &Path) -> PathBuf {
-    dir.join("irkit-code-v7")
+    dir.join(format!(
+        "irkit-code-v{}",
+        irkit_cranelift::CODE_CACHE_VERSION
+    ))
 }
 
 /// Every entry file of the cache in `dir`, with its key (its path's hexadecimal digits).
