@@ -13,6 +13,8 @@
 
 use irkit_core::{Inst, Module, Opcode};
 
+use super::layout::{is_dependent, layable};
+
 /// What the lowering needs of a generic it shares.
 #[derive(Clone, Debug)]
 pub(crate) struct Info {
@@ -46,9 +48,11 @@ pub(crate) fn is_type_param(m: &Module, g: Inst, t: Inst) -> bool {
     m.opcode(t) == Opcode::TYPE_PARAM && m.parent(t) == Some(g)
 }
 
-/// Whether value `v` (an instruction of `g`'s body) has a type parameter of `g` as its type.
-pub(crate) fn of_type_param(m: &Module, g: Inst, v: Inst) -> bool {
-    !m.opcode(v).is_hoistable() && m.ty(v).is_some_and(|t| is_type_param(m, g, t))
+/// Whether value `v` (an instruction of `g`'s body, or a `const_zero`) has a dependent type of
+/// `g` (a type parameter, or a type built from one: [`layout`](super::layout)).
+pub(crate) fn of_dependent(m: &Module, g: Inst, v: Inst) -> bool {
+    let value = !m.opcode(v).is_hoistable() || m.opcode(v) == Opcode::CONST_ZERO;
+    value && m.ty(v).is_some_and(|t| is_dependent(m, g, t))
 }
 
 /// Whether type `t` mentions `target` (bounded: a type's operands are hoistables, walked with
@@ -85,9 +89,9 @@ pub(crate) fn analyze(m: &Module, g: Inst) -> Result<Info, String> {
     let Some((ret, args)) = sig else {
         return Err("its function has no signature".to_string());
     };
-    let plain = |t: Inst| is_type_param(m, g, t) || !in_generic(m, g, t);
+    let plain = |t: Inst| !in_generic(m, g, t) || layable(m, g, t);
     if !plain(ret) || !args.iter().all(|&a| plain(a)) {
-        return Err("its signature has a type built from a type parameter".to_string());
+        return Err("its signature has a type the lowering cannot lay out".to_string());
     }
     // The shape the lowering relies on (the link verifies its output, not yet its inputs'
     // types): the entry's parameters are the signature's, every branch stays in the function.
@@ -168,17 +172,39 @@ fn check_inst(m: &Module, g: Inst, i: Inst, calls: &mut Vec<Inst>) -> Result<(),
     if op != Opcode::LOOKUP_WITNESS
         && let Some(t) = m.ty(i)
         && in_generic(m, g, t)
-        && !is_type_param(m, g, t)
+        && !layable(m, g, t)
     {
         return Err(format!(
-            "`{op}` has a type built from a type parameter (run-time layouts are not shared yet)"
+            "`{op}` has a type built from a type parameter that the lowering cannot lay out"
         ));
+    }
+    // Values of a dependent type are only made by these (the others would need it as a
+    // scalar).
+    if op != Opcode::LOOKUP_WITNESS
+        && m.ty(i).is_some_and(|t| is_dependent(m, g, t))
+        && !matches!(
+            op,
+            Opcode::PARAM | Opcode::CALL | Opcode::SELECT | Opcode::EXTRACT | Opcode::INSERT
+        )
+    {
+        return Err(format!("`{op}` makes a value of a type parameter"));
     }
     for (k, &o) in m.operands(i).iter().enumerate() {
         if m.opcode(o) == Opcode::LOOKUP_WITNESS && !(op == Opcode::CALL && k == 0) {
             return Err(format!("a `lookup_witness` is used by `{op}`, not called"));
         }
-        if in_generic(m, g, o) {
+        if of_dependent(m, g, o) {
+            let allowed = match op {
+                Opcode::CALL | Opcode::SELECT => k > 0,
+                Opcode::EXTRACT => k == 0,
+                Opcode::INSERT => k <= 1,
+                Opcode::RET | Opcode::JUMP | Opcode::BR | Opcode::SWITCH => true,
+                _ => false,
+            };
+            if !allowed {
+                return Err(format!("`{op}` takes a value of a type parameter"));
+            }
+        } else if in_generic(m, g, o) {
             let allowed = match (op, k) {
                 (Opcode::CALL, 0) if m.opcode(o) == Opcode::SPECIALIZE => {
                     calls.push(instance_ok(m, g, o)?);
@@ -194,16 +220,6 @@ fn check_inst(m: &Module, g: Inst, i: Inst, calls: &mut Vec<Inst>) -> Result<(),
                     "`{op}` takes `{}`, built from a parameter, as operand {k}",
                     m.opcode(o)
                 ));
-            }
-        } else if of_type_param(m, g, o) {
-            let allowed = match op {
-                Opcode::CALL | Opcode::SELECT => k > 0,
-                Opcode::STORE => k == 1,
-                Opcode::RET | Opcode::JUMP | Opcode::BR | Opcode::SWITCH => true,
-                _ => false,
-            };
-            if !allowed {
-                return Err(format!("`{op}` takes a value of a type parameter"));
             }
         }
     }

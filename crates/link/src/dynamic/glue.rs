@@ -22,6 +22,7 @@ use irkit_core::{Builder, Inst, Module, Opcode, Payload};
 
 use super::analysis::{Info, is_type_param};
 use super::internal;
+use super::layout::{MAX_DEPTH, Shape, is_dependent, shape};
 use crate::error::LinkError;
 
 /// The glue of one lowering.
@@ -30,12 +31,14 @@ pub(crate) struct Glue<'a> {
     pub(crate) chosen: &'a HashMap<Inst, Info>,
     /// Each shared generic's function.
     pub(crate) shared_fn: HashMap<Inst, Inst>,
-    /// Each type parameter of a shared generic -> the words of its slots.
-    slot_words: HashMap<Inst, u64>,
+    /// Each type parameter of a shared generic -> the largest size and alignment of the
+    /// types the program gives it.
+    most: HashMap<Inst, (u64, u64)>,
     descs: HashMap<Inst, Inst>,
     tables: HashMap<Inst, Inst>,
     thunk_sigs: HashMap<Inst, Inst>,
     copy: Option<Inst>,
+    zero: Option<Inst>,
     layouts: Layouts,
 }
 
@@ -50,11 +53,12 @@ impl<'a> Glue<'a> {
             m,
             chosen,
             shared_fn: HashMap::new(),
-            slot_words: HashMap::new(),
+            most: HashMap::new(),
             descs: HashMap::new(),
             tables: HashMap::new(),
             thunk_sigs: HashMap::new(),
             copy: None,
+            zero: None,
             layouts,
         };
         g.size_slots()?;
@@ -161,27 +165,67 @@ impl<'a> Glue<'a> {
                 break;
             }
         }
-        for info in self.chosen.values() {
-            for p in info.type_params(m) {
-                let size = most.get(&p).map_or(0, |x| x.0);
-                self.slot_words.insert(p, size.div_ceil(8).max(1));
-            }
-        }
+        self.most = most;
         Ok(())
     }
 
-    /// `[n x i64]` for a slot of type parameter `p`.
-    pub(crate) fn slot_type(&mut self, p: Inst) -> Result<Inst, LinkError> {
-        let words = self.slot_words.get(&p).copied().unwrap_or(1);
+    /// The largest size and alignment dependent type `t` of `g` has in the program (an upper
+    /// bound: [`layout`](super::layout)), or the layout of a concrete `t`.
+    pub(crate) fn max_layout(
+        &self,
+        g: Inst,
+        t: Inst,
+        depth: usize,
+    ) -> Result<(u64, u64), LinkError> {
+        if !is_dependent(self.m, g, t) {
+            return self.layout_of(t);
+        }
+        if depth > MAX_DEPTH {
+            return Err(LinkError::Specialize(
+                "a type nests too deeply to be laid out".into(),
+            ));
+        }
+        let too_big = || LinkError::Specialize("a type's size overflows".into());
+        match shape(self.m, g, t) {
+            Some(Shape::Param) => Ok(self.most.get(&t).copied().unwrap_or((0, 1))),
+            Some(Shape::Fields(fs)) => {
+                let (mut end, mut align) = (0u64, 1u64);
+                for f in &fs {
+                    let (s, a) = self.max_layout(g, *f, depth + 1)?;
+                    let off = end.checked_next_multiple_of(a).ok_or_else(too_big)?;
+                    end = off.checked_add(s).ok_or_else(too_big)?;
+                    align = align.max(a);
+                }
+                let size = if fs.is_empty() {
+                    0
+                } else {
+                    end.checked_next_multiple_of(align).ok_or_else(too_big)?
+                };
+                Ok((size, align))
+            }
+            Some(Shape::Array(e, n)) => {
+                let (s, a) = self.max_layout(g, e, depth + 1)?;
+                Ok((s.checked_mul(n).ok_or_else(too_big)?, a))
+            }
+            None => Err(internal(
+                "a slot",
+                "a type the analysis let through has no shape",
+            )),
+        }
+    }
+
+    /// `[n x i64]` for a slot of dependent type `t` of `g`.
+    pub(crate) fn slot_type(&mut self, g: Inst, t: Inst) -> Result<Inst, LinkError> {
+        let (size, _) = self.max_layout(g, t, 0)?;
         let i64t = self.m.ty_i64();
         self.m
-            .ty_array(i64t, words)
+            .ty_array(i64t, size.div_ceil(8).max(1))
             .map_err(|e| internal("a slot type", e))
     }
 
-    /// `t` as the shared version of generic `g` sees it: a type parameter becomes `ptr`.
+    /// `t` as the shared version of generic `g` sees it: a dependent type becomes `ptr`.
     pub(crate) fn lower_ty(&mut self, g: Inst, t: Inst) -> Inst {
-        if is_type_param(self.m, g, t) {
+        if is_dependent(self.m, g, t) {
             self.m.ty_ptr()
         } else {
             t
@@ -202,7 +246,7 @@ impl<'a> Glue<'a> {
         for p in params {
             out.push(self.lower_ty(g, p));
         }
-        let ret = if is_type_param(self.m, g, ret) {
+        let ret = if is_dependent(self.m, g, ret) {
             out.push(ptr);
             self.m.ty_void()
         } else {
@@ -432,6 +476,44 @@ impl<'a> Glue<'a> {
         Ok(f)
     }
 
+    /// The zeroing routine `__irkit.generic.zero(dst, n)` (built on first use): `n` zero
+    /// bytes at `dst`, for a `const_zero` of a type built from a type parameter.
+    pub(crate) fn zero_fn(&mut self) -> Result<Inst, LinkError> {
+        if let Some(z) = self.zero {
+            return Ok(z);
+        }
+        let err = |e| internal("the zeroing routine", e);
+        let m = &mut *self.m;
+        let (ptr, i64t, i8t, void) = (m.ty_ptr(), m.ty_i64(), m.ty_i8(), m.ty_void());
+        let sig = m.ty_fn(void, &[ptr, i64t]).map_err(err)?;
+        let (zero, one, byte0) = (
+            m.const_i64(0),
+            m.const_i64(1),
+            m.const_int(i8t, 0).map_err(err)?,
+        );
+        let mut b = Builder::new(m);
+        let f = b.func("__irkit.generic.zero", sig).map_err(err)?;
+        let (entry, ps) = b.entry_block(f).map_err(err)?;
+        let (dst, n) = (ps[0], ps[1]);
+        let (head, hi) = b.block(f, &[i64t]).map_err(err)?;
+        let (body, _) = b.block(f, &[]).map_err(err)?;
+        let (done, _) = b.block(f, &[]).map_err(err)?;
+        b.position_at_end(entry);
+        b.jump(head, &[zero]).map_err(err)?;
+        b.position_at_end(head);
+        let more = b.icmp(irkit_core::IntCC::Ult, hi[0], n).map_err(err)?;
+        b.br(more, body, &[], done, &[]).map_err(err)?;
+        b.position_at_end(body);
+        let at = b.elem(i8t, dst, &[hi[0]]).map_err(err)?;
+        b.store(at, byte0).map_err(err)?;
+        let next = b.binary(Opcode::IADD, hi[0], one).map_err(err)?;
+        b.jump(head, &[next]).map_err(err)?;
+        b.position_at_end(done);
+        b.ret(None).map_err(err)?;
+        self.zero = Some(f);
+        Ok(f)
+    }
+
     /// Replaces every instance `specialize @g, A…` of a shared generic at module level by a
     /// wrapper of the instance's type; returns how many.
     pub(crate) fn wrap_instances(&mut self) -> Result<u64, LinkError> {
@@ -492,7 +574,23 @@ impl<'a> Glue<'a> {
         let Some(sig) = self.m.ty(s) else {
             return Err(internal("a wrapper", "the instance has no type"));
         };
-        let concrete_of = |t: Inst| params.iter().position(|&p| p == t).map(|k| args[k]);
+        let inst_sig: Option<(Inst, Vec<Inst>)> =
+            self.m.fn_signature(sig).map(|(r, p)| (r, p.to_vec()));
+        let Some((inst_ret, inst_params)) = inst_sig else {
+            return Err(internal(
+                "a wrapper",
+                "the instance's type is not a function type",
+            ));
+        };
+        // A parameter (or the result) of a dependent type goes by pointer: its concrete type
+        // is the instance's.
+        let m = &*self.m;
+        let by_pointer: Vec<Option<Inst>> = orig_params
+            .iter()
+            .zip(&inst_params)
+            .map(|(&t, &c)| is_dependent(m, g, t).then_some(c))
+            .collect();
+        let ret_by_pointer = is_dependent(m, g, orig_ret).then_some(inst_ret);
         let mut lead = Vec::with_capacity(args.len());
         for (&p, &a) in params.iter().zip(args) {
             lead.push(if self.m.opcode(p) == Opcode::TYPE_PARAM {
@@ -510,8 +608,8 @@ impl<'a> Glue<'a> {
         let (entry, ps) = b.entry_block(f).map_err(err)?;
         b.position_at_end(entry);
         let mut call_args = lead;
-        for (&t, &v) in orig_params.iter().zip(&ps) {
-            match concrete_of(t) {
+        for (&c, &v) in by_pointer.iter().zip(&ps) {
+            match c {
                 Some(c) => {
                     let slot = stackalloc(&mut b, c).map_err(err)?;
                     store_value(&mut b, slot, c, v)?;
@@ -520,7 +618,7 @@ impl<'a> Glue<'a> {
                 None => call_args.push(v),
             }
         }
-        let out = match concrete_of(orig_ret) {
+        let out = match ret_by_pointer {
             Some(c) => {
                 let slot = stackalloc(&mut b, c).map_err(err)?;
                 call_args.push(slot);

@@ -24,9 +24,10 @@ use std::collections::HashMap;
 use irkit_core::edges::{edges_of, reverse_postorder};
 use irkit_core::{Builder, CoreError, Inst, Opcode};
 
-use super::analysis::{Info, in_generic, is_type_param, of_type_param};
+use super::analysis::{Info, in_generic, is_type_param, of_dependent};
 use super::glue::{Glue, stackalloc};
 use super::internal;
+use super::layout::{MAX_DEPTH, Shape, is_dependent, shape};
 use crate::error::LinkError;
 
 fn err(e: CoreError) -> LinkError {
@@ -42,8 +43,13 @@ struct Body<'g, 'a> {
     map: HashMap<Inst, Inst>,
     /// Type parameter -> its descriptor (a parameter of the shared function).
     desc_of: HashMap<Inst, Inst>,
-    /// Type parameter -> its size, loaded once in the entry block.
+    /// Dependent type -> its size, computed once in the entry block (a type parameter's
+    /// loaded from its descriptor).
     size_of: HashMap<Inst, Inst>,
+    /// Dependent type -> its alignment, likewise.
+    align_of: HashMap<Inst, Inst>,
+    /// Dependent structure type -> its fields' offsets, likewise.
+    offsets: HashMap<Inst, Vec<Inst>>,
     /// Original block -> its translation.
     blocks: HashMap<Inst, Inst>,
     /// Original block -> its parameters' slots (`None` for a parameter kept as a value).
@@ -69,6 +75,8 @@ pub(crate) fn lower_body(gl: &mut Glue<'_>, g: Inst) -> Result<u64, LinkError> {
         map: HashMap::new(),
         desc_of: HashMap::new(),
         size_of: HashMap::new(),
+        align_of: HashMap::new(),
+        offsets: HashMap::new(),
         blocks: HashMap::new(),
         param_slots: HashMap::new(),
         temps: HashMap::new(),
@@ -93,7 +101,7 @@ impl Body<'_, '_> {
     }
 
     fn is_t(&self, v: Inst) -> bool {
-        of_type_param(self.gl.m, self.g, v)
+        of_dependent(self.gl.m, self.g, v)
     }
 
     fn run(&mut self, info: &Info, ps: &[Inst]) -> Result<(), LinkError> {
@@ -117,13 +125,43 @@ impl Body<'_, '_> {
             self.out = ps.last().copied();
         }
         let order = reverse_postorder(m, info.func);
-        // Sizes, then the blocks and their slots.
-        let i64t = self.gl.m.ty_i64();
+        // Layouts, then the blocks and their slots.
         let tps: Vec<Inst> = info.type_params(self.gl.m).collect();
         for p in tps {
-            let d = self.desc_of[&p];
-            let s = self.b().load(i64t, d).map_err(err)?;
-            self.size_of.insert(p, s);
+            self.layout(p, 0)?;
+        }
+        let mut used: Vec<Inst> = Vec::new();
+        for &ob in &order {
+            for &i in self.gl.m.children(ob) {
+                let m = &*self.gl.m;
+                used.extend(m.ty(i).filter(|&t| is_dependent(m, self.g, t)));
+                for &o in m.operands(i) {
+                    used.extend(m.value_type(o).filter(|&t| is_dependent(m, self.g, t)));
+                }
+            }
+        }
+        for t in used {
+            self.layout(t, 0)?;
+        }
+        // A zero of a dependent type is a zeroed slot.
+        for &ob in &order {
+            let insts: Vec<Inst> = self.gl.m.children(ob).to_vec();
+            for i in insts {
+                let ops = self.gl.m.operands(i).to_vec();
+                for o in ops {
+                    if self.gl.m.opcode(o) == Opcode::CONST_ZERO
+                        && self.is_t(o)
+                        && !self.map.contains_key(&o)
+                    {
+                        let t = self.dep(o)?;
+                        let slot = self.slot(t)?;
+                        let zero = self.gl.zero_fn()?;
+                        let n = self.size_of[&t];
+                        self.b().call(zero, &[slot, n]).map_err(err)?;
+                        self.map.insert(o, slot);
+                    }
+                }
+            }
         }
         self.blocks.insert(orig_entry, self.entry);
         for &ob in order.iter().skip(1) {
@@ -137,7 +175,7 @@ impl Body<'_, '_> {
                     continue;
                 }
                 let tp = match m.opcode(i) {
-                    Opcode::CALL | Opcode::LOAD if self.is_t(i) => self.tparam(i)?,
+                    Opcode::CALL | Opcode::INSERT if self.is_t(i) => self.dep(i)?,
                     Opcode::STACKALLOC if is_type_param(m, self.g, m.operands(i)[0]) => {
                         m.operands(i)[0]
                     }
@@ -159,19 +197,124 @@ impl Body<'_, '_> {
         Ok(())
     }
 
-    /// The type parameter of value `v`.
-    fn tparam(&self, v: Inst) -> Result<Inst, LinkError> {
+    /// The dependent type of value `v`.
+    fn dep(&self, v: Inst) -> Result<Inst, LinkError> {
         self.gl
             .m
             .ty(v)
-            .filter(|&t| is_type_param(self.gl.m, self.g, t))
-            .ok_or_else(|| internal("a shared body", "a value has no type parameter"))
+            .filter(|&t| is_dependent(self.gl.m, self.g, t))
+            .ok_or_else(|| internal("a shared body", "a value has no dependent type"))
+    }
+
+    /// The size and alignment of type `t` as values in the entry block: constants for a
+    /// concrete type, loads from the descriptor for a type parameter, and for a structure or
+    /// array the arithmetic of spec/ir.md's "Layout" over its parts (memoized; every part's
+    /// layout is emitted before its whole's).
+    fn layout(&mut self, t: Inst, depth: usize) -> Result<(Inst, Inst), LinkError> {
+        if let (Some(&s), Some(&a)) = (self.size_of.get(&t), self.align_of.get(&t)) {
+            return Ok((s, a));
+        }
+        if depth > MAX_DEPTH {
+            return Err(LinkError::Specialize(
+                "a type nests too deeply to be laid out".into(),
+            ));
+        }
+        let i64t = self.gl.m.ty_i64();
+        if !is_dependent(self.gl.m, self.g, t) {
+            let (s, a) = self.gl.layout_of(t)?;
+            let (s, a) = (self.gl.m.const_i64(s as i64), self.gl.m.const_i64(a as i64));
+            return Ok((s, a));
+        }
+        let Some(sh) = shape(self.gl.m, self.g, t) else {
+            return Err(internal("a shared body", "a dependent type has no shape"));
+        };
+        let (size, align) = match sh {
+            Shape::Param => {
+                let d = self.desc_of[&t];
+                let eight = self.gl.m.const_i64(8);
+                let i8t = self.gl.m.ty_i8();
+                let mut b = self.at_entry();
+                let s = b.load(i64t, d).map_err(err)?;
+                let ap = b.elem(i8t, d, &[eight]).map_err(err)?;
+                let a = b.load(i64t, ap).map_err(err)?;
+                (s, a)
+            }
+            Shape::Fields(fs) => {
+                let mut parts = Vec::with_capacity(fs.len());
+                for &f in &fs {
+                    parts.push(self.layout(f, depth + 1)?);
+                }
+                let (zero, one) = (self.gl.m.const_i64(0), self.gl.m.const_i64(1));
+                let mut b = self.at_entry();
+                let (mut end, mut align) = (zero, one);
+                let mut offs = Vec::with_capacity(parts.len());
+                for (s, a) in parts {
+                    let off = round_up(&mut b, end, a, one, zero)?;
+                    offs.push(off);
+                    end = b.binary(Opcode::IADD, off, s).map_err(err)?;
+                    let wider = b.icmp(irkit_core::IntCC::Ugt, a, align).map_err(err)?;
+                    align = b.select(wider, a, align).map_err(err)?;
+                }
+                let size = if fs.is_empty() {
+                    zero
+                } else {
+                    round_up(&mut b, end, align, one, zero)?
+                };
+                self.offsets.insert(t, offs);
+                (size, align)
+            }
+            Shape::Array(e, n) => {
+                let (s, a) = self.layout(e, depth + 1)?;
+                let n = self.gl.m.const_i64(n as i64);
+                let size = self.at_entry().binary(Opcode::IMUL, s, n).map_err(err)?;
+                (size, a)
+            }
+        };
+        self.size_of.insert(t, size);
+        self.align_of.insert(t, align);
+        Ok((size, align))
+    }
+
+    /// A builder at the end of the entry block (where layouts and slots go, before the
+    /// first translated instruction).
+    fn at_entry(&mut self) -> Builder<'_> {
+        let mut b = Builder::new(self.gl.m);
+        b.position_at_end(self.entry);
+        b
+    }
+
+    /// The offset of field or element `k` of dependent aggregate type `t`, and the field's
+    /// type, at the cursor.
+    fn field_at(&mut self, t: Inst, k: u64) -> Result<(Inst, Inst), LinkError> {
+        match shape(self.gl.m, self.g, t) {
+            Some(Shape::Fields(fs)) => {
+                let f = *fs
+                    .get(k as usize)
+                    .ok_or_else(|| internal("a shared body", "no such field"))?;
+                let off = *self
+                    .offsets
+                    .get(&t)
+                    .and_then(|o| o.get(k as usize))
+                    .ok_or_else(|| internal("a shared body", "a field without an offset"))?;
+                Ok((off, f))
+            }
+            Some(Shape::Array(e, _)) => {
+                let (s, _) = self.layout(e, 0)?;
+                let k = self.gl.m.const_i64(k as i64);
+                let off = self.b().binary(Opcode::IMUL, s, k).map_err(err)?;
+                Ok((off, e))
+            }
+            _ => Err(internal(
+                "a shared body",
+                "`extract`/`insert` on a type parameter",
+            )),
+        }
     }
 
     /// A slot for a value of type parameter `tp`, at the end of the entry block: every slot is
     /// made before the first instruction is translated, so each dominates every use.
     fn slot(&mut self, tp: Inst) -> Result<Inst, LinkError> {
-        let ty = self.gl.slot_type(tp)?;
+        let ty = self.gl.slot_type(self.g, tp)?;
         let mut b = Builder::new(self.gl.m);
         b.position_at_end(self.entry);
         stackalloc(&mut b, ty).map_err(err)
@@ -185,7 +328,7 @@ impl Body<'_, '_> {
         let mut slots = Vec::new();
         for &p in &params {
             if self.is_t(p) {
-                let tp = self.tparam(p)?;
+                let tp = self.dep(p)?;
                 let s = self.slot(tp)?;
                 self.map.insert(p, s);
                 slots.push(Some((s, tp)));
@@ -237,15 +380,36 @@ impl Body<'_, '_> {
                 self.map.insert(i, fp);
                 Ok(())
             }
-            Opcode::LOAD if t_result => {
-                let tp = self.tparam(i)?;
-                let (slot, src) = (self.map[&i], self.v(ops[0]));
-                self.copy(slot, src, tp)
+            Opcode::EXTRACT if self.is_t(ops[0]) => {
+                let t = self.dep(ops[0])?;
+                let k = m.payload(i).as_int().unwrap_or(0);
+                let (off, f) = self.field_at(t, k)?;
+                let (i8t, agg) = (self.gl.m.ty_i8(), self.v(ops[0]));
+                let at = self.b().elem(i8t, agg, &[off]).map_err(err)?;
+                // A field of a dependent type is the aggregate's memory; another is loaded.
+                let v = if is_dependent(self.gl.m, self.g, f) {
+                    at
+                } else {
+                    let mut b = self.b();
+                    super::glue::load_value(&mut b, f, at)?
+                };
+                self.map.insert(i, v);
+                Ok(())
             }
-            Opcode::STORE if self.is_t(ops[1]) => {
-                let tp = self.tparam(ops[1])?;
-                let (dst, src) = (self.v(ops[0]), self.v(ops[1]));
-                self.copy(dst, src, tp)
+            Opcode::INSERT if t_result => {
+                let t = self.dep(i)?;
+                let k = m.payload(i).as_int().unwrap_or(0);
+                let (slot, agg, v) = (self.map[&i], self.v(ops[0]), self.v(ops[1]));
+                self.copy(slot, agg, t)?;
+                let (off, f) = self.field_at(t, k)?;
+                let i8t = self.gl.m.ty_i8();
+                let at = self.b().elem(i8t, slot, &[off]).map_err(err)?;
+                if is_dependent(self.gl.m, self.g, f) {
+                    self.copy(at, v, f)
+                } else {
+                    let mut b = self.b();
+                    super::glue::store_value(&mut b, at, f, v)
+                }
             }
             // Its slot was made with the others.
             Opcode::STACKALLOC if is_type_param(m, self.g, ops[0]) => Ok(()),
@@ -266,7 +430,7 @@ impl Body<'_, '_> {
                 Ok(())
             }
             Opcode::RET if ops.first().is_some_and(|&v| self.is_t(v)) => {
-                let tp = self.tparam(ops[0])?;
+                let tp = self.dep(ops[0])?;
                 let out = self
                     .out
                     .ok_or_else(|| internal("a shared body", "no result pointer"))?;
@@ -414,4 +578,18 @@ impl Body<'_, '_> {
         self.b().inst(op, None, new_ops, payload).map_err(err)?;
         Ok(())
     }
+}
+
+/// `x` rounded up to a multiple of `a` (a power of two): `(x + a - 1) & -a`.
+fn round_up(
+    b: &mut Builder<'_>,
+    x: Inst,
+    a: Inst,
+    one: Inst,
+    zero: Inst,
+) -> Result<Inst, LinkError> {
+    let am1 = b.binary(Opcode::ISUB, a, one).map_err(err)?;
+    let sum = b.binary(Opcode::IADD, x, am1).map_err(err)?;
+    let mask = b.binary(Opcode::ISUB, zero, a).map_err(err)?;
+    b.binary(Opcode::AND, sum, mask).map_err(err)
 }

@@ -30,6 +30,7 @@
 mod analysis;
 mod exists;
 mod glue;
+mod layout;
 mod lower;
 pub(crate) mod policy;
 
