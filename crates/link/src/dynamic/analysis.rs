@@ -13,7 +13,7 @@
 
 use irkit_core::{Inst, Module, Opcode};
 
-use super::layout::{is_dependent, layable};
+use super::layout::{in_generic, is_dependent, is_type_param, layable};
 
 /// What the lowering needs of a generic it shares.
 #[derive(Clone, Debug)]
@@ -35,17 +35,6 @@ impl Info {
             .copied()
             .filter(move |&p| m.opcode(p) == Opcode::TYPE_PARAM)
     }
-}
-
-/// Whether hoistable `x` mentions a parameter of `g` (it then lives in `g`: spec/ir.md,
-/// "Scopes").
-pub(crate) fn in_generic(m: &Module, g: Inst, x: Inst) -> bool {
-    m.opcode(x).is_hoistable() && m.parent(x) == Some(g)
-}
-
-/// Whether `t` is a type parameter of `g`.
-pub(crate) fn is_type_param(m: &Module, g: Inst, t: Inst) -> bool {
-    m.opcode(t) == Opcode::TYPE_PARAM && m.parent(t) == Some(g)
 }
 
 /// Whether value `v` (an instruction of `g`'s body, or a `const_zero`) has a dependent type of

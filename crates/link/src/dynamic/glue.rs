@@ -20,9 +20,9 @@ use std::collections::HashMap;
 use irkit_core::layout::Layouts;
 use irkit_core::{Builder, Inst, Module, Opcode, Payload};
 
-use super::analysis::{Info, is_type_param};
+use super::analysis::Info;
 use super::internal;
-use super::layout::{MAX_DEPTH, Shape, is_dependent, shape};
+use super::layout::{MAX_DEPTH, Shape, is_dependent, is_type_param, shape};
 use crate::error::LinkError;
 
 /// The glue of one lowering.

@@ -10,7 +10,16 @@
 
 use irkit_core::{Inst, Module, Opcode};
 
-use super::analysis::{in_generic, is_type_param};
+/// Whether hoistable `x` mentions a parameter of `g` (it then lives in `g`: spec/ir.md,
+/// "Scopes").
+pub(crate) fn in_generic(m: &Module, g: Inst, x: Inst) -> bool {
+    m.opcode(x).is_hoistable() && m.parent(x) == Some(g)
+}
+
+/// Whether `t` is a type parameter of `g`.
+pub(crate) fn is_type_param(m: &Module, g: Inst, t: Inst) -> bool {
+    m.opcode(t) == Opcode::TYPE_PARAM && m.parent(t) == Some(g)
+}
 
 /// The most nesting of dependent types followed (a bound on work whatever the input; the
 /// module's own nesting limit is lower).

@@ -24,10 +24,10 @@ use std::collections::HashMap;
 use irkit_core::edges::{edges_of, reverse_postorder};
 use irkit_core::{Builder, CoreError, Inst, Opcode};
 
-use super::analysis::{Info, in_generic, is_type_param, of_dependent};
+use super::analysis::{Info, of_dependent};
 use super::glue::{Glue, stackalloc};
 use super::internal;
-use super::layout::{MAX_DEPTH, Shape, is_dependent, shape};
+use super::layout::{MAX_DEPTH, Shape, in_generic, is_dependent, is_type_param, shape};
 use crate::error::LinkError;
 
 fn err(e: CoreError) -> LinkError {
