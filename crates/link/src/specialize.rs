@@ -133,7 +133,8 @@ pub fn specialize_with(
     }
     pass.run()?;
     let instantiations = pass.records.len() as u64;
-    let mut shared = crate::dynamic::lower_shared(m, &choice.shared, sharing.map(|s| s.gc))?;
+    let mut shared =
+        crate::dynamic::lower_shared(m, &choice.shared, &choice.opened, sharing.map(|s| s.gc))?;
     shared.fallbacks = choice.fallbacks;
     let report = Report {
         instantiations,

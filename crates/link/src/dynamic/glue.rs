@@ -15,7 +15,7 @@
 //! * The **copy routine** `__irkit.generic.copy(dst, src, n)` copies `n` bytes, eight at a time
 //!   then one at a time (values never overlap: a slot is copied to another slot or to memory).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use irkit_core::layout::Layouts;
 use irkit_core::{Builder, Inst, Module, Opcode, Payload};
@@ -40,6 +40,8 @@ pub(crate) struct Glue<'a> {
     copy: Option<Inst>,
     zero: Option<Inst>,
     layouts: Layouts,
+    /// Requirement -> (its interface, its position there).
+    requirements: HashMap<Inst, (Inst, u64)>,
 }
 
 impl<'a> Glue<'a> {
@@ -47,8 +49,18 @@ impl<'a> Glue<'a> {
     pub(crate) fn new(
         m: &'a mut Module,
         chosen: &'a HashMap<Inst, Info>,
+        opened: &HashSet<Inst>,
     ) -> Result<Glue<'a>, LinkError> {
         let layouts = Layouts::new(m);
+        // Each requirement's interface and position, from one pass over the interfaces.
+        let mut requirements = HashMap::new();
+        for &i in m.top_level() {
+            if m.opcode(i) == Opcode::INTERFACE {
+                for (k, &r) in m.operands(i).iter().enumerate() {
+                    requirements.entry(r).or_insert((i, k as u64));
+                }
+            }
+        }
         let mut g = Glue {
             m,
             chosen,
@@ -60,8 +72,9 @@ impl<'a> Glue<'a> {
             copy: None,
             zero: None,
             layouts,
+            requirements,
         };
-        g.size_slots()?;
+        g.size_slots(opened)?;
         let mut order: Vec<Inst> = chosen.keys().copied().collect();
         order.sort_unstable();
         for generic in order {
@@ -87,8 +100,9 @@ impl<'a> Glue<'a> {
             })
     }
 
-    /// The fixed point of the slot sizes (see the module doc).
-    fn size_slots(&mut self) -> Result<(), LinkError> {
+    /// The fixed point of the slot sizes (see the module doc); `opened` are the generics an
+    /// `exists_open` calls.
+    fn size_slots(&mut self, opened: &HashSet<Inst>) -> Result<(), LinkError> {
         let m = &*self.m;
         let root = m.root();
         // (size, align) per type parameter.
@@ -120,11 +134,8 @@ impl<'a> Glue<'a> {
         }
         // A generic an `exists_open` calls gets the type inside an existential of its
         // witness parameter's interface: any type with a witness table of it.
-        for i in m.walk() {
-            if m.opcode(i) != Opcode::EXISTS_OPEN {
-                continue;
-            }
-            let Some(info) = m.operands(i).first().and_then(|g| self.chosen.get(g)) else {
+        for g in opened {
+            let Some(info) = self.chosen.get(g) else {
                 continue;
             };
             let (Some(&t), Some(iface)) = (
@@ -295,19 +306,18 @@ impl<'a> Glue<'a> {
 
     /// The interface requirement `r` belongs to.
     fn interface_of(&self, r: Inst) -> Result<Inst, LinkError> {
-        self.m
-            .top_level()
-            .iter()
-            .copied()
-            .find(|&i| self.m.opcode(i) == Opcode::INTERFACE && self.m.operands(i).contains(&r))
+        self.requirements
+            .get(&r)
+            .map(|&(i, _)| i)
             .ok_or_else(|| internal("a requirement", "no interface lists it"))
     }
 
     /// The position of requirement `r` in its interface.
     pub(crate) fn requirement_index(&self, r: Inst) -> Result<u64, LinkError> {
-        let iface = self.interface_of(r)?;
-        let k = self.m.operands(iface).iter().position(|&x| x == r);
-        Ok(k.unwrap_or(0) as u64)
+        self.requirements
+            .get(&r)
+            .map(|&(_, k)| k)
+            .ok_or_else(|| internal("a requirement", "no interface lists it"))
     }
 
     /// The descriptor of concrete type `t`.

@@ -98,6 +98,7 @@ pub struct Shared {
 pub(crate) fn lower_shared(
     m: &mut Module,
     chosen: &HashMap<Inst, Info>,
+    opened: &std::collections::HashSet<Inst>,
     existentials: Option<crate::objects::Gc>,
 ) -> Result<Shared, LinkError> {
     let has_exists = m
@@ -107,7 +108,7 @@ pub(crate) fn lower_shared(
     if chosen.is_empty() && !(has_exists && existentials.is_some()) {
         return Ok(Shared::default());
     }
-    let mut g = glue::Glue::new(m, chosen)?;
+    let mut g = glue::Glue::new(m, chosen, opened)?;
     let mut witness_calls = 0;
     let mut order: Vec<Inst> = chosen.keys().copied().collect();
     order.sort_unstable();

@@ -21,12 +21,15 @@ use irkit_core::{Inst, Module, Opcode};
 use super::Generics;
 use super::analysis::{Info, analyze};
 use crate::error::LinkError;
+use crate::specialize::label;
 
 /// The generics to share, and the reasons of those asked for that are cloned.
 #[derive(Debug, Default)]
 pub(crate) struct Choice {
     pub(crate) shared: HashMap<Inst, Info>,
     pub(crate) fallbacks: Vec<String>,
+    /// The generics an `exists_open` calls (all shared).
+    pub(crate) opened: HashSet<Inst>,
 }
 
 /// What a generic's decorations ask for.
@@ -38,11 +41,6 @@ fn asked(m: &Module, g: Inst) -> Option<bool> {
     } else {
         None
     }
-}
-
-fn label(m: &Module, g: Inst) -> String {
-    m.name(g)
-        .map_or_else(|| format!("{g:?}"), |n| format!("@{n}"))
 }
 
 /// The generics an `exists_open` calls: they must be shared (the type is only known at run
@@ -174,6 +172,7 @@ pub(crate) fn choose(m: &Module, policy: Generics) -> Result<Choice, LinkError> 
     Ok(Choice {
         shared: shared.into_iter().collect(),
         fallbacks,
+        opened,
     })
 }
 
