@@ -7,7 +7,8 @@
 //! * shifts: Cranelift masks the amount to the type's width like the spec, except for `i1`
 //!   (held in 8 bits), whose shifts return the value unchanged;
 //! * float results that are NaN are replaced by the canonical NaN (except those of the bit
-//!   operations `fneg`, `fabs` and `fcopysign`); `frem` calls C's `fmod`;
+//!   operations `fneg`, `fabs` and `fcopysign`, and those whose bits no use can see:
+//!   [`super::nan`]); `frem` calls C's `fmod`;
 //! * bit counts and rotates of `i1` are computed on its 0/1 directly;
 //! * float-to-integer conversions saturate (`fcvt_to_*_sat` to 64 bits, then clamped).
 
@@ -44,19 +45,19 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 .ok_or_else(|| BackendError::Malformed(format!("{inst}: operand type")))?;
             let ss = self.scalar(sty)?;
             let v = self.val1(ops[0])?;
-            return Ok(self.convert(c, v, ss, rs));
+            return Ok(self.convert(inst, c, v, ss, rs));
         }
         let a = self.val1(ops[0])?;
         if let Some(u) = op.int_unary() {
             return Ok(self.int_unop(u, rs, a));
         }
         if let Some(u) = op.float_unary() {
-            return Ok(self.float_unop(u, rs, a));
+            return Ok(self.float_unop(inst, u, rs, a));
         }
         let b = self.val1(ops[1])?;
         match (rs, op.int_binary(), op.float_binary()) {
             (Scalar::Int(w), Some(bin), _) => self.int_binop(bin, w, a, b, place),
-            (Scalar::F32 | Scalar::F64, _, Some(bin)) => Ok(self.float_binop(bin, rs, a, b)),
+            (Scalar::F32 | Scalar::F64, _, Some(bin)) => Ok(self.float_binop(inst, bin, rs, a, b)),
             _ => Err(malformed()),
         }
     }
@@ -156,7 +157,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
 
     /// A float unary operation: `fneg` and `fabs` are bit operations that keep a NaN's
     /// payload, the others give the canonical NaN.
-    fn float_unop(&mut self, op: FloatUnary, s: Scalar, a: Value) -> Value {
+    fn float_unop(&mut self, inst: Inst, op: FloatUnary, s: Scalar, a: Value) -> Value {
         let i = self.b.ins();
         let r = match op {
             FloatUnary::Fneg => return i.fneg(a),
@@ -167,10 +168,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             FloatUnary::Ftrunc => i.trunc(a),
             FloatUnary::Fnearest => i.nearest(a),
         };
-        self.canonicalize(r, s)
+        self.canonicalize(inst, r, s)
     }
 
-    fn float_binop(&mut self, op: FloatBinary, s: Scalar, a: Value, b: Value) -> Value {
+    fn float_binop(&mut self, inst: Inst, op: FloatBinary, s: Scalar, a: Value, b: Value) -> Value {
         use FloatBinary as B;
         let r = match op {
             // A bit operation: a NaN keeps its payload.
@@ -193,11 +194,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.b.inst_results(call)[0]
             }
         };
-        self.canonicalize(r, s)
+        self.canonicalize(inst, r, s)
     }
 
-    /// `v`, or the canonical NaN of its type if `v` is a NaN.
-    fn canonicalize(&mut self, v: Value, s: Scalar) -> Value {
+    /// `v`, the result of `inst`, or the canonical NaN of its type if `v` is a NaN; just `v`
+    /// when no use of `inst` can see a NaN's bits ([`super::nan`]).
+    fn canonicalize(&mut self, inst: Inst, v: Value, s: Scalar) -> Value {
+        if !self.nan_observed.contains(&inst) {
+            return v;
+        }
         let nan = self.b.ins().fcmp(CFloatCC::Unordered, v, v);
         let canon = if s == Scalar::F32 {
             self.b.ins().f32const(f32::from_bits(0x7fc0_0000))
@@ -234,7 +239,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
-    fn convert(&mut self, op: Conversion, v: Value, from: Scalar, to: Scalar) -> Value {
+    fn convert(&mut self, inst: Inst, op: Conversion, v: Value, from: Scalar, to: Scalar) -> Value {
         use Conversion as C;
         let tt = to.clif();
         match op {
@@ -250,11 +255,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             C::Sext => self.sext_to(v, from, tt),
             C::Fptrunc => {
                 let r = self.b.ins().fdemote(clt::F32, v);
-                self.canonicalize(r, Scalar::F32)
+                self.canonicalize(inst, r, Scalar::F32)
             }
             C::Fpext => {
                 let r = self.b.ins().fpromote(clt::F64, v);
-                self.canonicalize(r, Scalar::F64)
+                self.canonicalize(inst, r, Scalar::F64)
             }
             C::Fptosi => {
                 let w = to.width().unwrap_or(64);

@@ -97,6 +97,7 @@ pub(crate) fn build_function<M: ClModule>(
             values: HashMap::default(),
             blocks: HashMap::default(),
             block_names: HashMap::default(),
+            nan_observed: Default::default(),
             messages: Vec::new(),
             message_offsets: HashMap::default(),
             message_bytes: 0,
@@ -148,6 +149,9 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     pub(crate) blocks: HashMap<Inst, ir::Block>,
     /// `^name` of each block.
     block_names: HashMap<Inst, std::rc::Rc<str>>,
+    /// The values whose NaN bits the program may observe: only float results among them are
+    /// canonicalized ([`super::nan`]).
+    pub(crate) nan_observed: rustc_hash::FxHashSet<Inst>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
     /// Each message's offset in the function's message table (the concatenation of
@@ -168,6 +172,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         // (`crate::debug::locs`).
         let bases = crate::debug::locs::block_bases(m, f);
         let order = irkit_core::edges::reverse_postorder(m, f);
+        self.nan_observed = super::nan::observed(m, &order);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {

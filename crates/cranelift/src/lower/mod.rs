@@ -8,6 +8,7 @@ mod arith;
 mod control;
 mod func;
 mod memory;
+mod nan;
 
 #[cfg(test)]
 pub(crate) use func::lower_function;
