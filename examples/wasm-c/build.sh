@@ -12,3 +12,4 @@ CFLAGS="--target=wasm32 -O2 -fno-builtin -nostdlib -Wl,--no-entry -Wl,--allow-un
 CC=${CC:-clang-19}
 $CC $CFLAGS -o lib.wasm lib.c
 $CC $CFLAGS -o main.wasm main.c
+$CC $CFLAGS -o prog.wasm prog.c

@@ -277,6 +277,39 @@ fn c_compiled_to_two_wasm_modules_links_into_an_executable() {
     let _ = std::fs::remove_dir_all(&t);
 }
 
+/// The larger program of examples/wasm-c (`prog.c`: a bytecode interpreter running a
+/// quicksort and a hash table, its `prog.wasm` committed) translated, linked with `-O` into an
+/// executable and run, and run by the interpreter: both exit as its native build does.
+#[test]
+fn the_larger_c_program_runs_as_natively() {
+    let t = temp_dir("prog");
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/wasm-c");
+    let native = t.join("native");
+    let o = Command::new("cc")
+        .args(["-O2", "-DNATIVE_MAIN", "-o"])
+        .arg(&native)
+        .arg(ex.join("prog.c"))
+        .output()
+        .expect("cc runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = Command::new(&native).status().expect("runs").code();
+    let irm = t.join("prog.irm").display().to_string();
+    let exe = t.join("prog").display().to_string();
+    let wasm = ex.join("prog.wasm");
+    let o = run(
+        "ir-wasm",
+        &[wasm.to_str().unwrap(), "-o", &irm, "--main", "run"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run("ir-link", &[&irm, "-O", "--emit", "exe", "-o", &exe]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(&exe).output().expect("the executable runs");
+    assert_eq!(o.status.code(), expected, "{}", stderr(&o));
+    let o = run("ir-run", &["--interp", &irm]);
+    assert_eq!(o.status.code(), expected, "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&t);
+}
+
 /// C compiled to wasm by clang 19 (`tests/wasm/NAME.c` with `flags` beside the defaults; its
 /// `NAME.wasm` is committed, and rebuilt from the source when `clang-19` is on the `PATH`),
 /// translated, linked into an executable and run: it exits as the native build of the same C

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Run time of the wasm-c kernels on irkit against real engines and the native build.
+
+For each kernel (primes, collatz, hash, matmul of lib.c/main.c, and prog.c's larger
+program) it measures, best of --runs, in one sitting so that the ratios share the machine's
+load:
+
+  irkit       the executable of `ir-wasm` + `ir-link --emit exe` (CPU time of the process)
+  irkit -O    the same linked with `-O`
+  wasmtime    the `wasmtime` Python package (pip install wasmtime): CPU time of the call alone
+  v8          node --no-liftoff: CPU time of the call alone
+  cc -O2      the C sources compiled natively (CPU time of the process)
+
+then the translation time of one module (--translate, default a generated one): `ir-wasm` plus
+`ir-link --library --emit obj`, against wasmtime's compile of the same bytes (Module(engine,
+bytes)), best of --runs. An engine that is not installed is left out.
+
+  cargo build --release -p irkit-cli && python3 examples/wasm-c/bench.py --runs 3
+"""
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = ["primes", "collatz", "hash", "matmul", "program"]
+
+V8_CALL = r"""
+const fs = require('fs'); const [dir, k] = process.argv.slice(-2);
+(async () => {
+  let f;
+  if (k === 'program') {
+    const p = await WebAssembly.instantiate(fs.readFileSync(dir + '/prog.wasm'), {});
+    f = p.instance.exports.bench_program;
+  } else {
+    const lib = await WebAssembly.instantiate(fs.readFileSync(dir + '/lib.wasm'), {});
+    const m = await WebAssembly.instantiate(fs.readFileSync(dir + '/main.wasm'), {lib: lib.instance.exports});
+    f = m.instance.exports['bench_' + k];
+  }
+  const t0 = process.cpuUsage(); f(); const t = process.cpuUsage(t0);
+  console.log((t.user + t.system) / 1e6);
+})();
+"""
+
+
+def child_cpu(cmd):
+    """CPU seconds of running `cmd` to its end (its exit code is a checksum byte: any code
+    is fine, a signal is not)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode < 0:
+        sys.exit(f"{cmd[0]} died by signal {-r.returncode}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def build(bindir, work):
+    """The irkit executables (plain and -O) and the native ones, per kernel."""
+    wasm, link = os.path.join(bindir, "ir-wasm"), os.path.join(bindir, "ir-link")
+    lib = os.path.join(work, "lib.irm")
+    subprocess.run([wasm, os.path.join(HERE, "lib.wasm"), "-o", lib, "--name", "lib"], check=True)
+    exes = {}
+    for k in KERNELS:
+        irm = os.path.join(work, f"{k}.irm")
+        if k == "program":
+            src, inputs = "prog.wasm", [irm]
+            subprocess.run([wasm, os.path.join(HERE, src), "-o", irm, "--main", "bench_program"],
+                           check=True)
+        else:
+            inputs = [irm, lib]
+            subprocess.run([wasm, os.path.join(HERE, "main.wasm"), "-o", irm, "--name", "main",
+                            "--main", f"bench_{k}"], check=True)
+        for opt in ["", "-O"]:
+            exe = os.path.join(work, f"{k}{opt}")
+            subprocess.run([link, *([opt] if opt else []), "--emit", "exe", "-o", exe, *inputs],
+                           check=True)
+            exes[(k, opt)] = exe
+    cc = os.environ.get("CC", "cc")
+    native = os.path.join(work, "native")
+    subprocess.run([cc, "-O2", "-o", native] + [os.path.join(HERE, f)
+                   for f in ["lib.c", "main.c", "native.c"]], check=True)
+    native_prog = os.path.join(work, "native_prog")
+    subprocess.run([cc, "-O2", "-DNATIVE_MAIN", "-o", native_prog, os.path.join(HERE, "prog.c")],
+                   check=True)
+    return exes, native, native_prog
+
+
+def wasmtime_call(k):
+    """CPU seconds of one call of kernel `k` in wasmtime, or None without wasmtime."""
+    try:
+        import wasmtime
+    except ImportError:
+        return None
+    engine = wasmtime.Engine()
+    store = wasmtime.Store(engine)
+    if k == "program":
+        m = wasmtime.Module.from_file(engine, os.path.join(HERE, "prog.wasm"))
+        f = wasmtime.Instance(store, m, []).exports(store)["bench_program"]
+    else:
+        lib = wasmtime.Module.from_file(engine, os.path.join(HERE, "lib.wasm"))
+        main = wasmtime.Module.from_file(engine, os.path.join(HERE, "main.wasm"))
+        exports = wasmtime.Instance(store, lib, []).exports(store)
+        imports = [exports[i.name] for i in main.imports]
+        f = wasmtime.Instance(store, main, imports).exports(store)[f"bench_{k}"]
+    t0 = time.process_time()
+    f(store)
+    return time.process_time() - t0
+
+
+def v8_call(k):
+    """CPU seconds of one call of kernel `k` in V8 (optimizing tier only), or None."""
+    if not shutil.which("node"):
+        return None
+    out = subprocess.run(["node", "--no-liftoff", "-e", V8_CALL, HERE, k],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out.split()[0])
+
+
+def translation(bindir, module, runs, work):
+    """Best seconds of irkit's translation to an object file and of wasmtime's compile."""
+    wasm, link = os.path.join(bindir, "ir-wasm"), os.path.join(bindir, "ir-link")
+    irm, obj = os.path.join(work, "t.irm"), os.path.join(work, "t.o")
+    best_irkit = best_wt = None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([wasm, module, "-o", irm], check=True)
+        subprocess.run([link, "--library", "--emit", "obj", "-o", obj, irm], check=True)
+        t = time.perf_counter() - t0
+        best_irkit = t if best_irkit is None else min(best_irkit, t)
+        try:
+            import wasmtime
+        except ImportError:
+            continue
+        data = open(module, "rb").read()
+        engine = wasmtime.Engine()
+        t0 = time.perf_counter()
+        wasmtime.Module(engine, data)
+        t = time.perf_counter() - t0
+        best_wt = t if best_wt is None else min(best_wt, t)
+    return best_irkit, best_wt
+
+
+def generated_module(n, work):
+    """A module of `n` C functions (loops, a switch, calls, memory), compiled by clang-19 as
+    build.sh compiles the examples; prog.wasm if clang-19 is not there."""
+    cc = os.environ.get("WASM_CC", "clang-19")
+    if not shutil.which(cc):
+        return os.path.join(HERE, "prog.wasm")
+    src = os.path.join(work, "big.c")
+    with open(src, "w") as f:
+        f.write("static int mem[4096];\n")
+        for i in range(n):
+            prev = f"f{i - 1}(x ^ {i}) + " if i else ""
+            f.write(f"""__attribute__((noinline)) int f{i}(int x) {{
+    int s = {i};
+    for (int j = 0; j < (x & 63); j++) {{
+        switch ((j + x) % 5) {{
+        case 0: s += mem[(j * {i + 3}) & 4095]; break;
+        case 1: s ^= x * {2 * i + 1}; mem[(s + j) & 4095] = s; break;
+        case 2: s -= (s >> 3) + j; break;
+        case 3: s = s * 31 + (x / (j + 1)); break;
+        default: s += {prev}1;
+        }}
+    }}
+    return s;
+}}
+""")
+        f.write(f'__attribute__((export_name("run"))) int run(void) {{ return f{n - 1}(7); }}\n')
+    out = os.path.join(work, f"big{n}.wasm")
+    subprocess.run([cc, "--target=wasm32", "-O2", "-fno-builtin", "-nostdlib", "-Wl,--no-entry",
+                    "-o", out, src], check=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", default=os.path.join(HERE, "../../target/release"),
+                    help="where ir-wasm and ir-link are (default: target/release)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--translate", default=None,
+                    help="the module whose translation time is measured (default: a module "
+                    "of --functions generated C functions compiled by clang-19, else prog.wasm)")
+    ap.add_argument("--functions", type=int, default=300)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="irkit-bench-")
+    try:
+        exes, native, native_prog = build(args.bin, work)
+        cols = ["irkit", "irkit -O", "wasmtime", "v8", "cc -O2"]
+        print("| kernel | " + " | ".join(cols) + " | -O / wasmtime | -O / v8 | -O / cc |")
+        print("|---" * (len(cols) + 4) + "|")
+        for k in KERNELS:
+            best = {}
+            for _ in range(args.runs):
+                cc = [native_prog, "bench"] if k == "program" else [native, k]
+                measures = {
+                    "irkit": lambda: child_cpu([exes[(k, "")]]),
+                    "irkit -O": lambda: child_cpu([exes[(k, "-O")]]),
+                    "wasmtime": lambda: wasmtime_call(k),
+                    "v8": lambda: v8_call(k),
+                    "cc -O2": lambda: child_cpu(cc),
+                }
+                for name in cols:
+                    t = measures[name]()
+                    if t is not None:
+                        best[name] = min(best.get(name, t), t)
+
+            def ratio(a, b):
+                return f"{best[a] / best[b]:.2f}" if a in best and b in best else "-"
+            cells = [f"{best[c]:.3f}" if c in best else "-" for c in cols]
+            print(f"| {k} | " + " | ".join(cells) + f" | {ratio('irkit -O', 'wasmtime')} | "
+                  f"{ratio('irkit -O', 'v8')} | {ratio('irkit -O', 'cc -O2')} |")
+        module = args.translate or generated_module(args.functions, work)
+        irkit, wt = translation(args.bin, module, args.runs, work)
+        name = os.path.basename(module)
+        size = os.path.getsize(module)
+        line = f"translation of {name} ({size} B): irkit {irkit * 1000:.1f} ms"
+        if wt is not None:
+            line += f", wasmtime compile {wt * 1000:.1f} ms, ratio {irkit / wt:.2f}"
+        print(line)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
