@@ -68,6 +68,8 @@ pub(crate) struct FuncTranslator<'a, 'm> {
     trap_blocks: Vec<(&'static str, Inst)>,
     /// The SSA variables holding the memory's base and size, if the body accesses memory.
     pub(crate) mem_vars: Option<(u32, u32)>,
+    /// The blocks that end with a memory access's bounds check ([`crate::checks`]).
+    pub(crate) bounds_checks: Vec<Inst>,
     results: Vec<Inst>,
     ret_ty: Inst,
 }
@@ -130,6 +132,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             block: entry,
             trap_blocks: Vec::new(),
             mem_vars,
+            bounds_checks: Vec::new(),
             results: results.clone(),
             ret_ty,
         };
@@ -594,6 +597,13 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         self.ssa
             .remove_trivial_params(&mut self.b, self.func)
             .at(place)?;
+        crate::checks::merge(
+            &mut self.b,
+            &mut self.ssa.cfg,
+            self.func,
+            &self.bounds_checks,
+        )
+        .at(place)?;
         self.ssa.cfg.emit(&mut self.b);
         Ok(())
     }

@@ -32,6 +32,7 @@
 //! ```
 
 pub mod cfg;
+mod checks;
 pub mod entry;
 pub mod env;
 pub mod error;

@@ -217,6 +217,7 @@ impl FuncTranslator<'_, '_> {
         let n = self.b.module().const_i64(n as i64);
         let end = self.b.ins().iadd(ea, n);
         let oob = self.b.ins().icmp(IntCC::Ugt, end, size);
+        self.bounds_checks.push(self.block);
         self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
         Ok(self.byte_at(base, ea))
     }
