@@ -251,11 +251,15 @@ pub struct Compiled {
     _zero: Arc<Mutex<ZeroMaps>>,
     /// The program's C heap.
     heap: Arc<Heap>,
+    /// The code's description registered with GDB (`crate::debug::gdb_jit`), if built.
+    gdb: Option<crate::debug::gdb_jit::Registration>,
 }
 
 impl Drop for Compiled {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
+        // GDB forgets the code before it goes.
+        drop(self.gdb.take());
         // SAFETY: taken once, here; `run` joins the thread running the code before it
         // returns, so none of it is executing, and `entry`, the only address into it, goes
         // with `self`.
@@ -319,13 +323,14 @@ pub fn compile_with(
         session: None,
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
-        debug_info: false,
+        debug_info: true,
     };
-    let (mut module, id, sizes) = lower_module(m, jit, &opts)?;
+    let (mut module, id, sizes, defined) = lower_module(m, jit, &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
     module
         .finalize_definitions()
         .map_err(|e| cl_err("JIT", e))?;
+    let gdb = gdb_registration(m, &module, &defined)?;
     if perf_map {
         crate::perf_map::append(sizes.iter().map(|&(f, id, size)| {
             let addr = module.get_finalized_function(id) as usize;
@@ -339,7 +344,26 @@ pub fn compile_with(
         stack,
         _zero: zero,
         heap: Arc::new(Heap::default()),
+        gdb,
     })
+}
+
+/// The description of `module`'s finalized code (the functions of `m` in `defined`)
+/// registered with GDB (spec/backends.md, "Debugging JIT code"); none for a target the image
+/// does not describe.
+fn gdb_registration(
+    m: &Module,
+    module: &JITModule,
+    defined: &[(crate::debug::Defined, String)],
+) -> Result<Option<crate::debug::gdb_jit::Registration>, BackendError> {
+    let image = crate::debug::jit_image::image(
+        m,
+        defined,
+        |id| Some(module.get_finalized_function(id) as u64),
+        cranelift_module::Module::isa(module),
+    )
+    .map_err(|e| BackendError::Codegen(format!("JIT: describing the code to debuggers: {e}")))?;
+    Ok(image.map(crate::debug::gdb_jit::Registration::new))
 }
 
 impl Compiled {

@@ -29,15 +29,25 @@ use crate::types::Layouts;
 use irkit_core::place::verified_def_label;
 
 /// Lowers `m` into `cl` (outside sessions), compiling each function as it is lowered;
-/// returns the filled module, the entry wrapper's id (if one was asked for) and the size of
-/// each function's code.
+/// returns the filled module, the entry wrapper's id (if one was asked for), the size of
+/// each function's code and, if `opts.debug_info`, what the debug information of every
+/// function defined needs, with its symbol's name.
+#[allow(clippy::type_complexity)]
 pub(crate) fn lower_module<M: ClModule>(
     m: &Module,
     cl: M,
     opts: &LowerOptions<'_>,
-) -> Result<(M, Option<FuncId>, CodeSizes), BackendError> {
+) -> Result<
+    (
+        M,
+        Option<FuncId>,
+        CodeSizes,
+        Vec<(crate::debug::Defined, String)>,
+    ),
+    BackendError,
+> {
     let l = lower_carried(m, cl, opts, Carried::default(), each)?;
-    Ok((l.cl, l.entry, l.code_sizes))
+    Ok((l.cl, l.entry, l.code_sizes, l.debug))
 }
 
 /// Each function compiled: its definition, its symbol and the size of its code.
