@@ -8,6 +8,9 @@
 //! without swap commitment), which the module imports under a generated symbol. `extern`
 //! globals without an initial value are the process's own C data objects (`dlsym`).
 //!
+//! Once finalized, the code is described to debuggers (GDB's JIT interface,
+//! `crate::debug::gdb_jit`) until the [`Compiled`] module is dropped.
+//!
 //! The program runs *in the calling process*: a trap prints its line to standard error and ends
 //! the process with exit code 70 ([`irkit_backend::EXIT_TRAP`]), as `exit(n)` ends it with `n`.
 
@@ -323,6 +326,7 @@ pub fn compile_with(
         session: None,
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
+        // What the image for debuggers needs (see `gdb_registration`).
         debug_info: true,
     };
     let (mut module, id, sizes, defined) = lower_module(m, jit, &opts)?;
@@ -351,7 +355,7 @@ pub fn compile_with(
 /// The description of `module`'s finalized code (the functions of `m` in `defined`)
 /// registered with GDB (spec/backends.md, "Debugging JIT code"); none for a target the image
 /// does not describe.
-fn gdb_registration(
+pub(crate) fn gdb_registration(
     m: &Module,
     module: &JITModule,
     defined: &[(crate::debug::Defined, String)],
@@ -380,6 +384,14 @@ impl Compiled {
         // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
         on_program_thread(self.stack, &self.heap, move || f())
+    }
+
+    /// The image describing the code to debuggers, if one was built.
+    #[cfg(test)]
+    pub(crate) fn gdb_image(&self) -> Option<&[u8]> {
+        self.gdb
+            .as_ref()
+            .map(crate::debug::gdb_jit::Registration::image)
     }
 
     /// The JIT module (for inspection).

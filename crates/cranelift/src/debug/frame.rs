@@ -107,7 +107,8 @@ fn cie(isa: &dyn TargetIsa, eh: bool) -> Option<Vec<u8>> {
         RunTimeEndian::Little => u32::from_le_bytes(len),
         RunTimeEndian::Big => u32::from_be_bytes(len),
     };
-    head.get(..4 + usize::try_from(len).ok()?).map(<[u8]>::to_vec)
+    head.get(..4 + usize::try_from(len).ok()?)
+        .map(<[u8]>::to_vec)
 }
 
 /// The `.eh_frame` section for `isa` describing `functions`: each the index of its symbol
@@ -149,10 +150,7 @@ pub(crate) fn eh_frame(isa: &dyn TargetIsa, functions: &[(usize, u32, &[u8])]) -
 /// (Cranelift's, without augmentation), and per function an FDE with the absolute address
 /// and length (an address size each): what a debugger reads for code no linker placed (the
 /// JIT's, `super::jit_image`). `None` if the target has no System V CIE.
-pub(crate) fn debug_frame(
-    isa: &dyn TargetIsa,
-    functions: &[(u64, u32, &[u8])],
-) -> Option<Vec<u8>> {
+pub(crate) fn debug_frame(isa: &dyn TargetIsa, functions: &[(u64, u32, &[u8])]) -> Option<Vec<u8>> {
     let size = isa.pointer_bytes();
     let mut s = EndianVec::new(endian(isa));
     s.write(&cie(isa, false)?).ok()?;

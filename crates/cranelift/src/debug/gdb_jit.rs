@@ -51,13 +51,15 @@ pub static mut __jit_debug_descriptor: JitDescriptor = JitDescriptor {
 };
 
 /// The function GDB sets its breakpoint on, called after each change of the list. It must
-/// stay a real, separate function, called each time.
+/// stay a real, separate function, called each time, and one the compiler believes may read
+/// the descriptor: otherwise the stores before a call (`action_flag`, `relevant_entry`) would
+/// be dead ones, overwritten after it, and could be removed.
 #[allow(unsafe_code)]
 #[unsafe(no_mangle)]
 #[inline(never)]
 pub extern "C" fn __jit_debug_register_code() {
-    // Something the compiler may not remove or merge with another function's body.
-    std::hint::black_box(());
+    // The descriptor's address handed to code the compiler cannot see into.
+    std::hint::black_box(&raw mut __jit_debug_descriptor);
 }
 
 /// Serializes every change of the list (and GDB's view of it) in the process.
@@ -68,7 +70,7 @@ pub(crate) struct Registration {
     /// The list entry (its address is what the list holds; boxed so it does not move).
     entry: Box<CodeEntry>,
     /// The image the entry points to.
-    _image: Box<[u8]>,
+    image: Box<[u8]>,
 }
 
 // SAFETY: the entry is only read or changed under `LOCK`, by whichever thread holds it, and
@@ -82,7 +84,7 @@ unsafe impl Sync for Registration {}
 impl std::fmt::Debug for Registration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registration")
-            .field("image_bytes", &self.entry.symfile_size)
+            .field("image_bytes", &self.image().len())
             .finish()
     }
 }
@@ -100,7 +102,9 @@ impl Registration {
             symfile_size: image.len() as u64,
         });
         let at: *mut CodeEntry = &mut *entry;
-        let _held = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _held = LOCK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // SAFETY: the descriptor and every entry in its list are changed only under `LOCK`,
         // held here; the entries in the list are alive (each is unlinked by its
         // `Registration`'s `drop`, under the lock, before it is freed), and `at` is this new,
@@ -118,10 +122,14 @@ impl Registration {
             (*d).action_flag = JIT_NOACTION;
             (*d).relevant_entry = null_mut();
         }
-        Registration {
-            entry,
-            _image: image,
-        }
+        Registration { entry, image }
+    }
+}
+
+impl Registration {
+    /// The registered image.
+    pub(crate) fn image(&self) -> &[u8] {
+        &self.image
     }
 }
 
@@ -129,7 +137,9 @@ impl Drop for Registration {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
         let at: *mut CodeEntry = &mut *self.entry;
-        let _held = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _held = LOCK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // SAFETY: as in `new`: under `LOCK`, the list holds live entries only, this one among
         // them (linked by `new`, not unlinked before); its neighbours are relinked around it
         // before GDB is told and before it is freed.
@@ -156,7 +166,9 @@ impl Drop for Registration {
 #[cfg(test)]
 #[allow(unsafe_code)]
 pub(crate) fn registered() -> Vec<(*const u8, u64)> {
-    let _held = LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _held = LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut out = Vec::new();
     // SAFETY: under `LOCK`, the list holds live entries only.
     unsafe {

@@ -16,10 +16,10 @@ use cranelift_codegen::isa::TargetIsa;
 use cranelift_module::FuncId;
 use cranelift_object::object;
 use irkit_core::Module;
-use object::elf;
-use object::write::elf::{FileHeader, SectionHeader, SectionIndex, Sym, Writer};
-use object::write::StringId;
 use object::Endianness;
+use object::elf;
+use object::write::StringId;
+use object::write::elf::{FileHeader, SectionHeader, SectionIndex, Sym, Writer};
 
 use super::{Defined, frame, info, sections};
 
@@ -81,12 +81,7 @@ pub(crate) fn image(
         debug.push((".debug_frame", f));
     }
     let big = matches!(endian, cranelift_codegen::gimli::RunTimeEndian::Big);
-    write_elf(
-        &placed,
-        &debug,
-        (e_machine, isa.pointer_bytes() == 8, big),
-    )
-    .map(Some)
+    write_elf(&placed, &debug, (e_machine, isa.pointer_bytes() == 8, big)).map(Some)
 }
 
 /// The runs of adjacent functions among `placed` (sorted by address): each its start and
@@ -220,6 +215,99 @@ fn write_elf(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cranelift_codegen::gimli;
+    use cranelift_module::Module as _;
+    use object::read::elf::ElfFile64;
+    use object::{Object, ObjectSection, ObjectSymbol};
+
+    const SOURCE: &str = "\
+#[export(\"add\")]
+@add: fn(i32, i32) -> i32 = func {
+^entry(%a: i32, %b: i32):
+  %s: i32 = iadd %a, %b
+  ret %s
+}
+
+#[export(\"main\")]
+@main: fn() -> i32 = func {
+^entry:
+  %r: i32 = call @add(i32 40, i32 2)
+  ret %r
+}
+";
+
+    /// The (address, line) rows of the line program of `image`.
+    fn line_rows(file: &ElfFile64<'_, Endianness>) -> Vec<(u64, u64)> {
+        let section =
+            |id: gimli::SectionId| -> Result<gimli::EndianSlice<'_, gimli::LittleEndian>, ()> {
+                let data = file
+                    .section_by_name(id.name())
+                    .and_then(|s| s.data().ok())
+                    .unwrap_or(&[]);
+                Ok(gimli::EndianSlice::new(data, gimli::LittleEndian))
+            };
+        let dwarf = gimli::Dwarf::load(section).unwrap();
+        let mut rows = Vec::new();
+        let mut units = dwarf.units();
+        while let Some(header) = units.next().unwrap() {
+            let unit = dwarf.unit(header).unwrap();
+            let program = unit.line_program.clone().unwrap();
+            let mut program = program.rows();
+            while let Some((_, row)) = program.next_row().unwrap() {
+                rows.push((row.address(), row.line().map_or(0, |l| l.get())));
+            }
+        }
+        rows
+    }
+
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_image_names_each_function_and_its_lines_at_the_code_s_addresses() {
+        let (mut m, map) = irkit_text::parse_with_source_map(SOURCE, "t.ir").unwrap();
+        irkit_text::attach_locations(&mut m, &map, "t.ir").unwrap();
+        let compiled = crate::jit::compile(&m, "main").unwrap();
+        let image = compiled.gdb_image().expect("an image");
+        let file = ElfFile64::<Endianness>::parse(image).unwrap();
+        assert_eq!(
+            file.elf_header().e_type.get(Endianness::Little),
+            elf::ET_EXEC
+        );
+        let jit = compiled.module();
+        let texts: Vec<(u64, u64)> = file
+            .sections()
+            .filter(|s| s.name() == Ok(".text"))
+            .map(|s| (s.address(), s.size()))
+            .collect();
+        let mut add = None;
+        for sym in file.symbols() {
+            let name = sym.name().unwrap();
+            // Each symbol is the function of that name in the JIT, inside a `.text` section.
+            let Some(cranelift_module::FuncOrDataId::Func(id)) = jit.declarations().get_name(name)
+            else {
+                panic!("{name} is no function of the JIT");
+            };
+            let address = jit.get_finalized_function(id) as u64;
+            assert_eq!(sym.address(), address, "{name}");
+            assert!(
+                texts
+                    .iter()
+                    .any(|&(a, n)| a <= address && address + sym.size() <= a + n),
+                "{name} is in no .text section: {texts:?}"
+            );
+            if name.ends_with("add") {
+                add = Some((address, sym.size()));
+            }
+        }
+        let (start, size) = add.expect("a symbol of @add");
+        // Line 4 (`iadd`) is in @add's code, at its real address.
+        let rows = line_rows(&file);
+        assert!(
+            rows.iter()
+                .any(|&(a, l)| l == 4 && (start..start + size).contains(&a)),
+            "{start:#x}+{size}: {rows:x?}"
+        );
+        assert!(file.section_by_name(".debug_frame").is_some());
+    }
 
     fn defined(size: u32) -> Defined {
         Defined {
@@ -234,11 +322,7 @@ mod tests {
     #[test]
     fn adjacent_functions_share_a_text_section_and_distant_ones_do_not() {
         let (a, b, c) = (defined(40), defined(10), defined(8));
-        let placed = [
-            (0x1000, &a, "a"),
-            (0x1030, &b, "b"),
-            (0x9000, &c, "c"),
-        ];
+        let placed = [(0x1000, &a, "a"), (0x1030, &b, "b"), (0x9000, &c, "c")];
         let r = runs(&placed);
         assert_eq!(r, vec![(0x1000, 0x103a, 0..2), (0x9000, 0x9008, 2..3)]);
     }
