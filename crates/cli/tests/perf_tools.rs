@@ -212,5 +212,12 @@ fn perf_names_the_jits_functions_from_ir_runs_perf_map() {
         top == "[.] @matmul" && pct > 50.0,
         "the kernel is not the hottest function: {rows:?}"
     );
+    // The map outlives the process (profilers read it afterwards): the test's is removed.
+    let pids = run(Command::new("perf")
+        .args(["script", "-i", "jit.data", "-F", "pid"])
+        .current_dir(&dir));
+    if let Some(pid) = text(&pids).split_whitespace().next() {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
