@@ -1,6 +1,7 @@
 //! Debug information checked by the real tools (spec/backends.md, "Debug information"):
 //! `gdb` breaks on a line of a `.ir` module and its backtrace names both modules' functions
-//! with their files and lines; `llvm-dwarfdump --verify` finds no error in any example's
+//! with their files and lines, also in code `ir-run`'s JIT compiled (GDB's JIT interface);
+//! `llvm-dwarfdump --verify` finds no error in any example's
 //! executable; `addr2line` maps a function's address to its first line; `-g0` writes none.
 //!
 //! A tool that is not installed skips its test with a note on stderr, unless
@@ -112,6 +113,53 @@ fn gdb_breaks_on_a_line_of_a_module_and_the_backtrace_names_both_modules() {
         out.contains(&format!("in main () at main.ir:{call}")),
         "{out}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ir-run` registers its code with GDB's JIT interface: a breakpoint on a line of a `.ir`
+/// module, pending until the code is compiled, stops in the JIT's code, and the backtrace
+/// names both modules' functions with their files and lines, then the entry wrapper and the
+/// Rust code that called it (the unwind information walks the JIT's frames).
+#[test]
+fn gdb_breaks_on_a_line_of_a_module_run_by_the_jit() {
+    if !have("gdb") {
+        return;
+    }
+    let dir = temp_dir("gdb-jit");
+    for f in ["lib.ir", "main.ir"] {
+        std::fs::copy(repo().join("examples/two_module").join(f), dir.join(f)).unwrap();
+    }
+    let ret = line_of(&dir, "lib.ir", "ret %s");
+    let call = line_of(&dir, "main.ir", "call @add(");
+    let o = run(Command::new("gdb")
+        .args(["-nx", "-batch", "-ex", "set breakpoint pending on", "-ex"])
+        .arg(format!("break lib.ir:{ret}"))
+        .args(["-ex", "run", "-ex", "bt", "--args"])
+        .arg(env!("CARGO_BIN_EXE_ir-run"))
+        .args(["-g", "main.ir", "lib.ir"])
+        .current_dir(&dir));
+    let out = text(&o);
+    // A malformed image is a warning of gdb's ("Unable to read JIT …", "DWARF error: …",
+    // "… debug_frame …").
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("frame") && !err.contains("DWARF") && !err.contains("JIT"),
+        "{err}{out}"
+    );
+    assert!(
+        out.contains(&format!("hit Breakpoint 1, add () at lib.ir:{ret}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("#0  add () at lib.ir:{ret}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("in main () at main.ir:{call}")),
+        "{out}"
+    );
+    // The walk goes on past the JIT's code, into `ir-run`'s own.
+    assert!(out.contains("in irkit[entry] ()\n#3 "), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -8,6 +8,9 @@
 //! without swap commitment), which the module imports under a generated symbol. `extern`
 //! globals without an initial value are the process's own C data objects (`dlsym`).
 //!
+//! Once finalized, the code is described to debuggers (GDB's JIT interface,
+//! `crate::debug::gdb_jit`) until the [`Compiled`] module is dropped.
+//!
 //! The program runs *in the calling process*: a trap prints its line to standard error and ends
 //! the process with exit code 70 ([`irkit_backend::EXIT_TRAP`]), as `exit(n)` ends it with `n`.
 
@@ -251,11 +254,15 @@ pub struct Compiled {
     _zero: Arc<Mutex<ZeroMaps>>,
     /// The program's C heap.
     heap: Arc<Heap>,
+    /// The code's description registered with GDB (`crate::debug::gdb_jit`), if built.
+    gdb: Option<crate::debug::gdb_jit::Registration>,
 }
 
 impl Drop for Compiled {
     #[allow(unsafe_code)]
     fn drop(&mut self) {
+        // GDB forgets the code before it goes.
+        drop(self.gdb.take());
         // SAFETY: taken once, here; `run` joins the thread running the code before it
         // returns, so none of it is executing, and `entry`, the only address into it, goes
         // with `self`.
@@ -319,13 +326,15 @@ pub fn compile_with(
         session: None,
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
-        debug_info: false,
+        // What the image for debuggers needs (see `gdb_registration`).
+        debug_info: true,
     };
-    let (mut module, id, sizes) = lower_module(m, jit, &opts)?;
+    let (mut module, id, sizes, defined) = lower_module(m, jit, &opts)?;
     let id = id.ok_or_else(|| BackendError::Entry("no entry wrapper".into()))?;
     module
         .finalize_definitions()
         .map_err(|e| cl_err("JIT", e))?;
+    let gdb = gdb_registration(m, &module, &defined)?;
     if perf_map {
         crate::perf_map::append(sizes.iter().map(|&(f, id, size)| {
             let addr = module.get_finalized_function(id) as usize;
@@ -339,7 +348,26 @@ pub fn compile_with(
         stack,
         _zero: zero,
         heap: Arc::new(Heap::default()),
+        gdb,
     })
+}
+
+/// The description of `module`'s finalized code (the functions of `m` in `defined`)
+/// registered with GDB (spec/backends.md, "Debugging JIT code"); none for a target the image
+/// does not describe.
+pub(crate) fn gdb_registration(
+    m: &Module,
+    module: &JITModule,
+    defined: &[(crate::debug::Defined, String)],
+) -> Result<Option<crate::debug::gdb_jit::Registration>, BackendError> {
+    let image = crate::debug::jit_image::image(
+        m,
+        defined,
+        |id| Some(module.get_finalized_function(id) as u64),
+        cranelift_module::Module::isa(module),
+    )
+    .map_err(|e| BackendError::Codegen(format!("JIT: describing the code to debuggers: {e}")))?;
+    Ok(image.map(crate::debug::gdb_jit::Registration::new))
 }
 
 impl Compiled {
@@ -356,6 +384,14 @@ impl Compiled {
         // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
         on_program_thread(self.stack, &self.heap, move || f())
+    }
+
+    /// The image describing the code to debuggers, if one was built.
+    #[cfg(test)]
+    pub(crate) fn gdb_image(&self) -> Option<&[u8]> {
+        self.gdb
+            .as_ref()
+            .map(crate::debug::gdb_jit::Registration::image)
     }
 
     /// The JIT module (for inspection).

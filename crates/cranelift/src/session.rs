@@ -61,6 +61,9 @@ pub struct JitSession {
     carried: Carried,
     /// The arena slots of the module compiled so far (the live program's).
     prepared: usize,
+    /// Each load's code registered with GDB (`crate::debug::gdb_jit`), unregistered before
+    /// the code is freed.
+    gdb: Vec<crate::debug::gdb_jit::Registration>,
 }
 
 impl JitSession {
@@ -78,6 +81,7 @@ impl JitSession {
             reserved: HashMap::new(),
             carried: Carried::default(),
             prepared: 0,
+            gdb: Vec::new(),
         }
     }
 
@@ -172,18 +176,18 @@ impl JitSession {
             max_depth: self.max_depth.map(|d| d as u64),
             threads: crate::runtime::Threads::Host,
             install_fault_handler: false,
-            debug_info: false,
+            debug_info: true,
             session: Some(SessionLower { live, first }),
         };
         let carried = std::mem::take(&mut self.carried);
         let lowered = crate::lower::lower_session(module, jit, &opts, carried).and_then(
-            |(mut jit, ws, carried)| {
+            |(mut jit, ws, carried, defined)| {
                 jit.finalize_definitions()
                     .map_err(|e| cl_err("JIT", e))
-                    .map(|()| (jit, ws, carried))
+                    .map(|()| (jit, ws, carried, defined))
             },
         );
-        let (jit, wrappers, carried) = match lowered {
+        let (jit, wrappers, carried, defined) = match lowered {
             Ok(x) => x,
             Err(e) => {
                 if !first {
@@ -219,6 +223,10 @@ impl JitSession {
                 continue;
             };
             self.entries.entry(name).or_insert(e);
+        }
+        // A load whose code cannot be described still runs (the image is for debuggers).
+        if let Ok(Some(r)) = crate::jit::gdb_registration(module, &jit, &defined) {
+            self.gdb.push(r);
         }
         self.jit = Some(jit);
         self.carried = carried;
@@ -281,6 +289,8 @@ impl Drop for JitSession {
     /// Frees the compiled code and data (a process that opens many sessions, such as a script
     /// runner or a fuzzer, would otherwise keep every one's).
     fn drop(&mut self) {
+        // GDB forgets the code before it goes.
+        self.gdb.clear();
         if let Some(jit) = self.jit.take() {
             // SAFETY: every call runs on a thread that `call` joins before it returns, so no
             // code of this module is executing, and the session, the only holder of addresses

@@ -10,13 +10,17 @@
 //! to the field: `DW_EH_PE_pcrel | DW_EH_PE_sdata4`, as C compilers write it, so that a
 //! position-independent executable needs no run-time relocation here), the code length, an
 //! empty augmentation, the program, and `DW_CFA_nop` padding to the address size.
+//! [`debug_frame`] writes the same programs as `.debug_frame`, with absolute addresses, for
+//! code already placed (the JIT's image for debuggers, `super::jit_image`).
 
 use cranelift_codegen::CompiledCode;
 use cranelift_codegen::gimli;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::isa::unwind::UnwindInfo;
 use gimli::RunTimeEndian;
-use gimli::write::{Address, EhFrame, EndianVec, FrameDescriptionEntry, FrameTable, Writer};
+use gimli::write::{
+    Address, DebugFrame, EhFrame, EndianVec, FrameDescriptionEntry, FrameTable, Writer,
+};
 
 use super::sections::Section;
 
@@ -69,31 +73,51 @@ pub(crate) fn cfa_program(compiled: &CompiledCode, isa: &dyn TargetIsa) -> Vec<u
     program().unwrap_or_default()
 }
 
-/// The `.eh_frame` section for `isa` describing `functions`: each the index of its symbol
-/// (a relocation target, `super::sections`), its code length and its call frame program
-/// (a function without one gets no FDE). `None` if the target has no System V CIE.
-pub(crate) fn eh_frame(isa: &dyn TargetIsa, functions: &[(usize, u32, &[u8])]) -> Option<Section> {
+/// The CIE of `isa` as `.eh_frame` (`eh`: FDE addresses `DW_EH_PE_pcrel | DW_EH_PE_sdata4`)
+/// or `.debug_frame` (absolute addresses) writes it: its bytes, length field included.
+/// `None` if the target has no System V CIE.
+fn cie(isa: &dyn TargetIsa, eh: bool) -> Option<Vec<u8>> {
     let mut cie = isa.create_systemv_cie()?;
-    cie.fde_address_encoding = gimli::DW_EH_PE_pcrel | gimli::DW_EH_PE_sdata4;
+    cie.fde_address_encoding = if eh {
+        gimli::DW_EH_PE_pcrel | gimli::DW_EH_PE_sdata4
+    } else {
+        gimli::DW_EH_PE_absptr
+    };
     cie.lsda_encoding = None;
     cie.personality = None;
     cie.signal_trampoline = false;
-    let align = usize::from(isa.pointer_bytes());
     // `gimli` writes a CIE only before an FDE using it: the CIE is what comes before a
     // placeholder FDE.
     let mut table = FrameTable::default();
     let id = table.add_cie(cie);
     table.add_fde(id, FrameDescriptionEntry::new(Address::Constant(0), 0));
-    let mut head = EhFrame(EndianVec::new(endian(isa)));
-    table.write_eh_frame(&mut head).ok()?;
-    let head = head.0.into_vec();
+    let mut head = EndianVec::new(endian(isa));
+    if eh {
+        let mut w = EhFrame(head);
+        table.write_eh_frame(&mut w).ok()?;
+        head = w.0;
+    } else {
+        let mut w = DebugFrame(head);
+        table.write_debug_frame(&mut w).ok()?;
+        head = w.0;
+    }
+    let head = head.into_vec();
     let len: [u8; 4] = head.get(..4)?.try_into().ok()?;
     let len = match endian(isa) {
         RunTimeEndian::Little => u32::from_le_bytes(len),
         RunTimeEndian::Big => u32::from_be_bytes(len),
     };
+    head.get(..4 + usize::try_from(len).ok()?)
+        .map(<[u8]>::to_vec)
+}
+
+/// The `.eh_frame` section for `isa` describing `functions`: each the index of its symbol
+/// (a relocation target, `super::sections`), its code length and its call frame program
+/// (a function without one gets no FDE). `None` if the target has no System V CIE.
+pub(crate) fn eh_frame(isa: &dyn TargetIsa, functions: &[(usize, u32, &[u8])]) -> Option<Section> {
+    let align = usize::from(isa.pointer_bytes());
     let mut s = Section::new(endian(isa));
-    s.write(head.get(..4 + usize::try_from(len).ok()?)?).ok()?;
+    s.write(&cie(isa, true)?).ok()?;
     for &(symbol, len, program) in functions {
         if program.is_empty() {
             continue;
@@ -119,4 +143,33 @@ pub(crate) fn eh_frame(isa: &dyn TargetIsa, functions: &[(usize, u32, &[u8])]) -
         s.write_u32_at(start, length).ok()?;
     }
     Some(s)
+}
+
+/// The `.debug_frame` section for `isa` describing `functions` already placed: each its
+/// address, its code length and its call frame program (none: no FDE). One CIE at offset 0
+/// (Cranelift's, without augmentation), and per function an FDE with the absolute address
+/// and length (an address size each): what a debugger reads for code no linker placed (the
+/// JIT's, `super::jit_image`). `None` if the target has no System V CIE.
+pub(crate) fn debug_frame(isa: &dyn TargetIsa, functions: &[(u64, u32, &[u8])]) -> Option<Vec<u8>> {
+    let size = isa.pointer_bytes();
+    let mut s = EndianVec::new(endian(isa));
+    s.write(&cie(isa, false)?).ok()?;
+    for &(address, len, program) in functions {
+        if program.is_empty() {
+            continue;
+        }
+        let start = s.len();
+        s.write_u32(0).ok()?;
+        // The CIE's offset in the section.
+        s.write_u32(0).ok()?;
+        s.write_udata(address, size).ok()?;
+        s.write_udata(len.into(), size).ok()?;
+        s.write(program).ok()?;
+        while !(s.len() - start).is_multiple_of(usize::from(size)) {
+            s.write_u8(gimli::DW_CFA_nop.0).ok()?;
+        }
+        let length = u32::try_from(s.len() - start - 4).ok()?;
+        s.write_u32_at(start, length).ok()?;
+    }
+    Some(s.into_vec())
 }

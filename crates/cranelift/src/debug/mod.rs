@@ -9,10 +9,14 @@
 //! finished, [`write`] adds the sections, their references to the functions as relocations
 //! against the function symbols ([`sections`]). The files: [`locs`] (ordinals and the
 //! location table), [`frame`] (`.eh_frame`), [`info`] (the DWARF units and line programs),
-//! [`sections`] (relocating writer, placing the sections).
+//! [`sections`] (relocating writer, placing the sections). For the JIT, [`jit_image`] builds
+//! the same DWARF with the code's real addresses into an ELF image in memory, which
+//! [`gdb_jit`] hands to GDB.
 
 pub(crate) mod frame;
+pub(crate) mod gdb_jit;
 pub(crate) mod info;
+pub(crate) mod jit_image;
 pub(crate) mod locs;
 pub(crate) mod sections;
 
@@ -81,6 +85,32 @@ impl Defined {
     }
 }
 
+/// Function `d` of `m` (its symbol `linkage`, symbol index `index`) as the DWARF describes
+/// it: named by its IR name, else by its symbol.
+pub(crate) fn described<'d>(
+    m: &Module,
+    index: usize,
+    d: &'d Defined,
+    linkage: &str,
+) -> info::Described<'d> {
+    let name = d
+        .def
+        .and_then(|f| m.name(f))
+        .map_or_else(|| linkage.to_string(), str::to_string);
+    info::Described {
+        symbol: index,
+        name,
+        defined: d,
+    }
+}
+
+/// The compile units' `DW_AT_comp_dir`: the current directory (`.` if unknown).
+pub(crate) fn comp_dir() -> String {
+    std::env::current_dir()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| ".".into())
+}
+
 /// Adds the debug sections of `defined` (functions of `m`, each with its symbol's name in
 /// `names`) to `product`, compiled for `isa`: `.eh_frame` for every function with a call
 /// frame program, and the DWARF sections for those with a location. Relative file names are
@@ -102,19 +132,9 @@ pub(crate) fn write(
         let index = symbols.len();
         symbols.push(symbol);
         framed.push((index, d.size, &d.cfa[..]));
-        let name = d
-            .def
-            .and_then(|f| m.name(f))
-            .map_or_else(|| linkage.clone(), str::to_string);
-        described.push(info::Described {
-            symbol: index,
-            name,
-            defined: d,
-        });
+        described.push(self::described(m, index, d, linkage));
     }
-    let dir = std::env::current_dir()
-        .map(|d| d.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| ".".into());
+    let dir = comp_dir();
     let endian = frame::endian(isa);
     let address_size = isa.pointer_bytes();
     let mut all: Vec<(

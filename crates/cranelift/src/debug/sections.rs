@@ -114,3 +114,29 @@ pub(crate) fn place(
     }
     Ok(())
 }
+
+/// The bytes of `s` with each relocation applied where nothing else will: a function's
+/// address is `addresses[symbol]` plus the addend, an offset into another DWARF section the
+/// addend (each section is the only one of its kind, at offset 0). For an image whose code
+/// is already placed (the JIT's, `super::jit_image`); a place-relative relocation, which a
+/// DWARF section does not have, is an error.
+pub(crate) fn resolve(s: &Section, addresses: &[u64]) -> Result<Vec<u8>, String> {
+    let mut w = s.writer.clone();
+    for r in &s.relocs {
+        if r.eh_pe.is_some() {
+            return Err("a place-relative reference in a debug section".into());
+        }
+        let value = match r.target {
+            RelocationTarget::Symbol(i) => addresses
+                .get(i)
+                .ok_or_else(|| format!("no symbol {i} for a debug reference"))?
+                .wrapping_add_signed(r.addend),
+            RelocationTarget::Section(_) => {
+                u64::try_from(r.addend).map_err(|_| "a negative section offset".to_string())?
+            }
+        };
+        w.write_udata_at(r.offset, value, r.size)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(w.into_vec())
+}

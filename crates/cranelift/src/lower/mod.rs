@@ -30,15 +30,25 @@ use crate::types::Layouts;
 use irkit_core::place::verified_def_label;
 
 /// Lowers `m` into `cl` (outside sessions), compiling each function as it is lowered;
-/// returns the filled module, the entry wrapper's id (if one was asked for) and the size of
-/// each function's code.
+/// returns the filled module, the entry wrapper's id (if one was asked for), the size of
+/// each function's code and, if `opts.debug_info`, what the debug information of every
+/// function defined needs, with its symbol's name.
+#[allow(clippy::type_complexity)]
 pub(crate) fn lower_module<M: ClModule>(
     m: &Module,
     cl: M,
     opts: &LowerOptions<'_>,
-) -> Result<(M, Option<FuncId>, CodeSizes), BackendError> {
+) -> Result<
+    (
+        M,
+        Option<FuncId>,
+        CodeSizes,
+        Vec<(crate::debug::Defined, String)>,
+    ),
+    BackendError,
+> {
     let l = lower_carried(m, cl, opts, Carried::default(), each)?;
-    Ok((l.cl, l.entry, l.code_sizes))
+    Ok((l.cl, l.entry, l.code_sizes, l.debug))
 }
 
 /// Each function compiled: its definition, its symbol and the size of its code.
@@ -64,15 +74,25 @@ struct Lowered<M> {
 /// holds the declarations and frames of the `live` definitions compiled already (what the
 /// previous lowering returned; empty for the first), which are neither declared nor measured
 /// again, so the work is the new definitions'. Returns the filled module, a wrapper for every
-/// new exported function whose parameters are scalars, and what to carry to the next lowering.
+/// new exported function whose parameters are scalars, what to carry to the next lowering and,
+/// if `opts.debug_info`, what the debug information of every function defined needs.
+#[allow(clippy::type_complexity)]
 pub(crate) fn lower_session<M: ClModule>(
     m: &Module,
     cl: M,
     opts: &LowerOptions<'_>,
     carried: Carried,
-) -> Result<(M, Vec<SessionEntry>, Carried), BackendError> {
+) -> Result<
+    (
+        M,
+        Vec<SessionEntry>,
+        Carried,
+        Vec<(crate::debug::Defined, String)>,
+    ),
+    BackendError,
+> {
     let l = lower_carried(m, cl, opts, carried, each)?;
-    Ok((l.cl, l.wrappers, l.carried))
+    Ok((l.cl, l.wrappers, l.carried, l.debug))
 }
 
 /// Lowers each function of `defs` in turn.
