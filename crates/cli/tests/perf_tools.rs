@@ -5,7 +5,7 @@
 //!
 //! Sampling uses the software event `cpu-clock`, which needs no hardware counters (virtual
 //! machines often have none). Without `perf` a test is skipped with a note on stderr, unless
-//! `IRKIT_REQUIRE_TOOLS=1` (set by `.ci/run`), which makes it a failure; where the kernel does
+//! `IRKIT_REQUIRE_PERF=1` (set by `.ci/run`), which makes it a failure; where the kernel does
 //! not let this user profile (`perf_event_paranoid`, a container's seccomp profile), it is
 //! skipped whatever that says: the tool is there, the system forbids it.
 
@@ -39,7 +39,7 @@ fn text(o: &Output) -> String {
 }
 
 /// Whether `perf` is installed (if not, the test is skipped, or fails under
-/// `IRKIT_REQUIRE_TOOLS=1`) and may sample this user's processes (if not, skipped).
+/// `IRKIT_REQUIRE_PERF=1`) and may sample this user's processes (if not, skipped).
 fn can_profile(dir: &Path) -> bool {
     let installed = Command::new("perf")
         .arg("--version")
@@ -47,8 +47,8 @@ fn can_profile(dir: &Path) -> bool {
         .is_ok_and(|o| o.status.success());
     if !installed {
         assert!(
-            std::env::var_os("IRKIT_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
-            "perf is not installed (IRKIT_REQUIRE_TOOLS=1)"
+            std::env::var_os("IRKIT_REQUIRE_PERF").is_none_or(|v| v != "1"),
+            "perf is not installed (IRKIT_REQUIRE_PERF=1)"
         );
         eprintln!("skipped: perf is not installed");
         return false;
@@ -75,7 +75,7 @@ fn can_profile(dir: &Path) -> bool {
 }
 
 /// Whether clang with the wasm target is there (a best-effort tool: without it the test is
-/// skipped, whatever `IRKIT_REQUIRE_TOOLS` says, as in debug_tools.rs).
+/// skipped, whatever `IRKIT_REQUIRE_PERF` says, as in debug_tools.rs).
 fn have_clang() -> bool {
     let found = Command::new("clang-19")
         .arg("--version")
