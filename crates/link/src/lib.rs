@@ -53,6 +53,7 @@ mod dynamic;
 mod error;
 mod extend;
 mod input;
+mod label;
 mod linker;
 pub mod objects;
 mod optimize;

@@ -95,7 +95,7 @@ impl<'a> Glue<'a> {
             .ok_or_else(|| {
                 LinkError::Specialize(format!(
                     "{} has no layout: it cannot be a type argument",
-                    crate::specialize::label(self.m, t)
+                    crate::label::label(self.m, t)
                 ))
             })
     }
@@ -328,7 +328,7 @@ impl<'a> Glue<'a> {
         let (size, align) = self.layout_of(t)?;
         let name = format!(
             "__irkit.type.{}",
-            crate::specialize::label(self.m, t).trim_start_matches('@')
+            crate::label::label(self.m, t).trim_start_matches('@')
         );
         let err = |e| internal("a descriptor", e);
         let i64t = self.m.ty_i64();
@@ -549,7 +549,7 @@ impl<'a> Glue<'a> {
             if self.m.operands(s).len() != self.chosen[&g].params.len() + 1 {
                 return Err(LinkError::Specialize(format!(
                     "{} does not pass one argument per parameter",
-                    crate::specialize::label(self.m, s)
+                    crate::label::label(self.m, s)
                 )));
             }
             rauw.insert(s, self.wrapper(s)?);
@@ -609,7 +609,7 @@ impl<'a> Glue<'a> {
                 self.table(a)?
             });
         }
-        let name = crate::specialize::label(self.m, s)
+        let name = crate::label::label(self.m, s)
             .trim_start_matches('@')
             .to_string();
         let err = |e| internal("a wrapper", e);
@@ -700,7 +700,7 @@ fn leaves(m: &Module, ty: Inst) -> Result<Vec<(Vec<u64>, Inst)>, LinkError> {
 fn too_large(m: &Module, ty: Inst) -> LinkError {
     LinkError::Specialize(format!(
         "{} has more than {MAX_LEAVES} scalars: too large to pass to a shared generic",
-        crate::specialize::label(m, ty)
+        crate::label::label(m, ty)
     ))
 }
 

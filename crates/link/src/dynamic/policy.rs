@@ -21,7 +21,7 @@ use irkit_core::{Inst, Module, Opcode};
 use super::Generics;
 use super::analysis::{Info, analyze};
 use crate::error::LinkError;
-use crate::specialize::label;
+use crate::label::label;
 
 /// The generics to share, and the reasons of those asked for that are cloned.
 #[derive(Debug, Default)]
