@@ -18,6 +18,6 @@ pub mod heap;
 pub mod process;
 pub mod servers;
 
-pub use growth::{assert_grows_at_most_n_log_n, best_of};
+pub use growth::{assert_grows_at_most_n_log_n, best_cpu_of, best_of, best_of_both};
 pub use heap::{Counting, Heap};
 pub use process::{Run, run};

@@ -581,8 +581,8 @@ fn chain_of_blocks(n: usize) -> Module {
 fn branches_cost_what_their_arguments_cost() {
     const N: usize = 2_000;
     crate::verify::verify(&chain_of_blocks(100)).unwrap();
-    let t_small = irkit_testkit::best_of(5, || drop(chain_of_blocks(N)));
-    let t_big = irkit_testkit::best_of(3, || drop(chain_of_blocks(10 * N)));
+    let t_small = irkit_testkit::best_cpu_of(5, || drop(chain_of_blocks(N)));
+    let t_big = irkit_testkit::best_cpu_of(3, || drop(chain_of_blocks(10 * N)));
     irkit_testkit::assert_grows_at_most_n_log_n(
         "building a chain of blocks (time per block count)",
         (N, 10 * N),
