@@ -444,7 +444,8 @@ mod tests {
 
     /// Every opcode has a signature the spec can spell, with named slots; edges only on
     /// terminators; and every terminator either has edges (its successors: `jump`, `br`,
-    /// `switch`) or leaves the function (`ret`, `unreachable`, `trap`, `trap_msg`). A new opcode is
+    /// `switch`) or leaves the function (`ret`, `unreachable`, `trap`, `trap_msg`, the tail
+    /// calls). A new opcode is
     /// handled where its roles say: a terminator with edges by [`crate::edges::branch`] and
     /// so by the verifier's `check_branch` (verify/calls.rs), the interpreter's
     /// `branch::decode` and the Cranelift lowering's terminator arms (lower/func.rs), each of
@@ -457,6 +458,8 @@ mod tests {
             Opcode::UNREACHABLE,
             Opcode::TRAP,
             Opcode::TRAP_MSG,
+            Opcode::TAIL_CALL,
+            Opcode::TAIL_CALL_INDIRECT,
         ];
         for info in REGISTRY {
             let sig = info.signature;

@@ -6,6 +6,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_codegen::ir::{self, AbiParam, ArgumentExtension, Signature};
+use cranelift_codegen::isa::CallConv;
 use cranelift_module::{DataId, FuncId, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Module, Opcode};
@@ -108,6 +109,10 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) globals: HashMap<Inst, DataId>,
     /// The runtime routines and C imports the generated code calls.
     pub(crate) rt: Runtime,
+    /// The C entry of each `extern` function definition declared by this lowering (its C
+    /// symbol, with C's calling convention), defined after the bodies
+    /// ([`crate::routines::define_c_entry`]).
+    pub(crate) c_entries: Vec<(Inst, FuncId)>,
     /// Whether data is referred to through absolute addresses ([`LowerOptions::far_data`]).
     pub(crate) far_data: bool,
     /// The call depth limit ([`LowerOptions::max_depth`]).
@@ -190,10 +195,15 @@ impl<M: ClModule> Ctx<'_, M> {
     }
 
     /// The Cranelift signature of `fn` type `ty`: aggregates are passed as their leaves.
-    /// For C functions, narrow integers are extended as the C ABI expects.
+    /// For C functions (`c_abi`), the host's C calling convention, narrow integers extended as
+    /// it expects; for IR functions and indirect calls, the `tail` convention, which
+    /// `return_call` needs on both sides (spec/backends.md, "Calling conventions").
     pub(crate) fn signature(&self, ty: Inst, c_abi: bool) -> Result<Signature, String> {
         let m = self.m;
         let mut sig = self.cl.make_signature();
+        if !c_abi {
+            sig.call_conv = CallConv::Tail;
+        }
         let ops = m.operands(ty);
         let Some((&ret, params)) = ops.split_first() else {
             return Err("fn type without a return type".into());

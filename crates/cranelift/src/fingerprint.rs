@@ -34,7 +34,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -435,7 +435,7 @@ impl Hashing<'_, '_> {
         for &o in data.operands() {
             self.operand(out, o, depth)?;
         }
-        if op == Opcode::CALL_INDIRECT {
+        if op == Opcode::CALL_INDIRECT || op == Opcode::TAIL_CALL_INDIRECT {
             // The largest frame of a function of the call's type: filled in by the keyer.
             if let Some(&ty) = data.operands().first() {
                 self.frames.push((out.0.len() as u64, ty));

@@ -73,6 +73,8 @@ fn build(pic: bool, level: &[(&str, &str)]) -> Result<OwnedTargetIsa, BackendErr
     }
     set(&mut flags, "is_pic", if pic { "true" } else { "false" })?;
     set(&mut flags, "enable_multi_ret_implicit_sret", "true")?;
+    // Cranelift's tail calls (`return_call`: IR tail calls) rely on frame pointers.
+    set(&mut flags, "preserve_frame_pointers", "true")?;
     // Cranelift's own verifier: debug builds only (tests catch lowering bugs; release is fast).
     set(
         &mut flags,

@@ -54,6 +54,41 @@ fn define_routine<M: ClModule>(
     Ok(())
 }
 
+/// Defines the C entry `id` of `extern` function definition `f` (its C symbol, with C's
+/// calling convention): it calls `f`'s body, which has the IR functions' convention (`tail`),
+/// with its arguments, and returns its result. Like C's call of it before IR functions had a
+/// convention of their own, it counts no activation and checks nothing.
+pub(crate) fn define_c_entry<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    f: irkit_core::Inst,
+    id: FuncId,
+) -> Result<(), BackendError> {
+    let Some(Callee::Func(body)) = ctx.funcs.get(&f).cloned() else {
+        return Ok(());
+    };
+    let sig = ctx
+        .cl
+        .declarations()
+        .get_function_decl(id)
+        .signature
+        .clone();
+    let what = irkit_core::place::verified_def_label(ctx.m, f);
+    define_routine(
+        ctx,
+        id,
+        (sig.params, sig.returns),
+        &what,
+        |ctx, b, entry| {
+            let args = b.block_params(entry).to_vec();
+            let callee = ctx.func_in_func(body, b.func);
+            let call = b.ins().call(callee, &args);
+            let rs = b.inst_results(call).to_vec();
+            b.ins().return_(&rs);
+            Ok(())
+        },
+    )
+}
+
 /// Defines `irkit.rt.trap(msg, len)`: `write(2, msg, len); exit(70);`. In session mode it
 /// records the trap in the state instead (`state.stop = TRAP; state.msg = msg; state.arg =
 /// len`: [`STOP`], [`STOP_MSG`], [`STOP_ARG`]) and returns.

@@ -120,8 +120,10 @@ impl JitSession {
             }
             for blk in m.blocks(f) {
                 for &i in m.children(blk) {
-                    if m.opcode(i) == Opcode::CALL_INDIRECT
-                        && let Some(&ty) = m.operands(i).first()
+                    if matches!(
+                        m.opcode(i),
+                        Opcode::CALL_INDIRECT | Opcode::TAIL_CALL_INDIRECT
+                    ) && let Some(&ty) = m.operands(i).first()
                         && !self.reserved.contains_key(&ty)
                     {
                         added.entry(ty).or_insert_with(|| {

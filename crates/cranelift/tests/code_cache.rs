@@ -109,7 +109,7 @@ fn an_edit_recompiles_only_the_edited_function() {
 
 /// A pack (spec/backends.md, "The pack") holding `entries`.
 fn pack_of(entries: &[Vec<u8>]) -> Vec<u8> {
-    let mut hashed = 7u32.to_le_bytes().to_vec();
+    let mut hashed = irkit_cranelift::CODE_CACHE_VERSION.to_le_bytes().to_vec();
     hashed.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     entries.iter().for_each(|e| hashed.extend_from_slice(e));
     let mut p = b"IRKPACK\0".to_vec();

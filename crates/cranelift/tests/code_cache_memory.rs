@@ -91,7 +91,7 @@ fn plant(path: &Path, head: &[u8], len: u64) {
 /// and a checksum that is not the payload's.
 fn entry_header(key: &[u8; 32], len: u64) -> Vec<u8> {
     let mut h = b"IRKCODE\0".to_vec();
-    h.extend_from_slice(&7u32.to_le_bytes());
+    h.extend_from_slice(&irkit_cranelift::CODE_CACHE_VERSION.to_le_bytes());
     h.extend_from_slice(key);
     h.extend_from_slice(&len.to_le_bytes());
     h.extend_from_slice(&[0x5a; 32]);
@@ -132,7 +132,7 @@ fn planted_huge_files_cost_a_build_no_memory() {
     }
     let mut pack = b"IRKPACK\0".to_vec();
     pack.extend_from_slice(&[0x5a; 32]);
-    pack.extend_from_slice(&7u32.to_le_bytes());
+    pack.extend_from_slice(&irkit_cranelift::CODE_CACHE_VERSION.to_le_bytes());
     pack.extend_from_slice(&13u32.to_le_bytes());
     plant(&root(dir.path()).join("pack"), &pack, 256 * MIB);
     let (object, damaged, peak) = build(&m, Some(dir.path()));

@@ -37,6 +37,8 @@ enum Flow {
     Moved,
     /// Call function `func` with the arguments.
     Call(u32, Vec<Value>),
+    /// Replace the activation by a call of function `func` with the arguments (`tail_call`).
+    TailCall(u32, Vec<Value>),
     /// Return from the activation.
     Return(Option<Value>),
 }
@@ -113,6 +115,32 @@ impl Interpreter<'_> {
                     Err(t) if t.location.is_some() => return Err(t),
                     Err(t) => return Err(self.locate(stack, t.kind)),
                 },
+                Flow::TailCall(callee, vals) => {
+                    // The activation ends before the callee's begins (its stack objects are
+                    // released, its frame popped), so a chain of tail calls takes one frame.
+                    let Some(mut done) = stack.pop() else {
+                        return Err(Trap::new(malformed("empty call stack")));
+                    };
+                    for a in std::mem::take(&mut done.allocs) {
+                        let _ = self.mem.release(a, false);
+                    }
+                    match self.enter(stack, callee, vals) {
+                        Ok(None) => {}
+                        // An extern or a proc, completed at once: its result is the ended
+                        // activation's.
+                        Ok(Some(r)) => {
+                            if let Some(v) = self.give_back(stack, r)? {
+                                return Ok(v);
+                            }
+                        }
+                        Err(t) if t.location.is_some() => return Err(t),
+                        Err(t) => {
+                            // Located at the tail call, in the activation it would have ended.
+                            stack.push(done);
+                            return Err(self.locate(stack, t.kind));
+                        }
+                    }
+                }
                 Flow::Return(v) => {
                     let ret = self.prog.funcs[frame.func as usize].ret;
                     if matches!(ret, Ret::Void) != v.is_none() {
@@ -125,20 +153,34 @@ impl Interpreter<'_> {
                             let _ = self.mem.release(a, false);
                         }
                     }
-                    let Some(caller) = stack.last_mut() else {
+                    if let Some(v) = self.give_back(stack, v)? {
                         return Ok(v);
-                    };
-                    let call = match &self.prog.funcs[caller.func as usize].body {
-                        Body::Blocks(bs) => bs[caller.block as usize].body[caller.ip],
-                        _ => return Err(Trap::new(malformed("caller without body"))),
-                    };
-                    if let Some(v) = v {
-                        set(caller, self.prog.src(call), v);
                     }
-                    caller.ip += 1;
                 }
             }
         }
+    }
+
+    /// After the innermost activation ended (popped already) with result `v`: the result of
+    /// the caller's call, which goes on with its next instruction, or, with no caller left, the
+    /// result of the run (`Some`).
+    fn give_back(
+        &self,
+        stack: &mut [Frame],
+        v: Option<Value>,
+    ) -> Result<Option<Option<Value>>, Trap> {
+        let Some(caller) = stack.last_mut() else {
+            return Ok(Some(v));
+        };
+        let call = match &self.prog.funcs[caller.func as usize].body {
+            Body::Blocks(bs) => bs[caller.block as usize].body[caller.ip],
+            _ => return Err(Trap::new(malformed("caller without body"))),
+        };
+        if let Some(v) = v {
+            set(caller, self.prog.src(call), v);
+        }
+        caller.ip += 1;
+        Ok(None)
     }
 
     /// Starts a call of `func`: pushes a frame (`Ok(None)`), or, for an extern or a proc,
@@ -308,29 +350,13 @@ impl Interpreter<'_> {
                 self.mem.write_uint(p, size, bits)?;
                 return Ok(Flow::Next(None));
             }
-            Op::Call => {
-                let callee = *ops
-                    .first()
-                    .ok_or_else(|| malformed("call without callee"))?;
-                let f = self
-                    .prog
-                    .func_index(callee)
-                    .ok_or_else(|| malformed("call of a non-function"))?;
-                let args = self.args(frame, &ops[1..])?;
+            Op::Call | Op::CallIndirect => {
+                let (f, args) = self.callee(frame, op, ops)?;
                 return Ok(Flow::Call(f, args));
             }
-            Op::CallIndirect => {
-                let sig = *ops
-                    .first()
-                    .ok_or_else(|| malformed("call_indirect without signature"))?;
-                let p = self.ptr_operand(frame, ops, 1)?;
-                let f = self
-                    .mem
-                    .func_at(p)
-                    .filter(|&f| self.prog.funcs[f as usize].fn_ty == sig)
-                    .ok_or(TrapKind::BadFunctionPointer { addr: p })?;
-                let args = self.args(frame, &ops[2..])?;
-                return Ok(Flow::Call(f, args));
+            Op::TailCall | Op::TailCallIndirect => {
+                let (f, args) = self.callee(frame, op, ops)?;
+                return Ok(Flow::TailCall(f, args));
             }
             Op::Ret => {
                 let r = match ops.first() {
@@ -371,6 +397,31 @@ impl Interpreter<'_> {
             Some(v) => Ok(Flow::Next(Some(v))),
             None => Err(malformed(format!("{op}: operands of the wrong types"))),
         }
+    }
+
+    /// The function a call of any kind (`op`: `call`, `call_indirect` or their tail forms)
+    /// calls, and its arguments.
+    fn callee(&self, frame: &Frame, op: Op, ops: &[Inst]) -> Res<(u32, Vec<Value>)> {
+        if matches!(op, Op::Call | Op::TailCall) {
+            let callee = *ops
+                .first()
+                .ok_or_else(|| malformed(format!("{op} without callee")))?;
+            let f = self
+                .prog
+                .func_index(callee)
+                .ok_or_else(|| malformed(format!("{op} of a non-function")))?;
+            return Ok((f, self.args(frame, &ops[1..])?));
+        }
+        let sig = *ops
+            .first()
+            .ok_or_else(|| malformed(format!("{op} without signature")))?;
+        let p = self.ptr_operand(frame, ops, 1)?;
+        let f = self
+            .mem
+            .func_at(p)
+            .filter(|&f| self.prog.funcs[f as usize].fn_ty == sig)
+            .ok_or(TrapKind::BadFunctionPointer { addr: p })?;
+        Ok((f, self.args(frame, &ops[2..])?))
     }
 
     fn args(&self, frame: &Frame, ops: &[Inst]) -> Res<Vec<Value>> {

@@ -183,7 +183,7 @@ pub(crate) fn inline_call(
     m.detach(call)?;
     m.append_child(block, jump)?;
     // `f`'s blocks move into `g` after the call's block, each `ret` becoming a jump to the
-    // continuation, which follows them.
+    // continuation, which follows them, and each tail call a call and that jump.
     let blocks: Vec<Inst> = m.blocks(f).collect();
     let (g, at) = crate::rewrite::place(m, block)?;
     let mut pos = at + 1;
@@ -202,6 +202,25 @@ pub(crate) fn inline_call(
             let j = m.new_inst(Opcode::JUMP, None, ops, Payload::None)?;
             crate::rewrite::move_decorations(m, term, j)?;
             m.remove(term)?;
+            m.append_child(b, j)?;
+        } else if let Some(&term) = m.children(b).last()
+            && let Some(op) = match m.opcode(term) {
+                Opcode::TAIL_CALL => Some(Opcode::CALL),
+                Opcode::TAIL_CALL_INDIRECT => Some(Opcode::CALL_INDIRECT),
+                _ => None,
+            }
+        {
+            // A tail call ended `f`'s activation, whose result was the call's: inlined, it is
+            // a call whose result goes to the continuation (the caller's frame holds the callee
+            // as it held `f`, so nothing grows).
+            let ty = result.and_then(|p| m.ty(p));
+            let c = m.new_inst(op, ty, m.operands(term).to_vec(), Payload::None)?;
+            crate::rewrite::move_decorations(m, term, c)?;
+            let mut ops = vec![cont];
+            ops.extend(result.map(|_| c));
+            let j = m.new_inst(Opcode::JUMP, None, ops, Payload::None)?;
+            m.remove(term)?;
+            m.append_child(b, c)?;
             m.append_child(b, j)?;
         }
     }

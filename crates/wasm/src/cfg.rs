@@ -41,6 +41,10 @@ pub enum Term {
     Unreachable,
     /// `trap_msg kind`: a wasm trap with its message (`"out of bounds memory access"` …).
     Trap(&'static str),
+    /// `tail_call callee(args…)` (`return_call`).
+    TailCall(Inst, Vec<Inst>),
+    /// `tail_call_indirect sig, callee(args…)` (`return_call_indirect`, `return_call_ref`).
+    TailCallIndirect(Inst, Inst, Vec<Inst>),
 }
 
 impl Term {
@@ -51,7 +55,11 @@ impl Term {
             Term::Switch(_, d, cases) => std::iter::once(d)
                 .chain(cases.iter().map(|c| &c.1))
                 .collect(),
-            Term::Ret(_) | Term::Unreachable | Term::Trap(_) => Vec::new(),
+            Term::Ret(_)
+            | Term::Unreachable
+            | Term::Trap(_)
+            | Term::TailCall(..)
+            | Term::TailCallIndirect(..) => Vec::new(),
         }
     }
 
@@ -177,6 +185,11 @@ impl Cfg {
                     }
                 }
                 Term::Ret(v) => *v = v.map(&f),
+                Term::TailCall(_, args) => args.iter_mut().for_each(|x| *x = f(*x)),
+                Term::TailCallIndirect(_, p, args) => {
+                    *p = f(*p);
+                    args.iter_mut().for_each(|x| *x = f(*x));
+                }
                 Term::Unreachable | Term::Trap(_) => {}
             }
         }
@@ -201,6 +214,10 @@ impl Cfg {
                 }
                 Some(Term::Ret(v)) => ins.ret(*v),
                 Some(Term::Trap(kind)) => ins.trap_msg(kind),
+                Some(Term::TailCall(callee, args)) => ins.tail_call(*callee, args),
+                Some(Term::TailCallIndirect(sig, p, args)) => {
+                    ins.tail_call_indirect(*sig, *p, args)
+                }
                 Some(Term::Unreachable) | None => ins.unreachable(),
             };
         }

@@ -60,7 +60,7 @@ pub(crate) struct FuncTranslator<'a, 'm> {
     pub(crate) stack: Vec<Inst>,
     frames: Vec<Frame>,
     /// Whether the current position is reachable (in wasm's sense).
-    reachable: bool,
+    pub(crate) reachable: bool,
     /// Nesting depth of constructs inside unreachable code.
     skipped: u32,
     /// The block instructions are appended to.
@@ -388,11 +388,16 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             Operator::Return => {
                 self.ret()?;
             }
-            Operator::Call { function_index } => self.call(function_index)?,
+            Operator::Call { function_index } => self.call(function_index, false)?,
+            Operator::ReturnCall { function_index } => self.call(function_index, true)?,
             Operator::CallIndirect {
                 type_index,
                 table_index,
-            } => self.call_indirect(type_index, table_index)?,
+            } => self.call_indirect(type_index, table_index, false)?,
+            Operator::ReturnCallIndirect {
+                type_index,
+                table_index,
+            } => self.call_indirect(type_index, table_index, true)?,
             Operator::Drop => {
                 self.pop();
             }
@@ -558,8 +563,9 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         Ok(())
     }
 
-    /// `call f`: arguments from the stack, results (several: `extract`ed) onto it.
-    fn call(&mut self, index: u32) -> Result<(), WasmError> {
+    /// `call f`: arguments from the stack, results (several: `extract`ed) onto it; or, for
+    /// `return_call f` (`tail`), irkit's `tail_call`, which ends the block.
+    fn call(&mut self, index: u32, tail: bool) -> Result<(), WasmError> {
         let place = self.place();
         let f = self
             .env
@@ -568,6 +574,11 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             .ok_or_else(|| WasmError::unsupported(format!("function {index}"), place))?;
         let (callee, np, nr) = (f.inst, f.ty.params().len(), f.ty.results().len());
         let args = self.pop_n(np);
+        if tail {
+            self.terminate(Term::TailCall(callee, args));
+            self.reachable = false;
+            return Ok(());
+        }
         let r = self.b.ins().call(callee, &args);
         self.reload_memory()?;
         self.push_results(r, nr);

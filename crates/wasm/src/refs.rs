@@ -73,7 +73,8 @@ impl FuncTranslator<'_, '_> {
                 self.switch_to(cont);
                 self.pop();
             }
-            O::CallRef { type_index } => self.call_ref(type_index)?,
+            O::CallRef { type_index } => self.call_ref(type_index, false)?,
+            O::ReturnCallRef { type_index } => self.call_ref(type_index, true)?,
             O::TableGet { table } => {
                 let t = self.table(table)?;
                 let i = self.pop_u64();
@@ -213,15 +214,15 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// `call_ref (type type_index)`: the reference non-null ("null function reference"), then
-    /// its record's function; validation has checked its type.
-    fn call_ref(&mut self, type_index: u32) -> Result<(), WasmError> {
+    /// its record's function; validation has checked its type. `tail`: `return_call_ref`.
+    fn call_ref(&mut self, type_index: u32, tail: bool) -> Result<(), WasmError> {
         let ft = self.func_type(type_index)?;
         let sig = self.signature(&ft)?;
         let rec = self.pop();
         let args = self.pop_n(ft.params().len());
         let is_null = self.is_null(rec);
         self.trap_if(is_null, crate::traps::NULL_FUNCTION_REFERENCE)?;
-        self.call_record(&ft, sig, rec, &args)
+        self.call_record(&ft, sig, rec, &args, tail)
     }
 
     /// Function type `type_index`.
@@ -244,13 +245,14 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// irkit's `call_indirect` of the function of record `rec` (non-null, of type `ft`) with
-    /// `args`; its results pushed.
+    /// `args`; its results pushed. `tail`: its `tail_call_indirect`, which ends the block.
     fn call_record(
         &mut self,
         ft: &wasmparser::FuncType,
         sig: Inst,
         rec: Inst,
         args: &[Inst],
+        tail: bool,
     ) -> Result<(), WasmError> {
         let place = self.place();
         let p = self.b.module().ty_ptr();
@@ -259,6 +261,11 @@ impl FuncTranslator<'_, '_> {
         let k0 = self.b.module().const_i32(0);
         let fa = self.b.ins().elem(rty, rec, &[zero, k0]);
         let fp = self.b.ins().load(p, fa);
+        if tail {
+            self.terminate(Term::TailCallIndirect(sig, fp, args.to_vec()));
+            self.reachable = false;
+            return Ok(());
+        }
         let r = self.b.ins().call_indirect(sig, fp, args);
         self.reload_memory()?;
         self.push_results(r, ft.results().len());
@@ -268,11 +275,13 @@ impl FuncTranslator<'_, '_> {
     /// `call_indirect (type type_index)` through table `table_index`: the index checked
     /// ("undefined element"), the entry's record non-null ("uninitialized element") and of
     /// the expected signature id ("indirect call type mismatch"), then irkit's
-    /// `call_indirect` of the record's function.
+    /// `call_indirect` of the record's function (`tail`: `return_call_indirect`, its
+    /// `tail_call_indirect`).
     pub(crate) fn call_indirect(
         &mut self,
         type_index: u32,
         table_index: u32,
+        tail: bool,
     ) -> Result<(), WasmError> {
         let place = self.place();
         let t = self.table(table_index)?;
@@ -299,6 +308,6 @@ impl FuncTranslator<'_, '_> {
         let sp = self.b.ins().load(p, sa);
         let wrong = self.b.ins().icmp(IntCC::Ne, sp, expected);
         self.trap_if(wrong, crate::traps::INDIRECT_CALL_TYPE_MISMATCH)?;
-        self.call_record(&ft, sig, rec, &args)
+        self.call_record(&ft, sig, rec, &args, tail)
     }
 }

@@ -43,7 +43,7 @@ fn is_extern(tt: &wasmparser::TableType) -> bool {
 /// The WebAssembly features this front end accepts: WebAssembly 2.0 without SIMD: 1.0 (MVP)
 /// with mutable-global imports and exports, sign extension, non-trapping float-to-int
 /// conversions, multi-value, bulk memory and reference types; and, of 3.0, extended constant
-/// expressions and typed function references (spec/wasm.md).
+/// expressions, typed function references and tail calls (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
     F::WASM1
@@ -54,6 +54,7 @@ pub fn features() -> wasmparser::WasmFeatures {
         | F::BULK_MEMORY
         | F::EXTENDED_CONST
         | F::FUNCTION_REFERENCES
+        | F::TAIL_CALL
 }
 
 /// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an

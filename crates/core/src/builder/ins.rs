@@ -214,6 +214,68 @@ impl Ins<'_, '_> {
         Builder::done("call_indirect", self.b.call_indirect(sig, callee, args))
     }
 
+    /// `tail_call callee(args…)`: a `func` or `proc` returning what the current function returns
+    /// (spec/ir.md, "Tail calls").
+    pub fn tail_call(&mut self, callee: Inst, args: &[Inst]) -> Inst {
+        let block = self.b.cursor("tail_call");
+        let m = &*self.b.m;
+        let sig = m
+            .get(callee)
+            .filter(|d| !d.is_dead() && d.opcode() == Opcode::FUNC)
+            .and_then(|d| d.ty())
+            .and_then(|s| m.fn_signature(s));
+        let Some((ret, params)) = sig else {
+            panic!(
+                "`tail_call`: the callee {} is not a `func`",
+                show(m, callee)
+            );
+        };
+        let params = params.to_vec();
+        self.same_return("tail_call", block, ret);
+        let what = |m: &crate::Module| format!("the callee {}", crate::place::describe(m, callee));
+        self.b.args_fit("tail_call", what, &params, args);
+        let mut ops = vec![callee];
+        ops.extend_from_slice(args);
+        self.emit(Opcode::TAIL_CALL, None, ops, Payload::None)
+    }
+
+    /// `tail_call_indirect sig, callee(args…)`: `sig` returning what the current function
+    /// returns.
+    pub fn tail_call_indirect(&mut self, sig: Inst, callee: Inst, args: &[Inst]) -> Inst {
+        let block = self.b.cursor("tail_call_indirect");
+        let Some((ret, params)) = self.b.m.fn_signature(sig) else {
+            panic!(
+                "`tail_call_indirect`: the signature {} is not a function type",
+                show(self.b.m, sig)
+            );
+        };
+        let params = params.to_vec();
+        self.same_return("tail_call_indirect", block, ret);
+        self.b.value_of("tail_call_indirect", 1, callee, Class::Ptr);
+        let what = |m: &crate::Module| format!("the signature {}", show(m, sig));
+        self.b.args_fit("tail_call_indirect", what, &params, args);
+        let mut ops = vec![sig, callee];
+        ops.extend_from_slice(args);
+        self.emit(Opcode::TAIL_CALL_INDIRECT, None, ops, Payload::None)
+    }
+
+    /// A tail call's callee returns `ret`, what the function of `block` returns (rule T2).
+    fn same_return(&self, name: &str, block: Inst, ret: Inst) {
+        let m = &*self.b.m;
+        let own = m
+            .parent(block)
+            .and_then(|f| m.ty(f))
+            .and_then(|s| m.fn_signature(s))
+            .map(|(r, _)| r);
+        if own.is_some_and(|own| own != ret) {
+            panic!(
+                "`{name}`: the callee returns {}, but the function returns {}",
+                show(m, ret),
+                own.map_or_else(String::new, |o| show(m, o))
+            );
+        }
+    }
+
     /// `ret` with a value (`Some`) or without (`None`), as the function's signature says.
     pub fn ret(&mut self, value: Option<Inst>) -> Inst {
         let block = self.b.cursor("ret");

@@ -328,6 +328,9 @@ registry! {
     UNREACHABLE Unreachable         = 0x0184, "unreachable",     [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     TRAP Trap                       = 0x0185, "trap",            [], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     TRAP_MSG TrapMsg                = 0x0186, "trap_msg",        [], None, Str, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    // -- tail calls (format 6.1): a call that replaces the caller's activation ---------------
+    TAIL_CALL TailCall              = 0x0187, "tail_call",       [Def "callee", Value "arg*"], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
+    TAIL_CALL_INDIRECT TailCallIndirect = 0x0188, "tail_call_indirect", [Type "signature", Value "callee", Value "arg*"], None, None, [TERMINATOR SIDE_EFFECTS MAY_TRAP];
     // -- bit counts, rotates and float unary operations (format 2.1) --------------------------
     CLZ Clz                         = 0x0190, "clz",             [Value "value"], Required, None, [IN_PROC];
     CTZ Ctz                         = 0x0191, "ctz",             [Value "value"], Required, None, [IN_PROC];
@@ -519,7 +522,8 @@ categories! {
     /// The calls.
     op_calls: [Call, CallIndirect];
     /// The terminators (flag `terminator`).
-    op_terminators: [Ret, Jump, Br, Switch, Unreachable, Trap, TrapMsg];
+    op_terminators: [Ret, Jump, Br, Switch, Unreachable, Trap, TrapMsg, TailCall,
+        TailCallIndirect];
     /// The decorations (flag `decoration`): attached to their owner, never executed.
     op_decorations: [Export, Import, Pin, PinIf, PinWeak, Stub, Extern, Weak, Linkonce,
         InlineHint, InlineAlways, InlineNever, Pure, NameHint, Loc, SpecializeAlways,

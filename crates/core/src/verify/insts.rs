@@ -390,6 +390,8 @@ impl<'m> Cx<'m> {
             Op::WitnessEntry => self.check_witness_entry(i),
             Op::CallIndirect => self.check_call_indirect(i, r),
             Op::Ret => self.check_ret(i),
+            Op::TailCall => self.check_tail_call(i),
+            Op::TailCallIndirect => self.check_tail_call_indirect(i),
             Op::Jump | Op::Br | Op::Switch => self.check_branch(i, op),
             Op::Event
             | Op::Cue

@@ -47,6 +47,7 @@ mod insts;
 mod objects;
 mod procs;
 mod structure;
+mod tail_calls;
 mod types;
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! wrapper. The state they share is [`Ctx`] ([`crate::context`]).
 
 mod arith;
+mod calls;
 mod control;
 mod func;
 mod memory;
@@ -167,6 +168,7 @@ fn lower_carried<M: ClModule>(
         funcs: carried.funcs,
         globals: carried.globals,
         rt,
+        c_entries: Vec::new(),
         far_data: opts.far_data,
         max_depth: opts.max_depth.map(|d| d.max(1)),
         frames: carried.frames,
@@ -198,6 +200,9 @@ fn lower_carried<M: ClModule>(
         .filter(|&d| m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some())
         .collect();
     bodies(&mut ctx, &mut fctx, &defs)?;
+    for (d, id) in std::mem::take(&mut ctx.c_entries) {
+        crate::routines::define_c_entry(&mut ctx, d, id)?;
+    }
     let entry = match opts.entry_export {
         Some(export) => Some(crate::routines::define_entry_wrapper(
             &mut ctx, &mut fctx, opts, export,
@@ -262,11 +267,22 @@ impl<M: ClModule> Ctx<'_, M> {
                             .declare_function(name, Linkage::Import, &sig)
                             .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
                     ),
-                    (Some(name), true) => Callee::Func(
-                        self.cl
+                    // A definition callable from C: its body has the IR functions' convention
+                    // (`tail`), its C symbol a wrapper with C's (spec/backends.md, "Calling
+                    // conventions").
+                    (Some(name), true) => {
+                        let c = self
+                            .cl
                             .declare_function(name, Linkage::Export, &sig)
-                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
-                    ),
+                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?;
+                        self.c_entries.push((d, c));
+                        let body_sig = self.signature_of_func(d, false)?;
+                        Callee::Func(
+                            self.cl
+                                .declare_function(&local(), Linkage::Local, &body_sig)
+                                .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
+                        )
+                    }
                     (None, true) => Callee::Func(
                         self.cl
                             .declare_function(&local(), Linkage::Local, &sig)

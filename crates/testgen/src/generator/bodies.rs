@@ -160,8 +160,41 @@ impl Gen<'_, '_> {
             self.call(entry, &mut scope, c);
         }
         if let Some((b, s)) = self.region(entry, scope, 0) {
-            self.ret(b, &s);
+            self.exit(b, &s);
         }
+    }
+
+    /// Ends a path of the current function: `ret`, or (about one time in three, when a
+    /// function it may call returns what it returns) a tail call of that function, direct or
+    /// through its address.
+    pub(super) fn exit(&mut self, b: Inst, scope: &Scope) {
+        let want = self.funcs[self.cur_func].sig.ret.clone();
+        let same: Vec<usize> = self
+            .callable()
+            .into_iter()
+            .filter(|&i| {
+                self.funcs[i].sig.ret == want && self.m.opcode(self.funcs[i].inst) == Opcode::FUNC
+            })
+            .collect();
+        let callee = if self.e.chance(35) {
+            self.e.pick(&same).copied()
+        } else {
+            None
+        };
+        let Some(callee) = callee else {
+            self.ret(b, scope);
+            return;
+        };
+        let sig = self.funcs[callee].sig.clone();
+        let f = self.funcs[callee].inst;
+        let args = self.values(&sig.params, scope);
+        let (op, mut ops) = if self.e.chance(50) {
+            (Opcode::TAIL_CALL, vec![f])
+        } else {
+            (Opcode::TAIL_CALL_INDIRECT, vec![self.fn_ty(&sig), f])
+        };
+        ops.extend(args);
+        self.emit(b, op, None, ops, Payload::None);
     }
 
     pub(super) fn ret(&mut self, b: Inst, scope: &Scope) {
@@ -200,7 +233,7 @@ impl Gen<'_, '_> {
                             self.emit(b, Opcode::TRAP_MSG, None, vec![], Payload::Str(kind.into()))
                         }
                         _ => {
-                            self.ret(b, &scope);
+                            self.exit(b, &scope);
                             b
                         }
                     };

@@ -535,11 +535,13 @@ impl<'m> Printer<'m> {
         }
         self.out.push(' ');
         match d.opcode() {
-            Opcode::CALL if self.is_ref(ops[0]) => {
+            Opcode::CALL | Opcode::TAIL_CALL if self.is_ref(ops[0]) => {
                 self.name(ops[0]);
                 self.group(&ops[1..]);
             }
-            Opcode::CALL_INDIRECT if ops.len() >= 2 && self.is_ref(ops[1]) => {
+            Opcode::CALL_INDIRECT | Opcode::TAIL_CALL_INDIRECT
+                if ops.len() >= 2 && self.is_ref(ops[1]) =>
+            {
                 self.operand(ops[0], 0);
                 self.out.push_str(", ");
                 self.name(ops[1]);
