@@ -2,7 +2,7 @@
 //! kept abstract (its edges, with arguments that SSA construction may still extend) and
 //! written into the irkit function only when the whole body is translated.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use irkit_core::{Builder, Inst};
 

@@ -24,7 +24,7 @@
 //! exactly as before, and traps if one fails; otherwise the run goes on. So the trap happens
 //! exactly when the original program's would, and the common path checks each family once.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{Builder, Conversion, CoreError, Inst, IntBinary, IntCC, Module, Op, Opcode};
 
@@ -61,7 +61,7 @@ pub(crate) fn merge(
         .iter()
         .filter_map(|&blk| parse(b.module(), cfg, blk).map(|c| (blk, c)))
         .collect();
-    let mut claimed: HashSet<Inst> = HashSet::new();
+    let mut claimed: HashSet<Inst> = HashSet::default();
     for &head in checks {
         if claimed.contains(&head) {
             continue;

@@ -12,7 +12,9 @@
 //! removes the parameters every edge passes the same value to (or the parameter itself), as
 //! Braun et al.'s trivial phis, until none is left.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{Builder, CoreError, Inst, Opcode};
 
@@ -43,9 +45,9 @@ impl Ssa {
         Ssa {
             cfg: Cfg::default(),
             var_types,
-            defs: HashMap::new(),
-            sealed: HashSet::new(),
-            incomplete: HashMap::new(),
+            defs: HashMap::default(),
+            sealed: HashSet::default(),
+            incomplete: HashMap::default(),
             pending: VecDeque::new(),
             made: Vec::new(),
         }
@@ -85,7 +87,7 @@ impl Ssa {
                 what: "is not a local of the function",
             })?;
         let mut chain = Vec::new();
-        let mut visited = HashSet::new();
+        let mut visited = HashSet::default();
         let mut cur = block;
         let value = loop {
             if let Some(&v) = self.defs.get(&(cur, var)) {
@@ -148,7 +150,7 @@ impl Ssa {
         b: &mut Builder<'_>,
         func: Inst,
     ) -> Result<(), CoreError> {
-        let mut subst: HashMap<Inst, Inst> = HashMap::new();
+        let mut subst: HashMap<Inst, Inst> = HashMap::default();
         let find = |subst: &HashMap<Inst, Inst>, mut x: Inst| {
             while let Some(&y) = subst.get(&x) {
                 x = y;
