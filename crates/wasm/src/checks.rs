@@ -206,7 +206,6 @@ fn rewrite(b: &mut Builder<'_>, cfg: &mut Cfg, func: Inst, run: &[Check]) -> Res
         return Ok(());
     }
     let i32t = b.module().ty_i32();
-    let i64t = b.module().ty_i64();
     let (go_on, _) = b.block(func, &[])?;
     let (cold, _) = b.block(func, &[])?;
     cfg.add_block(go_on);
@@ -218,10 +217,7 @@ fn rewrite(b: &mut Builder<'_>, cfg: &mut Cfg, func: Inst, run: &[Check]) -> Res
     for (i, (base, members)) in families.iter().enumerate() {
         b.position_at_end(at);
         let reach = members.iter().map(|c| c.c + c.k).max().unwrap_or(0);
-        let z = b.ins().zext(i64t, *base);
-        let reach = b.module().const_i64(reach as i64);
-        let end = b.ins().iadd(z, reach);
-        let out = b.ins().icmp(IntCC::Ugt, end, head.size);
+        let out = beyond(b, *base, reach, head.size);
         let next = if i + 1 == families.len() {
             go_on
         } else {
@@ -247,10 +243,7 @@ fn rewrite(b: &mut Builder<'_>, cfg: &mut Cfg, func: Inst, run: &[Check]) -> Res
                 let k = b.module().const_int(i32t, c.c)?;
                 b.ins().iadd(c.base, k)
             };
-            let z = b.ins().zext(i64t, a);
-            let k = b.module().const_i64(c.k as i64);
-            let end = b.ins().iadd(z, k);
-            let out = b.ins().icmp(IntCC::Ugt, end, head.size);
+            let out = beyond(b, a, c.k, head.size);
             any = Some(any.map_or(out, |a| b.ins().or(a, out)));
         }
     }
@@ -283,4 +276,14 @@ fn rewrite(b: &mut Builder<'_>, cfg: &mut Cfg, func: Inst, run: &[Check]) -> Res
         cfg.terminate(go_on, t);
     }
     b.module().remove_all(&dead)
+}
+
+/// `zext(a) + k > size`, the `i1` that an access `k` bytes past `i32` address `a` is out of
+/// bounds, written where `b` is.
+fn beyond(b: &mut Builder<'_>, a: Inst, k: u64, size: Inst) -> Inst {
+    let i64t = b.module().ty_i64();
+    let z = b.ins().zext(i64t, a);
+    let k = b.module().const_i64(k as i64);
+    let end = b.ins().iadd(z, k);
+    b.ins().icmp(IntCC::Ugt, end, size)
 }

@@ -116,9 +116,16 @@ impl<'m> Cx<'m> {
     }
 
     pub(super) fn check_call_indirect(&mut self, i: Inst, r: Option<VTy>) {
-        let Some(&s) = self.live(i).and_then(|d| d.operands.first()) else {
-            return;
-        };
+        if let Some(ret) = self.check_indirect_callee(i) {
+            self.check_call_result(i, ret, r);
+        }
+    }
+
+    /// What `call_indirect` and `tail_call_indirect` (`i`) share: operand 0 is a `fn` type,
+    /// operand 1 a pointer, the arguments after them match the signature. The signature's
+    /// return type, when it is one.
+    pub(super) fn check_indirect_callee(&mut self, i: Inst) -> Option<Inst> {
+        let &s = self.live(i).and_then(|d| d.operands.first())?;
         let sig = match self.kind(s) {
             Kind::Fn => self.sig(s),
             Kind::Bad => None,
@@ -136,9 +143,9 @@ impl<'m> Cx<'m> {
             }
         };
         self.ptr_operand(i, 1);
-        let Some((ret, params)) = sig else { return };
+        let (ret, params) = sig?;
         self.check_args(i, 2, params, None);
-        self.check_call_result(i, ret, r);
+        Some(ret)
     }
 
     pub(super) fn check_ret(&mut self, i: Inst) {

@@ -33,29 +33,9 @@ impl Cx<'_> {
 
     /// `tail_call_indirect S, %p, args`: the signature, the pointer, the arguments, T2.
     pub(super) fn check_tail_call_indirect(&mut self, i: Inst) {
-        let Some(&s) = self.live(i).and_then(|d| d.operands.first()) else {
-            return;
-        };
-        let sig = match self.kind(s) {
-            Kind::Fn => self.sig(s),
-            Kind::Bad => None,
-            _ => {
-                let msg = format!(
-                    "operand 0 (the signature) must be a fn type, found {}",
-                    if self.opc(s).is_some_and(|o| o.is_type()) {
-                        self.ty_str(s)
-                    } else {
-                        format!("{} ({})", self.vname(s), self.opname(s))
-                    }
-                );
-                self.err(i, msg);
-                None
-            }
-        };
-        self.ptr_operand(i, 1);
-        let Some((ret, params)) = sig else { return };
-        self.check_args(i, 2, params, None);
-        self.check_tail_result(i, ret);
+        if let Some(ret) = self.check_indirect_callee(i) {
+            self.check_tail_result(i, ret);
+        }
     }
 
     /// T2: the callee's return type `ret` against the return type of the function holding

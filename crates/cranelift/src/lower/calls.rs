@@ -6,7 +6,7 @@
 
 use crate::runtime::{DEPTH, LIMIT};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types as clt};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, SigRef, Value, types as clt};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Op};
@@ -67,21 +67,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 None => return Err(self.malformed("call of something that is not a func")),
             }
         } else {
-            let sig = self
-                .ctx
-                .signature(ops[0], false)
-                .map_err(|what| unsupported(place.render(m), what))?;
-            let sr = self.b.import_signature(sig);
-            let callee = self.val1(ops[1])?;
-            // Null is the one bad function pointer native code checks (cheaply, and with the
-            // interpreter's message: null is address 0 in both).
-            let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
-            self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
-            let mut frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
-            if self.ctx.session.is_some() {
-                // Functions of this type compiled later may be called here too.
-                frame = frame.max(crate::runtime::SESSION_INDIRECT_RESERVE);
-            }
+            let (sr, callee, frame) = self.indirect_callee(ops[0], ops[1], place)?;
             let saved = self.enter_call(frame, place)?;
             let call = self.b.ins().call_indirect(sr, callee, &args);
             self.leave_call(saved);
@@ -178,6 +164,33 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
+    /// What `call_indirect` and `tail_call_indirect` share: signature `sig` imported, the
+    /// callee pointer `ptr` checked for null, and the most its possible callees' `stackalloc`
+    /// objects take.
+    fn indirect_callee(
+        &mut self,
+        sig: Inst,
+        ptr: Inst,
+        place: &Place,
+    ) -> Result<(SigRef, Value, u64), BackendError> {
+        let signature = self
+            .ctx
+            .signature(sig, false)
+            .map_err(|what| unsupported(place.render(self.ctx.m), what))?;
+        let sr = self.b.import_signature(signature);
+        let callee = self.val1(ptr)?;
+        // Null is the one bad function pointer native code checks (cheaply, and with the
+        // interpreter's message: null is address 0 in both).
+        let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
+        self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
+        let mut frame = self.ctx.max_frame.get(&sig).copied().unwrap_or(0);
+        if self.ctx.session.is_some() {
+            // Functions of this type compiled later may be called here too.
+            frame = frame.max(crate::runtime::SESSION_INDIRECT_RESERVE);
+        }
+        Ok((sr, callee, frame))
+    }
+
     /// After a call that always traps: its result (if any) is a placeholder in an unreachable
     /// block.
     fn after_trap(&mut self, inst: Inst) -> Result<(), BackendError> {
@@ -212,18 +225,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             args.extend(self.val(a)?);
         }
         if op == Op::TailCallIndirect {
-            let sig = self
-                .ctx
-                .signature(ops[0], false)
-                .map_err(|what| unsupported(place.render(m), what))?;
-            let sr = self.b.import_signature(sig);
-            let callee = self.val1(ops[1])?;
-            let null = self.b.ins().icmp_imm_s(IntCC::Equal, callee, 0);
-            self.trap_if(null, &trap_kinds::bad_function_pointer(0), place)?;
-            let mut frame = self.ctx.max_frame.get(&ops[0]).copied().unwrap_or(0);
-            if self.ctx.session.is_some() {
-                frame = frame.max(crate::runtime::SESSION_INDIRECT_RESERVE);
-            }
+            let (sr, callee, frame) = self.indirect_callee(ops[0], ops[1], place)?;
             self.stack_check(frame, None, place)?;
             self.b.ins().return_call_indirect(sr, callee, &args);
             return Ok(());
