@@ -76,7 +76,7 @@ pub fn global_type(
 pub struct Memory {
     /// The global `{ptr base, i64 size in bytes, i32 maximum pages}`.
     pub global: Inst,
-    /// Its type, `struct {ptr, i64, i32}`.
+    /// Its type, `struct {ptr, i64, i32, i64}`.
     pub ty: Inst,
     /// `fn(i32 delta) -> i32`: wasm's `memory.grow` on this memory.
     pub grow: Inst,

@@ -1,10 +1,11 @@
 //! Linear memory: its representation, bounds-checked loads and stores, `memory.size` and the
 //! module's `memory.grow` helper.
 //!
-//! The memory is a global of type `struct {ptr base, i64 size, i32 max_pages}` (unlike a
-//! table's `{ptr, i64, i64}`, so the linker refuses a memory imported as a table): the address
-//! of its bytes (from `calloc`; null while the size is 0), its size in bytes, and its declared
-//! maximum in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most [`MAX_PAGES`]). An access of `n` bytes at wasm address `a` with static offset `o`
+//! The memory is a global of type `struct {ptr base, i64 size, i32 max_pages, i64 capacity}`
+//! (unlike a table's `{ptr, i64, i64}`, so the linker refuses a memory imported as a table):
+//! the address of its bytes (from `calloc`; null while the size is 0), its size in bytes, its
+//! declared maximum in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most
+//! [`MAX_PAGES`]), and the bytes allocated ([`build_grow`]). An access of `n` bytes at wasm address `a` with static offset `o`
 //! computes `ea = zext(a) + o` in 64 bits (no wrap-around), traps unless `ea + n <= size`,
 //! then loads or stores at `base + ea`. A function accessing the memory keeps `base` and
 //! `size` in two SSA variables, read at its entry and again after every call (a call may have
@@ -28,12 +29,12 @@ pub const MAX_PAGES: u64 = 65536;
 /// [`MAX_PAGES`] all the same.
 pub const NO_MAX_PAGES: u64 = MAX_PAGES + 1;
 
-/// The memory global's type, `struct {ptr, i64, i32}`.
+/// The memory global's type, `struct {ptr, i64, i32, i64}`.
 pub fn memory_type(m: &mut Module) -> Result<Inst, irkit_core::CoreError> {
     let p = m.ty_ptr();
     let i64t = m.ty_i64();
     let i32t = m.ty_i32();
-    m.ty_struct(&[p, i64t, i32t])
+    m.ty_struct(&[p, i64t, i32t, i64t])
 }
 
 impl Libc {
@@ -65,14 +66,15 @@ impl Libc {
     }
 }
 
-/// The address of field `k` (0, 1 or 2) of the memory global.
+/// The address of field `k` (0 to 3) of the memory global.
 fn field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
     let zero = b.module().const_i64(0);
     let k = b.module().const_i32(k);
     b.ins().elem(mem.ty, mem.global, &[zero, k])
 }
 
-/// Loads field `k` (0 base, 1 size, 2 maximum pages, as an `i64`) of the memory global.
+/// Loads field `k` (0 base, 1 size, 2 maximum pages, as an `i64`, 3 capacity) of the memory
+/// global.
 pub fn load_field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
     let a = field(b, mem, k);
     match k {
@@ -80,7 +82,7 @@ pub fn load_field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
             let p = b.module().ty_ptr();
             b.ins().load(p, a)
         }
-        1 => {
+        1 | 3 => {
             let i64t = b.module().ty_i64();
             b.ins().load(i64t, a)
         }
@@ -94,26 +96,39 @@ pub fn load_field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
 
 /// Builds the module's `memory.grow` helper, `fn(i32 delta) -> i32`: the old size in pages,
 /// or -1 (leaving the memory as it was) if the new size would pass the maximum or the
-/// allocation fails. Growing copies the bytes to a new, zeroed allocation (`calloc`) and frees
-/// the old one.
+/// allocation fails.
+///
+/// The allocation has a capacity (the record's fourth field) that may pass the size: its
+/// bytes past the size are zero (`calloc`'s, and nothing writes past the size), so a growth
+/// within the capacity only moves the size. A growth past it allocates a new zeroed block
+/// (`calloc`) of twice the capacity (at least the new size, at most the maximum; the new size
+/// alone if that fails), copies the old bytes and frees the old block: growing a memory page
+/// by page copies each byte a bounded number of times, not once per growth.
 pub fn build_grow(
     b: &mut Builder<'_>,
     mem: &Memory,
     libc: &Libc,
     place: Place,
 ) -> Result<(), WasmError> {
-    let i32t = b.module().ty_i32();
-    let i64t = b.module().ty_i64();
+    let (i32t, i64t, ptr) = (
+        b.module().ty_i32(),
+        b.module().ty_i64(),
+        b.module().ty_ptr(),
+    );
     let f = mem.grow;
     let (entry, params) = b.entry_block(f).at(place)?;
-    let [check0, alloc, copy, store, done, fail] = empty_blocks(b, f, place)?;
+    let [check0, fits, bump, alloc, exact, done, fail] = empty_blocks(b, f, place)?;
+    let (got, got_params) = b.block(f, &[ptr, i64t]).at(place)?;
+    let (copy, _) = b.block(f, &[]).at(place)?;
+    let (store, _) = b.block(f, &[]).at(place)?;
+    let (p, c) = (got_params[0], got_params[1]);
     b.position_at_end(entry);
     let base = load_field(b, mem, 0);
     let size = load_field(b, mem, 1);
     let declared = load_field(b, mem, 2);
-    let cap = b.module().const_i64(MAX_PAGES as i64);
-    let over = b.ins().icmp(IntCC::Ugt, declared, cap);
-    let max = b.ins().select(over, cap, declared);
+    let limit = b.module().const_i64(MAX_PAGES as i64);
+    let over = b.ins().icmp(IntCC::Ugt, declared, limit);
+    let max = b.ins().select(over, limit, declared);
     let sixteen = b.module().const_i64(16);
     let old_pages = b.ins().lshr(size, sixteen);
     let delta = b.ins().zext(i64t, params[0]);
@@ -123,17 +138,36 @@ pub fn build_grow(
     b.position_at_end(check0);
     let zero = b.module().const_i64(0);
     let none = b.ins().icmp(IntCC::Eq, delta, zero);
-    b.ins().br(none, done, &[], alloc, &[]);
-    b.position_at_end(alloc);
+    b.ins().br(none, done, &[], fits, &[]);
+    // Within the capacity: the bytes are there, and zero.
+    b.position_at_end(fits);
     let new_size = b.ins().shl(new_pages, sixteen);
+    let cap = load_field(b, mem, 3);
+    let within = b.ins().icmp(IntCC::Ule, new_size, cap);
+    b.ins().br(within, bump, &[], alloc, &[]);
+    b.position_at_end(bump);
+    let fs = field(b, mem, 1);
+    b.ins().store(fs, new_size);
+    b.ins().jump(done, &[]);
+    // Past it: twice the capacity, at least the new size, at most the maximum.
+    b.position_at_end(alloc);
     let one = b.module().const_i64(1);
-    let p = b.ins().call(libc.calloc, &[new_size, one]);
+    let twice = b.ins().shl(cap, one);
+    let max_size = b.ins().shl(max, sixteen);
+    let more = b.ins().icmp(IntCC::Ugt, twice, max_size);
+    let bounded = b.ins().select(more, max_size, twice);
+    let less = b.ins().icmp(IntCC::Ult, bounded, new_size);
+    let want = b.ins().select(less, new_size, bounded);
+    let q = b.ins().call(libc.calloc, &[want, one]);
     let null = b.module().const_null();
-    let is_null = b.ins().icmp(IntCC::Eq, p, null);
+    let q_null = b.ins().icmp(IntCC::Eq, q, null);
+    b.ins().br(q_null, exact, &[], got, &[q, want]);
+    b.position_at_end(exact);
+    let r = b.ins().call(libc.calloc, &[new_size, one]);
+    let r_null = b.ins().icmp(IntCC::Eq, r, null);
+    b.ins().br(r_null, fail, &[], got, &[r, new_size]);
+    b.position_at_end(got);
     let was_empty = b.ins().icmp(IntCC::Eq, size, zero);
-    let [copy_or_store] = empty_blocks(b, f, place)?;
-    b.ins().br(is_null, fail, &[], copy_or_store, &[]);
-    b.position_at_end(copy_or_store);
     b.ins().br(was_empty, store, &[], copy, &[]);
     b.position_at_end(copy);
     b.ins().call(libc.memcpy, &[p, base, size]);
@@ -144,6 +178,8 @@ pub fn build_grow(
     b.ins().store(fb, p);
     let fs = field(b, mem, 1);
     b.ins().store(fs, new_size);
+    let fc = field(b, mem, 3);
+    b.ins().store(fc, c);
     b.ins().jump(done, &[]);
     b.position_at_end(done);
     let r = b.ins().trunc(i32t, old_pages);

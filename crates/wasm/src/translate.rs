@@ -328,7 +328,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             let null = m.const_null();
             let zero = m.const_i64(0);
             let maxc = m.const_i32(max as i32);
-            let init = m.const_aggregate(ty, &[null, zero, maxc]).at(place)?;
+            let init = m.const_aggregate(ty, &[null, zero, maxc, zero]).at(place)?;
             let g = Builder::new(m)
                 .global_var("memory", ty, Some(init))
                 .at(place)?;
