@@ -168,8 +168,8 @@ pub struct DataSegment {
 /// A table of references: a global of type [`Table::ty`], whose entries are `ptr`s.
 #[derive(Clone, Copy, Debug)]
 pub struct Table {
-    /// The global `{ptr entries, i64 length, i64 maximum}` (and an `i8` tag field for a table
-    /// of `externref`).
+    /// The global `{ptr entries, i64 length, i64 maximum, i64 capacity}` (and an `i8` tag field
+    /// for a table of `externref`).
     pub global: Inst,
     /// Its type.
     pub ty: Inst,

@@ -29,7 +29,8 @@ pub struct GlobalInit<'a> {
 /// match (wasm's import matching): its size at least `min`, and, if the import declares a
 /// maximum, a declared maximum of at most that.
 pub struct ImportLimits {
-    /// The imported global (`{ptr, i64 size, i64 maximum}`, the memory's or the table's).
+    /// The imported global (the memory's or the table's: `{ptr, i64 size, maximum, i64
+    /// capacity}`).
     pub global: Inst,
     /// How far to shift the size field right to count in the limits' unit (16 for a memory's
     /// bytes to pages, 0 for a table's entries).

@@ -2,7 +2,7 @@
 //! module's `memory.grow` helper.
 //!
 //! The memory is a global of type `struct {ptr base, i64 size, i32 max_pages, i64 capacity}`
-//! (unlike a table's `{ptr, i64, i64}`, so the linker refuses a memory imported as a table):
+//! (unlike a table's `{ptr, i64, i64, i64}`, so the linker refuses a memory imported as a table):
 //! the address of its bytes (from `calloc`; null while the size is 0), its size in bytes, its
 //! declared maximum in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most
 //! [`MAX_PAGES`]), and the bytes allocated ([`build_grow`]). An access of `n` bytes at wasm address `a` with static offset `o`

@@ -9,10 +9,11 @@
 //! `wasm-sig:(i32 i64)->(f32)`) and marked `linkonce`: linking collapses the copies into one,
 //! so the id is the same in every module of a program and `call_indirect` compares ids.
 //!
-//! A table is a global of type `struct {ptr entries, i64 length, i64 maximum}` (plus an `i8`
-//! field for a table of `externref`, so the linker tells the two kinds apart): its entries are
-//! references (`ptr`), allocated with `calloc` by the module's grow helper, which the
-//! initializer of the defining module calls for the initial size. The maximum is the declared
+//! A table is a global of type `struct {ptr entries, i64 length, i64 maximum, i64 capacity}`
+//! (plus an `i8` field for a table of `externref`, so the linker tells the two kinds apart):
+//! its entries are references (`ptr`), allocated with `calloc` by the module's grow helper,
+//! which the initializer of the defining module calls for the initial size; the capacity is
+//! the entries allocated (at least the length: the grow helper's). The maximum is the declared
 //! one ([`NO_MAX_ENTRIES`] if none); a table grows to at most [`MAX_ENTRIES`].
 
 use irkit_core::{Builder, CoreError, Inst, IntCC, Module, Opcode, Payload};
@@ -39,16 +40,16 @@ pub fn sig_symbol(ft: &FuncType) -> String {
     format!("wasm-sig:{}", canonical(ft))
 }
 
-/// The type of a table global: `struct {ptr, i64, i64}`, and for a table of `externref`
-/// `struct {ptr, i64, i64, i8}`.
+/// The type of a table global: `struct {ptr, i64, i64, i64}`, and for a table of `externref`
+/// `struct {ptr, i64, i64, i64, i8}`.
 pub fn table_type(m: &mut Module, externref: bool) -> Result<Inst, CoreError> {
     let p = m.ty_ptr();
     let i64t = m.ty_i64();
     if externref {
         let i8t = m.ty_i8();
-        m.ty_struct(&[p, i64t, i64t, i8t])
+        m.ty_struct(&[p, i64t, i64t, i64t, i8t])
     } else {
-        m.ty_struct(&[p, i64t, i64t])
+        m.ty_struct(&[p, i64t, i64t, i64t])
     }
 }
 
@@ -118,8 +119,8 @@ fn field_of(b: &mut Builder<'_>, ty: Inst, table: Inst, k: i32) -> Inst {
     b.ins().elem(ty, table, &[zero, k])
 }
 
-/// Loads the entries pointer (`k = 0`), the length (`k = 1`) or the maximum (`k = 2`) of the
-/// table.
+/// Loads the entries pointer (`k = 0`), the length (`k = 1`), the maximum (`k = 2`) or the
+/// capacity (`k = 3`) of the table.
 pub fn load_field(b: &mut Builder<'_>, t: &Table, k: i32) -> Inst {
     load_field_of(b, t.ty, t.global, k)
 }
@@ -183,9 +184,12 @@ fn build_fill(b: &mut Builder<'_>, f: Inst, place: Place) -> Result<(), WasmErro
 }
 
 /// `grow(table, delta, init)`: the old length, or -1 (the table unchanged) if the new length
-/// passes the declared maximum or [`MAX_ENTRIES`], or the allocation fails. Growing allocates
-/// the new entries zeroed (`calloc`), copies the old ones (`memcpy`), frees the old
-/// allocation, and stores `init` into the new entries unless it is null.
+/// passes the declared maximum or [`MAX_ENTRIES`], or the allocation fails; `init` is stored
+/// into the new entries unless it is null. A new length within the capacity only becomes the
+/// length (the entries past the length are null: `calloc`'s, and nothing writes past the
+/// length); one past it allocates entries zeroed (`calloc`) for twice the capacity (at least
+/// the new length, at most the maximum; the new length alone if that fails), copies the old
+/// ones (`memcpy`) and frees the old allocation, as a memory grows (`crate::memory`).
 fn build_grow(
     b: &mut Builder<'_>,
     h: &TableHelpers,
@@ -194,27 +198,24 @@ fn build_grow(
 ) -> Result<(), WasmError> {
     let f = h.grow;
     let ty = table_type(b.module(), false).at(place)?;
-    let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
+    let (i32t, i64t, p) = (
+        b.module().ty_i32(),
+        b.module().ty_i64(),
+        b.module().ty_ptr(),
+    );
     let (entry, params) = b.entry_block(f).at(place)?;
-    let [
-        check0,
-        alloc,
-        copy_or_fill,
-        copy,
-        fill_or_store,
-        fill,
-        store,
-        done,
-        fail,
-    ] = empty_blocks(b, f, place)?;
+    let [check0, fits, alloc, exact, copy, fill, done, fail] = empty_blocks(b, f, place)?;
+    let (got, got_params) = b.block(f, &[p, i64t]).at(place)?;
+    let (fill_or_store, fs_params) = b.block(f, &[p, i64t]).at(place)?;
+    let (store, _) = b.block(f, &[]).at(place)?;
     let (table, delta, init) = (params[0], params[1], params[2]);
     b.position_at_end(entry);
     let old = load_field_of(b, ty, table, 0);
     let len = load_field_of(b, ty, table, 1);
     let declared = load_field_of(b, ty, table, 2);
-    let cap = b.module().const_i64(MAX_ENTRIES as i64);
-    let over = b.ins().icmp(IntCC::Ugt, declared, cap);
-    let max = b.ins().select(over, cap, declared);
+    let limit = b.module().const_i64(MAX_ENTRIES as i64);
+    let over = b.ins().icmp(IntCC::Ugt, declared, limit);
+    let max = b.ins().select(over, limit, declared);
     let d = b.ins().zext(i64t, delta);
     let new_len = b.ins().iadd(len, d);
     let too_big = b.ins().icmp(IntCC::Ugt, new_len, max);
@@ -222,32 +223,52 @@ fn build_grow(
     b.position_at_end(check0);
     let zero = b.module().const_i64(0);
     let none = b.ins().icmp(IntCC::Eq, d, zero);
-    b.ins().br(none, done, &[], alloc, &[]);
+    b.ins().br(none, done, &[], fits, &[]);
+    // Within the capacity: the entries are there, and null.
+    b.position_at_end(fits);
+    let cap = load_field_of(b, ty, table, 3);
+    let within = b.ins().icmp(IntCC::Ule, new_len, cap);
+    b.ins().br(within, fill_or_store, &[old, cap], alloc, &[]);
+    // Past it: twice the capacity, at least the new length, at most the maximum.
     b.position_at_end(alloc);
+    let one = b.module().const_i64(1);
+    let twice = b.ins().shl(cap, one);
+    let more = b.ins().icmp(IntCC::Ugt, twice, max);
+    let bounded = b.ins().select(more, max, twice);
+    let less = b.ins().icmp(IntCC::Ult, bounded, new_len);
+    let want = b.ins().select(less, new_len, bounded);
     let size = b.module().const_i64(ENTRY_BYTES);
-    let p = b.ins().call(libc.calloc, &[new_len, size]);
+    let q = b.ins().call(libc.calloc, &[want, size]);
     let null = b.module().const_null();
-    let is_null = b.ins().icmp(IntCC::Eq, p, null);
-    b.ins().br(is_null, fail, &[], copy_or_fill, &[]);
-    b.position_at_end(copy_or_fill);
+    let q_null = b.ins().icmp(IntCC::Eq, q, null);
+    b.ins().br(q_null, exact, &[], got, &[q, want]);
+    b.position_at_end(exact);
+    let r = b.ins().call(libc.calloc, &[new_len, size]);
+    let r_null = b.ins().icmp(IntCC::Eq, r, null);
+    b.ins().br(r_null, fail, &[], got, &[r, new_len]);
+    b.position_at_end(got);
+    let (np, nc) = (got_params[0], got_params[1]);
     let was_empty = b.ins().icmp(IntCC::Eq, len, zero);
-    b.ins().br(was_empty, fill_or_store, &[], copy, &[]);
+    b.ins().br(was_empty, fill_or_store, &[np, nc], copy, &[]);
     b.position_at_end(copy);
     let bytes = b.ins().imul(len, size);
-    b.ins().call(libc.memcpy, &[p, old, bytes]);
+    b.ins().call(libc.memcpy, &[np, old, bytes]);
     b.ins().call(libc.free, &[old]);
-    b.ins().jump(fill_or_store, &[]);
+    b.ins().jump(fill_or_store, &[np, nc]);
     b.position_at_end(fill_or_store);
+    let (entries, capacity) = (fs_params[0], fs_params[1]);
     let init_null = b.ins().icmp(IntCC::Eq, init, null);
     b.ins().br(init_null, store, &[], fill, &[]);
     b.position_at_end(fill);
-    b.ins().call(h.fill, &[p, len, d, init]);
+    b.ins().call(h.fill, &[entries, len, d, init]);
     b.ins().jump(store, &[]);
     b.position_at_end(store);
     let f0 = field_of(b, ty, table, 0);
-    b.ins().store(f0, p);
+    b.ins().store(f0, entries);
     let f1 = field_of(b, ty, table, 1);
     b.ins().store(f1, new_len);
+    let f3 = field_of(b, ty, table, 3);
+    b.ins().store(f3, capacity);
     b.ins().jump(done, &[]);
     b.position_at_end(done);
     let r = b.ins().trunc(i32t, len);

@@ -369,6 +369,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
             m.const_null(),
             m.const_i64(0),
             m.const_i64(tt.maximum.unwrap_or(table::NO_MAX_ENTRIES) as i64),
+            m.const_i64(0),
         ];
         if is_extern(tt) {
             let i8t = m.ty_i8();

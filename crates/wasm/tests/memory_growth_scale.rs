@@ -1,7 +1,8 @@
-//! Growing a memory page by page costs what the pages cost, not their square: `memory.grow`
-//! copied the whole memory to a new allocation on every growth, so 1,000 growths of one page
-//! copied 32 GB (34 s as an executable); the memory now keeps a capacity that doubles
-//! (crates/wasm/src/memory.rs, `build_grow`).
+//! Growing a memory page by page, or a table entry by entry, costs what the pages or entries
+//! cost, not their square: `memory.grow` copied the whole memory to a new allocation on every
+//! growth, so 1,000 growths of one page copied 32 GB (34 s as an executable), and `table.grow`
+//! likewise; both now keep a capacity that doubles (crates/wasm/src/memory.rs and table.rs,
+//! `build_grow`).
 //!
 //! The growth is checked by the ratio of two sizes (the best of a few runs each, in the
 //! interpreter), with a bound far above linear and far below quadratic.
@@ -20,7 +21,14 @@ const GROW: &str = r#"(module
                  (local.get $n))
       (local.set $n (i32.sub (local.get $n) (i32.const 1)))
       (br_if $l (local.get $n)))
-    (memory.size)))"#;
+    (memory.size))
+  (table $t 1 funcref)
+  (func (export "grow_table") (param $n i32) (result i32)
+    (loop $l
+      (drop (table.grow $t (ref.null func) (i32.const 1)))
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (br_if $l (local.get $n)))
+    (table.size $t)))"#;
 
 fn linked() -> irkit_core::Module {
     let m = irkit_wasm::translate_input(GROW.as_bytes(), "g").unwrap();
@@ -33,26 +41,43 @@ fn linked() -> irkit_core::Module {
     irkit_link::link(vec![input], &opts).unwrap().module
 }
 
-/// Grows a fresh instance's memory by `n` single pages; checks its final size.
-fn grow(m: &irkit_core::Module, n: i32) {
+/// Calls `export` (`grow` or `grow_table`) of a fresh instance to grow `n` times by one;
+/// checks the final size.
+fn grow(m: &irkit_core::Module, export: &str, n: i32) {
     let mut it = Interpreter::new(m).unwrap();
     it.run(irkit_wasm::init_symbol("g").as_str(), &[]).unwrap();
     let size = it
-        .run("wasm:g:grow", &[Value::I32(n as u32 as u64)])
+        .run(
+            format!("wasm:g:{export}").as_str(),
+            &[Value::I32(n as u32 as u64)],
+        )
         .unwrap();
     assert_eq!(size, Some(Value::I32(n as u32 as u64 + 1)), "{n} growths");
+}
+
+/// Whether `n` growths by `export` take at most 35x what `n / 10` take.
+fn check_linear(export: &str, n: i32) {
+    let m = linked();
+    let small = irkit_testkit::growth::best_cpu_of(3, || grow(&m, export, n / 10));
+    let big = irkit_testkit::growth::best_cpu_of(3, || grow(&m, export, n));
+    let floor = std::time::Duration::from_millis(2);
+    assert!(
+        big <= small.max(floor) * 35,
+        "{export}: {n} growths took {big:?}, {} took {small:?}: more than 35x",
+        n / 10
+    );
 }
 
 /// 100 growths (6.4 MB) against 1,000 (64 MB): about 10x the work, 100x when every growth
 /// copied the memory.
 #[test]
 fn growing_page_by_page_is_linear_in_the_pages() {
-    let m = linked();
-    let small = irkit_testkit::growth::best_cpu_of(3, || grow(&m, 100));
-    let big = irkit_testkit::growth::best_cpu_of(3, || grow(&m, 1_000));
-    let floor = std::time::Duration::from_millis(2);
-    assert!(
-        big <= small.max(floor) * 35,
-        "1,000 growths took {big:?}, 100 took {small:?}: more than 35x"
-    );
+    check_linear("grow", 1_000);
+}
+
+/// 10,000 growths of one entry against 100,000 (800 KB of entries): about 10x the work, 100x
+/// when every growth copied the entries.
+#[test]
+fn growing_a_table_entry_by_entry_is_linear_in_the_entries() {
+    check_linear("grow_table", 100_000);
 }
