@@ -151,21 +151,9 @@ pub fn build_grow(
     b.ins().jump(done, &[]);
     // Past it: twice the capacity, at least the new size, at most the maximum.
     b.position_at_end(alloc);
-    let one = b.module().const_i64(1);
-    let twice = b.ins().shl(cap, one);
     let max_size = b.ins().shl(max, sixteen);
-    let more = b.ins().icmp(IntCC::Ugt, twice, max_size);
-    let bounded = b.ins().select(more, max_size, twice);
-    let less = b.ins().icmp(IntCC::Ult, bounded, new_size);
-    let want = b.ins().select(less, new_size, bounded);
-    let q = b.ins().call(libc.calloc, &[want, one]);
-    let null = b.module().const_null();
-    let q_null = b.ins().icmp(IntCC::Eq, q, null);
-    b.ins().br(q_null, exact, &[], got, &[q, want]);
-    b.position_at_end(exact);
-    let r = b.ins().call(libc.calloc, &[new_size, one]);
-    let r_null = b.ins().icmp(IntCC::Eq, r, null);
-    b.ins().br(r_null, fail, &[], got, &[r, new_size]);
+    let one = b.module().const_i64(1);
+    allocate_grown(b, libc, [cap, new_size, max_size, one], [exact, got, fail]);
     b.position_at_end(got);
     let was_empty = b.ins().icmp(IntCC::Eq, size, zero);
     b.ins().br(was_empty, store, &[], copy, &[]);
@@ -188,6 +176,32 @@ pub fn build_grow(
     let m1 = b.module().const_i32(-1);
     b.ins().ret(Some(m1));
     Ok(())
+}
+
+/// In a grow helper whose new size `need` passes the capacity `cap` (both counting elements of
+/// `unit` bytes): allocates zeroed room (`calloc`) for twice the capacity, at least `need` and
+/// at most `max` elements, and jumps to `got(block, elements)`; if that fails, for `need`
+/// alone (in block `exact`); if that fails too, to `fail`. Shared by memories and tables.
+pub(crate) fn allocate_grown(
+    b: &mut Builder<'_>,
+    libc: &Libc,
+    [cap, need, max, unit]: [Inst; 4],
+    [exact, got, fail]: [Inst; 3],
+) {
+    let one = b.module().const_i64(1);
+    let twice = b.ins().shl(cap, one);
+    let more = b.ins().icmp(IntCC::Ugt, twice, max);
+    let bounded = b.ins().select(more, max, twice);
+    let less = b.ins().icmp(IntCC::Ult, bounded, need);
+    let want = b.ins().select(less, need, bounded);
+    let q = b.ins().call(libc.calloc, &[want, unit]);
+    let null = b.module().const_null();
+    let q_null = b.ins().icmp(IntCC::Eq, q, null);
+    b.ins().br(q_null, exact, &[], got, &[q, want]);
+    b.position_at_end(exact);
+    let r = b.ins().call(libc.calloc, &[need, unit]);
+    let r_null = b.ins().icmp(IntCC::Eq, r, null);
+    b.ins().br(r_null, fail, &[], got, &[r, need]);
 }
 
 /// `N` new blocks without parameters, appended to `f` in order.

@@ -21,7 +21,7 @@ use wasmparser::FuncType;
 
 use crate::env::{Env, Libc, Table, TableHelpers};
 use crate::error::{At, Place, WasmError};
-use crate::memory::empty_blocks;
+use crate::memory::{allocate_grown, empty_blocks};
 use crate::types;
 
 /// The canonical text of a signature: `(params)->(results)`, types separated by spaces.
@@ -231,21 +231,8 @@ fn build_grow(
     b.ins().br(within, fill_or_store, &[old, cap], alloc, &[]);
     // Past it: twice the capacity, at least the new length, at most the maximum.
     b.position_at_end(alloc);
-    let one = b.module().const_i64(1);
-    let twice = b.ins().shl(cap, one);
-    let more = b.ins().icmp(IntCC::Ugt, twice, max);
-    let bounded = b.ins().select(more, max, twice);
-    let less = b.ins().icmp(IntCC::Ult, bounded, new_len);
-    let want = b.ins().select(less, new_len, bounded);
     let size = b.module().const_i64(ENTRY_BYTES);
-    let q = b.ins().call(libc.calloc, &[want, size]);
-    let null = b.module().const_null();
-    let q_null = b.ins().icmp(IntCC::Eq, q, null);
-    b.ins().br(q_null, exact, &[], got, &[q, want]);
-    b.position_at_end(exact);
-    let r = b.ins().call(libc.calloc, &[new_len, size]);
-    let r_null = b.ins().icmp(IntCC::Eq, r, null);
-    b.ins().br(r_null, fail, &[], got, &[r, new_len]);
+    allocate_grown(b, libc, [cap, new_len, max, size], [exact, got, fail]);
     b.position_at_end(got);
     let (np, nc) = (got_params[0], got_params[1]);
     let was_empty = b.ins().icmp(IntCC::Eq, len, zero);
@@ -257,6 +244,7 @@ fn build_grow(
     b.ins().jump(fill_or_store, &[np, nc]);
     b.position_at_end(fill_or_store);
     let (entries, capacity) = (fs_params[0], fs_params[1]);
+    let null = b.module().const_null();
     let init_null = b.ins().icmp(IntCC::Eq, init, null);
     b.ins().br(init_null, store, &[], fill, &[]);
     b.position_at_end(fill);
