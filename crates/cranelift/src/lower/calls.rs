@@ -114,7 +114,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         max_depth: Option<u64>,
         place: &Place,
     ) -> Result<(Value, Option<Value>), BackendError> {
-        let state = crate::routines::thread_state(self.ctx, &mut self.b);
+        let state = self.thread_state();
         let flags = MemFlagsData::trusted();
         let limit = self.b.ins().load(clt::I64, flags, state, LIMIT);
         let need = self.b.ins().iadd_imm_u(limit, frame as i64);

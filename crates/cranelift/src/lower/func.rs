@@ -100,6 +100,7 @@ pub(crate) fn build_function<M: ClModule>(
             messages: Vec::new(),
             message_offsets: HashMap::default(),
             message_bytes: 0,
+            state: None,
         };
         fl.body(f)?;
         fl.b.seal_all_blocks();
@@ -158,6 +159,11 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     message_offsets: HashMap<String, i64>,
     /// The table's length so far.
     message_bytes: i64,
+    /// The running thread's state ([`crate::routines::thread_state`]) as read by the first
+    /// call of the IR block being lowered: its later calls reuse it (the value dominates the
+    /// rest of the block), so a thread-local access (a host call, in the JIT) is made once per
+    /// block with calls, not once per call.
+    state: Option<Value>,
 }
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
@@ -204,6 +210,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.values.insert(p, vs.to_vec());
                 at += n;
             }
+            self.state = None;
             let body = &m.children(blk)[m.block_params(blk).len()..];
             let base = bases.get(&blk).copied().unwrap_or(u32::MAX);
             for (index, &inst) in body.iter().enumerate() {
@@ -223,6 +230,18 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             }
         }
         Ok(())
+    }
+
+    /// The running thread's state: the one the IR block read already, else read here.
+    pub(crate) fn thread_state(&mut self) -> Value {
+        match self.state {
+            Some(s) => s,
+            None => {
+                let s = crate::routines::thread_state(self.ctx, &mut self.b);
+                self.state = Some(s);
+                s
+            }
+        }
     }
 
     pub(crate) fn malformed(&self, what: &str) -> BackendError {
