@@ -2,15 +2,18 @@
 //! inlining scopes of a function (spec/ir.md, "Inlining scopes").
 //!
 //! The code of a scope is the code ranges (`crate::code::Code::lines`) of the instructions
-//! whose `loc` names it or one of the scopes nested in it, adjacent ranges merged. Each scope
+//! whose `loc` names it or one of the scopes nested in it, a run of consecutive ranges with
+//! the code between them (which no instruction produced, and which the line program gives the
+//! location before it) one range. Each scope
 //! with code is an inlined subroutine below its parent's (the function's subprogram for an
 //! outermost one), in the order of the function's `inline_scope` decorations (a parent always
 //! before its children), with `DW_AT_abstract_origin` the subprogram of the inlined function
 //! in the same unit (its own, when the unit describes a function of that name; else an
 //! abstract `DW_TAG_subprogram`, `DW_AT_inline` `DW_INL_inlined`, made once per unit and name),
 //! `DW_AT_call_file`, `DW_AT_call_line` and `DW_AT_call_column` its call site when the scope
-//! has one, and `DW_AT_low_pc`/`DW_AT_high_pc` (one range) or `DW_AT_ranges` (several) its
-//! code. Line rows are unchanged: each instruction keeps its own location.
+//! has one, and `DW_AT_low_pc`/`DW_AT_high_pc` (one range) or `DW_AT_ranges` (several: a base
+//! address entry, the function's, then offset pairs) its code. Line rows are unchanged: each
+//! instruction keeps its own location.
 
 use cranelift_codegen::gimli;
 use gimli::write::{
@@ -49,9 +52,11 @@ pub(crate) fn add<'m>(
     if scopes.is_empty() {
         return;
     }
-    // Each scope's code, in code order, adjacent ranges merged.
-    let mut code: HashMap<Inst, Vec<(u32, u32)>> = HashMap::default();
-    for r in &f.defined.lines {
+    // Each scope's code, in code order: a run of consecutive rows in the scope is one range,
+    // the code between them (which no instruction produced) included, as the line program
+    // gives that code the location before it. (The last row each scope had, then its ranges.)
+    let mut code: HashMap<Inst, (usize, Vec<(u32, u32)>)> = HashMap::default();
+    for (k, r) in f.defined.lines.iter().enumerate() {
         let Some(Some(loc)) = table.get(r.inst as usize) else {
             continue;
         };
@@ -59,17 +64,20 @@ pub(crate) fn add<'m>(
         let mut at = loc.scope;
         for _ in 0..scopes.len() {
             let Some(s) = at else { break };
-            let ranges = code.entry(s).or_default();
+            let (last, ranges) = code.entry(s).or_insert((usize::MAX, Vec::new()));
             match ranges.last_mut() {
-                Some(last) if last.1 >= r.start => last.1 = last.1.max(r.end),
+                Some(run) if *last == k.wrapping_sub(1) => run.1 = run.1.max(r.end),
                 _ => ranges.push((r.start, r.end)),
             }
+            *last = k;
             at = scope::parent(m, s);
         }
     }
     let mut dies: HashMap<Inst, UnitEntryId> = HashMap::default();
     for s in scopes {
-        let Some(ranges) = code.get(&s) else { continue };
+        let Some((_, ranges)) = code.get(&s) else {
+            continue;
+        };
         let parent = scope::parent(m, s)
             .and_then(|p| dies.get(&p).copied())
             .unwrap_or(sub);
@@ -81,18 +89,21 @@ pub(crate) fn add<'m>(
             symbol: f.symbol,
             addend: i64::from(start),
         };
+        // Several ranges: the function's address once, then offsets from it (one relocation
+        // per list, not two per range).
         let ranges_id = match ranges.as_slice() {
             [_] => None,
-            many => Some(
-                unit.ranges.add(RangeList(
-                    many.iter()
-                        .map(|&(b, e)| Range::StartEnd {
-                            begin: at(b),
-                            end: at(e),
-                        })
-                        .collect(),
-                )),
-            ),
+            many => {
+                let base = Range::BaseAddress { address: at(0) };
+                let pairs = many.iter().map(|&(b, e)| Range::OffsetPair {
+                    begin: b.into(),
+                    end: e.into(),
+                });
+                Some(
+                    unit.ranges
+                        .add(RangeList(std::iter::once(base).chain(pairs).collect())),
+                )
+            }
         };
         let e = unit.get_mut(die);
         e.set(
