@@ -72,3 +72,23 @@ fn scoped_locations_round_trip_through_the_debug_section() {
     let (a, b) = (view.def_info(0).unwrap(), plain.def_info(0).unwrap());
     assert_eq!((a.inst_count, a.size), (b.inst_count, b.size));
 }
+
+/// A kind-2 record naming a local past its definition's end is refused where the debug
+/// section is validated (its hashes resealed, so only the record is wrong).
+#[test]
+fn a_scope_index_past_the_definition_is_refused() {
+    use irkit_hostile::{FieldKind, fields, reseal};
+    let m = module(true);
+    let mut bytes = write(&m).unwrap();
+    let scopes: Vec<usize> = fields(&bytes)
+        .into_iter()
+        .filter(|f| f.what == FieldKind::DebugScope)
+        .map(|f| f.at)
+        .collect();
+    assert_eq!(scopes.len(), 2, "one record per scoped loc");
+    bytes[scopes[0]..scopes[0] + 3].copy_from_slice(&[0xff, 0xff, 0x00]);
+    reseal(&mut bytes);
+    let view = ModuleView::from_bytes(&bytes).unwrap();
+    let e = view.validate_all().unwrap_err().to_string();
+    assert!(e.contains("scope local index"), "{e}");
+}
