@@ -234,3 +234,28 @@ fn strip_debug_drops_the_inlining_scopes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A trap in inlined code names the inlined instruction's own line, on both back ends.
+#[test]
+fn a_trap_in_inlined_code_names_its_own_line() {
+    let dir = temp_dir("trap");
+    let lib = LIB.replace(
+        "  %y: i32 = imul %x, i32 3\n",
+        "  %z: i32 = load @seen\n  %y: i32 = sdiv %x, %z\n",
+    );
+    std::fs::write(dir.join("lib.ir"), &lib).unwrap();
+    let div = line_of(&lib, "sdiv");
+    for backend in ["jit", "interp"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ir-run"))
+            .args(["-g", "-O", "--backend", backend, "main.ir", "lib.ir"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("integer division by zero") && err.contains(&format!(" at lib.ir:{div}:")),
+            "{backend}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
