@@ -259,3 +259,51 @@ fn a_trap_in_inlined_code_names_its_own_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scope whose code is interleaved with its caller's own has several ranges: a
+/// `DW_AT_ranges` list (base address, offset pairs) that `llvm-dwarfdump` verifies and reads
+/// as two ranges.
+#[test]
+fn an_interleaved_inlined_copy_has_a_range_list() {
+    if !have("llvm-dwarfdump") {
+        return;
+    }
+    let dir = temp_dir("ranges");
+    let source = "\
+@a: i32 = global_var i32 0
+@b: i32 = global_var i32 0
+
+#[export(\"main\"), #[loc(\"m.ir\", i32 9, i32 3)] %s = inline_scope(\"callee\")]
+@main: fn() -> i32 = func {
+^entry:
+  #[loc(\"lib.ir\", i32 2, i32 3, %s)] store @a, i32 1
+  #[loc(\"m.ir\", i32 10, i32 3)] store @b, i32 2
+  #[loc(\"lib.ir\", i32 3, i32 3, %s)] store @a, i32 3
+  #[loc(\"m.ir\", i32 11, i32 3)] ret i32 0
+}
+";
+    std::fs::write(dir.join("m.ir"), source).unwrap();
+    run(Command::new(env!("CARGO_BIN_EXE_ir-link"))
+        .args(["m.ir", "--emit", "exe", "-o", "prog"])
+        .current_dir(&dir));
+    let o = run(Command::new("llvm-dwarfdump")
+        .args(["--verify", "prog"])
+        .current_dir(&dir));
+    assert!(text(&o).contains("No errors."), "{}", text(&o));
+    let info = text(&run(Command::new("llvm-dwarfdump")
+        .args(["--debug-info", "prog"])
+        .current_dir(&dir)));
+    let inlined = info
+        .split("DW_TAG_inlined_subroutine")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{info}"));
+    let ranges = inlined
+        .split("DW_AT_ranges")
+        .nth(1)
+        .and_then(|r| r.split("DW_AT_call_file").next())
+        .unwrap_or_else(|| panic!("{info}"));
+    assert_eq!(ranges.matches("[0x").count(), 2, "{info}");
+    // The function's declaration is its own code's first line, not the inlined code's.
+    assert!(info.contains("DW_AT_decl_line\t(10)"), "{info}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,6 +3,7 @@
 //! and each function's line rows.
 //!
 //! A function's declaration is its own location (a `loc` on the definition), else its first
+//! located instruction's outside any inlining scope, else its first
 //! instruction's; it belongs to the compile unit of its declaration's file;
 //! the units come in the order their first function does. Each subprogram has the IR
 //! function's name (its symbol's, for a function without one), its declaration's file and

@@ -68,7 +68,12 @@ pub(crate) fn table(m: &Module, f: Inst) -> Vec<Option<Loc<'_>>> {
     out
 }
 
-/// The first location in `table` (the function's own, for its declaration).
+/// The first location in `table` of the function's own code, outside any inlining scope (for
+/// its declaration), else the first location.
 pub(crate) fn first<'m>(table: &[Option<Loc<'m>>]) -> Option<Loc<'m>> {
-    table.iter().flatten().next().copied()
+    let mut all = table.iter().flatten();
+    all.clone()
+        .find(|l| l.scope.is_none())
+        .or_else(|| all.next())
+        .copied()
 }
