@@ -61,11 +61,13 @@ fn copy_scope(
     copies: &mut HashMap<Inst, Inst>,
 ) -> Result<Inst, CoreError> {
     // The chain up to the first scope copied already (or the outermost); each scope's parent
-    // is earlier in its function's decorations, so the chain ends (rule A12).
+    // is earlier in its function's decorations (rule A12), so the chain is at most as long
+    // as that list.
+    let limit = m.parent(s).map_or(0, |f| m.decorations(f).len());
     let mut chain = Vec::new();
     let mut at = Some(s);
     while let Some(x) = at {
-        if copies.contains_key(&x) || chain.len() > m.decorations(m.parent(x).unwrap_or(x)).len() {
+        if copies.contains_key(&x) || chain.len() >= limit {
             break;
         }
         chain.push(x);
