@@ -2,7 +2,7 @@
 //! `gdb` breaks on a line of a `.ir` module and its backtrace names both modules' functions
 //! with their files and lines, also in code `ir-run`'s JIT compiled (GDB's JIT interface);
 //! `llvm-dwarfdump --verify` finds no error in any example's
-//! executable; `addr2line` maps a function's address to its first line; `-g0` writes none.
+//! executable, linked as written and with `-O` (inlined subroutines); `addr2line` maps a function's address to its first line; `-g0` writes none.
 //!
 //! A tool that is not installed skips its test with a note on stderr, unless
 //! `IRKIT_REQUIRE_TOOLS=1` (set by `.ci/run`), which makes it a failure.
@@ -224,9 +224,13 @@ fn llvm_dwarfdump_verifies_every_examples_executable() {
     let dir = temp_dir("verify");
     let all = examples();
     assert!(all.len() >= 10, "{} examples", all.len());
-    for (name, files) in all {
+    // Each example as written, and with `-O` (inlined code: inlined subroutines).
+    let mut inlined = 0;
+    for ((name, files), opt) in all.iter().flat_map(|e| [(e, None), (e, Some("-O"))]) {
+        let name = format!("{name}{}", opt.unwrap_or(""));
         let exe = dir.join(&name);
         let mut args: Vec<String> = vec!["-g".into()];
+        args.extend(opt.map(String::from));
         args.extend(files.iter().map(|f| f.display().to_string()));
         args.extend(["--emit", "exe", "-o"].map(String::from));
         args.push(exe.display().to_string());
@@ -250,7 +254,9 @@ fn llvm_dwarfdump_verifies_every_examples_executable() {
             info.contains("DW_TAG_subprogram"),
             "{name}: no function described"
         );
+        inlined += info.matches("DW_TAG_inlined_subroutine").count();
     }
+    assert!(inlined > 0, "no example has inlined code with -O");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -60,6 +60,7 @@ pub mod place;
 pub mod rauw;
 pub mod roles;
 pub mod scalar;
+pub mod scope;
 pub mod verify;
 
 pub use builder::Builder;

@@ -122,17 +122,13 @@ pub fn verified_instruction_label(m: &Module, inst: Inst, n: usize) -> String {
 
 /// `FILE:LINE:COL`, the source position of an instruction of a module the verifier accepted:
 /// its first `loc` decoration (spec/ir.md, "Decorations"), with the line and column as
-/// written (unsigned). `None` without one, or for one whose operands are not constants. A
-/// trap line ends with ` at ` and this (spec/backends.md, "Traps").
+/// written (unsigned), whether or not it is in an inlining scope (inlined code traps at its
+/// own line). `None` without one, or for one whose operands are not constants. A trap line
+/// ends with ` at ` and this (spec/backends.md, "Traps").
 pub fn verified_source(m: &Module, inst: Inst) -> Option<String> {
     let loc = m.find_decoration(inst, Opcode::LOC)?;
-    let file = m.payload(loc).as_str()?;
-    let [line, col] = m.operands(loc) else {
-        return None;
-    };
-    // An i32 constant holds its bits zero-extended.
-    let number = |v: &Inst| m.payload(*v).as_int().map(|x| x as u32);
-    Some(format!("{file}:{}:{}", number(line)?, number(col)?))
+    let p = crate::scope::position(m, loc)?;
+    Some(format!("{}:{}:{}", p.file, p.line, p.col))
 }
 
 fn op_name(op: Opcode) -> String {

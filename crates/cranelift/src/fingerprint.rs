@@ -8,8 +8,10 @@
 //! * the lowering options that reach function bodies (call depth limit, data reach, session
 //!   mode);
 //! * the function's own tree: every instruction of it with its opcode, payload, type,
-//!   decorations (names, which trap messages spell), operands and children; a local value by
-//!   its position in the function, a type or constant by its own tree where the function
+//!   decorations (names, which trap messages spell; locations and inlining scopes, which the
+//!   debug information reads), operands and children; a local value (or one of the
+//!   function's `inline_scope` decorations, which its instructions' `loc`s name) by its
+//!   position in the function, a type or constant by its own tree where the function
 //!   first uses it and by its number (in first-use order) after that, and a definition by its
 //!   position in the function's **reference list** (the definitions it refers to, in first-use
 //!   order), with the largest callee frame of each indirect call's type;
@@ -241,7 +243,17 @@ fn tree_with(
     let mut budget = m.arena_len();
     let mut next_local = 0u32;
     if locals == Locals::First {
-        let mut stack: Vec<Inst> = m.get(f)?.children().iter().rev().copied().collect();
+        let fd = m.get(f)?;
+        let scopes = fd
+            .decorations()
+            .iter()
+            .filter(|&&d| m.opcode(d) == Opcode::INLINE_SCOPE);
+        for &s in scopes {
+            budget = budget.checked_sub(1)?;
+            numbers.set(s, Kind::Local, next_local);
+            next_local += 1;
+        }
+        let mut stack: Vec<Inst> = fd.children().iter().rev().copied().collect();
         while let Some(i) = stack.pop() {
             budget = budget.checked_sub(1)?;
             numbers.set(i, Kind::Local, next_local);
@@ -428,7 +440,9 @@ impl Hashing<'_, '_> {
         }
         out.u32(data.decorations().len() as u32);
         for &d in data.decorations() {
-            self.node(out, d, depth + 1, false)?;
+            // The function's inlining scopes are locals: its instructions' `loc`s name them.
+            let scope = depth == 0 && self.m.opcode(d) == Opcode::INLINE_SCOPE;
+            self.node(out, d, depth + 1, scope)?;
         }
         out.u32(data.operands().len() as u32);
         out.0.reserve(5 * data.operands().len());

@@ -17,7 +17,7 @@ use crate::error::ReadError;
 use crate::flat::FileStrings;
 use crate::placed::DebugEntry;
 use crate::plan::{CopyPlan, Slot, gap_error, merge_list};
-use crate::schema::{DEBUG_LOC, DEBUG_NAME};
+use crate::schema::{DEBUG_LOC, DEBUG_NAME, DEBUG_SCOPED_LOC};
 
 /// Builds the planned copies `plans` into `dst` (the module they were planned for), each body
 /// into arena slots reserved at the end of the arena in order (taking slots made ahead from
@@ -224,7 +224,12 @@ impl CopyPlan<'_> {
                     }
                     Slot::Debug(r) => {
                         if let Some(o) = owner_inst {
-                            debug_decoration(frag, o, &r, strings, &mut locs, &err)?;
+                            let dbg = DebugCx {
+                                strings,
+                                locals,
+                                err: &err,
+                            };
+                            debug_decoration(frag, o, &r, &dbg, &mut locs)?;
                         }
                     }
                 }
@@ -237,35 +242,50 @@ impl CopyPlan<'_> {
     }
 }
 
-/// Re-creates the decoration of debug record `r` on `owner` (a `loc` takes its operands from
-/// `locs`, the plan's); a kind from a newer minor version is skipped (it held its place in
-/// the list). `err` names the place of an error.
+/// What re-creating debug decorations reads: the debug section's strings, the copies of the
+/// body's locals (a scope named by a kind-2 record), and how an error names its place.
+struct DebugCx<'a, 's> {
+    strings: Option<FileStrings<'s>>,
+    locals: &'a [Option<Inst>],
+    err: &'a dyn Fn(&dyn std::fmt::Display) -> ReadError,
+}
+
+/// Re-creates the decoration of debug record `r` on `owner` (a `loc` takes its line and column
+/// from `locs`, the plan's, and, in an inlining scope, the copy of the scope's local as its
+/// third operand: none if the scope was not copied); a kind from a newer minor version is
+/// skipped (it held its place in the list).
 fn debug_decoration<'a>(
     frag: &mut Fragment<'_>,
     owner: Inst,
     r: &DebugEntry,
-    strings: Option<FileStrings<'_>>,
+    cx: &DebugCx<'_, '_>,
     locs: &mut impl Iterator<Item = &'a [Inst; 2]>,
-    err: &dyn Fn(&dyn std::fmt::Display) -> ReadError,
 ) -> Result<(), ReadError> {
+    let err = cx.err;
     let opcode = match r.kind {
         DEBUG_NAME => Opcode::NAME_HINT,
-        DEBUG_LOC => Opcode::LOC,
+        DEBUG_LOC | DEBUG_SCOPED_LOC => Opcode::LOC,
         _ => return Ok(()),
     };
-    let text = strings.and_then(|s| s.str_at(r.text)).unwrap_or("");
-    let ops: &[Inst] = if r.kind == DEBUG_LOC {
-        locs.next()
-            .ok_or_else(|| err(&"a location that was not planned"))?
-    } else {
-        &[]
-    };
+    let text = cx.strings.and_then(|s| s.str_at(r.text)).unwrap_or("");
+    let mut ops: Vec<Inst> = Vec::new();
+    if opcode == Opcode::LOC {
+        let lc = locs
+            .next()
+            .ok_or_else(|| err(&"a location that was not planned"))?;
+        ops.extend_from_slice(lc);
+        if r.kind == DEBUG_SCOPED_LOC
+            && let Some(scope) = cx.locals.get(r.scope as usize).copied().flatten()
+        {
+            ops.push(scope);
+        }
+    }
     let core = |e: irkit_core::CoreError| err(&e);
     let deco = frag
         .new_inst(opcode, Payload::Str(text.into()))
         .map_err(core)?;
     if !ops.is_empty() {
-        frag.set_type_and_operands(deco, None, ops).map_err(core)?;
+        frag.set_type_and_operands(deco, None, &ops).map_err(core)?;
     }
     frag.attach_decoration(owner, deco).map_err(core)
 }

@@ -520,6 +520,9 @@ pub(crate) struct DebugEntry {
     pub local: u32,
     pub position: u32,
     pub kind: u8,
+    /// Kind [`crate::schema::DEBUG_SCOPED_LOC`]: the scope's local index (the record's
+    /// `reserved` bytes, 24 bits little-endian).
+    pub scope: u32,
     pub text: u32,
     pub line: u32,
     pub col: u32,
@@ -547,6 +550,11 @@ impl<'v> DebugRecs<'v> {
             local: u32_at(r, offset_of!(ArchivedDebugRec, local)),
             position: u32_at(r, offset_of!(ArchivedDebugRec, position)),
             kind: u8_at(r, offset_of!(ArchivedDebugRec, kind)),
+            scope: {
+                let at = offset_of!(ArchivedDebugRec, reserved);
+                let b = |k: usize| u32::from(u8_at(r, at + k));
+                b(0) | b(1) << 8 | b(2) << 16
+            },
             text: u32_at(r, offset_of!(ArchivedDebugRec, text)),
             line: u32_at(r, offset_of!(ArchivedDebugRec, line)),
             col: u32_at(r, offset_of!(ArchivedDebugRec, col)),

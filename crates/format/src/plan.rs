@@ -21,7 +21,7 @@ use crate::copy::{CopyMapper, DefCopier, Place, Reader, placed_records, root_is_
 use crate::defview::{DefView, Ref};
 use crate::error::ReadError;
 use crate::placed::{DebugEntry, DebugRecs};
-use crate::schema::{DEBUG_LOC, DEBUG_NAME};
+use crate::schema::{DEBUG_LOC, DEBUG_NAME, DEBUG_SCOPED_LOC};
 
 /// What the copy of one definition asked of its mapper, and everything else its build needs
 /// besides the body: made by [`DefCopier::plan`], built by [`crate::build_copies`].
@@ -259,9 +259,9 @@ impl<'v> DefCopier<'v> {
                     r.position as usize > k - first
                 };
                 group = Some((owner, first, copied, checked));
-                if copied && matches!(r.kind, DEBUG_NAME | DEBUG_LOC) {
+                if copied && matches!(r.kind, DEBUG_NAME | DEBUG_LOC | DEBUG_SCOPED_LOC) {
                     count += 1;
-                    if r.kind == DEBUG_LOC {
+                    if r.kind != DEBUG_NAME {
                         let i32t = dst.ty_i32();
                         let line = dst.const_int(i32t, u64::from(r.line));
                         let both =

@@ -167,8 +167,9 @@ pub(crate) struct DebugRec {
     pub local: u32,
     /// Position of the decoration in the owner's decoration list.
     pub position: u32,
-    /// 0 = name hint, 1 = source location.
+    /// 0 = name hint, 1 = source location, 2 (6.2) = source location in an inlining scope.
     pub kind: u8,
+    /// Kind 2: the local index of the scope, 24 bits little-endian; otherwise zero.
     pub reserved: [u8; 3],
     /// Index into the debug section's own string table (name, or file name).
     pub text: u32,
@@ -180,6 +181,11 @@ pub(crate) struct DebugRec {
 pub const DEBUG_NAME: u8 = 0;
 /// Debug kind: a `loc` decoration.
 pub const DEBUG_LOC: u8 = 1;
+/// Debug kind (6.2): a `loc` decoration whose third operand is an `inline_scope`, a
+/// decoration of the definition's own instruction (local index in `reserved`).
+pub const DEBUG_SCOPED_LOC: u8 = 2;
+/// The most locals a kind-2 record's scope index can name (24 bits).
+pub const DEBUG_SCOPE_LIMIT: u32 = 1 << 24;
 
 /// The debug section.
 #[derive(Archive, Serialize, Default)]

@@ -339,6 +339,11 @@ pub(crate) fn debug(
             }));
         };
         cx.range("local index", key.1 as u64, def.inst_count as u64)?;
+        if e.kind == crate::schema::DEBUG_SCOPED_LOC {
+            let [a, b, c] = e.reserved;
+            let scope = u32::from_le_bytes([a, b, c, 0]);
+            cx.range("scope local index", scope as u64, def.inst_count as u64)?;
+        }
         cx.range(
             "debug string index",
             e.text.to_native() as u64,

@@ -193,6 +193,8 @@ pub enum FieldKind {
     DebugLine,
     /// Debug record: the column.
     DebugCol,
+    /// Debug record (kind 2, format 6.2): the local index of its inlining scope (24 bits).
+    DebugScope,
 }
 
 /// One directory entry, read raw.
@@ -663,7 +665,9 @@ pub fn fields(bytes: &[u8]) -> Vec<Field> {
             f.push(r + 4, 4, DebugLocal);
             f.push(r + 8, 4, DebugPosition);
             f.push(r + 12, 1, DebugKind);
-            f.push(r + 13, 3, Reserved);
+            // Kind 2 (6.2): the scope's local index; otherwise reserved.
+            let scoped = bytes.get(r + 12) == Some(&2);
+            f.push(r + 13, 3, if scoped { DebugScope } else { Reserved });
             f.push(r + 16, 4, DebugText);
             f.push(r + 20, 4, DebugLine);
             f.push(r + 24, 4, DebugCol);

@@ -18,7 +18,8 @@
 //! predecessor, the call's block, which dominates it: its parameters are replaced by the
 //! call's arguments everywhere and removed. Then `f`, which nothing uses any more, is removed.
 //! The program computes the same: the same instructions run in the same order, with the same
-//! values, minus a call and its return.
+//! values, minus a call and its return. The moved instructions keep their locations, put in
+//! a new inlining scope of the caller (`crate::scopes`), so a debugger still shows `f`.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -224,6 +225,9 @@ pub(crate) fn inline_call(
             m.append_child(b, j)?;
         }
     }
+    // The copy's located instructions go in a scope of `g` for it (its `ret`s' locations moved
+    // to their jumps above).
+    crate::scopes::enter_scope(m, call, g, &blocks)?;
     if m.children(f).len() == blocks.len() {
         m.move_children(f, 0, g, pos)?;
     } else {

@@ -26,6 +26,7 @@ pub mod merge;
 mod optimize;
 pub mod prune;
 mod rewrite;
+mod scopes;
 mod tables;
 
 pub use callgraph::{CallGraph, CallSite, Callees};

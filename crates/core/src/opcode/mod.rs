@@ -362,10 +362,12 @@ registry! {
     INLINE_NEVER InlineNever        = 0x020B, "inline_never",    [], None, None, [DECORATION];
     PURE Pure                       = 0x020C, "pure",            [], None, None, [DECORATION];
     NAME_HINT NameHint              = 0x020D, "name_hint",       [], None, Str, [DECORATION];
-    LOC Loc                         = 0x020E, "loc",             [Const "line", Const "column"], None, Str, [DECORATION];
+    LOC Loc                         = 0x020E, "loc",             [Const "line", Const "column", Any "scope?"], None, Str, [DECORATION];
     // -- generics policy (format 6.0): how the link compiles one generic --------------------------
     SPECIALIZE_ALWAYS SpecializeAlways = 0x020F, "specialize_always", [], None, None, [DECORATION];
     DYNAMIC_DISPATCH DynamicDispatch = 0x0210, "dynamic_dispatch", [], None, None, [DECORATION];
+    // -- inlining scopes (format 6.2): where inlined code came from, for debuggers --------------
+    INLINE_SCOPE InlineScope        = 0x0211, "inline_scope",    [Any "parent?"], None, Str, [DECORATION];
     // -- generics (format 1.1): validated before link, specialized after ---------------------
     GENERIC Generic                 = 0x0300, "generic",         [Any "param*"], Optional, None, [PARENT DEFINITION];
     TYPE_PARAM TypeParam            = 0x0301, "type_param",      [Def "generic"], None, Int, [HOISTABLE TYPE];
@@ -527,7 +529,7 @@ categories! {
     /// The decorations (flag `decoration`): attached to their owner, never executed.
     op_decorations: [Export, Import, Pin, PinIf, PinWeak, Stub, Extern, Weak, Linkonce,
         InlineHint, InlineAlways, InlineNever, Pure, NameHint, Loc, SpecializeAlways,
-        DynamicDispatch, When, Unless];
+        DynamicDispatch, InlineScope, When, Unless];
     /// The generics instructions other than `type_param` (ids `0x03xx`): validated before
     /// link and specialized away by it.
     op_generics: [Generic, WitnessParam, Specialize, Interface, InterfaceReq, WitnessTable,

@@ -166,7 +166,10 @@ impl Cx<'_> {
             Opcode::LOC => {
                 let sig = op.info().map(|i| i.signature);
                 let n = d.operands.len();
-                for (k, &o) in d.operands.iter().enumerate() {
+                if let Some(&scope) = d.operands.get(2) {
+                    self.check_loc_scope(dec, owner, scope);
+                }
+                for (k, &o) in d.operands.iter().enumerate().take(2) {
                     let good = self.live(o).is_some_and(|x| {
                         x.opcode == Opcode::CONST_INT
                             && x.ty.and_then(|t| self.opc(t)) == Some(Opcode::I32)
@@ -183,6 +186,7 @@ impl Cx<'_> {
                     }
                 }
             }
+            Opcode::INLINE_SCOPE => self.check_inline_scope(dec, owner),
             // Names are unique across definitions: checked once all are checked
             // (`check_export_names`).
             Opcode::EXPORT => self.exports.push((dec, owner)),

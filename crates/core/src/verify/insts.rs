@@ -7,11 +7,12 @@ use crate::{Conversion, FloatCC, Inst, IntCC, Op, Opcode, Payload, PayloadKind, 
 use super::{Cx, Kind, VTy, plural};
 
 /// Decorations whose string payload must not be empty.
-const NONEMPTY_STR: [Opcode; 4] = [
+const NONEMPTY_STR: [Opcode; 5] = [
     Opcode::EXPORT,
     Opcode::IMPORT,
     Opcode::EXTERN,
     Opcode::NAME_HINT,
+    Opcode::INLINE_SCOPE,
 ];
 
 impl<'m> Cx<'m> {
@@ -121,7 +122,8 @@ impl<'m> Cx<'m> {
             good = false;
         }
         if !d.decorations().is_empty() {
-            if op.is_decoration() {
+            // An inlining scope's call site is its own `loc` (rule A12).
+            if op.is_decoration() && op != Opcode::INLINE_SCOPE {
                 self.err(i, format!("decoration `{name}` cannot carry decorations"));
                 good = false;
             } else if op.is_hoistable() {

@@ -46,6 +46,7 @@ mod hoist;
 mod insts;
 mod objects;
 mod procs;
+mod scopes;
 mod structure;
 mod tail_calls;
 mod types;

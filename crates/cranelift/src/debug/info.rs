@@ -3,6 +3,7 @@
 //! and each function's line rows.
 //!
 //! A function's declaration is its own location (a `loc` on the definition), else its first
+//! located instruction's outside any inlining scope, else its first
 //! instruction's; it belongs to the compile unit of its declaration's file;
 //! the units come in the order their first function does. Each subprogram has the IR
 //! function's name (its symbol's, for a function without one), its declaration's file and
@@ -11,6 +12,7 @@
 //! (`crate::code::Code::lines`), the function's declaration line for the code before its
 //! first range (the prologue); code between ranges, which Cranelift attributes to no
 //! instruction (register moves, branches), keeps the location of the range before it.
+//! A function with inlining scopes gets its inlined subroutines (`super::inlined`).
 
 use cranelift_codegen::gimli;
 use gimli::write::{
@@ -21,6 +23,7 @@ use gimli::{Encoding, Format, LineEncoding, RunTimeEndian, SectionId};
 use irkit_core::Module;
 use rustc_hash::FxHashMap as HashMap;
 
+use super::inlined;
 use super::locs::{self, Loc};
 use super::sections::Section;
 use super::{Defined, LineRow};
@@ -110,6 +113,8 @@ pub(crate) fn dwarf_sections(
         );
         entry.set(gimli::DW_AT_ranges, AttributeValue::RangeListRef(ranges));
         let mut files: HashMap<&str, FileId> = HashMap::default();
+        let mut subprograms: HashMap<String, gimli::write::UnitEntryId> = HashMap::default();
+        let mut described = Vec::with_capacity(funcs.len());
         for (f, table) in &funcs {
             let own = f.defined.def.and_then(|d| locs::loc_of(m, d));
             let Some(first) = own.or_else(|| locs::first(table)) else {
@@ -137,6 +142,20 @@ pub(crate) fn dwarf_sections(
                 AttributeValue::Udata(f.defined.size.into()),
             );
             sequence(&mut unit.line_program, &mut files, f, table, first);
+            subprograms.entry(f.name.clone()).or_insert(sub);
+            described.push((sub, *f, table));
+        }
+        // The inlined subroutines, once every subprogram of the unit is known.
+        let mut origins = inlined::Origins { files, subprograms };
+        for (sub, f, table) in described {
+            inlined::add(
+                m,
+                &mut unit,
+                &mut dwarf.strings,
+                &mut origins,
+                (sub, f),
+                table,
+            );
         }
         dwarf.units.add(unit);
     }
@@ -153,7 +172,7 @@ pub(crate) fn dwarf_sections(
 }
 
 /// The address of function symbol `index`.
-fn symbol(index: usize) -> Address {
+pub(super) fn symbol(index: usize) -> Address {
     Address::Symbol {
         symbol: index,
         addend: 0,
@@ -173,7 +192,7 @@ fn line_string(s: &str) -> LineString {
 
 /// The line program's file for `path`: its directory (none for a bare name: the compile
 /// directory) and its name.
-fn file_id<'m>(
+pub(super) fn file_id<'m>(
     program: &mut LineProgram,
     files: &mut HashMap<&'m str, FileId>,
     path: &'m str,

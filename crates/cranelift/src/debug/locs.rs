@@ -13,27 +13,25 @@ use cranelift_codegen::ir::SourceLoc;
 use irkit_core::{Inst, Module, Opcode};
 use rustc_hash::FxHashMap as HashMap;
 
-/// A source position: file, line, column, as the `loc` decoration gives them.
+/// A source position: file, line, column, as the `loc` decoration gives them, and the
+/// inlining scope it is in (spec/ir.md, "Inlining scopes"), if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Loc<'m> {
     pub(crate) file: &'m str,
     pub(crate) line: u32,
     pub(crate) col: u32,
+    pub(crate) scope: Option<Inst>,
 }
 
 /// The `loc` decoration of `inst`, read as `irkit_core::place::verified_source` reads it.
 pub(crate) fn loc_of(m: &Module, inst: Inst) -> Option<Loc<'_>> {
     let loc = m.find_decoration(inst, Opcode::LOC)?;
-    let file = m.payload(loc).as_str()?;
-    let [line, col] = m.operands(loc) else {
-        return None;
-    };
-    // An i32 constant holds its bits zero-extended.
-    let number = |v: &Inst| m.payload(*v).as_int().map(|x| x as u32);
+    let p = irkit_core::scope::position(m, loc)?;
     Some(Loc {
-        file,
-        line: number(line)?,
-        col: number(col)?,
+        file: p.file,
+        line: p.line,
+        col: p.col,
+        scope: m.operands(loc).get(2).copied(),
     })
 }
 
@@ -70,7 +68,12 @@ pub(crate) fn table(m: &Module, f: Inst) -> Vec<Option<Loc<'_>>> {
     out
 }
 
-/// The first location in `table` (the function's own, for its declaration).
+/// The first location in `table` of the function's own code, outside any inlining scope (for
+/// its declaration), else the first location.
 pub(crate) fn first<'m>(table: &[Option<Loc<'m>>]) -> Option<Loc<'m>> {
-    table.iter().flatten().next().copied()
+    let mut all = table.iter().flatten();
+    all.clone()
+        .find(|l| l.scope.is_none())
+        .or_else(|| all.next())
+        .copied()
 }

@@ -16,6 +16,7 @@
 pub(crate) mod frame;
 pub(crate) mod gdb_jit;
 pub(crate) mod info;
+pub(crate) mod inlined;
 pub(crate) mod jit_image;
 pub(crate) mod locs;
 pub(crate) mod sections;

@@ -19,9 +19,10 @@ use crate::header::{
     SectionKind,
 };
 use crate::schema::{
-    Body, DEBUG_LOC, DEBUG_NAME, DebugRec, DebugTable, DefEntry, DefIndex, InstRec, PoolRec,
-    PoolTable, REF_MAX_INDEX, REF_NONE, SYMIX_HEADER, SYMIX_RECORD, StringTable, SymbolRec,
-    SymbolTable, TAG_DEF, TAG_LOCAL, TAG_POOL, pack_ref, payload_kind,
+    Body, DEBUG_LOC, DEBUG_NAME, DEBUG_SCOPE_LIMIT, DEBUG_SCOPED_LOC, DebugRec, DebugTable,
+    DefEntry, DefIndex, InstRec, PoolRec, PoolTable, REF_MAX_INDEX, REF_NONE, SYMIX_HEADER,
+    SYMIX_RECORD, StringTable, SymbolRec, SymbolTable, TAG_DEF, TAG_LOCAL, TAG_POOL, pack_ref,
+    payload_kind,
 };
 use crate::semantic::{self, FlatGraph, Node};
 

@@ -264,20 +264,33 @@ impl<'m> Writer<'m> {
         let Payload::Str(text) = data.payload() else {
             return None;
         };
+        let mut scope = 0u32;
         let (kind, line, col) = match data.opcode() {
             Opcode::NAME_HINT if data.operands().is_empty() => (DEBUG_NAME, 0, 0),
             Opcode::LOC => match data.operands() {
                 [l, c] => (DEBUG_LOC, self.i32_value(*l)?, self.i32_value(*c)?),
+                // In an inlining scope: a decoration of this definition's own instruction,
+                // numbered already (the walk numbers it before the definition's children).
+                [l, c, s] => {
+                    let (o, at) = self.slot.get(*s);
+                    if o != owner || at >= DEBUG_SCOPE_LIMIT || m.opcode(*s) != Opcode::INLINE_SCOPE
+                    {
+                        return None;
+                    }
+                    scope = at;
+                    (DEBUG_SCOPED_LOC, self.i32_value(*l)?, self.i32_value(*c)?)
+                }
                 _ => return None,
             },
             _ => return None,
         };
+        let [s0, s1, s2, _] = scope.to_le_bytes();
         let rec = DebugRec {
             def: owner,
             local,
             position: position as u32,
             kind,
-            reserved: [0; 3],
+            reserved: [s0, s1, s2],
             text: 0,
             line,
             col,

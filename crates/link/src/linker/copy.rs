@@ -232,6 +232,9 @@ impl CopyMapper for Mapper<'_, '_> {
                 };
                 Ok(st.need(dst, SrcDef::new(m, d), Some(node), true).is_some())
             }
+            // Inlining scopes are debug information: without it (`--strip-debug`), they go
+            // with the locations that name them.
+            Opcode::INLINE_SCOPE => Ok(st.cx.opts.debug_info),
             _ => Ok(true),
         }
     }
