@@ -49,6 +49,7 @@ mod procs;
 mod structure;
 mod tail_calls;
 mod types;
+mod vectors;
 
 #[cfg(test)]
 mod tests;

@@ -294,6 +294,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                             out.push(self.b.ins().iconst(clt::I8, i64::from(byte)));
                         }
                     }
+                    Opcode::CONST_AGGREGATE if m.opcode(ty) == Opcode::VEC => {
+                        let v = self.vector_const(c, ty)?;
+                        out.push(v);
+                    }
                     // Operands pushed in reverse so that they pop in order.
                     Opcode::CONST_AGGREGATE => work.extend(m.operands(c).iter().rev()),
                     other => return Err(self.malformed(&format!("{other} is not a constant"))),
@@ -317,6 +321,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         match s {
             Scalar::F32 => self.b.ins().f32const(0.0),
             Scalar::F64 => self.b.ins().f64const(0.0),
+            Scalar::Vector(..) => self.vconst(s, &[0; 16]),
             s => self.b.ins().iconst(s.clif(), 0),
         }
     }
@@ -481,6 +486,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         // Every opcode of the registry has an arm: a new one fails to compile here until it is
         // lowered or listed with those that never appear in a function body.
         match op {
+            _ if self.is_vector_inst(inst, op) => {
+                let r = self.vector(inst, op, place)?;
+                self.set(inst, vec![r]);
+            }
+            irkit_core::op_lanes!() => return Err(self.malformed("a lane operation on scalars")),
             irkit_core::op_int_binary!()
             | irkit_core::op_float_binary!()
             | irkit_core::op_int_unary!()
