@@ -407,6 +407,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .map(|t| match t {
                 clt::F32 => self.b.ins().f32const(0.0),
                 clt::F64 => self.b.ins().f64const(0.0),
+                t if t.is_vector() => {
+                    let c = self
+                        .b
+                        .func
+                        .dfg
+                        .constants
+                        .insert(ir::ConstantData::from(&[0u8; 16][..]));
+                    self.b.ins().vconst(t, c)
+                }
                 t => self.b.ins().iconst(t, 0),
             })
             .collect();
