@@ -357,6 +357,11 @@ pub fn format_val(v: Val) -> String {
         Val::Ptr(0) => "ptr null".into(),
         // Not a constant the text can write: an address is a back end's own.
         Val::Ptr(a) => format!("ptr 0x{a:x}"),
+        // Its bytes as `i8` lanes, lane 0 first.
+        Val::V128(b) => {
+            let lanes: Vec<String> = b.iter().map(|&x| format!("i8 {}", x as i8)).collect();
+            format!("vec i8 16 [{}]", lanes.join(", "))
+        }
     }
 }
 

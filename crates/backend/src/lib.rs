@@ -231,6 +231,10 @@ pub enum Val {
     F64(u64),
     /// `ptr`: an address of the back end's own address space.
     Ptr(u64),
+    /// A 128-bit vector (any `vec T N` of 16 bytes: `vec i32 4`, `vec f64 2`, …), as its
+    /// bytes in memory order (lane 0 first, each lane little-endian). Vectors of other sizes
+    /// do not cross a session's boundary.
+    V128([u8; 16]),
 }
 
 /// How one call through a [`Session`] ended.

@@ -371,6 +371,14 @@ fn c_from_clang_with_bulk_memory_runs_as_natively() {
     c_from_clang_19_runs_as_natively("bulk", &["-mbulk-memory"]);
 }
 
+/// Loops clang vectorizes under `-msimd128` (`v128` loads and stores, `i32x4` and `f32x4`
+/// arithmetic, splats, shifts, a comparison selecting lanes, the shuffles and lane extracts of
+/// a reduction): the vector code runs as the native scalar build does.
+#[test]
+fn c_from_clang_19_with_simd_runs_as_natively() {
+    c_from_clang_19_runs_as_natively("simd", &["-msimd128"]);
+}
+
 /// A script is text of any content: NUL bytes inside a block comment (as in the official
 /// testsuite's `comments.wast`) do not stop `ir-wast`, which reads scripts as the testsuite
 /// test does.

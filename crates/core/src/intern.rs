@@ -180,6 +180,10 @@ impl Module {
     pub fn ty_array(&mut self, elem: Inst, len: u64) -> Result<Inst, CoreError> {
         self.intern(Opcode::ARRAY, None, &[elem], Payload::Int(len))
     }
+    /// `vec lane lanes` (spec/ir.md, "Types"): `lanes` lanes of type `lane`.
+    pub fn ty_vec(&mut self, lane: Inst, lanes: u64) -> Result<Inst, CoreError> {
+        self.intern(Opcode::VEC, None, &[lane], Payload::Int(lanes))
+    }
     /// `struct {fields…}` (anonymous, structural).
     pub fn ty_struct(&mut self, fields: &[Inst]) -> Result<Inst, CoreError> {
         self.intern(Opcode::STRUCT, None, fields, Payload::None)

@@ -25,6 +25,13 @@ pub enum LayoutShape {
         /// The length.
         len: u64,
     },
+    /// `vec T N`: lane `i` is at `i * size(T)`.
+    Vector {
+        /// The lane type.
+        lane: crate::scalar::Lane,
+        /// The number of lanes.
+        lanes: u16,
+    },
     /// A `struct` or `named_struct`.
     Struct {
         /// The field types, in order.
@@ -59,6 +66,7 @@ impl Layouts {
         for &t in m.pool() {
             let layout = match m.opcode(t) {
                 Opcode::ARRAY => array(m, &table, t),
+                Opcode::VEC => vector(m, t),
                 Opcode::STRUCT | Opcode::NAMED_STRUCT => structure(m, &table, t),
                 op => crate::scalar::scalar(op)
                     .filter(|s| s.size > 0)
@@ -91,6 +99,30 @@ fn array(m: &Module, table: &HashMap<Inst, TypeLayout>, t: Inst) -> Option<TypeL
         size: e.size.checked_mul(len)?,
         align: e.align,
         shape: LayoutShape::Array { elem, len },
+    })
+}
+
+/// `vec T N`: `N` lanes packed like an array; aligned to its size when that is a power of two
+/// of at most 16 bytes, else to its lane (spec/ir.md, "Layout").
+fn vector(m: &Module, t: Inst) -> Option<TypeLayout> {
+    let lane = crate::scalar::Lane::of(m.opcode(*m.operands(t).first()?))?;
+    let n = m
+        .payload(t)
+        .as_int()
+        .filter(|n| (1..=crate::scalar::MAX_LANES).contains(n))?;
+    let size = lane.size() * n;
+    let align = if size.is_power_of_two() && size <= 16 {
+        size
+    } else {
+        lane.size()
+    };
+    Some(TypeLayout {
+        size,
+        align,
+        shape: LayoutShape::Vector {
+            lane,
+            lanes: u16::try_from(n).ok()?,
+        },
     })
 }
 
@@ -150,5 +182,35 @@ mod tests {
         assert_eq!(sa(empty), Some((0, 1)));
         assert_eq!(sa(huge), None, "size overflows u64");
         assert_eq!(sa(void), None);
+    }
+
+    #[test]
+    fn vectors_are_packed_lanes_aligned_to_a_small_power_of_two_size() {
+        let mut m = Module::new();
+        let (i8t, i32t, f32t, f64t) = (m.ty_i8(), m.ty_i32(), m.ty_f32(), m.ty_f64());
+        let i1t = m.ty_i1();
+        let v = |m: &mut Module, t, n| m.ty_vec(t, n).unwrap();
+        let (a, b, c, d) = (
+            v(&mut m, i32t, 4),
+            v(&mut m, f32t, 3),
+            v(&mut m, i8t, 16),
+            v(&mut m, f64t, 4),
+        );
+        let (e, f, g) = (v(&mut m, i1t, 4), v(&mut m, i32t, 0), v(&mut m, i32t, 257));
+        let ls = Layouts::new(&m);
+        let sa = |t: Inst| ls.get(t).map(|l| (l.size, l.align));
+        assert_eq!(sa(a), Some((16, 16)));
+        assert_eq!(sa(b), Some((12, 4)), "float3: not a power of two");
+        assert_eq!(sa(c), Some((16, 16)));
+        assert_eq!(
+            sa(d),
+            Some((32, 8)),
+            "wider than 16 bytes: the lane's alignment"
+        );
+        assert_eq!(
+            (sa(e), sa(f), sa(g)),
+            (None, None, None),
+            "i1 lanes, 0 or 257 lanes"
+        );
     }
 }

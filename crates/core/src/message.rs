@@ -56,6 +56,11 @@ fn write_value(out: &mut String, m: &Module, v: Inst, depth: u32) {
             list(out, ops.get(..1).unwrap_or(&[]));
             out.push(']');
         }
+        (Opcode::VEC, p) => {
+            out.push_str("vec ");
+            list(out, ops.get(..1).unwrap_or(&[]));
+            let _ = write!(out, " {}", p.as_int().unwrap_or(0));
+        }
         (Opcode::STRUCT, _) => {
             out.push_str("struct {");
             list(out, ops);

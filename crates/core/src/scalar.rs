@@ -120,7 +120,61 @@ pub enum Scalar {
     F64,
     /// `ptr`.
     Ptr,
+    /// A short vector `vec T N` held whole, for back ends that keep one in one register
+    /// (core's layout describes vectors as [`LayoutShape::Vector`](crate::layout::LayoutShape)
+    /// and never makes this).
+    Vector(Lane, u16),
 }
+
+/// The lane type of a vector (spec/ir.md, "Types": `vec T N`): an integer of 8 to 64 bits
+/// or a float.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lane {
+    /// `iN`, `N` in 8, 16, 32, 64.
+    Int(u32),
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
+
+impl Lane {
+    /// The lane type of type opcode `op`, if it may be one (`i1` and `ptr` may not).
+    pub fn of(op: Opcode) -> Option<Lane> {
+        match Scalar::of(op)? {
+            Scalar::Int(w) if w >= 8 => Some(Lane::Int(w)),
+            Scalar::F32 => Some(Lane::F32),
+            Scalar::F64 => Some(Lane::F64),
+            _ => None,
+        }
+    }
+
+    /// The lane as a scalar.
+    pub fn scalar(self) -> Scalar {
+        match self {
+            Lane::Int(w) => Scalar::Int(w),
+            Lane::F32 => Scalar::F32,
+            Lane::F64 => Scalar::F64,
+        }
+    }
+
+    /// Its width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            Lane::Int(w) => w,
+            Lane::F32 => 32,
+            Lane::F64 => 64,
+        }
+    }
+
+    /// Its size in bytes.
+    pub fn size(self) -> u64 {
+        u64::from(self.bits() / 8)
+    }
+}
+
+/// The most lanes a vector type may have.
+pub const MAX_LANES: u64 = 256;
 
 impl Scalar {
     /// The scalar of type opcode `op` (`None` for `void` and non-scalars).
@@ -141,6 +195,7 @@ impl Scalar {
             Scalar::Int(w) => u64::from(w.div_ceil(8)),
             Scalar::F32 => 4,
             Scalar::F64 | Scalar::Ptr => 8,
+            Scalar::Vector(l, n) => l.size() * u64::from(n),
         }
     }
 

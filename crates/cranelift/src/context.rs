@@ -238,6 +238,14 @@ impl<M: ClModule> Ctx<'_, M> {
             .layouts
             .get(t)
             .ok_or_else(|| format!("{} is not a value type", self.m.opcode(t)))?;
+        if let (crate::types::Shape::Vector { lane, lanes }, None) = (&l.shape, &l.leaves) {
+            return Err(format!(
+                "a vector of {lanes} {} lanes ({} bytes): Cranelift holds 128-bit vectors only \
+                 (i8x16, i16x8, i32x4, i64x2, f32x4, f64x2)",
+                lane.scalar().clif(),
+                l.size
+            ));
+        }
         let leaves = l.leaves.as_ref().ok_or_else(|| {
             format!(
                 "a value of this type has more than {} scalars (keep it in memory)",

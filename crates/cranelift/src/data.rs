@@ -216,6 +216,15 @@ fn encode<M: ClModule>(
                         work.push((e, f, at + o));
                     }
                 }
+                Shape::Vector { lane, .. } => {
+                    let lane_ty = *m
+                        .operands(ty)
+                        .first()
+                        .ok_or_else(|| "a vector type without its lane".to_string())?;
+                    for (i, &e) in m.operands(v).iter().enumerate() {
+                        work.push((e, lane_ty, at + i as u64 * lane.size()));
+                    }
+                }
                 Shape::Scalar(_) => return Err("an aggregate constant of a scalar type".into()),
             },
             _ => return Err(format!("{op} is not a constant initializer")),

@@ -202,16 +202,20 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
         entry_stack_check(ctx, &mut b, f, |b| {
             b.ins().return_(&[]);
         })?;
-        let vals: Vec<_> = params
-            .iter()
-            .enumerate()
-            .map(|(i, s)| b.ins().load(s.clif(), flags, args, 8 * i as i32))
-            .collect();
+        // Each leaf at its word (a vector takes two).
+        let mut at = 0i32;
+        let mut vals = Vec::with_capacity(params.len());
+        for s in &params {
+            vals.push(b.ins().load(s.clif(), flags, args, at));
+            at += 8 * crate::types::words(*s) as i32;
+        }
         let callee = ctx.func_in_func(fid, b.func);
         let call = b.ins().call(callee, &vals);
         let rs = b.inst_results(call).to_vec();
-        for (i, v) in rs.into_iter().enumerate() {
-            b.ins().store(flags, v, outs, 8 * i as i32);
+        let mut at = 0i32;
+        for (v, s) in rs.into_iter().zip(&results) {
+            b.ins().store(flags, v, outs, at);
+            at += 8 * crate::types::words(*s) as i32;
         }
         let fflush = ctx.func_in_func(ctx.rt.fflush, b.func);
         let null = b.ins().iconst(PTR, 0);

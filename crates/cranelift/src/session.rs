@@ -261,29 +261,40 @@ fn fits(s: Scalar, v: &Val) -> bool {
             | (Scalar::F32, Val::F32(_))
             | (Scalar::F64, Val::F64(_))
             | (Scalar::Ptr, Val::Ptr(_))
-    )
+    ) || matches!((s, v), (Scalar::Vector(..), Val::V128(_)) if s.size() == 16)
 }
 
-fn slot(v: &Val) -> u64 {
+/// The words of argument `v` (a vector's two, low bytes first).
+fn slots(v: &Val) -> Vec<u64> {
     match *v {
-        Val::I1(b) => u64::from(b),
-        Val::I8(x) => x.into(),
-        Val::I16(x) => x.into(),
-        Val::I32(x) | Val::F32(x) => x.into(),
-        Val::I64(x) | Val::F64(x) | Val::Ptr(x) => x,
+        Val::I1(b) => vec![u64::from(b)],
+        Val::I8(x) => vec![x.into()],
+        Val::I16(x) => vec![x.into()],
+        Val::I32(x) | Val::F32(x) => vec![x.into()],
+        Val::I64(x) | Val::F64(x) | Val::Ptr(x) => vec![x],
+        Val::V128(b) => {
+            let w = u128::from_le_bytes(b);
+            vec![w as u64, (w >> 64) as u64]
+        }
     }
 }
 
-fn leaf(s: Scalar, x: u64) -> Val {
+/// The result leaf of kind `s` at the start of `x`.
+fn leaf(s: Scalar, x: &[u64]) -> Val {
+    let w = x.first().copied().unwrap_or(0);
     match s {
-        Scalar::Int(1) => Val::I1(x & 1 != 0),
-        Scalar::Int(8) => Val::I8(x as u8),
-        Scalar::Int(16) => Val::I16(x as u16),
-        Scalar::Int(32) => Val::I32(x as u32),
-        Scalar::F32 => Val::F32(x as u32),
-        Scalar::F64 => Val::F64(x),
-        Scalar::Ptr => Val::Ptr(x),
-        Scalar::Int(_) => Val::I64(x),
+        Scalar::Int(1) => Val::I1(w & 1 != 0),
+        Scalar::Int(8) => Val::I8(w as u8),
+        Scalar::Int(16) => Val::I16(w as u16),
+        Scalar::Int(32) => Val::I32(w as u32),
+        Scalar::F32 => Val::F32(w as u32),
+        Scalar::F64 => Val::F64(w),
+        Scalar::Ptr => Val::Ptr(w),
+        Scalar::Int(_) => Val::I64(w),
+        Scalar::Vector(..) => {
+            let hi = x.get(1).copied().unwrap_or(0);
+            Val::V128((u128::from(w) | (u128::from(hi) << 64)).to_le_bytes())
+        }
     }
 }
 
@@ -367,8 +378,8 @@ impl Session for JitSession {
                 args[i]
             )));
         }
-        let slots: Vec<u64> = args.iter().map(slot).collect();
-        let nresults = e.results.len();
+        let slots: Vec<u64> = args.iter().flat_map(slots).collect();
+        let nresults: usize = e.results.iter().map(|&s| crate::types::words(s)).sum();
         let addr = e.addr;
         let stack = self.stack();
         let out = crate::jit::on_program_thread(stack, &self.heap, move || {
@@ -391,13 +402,15 @@ impl Session for JitSession {
         // written only by the program's thread, which has ended (joined above).
         let word = |off: i32| unsafe { std::ptr::read(p.add(off as usize).cast::<u64>()) };
         Ok(match word(STOP) as i64 {
-            0 => Call::Returned(
-                e.results
-                    .iter()
-                    .zip(&out)
-                    .map(|(&s, &x)| leaf(s, x))
-                    .collect(),
-            ),
+            0 => {
+                let mut at = 0;
+                let mut vals = Vec::with_capacity(e.results.len());
+                for &s in &e.results {
+                    vals.push(leaf(s, out.get(at..).unwrap_or(&[])));
+                    at += crate::types::words(s);
+                }
+                Call::Returned(vals)
+            }
             STOPPED_TRAP => {
                 let (msg, len) = (word(STOP_MSG) as usize, word(STOP_ARG) as usize);
                 // SAFETY: the trap routine was given the address and length of a trap-line

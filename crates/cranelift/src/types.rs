@@ -15,7 +15,7 @@ pub(crate) const PTR: Type = types::I64;
 /// The largest number of leaves an aggregate value may have in registers.
 pub(crate) const MAX_LEAVES: usize = 1024;
 
-pub(crate) use irkit_core::scalar::Scalar;
+pub(crate) use irkit_core::scalar::{Lane, Scalar};
 
 /// The Cranelift type of a scalar.
 pub(crate) trait ClifType {
@@ -32,8 +32,25 @@ impl ClifType for Scalar {
             Scalar::Int(_) | Scalar::Ptr => types::I64,
             Scalar::F32 => types::F32,
             Scalar::F64 => types::F64,
+            Scalar::Vector(lane, n) => lane_clif(lane).by(u32::from(n)).unwrap_or(types::I8X16),
         }
     }
+}
+
+/// The Cranelift type of a vector lane.
+pub(crate) fn lane_clif(lane: Lane) -> Type {
+    lane.scalar().clif()
+}
+
+/// Whether Cranelift holds `vec lane n` in one register: a 128-bit vector (spec/ir.md,
+/// "Vectors": `i8x16`, `i16x8`, `i32x4`, `i64x2`, `f32x4`, `f64x2`).
+pub(crate) fn vector_fits(lane: Lane, n: u16) -> bool {
+    lane.bits() * u32::from(n) == 128
+}
+
+/// The 8-byte words a leaf takes in a session wrapper's argument and result arrays.
+pub(crate) fn words(s: Scalar) -> usize {
+    s.size().div_ceil(8).max(1) as usize
 }
 
 /// The layout of one value type.
@@ -70,6 +87,15 @@ impl Layouts {
             let Some(cl) = core.get(t) else { continue };
             let (shape, leaves) = match &cl.shape {
                 Shape::Scalar(s) => (Shape::Scalar(*s), Some(vec![(*s, 0)])),
+                // One register when Cranelift has the shape; otherwise in memory only (and
+                // refused where a value of it is needed, `Ctx::leaves`).
+                Shape::Vector { lane, lanes } => (
+                    Shape::Vector {
+                        lane: *lane,
+                        lanes: *lanes,
+                    },
+                    vector_fits(*lane, *lanes).then(|| vec![(Scalar::Vector(*lane, *lanes), 0)]),
+                ),
                 Shape::Array { elem, len } => {
                     let Some(e) = map.get(elem) else { continue };
                     let leaves = e.leaves.as_ref().and_then(|el| {
@@ -139,8 +165,13 @@ impl Layouts {
 
     /// The scalar kind of `t`, if it is a scalar type.
     pub(crate) fn scalar(&self, t: Inst) -> Option<Scalar> {
-        match self.get(t)?.shape {
+        let l = self.get(t)?;
+        match l.shape {
             Shape::Scalar(s) => Some(s),
+            // A vector in one register is a leaf like a scalar.
+            Shape::Vector { lane, lanes } if l.leaves.is_some() => {
+                Some(Scalar::Vector(lane, lanes))
+            }
             _ => None,
         }
     }

@@ -13,6 +13,7 @@ use crate::pure;
 use crate::source::Src;
 use crate::trap::{Location, Trap, TrapKind};
 use crate::value::Value;
+use crate::vector;
 use irkit_core::place::{verified_block_label, verified_def_label, verified_source};
 
 /// One activation.
@@ -337,12 +338,26 @@ impl Interpreter<'_> {
             }
             Op::Load => {
                 let p = self.ptr_operand(frame, ops, 0)?;
-                let s = self.result_scalar(inst)?;
-                Some(s.value(self.mem.read_uint(p, s.size())?))
+                if let Some((lane, n)) = m
+                    .ty(inst)
+                    .and_then(|t| vector::shape(&self.prog.layouts, t))
+                {
+                    let bytes = self.mem.read(p, lane.size() * n as u64)?;
+                    Some(vector::from_bytes(lane, bytes))
+                } else {
+                    let s = self.result_scalar(inst)?;
+                    Some(s.value(self.mem.read_uint(p, s.size())?))
+                }
             }
             Op::Store => {
                 let p = self.ptr_operand(frame, ops, 0)?;
                 let x = self.operand(frame, ops, 1)?;
+                let vty = ops.get(1).and_then(|&v| m.value_type(v));
+                if let Some((lane, _)) = vty.and_then(|t| vector::shape(&self.prog.layouts, t)) {
+                    let bytes = vector::to_bytes(lane, &x)?;
+                    self.mem.write(p, &bytes)?;
+                    return Ok(Flow::Next(None));
+                }
                 let (bits, size) = x
                     .scalar_bits()
                     .zip(x.scalar_size())

@@ -35,6 +35,8 @@ impl ScalarValue for Scalar {
             Scalar::F32 => Value::F32(bits as u32),
             Scalar::F64 => Value::F64(bits),
             Scalar::Ptr => Value::Ptr(bits),
+            // Core's layout gives vectors their own shape, never this scalar.
+            Scalar::Vector(..) => Value::Aggregate(Vec::new().into()),
         }
     }
 }
@@ -74,6 +76,7 @@ impl Layouts {
             // Cells: one per scalar leaf (saturating), at least one for an empty aggregate.
             let cells = match &cl.shape {
                 Shape::Scalar(_) => Some(1),
+                Shape::Vector { lanes, .. } => Some(u64::from(*lanes)),
                 Shape::Array { elem, len } => {
                     lookup(table, *elem).map(|e| e.cells.saturating_mul(*len).max(1))
                 }
@@ -124,6 +127,14 @@ impl Layouts {
             let parts: &[Inst] = match &l.shape {
                 Shape::Scalar(s) => {
                     memo.insert(t, Some(s.value(0)));
+                    continue;
+                }
+                Shape::Vector { lane, lanes } => {
+                    let z = lane.scalar().value(0);
+                    memo.insert(
+                        t,
+                        Some(Value::Aggregate(vec![z; usize::from(*lanes)].into())),
+                    );
                     continue;
                 }
                 _ if l.cells > MAX_VALUE_CELLS => {

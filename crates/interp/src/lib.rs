@@ -57,6 +57,7 @@ mod session;
 mod source;
 mod trap;
 mod value;
+mod vector;
 
 pub use backend::InterpBackend;
 pub use proc_eval::{ProcResult, eval_proc};
@@ -275,6 +276,10 @@ impl<'m> Interpreter<'m> {
                 (Shape::Array { elem, len }, Value::Aggregate(vs)) => {
                     work.extend(vs.iter().map(|x| (*elem, x)));
                     vs.len() as u64 == *len
+                }
+                (Shape::Vector { lane, lanes }, Value::Aggregate(vs)) => {
+                    vs.len() == usize::from(*lanes)
+                        && vs.iter().all(|x| vector::lane_fits(*lane, x))
                 }
                 (Shape::Struct { fields, .. }, Value::Aggregate(vs)) => {
                     work.extend(fields.iter().copied().zip(vs.iter()));

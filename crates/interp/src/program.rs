@@ -446,6 +446,12 @@ impl Program {
                             work.push((o, f, addr + off));
                         }
                     }
+                    Shape::Vector { lane, lanes } if usize::from(*lanes) == ops.len() => {
+                        let lane_ty = *m.operands(ty).first().ok_or_else(bad)?;
+                        for (i, &o) in ops.iter().enumerate() {
+                            work.push((o, lane_ty, addr + lane.size() * i as u64));
+                        }
+                    }
                     _ => return Err(bad()),
                 }
             } else {

@@ -9,6 +9,7 @@ use crate::layout::{Layouts, Shape};
 use crate::ops;
 use crate::trap::TrapKind;
 use crate::value::{Value, sext};
+use crate::vector;
 
 type Res<T> = Result<T, TrapKind>;
 
@@ -54,17 +55,33 @@ pub(crate) fn eval(
     read: impl Fn(Inst) -> Res<Value>,
 ) -> Res<Value> {
     let opcode = m.opcode(inst);
-    let not_pure = || malformed(format!("{opcode} is not a pure operation"));
-    let op = opcode.known().ok_or_else(not_pure)?;
+    let op = opcode
+        .known()
+        .ok_or_else(|| malformed(format!("{opcode} is not a pure operation")))?;
+    if vector::is_vector_op(m, layouts, inst, op) {
+        return vector::eval(m, layouts, inst, op, &read, &|lane_read, lane| {
+            scalar_op(m, layouts, inst, op, lane_read, Some(lane.scalar()))
+        });
+    }
+    let result = m.ty(inst).and_then(|t| layouts.scalar(t));
+    scalar_op(m, layouts, inst, op, read, result)
+}
+
+/// [`eval`] of a scalar operation, whose result has scalar type `result` (if it has one).
+fn scalar_op(
+    m: &Module,
+    layouts: &Layouts,
+    inst: Inst,
+    op: Op,
+    read: impl Fn(Inst) -> Res<Value>,
+    result: Option<crate::layout::Scalar>,
+) -> Res<Value> {
+    let not_pure = || malformed(format!("{op} is not a pure operation"));
     let o = Operands {
         ops: m.operands(inst),
         read,
     };
-    let result_scalar = || {
-        m.ty(inst)
-            .and_then(|t| layouts.scalar(t))
-            .ok_or_else(|| malformed("result type is not a scalar"))
-    };
+    let result_scalar = || result.ok_or_else(|| malformed("result type is not a scalar"));
     let v = match op {
         irkit_core::op_int_binary!() => {
             let op = op.int_binary().ok_or_else(not_pure)?;
@@ -166,7 +183,9 @@ pub(crate) fn eval(
         }
         // Effects, control, and what is not an instruction of a body: the callers route only
         // `op_pure!()` here, and every one of those has an arm above.
-        irkit_core::op_memory!()
+        // A vector from a scalar or from lanes: `eval` sends them to `vector::eval`.
+        irkit_core::op_lanes!()
+        | irkit_core::op_memory!()
         | irkit_core::op_calls!()
         | irkit_core::op_terminators!()
         | irkit_core::op_objects!()
@@ -202,7 +221,7 @@ fn elem<R: Fn(Inst) -> Res<Value>>(layouts: &Layouts, o: &Operands<'_, R>) -> Re
                 addr = addr.wrapping_add(*off);
                 ty = *f;
             }
-            Shape::Scalar(_) => return Err(bad()),
+            Shape::Scalar(_) | Shape::Vector { .. } => return Err(bad()),
         }
     }
     Ok(addr)

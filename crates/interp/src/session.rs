@@ -162,13 +162,23 @@ impl Session for InterpSession {
         let Some(parts) = self.parts.take() else {
             return Err(BackendError::Entry("no module is loaded".into()));
         };
+        let m = &self.module;
+        let (ret, params) = m
+            .ty(f)
+            .and_then(|t| m.fn_signature(t))
+            .map(|(r, p)| (Some(r), p.to_vec()))
+            .unwrap_or_default();
+        let args: Vec<Value> = args
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| to_value(m, params.get(k).copied(), v))
+            .collect();
         let mut it = Interpreter::from_parts(&self.module, parts, self.fuel, self.max_depth);
-        let args: Vec<Value> = args.iter().map(|&v| to_value(v)).collect();
         let result = it.run(f, &args);
         self.parts = Some(it.into_parts());
         Ok(match result {
             Ok(None) => Call::Returned(Vec::new()),
-            Ok(Some(v)) => Call::Returned(leaves(&v)),
+            Ok(Some(v)) => Call::Returned(leaves(&self.module, ret, &v)?),
             Err(t) => match t.kind {
                 TrapKind::Exit(code) => Call::Exited(code),
                 TrapKind::BadCall(why) => return Err(BackendError::Entry(why)),
@@ -185,7 +195,7 @@ impl Session for InterpSession {
     }
 }
 
-fn to_value(v: Val) -> Value {
+fn to_value(m: &Module, ty: Option<irkit_core::Inst>, v: Val) -> Value {
     match v {
         Val::I1(b) => Value::bool(b),
         Val::I8(x) => Value::I8(x.into()),
@@ -195,14 +205,41 @@ fn to_value(v: Val) -> Value {
         Val::F32(x) => Value::F32(x),
         Val::F64(x) => Value::F64(x),
         Val::Ptr(x) => Value::Ptr(x),
+        // Its lanes as the parameter's type says (a bad argument fails the run's type check).
+        Val::V128(b) => match ty.and_then(|t| lane_of(m, t)) {
+            Some(lane) => crate::vector::from_bytes(lane, &b),
+            None => Value::Aggregate(Vec::new().into()),
+        },
     }
 }
 
-/// The scalar leaves of `v`, in field order (without recursion).
-fn leaves(v: &Value) -> Vec<Val> {
+/// The lane type of vector type `t`.
+fn lane_of(m: &Module, t: irkit_core::Inst) -> Option<irkit_core::scalar::Lane> {
+    if m.opcode(t) != irkit_core::Opcode::VEC {
+        return None;
+    }
+    irkit_core::scalar::Lane::of(m.opcode(*m.operands(t).first()?))
+}
+
+/// The scalar leaves of `v` (of type `ty`), in field order (without recursion); a 16-byte
+/// vector is one leaf, [`Val::V128`].
+fn leaves(m: &Module, ty: Option<irkit_core::Inst>, v: &Value) -> Result<Vec<Val>, BackendError> {
     let mut out = Vec::new();
-    let mut work = vec![v];
-    while let Some(v) = work.pop() {
+    let mut work = vec![(ty, v)];
+    while let Some((ty, v)) = work.pop() {
+        if let Some(lane) = ty.and_then(|t| lane_of(m, t)) {
+            let bytes = crate::vector::to_bytes(lane, v)
+                .ok()
+                .and_then(|b| <[u8; 16]>::try_from(b).ok())
+                .ok_or_else(|| {
+                    BackendError::Entry(
+                        "a result vector that is not 16 bytes cannot cross a session's boundary"
+                            .into(),
+                    )
+                })?;
+            out.push(Val::V128(bytes));
+            continue;
+        }
         out.push(match v {
             Value::I1(b) => Val::I1(*b != 0),
             Value::I8(x) => Val::I8(*x as u8),
@@ -213,10 +250,23 @@ fn leaves(v: &Value) -> Vec<Val> {
             Value::F64(x) => Val::F64(*x),
             Value::Ptr(x) => Val::Ptr(*x),
             Value::Aggregate(vs) => {
-                work.extend(vs.iter().rev());
+                // The field types, when `ty` is a struct or an array.
+                let fields: Vec<Option<irkit_core::Inst>> = match ty {
+                    Some(t) if m.opcode(t) == irkit_core::Opcode::ARRAY => {
+                        vec![m.operands(t).first().copied(); vs.len()]
+                    }
+                    Some(t) => m.operands(t).iter().map(|&f| Some(f)).collect(),
+                    None => Vec::new(),
+                };
+                work.extend(
+                    vs.iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(k, x)| (fields.get(k).copied().flatten(), x)),
+                );
                 continue;
             }
         });
     }
-    out
+    Ok(out)
 }

@@ -122,7 +122,7 @@ impl<'m> Tables<'m> {
                         s.base = s.base.wrapping_add(*offsets.get(k)?);
                         ty = *fields.get(k)?;
                     }
-                    LayoutShape::Scalar(_) => return None,
+                    LayoutShape::Scalar(_) | LayoutShape::Vector { .. } => return None,
                 }
             }
         }
@@ -162,6 +162,8 @@ impl<'m> Tables<'m> {
                         && m.parent(v) == Some(m.root());
                     return is_function.then_some(v);
                 }
+                // No lane of a vector is a `ptr`.
+                LayoutShape::Vector { .. } => return None,
                 LayoutShape::Array { elem, len } => {
                     let size = self.layouts().get(*elem)?.size;
                     let k = offset.checked_div(size)?;

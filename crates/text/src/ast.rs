@@ -74,6 +74,8 @@ pub(crate) enum Operand {
     Struct(Vec<Operand>, Pos),
     /// `fn(T, …) -> R`: return first, then parameters.
     Fn(Vec<Operand>, Pos),
+    /// `vec T N`: `N` lanes of `T`.
+    Vector(u64, Box<Operand>, Pos),
     /// `T value`.
     Const(Box<Operand>, ConstValue, Pos),
 }
@@ -84,6 +86,7 @@ impl Operand {
             Operand::Ref(_, p)
             | Operand::Prim(_, p)
             | Operand::Array(_, _, p)
+            | Operand::Vector(_, _, p)
             | Operand::Struct(_, p)
             | Operand::Fn(_, p)
             | Operand::Const(_, _, p) => *p,

@@ -220,6 +220,13 @@ impl<'m> Builder<'m> {
                 ty.is_none() && ops.is_empty() && payload.is_none()
             }
             Opcode::ARRAY => ty.is_none() && ops.len() == 1 && matches!(payload, Payload::Int(_)),
+            // The lane is printed before the count: it must not end with a value.
+            Opcode::VEC => {
+                ty.is_none()
+                    && ops.len() == 1
+                    && matches!(payload, Payload::Int(_))
+                    && !self.ends_with_value(ops[0])
+            }
             Opcode::STRUCT => ty.is_none() && payload.is_none(),
             Opcode::FN => {
                 ty.is_none()

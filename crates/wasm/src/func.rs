@@ -439,6 +439,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             op => {
                 if !self.memory_operator(&op)?
                     && !self.numeric(&op)?
+                    && !self.simd_operator(&op)?
                     && !self.table_operator(&op)?
                 {
                     return Err(WasmError::unsupported(
@@ -693,6 +694,28 @@ fn uses_memory(op: &Operator<'_>) -> bool {
             | O::I64Store32 { .. }
             | O::MemorySize { .. }
             | O::MemoryGrow { .. }
+            | O::V128Load { .. }
+            | O::V128Store { .. }
+            | O::V128Load8Splat { .. }
+            | O::V128Load16Splat { .. }
+            | O::V128Load32Splat { .. }
+            | O::V128Load64Splat { .. }
+            | O::V128Load32Zero { .. }
+            | O::V128Load64Zero { .. }
+            | O::V128Load8Lane { .. }
+            | O::V128Load16Lane { .. }
+            | O::V128Load32Lane { .. }
+            | O::V128Load64Lane { .. }
+            | O::V128Store8Lane { .. }
+            | O::V128Store16Lane { .. }
+            | O::V128Store32Lane { .. }
+            | O::V128Store64Lane { .. }
+            | O::V128Load8x8S { .. }
+            | O::V128Load8x8U { .. }
+            | O::V128Load16x4S { .. }
+            | O::V128Load16x4U { .. }
+            | O::V128Load32x2S { .. }
+            | O::V128Load32x2U { .. }
     )
 }
 

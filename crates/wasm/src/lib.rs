@@ -44,6 +44,7 @@ pub mod names;
 pub mod ops;
 pub mod parse;
 pub mod refs;
+pub mod simd;
 pub mod ssa;
 pub mod table;
 pub mod translate;

@@ -256,7 +256,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// The checked address of an `n`-byte access at wasm address `addr` (an `i32`).
-    fn address(&mut self, addr: Inst, arg: &MemArg, n: u64) -> Result<Inst, WasmError> {
+    pub(crate) fn address(&mut self, addr: Inst, arg: &MemArg, n: u64) -> Result<Inst, WasmError> {
         let (base, size) = self.memory_state()?;
         let i64t = self.ty(Ty::I64);
         let mut ea = self.b.ins().zext(i64t, addr);

@@ -40,10 +40,11 @@ fn is_extern(tt: &wasmparser::TableType) -> bool {
     tt.element_type.is_extern_ref()
 }
 
-/// The WebAssembly features this front end accepts: WebAssembly 2.0 without SIMD: 1.0 (MVP)
-/// with mutable-global imports and exports, sign extension, non-trapping float-to-int
-/// conversions, multi-value, bulk memory and reference types; and, of 3.0, extended constant
-/// expressions, typed function references and tail calls (spec/wasm.md).
+/// The WebAssembly features this front end accepts: WebAssembly 2.0: 1.0 (MVP) with
+/// mutable-global imports and exports, sign extension, non-trapping float-to-int conversions,
+/// multi-value, bulk memory, reference types and fixed-width SIMD (the operators spec/wasm.md
+/// lists; the others are refused at translation); and, of 3.0, extended constant expressions,
+/// typed function references and tail calls (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
     F::WASM1
@@ -55,6 +56,7 @@ pub fn features() -> wasmparser::WasmFeatures {
         | F::EXTENDED_CONST
         | F::FUNCTION_REFERENCES
         | F::TAIL_CALL
+        | F::SIMD
 }
 
 /// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an
@@ -419,6 +421,14 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 Some(m.const_float_bits(ty, u64::from(value.bits())).at(place)?)
             }
             Operator::F64Const { value } => Some(m.const_float_bits(ty, value.bits()).at(place)?),
+            Operator::V128Const { value } => {
+                let lanes: Vec<Inst> = value
+                    .bytes()
+                    .chunks_exact(4)
+                    .map(|c| m.const_i32(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                    .collect();
+                Some(m.const_aggregate(ty, &lanes).at(place)?)
+            }
             Operator::RefNull { .. } => Some(m.const_null()),
             Operator::RefFunc { function_index } => Some(table::record(
                 &mut Builder::new(m),

@@ -3,8 +3,8 @@
 use irkit_core::{CoreError, Inst, Module};
 use wasmparser::{FuncType, ValType};
 
-/// The irkit type of a wasm value type; `None` for the types not supported yet (`v128`). A
-/// reference (`funcref`, `externref`) is a `ptr` ([`crate::table`]).
+/// The irkit type of a wasm value type (`v128` is `vec i32 4`, [`crate::simd`]). A reference
+/// (`funcref`, `externref`) is a `ptr` ([`crate::table`]).
 pub fn val_type(m: &mut Module, t: ValType) -> Option<Inst> {
     Some(match t {
         ValType::I32 => m.ty_i32(),
@@ -12,7 +12,7 @@ pub fn val_type(m: &mut Module, t: ValType) -> Option<Inst> {
         ValType::F32 => m.ty_f32(),
         ValType::F64 => m.ty_f64(),
         ValType::Ref(_) => m.ty_ptr(),
-        ValType::V128 => return None,
+        ValType::V128 => crate::simd::v128_type(m)?,
     })
 }
 

@@ -46,9 +46,22 @@ fn invalid_modules_give_wasmparsers_message() {
     one_line(&e);
     let e = err(b"(module (func local.get 3))");
     assert!(matches!(e, WasmError::Invalid { .. }), "{e:?}");
-    // A feature outside the accepted set (SIMD).
-    let e = err(b"(module (func (param v128)))");
+    // A feature outside the accepted set (threads: a shared memory).
+    let e = err(b"(module (memory 1 1 shared))");
     assert!(matches!(e, WasmError::Invalid { .. }), "{e:?}");
+}
+
+#[test]
+fn a_simd_operator_not_translated_is_refused_naming_function_and_operator() {
+    let ok = b"(module (func (param v128 v128) (result v128) local.get 0 local.get 1 i32x4.add))";
+    assert!(translate_input(ok, "m").is_ok());
+    let e = err(
+        b"(module (func (param v128 v128) (result v128) local.get 0 local.get 1 i8x16.swizzle))",
+    );
+    let s = one_line(&e);
+    assert!(matches!(e, WasmError::Unsupported { .. }), "{e:?}");
+    assert!(s.contains("function 0"), "{s}");
+    assert!(s.contains("i8x16_swizzle"), "{s}");
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub fn value_like(template: Val, bits: u64) -> Val {
         Val::F32(_) => Val::F32(bits as u32),
         Val::F64(_) => Val::F64(bits),
         Val::Ptr(_) => Val::Ptr(0),
+        Val::V128(_) => Val::V128((u128::from(bits) | (u128::from(!bits) << 64)).to_le_bytes()),
     }
 }
 

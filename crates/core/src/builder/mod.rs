@@ -385,7 +385,7 @@ impl<'m> Builder<'m> {
             Opcode::STRUCT | Opcode::NAMED_STRUCT => {
                 usize::try_from(k).ok().and_then(|k| ops.get(k))
             }
-            Opcode::ARRAY => ops.first(),
+            Opcode::ARRAY | Opcode::VEC => ops.first(),
             _ => None,
         };
         field.copied().ok_or(CoreError::WrongKind {

@@ -261,6 +261,8 @@ registry! {
     STRUCT Struct                   = 0x001A, "struct",          [Type "field*"], None, None, [HOISTABLE TYPE];
     NAMED_STRUCT NamedStruct        = 0x001B, "named_struct",    [Type "field*"], None, Str, [HOISTABLE TYPE];
     FN Fn                           = 0x001C, "fn",              [Type "ret", Type "param*"], None, None, [HOISTABLE TYPE];
+    // -- short vectors (format 6.3) -------------------------------------------------------------
+    VEC Vec                         = 0x001D, "vec",             [Type "lane"], None, Int, [HOISTABLE TYPE];
     // -- constants ----------------------------------------------------------------------------
     CONST_INT ConstInt              = 0x0030, "const_int",       [], Required, Int, [HOISTABLE CONSTANT];
     CONST_FLOAT ConstFloat          = 0x0031, "const_float",     [], Required, Float, [HOISTABLE CONSTANT];
@@ -347,6 +349,9 @@ registry! {
     FFLOOR Ffloor                   = 0x019C, "ffloor",          [Value "value"], Required, None, [IN_PROC];
     FTRUNC Ftrunc                   = 0x019D, "ftrunc",          [Value "value"], Required, None, [IN_PROC];
     FNEAREST Fnearest               = 0x019E, "fnearest",        [Value "value"], Required, None, [IN_PROC];
+    // -- vector lanes (format 6.3) ----------------------------------------------------------
+    SPLAT Splat                     = 0x01A0, "splat",           [Value "value"], Required, None, [IN_PROC];
+    SHUFFLE Shuffle                 = 0x01A1, "shuffle",         [Value "lhs", Value "rhs"], Required, Bytes, [IN_PROC];
     // -- decorations ----------------------------------------------------------------------------
     EXPORT Export                   = 0x0200, "export",          [], None, Str, [DECORATION];
     IMPORT Import                   = 0x0201, "import",          [], None, Str, [DECORATION];
@@ -495,7 +500,7 @@ categories! {
     /// parameters.
     op_structure: [Module, Func, GlobalVar, GlobalConst, Block, Param];
     /// The types (flag `type`): operands of other instructions, never executed.
-    op_types: [Void, I1, I8, I16, I32, I64, F32, F64, Ptr, Array, Struct, NamedStruct, Fn,
+    op_types: [Void, I1, I8, I16, I32, I64, F32, F64, Ptr, Array, Struct, NamedStruct, Fn, Vec,
         TypeParam, Exists];
     /// The constants (flag `constant`): values a back end materializes where they are used.
     op_constants: [ConstInt, ConstFloat, ConstNull, ConstZero, ConstAggregate, ConstBytes];
@@ -519,6 +524,9 @@ categories! {
     op_compare: [Icmp, Fcmp];
     /// `select` and the aggregate and address operations that do not access memory.
     op_aggregate: [Select, Elem, Extract, Insert];
+    /// The vector lane operations (format 6.3): a vector from a scalar or from the lanes of
+    /// two vectors.
+    op_lanes: [Splat, Shuffle];
     /// The memory operations.
     op_memory: [Stackalloc, Load, Store];
     /// The calls.
@@ -561,6 +569,7 @@ macro_rules! op_pure {
             | $crate::op_conversions!()
             | $crate::op_compare!()
             | $crate::op_aggregate!()
+            | $crate::op_lanes!()
     };
 }
 

@@ -70,7 +70,7 @@ fn op_enum_agrees_with_registry() {
 #[test]
 fn categories_partition_the_registry() {
     type Category = (&'static str, fn(Op) -> bool);
-    let categories: [Category; 19] = [
+    let categories: [Category; 20] = [
         ("structure", |op| matches!(op, op_structure!())),
         ("types", |op| matches!(op, op_types!())),
         ("constants", |op| matches!(op, op_constants!())),
@@ -81,6 +81,7 @@ fn categories_partition_the_registry() {
         ("conversions", |op| matches!(op, op_conversions!())),
         ("compare", |op| matches!(op, op_compare!())),
         ("aggregate", |op| matches!(op, op_aggregate!())),
+        ("lanes", |op| matches!(op, op_lanes!())),
         ("memory", |op| matches!(op, op_memory!())),
         ("calls", |op| matches!(op, op_calls!())),
         ("terminators", |op| matches!(op, op_terminators!())),
@@ -121,7 +122,7 @@ fn categories_partition_the_registry() {
         // The pure operations are exactly the registry's `in-proc` ones.
         let pure = ["int_binary", "float_binary", "int_unary", "float_unary"]
             .into_iter()
-            .chain(["conversions", "compare", "aggregate"])
+            .chain(["conversions", "compare", "aggregate", "lanes"])
             .any(|c| is(c, op));
         assert_eq!(pure, f.contains(Flags::IN_PROC), "{op}");
         // The category enums hold exactly their pattern's opcodes.

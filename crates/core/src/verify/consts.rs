@@ -111,10 +111,11 @@ impl Cx<'_> {
         let n = d.operands.len();
         let (count, what) = match td.opcode {
             Opcode::ARRAY => (td.payload.as_int().unwrap_or(0), "element"),
+            Opcode::VEC => (td.payload.as_int().unwrap_or(0), "lane"),
             Opcode::STRUCT | Opcode::NAMED_STRUCT => (td.operands.len() as u64, "field"),
             _ => {
                 let msg = format!(
-                    "`const_aggregate` has type {}, expected a struct or array type",
+                    "`const_aggregate` has type {}, expected a struct, array or vector type",
                     self.ty_str(t)
                 );
                 self.err(c, msg);

@@ -263,7 +263,7 @@ impl<'m> Cx<'m> {
 
     /// Reports a result of type `got` when `ok` does not hold; `what` names what is expected.
     #[inline]
-    fn need_res(&mut self, i: Inst, got: VTy, ok: bool, what: &str) -> bool {
+    pub(super) fn need_res(&mut self, i: Inst, got: VTy, ok: bool, what: &str) -> bool {
         if !ok {
             self.need_res_failed(i, got, what);
         }
@@ -279,7 +279,7 @@ impl<'m> Cx<'m> {
 
     /// Operand `k` must have type `want`.
     #[inline]
-    fn need_eq(&mut self, i: Inst, k: usize, got: VTy, want: VTy) -> bool {
+    pub(super) fn need_eq(&mut self, i: Inst, k: usize, got: VTy, want: VTy) -> bool {
         if got == want {
             return true;
         }
@@ -323,6 +323,7 @@ impl<'m> Cx<'m> {
         // Every opcode of the registry has an arm: a new one fails to compile here until its
         // typing rule is written (or it is listed with those checked elsewhere).
         match known {
+            _ if self.vector_operand(i) => self.check_vector_op(i, known, r),
             op_int_binary!() => {
                 self.same_class(i, r, |cx, v| cx.int_w(v).is_some(), "an integer type");
             }
@@ -335,6 +336,8 @@ impl<'m> Cx<'m> {
             op_float_unary!() => {
                 self.one_class(i, r, |cx, v| cx.float_w(v).is_some(), "a float type");
             }
+            Op::Splat => self.check_splat(i, r),
+            Op::Shuffle => self.check_shuffle(i, r),
             Op::Icmp => {
                 self.same_class(
                     i,
@@ -374,15 +377,15 @@ impl<'m> Cx<'m> {
             Op::Load => {
                 self.ptr_operand(i, 0);
                 if let Some(r) = r {
-                    let ok = self.is_scalar(r);
-                    self.need_res(i, r, ok, "a scalar (int, float or ptr)");
+                    let ok = self.is_scalar(r) || self.is_vec(r);
+                    self.need_res(i, r, ok, "a scalar (int, float or ptr) or a vector");
                 }
             }
             Op::Store => {
                 self.ptr_operand(i, 0);
                 if let Some(v) = self.val(i, 1) {
-                    let ok = self.is_scalar(v);
-                    self.need(i, 1, v, ok, "a scalar (int, float or ptr)");
+                    let ok = self.is_scalar(v) || self.is_vec(v);
+                    self.need(i, 1, v, ok, "a scalar (int, float or ptr) or a vector");
                 }
             }
             Op::Elem => self.check_elem(i, n, r),
@@ -513,6 +516,11 @@ impl<'m> Cx<'m> {
 
     fn check_conversion(&mut self, i: Inst, op: Conversion, r: Option<VTy>) {
         let Some(a) = self.val(i, 0) else { return };
+        self.check_conversion_of(i, op, a, r);
+    }
+
+    /// The conversion `op` from a value of type `a` to `r` (lanes, for a vector conversion).
+    pub(super) fn check_conversion_of(&mut self, i: Inst, op: Conversion, a: VTy, r: Option<VTy>) {
         let int = |cx: &Self, v| cx.int_w(v);
         let float = |cx: &Self, v| cx.float_w(v);
         // (operand class, result class) as (predicate, words).
@@ -670,6 +678,9 @@ impl<'m> Cx<'m> {
 
     fn check_extract_insert(&mut self, i: Inst, op: Opcode, r: Option<VTy>) {
         let Some(agg) = self.val(i, 0) else { return };
+        if self.is_vec(agg) {
+            return self.check_lane_access(i, op, agg, r);
+        }
         // A specialized generic type is seen through: its fields with the arguments substituted.
         let (shape, sub) = match self.unfold_specialized(agg) {
             Some((shape, sub)) => (shape, Some(sub)),

@@ -50,6 +50,7 @@ mod scopes;
 mod structure;
 mod tail_calls;
 mod types;
+mod vectors;
 
 #[cfg(test)]
 mod tests;

@@ -78,6 +78,28 @@ impl Cx<'_> {
                 }
             }
             op if crate::scalar::scalar(op).is_some() => Kind::Value,
+            Opcode::VEC => {
+                let lane = ops.first().and_then(|&o| self.opc(o));
+                let n = self.live(t).and_then(|d| d.payload.as_int());
+                let lane_ok = lane.and_then(crate::scalar::Lane::of).is_some();
+                let n_ok = n.is_some_and(|n| (1..=crate::scalar::MAX_LANES).contains(&n));
+                if lane_ok && n_ok {
+                    Kind::Value
+                } else {
+                    let lane = ops.first().map_or("?".to_owned(), |&o| self.ty_str(o));
+                    let msg = if lane_ok {
+                        format!(
+                            "`vec` needs 1 to {} lanes, found {}",
+                            crate::scalar::MAX_LANES,
+                            n.unwrap_or(0)
+                        )
+                    } else {
+                        format!("`vec` lane type {lane} is not i8, i16, i32, i64, f32 or f64")
+                    };
+                    self.err(t, msg);
+                    Kind::Bad
+                }
+            }
             Opcode::ARRAY | Opcode::STRUCT | Opcode::NAMED_STRUCT => {
                 let what = if op == Opcode::ARRAY {
                     "element"
@@ -194,7 +216,7 @@ impl Cx<'_> {
         let t = v.0.ok_or(None)?;
         let d = self.live(t).ok_or(None)?;
         match d.opcode {
-            Opcode::ARRAY => {
+            Opcode::ARRAY | Opcode::VEC => {
                 let len = d.payload.as_int().unwrap_or(0);
                 if k < len {
                     d.operands.first().copied().ok_or(Some(len))
@@ -208,6 +230,21 @@ impl Cx<'_> {
                 .ok_or(Some(d.operands.len() as u64)),
             _ => Err(None),
         }
+    }
+
+    /// The lane type and lane count of a vector value type.
+    pub(super) fn vec_of(&self, v: VTy) -> Option<(Inst, u64)> {
+        let t = v.0?;
+        let d = self.live(t)?;
+        if d.opcode != Opcode::VEC {
+            return None;
+        }
+        Some((*d.operands.first()?, d.payload.as_int()?))
+    }
+
+    /// Whether `v` is a vector type.
+    pub(super) fn is_vec(&self, v: VTy) -> bool {
+        self.vec_of(v).is_some()
     }
 
     /// Whether `v` is an aggregate (array, struct, named_struct).
@@ -262,6 +299,14 @@ impl Cx<'_> {
                     None => out.push('?'),
                 }
                 out.push(']');
+            }
+            Opcode::VEC => {
+                out.push_str("vec ");
+                match d.operands.first() {
+                    Some(&e) => self.render(e, depth + 1, out),
+                    None => out.push('?'),
+                }
+                let _ = write!(out, " {}", d.payload.as_int().unwrap_or(0));
             }
             Opcode::STRUCT | Opcode::NAMED_STRUCT => {
                 if d.opcode == Opcode::NAMED_STRUCT {

@@ -313,6 +313,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                             out.push(self.b.ins().iconst(clt::I8, i64::from(byte)));
                         }
                     }
+                    Opcode::CONST_AGGREGATE if m.opcode(ty) == Opcode::VEC => {
+                        let v = self.vector_const(c, ty)?;
+                        out.push(v);
+                    }
                     // Operands pushed in reverse so that they pop in order.
                     Opcode::CONST_AGGREGATE => work.extend(m.operands(c).iter().rev()),
                     other => return Err(self.malformed(&format!("{other} is not a constant"))),
@@ -336,6 +340,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         match s {
             Scalar::F32 => self.b.ins().f32const(0.0),
             Scalar::F64 => self.b.ins().f64const(0.0),
+            Scalar::Vector(..) => self.vconst(s, &[0; 16]),
             s => self.b.ins().iconst(s.clif(), 0),
         }
     }
@@ -421,6 +426,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .map(|t| match t {
                 clt::F32 => self.b.ins().f32const(0.0),
                 clt::F64 => self.b.ins().f64const(0.0),
+                t if t.is_vector() => {
+                    let c = self
+                        .b
+                        .func
+                        .dfg
+                        .constants
+                        .insert(ir::ConstantData::from(&[0u8; 16][..]));
+                    self.b.ins().vconst(t, c)
+                }
                 t => self.b.ins().iconst(t, 0),
             })
             .collect();
@@ -500,6 +514,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         // Every opcode of the registry has an arm: a new one fails to compile here until it is
         // lowered or listed with those that never appear in a function body.
         match op {
+            _ if self.is_vector_inst(inst, op) => {
+                let r = self.vector(inst, op, place)?;
+                self.set(inst, vec![r]);
+            }
+            irkit_core::op_lanes!() => return Err(self.malformed("a lane operation on scalars")),
             irkit_core::op_int_binary!()
             | irkit_core::op_float_binary!()
             | irkit_core::op_int_unary!()

@@ -108,7 +108,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                         ty = *elem;
                         scale = self.ctx.layouts.get(ty).map_or(0, |l| l.size);
                     }
-                    Shape::Scalar(_) => {
+                    Shape::Scalar(_) | Shape::Vector { .. } => {
                         return Err(self.malformed(&format!("elem {inst} steps into a scalar")));
                     }
                 }

@@ -10,6 +10,7 @@ mod control;
 mod func;
 mod memory;
 mod nan;
+mod vector;
 
 #[cfg(test)]
 pub(crate) use func::lower_function;

@@ -632,7 +632,7 @@ fn all_refs<'n>(o: &'n Operand, f: &mut impl FnMut(&'n Name) -> bool) -> bool {
     match o {
         Operand::Ref(n, _) => f(n),
         Operand::Prim(..) => true,
-        Operand::Array(_, e, _) => all_refs(e, f),
+        Operand::Array(_, e, _) | Operand::Vector(_, e, _) => all_refs(e, f),
         Operand::Struct(v, _) | Operand::Fn(v, _) => v.iter().all(|x| all_refs(x, f)),
         Operand::Const(t, v, _) => {
             all_refs(t, f)

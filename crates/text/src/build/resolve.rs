@@ -57,6 +57,10 @@ impl Build {
                 let e = self.operand(elem, local)?;
                 self.intern(Opcode::ARRAY, None, &[e], Payload::Int(*n), *pos)
             }
+            Operand::Vector(n, lane, pos) => {
+                let e = self.operand(lane, local)?;
+                self.intern(Opcode::VEC, None, &[e], Payload::Int(*n), *pos)
+            }
             Operand::Struct(fields, pos) => {
                 let ops = self.operands(fields, local)?;
                 self.intern(Opcode::STRUCT, None, &ops, Payload::None, *pos)

@@ -213,6 +213,24 @@ impl Parser<'_, '_> {
                 self.operand_list(&mut fields, Tok::RBrace, "`,` or `}`")?;
                 Operand::Struct(fields, pos)
             }
+            Tok::Ident(w) if w == "vec" => {
+                self.bump();
+                let lane = self.single_operand(false)?;
+                let nt = self.bump();
+                let n = match nt.tok {
+                    Tok::Int(n) if (0..=i128::from(u64::MAX)).contains(&n) => n as u64,
+                    _ => {
+                        return self.error(
+                            nt.pos,
+                            format!(
+                                "expected the lane count of `vec T N`, found {}",
+                                self.describe(&nt)
+                            ),
+                        );
+                    }
+                };
+                Operand::Vector(n, Box::new(lane), pos)
+            }
             Tok::Ident(w) if w == "fn" => {
                 self.bump();
                 self.expect(Tok::LParen, "`(` after `fn`")?;

@@ -51,6 +51,8 @@ impl Parser<'_, '_> {
             Tok::LBracket => true,
             Tok::Ident(w) if w == "struct" => next.tok == Tok::LBrace,
             Tok::Ident(w) if w == "fn" => next.tok == Tok::LParen,
+            // `vec T N` (the generic form writes its payload first: `vec 4 i32`).
+            Tok::Ident(w) if w == "vec" => next_same_line && !matches!(next.tok, Tok::Int(_)),
             Tok::Ident(w) if prim_type(w).is_some() => {
                 next_same_line && is_const_value_start(&next.tok)
             }

@@ -21,7 +21,7 @@ pub(super) fn is_const_value_start(tok: &Tok) -> bool {
 pub(super) fn is_operand_start(tok: &Tok) -> bool {
     match tok {
         Tok::Name { .. } | Tok::LBracket => true,
-        Tok::Ident(w) => prim_type(w).is_some() || w == "struct" || w == "fn",
+        Tok::Ident(w) => prim_type(w).is_some() || w == "struct" || w == "fn" || w == "vec",
         _ => false,
     }
 }

@@ -89,6 +89,15 @@ impl Printer<'_> {
                 self.out.push(']');
                 return;
             }
+            Opcode::VEC => {
+                self.out.push_str("vec ");
+                if let Some(&e) = ops.first() {
+                    self.operand(e, depth + 1);
+                }
+                let n = d.payload().as_int().unwrap_or(0);
+                let _ = write!(self.out, " {n}");
+                return;
+            }
             Opcode::NAMED_STRUCT => {
                 // Only in a single printed instruction (a message): a whole module names every
                 // named struct in a statement of its own. Its name says which it is.
