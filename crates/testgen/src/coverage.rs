@@ -27,6 +27,10 @@ pub fn coverage(op: Op) -> Coverage {
         Op::InlineScope => Coverage::NotGenerated(
             "inlining scopes: the inliners make them; hand-written cases cover the rest",
         ),
+        // Written by tests/semantics/vectors*.ir (every back end) and the wasm SIMD suite.
+        Op::Vec | Op::Splat | Op::Shuffle => Coverage::NotGenerated(
+            "vectors: the semantics cases and the wasm SIMD suite cover them",
+        ),
         irkit_core::op_pure!()
         | irkit_core::op_memory!()
         | irkit_core::op_calls!()
