@@ -82,7 +82,7 @@ pub(crate) fn is_vector_op(m: &Module, layouts: &Layouts, inst: Inst, op: Op) ->
             | irkit_core::op_compare!()
             | irkit_core::op_conversions!()
     );
-    matches!(op, Op::Splat | Op::Shuffle)
+    matches!(op, Op::Splat | Op::Shuffle | Op::Swizzle)
         || (lanewise
             && m.operands(inst)
                 .first()
@@ -130,6 +130,22 @@ pub(crate) fn eval(
                         .ok_or_else(|| malformed("shuffle: lane index out of range"))
                 })
                 .collect::<Res<Vec<Value>>>()?;
+            return Ok(Value::Aggregate(out.into()));
+        }
+        Op::Swizzle => {
+            let (a, idx) = (lanes_of(0)?, lanes_of(1)?);
+            let zero = lane.scalar().value(0);
+            let out = idx
+                .iter()
+                .map(|k| {
+                    let k = k.as_int().map_or(u64::MAX, |(_, b)| b);
+                    usize::try_from(k)
+                        .ok()
+                        .and_then(|k| a.get(k))
+                        .cloned()
+                        .unwrap_or_else(|| zero.clone())
+                })
+                .collect::<Vec<Value>>();
             return Ok(Value::Aggregate(out.into()));
         }
         Op::Bitcast => {

@@ -28,7 +28,7 @@ pub fn coverage(op: Op) -> Coverage {
             "inlining scopes: the inliners make them; hand-written cases cover the rest",
         ),
         // Written by tests/semantics/vectors*.ir (every back end) and the wasm SIMD suite.
-        Op::Vec | Op::Splat | Op::Shuffle => Coverage::NotGenerated(
+        Op::Vec | Op::Splat | Op::Shuffle | Op::Swizzle => Coverage::NotGenerated(
             "vectors: the semantics cases and the wasm SIMD suite cover them",
         ),
         irkit_core::op_pure!()

@@ -440,6 +440,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 if !self.memory_operator(&op)?
                     && !self.numeric(&op)?
                     && !self.simd_operator(&op)?
+                    && !self.simd_widen_operator(&op)?
                     && !self.table_operator(&op)?
                 {
                     return Err(WasmError::unsupported(

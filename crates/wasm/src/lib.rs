@@ -45,6 +45,7 @@ pub mod ops;
 pub mod parse;
 pub mod refs;
 pub mod simd;
+mod simd_widen;
 pub mod ssa;
 pub mod table;
 pub mod translate;

@@ -4,13 +4,13 @@
 //! (`bitcast` in lane order, free in native code), applies the IR's lane-wise operation and
 //! reinterprets the result back.
 //!
-//! Most operators are one IR operation. Composed in ordinary IR: `v128.not` (xor with all
+//! Most operators are one IR operation (`i8x16.swizzle` is the IR's `swizzle`). Composed in ordinary IR: `v128.not` (xor with all
 //! ones), `andnot`, `bitselect` (`b ^ ((a ^ b) & m)`), integer `neg` (0 − x), `abs`, `min`
 //! and `max` (a comparison's lane mask selecting bits), `pmin`/`pmax`, `any_true`,
 //! `all_true` and `bitmask` (lanes read out), the narrow-lane `splat` and `replace_lane`
 //! (truncating the `i32` operand) and `extract_lane_s/u` (extending the lane), and the
-//! lane loads and stores (a scalar access and a lane insert or extract). The operators not
-//! listed in spec/wasm.md are refused at translation, naming the function and the operator.
+//! lane loads and stores (a scalar access and a lane insert or extract). The widening,
+//! narrowing and saturating operators are those of `simd_widen.rs`.
 
 use irkit_core::{Conversion, FloatBinary, FloatCC, FloatUnary, Inst, IntBinary, IntCC, IntUnary};
 use irkit_core::{Opcode, Payload};
@@ -33,7 +33,7 @@ pub(crate) enum Shape {
 
 impl Shape {
     /// The lane type and the lane count.
-    fn lane(self) -> (Ty, u64) {
+    pub(crate) fn lane(self) -> (Ty, u64) {
         match self {
             Shape::I8x16 => (Ty::I8, 16),
             Shape::I16x8 => (Ty::I16, 8),
@@ -45,7 +45,7 @@ impl Shape {
     }
 
     /// The lane width in bits.
-    fn bits(self) -> u32 {
+    pub(crate) fn bits(self) -> u32 {
         128 / self.lane().1 as u32
     }
 
@@ -67,7 +67,7 @@ pub fn v128_type(m: &mut irkit_core::Module) -> Option<Inst> {
 
 impl FuncTranslator<'_, '_> {
     /// The vector type of `sh`.
-    fn vty(&mut self, sh: Shape) -> Result<Inst, WasmError> {
+    pub(crate) fn vty(&mut self, sh: Shape) -> Result<Inst, WasmError> {
         let (lane, n) = sh.lane();
         let lane = self.ty(lane);
         let place = self.place();
@@ -75,7 +75,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// Appends an instruction through the checked path (the verifier's vector rules).
-    fn vins(
+    pub(crate) fn vins(
         &mut self,
         op: Opcode,
         ty: Inst,
@@ -87,7 +87,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// `v` (a `v128`) seen as shape `sh`.
-    fn as_shape(&mut self, v: Inst, sh: Shape) -> Result<Inst, WasmError> {
+    pub(crate) fn as_shape(&mut self, v: Inst, sh: Shape) -> Result<Inst, WasmError> {
         let t = self.vty(sh)?;
         if self.b.module().ty(v) == Some(t) {
             return Ok(v);
@@ -96,7 +96,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// Pushes `v` (of shape `sh`) as a `v128`.
-    fn push_v(&mut self, v: Inst, sh: Shape) -> Result<(), WasmError> {
+    pub(crate) fn push_v(&mut self, v: Inst, sh: Shape) -> Result<(), WasmError> {
         let _ = sh;
         let canon = self.vty(Shape::I32x4)?;
         let v = if self.b.module().ty(v) == Some(canon) {
@@ -109,7 +109,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// Pops a `v128` as shape `sh`.
-    fn pop_v(&mut self, sh: Shape) -> Result<Inst, WasmError> {
+    pub(crate) fn pop_v(&mut self, sh: Shape) -> Result<Inst, WasmError> {
         let v = self.pop();
         self.as_shape(v, sh)
     }
@@ -147,7 +147,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// All ones in every bit, as a `v128`.
-    fn ones(&mut self) -> Result<Inst, WasmError> {
+    pub(crate) fn ones(&mut self) -> Result<Inst, WasmError> {
         let m = self.b.module();
         let all = m.const_i32(-1);
         let t = self.vty(Shape::I32x4)?;
@@ -156,7 +156,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// `b ^ ((a ^ b) & m)`: the bits of `a` where `m` has ones, of `b` elsewhere (`v128`s).
-    fn bitselect(&mut self, a: Inst, b: Inst, m: Inst) -> Result<Inst, WasmError> {
+    pub(crate) fn bitselect(&mut self, a: Inst, b: Inst, m: Inst) -> Result<Inst, WasmError> {
         let t = self.vty(Shape::I32x4)?;
         let x = self.vins(Opcode::XOR, t, vec![a, b], Payload::None)?;
         let x = self.vins(Opcode::AND, t, vec![x, m], Payload::None)?;
@@ -349,7 +349,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// A constant `v` of integer type `t`.
-    fn int_like_ty(&mut self, t: Ty, v: u64) -> Inst {
+    pub(crate) fn int_like_ty(&mut self, t: Ty, v: u64) -> Inst {
         let m = self.b.module();
         match t {
             Ty::I8 => {
@@ -376,7 +376,7 @@ impl FuncTranslator<'_, '_> {
     }
 
     /// A scalar of `sh`'s lane loaded from memory.
-    fn load_lane_value(&mut self, arg: &MemArg, sh: Shape) -> Result<Inst, WasmError> {
+    pub(crate) fn load_lane_value(&mut self, arg: &MemArg, sh: Shape) -> Result<Inst, WasmError> {
         let (lt, _) = sh.lane();
         let t = self.ty(lt);
         let a = self.pop();
@@ -497,6 +497,9 @@ impl FuncTranslator<'_, '_> {
                     Payload::Bytes(lanes.to_vec().into()),
                 )?;
                 self.push_v(r, I8x16)?;
+            }
+            O::I8x16Swizzle => {
+                self.vbinary(Opcode::SWIZZLE, I8x16, I8x16, Payload::None)?;
             }
             O::V128Not => {
                 let a = self.pop();

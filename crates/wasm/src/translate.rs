@@ -42,8 +42,7 @@ fn is_extern(tt: &wasmparser::TableType) -> bool {
 
 /// The WebAssembly features this front end accepts: WebAssembly 2.0: 1.0 (MVP) with
 /// mutable-global imports and exports, sign extension, non-trapping float-to-int conversions,
-/// multi-value, bulk memory, reference types and fixed-width SIMD (the operators spec/wasm.md
-/// lists; the others are refused at translation); and, of 3.0, extended constant expressions,
+/// multi-value, bulk memory, reference types and fixed-width SIMD; and, of 3.0, extended constant expressions,
 /// typed function references and tail calls (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;

@@ -1,7 +1,7 @@
 /* Loops clang vectorizes under `-msimd128`: `clang-19 --target=wasm32 -O2 -msimd128
    -nostdlib -Wl,--no-entry -o simd.wasm simd.c` gives `v128.load`/`store`, `i32x4.add`,
    `i32x4.mul`, `f32x4.add`/`mul`, splats, shifts, comparisons and `bitselect` (the `max`),
-   lane extracts and the shuffles of a reduction. Natively (`cc -O2 simd.c`), `main` returns
+   lane extracts and the shuffles of a reduction, and the widening `extend` of a byte sum. Natively (`cc -O2 simd.c`), `main` returns
    what the wasm `run` returns. */
 
 #define N 301
@@ -32,7 +32,8 @@ int run(void) {
     float fsum = 0;
     for (int i = 0; i < N; i++) fsum += fc[i];
     unsigned bsum = 0;
-    for (int i = 0; i < N; i++) bsum = bsum * 31 + bytes[i];       /* a recurrence: scalar */
+    for (int i = 0; i < N; i++) bsum += bytes[i];                    /* widening: extend */
+    for (int i = 0; i < N; i++) bsum = bsum * 31 + bytes[i];         /* a recurrence: scalar */
     return (int)(((unsigned)sum + (unsigned)fsum + bsum) & 0x7f);
 }
 

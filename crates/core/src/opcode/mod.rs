@@ -352,6 +352,7 @@ registry! {
     // -- vector lanes (format 6.3) ----------------------------------------------------------
     SPLAT Splat                     = 0x01A0, "splat",           [Value "value"], Required, None, [IN_PROC];
     SHUFFLE Shuffle                 = 0x01A1, "shuffle",         [Value "lhs", Value "rhs"], Required, Bytes, [IN_PROC];
+    SWIZZLE Swizzle                 = 0x01A2, "swizzle",         [Value "vector", Value "indices"], Required, None, [IN_PROC];
     // -- decorations ----------------------------------------------------------------------------
     EXPORT Export                   = 0x0200, "export",          [], None, Str, [DECORATION];
     IMPORT Import                   = 0x0201, "import",          [], None, Str, [DECORATION];
@@ -524,9 +525,9 @@ categories! {
     op_compare: [Icmp, Fcmp];
     /// `select` and the aggregate and address operations that do not access memory.
     op_aggregate: [Select, Elem, Extract, Insert];
-    /// The vector lane operations (format 6.3): a vector from a scalar or from the lanes of
-    /// two vectors.
-    op_lanes: [Splat, Shuffle];
+    /// The vector lane operations (format 6.3): a vector from a scalar, from the lanes of two
+    /// vectors, or from lanes chosen at run time.
+    op_lanes: [Splat, Shuffle, Swizzle];
     /// The memory operations.
     op_memory: [Stackalloc, Load, Store];
     /// The calls.

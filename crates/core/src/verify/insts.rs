@@ -338,6 +338,7 @@ impl<'m> Cx<'m> {
             }
             Op::Splat => self.check_splat(i, r),
             Op::Shuffle => self.check_shuffle(i, r),
+            Op::Swizzle => self.check_swizzle(i, r),
             Op::Icmp => {
                 self.same_class(
                     i,

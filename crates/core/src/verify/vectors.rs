@@ -9,7 +9,8 @@
 //! size. V4: `splat` makes `vec T N` of one `T`. V5: `shuffle` takes two vectors of one type
 //! `vec T N` and, for each byte `k` of its payload (1 to 256 bytes, each below `2N`), yields
 //! lane `k` of their concatenation: a `vec T M`, `M` the payload's length. V6: `extract` and
-//! `insert` of a vector name a lane below `N` and read or write a `T`.
+//! `insert` of a vector name a lane below `N` and read or write a `T`. V7: `swizzle` takes a
+//! `vec T N` and a vector of integer lanes `vec iK M` and yields a `vec T M`.
 
 use crate::{Conversion, Inst, Op, Opcode, Payload};
 
@@ -170,6 +171,28 @@ impl Cx<'_> {
             .is_some_and(|(rl, rn)| rl == lane && rn == idx.len() as u64);
         let lane_s = self.ty_str(lane);
         self.need_res(i, r, ok, &format!("vec {lane_s} {}", idx.len()));
+    }
+
+    /// V7: `swizzle %v, %idx`.
+    pub(super) fn check_swizzle(&mut self, i: Inst, r: Option<VTy>) {
+        let Some(v) = self.val(i, 0) else { return };
+        let Some((lane, _)) = self.vec_of(v) else {
+            self.need(i, 0, v, false, "a vector type");
+            return;
+        };
+        let Some(idx) = self.val(i, 1) else { return };
+        let m = self
+            .vec_of(idx)
+            .filter(|&(il, _)| self.int_w(VTy(Some(il))).is_some())
+            .map(|(_, m)| m);
+        let Some(m) = m else {
+            self.need(i, 1, idx, false, "a vector of integer lanes");
+            return;
+        };
+        let Some(r) = r else { return };
+        let ok = self.vec_of(r).is_some_and(|(rl, rn)| rl == lane && rn == m);
+        let lane_s = self.ty_str(lane);
+        self.need_res(i, r, ok, &format!("vec {lane_s} {m}"));
     }
 
     /// V6: `extract`/`insert` of lane `k` of vector `v`.

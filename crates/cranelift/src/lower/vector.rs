@@ -50,7 +50,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         );
         let m = self.ctx.m;
         let vector_type = |v: Inst| m.value_type(v).is_some_and(|t| m.opcode(t) == Opcode::VEC);
-        matches!(op, Op::Splat | Op::Shuffle)
+        matches!(op, Op::Splat | Op::Shuffle | Op::Swizzle)
             || (lanewise && m.operands(inst).first().is_some_and(|&o| vector_type(o)))
     }
 
@@ -99,6 +99,18 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 return Ok(self.b.ins().insertlane(v, x, k as u8));
             }
             Op::Shuffle => return self.shuffle(inst, ops, rs),
+            // Cranelift's `swizzle` is of bytes, out-of-range indices giving 0, as the spec.
+            Op::Swizzle => {
+                let byte = Some((Lane::Int(8), 16));
+                if self.vector_of(ops[0]) != byte || self.vector_of(ops[1]) != byte {
+                    return Err(refuse(
+                        "`swizzle` of other than vec i8 16 by vec i8 16 (not lowered)".into(),
+                    ));
+                }
+                let a = self.val1(ops[0])?;
+                let idx = self.val1(ops[1])?;
+                return Ok(self.b.ins().swizzle(a, idx));
+            }
             _ => {}
         }
         let (lane, n) = self
