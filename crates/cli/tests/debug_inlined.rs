@@ -9,8 +9,11 @@
 //! A tool that is not installed skips its test with a note on stderr, unless
 //! `IRKIT_REQUIRE_TOOLS=1` (set by `.ci/run`), which makes it a failure.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
+
+mod tools;
+use tools::{have, run, scratch, text};
 
 const LIB: &str = "\
 ; lib.ir: `scale`, called once from main.ir, calls `bump` once: -O inlines both into `main`.
@@ -49,44 +52,12 @@ const MAIN: &str = "\
 }
 ";
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("irkit-inlined-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+/// A scratch directory for test `tag` holding `lib.ir` and `main.ir`.
+fn with_modules(tag: &str) -> std::path::PathBuf {
+    let d = scratch("inlined", tag);
     std::fs::write(d.join("lib.ir"), LIB).unwrap();
     std::fs::write(d.join("main.ir"), MAIN).unwrap();
     d
-}
-
-/// Whether `tool` runs; if not, the test is skipped (or fails under `IRKIT_REQUIRE_TOOLS=1`).
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("IRKIT_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
-            "{tool} is not installed (IRKIT_REQUIRE_TOOLS=1)"
-        );
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
-}
-
-fn run(cmd: &mut Command) -> Output {
-    let o = cmd.output().expect("the tool runs");
-    assert!(
-        o.status.success(),
-        "{cmd:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// `ir-link -g -O main.ir lib.ir ARGS` in `dir`.
@@ -120,7 +91,7 @@ fn gdb_shows_inlined_calls_as_frames_with_their_call_sites() {
     if !have("gdb") {
         return;
     }
-    let dir = temp_dir("gdb");
+    let dir = with_modules("gdb");
     link(&dir, &["--emit", "exe", "-o", "prog"]);
     let store = line_of(LIB, "store @seen");
     let o = run(Command::new("gdb")
@@ -145,7 +116,7 @@ fn gdb_shows_inlined_calls_in_code_the_jit_compiled() {
     if !have("gdb") {
         return;
     }
-    let dir = temp_dir("gdb-jit");
+    let dir = with_modules("gdb-jit");
     let store = line_of(LIB, "store @seen");
     let o = run(Command::new("gdb")
         .args(["-nx", "-batch", "-ex", "set breakpoint pending on", "-ex"])
@@ -165,7 +136,7 @@ fn llvm_dwarfdump_verifies_and_shows_the_inlined_subroutines() {
     if !have("llvm-dwarfdump") {
         return;
     }
-    let dir = temp_dir("dwarfdump");
+    let dir = with_modules("dwarfdump");
     link(&dir, &["--emit", "exe", "-o", "prog"]);
     let o = Command::new("llvm-dwarfdump")
         .args(["--verify", "prog"])
@@ -199,7 +170,7 @@ fn llvm_dwarfdump_verifies_and_shows_the_inlined_subroutines() {
 /// inlined subroutines' abstract origins (their names in `.debug_str`).
 #[test]
 fn objects_with_inlined_subroutines_are_deterministic_and_cached() {
-    let dir = temp_dir("cache");
+    let dir = with_modules("cache");
     link(&dir, &["--emit", "obj", "-o", "a.o"]);
     link(&dir, &["--emit", "obj", "-o", "b.o", "--cache", "cc"]);
     let cached = link(
@@ -217,7 +188,7 @@ fn objects_with_inlined_subroutines_are_deterministic_and_cached() {
 
 #[test]
 fn strip_debug_drops_the_inlining_scopes() {
-    let dir = temp_dir("strip");
+    let dir = with_modules("strip");
     link(&dir, &["-o", "kept.irm"]);
     link(&dir, &["--strip-debug", "-o", "stripped.irm"]);
     let dis = |f: &str| {
@@ -238,7 +209,7 @@ fn strip_debug_drops_the_inlining_scopes() {
 /// A trap in inlined code names the inlined instruction's own line, on both back ends.
 #[test]
 fn a_trap_in_inlined_code_names_its_own_line() {
-    let dir = temp_dir("trap");
+    let dir = with_modules("trap");
     let lib = LIB.replace(
         "  %y: i32 = imul %x, i32 3\n",
         "  %z: i32 = load @seen\n  %y: i32 = sdiv %x, %z\n",
@@ -268,7 +239,7 @@ fn an_interleaved_inlined_copy_has_a_range_list() {
     if !have("llvm-dwarfdump") {
         return;
     }
-    let dir = temp_dir("ranges");
+    let dir = with_modules("ranges");
     let source = "\
 @a: i32 = global_var i32 0
 @b: i32 = global_var i32 0

@@ -10,47 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("irkit-debug-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Whether `tool` runs; if not, the test is skipped (or fails under `IRKIT_REQUIRE_TOOLS=1`).
-fn have(tool: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("IRKIT_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
-            "{tool} is not installed (IRKIT_REQUIRE_TOOLS=1)"
-        );
-        eprintln!("skipped: {tool} is not installed");
-    }
-    found
-}
-
-fn run(cmd: &mut Command) -> Output {
-    let o = cmd.output().expect("the tool runs");
-    assert!(
-        o.status.success(),
-        "{cmd:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod tools;
+use tools::{have, repo, run, scratch, text};
 
 /// `ir-link ARGS` in `dir`.
 fn ir_link(dir: &Path, args: &[&str]) -> Output {
@@ -61,7 +22,7 @@ fn ir_link(dir: &Path, args: &[&str]) -> Output {
 
 /// The two-module example copied into a fresh directory and linked there with `-g`.
 fn two_module(tag: &str) -> PathBuf {
-    let dir = temp_dir(tag);
+    let dir = scratch("debug", tag);
     for f in ["lib.ir", "main.ir"] {
         std::fs::copy(repo().join("examples/two_module").join(f), dir.join(f)).unwrap();
     }
@@ -125,7 +86,7 @@ fn gdb_breaks_on_a_line_of_a_module_run_by_the_jit() {
     if !have("gdb") {
         return;
     }
-    let dir = temp_dir("gdb-jit");
+    let dir = scratch("debug", "gdb-jit");
     for f in ["lib.ir", "main.ir"] {
         std::fs::copy(repo().join("examples/two_module").join(f), dir.join(f)).unwrap();
     }
@@ -221,7 +182,7 @@ fn llvm_dwarfdump_verifies_every_examples_executable() {
     if !have("llvm-dwarfdump") {
         return;
     }
-    let dir = temp_dir("verify");
+    let dir = scratch("debug", "verify");
     let all = examples();
     assert!(all.len() >= 10, "{} examples", all.len());
     // Each example as written, and with `-O` (inlined code: inlined subroutines).
@@ -322,7 +283,7 @@ fn gdb_breaks_on_a_c_line_of_a_program_compiled_to_wasm() {
     if !have("gdb") || !present("clang-19") {
         return;
     }
-    let dir = temp_dir("wasm-c");
+    let dir = scratch("debug", "wasm-c");
     for f in ["lib.c", "main.c", "wasm.h"] {
         std::fs::copy(repo().join("examples/wasm-c").join(f), dir.join(f)).unwrap();
     }

@@ -9,34 +9,11 @@
 //! not let this user profile (`perf_event_paranoid`, a container's seccomp profile), it is
 //! skipped whatever that says: the tool is there, the system forbids it.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("irkit-perf-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(cmd: &mut Command) -> Output {
-    let o = cmd.output().expect("the tool runs");
-    assert!(
-        o.status.success(),
-        "{cmd:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+mod tools;
+use tools::{repo, run, scratch, text};
 
 /// Whether `perf` is installed (if not, the test is skipped, or fails under
 /// `IRKIT_REQUIRE_PERF=1`) and may sample this user's processes (if not, skipped).
@@ -162,7 +139,7 @@ fn report(dir: &Path, data: &str, key: &str) -> Vec<(f64, String)> {
 
 #[test]
 fn perf_attributes_the_matmul_executables_samples_to_its_c_lines() {
-    let dir = temp_dir("exe");
+    let dir = scratch("perf", "exe");
     if !can_profile(&dir) || !have_clang() {
         return;
     }
@@ -192,7 +169,7 @@ fn perf_attributes_the_matmul_executables_samples_to_its_c_lines() {
 
 #[test]
 fn perf_names_the_jits_functions_from_ir_runs_perf_map() {
-    let dir = temp_dir("jit");
+    let dir = scratch("perf", "jit");
     if !can_profile(&dir) || !have_clang() {
         return;
     }

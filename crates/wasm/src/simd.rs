@@ -59,12 +59,6 @@ impl Shape {
     }
 }
 
-/// The IR type of wasm's `v128`: `vec i32 4`.
-pub fn v128_type(m: &mut irkit_core::Module) -> Option<Inst> {
-    let i32t = m.ty_i32();
-    m.ty_vec(i32t, 4).ok()
-}
-
 impl FuncTranslator<'_, '_> {
     /// The vector type of `sh`.
     pub(crate) fn vty(&mut self, sh: Shape) -> Result<Inst, WasmError> {

@@ -12,8 +12,15 @@ pub fn val_type(m: &mut Module, t: ValType) -> Option<Inst> {
         ValType::F32 => m.ty_f32(),
         ValType::F64 => m.ty_f64(),
         ValType::Ref(_) => m.ty_ptr(),
-        ValType::V128 => crate::simd::v128_type(m)?,
+        ValType::V128 => v128_type(m)?,
     })
+}
+
+/// The irkit type of `v128`: `vec i32 4` (each SIMD operator bitcasts it to its own shape,
+/// [`crate::simd`]).
+pub fn v128_type(m: &mut Module) -> Option<Inst> {
+    let i32t = m.ty_i32();
+    m.ty_vec(i32t, 4).ok()
 }
 
 /// The wasm spelling of a value type, for messages.

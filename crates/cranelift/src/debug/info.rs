@@ -16,27 +16,17 @@
 
 use cranelift_codegen::gimli;
 use gimli::write::{
-    Address, AttributeValue, Dwarf, FileId, LineProgram, LineString, Range, RangeList, Sections,
-    Unit,
+    Address, AttributeValue, Dwarf, FileId, LineProgram, Range, RangeList, Sections, Unit,
 };
 use gimli::{Encoding, Format, LineEncoding, RunTimeEndian, SectionId};
 use irkit_core::Module;
 use rustc_hash::FxHashMap as HashMap;
 
+use super::files::{file_id, line_string};
 use super::inlined;
 use super::locs::{self, Loc};
 use super::sections::Section;
-use super::{Defined, LineRow};
-
-/// A function described: its symbol index, its definition, names and code.
-pub(crate) struct Described<'d> {
-    /// Its index in the symbol list relocations name.
-    pub(crate) symbol: usize,
-    /// Its name in the source (the IR name, without `@`; else its symbol's).
-    pub(crate) name: String,
-    /// What compiling it kept.
-    pub(crate) defined: &'d Defined,
-}
+use super::{Described, LineRow};
 
 /// A function of a compile unit, with the location of each of its instructions by ordinal.
 type Member<'f, 'm> = (&'f Described<'f>, Vec<Option<Loc<'m>>>);
@@ -177,40 +167,6 @@ pub(super) fn symbol(index: usize) -> Address {
         symbol: index,
         addend: 0,
     }
-}
-
-/// `s` as a line program string (a `\0` in it, which no path has, cut there; an empty one
-/// as `.`).
-fn line_string(s: &str) -> LineString {
-    let s = s.split('\0').next().unwrap_or("");
-    LineString::String(if s.is_empty() {
-        b".".to_vec()
-    } else {
-        s.into()
-    })
-}
-
-/// The line program's file for `path`: its directory (none for a bare name: the compile
-/// directory) and its name.
-pub(super) fn file_id<'m>(
-    program: &mut LineProgram,
-    files: &mut HashMap<&'m str, FileId>,
-    path: &'m str,
-) -> FileId {
-    if let Some(&id) = files.get(path) {
-        return id;
-    }
-    let (dir, name) = match path.rfind('/') {
-        Some(i) if i > 0 => (Some(&path[..i]), &path[i + 1..]),
-        _ => (None, path),
-    };
-    let dir = match dir {
-        Some(d) => program.add_directory(line_string(d)),
-        None => program.default_directory(),
-    };
-    let id = program.add_file(line_string(name), dir, None);
-    files.insert(path, id);
-    id
 }
 
 /// The line sequence of function `f`, whose locations by ordinal are `table` (`first` the

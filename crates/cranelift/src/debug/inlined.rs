@@ -22,7 +22,8 @@ use gimli::write::{
 use irkit_core::{Inst, Module, Opcode, scope};
 use rustc_hash::FxHashMap as HashMap;
 
-use super::info::{Described, file_id};
+use super::Described;
+use super::files::file_id;
 use super::locs::Loc;
 
 /// What the inlined subroutines of one unit share: its files and the subprogram of each

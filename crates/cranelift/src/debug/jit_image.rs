@@ -60,7 +60,7 @@ pub(crate) fn image(
     }
     placed.sort_by_key(|p| p.0);
     let addresses: Vec<u64> = placed.iter().map(|p| p.0).collect();
-    let described: Vec<info::Described<'_>> = placed
+    let described: Vec<super::Described<'_>> = placed
         .iter()
         .enumerate()
         .map(|(i, &(_, d, linkage))| super::described(m, i, d, linkage))

@@ -13,6 +13,7 @@
 //! the same DWARF with the code's real addresses into an ELF image in memory, which
 //! [`gdb_jit`] hands to GDB.
 
+pub(crate) mod files;
 pub(crate) mod frame;
 pub(crate) mod gdb_jit;
 pub(crate) mod info;
@@ -86,6 +87,16 @@ impl Defined {
     }
 }
 
+/// A function described: its symbol index, its definition, names and code.
+pub(crate) struct Described<'d> {
+    /// Its index in the symbol list relocations name.
+    pub(crate) symbol: usize,
+    /// Its name in the source (the IR name, without `@`; else its symbol's).
+    pub(crate) name: String,
+    /// What compiling it kept.
+    pub(crate) defined: &'d Defined,
+}
+
 /// Function `d` of `m` (its symbol `linkage`, symbol index `index`) as the DWARF describes
 /// it: named by its IR name, else by its symbol.
 pub(crate) fn described<'d>(
@@ -93,12 +104,12 @@ pub(crate) fn described<'d>(
     index: usize,
     d: &'d Defined,
     linkage: &str,
-) -> info::Described<'d> {
+) -> Described<'d> {
     let name = d
         .def
         .and_then(|f| m.name(f))
         .map_or_else(|| linkage.to_string(), str::to_string);
-    info::Described {
+    Described {
         symbol: index,
         name,
         defined: d,
