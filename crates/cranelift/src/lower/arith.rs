@@ -361,41 +361,52 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             } else {
                 (a, b)
             };
-            let c = match cc {
-                IntCC::Eq => CIntCC::Equal,
-                IntCC::Ne => CIntCC::NotEqual,
-                IntCC::Ugt => CIntCC::UnsignedGreaterThan,
-                IntCC::Uge => CIntCC::UnsignedGreaterThanOrEqual,
-                IntCC::Ult => CIntCC::UnsignedLessThan,
-                IntCC::Ule => CIntCC::UnsignedLessThanOrEqual,
-                IntCC::Sgt => CIntCC::SignedGreaterThan,
-                IntCC::Sge => CIntCC::SignedGreaterThanOrEqual,
-                IntCC::Slt => CIntCC::SignedLessThan,
-                IntCC::Sle => CIntCC::SignedLessThanOrEqual,
-            };
-            return Ok(self.b.ins().icmp(c, a, b));
+            return Ok(self.b.ins().icmp(clif_int_cc(cc), a, b));
         }
         let cc = FloatCC::from_code(code).ok_or_else(bad)?;
-        let c = match cc {
-            FloatCC::False => return Ok(self.b.ins().iconst(clt::I8, 0)),
-            FloatCC::True => return Ok(self.b.ins().iconst(clt::I8, 1)),
-            FloatCC::Oeq => CFloatCC::Equal,
-            FloatCC::Ogt => CFloatCC::GreaterThan,
-            FloatCC::Oge => CFloatCC::GreaterThanOrEqual,
-            FloatCC::Olt => CFloatCC::LessThan,
-            FloatCC::Ole => CFloatCC::LessThanOrEqual,
-            FloatCC::One => CFloatCC::OrderedNotEqual,
-            FloatCC::Ord => CFloatCC::Ordered,
-            FloatCC::Uno => CFloatCC::Unordered,
-            FloatCC::Ueq => CFloatCC::UnorderedOrEqual,
-            FloatCC::Ugt => CFloatCC::UnorderedOrGreaterThan,
-            FloatCC::Uge => CFloatCC::UnorderedOrGreaterThanOrEqual,
-            FloatCC::Ult => CFloatCC::UnorderedOrLessThan,
-            FloatCC::Ule => CFloatCC::UnorderedOrLessThanOrEqual,
-            FloatCC::Une => CFloatCC::NotEqual,
-        };
-        Ok(self.b.ins().fcmp(c, a, b))
+        match clif_float_cc(cc) {
+            Some(c) => Ok(self.b.ins().fcmp(c, a, b)),
+            None => Ok(self.b.ins().iconst(clt::I8, i64::from(cc == FloatCC::True))),
+        }
     }
+}
+
+/// Cranelift's condition code for integer condition `cc` (spec/ir.md, "Condition codes").
+pub(crate) fn clif_int_cc(cc: IntCC) -> CIntCC {
+    match cc {
+        IntCC::Eq => CIntCC::Equal,
+        IntCC::Ne => CIntCC::NotEqual,
+        IntCC::Ugt => CIntCC::UnsignedGreaterThan,
+        IntCC::Uge => CIntCC::UnsignedGreaterThanOrEqual,
+        IntCC::Ult => CIntCC::UnsignedLessThan,
+        IntCC::Ule => CIntCC::UnsignedLessThanOrEqual,
+        IntCC::Sgt => CIntCC::SignedGreaterThan,
+        IntCC::Sge => CIntCC::SignedGreaterThanOrEqual,
+        IntCC::Slt => CIntCC::SignedLessThan,
+        IntCC::Sle => CIntCC::SignedLessThanOrEqual,
+    }
+}
+
+/// Cranelift's condition code for float condition `cc`; `None` for `false` and `true`, which
+/// compare nothing.
+pub(crate) fn clif_float_cc(cc: FloatCC) -> Option<CFloatCC> {
+    Some(match cc {
+        FloatCC::False | FloatCC::True => return None,
+        FloatCC::Oeq => CFloatCC::Equal,
+        FloatCC::Ogt => CFloatCC::GreaterThan,
+        FloatCC::Oge => CFloatCC::GreaterThanOrEqual,
+        FloatCC::Olt => CFloatCC::LessThan,
+        FloatCC::Ole => CFloatCC::LessThanOrEqual,
+        FloatCC::One => CFloatCC::OrderedNotEqual,
+        FloatCC::Ord => CFloatCC::Ordered,
+        FloatCC::Uno => CFloatCC::Unordered,
+        FloatCC::Ueq => CFloatCC::UnorderedOrEqual,
+        FloatCC::Ugt => CFloatCC::UnorderedOrGreaterThan,
+        FloatCC::Uge => CFloatCC::UnorderedOrGreaterThanOrEqual,
+        FloatCC::Ult => CFloatCC::UnorderedOrLessThan,
+        FloatCC::Ule => CFloatCC::UnorderedOrLessThanOrEqual,
+        FloatCC::Une => CFloatCC::NotEqual,
+    })
 }
 
 /// The type an integer is widened to before an int-to-float conversion (Cranelift converts

@@ -11,7 +11,7 @@
 //! `fcopysign`, conversions between lanes of different sizes) is refused with
 //! [`BackendError::Unsupported`] naming the instruction.
 
-use cranelift_codegen::ir::condcodes::{FloatCC as CFloatCC, IntCC as CIntCC};
+use cranelift_codegen::ir::condcodes::FloatCC as CFloatCC;
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
 use cranelift_module::Module as ClModule;
 use irkit_backend::BackendError;
@@ -192,45 +192,16 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let bad = || BackendError::Malformed(format!("{inst}: bad condition code {code}"));
         match op {
             Op::Icmp => {
-                let c = match IntCC::from_code(code).ok_or_else(bad)? {
-                    IntCC::Eq => CIntCC::Equal,
-                    IntCC::Ne => CIntCC::NotEqual,
-                    IntCC::Ugt => CIntCC::UnsignedGreaterThan,
-                    IntCC::Uge => CIntCC::UnsignedGreaterThanOrEqual,
-                    IntCC::Ult => CIntCC::UnsignedLessThan,
-                    IntCC::Ule => CIntCC::UnsignedLessThanOrEqual,
-                    IntCC::Sgt => CIntCC::SignedGreaterThan,
-                    IntCC::Sge => CIntCC::SignedGreaterThanOrEqual,
-                    IntCC::Slt => CIntCC::SignedLessThan,
-                    IntCC::Sle => CIntCC::SignedLessThanOrEqual,
-                };
+                let c = super::arith::clif_int_cc(IntCC::from_code(code).ok_or_else(bad)?);
                 Ok(self.b.ins().icmp(c, a, b))
             }
             Op::Fcmp => {
                 let mask_ty = self.vec_clif(rs)?;
-                let c = match FloatCC::from_code(code).ok_or_else(bad)? {
-                    FloatCC::False => {
-                        return Ok(self.vconst(Scalar::Vector(Lane::Int(8), 16), &[0; 16]))
-                            .map(|v| self.b.ins().bitcast(mask_ty, little(), v));
-                    }
-                    FloatCC::True => {
-                        return Ok(self.vconst(Scalar::Vector(Lane::Int(8), 16), &[0xff; 16]))
-                            .map(|v| self.b.ins().bitcast(mask_ty, little(), v));
-                    }
-                    FloatCC::Oeq => CFloatCC::Equal,
-                    FloatCC::Ogt => CFloatCC::GreaterThan,
-                    FloatCC::Oge => CFloatCC::GreaterThanOrEqual,
-                    FloatCC::Olt => CFloatCC::LessThan,
-                    FloatCC::Ole => CFloatCC::LessThanOrEqual,
-                    FloatCC::One => CFloatCC::OrderedNotEqual,
-                    FloatCC::Ord => CFloatCC::Ordered,
-                    FloatCC::Uno => CFloatCC::Unordered,
-                    FloatCC::Ueq => CFloatCC::UnorderedOrEqual,
-                    FloatCC::Ugt => CFloatCC::UnorderedOrGreaterThan,
-                    FloatCC::Uge => CFloatCC::UnorderedOrGreaterThanOrEqual,
-                    FloatCC::Ult => CFloatCC::UnorderedOrLessThan,
-                    FloatCC::Ule => CFloatCC::UnorderedOrLessThanOrEqual,
-                    FloatCC::Une => CFloatCC::NotEqual,
+                let cc = FloatCC::from_code(code).ok_or_else(bad)?;
+                let Some(c) = super::arith::clif_float_cc(cc) else {
+                    let fill = if cc == FloatCC::True { 0xff } else { 0 };
+                    return Ok(self.vconst(Scalar::Vector(Lane::Int(8), 16), &[fill; 16]))
+                        .map(|v| self.b.ins().bitcast(mask_ty, little(), v));
                 };
                 Ok(self.b.ins().fcmp(c, a, b))
             }
