@@ -59,6 +59,9 @@ pub mod trap_kinds {
     pub const TRAP: &str = "trap executed";
     /// C's `abort()` called.
     pub const ABORT: &str = "abort called";
+    /// `mem_load` or `mem_store` outside its linear memory (spec/ir.md, "Linear memories"):
+    /// WebAssembly's own spelling.
+    pub const OUT_OF_BOUNDS_MEMORY: &str = "out of bounds memory access";
     /// An allocation the program's memory cannot hold (the interpreter's memory limit, or a
     /// null result of the allocator behind `classalloc`).
     pub const OUT_OF_MEMORY: &str = "out of memory";

@@ -62,6 +62,7 @@ mod heap;
 pub(crate) mod isa;
 pub mod jit;
 mod lower;
+mod memories;
 mod names;
 mod object;
 mod parallel;

@@ -54,7 +54,7 @@ enum Symbol {
 }
 
 /// The runtime's symbols in their fixed order (what [`Name::Runtime`] numbers).
-fn runtime_symbols(rt: &Runtime) -> [Symbol; 19] {
+fn runtime_symbols(rt: &Runtime) -> [Symbol; 23] {
     [
         Symbol::Func(rt.trap),
         Symbol::Func(rt.write),
@@ -78,6 +78,10 @@ fn runtime_symbols(rt: &Runtime) -> [Symbol; 19] {
             crate::runtime::ThreadState::Host(id) => Symbol::Func(id),
         },
         Symbol::Func(rt.stack_slow),
+        Symbol::Func(rt.mem_grow),
+        Symbol::Func(rt.calloc),
+        Symbol::Func(rt.memcpy),
+        Symbol::Func(rt.free),
     ]
 }
 

@@ -27,7 +27,7 @@ use crate::types::{ClifType, PTR, Scalar};
 /// Defines the routine `id` with its parameters and results: `body` fills it from its entry block
 /// (current, with the parameters as block parameters) and may make more blocks; all are
 /// sealed at the end. `what` names the routine in an error.
-fn define_routine<M: ClModule>(
+pub(crate) fn define_routine<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     id: FuncId,
     (params, returns): (Vec<AbiParam>, Vec<AbiParam>),

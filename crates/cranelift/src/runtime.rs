@@ -112,6 +112,14 @@ pub(crate) struct Runtime {
     /// `frame` bytes fit below `sp` (1) or the stack is exhausted (0). Generated for
     /// [`Threads::Tls`], the host's for [`Threads::Host`].
     pub(crate) stack_slow: FuncId,
+    /// `irkit.rt.mem_grow(record: ptr, pages: i32) -> i32`: `mem_grow` (`crate::memories`).
+    pub(crate) mem_grow: FuncId,
+    /// C `void *calloc(size_t, size_t)`.
+    pub(crate) calloc: FuncId,
+    /// C `void *memcpy(void *, const void *, size_t)`.
+    pub(crate) memcpy: FuncId,
+    /// C `void free(void *)`.
+    pub(crate) free: FuncId,
     /// `irkit.rt.fault_once`: one word, set by the fault handler on entry, so a fault while it
     /// flushes C's `stdout` ends the program at once.
     pub(crate) fault_once: DataId,
@@ -226,6 +234,25 @@ impl Runtime {
                 &[PTR, types::I64, types::I64],
                 Some(types::I8),
             )?,
+            mem_grow: decl(
+                "irkit.rt.mem_grow",
+                Linkage::Local,
+                &[PTR, types::I32],
+                Some(types::I32),
+            )?,
+            calloc: decl(
+                "calloc",
+                Linkage::Import,
+                &[types::I64, types::I64],
+                Some(PTR),
+            )?,
+            memcpy: decl(
+                "memcpy",
+                Linkage::Import,
+                &[PTR, PTR, types::I64],
+                Some(PTR),
+            )?,
+            free: decl("free", Linkage::Import, &[PTR], None)?,
             fault_once,
         })
     }

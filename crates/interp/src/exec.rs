@@ -338,32 +338,33 @@ impl Interpreter<'_> {
             }
             Op::Load => {
                 let p = self.ptr_operand(frame, ops, 0)?;
-                if let Some((lane, n)) = m
-                    .ty(inst)
-                    .and_then(|t| vector::shape(&self.prog.layouts, t))
-                {
-                    let bytes = self.mem.read(p, lane.size() * n as u64)?;
-                    Some(vector::from_bytes(lane, bytes))
-                } else {
-                    let s = self.result_scalar(inst)?;
-                    Some(s.value(self.mem.read_uint(p, s.size())?))
-                }
+                Some(self.load_at(inst, p)?)
             }
             Op::Store => {
                 let p = self.ptr_operand(frame, ops, 0)?;
-                let x = self.operand(frame, ops, 1)?;
-                let vty = ops.get(1).and_then(|&v| m.value_type(v));
-                if let Some((lane, _)) = vty.and_then(|t| vector::shape(&self.prog.layouts, t)) {
-                    let bytes = vector::to_bytes(lane, &x)?;
-                    self.mem.write(p, &bytes)?;
-                    return Ok(Flow::Next(None));
-                }
-                let (bits, size) = x
-                    .scalar_bits()
-                    .zip(x.scalar_size())
-                    .ok_or_else(|| malformed("store of an aggregate"))?;
-                self.mem.write_uint(p, size, bits)?;
+                self.store_at(frame, ops, 1, p)?;
                 return Ok(Flow::Next(None));
+            }
+            Op::MemLoad => {
+                let t = m
+                    .ty(inst)
+                    .ok_or_else(|| malformed("mem_load without type"))?;
+                let p = self.linear_operand(frame, inst, t)?;
+                Some(self.load_at(inst, p)?)
+            }
+            Op::MemStore => {
+                let t = ops
+                    .get(2)
+                    .and_then(|&v| m.value_type(v))
+                    .ok_or_else(|| malformed("mem_store of no value"))?;
+                let p = self.linear_operand(frame, inst, t)?;
+                self.store_at(frame, ops, 2, p)?;
+                return Ok(Flow::Next(None));
+            }
+            Op::MemGrow => {
+                let record = self.ptr_operand(frame, ops, 0)?;
+                let delta = self.u32_operand(frame, ops, 1)?;
+                Some(Value::i32(self.linear_grow(record, delta)?))
             }
             Op::Call | Op::CallIndirect => {
                 let (f, args) = self.callee(frame, op, ops)?;
@@ -412,6 +413,58 @@ impl Interpreter<'_> {
             Some(v) => Ok(Flow::Next(Some(v))),
             None => Err(malformed(format!("{op}: operands of the wrong types"))),
         }
+    }
+
+    /// The value of type `inst`'s result read at `p` (`load`, `mem_load`).
+    fn load_at(&self, inst: Inst, p: u64) -> Res<Value> {
+        if let Some((lane, n)) = self
+            .module
+            .ty(inst)
+            .and_then(|t| vector::shape(&self.prog.layouts, t))
+        {
+            let bytes = self.mem.read(p, lane.size() * n as u64)?;
+            return Ok(vector::from_bytes(lane, bytes));
+        }
+        let s = self.result_scalar(inst)?;
+        Ok(s.value(self.mem.read_uint(p, s.size())?))
+    }
+
+    /// Writes operand `k` of `ops` at `p` (`store`, `mem_store`).
+    fn store_at(&mut self, frame: &Frame, ops: &[Inst], k: usize, p: u64) -> Res<()> {
+        let x = self.operand(frame, ops, k)?;
+        let vty = ops.get(k).and_then(|&v| self.module.value_type(v));
+        if let Some((lane, _)) = vty.and_then(|t| vector::shape(&self.prog.layouts, t)) {
+            let bytes = vector::to_bytes(lane, &x)?;
+            return self.mem.write(p, &bytes);
+        }
+        let (bits, size) = x
+            .scalar_bits()
+            .zip(x.scalar_size())
+            .ok_or_else(|| malformed("store of an aggregate"))?;
+        self.mem.write_uint(p, size, bits)
+    }
+
+    /// Operand `k`, an `i32`.
+    fn u32_operand(&self, frame: &Frame, ops: &[Inst], k: usize) -> Res<u32> {
+        match self.operand(frame, ops, k)? {
+            Value::I32(bits) => Ok(bits as u32),
+            _ => Err(malformed("operand is not an i32")),
+        }
+    }
+
+    /// The checked address of `mem_load`'s or `mem_store`'s access `inst` of a `ty`.
+    fn linear_operand(&self, frame: &Frame, inst: Inst, ty: Inst) -> Res<u64> {
+        let ops = self.module.operands(inst);
+        let record = self.ptr_operand(frame, ops, 0)?;
+        let addr = self.u32_operand(frame, ops, 1)?;
+        let offset = self.module.payload(inst).as_int().unwrap_or(0);
+        let n = self
+            .prog
+            .layouts
+            .get(ty)
+            .ok_or_else(|| malformed("an access of a type without layout"))?
+            .size;
+        self.linear_address(record, addr, offset, n)
     }
 
     /// The function a call of any kind (`op`: `call`, `call_indirect` or their tail forms)

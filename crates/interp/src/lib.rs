@@ -46,6 +46,7 @@ mod branch;
 mod exec;
 pub mod externs;
 mod layout;
+mod linear;
 mod memory;
 mod nesting;
 pub mod ops;

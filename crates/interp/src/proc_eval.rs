@@ -350,6 +350,7 @@ impl Eval<'_> {
             Op::Proc
             | Op::Result
             | irkit_core::op_memory!()
+            | irkit_core::op_linear_memory!()
             | irkit_core::op_calls!()
             | irkit_core::op_terminators!()
             | irkit_core::op_objects!()

@@ -186,6 +186,7 @@ fn scalar_op(
         // A vector from a scalar or from lanes: `eval` sends them to `vector::eval`.
         irkit_core::op_lanes!()
         | irkit_core::op_memory!()
+        | irkit_core::op_linear_memory!()
         | irkit_core::op_calls!()
         | irkit_core::op_terminators!()
         | irkit_core::op_objects!()

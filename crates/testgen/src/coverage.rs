@@ -31,6 +31,11 @@ pub fn coverage(op: Op) -> Coverage {
         Op::Vec | Op::Splat | Op::Shuffle | Op::Swizzle => Coverage::NotGenerated(
             "vectors: the semantics cases and the wasm SIMD suite cover them",
         ),
+        // Written by tests/semantics/linear_memory.ir (every back end) and every wasm module
+        // with a memory.
+        irkit_core::op_linear_memory!() => Coverage::NotGenerated(
+            "linear memories: the semantics cases and the wasm suites cover them",
+        ),
         irkit_core::op_pure!()
         | irkit_core::op_memory!()
         | irkit_core::op_calls!()

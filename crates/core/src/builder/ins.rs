@@ -151,6 +151,30 @@ impl Ins<'_, '_> {
         self.emit(Opcode::STORE, None, vec![ptr, value], Payload::None)
     }
 
+    /// `mem_load o T, @mem, addr`: a `ty` read at `zext(addr) + offset` of the linear memory
+    /// `mem`, trapping out of its bounds (spec/ir.md, "Linear memories").
+    pub fn mem_load(&mut self, ty: Inst, mem: Inst, addr: Inst, offset: u64) -> Inst {
+        self.b.cursor("mem_load");
+        self.b.a_type("mem_load", "loaded type", ty);
+        self.b.value_of("mem_load", 1, addr, Class::Int);
+        Builder::done("mem_load", self.b.mem_load(ty, mem, addr, offset))
+    }
+
+    /// `mem_store o @mem, addr, value`.
+    pub fn mem_store(&mut self, mem: Inst, addr: Inst, value: Inst, offset: u64) -> Inst {
+        self.b.cursor("mem_store");
+        self.b.value_of("mem_store", 1, addr, Class::Int);
+        self.b.value("mem_store", 2, value);
+        Builder::done("mem_store", self.b.mem_store(mem, addr, value, offset))
+    }
+
+    /// `mem_grow @mem, pages`: the memory's old size in pages, or -1 if it cannot grow.
+    pub fn mem_grow(&mut self, mem: Inst, pages: Inst) -> Inst {
+        self.b.cursor("mem_grow");
+        self.b.value_of("mem_grow", 1, pages, Class::Int);
+        Builder::done("mem_grow", self.b.mem_grow(mem, pages))
+    }
+
     /// `elem T, base, indices…`: an address computed from `base` (spec/ir.md, `elem`).
     pub fn elem(&mut self, ty: Inst, base: Inst, indices: &[Inst]) -> Inst {
         self.b.cursor("elem");

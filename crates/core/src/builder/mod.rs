@@ -370,6 +370,50 @@ impl<'m> Builder<'m> {
         self.inst(Opcode::STORE, None, vec![ptr, value], Payload::None)
     }
 
+    /// `mem_load o @mem, addr`: a `ty` read at `zext(addr) + offset` of the linear memory
+    /// `mem` (spec/ir.md, "Linear memories").
+    pub fn mem_load(
+        &mut self,
+        ty: Inst,
+        mem: Inst,
+        addr: Inst,
+        offset: u64,
+    ) -> Result<Inst, CoreError> {
+        self.inst(
+            Opcode::MEM_LOAD,
+            Some(ty),
+            vec![mem, addr],
+            Payload::Int(offset),
+        )
+    }
+
+    /// `mem_store o @mem, addr, value`.
+    pub fn mem_store(
+        &mut self,
+        mem: Inst,
+        addr: Inst,
+        value: Inst,
+        offset: u64,
+    ) -> Result<Inst, CoreError> {
+        self.inst(
+            Opcode::MEM_STORE,
+            None,
+            vec![mem, addr, value],
+            Payload::Int(offset),
+        )
+    }
+
+    /// `mem_grow @mem, pages`: the old size in pages, or -1.
+    pub fn mem_grow(&mut self, mem: Inst, pages: Inst) -> Result<Inst, CoreError> {
+        let i32t = self.m.ty_i32();
+        self.inst(
+            Opcode::MEM_GROW,
+            Some(i32t),
+            vec![mem, pages],
+            Payload::None,
+        )
+    }
+
     /// `elem T, base, indices…`: an address computed from `base` (see spec/ir.md, `elem`).
     pub fn elem(&mut self, ty: Inst, base: Inst, indices: &[Inst]) -> Result<Inst, CoreError> {
         let p = self.m.ty_ptr();

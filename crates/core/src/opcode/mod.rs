@@ -319,6 +319,10 @@ registry! {
     ELEM Elem                       = 0x0153, "elem",            [Type "type", Value "ptr", Value "index+"], Required, None, [IN_PROC];
     EXTRACT Extract                 = 0x0154, "extract",         [Value "aggregate"], Required, Int, [IN_PROC];
     INSERT Insert                   = 0x0155, "insert",          [Value "aggregate", Value "value"], Required, Int, [IN_PROC];
+    // -- linear memories (format 6.4): bounds-checked accesses of a `{ptr, i64, i32, i64}` record -
+    MEM_LOAD MemLoad                = 0x0156, "mem_load",        [Def "memory", Value "address"], Required, Int, [SIDE_EFFECTS MAY_TRAP];
+    MEM_STORE MemStore              = 0x0157, "mem_store",       [Def "memory", Value "address", Value "value"], None, Int, [SIDE_EFFECTS MAY_TRAP];
+    MEM_GROW MemGrow                = 0x0158, "mem_grow",        [Def "memory", Value "delta"], Required, None, [SIDE_EFFECTS];
     // -- calls ----------------------------------------------------------------------------------
     CALL Call                       = 0x0160, "call",            [Def "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
     CALL_INDIRECT CallIndirect      = 0x0161, "call_indirect",   [Type "signature", Value "callee", Value "arg*"], Optional, None, [SIDE_EFFECTS MAY_TRAP];
@@ -530,6 +534,9 @@ categories! {
     op_lanes: [Splat, Shuffle, Swizzle];
     /// The memory operations.
     op_memory: [Stackalloc, Load, Store];
+    /// The linear memory operations (format 6.4): accesses checked against a memory record,
+    /// and its growth.
+    op_linear_memory: [MemLoad, MemStore, MemGrow];
     /// The calls.
     op_calls: [Call, CallIndirect];
     /// The terminators (flag `terminator`).

@@ -70,7 +70,7 @@ fn op_enum_agrees_with_registry() {
 #[test]
 fn categories_partition_the_registry() {
     type Category = (&'static str, fn(Op) -> bool);
-    let categories: [Category; 20] = [
+    let categories: [Category; 21] = [
         ("structure", |op| matches!(op, op_structure!())),
         ("types", |op| matches!(op, op_types!())),
         ("constants", |op| matches!(op, op_constants!())),
@@ -83,6 +83,7 @@ fn categories_partition_the_registry() {
         ("aggregate", |op| matches!(op, op_aggregate!())),
         ("lanes", |op| matches!(op, op_lanes!())),
         ("memory", |op| matches!(op, op_memory!())),
+        ("linear_memory", |op| matches!(op, op_linear_memory!())),
         ("calls", |op| matches!(op, op_calls!())),
         ("terminators", |op| matches!(op, op_terminators!())),
         ("decorations", |op| matches!(op, op_decorations!())),

@@ -389,6 +389,7 @@ impl<'m> Cx<'m> {
                     self.need(i, 1, v, ok, "a scalar (int, float or ptr) or a vector");
                 }
             }
+            Op::MemLoad | Op::MemStore | Op::MemGrow => self.check_memory_inst(i, known, r),
             Op::Elem => self.check_elem(i, n, r),
             Op::Extract | Op::Insert => self.check_extract_insert(i, op, r),
             Op::Call => self.check_call(i, r),

@@ -44,6 +44,7 @@ mod generics;
 mod handles;
 mod hoist;
 mod insts;
+mod memories;
 mod objects;
 mod procs;
 mod scopes;

@@ -551,6 +551,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.set(inst, vec![v]);
             }
             Op::Store => self.store(ops[0], ops[1])?,
+            irkit_core::op_linear_memory!() => self.linear(inst, op, place)?,
             Op::Elem => {
                 let r = self.elem(inst, ops)?;
                 self.set(inst, vec![r]);

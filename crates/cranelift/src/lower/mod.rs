@@ -8,6 +8,7 @@ mod arith;
 mod calls;
 mod control;
 mod func;
+mod linear;
 mod memory;
 mod nan;
 mod vector;
@@ -190,6 +191,7 @@ fn lower_carried<M: ClModule>(
     if opts.session.is_none_or(|s| s.first) {
         crate::routines::define_trap_routine(&mut ctx)?;
         crate::routines::define_fault_routine(&mut ctx)?;
+        crate::memories::define_mem_grow_routine(&mut ctx)?;
         if matches!(opts.threads, crate::runtime::Threads::Tls) {
             crate::routines::define_stack_slow_routine(&mut ctx)?;
         }
