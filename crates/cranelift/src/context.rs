@@ -43,6 +43,10 @@ pub(crate) struct LowerOptions<'a> {
     /// Whether the entry wrapper installs the memory-fault handler (executables; the JIT's
     /// host installs its own).
     pub(crate) install_fault_handler: bool,
+    /// Whether linear memories are reserved with guard regions and accesses within reach of
+    /// the guard are not compared (an executable with an IR entry: spec/backends.md, "Linear
+    /// memories"); else every access is compared with the memory's size.
+    pub(crate) guard_memories: bool,
     /// Session mode (the JIT's sessions, spec/backends.md "Sessions"): traps and `exit` return
     /// to the host instead of ending the process, and only the definitions the Cranelift
     /// module does not hold yet are compiled. `None` for a run or an object file.
@@ -134,6 +138,9 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// With [`LowerOptions::debug_info`], every function defined, in definition order, with
     /// its symbol's name: what its debug information needs (`crate::debug`).
     pub(crate) debug: Option<Vec<(crate::debug::Defined, String)>>,
+    /// The linear memories reserved with guard regions ([`LowerOptions::guard_memories`]):
+    /// `None` when every access is compared.
+    pub(crate) guard: Option<crate::memories::Guarded>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

@@ -177,6 +177,7 @@ impl<'t> Keyer<'t> {
         out.u64(ctx.max_depth.unwrap_or(0));
         out.u8(u8::from(ctx.far_data));
         out.u8(u8::from(ctx.session.is_some()));
+        out.u8(u8::from(ctx.guard.is_some()));
         out.bytes(&tree.digest);
         out.u32(u32::try_from(tree.frames.len()).ok()?);
         for &(offset, ty) in &tree.frames {

@@ -326,6 +326,7 @@ pub fn compile_with(
         session: None,
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
+        guard_memories: false,
         // What the image for debuggers needs (see `gdb_registration`).
         debug_info: true,
     };

@@ -11,12 +11,18 @@
 //! copies each byte a bounded number of times.
 
 use cranelift_codegen::ir::condcodes::IntCC;
+use std::collections::HashSet;
+
 use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, types};
-use cranelift_module::Module as ClModule;
+use cranelift_frontend::FunctionBuilder;
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
+use irkit_core::{Inst, Module, Opcode};
 
 use crate::context::Ctx;
+use crate::error::cl_err;
 use crate::routines::define_routine;
+use crate::runtime::UNREACHABLE_AFTER_EXIT;
 use crate::types::PTR;
 
 /// Offset of the record's `base` (`ptr`).
@@ -35,6 +41,10 @@ const MAX_PAGES: i64 = 65536;
 pub(crate) fn define_mem_grow_routine<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
 ) -> Result<(), BackendError> {
+    if let Some(guard) = ctx.guard.clone() {
+        define_guarded_grow(ctx, guard.mprotect)?;
+        return define_reserve_routine(ctx, &guard);
+    }
     let rt = ctx.rt;
     let sig = (
         vec![AbiParam::new(PTR), AbiParam::new(types::I32)],
@@ -107,6 +117,261 @@ pub(crate) fn define_mem_grow_routine<M: ClModule>(
             b.ins().store(f, got_p, record, RECORD_BASE);
             b.ins().store(f, need, record, RECORD_SIZE);
             b.ins().store(f, got_n, record, RECORD_RESERVED);
+            b.ins().return_(&[old]);
+
+            b.switch_to_block(fail);
+            let minus = b.ins().iconst(types::I32, -1);
+            b.ins().return_(&[minus]);
+            Ok(())
+        },
+    )
+}
+
+/// The guard region after a guarded memory's largest size: an access whose static offset and
+/// size together are at most this needs no comparison.
+pub(crate) const GUARD: u64 = 2 << 30;
+
+/// The address space a guarded memory reserves: its largest size (4 GiB) and the guard.
+pub(crate) const RESERVATION: u64 = (4 << 30) + GUARD;
+
+/// The trap line of an executable whose memory cannot be reserved.
+const RESERVE_FAILED: &str =
+    "trap: out of memory (a linear memory's 6 GiB address space reservation failed)\n";
+
+/// The linear memories of an executable reserved with guard regions, and what its runtime
+/// needs for them (spec/backends.md, "Linear memories").
+#[derive(Clone, Debug)]
+pub(crate) struct Guarded {
+    /// The memory records (globals some `mem_load`, `mem_store` or `mem_grow` names), in the
+    /// order the module first uses them.
+    pub(crate) globals: Vec<Inst>,
+    /// `irkit.rt.memories`: one word per memory, its base once reserved (the fault handler
+    /// reads them).
+    pub(crate) table: DataId,
+    /// C `void *mmap(void *, size_t, int, int, int, off_t)`.
+    mmap: FuncId,
+    /// C `int mprotect(void *, size_t, int)`.
+    pub(crate) mprotect: FuncId,
+    /// `irkit.rt.mem_reserve(record: ptr, slot: ptr)`: reserves a memory, moves its initial
+    /// bytes there and records its base in `slot`.
+    reserve: FuncId,
+}
+
+impl Guarded {
+    /// Finds the memories of the module and declares the runtime's symbols for them.
+    pub(crate) fn declare<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<Guarded, BackendError> {
+        let globals = memory_globals(ctx.m);
+        let cl = &mut ctx.cl;
+        let table = cl
+            .declare_data("irkit.rt.memories", Linkage::Local, true, false)
+            .map_err(|e| cl_err("runtime", e))?;
+        let mut d = DataDescription::new();
+        d.set_align(8);
+        d.define_zeroinit(8 * globals.len().max(1));
+        cl.define_data(table, &d)
+            .map_err(|e| cl_err("runtime", e))?;
+        let mut decl = |name: &str, linkage, params: &[types::Type], ret: Option<types::Type>| {
+            let mut sig = cl.make_signature();
+            sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+            sig.returns.extend(ret.map(AbiParam::new));
+            cl.declare_function(name, linkage, &sig)
+                .map_err(|e| cl_err("runtime", e))
+        };
+        let i32t = types::I32;
+        Ok(Guarded {
+            globals,
+            table,
+            mmap: decl(
+                "mmap",
+                Linkage::Import,
+                &[PTR, types::I64, i32t, i32t, i32t, types::I64],
+                Some(PTR),
+            )?,
+            mprotect: decl(
+                "mprotect",
+                Linkage::Import,
+                &[PTR, types::I64, i32t],
+                Some(i32t),
+            )?,
+            reserve: decl("irkit.rt.mem_reserve", Linkage::Local, &[PTR, PTR], None)?,
+        })
+    }
+
+    /// Emits, in the entry wrapper, the reservation of every memory (before any IR code runs).
+    pub(crate) fn reserve_all<M: ClModule>(
+        &self,
+        ctx: &Ctx<'_, M>,
+        b: &mut FunctionBuilder<'_>,
+    ) -> Result<(), BackendError> {
+        let reserve = ctx.func_in_func(self.reserve, b.func);
+        let gv = ctx.data_in_func(self.table, b.func);
+        let table = b.ins().symbol_value(PTR, gv);
+        for (k, g) in self.globals.iter().enumerate() {
+            let id = *ctx.globals.get(g).ok_or_else(|| {
+                BackendError::Malformed(format!(
+                    "the linear memory {} is not defined in the program",
+                    irkit_core::place::def_label(ctx.m, *g)
+                ))
+            })?;
+            let gv = ctx.data_in_func(id, b.func);
+            let record = b.ins().symbol_value(PTR, gv);
+            let slot = b.ins().iadd_imm_u(table, 8 * k as i64);
+            b.ins().call(reserve, &[record, slot]);
+        }
+        Ok(())
+    }
+}
+
+/// The globals the linear memory instructions of `m`'s function bodies name, in first-use
+/// order.
+fn memory_globals(m: &Module) -> Vec<Inst> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for &f in m.top_level() {
+        if m.opcode(f) != Opcode::FUNC {
+            continue;
+        }
+        for blk in m.blocks(f) {
+            for &i in m.children(blk) {
+                let op = m.opcode(i);
+                if (op == Opcode::MEM_LOAD || op == Opcode::MEM_STORE || op == Opcode::MEM_GROW)
+                    && let Some(&g) = m.operands(i).first()
+                    && seen.insert(g)
+                {
+                    out.push(g);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Defines `irkit.rt.mem_reserve(record, slot)`: `mmap`s [`RESERVATION`] bytes of no access,
+/// gives the memory's initial bytes (a record whose initializer has a size) access and copies
+/// them there, and stores the base in the record and in `slot`. A reservation the system
+/// refuses ends the program with the trap line [`RESERVE_FAILED`].
+pub(crate) fn define_reserve_routine<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    guard: &Guarded,
+) -> Result<(), BackendError> {
+    let rt = ctx.rt;
+    let msg = ctx.message(RESERVE_FAILED)?;
+    let (mmap, mprotect) = (guard.mmap, guard.mprotect);
+    let sig = (vec![AbiParam::new(PTR), AbiParam::new(PTR)], Vec::new());
+    define_routine(
+        ctx,
+        guard.reserve,
+        sig,
+        "runtime mem_reserve routine",
+        |ctx, b, entry| {
+            let (record, slot) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let f = MemFlagsData::trusted();
+            let [failed, reserved, copy, done] = std::array::from_fn(|_| b.create_block());
+            let mmap = ctx.func_in_func(mmap, b.func);
+            let null = b.ins().iconst(PTR, 0);
+            let len = b.ins().iconst(types::I64, RESERVATION as i64);
+            let none = b.ins().iconst(types::I32, i64::from(libc::PROT_NONE));
+            let how = b.ins().iconst(
+                types::I32,
+                i64::from(libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE),
+            );
+            let fd = b.ins().iconst(types::I32, -1);
+            let zero = b.ins().iconst(types::I64, 0);
+            let call = b.ins().call(mmap, &[null, len, none, how, fd, zero]);
+            let p = b.inst_results(call)[0];
+            let bad = b.ins().icmp_imm_s(IntCC::Equal, p, -1);
+            b.ins().brif(bad, failed, &[], reserved, &[]);
+
+            b.switch_to_block(reserved);
+            let size = b.ins().load(types::I64, f, record, RECORD_SIZE);
+            b.ins().brif(size, copy, &[], done, &[]);
+
+            b.switch_to_block(copy);
+            let mprotect = ctx.func_in_func(mprotect, b.func);
+            let rw = b
+                .ins()
+                .iconst(types::I32, i64::from(libc::PROT_READ | libc::PROT_WRITE));
+            let call = b.ins().call(mprotect, &[p, size, rw]);
+            let r = b.inst_results(call)[0];
+            let old = b.ins().load(PTR, f, record, RECORD_BASE);
+            let copy_now = b.create_block();
+            b.ins().brif(r, failed, &[], copy_now, &[]);
+            b.switch_to_block(copy_now);
+            let memcpy = ctx.func_in_func(rt.memcpy, b.func);
+            b.ins().call(memcpy, &[p, old, size]);
+            b.ins().jump(done, &[]);
+
+            b.switch_to_block(done);
+            b.ins().store(f, p, record, RECORD_BASE);
+            let all = b.ins().iconst(types::I64, RESERVATION as i64);
+            b.ins().store(f, all, record, RECORD_RESERVED);
+            b.ins().store(f, p, slot, 0);
+            b.ins().return_(&[]);
+
+            b.switch_to_block(failed);
+            let trap = ctx.func_in_func(rt.trap, b.func);
+            let gv = ctx.data_in_func(msg, b.func);
+            let text = b.ins().symbol_value(PTR, gv);
+            let n = b.ins().iconst(types::I64, RESERVE_FAILED.len() as i64);
+            b.ins().call(trap, &[text, n]);
+            b.ins().trap(UNREACHABLE_AFTER_EXIT);
+            Ok(())
+        },
+    )
+}
+
+/// The guarded variant of `irkit.rt.mem_grow`: the memory never moves; a growth gives the new
+/// pages access (`mprotect`; fresh pages of an anonymous mapping are zero).
+fn define_guarded_grow<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    mprotect: FuncId,
+) -> Result<(), BackendError> {
+    let rt = ctx.rt;
+    let sig = (
+        vec![AbiParam::new(PTR), AbiParam::new(types::I32)],
+        vec![AbiParam::new(types::I32)],
+    );
+    define_routine(
+        ctx,
+        rt.mem_grow,
+        sig,
+        "runtime mem_grow routine",
+        |ctx, b, entry| {
+            let (record, delta) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let f = MemFlagsData::trusted();
+            let base = b.ins().load(PTR, f, record, RECORD_BASE);
+            let size = b.ins().load(types::I64, f, record, RECORD_SIZE);
+            let declared = b.ins().uload32(f, record, RECORD_MAX);
+            let limit = b.ins().iconst(types::I64, MAX_PAGES);
+            let max = b.ins().umin(declared, limit);
+            let pages = b.ins().ushr_imm_u(size, 16);
+            let d = b.ins().uextend(types::I64, delta);
+            let new = b.ins().iadd(pages, d);
+            let old = b.ins().ireduce(types::I32, pages);
+            let [fail, some, grow, done] = std::array::from_fn(|_| b.create_block());
+            let too_big = b.ins().icmp(IntCC::UnsignedGreaterThan, new, max);
+            b.ins().brif(too_big, fail, &[], some, &[]);
+
+            b.switch_to_block(some);
+            b.ins().brif(d, grow, &[], done, &[]);
+
+            b.switch_to_block(grow);
+            let need = b.ins().ishl_imm_u(new, 16);
+            let at = b.ins().iadd(base, size);
+            let more = b.ins().isub(need, size);
+            let mprotect = ctx.func_in_func(mprotect, b.func);
+            let rw = b
+                .ins()
+                .iconst(types::I32, i64::from(libc::PROT_READ | libc::PROT_WRITE));
+            let call = b.ins().call(mprotect, &[at, more, rw]);
+            let r = b.inst_results(call)[0];
+            let moved = b.create_block();
+            b.ins().brif(r, fail, &[], moved, &[]);
+            b.switch_to_block(moved);
+            b.ins().store(f, need, record, RECORD_SIZE);
+            b.ins().jump(done, &[]);
+
+            b.switch_to_block(done);
             b.ins().return_(&[old]);
 
             b.switch_to_block(fail);

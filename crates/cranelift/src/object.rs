@@ -308,6 +308,7 @@ fn emit(
         session: None,
         threads: crate::runtime::Threads::Tls,
         install_fault_handler: true,
+        guard_memories: m.find_export(entry).is_some(),
         debug_info,
     };
     let (obj, defined) = lower_with(m, ObjectModule::new(builder), &opts, bodies)?;

@@ -241,6 +241,15 @@ pub(crate) fn define_session_wrapper<M: ClModule>(
 const FAULT_LINE: &str = "trap: memory fault (native code does not check memory accesses; \
      `ir-run --interp` reports the instruction)\n";
 
+/// The trap line of a fault inside a linear memory's reservation (an executable whose
+/// memories have guard regions: spec/backends.md, "Linear memories").
+const OOB_LINE: &str = "trap: out of bounds memory access (in the memory's guard region; \
+     `ir-run` reports the instruction)\n";
+
+/// The offset of `si_addr` in Linux's `siginfo_t` (after `si_signo`, `si_errno`, `si_code`
+/// and padding), for SIGSEGV and SIGBUS.
+const SI_ADDR: i32 = 16;
+
 /// Defines `irkit.rt.fault(sig, info, context)`, the SIGSEGV and SIGBUS handler of
 /// executables (async-signal-safe but for the flush, guarded as follows):
 ///
@@ -253,6 +262,10 @@ const FAULT_LINE: &str = "trap: memory fault (native code does not check memory 
 pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let rt = ctx.rt;
     let msg = ctx.message(FAULT_LINE)?;
+    let oob = match ctx.guard {
+        Some(_) => Some(ctx.message(OOB_LINE)?),
+        None => None,
+    };
     let sig = (
         vec![
             AbiParam::new(types::I32),
@@ -272,8 +285,9 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
             let gv = ctx.data_in_func(rt.fault_once, b.func);
             let once = b.ins().symbol_value(PTR, gv);
             let again = b.ins().load(types::I64, flags, once, 0);
-            let (first, report) = (b.create_block(), b.create_block());
-            b.ins().brif(again, report, &[], first, &[]);
+            let (first, report, again_block) =
+                (b.create_block(), b.create_block(), b.create_block());
+            b.ins().brif(again, again_block, &[], first, &[]);
 
             b.switch_to_block(first);
             let one = b.ins().iconst(types::I64, 1);
@@ -300,14 +314,53 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
             let fflush = ctx.func_in_func(rt.fflush, b.func);
             let null = b.ins().iconst(PTR, 0);
             b.ins().call(fflush, &[null]);
-            b.ins().jump(report, &[]);
+            let (line, len) = match (&ctx.guard, oob) {
+                (Some(guard), Some(oob)) => {
+                    // A fault inside a linear memory's reservation is an access out of its
+                    // bounds (its pages past the size have no access).
+                    let addr = b.ins().load(PTR, flags, info, SI_ADDR);
+                    let gv = ctx.data_in_func(guard.table, b.func);
+                    let table = b.ins().symbol_value(PTR, gv);
+                    let oob_gv = ctx.data_in_func(oob, b.func);
+                    let oob_p = b.ins().symbol_value(PTR, oob_gv);
+                    let oob_n = b.ins().iconst(types::I64, OOB_LINE.len() as i64);
+                    let fault_gv = ctx.data_in_func(msg, b.func);
+                    let mut line = b.ins().symbol_value(PTR, fault_gv);
+                    let mut len = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+                    for k in 0..guard.globals.len() {
+                        let base = b.ins().load(PTR, flags, table, 8 * k as i32);
+                        let off = b.ins().isub(addr, base);
+                        let inside = b.ins().icmp_imm_u(
+                            IntCC::UnsignedLessThan,
+                            off,
+                            crate::memories::RESERVATION as i64,
+                        );
+                        let set = b.ins().icmp_imm_u(IntCC::NotEqual, base, 0);
+                        let hit = b.ins().band(inside, set);
+                        line = b.ins().select(hit, oob_p, line);
+                        len = b.ins().select(hit, oob_n, len);
+                    }
+                    (line, len)
+                }
+                _ => {
+                    let gv = ctx.data_in_func(msg, b.func);
+                    let p = b.ins().symbol_value(PTR, gv);
+                    (p, b.ins().iconst(types::I64, FAULT_LINE.len() as i64))
+                }
+            };
+            b.ins().jump(report, &[line.into(), len.into()]);
+
+            b.switch_to_block(again_block);
+            let gv = ctx.data_in_func(msg, b.func);
+            let p = b.ins().symbol_value(PTR, gv);
+            let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+            b.ins().jump(report, &[p.into(), n.into()]);
 
             b.switch_to_block(report);
             let write = ctx.func_in_func(rt.write, b.func);
             let exit_now = ctx.func_in_func(rt.exit_now, b.func);
-            let gv = ctx.data_in_func(msg, b.func);
-            let p = b.ins().symbol_value(PTR, gv);
-            let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+            let p = b.append_block_param(report, PTR);
+            let n = b.append_block_param(report, types::I64);
             let fd = b.ins().iconst(types::I32, 2);
             b.ins().call(write, &[fd, p, n]);
             let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
@@ -616,6 +669,11 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
             // An executable: a memory fault is a trap line and exit 70, not a signal.
             install_fault_handler(ctx, &mut b);
         }
+        if let Some(guard) = ctx.guard.clone() {
+            // Every linear memory is reserved before any IR code runs (their accesses read a
+            // base that never moves afterwards).
+            guard.reserve_all(ctx, &mut b)?;
+        }
         let callee = ctx.func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);
         let code = match ret_scalar {
@@ -652,4 +710,23 @@ fn usub_sat(b: &mut FunctionBuilder<'_>, x: Value, y: Value) -> Value {
     let diff = b.ins().isub(x, y);
     let zero = b.ins().iconst(types::I64, 0);
     b.ins().select(above, diff, zero)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(unsafe_code)]
+
+    /// The fault handler reads the faulting address at [`super::SI_ADDR`] of `siginfo_t`.
+    #[test]
+    fn si_addr_is_where_the_c_library_keeps_it() {
+        // SAFETY: a zeroed `siginfo_t` is a valid value; the bytes written are inside it.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let at = (&mut info as *mut libc::siginfo_t).cast::<u8>();
+            at.add(super::SI_ADDR as usize)
+                .cast::<usize>()
+                .write_unaligned(0x1234_5678);
+            assert_eq!(info.si_addr() as usize, 0x1234_5678);
+        }
+    }
 }

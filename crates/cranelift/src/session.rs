@@ -178,6 +178,7 @@ impl JitSession {
             max_depth: self.max_depth.map(|d| d as u64),
             threads: crate::runtime::Threads::Host,
             install_fault_handler: false,
+            guard_memories: false,
             debug_info: true,
             session: Some(SessionLower { live, first }),
         };

@@ -5,16 +5,19 @@
 //! An access of `n` bytes at `zext(a) + o` reads the record's `size` and `base` and compares:
 //! `zext(a) + o + n > size` branches to a cold block calling the trap routine with the
 //! instruction's trap line. The record's fields are read with loads Cranelift may merge
-//! between calls (nothing but `mem_grow`, a call, writes them).
+//! between calls (nothing but `mem_grow`, a call, writes them). In an executable whose memories
+//! have guard regions (`crate::memories::Guarded`), an access with `o + n` at most the guard
+//! is not compared: it reads the base (which never moves: a load Cranelift may hoist out of
+//! loops) and accesses `base + zext(a) + o`, which faults past the size.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types as clt};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, TrapCode, Value, types as clt};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Op};
 
 use super::func::FnLower;
-use crate::memories::{RECORD_BASE, RECORD_SIZE};
+use crate::memories::{GUARD, RECORD_BASE, RECORD_SIZE};
 use crate::place::Place;
 use crate::types::{ClifType, PTR, Scalar};
 
@@ -45,8 +48,22 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .ok_or_else(|| self.malformed("an access of a type without layout"))?
             .size;
         let offset = m.payload(inst).as_int().unwrap_or(0);
-        let p = self.linear_address(record, addr, offset + n, place)?;
-        let flags = MemFlagsData::new();
+        let guarded = self.ctx.guard.is_some() && offset + n <= GUARD;
+        let (p, flags) = if guarded {
+            // The bytes past the size, up to the guard's end, have no access: an access out of
+            // bounds faults there, and the fault handler reports it (`crate::routines`).
+            let fixed = MemFlagsData::trusted().with_readonly().with_can_move();
+            let base = self.b.ins().load(PTR, fixed, record, RECORD_BASE);
+            let ea = self.b.ins().uextend(clt::I64, addr);
+            let p = self.b.ins().iadd(base, ea);
+            (
+                p,
+                MemFlagsData::new().with_trap_code(Some(TrapCode::HEAP_OUT_OF_BOUNDS)),
+            )
+        } else {
+            let p = self.linear_address(record, addr, offset + n, place)?;
+            (p, MemFlagsData::new())
+        };
         let p = if offset > i32::MAX as u64 {
             self.b.ins().iadd_imm_u(p, offset as i64)
         } else {

@@ -179,7 +179,11 @@ fn lower_carried<M: ClModule>(
         large,
         code_sizes: Vec::new(),
         debug: opts.debug_info.then(Vec::new),
+        guard: None,
     };
+    if opts.guard_memories {
+        ctx.guard = Some(crate::memories::Guarded::declare(&mut ctx)?);
+    }
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
     ctx.frames.extend(frames);
     for (ty, most) in max_frame {
