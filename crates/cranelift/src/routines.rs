@@ -246,6 +246,26 @@ const FAULT_LINE: &str = "trap: memory fault (native code does not check memory 
 const OOB_LINE: &str = "trap: out of bounds memory access (in the memory's guard region; \
      `ir-run` reports the instruction)\n";
 
+/// The offset of the interrupted program counter in the `ucontext_t` a signal handler gets,
+/// on the targets whose layout is known here (elsewhere a guarded access's fault is reported
+/// without its instruction).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+const PC_IN_CONTEXT: Option<i32> = Some(
+    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
+        + std::mem::offset_of!(libc::mcontext_t, gregs)
+        + 8 * libc::REG_RIP as usize) as i32,
+);
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+const PC_IN_CONTEXT: Option<i32> = Some(
+    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
+        + std::mem::offset_of!(libc::mcontext_t, pc)) as i32,
+);
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+const PC_IN_CONTEXT: Option<i32> = None;
+
 /// The offset of `si_addr` in Linux's `siginfo_t` (after `si_signo`, `si_errno`, `si_code`
 /// and padding), for SIGSEGV and SIGBUS.
 const SI_ADDR: i32 = 16;
@@ -314,19 +334,16 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
             let fflush = ctx.func_in_func(rt.fflush, b.func);
             let null = b.ins().iconst(PTR, 0);
             b.ins().call(fflush, &[null]);
-            let (line, len) = match (&ctx.guard, oob) {
+            match (ctx.guard.clone(), oob) {
                 (Some(guard), Some(oob)) => {
                     // A fault inside a linear memory's reservation is an access out of its
-                    // bounds (its pages past the size have no access).
+                    // bounds (its pages past the size have no access): the trap line of the
+                    // guarded access whose code faulted, found by the program counter.
+                    let context = b.block_params(entry)[2];
                     let addr = b.ins().load(PTR, flags, info, SI_ADDR);
                     let gv = ctx.data_in_func(guard.table, b.func);
                     let table = b.ins().symbol_value(PTR, gv);
-                    let oob_gv = ctx.data_in_func(oob, b.func);
-                    let oob_p = b.ins().symbol_value(PTR, oob_gv);
-                    let oob_n = b.ins().iconst(types::I64, OOB_LINE.len() as i64);
-                    let fault_gv = ctx.data_in_func(msg, b.func);
-                    let mut line = b.ins().symbol_value(PTR, fault_gv);
-                    let mut len = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+                    let mut hit = b.ins().iconst(types::I8, 0);
                     for k in 0..guard.globals.len() {
                         let base = b.ins().load(PTR, flags, table, 8 * k as i32);
                         let off = b.ins().isub(addr, base);
@@ -336,19 +353,75 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                             crate::memories::RESERVATION as i64,
                         );
                         let set = b.ins().icmp_imm_u(IntCC::NotEqual, base, 0);
-                        let hit = b.ins().band(inside, set);
-                        line = b.ins().select(hit, oob_p, line);
-                        len = b.ins().select(hit, oob_n, len);
+                        let both = b.ins().band(inside, set);
+                        hit = b.ins().bor(hit, both);
                     }
-                    (line, len)
+                    let fault_gv = ctx.data_in_func(msg, b.func);
+                    let fault_p = b.ins().symbol_value(PTR, fault_gv);
+                    let fault_n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+                    let search = b.create_block();
+                    b.ins()
+                        .brif(hit, search, &[], report, &[fault_p.into(), fault_n.into()]);
+
+                    b.switch_to_block(search);
+                    let oob_gv = ctx.data_in_func(oob, b.func);
+                    let oob_p = b.ins().symbol_value(PTR, oob_gv);
+                    let oob_n = b.ins().iconst(types::I64, OOB_LINE.len() as i64);
+                    match PC_IN_CONTEXT {
+                        Some(at) => {
+                            let pc = b.ins().load(PTR, flags, context, at);
+                            let gv = ctx.data_in_func(guard.sites, b.func);
+                            let sites = b.ins().symbol_value(PTR, gv);
+                            let count = b.ins().load(types::I64, flags, sites, 0);
+                            let (head, body, found, next) = (
+                                b.create_block(),
+                                b.create_block(),
+                                b.create_block(),
+                                b.create_block(),
+                            );
+                            let zero = b.ins().iconst(types::I64, 0);
+                            let first = b.ins().iadd_imm_u(sites, 8);
+                            b.ins().jump(head, &[zero.into(), first.into()]);
+
+                            b.switch_to_block(head);
+                            let i = b.append_block_param(head, types::I64);
+                            let e = b.append_block_param(head, PTR);
+                            let end = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
+                            b.ins()
+                                .brif(end, report, &[oob_p.into(), oob_n.into()], body, &[]);
+
+                            b.switch_to_block(body);
+                            let func = b.ins().load(PTR, flags, e, 0);
+                            let start = b.ins().load(types::I64, flags, e, 8);
+                            let stop = b.ins().load(types::I64, flags, e, 16);
+                            let off = b.ins().isub(pc, func);
+                            let from = b.ins().isub(off, start);
+                            let span = b.ins().isub(stop, start);
+                            let inside = b.ins().icmp(IntCC::UnsignedLessThan, from, span);
+                            b.ins().brif(inside, found, &[], next, &[]);
+
+                            b.switch_to_block(found);
+                            let line = b.ins().load(PTR, flags, e, 24);
+                            let len = b.ins().load(types::I64, flags, e, 32);
+                            b.ins().jump(report, &[line.into(), len.into()]);
+
+                            b.switch_to_block(next);
+                            let i1 = b.ins().iadd_imm_u(i, 1);
+                            let e1 = b.ins().iadd_imm_u(e, crate::memories::SITE_BYTES as i64);
+                            b.ins().jump(head, &[i1.into(), e1.into()]);
+                        }
+                        None => {
+                            b.ins().jump(report, &[oob_p.into(), oob_n.into()]);
+                        }
+                    }
                 }
                 _ => {
                     let gv = ctx.data_in_func(msg, b.func);
                     let p = b.ins().symbol_value(PTR, gv);
-                    (p, b.ins().iconst(types::I64, FAULT_LINE.len() as i64))
+                    let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
+                    b.ins().jump(report, &[p.into(), n.into()]);
                 }
-            };
-            b.ins().jump(report, &[line.into(), len.into()]);
+            }
 
             b.switch_to_block(again_block);
             let gv = ctx.data_in_func(msg, b.func);

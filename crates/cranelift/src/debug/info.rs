@@ -186,8 +186,12 @@ fn sequence<'m>(
     if rows.first().is_none_or(|r| r.start > 0) {
         marks.push((0, Some(first)));
     }
+    // A row of an instruction without a location (a guarded memory access, which has one for
+    // the fault handler: `crate::memories`) is code no located instruction produced.
     for r in rows {
-        marks.push((r.start, table.get(r.inst as usize).copied().flatten()));
+        if let Some(Some(loc)) = table.get(r.inst as usize) {
+            marks.push((r.start, Some(*loc)));
+        }
     }
     program.begin_sequence(Some(symbol(f.symbol)));
     let mut last = None;

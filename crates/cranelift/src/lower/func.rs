@@ -50,6 +50,12 @@ pub(crate) fn lower_function<M: ClModule>(
         let size = u32::try_from(c.code_buffer().len()).unwrap_or(u32::MAX);
         ctx.code_sizes.push((f, built.id, size));
     }
+    if ctx.guard.is_some()
+        && let Some(c) = built.code.compiled_code()
+    {
+        let rows = crate::debug::line_rows(c);
+        crate::memories::Guarded::note_sites(ctx, f, built.id, &rows);
+    }
     ctx.keep_debug(built.id, Some(f), built.code.compiled_code());
     Ok(())
 }
@@ -218,8 +224,16 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     .ok()
                     .and_then(|i| base.checked_add(i))
                     .unwrap_or(u32::MAX);
-                self.b
-                    .set_srcloc(crate::debug::locs::srcloc(m, inst, ordinal));
+                let mut loc = crate::debug::locs::srcloc(m, inst, ordinal);
+                if loc.is_default()
+                    && ordinal != u32::MAX
+                    && crate::memories::guarded_access(self.ctx, inst)
+                {
+                    // The fault handler finds a guarded access by its code range
+                    // (`crate::memories::Guarded::note_sites`), located or not.
+                    loc = cranelift_codegen::ir::SourceLoc::new(ordinal);
+                }
+                self.b.set_srcloc(loc);
                 let place = Place {
                     func: self.fname.clone(),
                     block: self.block_names[&blk].clone(),

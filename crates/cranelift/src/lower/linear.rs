@@ -17,7 +17,7 @@ use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Op};
 
 use super::func::FnLower;
-use crate::memories::{GUARD, RECORD_BASE, RECORD_SIZE};
+use crate::memories::{RECORD_BASE, RECORD_SIZE};
 use crate::place::Place;
 use crate::types::{ClifType, PTR, Scalar};
 
@@ -48,7 +48,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             .ok_or_else(|| self.malformed("an access of a type without layout"))?
             .size;
         let offset = m.payload(inst).as_int().unwrap_or(0);
-        let guarded = self.ctx.guard.is_some() && offset + n <= GUARD;
+        let guarded = crate::memories::guarded_access(self.ctx, inst);
         let (p, flags) = if guarded {
             // The bytes past the size, up to the guard's end, have no access: an access out of
             // bounds faults there, and the fault handler reports it (`crate::routines`).

@@ -207,6 +207,7 @@ fn lower_carried<M: ClModule>(
         .filter(|&d| m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some())
         .collect();
     bodies(&mut ctx, &mut fctx, &defs)?;
+    crate::memories::Guarded::define_sites(&mut ctx)?;
     for (d, id) in std::mem::take(&mut ctx.c_entries) {
         crate::routines::define_c_entry(&mut ctx, d, id)?;
     }
