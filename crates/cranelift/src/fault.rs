@@ -22,10 +22,28 @@
 
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Set by the handler's first entry.
 static ENTERED: AtomicBool = AtomicBool::new(false);
+
+/// The running program's guarded linear memories (`crate::memories`), while a [`Guard`] for
+/// them is installed: the address of its `irkit.rt.memories` table (0 for none), its number
+/// of entries, and the address of its `irkit.rt.sites` table.
+static MEMORIES: AtomicUsize = AtomicUsize::new(0);
+static MEMORY_COUNT: AtomicUsize = AtomicUsize::new(0);
+static SITES: AtomicUsize = AtomicUsize::new(0);
+
+/// Where a compiled program keeps what the fault handler needs of its guarded memories.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GuardedTables {
+    /// The address of `irkit.rt.memories` (one base per memory, 0 until reserved).
+    pub(crate) memories: usize,
+    /// Its number of entries.
+    pub(crate) count: usize,
+    /// The address of `irkit.rt.sites` (a count, then `crate::memories::SITE_BYTES` entries).
+    pub(crate) sites: usize,
+}
 
 /// Installs the handler for SIGSEGV and SIGBUS until dropped.
 pub(crate) struct Guard {
@@ -34,8 +52,17 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    /// Installs the handler (a failure leaves the signals as they were).
-    pub(crate) fn install() -> Guard {
+    /// Installs the handler (a failure leaves the signals as they were), which reports a
+    /// fault inside one of `memories`' reservations at its access.
+    pub(crate) fn install(memories: Option<GuardedTables>) -> Guard {
+        let t = memories.unwrap_or(GuardedTables {
+            memories: 0,
+            count: 0,
+            sites: 0,
+        });
+        MEMORY_COUNT.store(t.count, Ordering::SeqCst);
+        SITES.store(t.sites, Ordering::SeqCst);
+        MEMORIES.store(t.memories, Ordering::SeqCst);
         // SAFETY: zeroed sigaction structs are valid to fill in; the handler has the
         // SA_SIGINFO signature and only calls async-signal-safe functions.
         unsafe {
@@ -61,6 +88,7 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        MEMORIES.store(0, Ordering::SeqCst);
         if !self.installed {
             return;
         }
@@ -73,7 +101,52 @@ impl Drop for Guard {
     }
 }
 
-extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+/// The trap line of a guarded access that faulted at `addr` with the program counter in
+/// `ctx`, if `addr` is inside a reservation of the running program's memories: the access's
+/// own line from the sites table, else one naming no instruction.
+fn guarded_line(addr: usize, ctx: *mut libc::c_void) -> Option<&'static [u8]> {
+    let table = MEMORIES.load(Ordering::SeqCst);
+    if table == 0 {
+        return None;
+    }
+    let count = MEMORY_COUNT.load(Ordering::SeqCst);
+    let reservation = crate::memories::RESERVATION as usize;
+    // SAFETY: the tables are the finalized data of the program running now (the guard is
+    // dropped before its code is freed), `count` words and a count-prefixed site table.
+    unsafe {
+        let bases = table as *const usize;
+        let inside = (0..count).any(|k| {
+            let base = bases.add(k).read();
+            base != 0 && addr.wrapping_sub(base) < reservation
+        });
+        if !inside {
+            return None;
+        }
+        let sites = SITES.load(Ordering::SeqCst);
+        if let (Some(at), false) = (crate::memories::PC_IN_CONTEXT, sites == 0 || ctx.is_null()) {
+            let pc = (ctx as *const u8)
+                .add(at as usize)
+                .cast::<usize>()
+                .read_unaligned();
+            let n = (sites as *const u64).read() as usize;
+            for k in 0..n {
+                let e = (sites + 8 + k * crate::memories::SITE_BYTES as usize) as *const usize;
+                let (func, start, end) = (e.read(), e.add(1).read(), e.add(2).read());
+                if pc.wrapping_sub(func).wrapping_sub(start) < end.wrapping_sub(start) {
+                    let (line, len) = (e.add(3).read(), e.add(4).read());
+                    return Some(std::slice::from_raw_parts(line as *const u8, len));
+                }
+            }
+        }
+        Some(OOB_LINE)
+    }
+}
+
+/// The line of a fault inside a reservation that no site covers.
+const OOB_LINE: &[u8] =
+    b"trap: out of bounds memory access (in the memory's guard region; `ir-run --interp` reports the instruction)\n";
+
+extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
     let again = ENTERED.swap(true, Ordering::SeqCst);
@@ -91,6 +164,15 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut 
         // entered again (SA_NODEFER) and ends the process without flushing.
         unsafe {
             libc::fflush(std::ptr::null_mut());
+        }
+    }
+    if code > 0
+        && let Some(line) = guarded_line(addr, ctx)
+    {
+        // SAFETY: write and _exit are async-signal-safe; `line` is the program's data.
+        unsafe {
+            libc::write(2, line.as_ptr().cast(), line.len());
+            libc::_exit(irkit_backend::EXIT_TRAP);
         }
     }
     let mut buf = [0u8; 200];

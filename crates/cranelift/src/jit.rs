@@ -210,11 +210,12 @@ pub(crate) fn place_zero(
 pub(crate) fn on_program_thread<T: Send + 'static>(
     stack: usize,
     heap: &Arc<Heap>,
+    memories: Option<crate::fault::GuardedTables>,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, BackendError> {
     // A memory fault in the program is a trap line and exit 70, not a signal.
     #[cfg(unix)]
-    let _faults = crate::fault::Guard::install();
+    let _faults = crate::fault::Guard::install(memories);
     let heap = Arc::clone(heap);
     let thread = std::thread::Builder::new()
         .name("irkit-jit".into())
@@ -243,9 +244,28 @@ pub(crate) fn on_program_thread<T: Send + 'static>(
         .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))
 }
 
-/// A module compiled into memory, ready to run. Dropping it frees its code, its data and what
-/// its runs left allocated on the C heap.
+/// Where the finalized `module` keeps its guarded memories' tables (`crate::memories`), if it
+/// has memories.
+fn guarded_tables(module: &JITModule) -> Option<crate::fault::GuardedTables> {
+    use cranelift_module::{FuncOrDataId, Module as _};
+    let data = |name: &str| match module.get_name(name) {
+        Some(FuncOrDataId::Data(id)) => Some(module.get_finalized_data(id)),
+        _ => None,
+    };
+    let (memories, size) = data("irkit.rt.memories")?;
+    let (sites, _) = data("irkit.rt.sites")?;
+    Some(crate::fault::GuardedTables {
+        memories: memories as usize,
+        count: size / 8,
+        sites: sites as usize,
+    })
+}
+
+/// A module compiled into memory, ready to run. Dropping it frees its code, its data, the
+/// address space of its linear memories and what its runs left allocated on the C heap.
 pub struct Compiled {
+    /// Its guarded linear memories' tables, if it has memories.
+    memories: Option<crate::fault::GuardedTables>,
     module: ManuallyDrop<JITModule>,
     entry: *const u8,
     /// The stack size of the thread [`Compiled::run`] runs the program on.
@@ -263,6 +283,22 @@ impl Drop for Compiled {
     fn drop(&mut self) {
         // GDB forgets the code before it goes.
         drop(self.gdb.take());
+        if let Some(t) = self.memories {
+            for k in 0..t.count {
+                // SAFETY: the table has `count` words; a nonzero one is the base of a
+                // reservation of `RESERVATION` bytes its run made, used by nothing now (every
+                // run joined its thread).
+                unsafe {
+                    let base = (t.memories as *const usize).add(k).read();
+                    if base != 0 {
+                        libc::munmap(
+                            base as *mut libc::c_void,
+                            crate::memories::RESERVATION as usize,
+                        );
+                    }
+                }
+            }
+        }
         // SAFETY: taken once, here; `run` joins the thread running the code before it
         // returns, so none of it is executing, and `entry`, the only address into it, goes
         // with `self`.
@@ -326,7 +362,7 @@ pub fn compile_with(
         session: None,
         threads: crate::runtime::Threads::Host,
         install_fault_handler: false,
-        guard_memories: false,
+        guard_memories: true,
         // What the image for debuggers needs (see `gdb_registration`).
         debug_info: true,
     };
@@ -343,7 +379,9 @@ pub fn compile_with(
         }))?;
     }
     let entry = module.get_finalized_function(id);
+    let memories = guarded_tables(&module);
     Ok(Compiled {
+        memories,
         module: ManuallyDrop::new(module),
         entry,
         stack,
@@ -384,7 +422,7 @@ impl Compiled {
         // host's default calling convention, and `self.module` (which owns the code) outlives
         // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
-        on_program_thread(self.stack, &self.heap, move || f())
+        on_program_thread(self.stack, &self.heap, self.memories, move || f())
     }
 
     /// The image describing the code to debuggers, if one was built.

@@ -129,6 +129,30 @@ pub(crate) fn define_mem_grow_routine<M: ClModule>(
     )
 }
 
+/// The offset of the interrupted program counter in the `ucontext_t` a signal handler gets,
+/// on the targets whose layout is known here (elsewhere a guarded access's fault is reported
+/// without its instruction).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
+    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
+        + std::mem::offset_of!(libc::mcontext_t, gregs)
+        + 8 * libc::REG_RIP as usize) as i32,
+);
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
+    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
+        + std::mem::offset_of!(libc::mcontext_t, pc)) as i32,
+);
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+pub(crate) const PC_IN_CONTEXT: Option<i32> = None;
+
+/// The offset of `si_addr` in Linux's `siginfo_t` (after `si_signo`, `si_errno`, `si_code`
+/// and padding), for SIGSEGV and SIGBUS.
+pub(crate) const SI_ADDR: i32 = 16;
+
 /// The guard region after a guarded memory's largest size: an access whose static offset and
 /// size together are at most this needs no comparison.
 pub(crate) const GUARD: u64 = 2 << 30;
@@ -399,7 +423,12 @@ pub(crate) fn define_reserve_routine<M: ClModule>(
         |ctx, b, entry| {
             let (record, slot) = (b.block_params(entry)[0], b.block_params(entry)[1]);
             let f = MemFlagsData::trusted();
-            let [failed, reserved, copy, done] = std::array::from_fn(|_| b.create_block());
+            let [failed, reserved, copy, done, fresh] = std::array::from_fn(|_| b.create_block());
+            // Reserved by an earlier run of the same code (the JIT's): kept as it is.
+            let held = b.ins().load(types::I64, f, record, RECORD_RESERVED);
+            let again = b.ins().icmp_imm_u(IntCC::Equal, held, RESERVATION as i64);
+            b.ins().brif(again, done, &[], fresh, &[]);
+            b.switch_to_block(fresh);
             let mmap = ctx.func_in_func(mmap, b.func);
             let null = b.ins().iconst(PTR, 0);
             let len = b.ins().iconst(types::I64, RESERVATION as i64);
@@ -417,7 +446,8 @@ pub(crate) fn define_reserve_routine<M: ClModule>(
 
             b.switch_to_block(reserved);
             let size = b.ins().load(types::I64, f, record, RECORD_SIZE);
-            b.ins().brif(size, copy, &[], done, &[]);
+            let install = b.create_block();
+            b.ins().brif(size, copy, &[], install, &[]);
 
             b.switch_to_block(copy);
             let mprotect = ctx.func_in_func(mprotect, b.func);
@@ -432,13 +462,17 @@ pub(crate) fn define_reserve_routine<M: ClModule>(
             b.switch_to_block(copy_now);
             let memcpy = ctx.func_in_func(rt.memcpy, b.func);
             b.ins().call(memcpy, &[p, old, size]);
-            b.ins().jump(done, &[]);
+            b.ins().jump(install, &[]);
 
-            b.switch_to_block(done);
+            b.switch_to_block(install);
             b.ins().store(f, p, record, RECORD_BASE);
             let all = b.ins().iconst(types::I64, RESERVATION as i64);
             b.ins().store(f, all, record, RECORD_RESERVED);
-            b.ins().store(f, p, slot, 0);
+            b.ins().jump(done, &[]);
+
+            b.switch_to_block(done);
+            let base = b.ins().load(PTR, f, record, RECORD_BASE);
+            b.ins().store(f, base, slot, 0);
             b.ins().return_(&[]);
 
             b.switch_to_block(failed);

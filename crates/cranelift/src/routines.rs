@@ -246,30 +246,6 @@ const FAULT_LINE: &str = "trap: memory fault (native code does not check memory 
 const OOB_LINE: &str = "trap: out of bounds memory access (in the memory's guard region; \
      `ir-run` reports the instruction)\n";
 
-/// The offset of the interrupted program counter in the `ucontext_t` a signal handler gets,
-/// on the targets whose layout is known here (elsewhere a guarded access's fault is reported
-/// without its instruction).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-const PC_IN_CONTEXT: Option<i32> = Some(
-    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
-        + std::mem::offset_of!(libc::mcontext_t, gregs)
-        + 8 * libc::REG_RIP as usize) as i32,
-);
-#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-const PC_IN_CONTEXT: Option<i32> = Some(
-    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
-        + std::mem::offset_of!(libc::mcontext_t, pc)) as i32,
-);
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-const PC_IN_CONTEXT: Option<i32> = None;
-
-/// The offset of `si_addr` in Linux's `siginfo_t` (after `si_signo`, `si_errno`, `si_code`
-/// and padding), for SIGSEGV and SIGBUS.
-const SI_ADDR: i32 = 16;
-
 /// Defines `irkit.rt.fault(sig, info, context)`, the SIGSEGV and SIGBUS handler of
 /// executables (async-signal-safe but for the flush, guarded as follows):
 ///
@@ -340,7 +316,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                     // bounds (its pages past the size have no access): the trap line of the
                     // guarded access whose code faulted, found by the program counter.
                     let context = b.block_params(entry)[2];
-                    let addr = b.ins().load(PTR, flags, info, SI_ADDR);
+                    let addr = b.ins().load(PTR, flags, info, crate::memories::SI_ADDR);
                     let gv = ctx.data_in_func(guard.table, b.func);
                     let table = b.ins().symbol_value(PTR, gv);
                     let mut hit = b.ins().iconst(types::I8, 0);
@@ -367,7 +343,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                     let oob_gv = ctx.data_in_func(oob, b.func);
                     let oob_p = b.ins().symbol_value(PTR, oob_gv);
                     let oob_n = b.ins().iconst(types::I64, OOB_LINE.len() as i64);
-                    match PC_IN_CONTEXT {
+                    match crate::memories::PC_IN_CONTEXT {
                         Some(at) => {
                             let pc = b.ins().load(PTR, flags, context, at);
                             let gv = ctx.data_in_func(guard.sites, b.func);
@@ -789,14 +765,14 @@ fn usub_sat(b: &mut FunctionBuilder<'_>, x: Value, y: Value) -> Value {
 mod tests {
     #![allow(unsafe_code)]
 
-    /// The fault handler reads the faulting address at [`super::SI_ADDR`] of `siginfo_t`.
+    /// The fault handler reads the faulting address at [`crate::memories::SI_ADDR`] of `siginfo_t`.
     #[test]
     fn si_addr_is_where_the_c_library_keeps_it() {
         // SAFETY: a zeroed `siginfo_t` is a valid value; the bytes written are inside it.
         unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
             let at = (&mut info as *mut libc::siginfo_t).cast::<u8>();
-            at.add(super::SI_ADDR as usize)
+            at.add(crate::memories::SI_ADDR as usize)
                 .cast::<usize>()
                 .write_unaligned(0x1234_5678);
             assert_eq!(info.si_addr() as usize, 0x1234_5678);

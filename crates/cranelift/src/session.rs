@@ -383,7 +383,7 @@ impl Session for JitSession {
         let nresults: usize = e.results.iter().map(|&s| crate::types::words(s)).sum();
         let addr = e.addr;
         let stack = self.stack();
-        let out = crate::jit::on_program_thread(stack, &self.heap, move || {
+        let out = crate::jit::on_program_thread(stack, &self.heap, None, move || {
             let mut out = vec![0u64; nresults.max(1)];
             // SAFETY: `addr` is the finalized code of a wrapper made by
             // `routines::define_session_wrapper`, `extern "C" fn(*const u64, *mut u64)` in the
