@@ -1,8 +1,9 @@
-//! Linear memories (spec/ir.md, "Linear memories", rules M1–M3): the typing of `mem_load`,
+//! Linear memories (spec/ir.md, "Linear memories", rules M1–M4): the typing of `mem_load`,
 //! `mem_store` and `mem_grow`. M1: the memory operand is a `global_var` of the memory record
 //! type `struct {ptr, i64, i32, i64}`. M2: the address is an `i32` and the static offset (the
 //! payload) is below 2^32; a loaded or stored value is a scalar or a vector. M3: `mem_grow`
-//! takes an `i32` page count and yields an `i32`.
+//! takes an `i32` page count and yields an `i32`. M4: a memory starts empty: its record's
+//! initializer, if it has one, has a null `base` and a `size` and `reserved` of 0.
 
 use crate::{Inst, Op, Opcode};
 
@@ -24,7 +25,31 @@ impl Cx<'_> {
                 .all(|(&f, op)| self.opc(f) == Some(op))
     }
 
-    /// M1–M3 for `mem_load`, `mem_store` and `mem_grow`.
+    /// Whether memory record global `g` has no initializer, or one whose `base`, `size` and
+    /// `reserved` fields are null and 0 (M4).
+    fn starts_empty(&self, g: Inst) -> bool {
+        let Some(init) = self.live(g).and_then(|d| d.operands.first().copied()) else {
+            return true;
+        };
+        let Some(d) = self.live(init) else {
+            return true;
+        };
+        match d.opcode {
+            Opcode::CONST_ZERO => true,
+            Opcode::CONST_AGGREGATE => [0, 1, 3].iter().all(|&k| {
+                d.operands
+                    .get(k)
+                    .and_then(|&f| self.live(f))
+                    .is_some_and(|f| {
+                        matches!(f.opcode, Opcode::CONST_NULL | Opcode::CONST_ZERO)
+                            || (f.opcode == Opcode::CONST_INT && f.payload.as_int() == Some(0))
+                    })
+            }),
+            _ => false,
+        }
+    }
+
+    /// M1–M4 for `mem_load`, `mem_store` and `mem_grow`.
     pub(super) fn check_memory_inst(&mut self, i: Inst, op: Op, r: Option<VTy>) {
         let Some(d) = self.live(i) else { return };
         if let Some(&m) = d.operands.first() {
@@ -33,6 +58,14 @@ impl Cx<'_> {
                 .filter(|md| md.opcode == Opcode::GLOBAL_VAR)
                 .and_then(|md| md.ty)
                 .is_some_and(|t| self.is_memory_record(t));
+            if record && !self.starts_empty(m) {
+                let msg = format!(
+                    "the linear memory {} must start empty: its initializer's base, size and \
+                     reserved fields must be null and 0 (mem_grow gives it pages)",
+                    self.vname(m)
+                );
+                self.err(i, msg);
+            }
             if !record {
                 let msg = format!(
                     "operand 0 of {} must be a `global_var` of the memory record type \
