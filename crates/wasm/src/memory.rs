@@ -18,8 +18,6 @@ use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
 use crate::ops::Ty;
 
-/// The size of a wasm page.
-pub const PAGE: u64 = 65536;
 /// The most pages a 32-bit memory has.
 pub const MAX_PAGES: u64 = 65536;
 
