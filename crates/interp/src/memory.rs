@@ -104,9 +104,10 @@ impl Memory {
 
     /// Moves the bytes of the heap object starting at `addr` into a new heap object of `size`
     /// bytes (at least theirs), zero past them, and releases the old object: what `alloc`,
-    /// `copy` and `release` do, but the bytes are moved, their buffer growing by doubling, so
-    /// an object grown step by step costs what its bytes cost, not their square (a linear
-    /// memory's `mem_grow`). The limit counts both objects, as `alloc` before `release` does.
+    /// `copy` and `release` do, but the bytes are moved into a buffer that doubles when they
+    /// outgrow it, so an object grown step by step costs what its bytes cost, not their square
+    /// (a linear memory's `mem_grow`). The limit counts both objects, as `alloc` before
+    /// `release` does.
     pub(crate) fn grow_moved(&mut self, addr: u64, size: u64) -> Result<u64, TrapKind> {
         let (id, off) = split(addr);
         let bad = TrapKind::InvalidFree { addr };
@@ -121,12 +122,18 @@ impl Memory {
         let new_id = u32::try_from(self.objects.len()).map_err(|_| TrapKind::OutOfMemory)?;
         let len = usize::try_from(size).map_err(|_| TrapKind::OutOfMemory)?;
         let obj = &mut self.objects[id];
-        obj.bytes
-            .try_reserve(len - obj.bytes.len())
-            .map_err(|_| TrapKind::OutOfMemory)?;
         let mut bytes = std::mem::take(&mut obj.bytes);
         obj.live = false;
-        bytes.resize(len, 0);
+        if len > bytes.capacity() {
+            // Twice the room, zeroed as `alloc`'s is (pages never touched cost nothing).
+            let room = len.max(bytes.capacity().saturating_mul(2).min(MAX_OBJECT as usize));
+            let mut fresh = vec![0; room];
+            fresh[..bytes.len()].copy_from_slice(&bytes);
+            fresh.truncate(len);
+            bytes = fresh;
+        } else {
+            bytes.resize(len, 0);
+        }
         self.objects.push(Object {
             kind: Kind::Heap,
             live: true,
