@@ -2,9 +2,10 @@
 //! `mem_store`, and `mem_grow`, over the memory record `{ptr base, i64 size, i32 max, i64
 //! reserved}` a program keeps in a `global_var`.
 //!
-//! The interpreter gives a memory its bytes as one heap object: a growth allocates the new size
-//! (zero-filled), copies the old bytes and releases the old object, so a stale `base` is a use
-//! after free, never a silent access. An object is at most [`MAX_OBJECT`] bytes: a growth past
+//! The interpreter gives a memory its bytes as one heap object: a growth moves the bytes to a
+//! new object of the new size (zero-filled past them) and releases the old one, so a stale
+//! `base` is a use after free, never a silent access; the bytes' buffer grows by doubling, so
+//! growing page by page costs what the pages cost. An object is at most [`MAX_OBJECT`] bytes: a growth past
 //! that, or past the interpreter's memory limit, fails as `mem_grow` may (the result -1).
 
 use irkit_backend::trap_kinds;
@@ -63,15 +64,16 @@ impl Interpreter<'_> {
         if bytes > MAX_OBJECT {
             return Ok(-1);
         }
-        let fresh = match self.mem.alloc(Kind::Heap, bytes) {
+        let grown = if size > 0 {
+            self.mem.grow_moved(base, bytes)
+        } else {
+            self.mem.alloc(Kind::Heap, bytes)
+        };
+        let fresh = match grown {
             Ok(p) => p,
             Err(TrapKind::OutOfMemory) => return Ok(-1),
             Err(e) => return Err(e),
         };
-        if size > 0 {
-            self.mem.copy(fresh, base, size)?;
-            self.mem.release(base, true)?;
-        }
         self.mem.write_uint(record + BASE, 8, fresh)?;
         self.mem.write_uint(record + SIZE, 8, bytes)?;
         Ok(pages as i32)

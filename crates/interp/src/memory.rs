@@ -102,6 +102,47 @@ impl Memory {
         Ok(())
     }
 
+    /// Moves the bytes of the heap object starting at `addr` into a new heap object of `size`
+    /// bytes (at least theirs), zero past them, and releases the old object: what `alloc`,
+    /// `copy` and `release` do, but the bytes are moved into a buffer that doubles when they
+    /// outgrow it, so an object grown step by step costs what its bytes cost, not their square
+    /// (a linear memory's `mem_grow`). The limit counts both objects, as `alloc` before
+    /// `release` does.
+    pub(crate) fn grow_moved(&mut self, addr: u64, size: u64) -> Result<u64, TrapKind> {
+        let (id, off) = split(addr);
+        let bad = TrapKind::InvalidFree { addr };
+        let obj = self.objects.get(id).ok_or(bad.clone())?;
+        if id == 0 || off != Some(0) || !obj.live || obj.kind != Kind::Heap {
+            return Err(bad);
+        }
+        let old = obj.bytes.len() as u64;
+        if size < old || size > MAX_OBJECT || self.used.saturating_add(size) > self.limit {
+            return Err(TrapKind::OutOfMemory);
+        }
+        let new_id = u32::try_from(self.objects.len()).map_err(|_| TrapKind::OutOfMemory)?;
+        let len = usize::try_from(size).map_err(|_| TrapKind::OutOfMemory)?;
+        let obj = &mut self.objects[id];
+        let mut bytes = std::mem::take(&mut obj.bytes);
+        obj.live = false;
+        if len > bytes.capacity() {
+            // Twice the room, zeroed as `alloc`'s is (pages never touched cost nothing).
+            let room = len.max(bytes.capacity().saturating_mul(2).min(MAX_OBJECT as usize));
+            let mut fresh = vec![0; room];
+            fresh[..bytes.len()].copy_from_slice(&bytes);
+            fresh.truncate(len);
+            bytes = fresh;
+        } else {
+            bytes.resize(len, 0);
+        }
+        self.objects.push(Object {
+            kind: Kind::Heap,
+            live: true,
+            bytes,
+        });
+        self.used = self.used - old + size;
+        Ok(u64::from(new_id) << OFFSET_BITS | BIAS)
+    }
+
     /// The function index whose address is `addr`, if it is exactly a function address.
     pub(crate) fn func_at(&self, addr: u64) -> Option<u32> {
         let (id, off) = split(addr);

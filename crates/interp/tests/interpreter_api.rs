@@ -1,7 +1,7 @@
 //! What the interpreter's API promises beyond the result of one call: output captured and state
 //! kept across calls and traps, its limits (fuel, call depth, memory) as typed traps naming the
-//! instruction, arguments checked at entry, aggregate arguments, unverified modules and values
-//! nested too deep refused without a crash. What a call gives (values and traps, spec/ir.md) is
+//! instruction, arguments checked at entry, aggregate arguments, a grown linear memory's old
+//! bytes freed, unverified modules and values nested too deep refused without a crash. What a call gives (values and traps, spec/ir.md) is
 //! the file cases' business: `tests/semantics/*.ir`, run on every back end by
 //! `tests/tests/semantics.rs` of `irkit-tests`.
 
@@ -248,4 +248,39 @@ fn values_over_the_nesting_limit_are_refused() {
         .join()
         .expect("no stack overflow");
     assert!(r.is_some_and(|e| e.contains("nested deeper than 256 levels")));
+}
+
+/// A linear memory's growth moves its bytes to a new object (spec/backends.md, "Linear
+/// memories"): through the new `base` they are kept and the new page is zero; the old `base`
+/// is a use after free.
+#[test]
+fn a_grown_linear_memory_moves_and_its_old_base_is_freed() {
+    let src = r#"
+@mem: struct {ptr, i64, i32, i64} = global_var struct {ptr, i64, i32, i64} [ptr null, i64 0, i32 4, i64 0]
+@old: ptr = global_var ptr null
+@grow: fn() -> i32 = func {
+^entry:
+  %g: i32 = mem_grow @mem, i32 1
+  mem_store 0 @mem, i32 8, i32 7
+  %f: ptr = elem struct {ptr, i64, i32, i64}, @mem, i64 0, i32 0
+  %b: ptr = load %f
+  store @old, %b
+  %h: i32 = mem_grow @mem, i32 2
+  %k: i32 = mem_load 0 @mem, i32 8
+  %z: i32 = mem_load 0 @mem, i32 196604
+  %r: i32 = iadd %k, %z
+  ret %r
+}
+@stale: fn() -> i32 = func {
+^entry:
+  %b: ptr = load @old
+  %v: i32 = load %b
+  ret %v
+}
+"#;
+    let m = module(src);
+    let mut it = Interpreter::new(&m).unwrap();
+    assert_eq!(it.run("grow", &[]), Ok(Some(Value::i32(7))));
+    let t = it.run("stale", &[]).unwrap_err();
+    assert!(matches!(t.kind, TrapKind::UseAfterFree { .. }), "{t}");
 }

@@ -120,23 +120,6 @@ impl Cfg {
         self.terms.insert(block, term);
     }
 
-    /// The terminator of `block`, if it has one.
-    pub fn term(&self, block: Inst) -> Option<&Term> {
-        self.terms.get(&block)
-    }
-
-    /// Takes `block`'s terminator away (the block is open again), and its edges from its
-    /// targets' predecessors.
-    pub fn take(&mut self, block: Inst) -> Option<Term> {
-        let term = self.terms.remove(&block)?;
-        for e in term.edges() {
-            if let Some(p) = self.preds.get_mut(&e.target) {
-                p.retain(|&(src, _)| src != block);
-            }
-        }
-        Some(term)
-    }
-
     /// The predecessor edges of `block`: (source block, edge index in its terminator).
     pub fn preds(&self, block: Inst) -> &[(Inst, usize)] {
         self.preds.get(&block).map(Vec::as_slice).unwrap_or(&[])

@@ -71,25 +71,19 @@ pub fn global_type(
     }
 }
 
-/// The linear memory: a global of type [`Memory::ty`] and the module's `memory.grow` helper.
+/// The linear memory: the IR's memory record global (spec/ir.md, "Linear memories").
 #[derive(Clone, Copy, Debug)]
 pub struct Memory {
-    /// The global `{ptr base, i64 size in bytes, i32 maximum pages}`.
+    /// The global `{ptr base, i64 size in bytes, i32 maximum pages, i64 reserved}`.
     pub global: Inst,
     /// Its type, `struct {ptr, i64, i32, i64}`.
     pub ty: Inst,
-    /// `fn(i32 delta) -> i32`: wasm's `memory.grow` on this memory.
-    pub grow: Inst,
 }
 
-/// The C functions the memory and the table need (declared by `Libc::declare` in
-/// [`crate::memory`]): `calloc`, `free`, `memcpy`, and for the bulk memory
-/// operators `memmove` and `memset`.
-///
-/// A memory's bytes come from `calloc`, never `malloc` and `memset`: the C library hands a
-/// large block out as fresh pages the OS zeroes when first touched, so pages the program never
-/// touches cost no memory and no time (a module declaring 65536 initial pages starts at once
-/// and stays small).
+/// The C functions the memory's bulk operators and data segments and the tables need
+/// (declared by `Libc::declare` in [`crate::memory`]): `calloc` and `free` (a table's
+/// entries: zeroed, never `malloc` and `memset`, so entries never touched cost nothing),
+/// `memcpy`, `memmove` and `memset`.
 #[derive(Clone, Copy, Debug)]
 pub struct Libc {
     /// `calloc(i64 count, i64 size) -> ptr`.
@@ -125,7 +119,7 @@ pub struct Env {
     pub records: RefCell<HashMap<u32, Inst>>,
     /// The module's table helpers, if it has or imports a table.
     pub table_helpers: Option<TableHelpers>,
-    /// The C functions the memory needs, if the module has or imports one.
+    /// The C functions, if the module has or imports a memory or a table.
     pub libc: Option<Libc>,
     /// Every data segment, for `memory.init` and `data.drop` (empty when the module has no
     /// data count section, which those operators require).

@@ -66,10 +66,6 @@ pub(crate) struct FuncTranslator<'a, 'm> {
     /// The block instructions are appended to.
     pub(crate) block: Inst,
     trap_blocks: Vec<(&'static str, Inst)>,
-    /// The SSA variables holding the memory's base and size, if the body accesses memory.
-    pub(crate) mem_vars: Option<(u32, u32)>,
-    /// The blocks that end with a memory access's bounds check ([`crate::checks`]).
-    pub(crate) bounds_checks: Vec<Inst>,
     results: Vec<Inst>,
     ret_ty: Inst,
 }
@@ -110,13 +106,6 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             declared.push((n, ty));
             var_types.extend(std::iter::repeat_n(ty, n as usize));
         }
-        let mut mem_vars = None;
-        if env.memory.is_some() && body_uses_memory(body)? {
-            let n = var_types.len() as u32;
-            let (p, i64t) = (m.ty_ptr(), m.ty_i64());
-            var_types.extend([p, i64t]);
-            mem_vars = Some((n, n + 1));
-        }
         let (entry, entry_params) = b.entry_block(func).at(place)?;
         let mut t = FuncTranslator {
             b,
@@ -131,8 +120,6 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             skipped: 0,
             block: entry,
             trap_blocks: Vec::new(),
-            mem_vars,
-            bounds_checks: Vec::new(),
             results: results.clone(),
             ret_ty,
         };
@@ -151,7 +138,6 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 var += 1;
             }
         }
-        t.reload_memory()?;
         let end = t.new_block(&results)?;
         t.frames.push(Frame {
             kind: Kind::Block,
@@ -582,7 +568,6 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             return Ok(());
         }
         let r = self.b.ins().call(callee, &args);
-        self.reload_memory()?;
         self.push_results(r, nr);
         Ok(())
     }
@@ -610,28 +595,9 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         self.ssa
             .remove_trivial_params(&mut self.b, self.func)
             .at(place)?;
-        crate::checks::merge(
-            &mut self.b,
-            &mut self.ssa.cfg,
-            self.func,
-            &self.bounds_checks,
-        )
-        .at(place)?;
         self.ssa.cfg.emit(&mut self.b);
         Ok(())
     }
-}
-
-/// Whether `body` accesses the memory.
-fn body_uses_memory(body: &FunctionBody<'_>) -> Result<bool, WasmError> {
-    let invalid = |e: wasmparser::BinaryReaderError| WasmError::invalid(&e);
-    let mut ops = body.get_operators_reader().map_err(invalid)?;
-    while !ops.eof() {
-        if uses_memory(&ops.read().map_err(invalid)?) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// The wasm text name of an operator (`F32Sqrt` is `f32.sqrt`), for messages.
@@ -659,65 +625,6 @@ pub(crate) fn operator_name(op: &Operator<'_>) -> String {
         }
         _ => words.join("_"),
     }
-}
-
-/// Whether `op` accesses the memory (so a function using it keeps the memory's base and size
-/// in SSA values).
-fn uses_memory(op: &Operator<'_>) -> bool {
-    use Operator as O;
-    matches!(
-        op,
-        O::I32Load { .. }
-            | O::I64Load { .. }
-            | O::F32Load { .. }
-            | O::F64Load { .. }
-            | O::I32Load8S { .. }
-            | O::I32Load8U { .. }
-            | O::I32Load16S { .. }
-            | O::I32Load16U { .. }
-            | O::I64Load8S { .. }
-            | O::I64Load8U { .. }
-            | O::I64Load16S { .. }
-            | O::I64Load16U { .. }
-            | O::I64Load32S { .. }
-            | O::I64Load32U { .. }
-            | O::I32Store { .. }
-            | O::I64Store { .. }
-            | O::F32Store { .. }
-            | O::F64Store { .. }
-            | O::I32Store8 { .. }
-            | O::I32Store16 { .. }
-            | O::I64Store8 { .. }
-            | O::I64Store16 { .. }
-            | O::MemoryCopy { .. }
-            | O::MemoryFill { .. }
-            | O::MemoryInit { .. }
-            | O::I64Store32 { .. }
-            | O::MemorySize { .. }
-            | O::MemoryGrow { .. }
-            | O::V128Load { .. }
-            | O::V128Store { .. }
-            | O::V128Load8Splat { .. }
-            | O::V128Load16Splat { .. }
-            | O::V128Load32Splat { .. }
-            | O::V128Load64Splat { .. }
-            | O::V128Load32Zero { .. }
-            | O::V128Load64Zero { .. }
-            | O::V128Load8Lane { .. }
-            | O::V128Load16Lane { .. }
-            | O::V128Load32Lane { .. }
-            | O::V128Load64Lane { .. }
-            | O::V128Store8Lane { .. }
-            | O::V128Store16Lane { .. }
-            | O::V128Store32Lane { .. }
-            | O::V128Store64Lane { .. }
-            | O::V128Load8x8S { .. }
-            | O::V128Load8x8U { .. }
-            | O::V128Load16x4S { .. }
-            | O::V128Load16x4U { .. }
-            | O::V128Load32x2S { .. }
-            | O::V128Load32x2U { .. }
-    )
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@ use wasmparser::{ConstExpr, Data, DataKind, Element, ElementItems, ElementKind, 
 use crate::env::Libc;
 use crate::env::{Env, Memory, Table};
 use crate::error::{At, Place, WasmError};
-use crate::memory::{self, empty_blocks};
+use crate::memory;
 use crate::names;
-use crate::table;
+use crate::table::{self, empty_blocks};
 
 /// A defined global whose initial value is the value of another (imported) global.
 pub struct GlobalInit<'a> {
@@ -112,7 +112,7 @@ impl Init<'_, '_> {
             && *initial > 0
         {
             let n = b.module().const_i32(*initial as i32);
-            let r = b.ins().call(mem.grow, &[n]);
+            let r = b.ins().mem_grow(mem.global, n);
             let m1 = b.module().const_i32(-1);
             let failed = b.ins().icmp(IntCC::Eq, r, m1);
             check(&mut b, f, failed, trap, place)?;

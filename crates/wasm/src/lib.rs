@@ -32,7 +32,6 @@
 //! ```
 
 pub mod cfg;
-mod checks;
 pub mod entry;
 pub mod env;
 pub mod error;

@@ -1,15 +1,14 @@
-//! Linear memory: its representation, bounds-checked loads and stores, `memory.size` and the
-//! module's `memory.grow` helper.
+//! Linear memory: its representation, its loads and stores (`mem_load`, `mem_store`),
+//! `memory.size`, `memory.grow` (`mem_grow`) and the bulk memory operators.
 //!
-//! The memory is a global of type `struct {ptr base, i64 size, i32 max_pages, i64 capacity}`
-//! (unlike a table's `{ptr, i64, i64, i64}`, so the linker refuses a memory imported as a table):
-//! the address of its bytes (from `calloc`; null while the size is 0), its size in bytes, its
-//! declared maximum in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most
-//! [`MAX_PAGES`]), and the bytes allocated ([`build_grow`]). An access of `n` bytes at wasm address `a` with static offset `o`
-//! computes `ea = zext(a) + o` in 64 bits (no wrap-around), traps unless `ea + n <= size`,
-//! then loads or stores at `base + ea`. A function accessing the memory keeps `base` and
-//! `size` in two SSA variables, read at its entry and again after every call (a call may have
-//! grown, so moved, the memory).
+//! The memory is the IR's linear memory (spec/ir.md, "Linear memories"): a global of the
+//! memory record type `struct {ptr base, i64 size, i32 max, i64 reserved}` (unlike a table's
+//! `{ptr, i64, i64, i64}`, so the linker refuses a memory imported as a table), whose maximum
+//! is the declared one in pages ([`NO_MAX_PAGES`] if it has none; it grows to at most
+//! [`MAX_PAGES`]). An access is one `mem_load` or `mem_store` with the memarg's offset: the
+//! back end checks it (`zext(a) + o + n <= size`, else the trap "out of bounds memory
+//! access") wherever it places the bytes. `memory.grow` is `mem_grow`. The bulk operators read
+//! `base` and `size` from the record where they run (a call or `mem_grow` may move `base`).
 
 use irkit_core::{Builder, Conversion, Inst, IntCC, Module, Opcode, Payload};
 use wasmparser::{MemArg, Operator};
@@ -19,8 +18,6 @@ use crate::error::{At, Place, WasmError};
 use crate::func::FuncTranslator;
 use crate::ops::Ty;
 
-/// The size of a wasm page.
-pub const PAGE: u64 = 65536;
 /// The most pages a 32-bit memory has.
 pub const MAX_PAGES: u64 = 65536;
 
@@ -66,186 +63,25 @@ impl Libc {
     }
 }
 
-/// The address of field `k` (0 to 3) of the memory global.
-fn field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
-    let zero = b.module().const_i64(0);
-    let k = b.module().const_i32(k);
-    b.ins().elem(mem.ty, mem.global, &[zero, k])
-}
-
-/// Loads field `k` (0 base, 1 size, 2 maximum pages, as an `i64`, 3 capacity) of the memory
-/// global.
+/// Loads field `k` of the memory record: 0 `base` (a `ptr`) or 1 `size` (an `i64`, bytes).
 pub fn load_field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
-    let a = field(b, mem, k);
-    match k {
-        0 => {
-            let p = b.module().ty_ptr();
-            b.ins().load(p, a)
-        }
-        1 | 3 => {
-            let i64t = b.module().ty_i64();
-            b.ins().load(i64t, a)
-        }
-        _ => {
-            let (i32t, i64t) = (b.module().ty_i32(), b.module().ty_i64());
-            let v = b.ins().load(i32t, a);
-            b.ins().zext(i64t, v)
-        }
-    }
-}
-
-/// Builds the module's `memory.grow` helper, `fn(i32 delta) -> i32`: the old size in pages,
-/// or -1 (leaving the memory as it was) if the new size would pass the maximum or the
-/// allocation fails.
-///
-/// The allocation has a capacity (the record's fourth field) that may pass the size: its
-/// bytes past the size are zero (`calloc`'s, and nothing writes past the size), so a growth
-/// within the capacity only moves the size. A growth past it allocates a new zeroed block
-/// (`calloc`) of twice the capacity (at least the new size, at most the maximum; the new size
-/// alone if that fails), copies the old bytes and frees the old block: growing a memory page
-/// by page copies each byte a bounded number of times, not once per growth.
-pub fn build_grow(
-    b: &mut Builder<'_>,
-    mem: &Memory,
-    libc: &Libc,
-    place: Place,
-) -> Result<(), WasmError> {
-    let (i32t, i64t, ptr) = (
-        b.module().ty_i32(),
-        b.module().ty_i64(),
-        b.module().ty_ptr(),
-    );
-    let f = mem.grow;
-    let (entry, params) = b.entry_block(f).at(place)?;
-    let [check0, fits, bump, alloc, exact, done, fail] = empty_blocks(b, f, place)?;
-    let (got, got_params) = b.block(f, &[ptr, i64t]).at(place)?;
-    let (copy, _) = b.block(f, &[]).at(place)?;
-    let (store, _) = b.block(f, &[]).at(place)?;
-    let (p, c) = (got_params[0], got_params[1]);
-    b.position_at_end(entry);
-    let base = load_field(b, mem, 0);
-    let size = load_field(b, mem, 1);
-    let declared = load_field(b, mem, 2);
-    let limit = b.module().const_i64(MAX_PAGES as i64);
-    let over = b.ins().icmp(IntCC::Ugt, declared, limit);
-    let max = b.ins().select(over, limit, declared);
-    let sixteen = b.module().const_i64(16);
-    let old_pages = b.ins().lshr(size, sixteen);
-    let delta = b.ins().zext(i64t, params[0]);
-    let new_pages = b.ins().iadd(old_pages, delta);
-    let too_big = b.ins().icmp(IntCC::Ugt, new_pages, max);
-    b.ins().br(too_big, fail, &[], check0, &[]);
-    b.position_at_end(check0);
     let zero = b.module().const_i64(0);
-    let none = b.ins().icmp(IntCC::Eq, delta, zero);
-    b.ins().br(none, done, &[], fits, &[]);
-    // Within the capacity: the bytes are there, and zero.
-    b.position_at_end(fits);
-    let new_size = b.ins().shl(new_pages, sixteen);
-    let cap = load_field(b, mem, 3);
-    let within = b.ins().icmp(IntCC::Ule, new_size, cap);
-    b.ins().br(within, bump, &[], alloc, &[]);
-    b.position_at_end(bump);
-    let fs = field(b, mem, 1);
-    b.ins().store(fs, new_size);
-    b.ins().jump(done, &[]);
-    // Past it: twice the capacity, at least the new size, at most the maximum.
-    b.position_at_end(alloc);
-    let max_size = b.ins().shl(max, sixteen);
-    let one = b.module().const_i64(1);
-    allocate_grown(b, libc, [cap, new_size, max_size, one], [exact, got, fail]);
-    b.position_at_end(got);
-    let was_empty = b.ins().icmp(IntCC::Eq, size, zero);
-    b.ins().br(was_empty, store, &[], copy, &[]);
-    b.position_at_end(copy);
-    b.ins().call(libc.memcpy, &[p, base, size]);
-    b.ins().call(libc.free, &[base]);
-    b.ins().jump(store, &[]);
-    b.position_at_end(store);
-    let fb = field(b, mem, 0);
-    b.ins().store(fb, p);
-    let fs = field(b, mem, 1);
-    b.ins().store(fs, new_size);
-    let fc = field(b, mem, 3);
-    b.ins().store(fc, c);
-    b.ins().jump(done, &[]);
-    b.position_at_end(done);
-    let r = b.ins().trunc(i32t, old_pages);
-    b.ins().ret(Some(r));
-    b.position_at_end(fail);
-    let m1 = b.module().const_i32(-1);
-    b.ins().ret(Some(m1));
-    Ok(())
-}
-
-/// In a grow helper whose new size `need` passes the capacity `cap` (both counting elements of
-/// `unit` bytes): allocates zeroed room (`calloc`) for twice the capacity, at least `need` and
-/// at most `max` elements, and jumps to `got(block, elements)`; if that fails, for `need`
-/// alone (in block `exact`); if that fails too, to `fail`. Shared by memories and tables.
-pub(crate) fn allocate_grown(
-    b: &mut Builder<'_>,
-    libc: &Libc,
-    [cap, need, max, unit]: [Inst; 4],
-    [exact, got, fail]: [Inst; 3],
-) {
-    let one = b.module().const_i64(1);
-    let twice = b.ins().shl(cap, one);
-    let more = b.ins().icmp(IntCC::Ugt, twice, max);
-    let bounded = b.ins().select(more, max, twice);
-    let less = b.ins().icmp(IntCC::Ult, bounded, need);
-    let want = b.ins().select(less, need, bounded);
-    let q = b.ins().call(libc.calloc, &[want, unit]);
-    let null = b.module().const_null();
-    let q_null = b.ins().icmp(IntCC::Eq, q, null);
-    b.ins().br(q_null, exact, &[], got, &[q, want]);
-    b.position_at_end(exact);
-    let r = b.ins().call(libc.calloc, &[need, unit]);
-    let r_null = b.ins().icmp(IntCC::Eq, r, null);
-    b.ins().br(r_null, fail, &[], got, &[r, need]);
-}
-
-/// `N` new blocks without parameters, appended to `f` in order.
-pub(crate) fn empty_blocks<const N: usize>(
-    b: &mut Builder<'_>,
-    f: Inst,
-    place: Place,
-) -> Result<[Inst; N], WasmError> {
-    let mut blocks = [f; N];
-    for blk in &mut blocks {
-        *blk = b.block(f, &[]).at(place)?.0;
-    }
-    Ok(blocks)
+    let kc = b.module().const_i32(k);
+    let a = b.ins().elem(mem.ty, mem.global, &[zero, kc]);
+    let ty = if k == 0 {
+        b.module().ty_ptr()
+    } else {
+        b.module().ty_i64()
+    };
+    b.ins().load(ty, a)
 }
 
 impl FuncTranslator<'_, '_> {
-    /// Reads the memory's base and size into their SSA variables (at the function's entry,
-    /// and again after every call: any call may grow, so move, the memory).
-    pub(crate) fn reload_memory(&mut self) -> Result<(), WasmError> {
-        let Some((base_var, size_var)) = self.mem_vars else {
-            return Ok(());
-        };
+    /// The memory's `base` and `size` here, read from its record.
+    fn memory_state(&mut self) -> Result<(Inst, Inst), WasmError> {
         let mem = self.memory()?;
         let base = load_field(&mut self.b, &mem, 0);
         let size = load_field(&mut self.b, &mem, 1);
-        self.ssa.def_var(base_var, self.block, base);
-        self.ssa.def_var(size_var, self.block, size);
-        Ok(())
-    }
-
-    /// The memory's base and size here.
-    fn memory_state(&mut self) -> Result<(Inst, Inst), WasmError> {
-        let place = self.place();
-        let (base_var, size_var) = self
-            .mem_vars
-            .ok_or_else(|| WasmError::unsupported("a memory access without a memory", place))?;
-        let base = self
-            .ssa
-            .use_var(&mut self.b, base_var, self.block)
-            .at(place)?;
-        let size = self
-            .ssa
-            .use_var(&mut self.b, size_var, self.block)
-            .at(place)?;
         Ok((base, size))
     }
 
@@ -255,24 +91,35 @@ impl FuncTranslator<'_, '_> {
             .ok_or_else(|| WasmError::unsupported("a memory access without a memory", self.place()))
     }
 
-    /// The checked address of an `n`-byte access at wasm address `addr` (an `i32`).
-    pub(crate) fn address(&mut self, addr: Inst, arg: &MemArg, n: u64) -> Result<Inst, WasmError> {
-        let (base, size) = self.memory_state()?;
-        let i64t = self.ty(Ty::I64);
-        let mut ea = self.b.ins().zext(i64t, addr);
-        if arg.offset != 0 {
-            let o = self.b.module().const_i64(arg.offset as i64);
-            ea = self.b.ins().iadd(ea, o);
+    /// The memarg's static offset, the payload of `mem_load` and `mem_store` (below 2^32, as
+    /// a 32-bit memory's validation guarantees).
+    fn static_offset(&self, arg: &MemArg) -> Result<u64, WasmError> {
+        if arg.offset >> 32 != 0 {
+            return Err(WasmError::unsupported(
+                format!("a memory offset of {} (at least 2^32)", arg.offset),
+                self.place(),
+            ));
         }
-        let n = self.b.module().const_i64(n as i64);
-        let end = self.b.ins().iadd(ea, n);
-        let oob = self.b.ins().icmp(IntCC::Ugt, end, size);
-        self.bounds_checks.push(self.block);
-        self.trap_if(oob, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
-        Ok(self.byte_at(base, ea))
+        Ok(arg.offset)
     }
 
-    /// A load of `n` bytes as `ty`, then `ext` (`Zext`/`Sext`) to `to` when `n` is narrower.
+    /// `mem_load` of a `ty` at the popped `i32` address plus the memarg's offset.
+    pub(crate) fn mem_load(&mut self, ty: Inst, arg: &MemArg) -> Result<Inst, WasmError> {
+        let o = self.static_offset(arg)?;
+        let mem = self.memory()?;
+        let a = self.pop();
+        Ok(self.b.ins().mem_load(ty, mem.global, a, o))
+    }
+
+    /// `mem_store` of `v` at the `i32` address `a` plus the memarg's offset.
+    pub(crate) fn mem_store(&mut self, arg: &MemArg, a: Inst, v: Inst) -> Result<(), WasmError> {
+        let o = self.static_offset(arg)?;
+        let mem = self.memory()?;
+        self.b.ins().mem_store(mem.global, a, v, o);
+        Ok(())
+    }
+
+    /// A load of `loaded`, then `ext` (`Zext`/`Sext`) to `to` when it is narrower.
     fn load(
         &mut self,
         arg: &MemArg,
@@ -280,10 +127,7 @@ impl FuncTranslator<'_, '_> {
         ext: Option<(Conversion, Ty)>,
     ) -> Result<(), WasmError> {
         let loaded = self.ty(loaded);
-        let n = self.byte_size(loaded);
-        let a = self.pop();
-        let p = self.address(a, arg, n)?;
-        let mut v = self.b.ins().load(loaded, p);
+        let mut v = self.mem_load(loaded, arg)?;
         if let Some((op, to)) = ext {
             let t = self.ty(to);
             v = self.b.ins().conversion(op, t, v);
@@ -300,16 +144,7 @@ impl FuncTranslator<'_, '_> {
             let t = self.ty(t);
             v = self.b.ins().trunc(t, v);
         }
-        let vt = self.b.module().ty(v).unwrap_or(v);
-        let n = self.byte_size(vt);
-        let p = self.address(a, arg, n)?;
-        self.b.ins().store(p, v);
-        Ok(())
-    }
-
-    fn byte_size(&mut self, ty: Inst) -> u64 {
-        let m = self.b.module();
-        u64::from(m.int_width(ty).or_else(|| m.float_width(ty)).unwrap_or(64) / 8)
+        self.mem_store(arg, a, v)
     }
 
     /// Pops an `i32` operand and zero-extends it to `i64`.
@@ -434,7 +269,8 @@ impl FuncTranslator<'_, '_> {
             O::I32Store16 { memarg } | O::I64Store16 { memarg } => self.store(memarg, Some(I16))?,
             O::I64Store32 { memarg } => self.store(memarg, Some(I32))?,
             O::MemorySize { .. } => {
-                let (_, size) = self.memory_state()?;
+                let mem = self.memory()?;
+                let size = load_field(&mut self.b, &mem, 1);
                 let sixteen = self.b.module().const_i64(16);
                 let pages = self.b.ins().lshr(size, sixteen);
                 let i32t = self.ty(I32);
@@ -452,8 +288,7 @@ impl FuncTranslator<'_, '_> {
             O::MemoryGrow { .. } => {
                 let mem = self.memory()?;
                 let d = self.pop();
-                let r = self.b.ins().call(mem.grow, &[d]);
-                self.reload_memory()?;
+                let r = self.b.ins().mem_grow(mem.global, d);
                 self.stack.push(r);
             }
             _ => return Ok(false),

@@ -267,7 +267,6 @@ impl FuncTranslator<'_, '_> {
             return Ok(());
         }
         let r = self.b.ins().call_indirect(sig, fp, args);
-        self.reload_memory()?;
         self.push_results(r, ft.results().len());
         Ok(())
     }

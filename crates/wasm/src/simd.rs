@@ -362,9 +362,7 @@ impl FuncTranslator<'_, '_> {
     /// `v128.load` of shape-free bytes, or a scalar of `lane` loaded and placed by `place`.
     fn load_v(&mut self, arg: &MemArg) -> Result<(), WasmError> {
         let t = self.vty(Shape::I32x4)?;
-        let a = self.pop();
-        let p = self.address(a, arg, 16)?;
-        let v = self.b.ins().load(t, p);
+        let v = self.mem_load(t, arg)?;
         self.stack.push(v);
         Ok(())
     }
@@ -373,9 +371,7 @@ impl FuncTranslator<'_, '_> {
     pub(crate) fn load_lane_value(&mut self, arg: &MemArg, sh: Shape) -> Result<Inst, WasmError> {
         let (lt, _) = sh.lane();
         let t = self.ty(lt);
-        let a = self.pop();
-        let p = self.address(a, arg, u64::from(sh.bits() / 8))?;
-        Ok(self.b.ins().load(t, p))
+        self.mem_load(t, arg)
     }
 
     /// `v128.loadN_splat`.
@@ -412,9 +408,7 @@ impl FuncTranslator<'_, '_> {
         let t = self.ty(lt);
         let x = self.vins(Opcode::EXTRACT, t, vec![v], Payload::Int(u64::from(lane)))?;
         let a = self.pop();
-        let p = self.address(a, arg, u64::from(sh.bits() / 8))?;
-        self.b.ins().store(p, x);
-        Ok(())
+        self.mem_store(arg, a, x)
     }
 
     /// Translates a SIMD operator; `false` if `op` is not one this front end handles.
@@ -443,8 +437,7 @@ impl FuncTranslator<'_, '_> {
             O::V128Store { memarg } => {
                 let v = self.pop();
                 let a = self.pop();
-                let p = self.address(a, &memarg, 16)?;
-                self.b.ins().store(p, v);
+                self.mem_store(&memarg, a, v)?;
             }
             O::V128Load8Splat { memarg } => self.load_splat(&memarg, I8x16)?,
             O::V128Load16Splat { memarg } => self.load_splat(&memarg, I16x8)?,

@@ -21,7 +21,6 @@ use wasmparser::FuncType;
 
 use crate::env::{Env, Libc, Table, TableHelpers};
 use crate::error::{At, Place, WasmError};
-use crate::memory::{allocate_grown, empty_blocks};
 use crate::types;
 
 /// The canonical text of a signature: `(params)->(results)`, types separated by spaces.
@@ -265,4 +264,43 @@ fn build_grow(
     let m1 = b.module().const_i32(-1);
     b.ins().ret(Some(m1));
     Ok(())
+}
+
+/// In a grow helper whose new size `need` passes the capacity `cap` (both counting elements of
+/// `unit` bytes): allocates zeroed room (`calloc`) for twice the capacity, at least `need` and
+/// at most `max` elements, and jumps to `got(block, elements)`; if that fails, for `need`
+/// alone (in block `exact`); if that fails too, to `fail`.
+fn allocate_grown(
+    b: &mut Builder<'_>,
+    libc: &Libc,
+    [cap, need, max, unit]: [Inst; 4],
+    [exact, got, fail]: [Inst; 3],
+) {
+    let one = b.module().const_i64(1);
+    let twice = b.ins().shl(cap, one);
+    let more = b.ins().icmp(IntCC::Ugt, twice, max);
+    let bounded = b.ins().select(more, max, twice);
+    let less = b.ins().icmp(IntCC::Ult, bounded, need);
+    let want = b.ins().select(less, need, bounded);
+    let q = b.ins().call(libc.calloc, &[want, unit]);
+    let null = b.module().const_null();
+    let q_null = b.ins().icmp(IntCC::Eq, q, null);
+    b.ins().br(q_null, exact, &[], got, &[q, want]);
+    b.position_at_end(exact);
+    let r = b.ins().call(libc.calloc, &[need, unit]);
+    let r_null = b.ins().icmp(IntCC::Eq, r, null);
+    b.ins().br(r_null, fail, &[], got, &[r, need]);
+}
+
+/// `N` new blocks without parameters, appended to `f` in order.
+pub(crate) fn empty_blocks<const N: usize>(
+    b: &mut Builder<'_>,
+    f: Inst,
+    place: Place,
+) -> Result<[Inst; N], WasmError> {
+    let mut blocks = [f; N];
+    for blk in &mut blocks {
+        *blk = b.block(f, &[]).at(place)?.0;
+    }
+    Ok(blocks)
 }

@@ -344,16 +344,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let mut b = Builder::new(m);
         let l = Libc::declare(&mut b, place)?;
         let ty = memory::memory_type(b.module()).at(place)?;
-        let i32t = b.module().ty_i32();
-        let sig = b.module().ty_fn(i32t, &[i32t]).at(place)?;
-        let grow = b.func("memory.grow", sig).at(place)?;
-        let mem = Memory {
-            global: g,
-            ty,
-            grow,
-        };
-        memory::build_grow(&mut b, &mem, &l, place)?;
-        env.memory = Some(mem);
+        env.memory = Some(Memory { global: g, ty });
         env.libc = Some(l);
         libc = Some(l);
     }

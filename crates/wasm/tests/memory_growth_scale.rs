@@ -1,8 +1,9 @@
 //! Growing a memory page by page, or a table entry by entry, costs what the pages or entries
 //! cost, not their square: `memory.grow` copied the whole memory to a new allocation on every
 //! growth, so 1,000 growths of one page copied 32 GB (34 s as an executable), and `table.grow`
-//! likewise; both now keep a capacity that doubles (crates/wasm/src/memory.rs and table.rs,
-//! `build_grow`).
+//! likewise. A table keeps a capacity that doubles (crates/wasm/src/table.rs, `build_grow`);
+//! a memory grows with `mem_grow`, whose back ends do the same (the interpreter's buffer
+//! doubles: crates/interp/src/linear.rs; Cranelift's `irkit.rt.mem_grow` reserves twice).
 //!
 //! The growth is checked by the ratio of two sizes (the best of a few runs each, in the
 //! interpreter), with a bound far above linear and far below quadratic.

@@ -1,7 +1,7 @@
 ;; A run of accesses from one base address (`b + 0`, `b + 8`, `b + 16`, as compiled C
-;; addresses an array) is checked once at its start (crates/wasm/src/checks.rs): it traps
-;; exactly when one of its accesses is out of bounds, never when an i32 address wraps around
-;; into the memory, and a store before an access out of bounds is done.
+;; addresses an array), each a `mem_load`/`mem_store` the back end checks: it traps exactly
+;; when one of its accesses is out of bounds, never when an i32 address wraps around into the
+;; memory, and a store before an access out of bounds is done.
 (module
   (memory (export "mem") 1)
   (data (i32.const 0) "\01\00\00\00\00\00\00\00\02\00\00\00\00\00\00\00")

@@ -1,6 +1,6 @@
-;; memory.grow keeps a capacity past the size (crates/wasm/src/memory.rs, `build_grow`): a
-;; growth within it only moves the size, one past it copies to a block of twice the capacity.
-;; Either way the old bytes stay, the new pages read zero, the bytes past the size stay out of
+;; memory.grow is `mem_grow`, whose back ends keep room past the size (spec/backends.md,
+;; "Linear memories"): a growth within it only moves the size, one past it moves the bytes
+;; to a block twice as large. Either way the old bytes stay, the new pages read zero, the bytes past the size stay out of
 ;; bounds, and the maximum holds.
 (module
   (memory (export "mem") 1 10)
