@@ -102,6 +102,7 @@ pub(crate) fn build_function<M: ClModule>(
             values: HashMap::default(),
             blocks: HashMap::default(),
             block_names: HashMap::default(),
+            data_refs: HashMap::default(),
             nan_observed: Default::default(),
             messages: Vec::new(),
             message_offsets: HashMap::default(),
@@ -155,6 +156,8 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     pub(crate) blocks: HashMap<Inst, ir::Block>,
     /// `^name` of each block.
     block_names: HashMap<Inst, std::rc::Rc<str>>,
+    /// The function's reference to each data object it addresses ([`FnLower::address_of`]).
+    data_refs: HashMap<cranelift_module::DataId, cranelift_codegen::ir::GlobalValue>,
     /// The values whose NaN bits the program may observe: only float results among them are
     /// canonicalized ([`super::nan`]).
     pub(crate) nan_observed: rustc_hash::FxHashSet<Inst>,
@@ -370,7 +373,16 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// The address of a definition.
     fn address_of(&mut self, d: Inst) -> Result<Value, BackendError> {
         if let Some(&gid) = self.ctx.globals.get(&d) {
-            let gv = self.ctx.data_in_func(gid, self.b.func);
+            // One global value per object and function, so that Cranelift sees every use of
+            // the address as the same value (and merges the loads through it it may merge).
+            let gv = match self.data_refs.get(&gid) {
+                Some(&gv) => gv,
+                None => {
+                    let gv = self.ctx.data_in_func(gid, self.b.func);
+                    self.data_refs.insert(gid, gv);
+                    gv
+                }
+            };
             return Ok(self.b.ins().symbol_value(PTR, gv));
         }
         match self.ctx.funcs.get(&d).cloned() {
