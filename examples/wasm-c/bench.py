@@ -12,8 +12,10 @@ load:
   cc -O2      the C sources compiled natively (CPU time of the process)
 
 then the translation time of one module (--translate, default a generated one): `ir-wasm` plus
-`ir-link --library --emit obj`, against wasmtime's compile of the same bytes (Module(engine,
-bytes)), best of --runs. An engine that is not installed is left out.
+`ir-link --library --emit obj` (a library: every memory access compared), and `ir-wasm --main
+ENTRY` plus `ir-link --emit obj` (a program: its memories get guard pages, as wasmtime's do),
+against wasmtime's compile of the same bytes (Module(engine, bytes)), best of --runs. An engine
+that is not installed is left out.
 
   cargo build --release -p irkit-cli && python3 examples/wasm-c/bench.py --runs 3
 """
@@ -120,17 +122,26 @@ def v8_call(k):
     return float(out.split()[0])
 
 
-def translation(bindir, module, runs, work):
-    """Best seconds of irkit's translation to an object file and of wasmtime's compile."""
+def translation(bindir, module, runs, work, entry):
+    """Best seconds of irkit's translation to an object file, as a library (every memory
+    access compared) and, if `entry` names an export, as a program with that entry (its
+    memories get guard pages: spec/backends.md, "Linear memories"), and of wasmtime's
+    compile."""
     wasm, link = os.path.join(bindir, "ir-wasm"), os.path.join(bindir, "ir-link")
     irm, obj = os.path.join(work, "t.irm"), os.path.join(work, "t.o")
-    best_irkit = best_wt = None
+    best_irkit = best_prog = best_wt = None
     for _ in range(runs):
         t0 = time.perf_counter()
         subprocess.run([wasm, module, "-o", irm], check=True)
         subprocess.run([link, "--library", "--emit", "obj", "-o", obj, irm], check=True)
         t = time.perf_counter() - t0
         best_irkit = t if best_irkit is None else min(best_irkit, t)
+        if entry:
+            t0 = time.perf_counter()
+            subprocess.run([wasm, module, "-o", irm, "--main", entry], check=True)
+            subprocess.run([link, "--emit", "obj", "-o", obj, irm], check=True)
+            t = time.perf_counter() - t0
+            best_prog = t if best_prog is None else min(best_prog, t)
         try:
             import wasmtime
         except ImportError:
@@ -141,7 +152,7 @@ def translation(bindir, module, runs, work):
         wasmtime.Module(engine, data)
         t = time.perf_counter() - t0
         best_wt = t if best_wt is None else min(best_wt, t)
-    return best_irkit, best_wt
+    return best_irkit, best_prog, best_wt
 
 
 def generated_module(n, work):
@@ -185,6 +196,9 @@ def main():
                     help="the module whose translation time is measured (default: a module "
                     "of --functions generated C functions compiled by clang-19, else prog.wasm)")
     ap.add_argument("--functions", type=int, default=300)
+    ap.add_argument("--entry", default=None,
+                    help="the export of --translate's module to translate it also as a program "
+                    "with that entry (memories with guard pages)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="irkit-bench-")
     try:
@@ -214,12 +228,18 @@ def main():
             print(f"| {k} | " + " | ".join(cells) + f" | {ratio('irkit -O', 'wasmtime')} | "
                   f"{ratio('irkit -O', 'v8')} | {ratio('irkit -O', 'cc -O2')} |")
         module = args.translate or generated_module(args.functions, work)
-        irkit, wt = translation(args.bin, module, args.runs, work)
+        entry = args.entry if args.translate else (
+            "run" if module.endswith(f"big{args.functions}.wasm") else "bench_program")
+        irkit, prog, wt = translation(args.bin, module, args.runs, work, entry)
         name = os.path.basename(module)
         size = os.path.getsize(module)
-        line = f"translation of {name} ({size} B): irkit {irkit * 1000:.1f} ms"
+        line = f"translation of {name} ({size} B): irkit library {irkit * 1000:.1f} ms"
+        if prog is not None:
+            line += f", irkit program (entry {entry}) {prog * 1000:.1f} ms"
         if wt is not None:
             line += f", wasmtime compile {wt * 1000:.1f} ms, ratio {irkit / wt:.2f}"
+            if prog is not None:
+                line += f" (program {prog / wt:.2f})"
         print(line)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -22,6 +22,7 @@ pub mod devirtualize;
 pub mod fold;
 pub mod inline;
 pub mod inline_always;
+mod loops;
 pub mod merge;
 mod optimize;
 pub mod prune;
