@@ -107,8 +107,8 @@ pub struct Env {
     pub funcs: Vec<Func>,
     /// Every global.
     pub globals: Vec<Global>,
-    /// The memory, if the module has or imports one.
-    pub memory: Option<Memory>,
+    /// Every memory, imported ones first (wasm's memory index space).
+    pub memories: Vec<Memory>,
     /// Every table, imported ones first (wasm's table index space).
     pub tables: Vec<Table>,
     /// The signature id global of each canonical signature in use ([`crate::table`]), made

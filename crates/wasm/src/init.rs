@@ -49,8 +49,8 @@ pub struct Init<'s, 'a> {
     pub name: &'s str,
     /// The modules imported from, in order of first import.
     pub init_modules: Vec<String>,
-    /// The defined memory and its initial pages.
-    pub memory: Option<(Memory, u64)>,
+    /// The defined memories and their initial pages.
+    pub memories: Vec<(Memory, u64)>,
     /// The defined tables, their initial lengths and the expression of their initial entries
     /// (`None`: null).
     pub tables: Vec<(Table, u64, Option<ConstExpr<'a>>)>,
@@ -108,9 +108,10 @@ impl Init<'_, '_> {
                 check_limits(&mut b, f, trap, l, place)?;
             }
         }
-        if let Some((mem, initial)) = &self.memory
-            && *initial > 0
-        {
+        for (mem, initial) in &self.memories {
+            if *initial == 0 {
+                continue;
+            }
             let n = b.module().const_i32(*initial as i32);
             let r = b.ins().mem_grow(mem.global, n);
             let m1 = b.module().const_i32(-1);
@@ -150,10 +151,15 @@ impl Init<'_, '_> {
         }
         for d in self.data {
             let place = Place::at(d.range.start);
-            let DataKind::Active { offset_expr, .. } = &d.kind else {
+            let DataKind::Active {
+                offset_expr,
+                memory_index,
+            } = &d.kind
+            else {
                 continue;
             };
-            let (Some(mem), Some(libc)) = (env.memory, self.libc) else {
+            let (Some(&mem), Some(libc)) = (env.memories.get(*memory_index as usize), self.libc)
+            else {
                 return Err(WasmError::unsupported(
                     "a data segment without a memory",
                     place,

@@ -58,7 +58,9 @@ use irkit_core::Module;
 pub use entry::add_main;
 pub use error::{Place, WasmError};
 pub use names::{init_symbol, symbol};
-pub use translate::{features, translate};
+pub use translate::{features, features_2_0, translate, translate_with};
+/// The feature sets [`translate_with`] takes.
+pub use wasmparser::WasmFeatures;
 
 /// The binary form of an input: itself if it starts with wasm's magic bytes `\0asm`, else
 /// the text form (`.wat`) assembled by the `wat` crate.

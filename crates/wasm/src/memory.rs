@@ -77,18 +77,32 @@ pub fn load_field(b: &mut Builder<'_>, mem: &Memory, k: i32) -> Inst {
 }
 
 impl FuncTranslator<'_, '_> {
-    /// The memory's `base` and `size` here, read from its record.
-    fn memory_state(&mut self) -> Result<(Inst, Inst), WasmError> {
-        let mem = self.memory()?;
+    /// Memory `index`'s `base` and `size` here, read from its record.
+    fn memory_state(&mut self, index: u32) -> Result<(Inst, Inst), WasmError> {
+        let mem = self.memory(index)?;
         let base = load_field(&mut self.b, &mem, 0);
         let size = load_field(&mut self.b, &mem, 1);
         Ok((base, size))
     }
 
-    fn memory(&self) -> Result<Memory, WasmError> {
+    /// The memory an access's memarg names.
+    fn memory_of(&self, arg: &MemArg) -> Result<Memory, WasmError> {
+        match arg.target {
+            wasmparser::MemArgTarget::Memory(index) => self.memory(index),
+            wasmparser::MemArgTarget::Array(_) => Err(WasmError::unsupported(
+                "an access to a GC array's payload",
+                self.place(),
+            )),
+        }
+    }
+
+    /// Memory `index` of the module's memory index space.
+    fn memory(&self, index: u32) -> Result<Memory, WasmError> {
         self.env
-            .memory
-            .ok_or_else(|| WasmError::unsupported("a memory access without a memory", self.place()))
+            .memories
+            .get(index as usize)
+            .copied()
+            .ok_or_else(|| WasmError::unsupported(format!("memory {index}"), self.place()))
     }
 
     /// The memarg's static offset, the payload of `mem_load` and `mem_store` (below 2^32, as
@@ -106,7 +120,7 @@ impl FuncTranslator<'_, '_> {
     /// `mem_load` of a `ty` at the popped `i32` address plus the memarg's offset.
     pub(crate) fn mem_load(&mut self, ty: Inst, arg: &MemArg) -> Result<Inst, WasmError> {
         let o = self.static_offset(arg)?;
-        let mem = self.memory()?;
+        let mem = self.memory_of(arg)?;
         let a = self.pop();
         Ok(self.b.ins().mem_load(ty, mem.global, a, o))
     }
@@ -114,7 +128,7 @@ impl FuncTranslator<'_, '_> {
     /// `mem_store` of `v` at the `i32` address `a` plus the memarg's offset.
     pub(crate) fn mem_store(&mut self, arg: &MemArg, a: Inst, v: Inst) -> Result<(), WasmError> {
         let o = self.static_offset(arg)?;
-        let mem = self.memory()?;
+        let mem = self.memory_of(arg)?;
         self.b.ins().mem_store(mem.global, a, v, o);
         Ok(())
     }
@@ -189,25 +203,32 @@ impl FuncTranslator<'_, '_> {
         })
     }
 
-    /// `memory.copy`: both ranges checked before anything is written (they may overlap).
-    fn memory_copy(&mut self) -> Result<(), WasmError> {
+    /// `memory.copy` from memory `src_mem` to memory `dst_mem` (the same one, or two of
+    /// several): both ranges checked before anything is written (they may overlap).
+    fn memory_copy(&mut self, dst_mem: u32, src_mem: u32) -> Result<(), WasmError> {
         let [dst, src, n] = self.pop_range();
-        let (base, size) = self.memory_state()?;
+        let (src_base, src_size) = self.memory_state(src_mem)?;
+        let (dst_base, dst_size) = if dst_mem == src_mem {
+            (src_base, src_size)
+        } else {
+            self.memory_state(dst_mem)?
+        };
         let oob = crate::traps::OUT_OF_BOUNDS_MEMORY;
-        self.check_range(src, n, size, oob)?;
-        self.check_range(dst, n, size, oob)?;
-        let (d, s) = (self.byte_at(base, dst), self.byte_at(base, src));
+        self.check_range(src, n, src_size, oob)?;
+        self.check_range(dst, n, dst_size, oob)?;
+        let (d, s) = (self.byte_at(dst_base, dst), self.byte_at(src_base, src));
         let memmove = self.libc()?.memmove;
         self.b.ins().call(memmove, &[d, s, n]);
         Ok(())
     }
 
-    /// `memory.fill`: the range checked, then every byte set to the value's low 8 bits.
-    fn memory_fill(&mut self) -> Result<(), WasmError> {
+    /// `memory.fill` of memory `mem`: the range checked, then every byte set to the value's
+    /// low 8 bits.
+    fn memory_fill(&mut self, mem: u32) -> Result<(), WasmError> {
         let n = self.pop_u64();
         let value = self.pop();
         let dst = self.pop_u64();
-        let (base, size) = self.memory_state()?;
+        let (base, size) = self.memory_state(mem)?;
         self.check_range(dst, n, size, crate::traps::OUT_OF_BOUNDS_MEMORY)?;
         let d = self.byte_at(base, dst);
         let memset = self.libc()?.memset;
@@ -217,10 +238,10 @@ impl FuncTranslator<'_, '_> {
 
     /// `memory.init`: bytes `src..src+n` of data segment `index` (of length 0 once dropped,
     /// and an active segment is dropped by instantiation) to `dst`, both ranges checked first.
-    fn memory_init(&mut self, index: u32) -> Result<(), WasmError> {
+    fn memory_init(&mut self, index: u32, mem: u32) -> Result<(), WasmError> {
         let seg = self.data_segment(index)?;
         let [dst, src, n] = self.pop_range();
-        let (base, size) = self.memory_state()?;
+        let (base, size) = self.memory_state(mem)?;
         let i64t = self.ty(Ty::I64);
         let len = self.b.ins().load(i64t, seg.len);
         let oob = crate::traps::OUT_OF_BOUNDS_MEMORY;
@@ -268,8 +289,8 @@ impl FuncTranslator<'_, '_> {
             O::I32Store8 { memarg } | O::I64Store8 { memarg } => self.store(memarg, Some(I8))?,
             O::I32Store16 { memarg } | O::I64Store16 { memarg } => self.store(memarg, Some(I16))?,
             O::I64Store32 { memarg } => self.store(memarg, Some(I32))?,
-            O::MemorySize { .. } => {
-                let mem = self.memory()?;
+            O::MemorySize { mem } => {
+                let mem = self.memory(*mem)?;
                 let size = load_field(&mut self.b, &mem, 1);
                 let sixteen = self.b.module().const_i64(16);
                 let pages = self.b.ins().lshr(size, sixteen);
@@ -277,16 +298,16 @@ impl FuncTranslator<'_, '_> {
                 let r = self.b.ins().trunc(i32t, pages);
                 self.stack.push(r);
             }
-            O::MemoryCopy { .. } => self.memory_copy()?,
-            O::MemoryFill { .. } => self.memory_fill()?,
-            O::MemoryInit { data_index, .. } => self.memory_init(*data_index)?,
+            O::MemoryCopy { dst_mem, src_mem } => self.memory_copy(*dst_mem, *src_mem)?,
+            O::MemoryFill { mem } => self.memory_fill(*mem)?,
+            O::MemoryInit { data_index, mem } => self.memory_init(*data_index, *mem)?,
             O::DataDrop { data_index } => {
                 let seg = self.data_segment(*data_index)?;
                 let zero = self.b.module().const_i64(0);
                 self.b.ins().store(seg.len, zero);
             }
-            O::MemoryGrow { .. } => {
-                let mem = self.memory()?;
+            O::MemoryGrow { mem } => {
+                let mem = self.memory(*mem)?;
                 let d = self.pop();
                 let r = self.b.ins().mem_grow(mem.global, d);
                 self.stack.push(r);

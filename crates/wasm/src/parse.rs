@@ -16,8 +16,9 @@ pub struct Sections<'a> {
     pub imports: Vec<(Import<'a>, u64)>,
     /// The type index of each defined function.
     pub funcs: Vec<u32>,
-    /// The defined memory (at most one: validation refuses more), with its offset.
-    pub memory: Option<(MemoryType, u64)>,
+    /// The defined memories (WebAssembly 3.0's multiple memories), with their section's
+    /// offset.
+    pub memories: Vec<(MemoryType, u64)>,
     /// The defined tables, with the offset of their section and their initializer expression
     /// (typed function references; `None`: null entries).
     pub tables: Vec<(TableType, u64, Option<wasmparser::ConstExpr<'a>>)>,
@@ -84,7 +85,7 @@ pub fn sections(wasm: &[u8]) -> Result<Sections<'_>, WasmError> {
             Payload::MemorySection(r) => {
                 let offset = r.range().start;
                 for mt in r {
-                    s.memory = Some((mt.map_err(invalid)?, offset));
+                    s.memories.push((mt.map_err(invalid)?, offset));
                 }
             }
             Payload::TagSection(r) => {

@@ -43,7 +43,7 @@ fn is_extern(tt: &wasmparser::TableType) -> bool {
 /// The WebAssembly features this front end accepts: WebAssembly 2.0: 1.0 (MVP) with
 /// mutable-global imports and exports, sign extension, non-trapping float-to-int conversions,
 /// multi-value, bulk memory, reference types and fixed-width SIMD; and, of 3.0, extended constant expressions,
-/// typed function references and tail calls (spec/wasm.md).
+/// typed function references, tail calls and multiple memories (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
     F::WASM1
@@ -56,6 +56,7 @@ pub fn features() -> wasmparser::WasmFeatures {
         | F::FUNCTION_REFERENCES
         | F::TAIL_CALL
         | F::SIMD
+        | F::MULTI_MEMORY
 }
 
 /// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an
@@ -142,10 +143,42 @@ fn declare_elem_segments(
     Ok(())
 }
 
+/// WebAssembly 2.0's features exactly (the W3C recommendation): what a module of that version
+/// may use, and what its testsuite (`wasm-v1`, `wasm-v2`) expects a validator to refuse the
+/// rest of (a second memory, for one, is malformed there).
+pub fn features_2_0() -> wasmparser::WasmFeatures {
+    use wasmparser::WasmFeatures as F;
+    F::WASM1
+        | F::SIGN_EXTENSION
+        | F::SATURATING_FLOAT_TO_INT
+        | F::MULTI_VALUE
+        | F::REFERENCE_TYPES
+        | F::BULK_MEMORY
+        | F::SIMD
+}
+
 /// Translates the binary module `wasm`, compiled under the name `name` (the module name other
-/// modules import it by), into an irkit module.
+/// modules import it by), into an irkit module, validated with [`features`].
 pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
-    wasmparser::Validator::new_with_features(features())
+    translate_with(wasm, name, features())
+}
+
+/// [`translate`], validating with `features` instead: a subset of [`features`] (the ones this
+/// front end translates), such as [`features_2_0`]; a feature outside them is refused as
+/// [`WasmError::Unsupported`] before anything is validated.
+pub fn translate_with(
+    wasm: &[u8],
+    name: &str,
+    features: wasmparser::WasmFeatures,
+) -> Result<Module, WasmError> {
+    let extra = features.difference(self::features());
+    if !extra.is_empty() {
+        return Err(WasmError::unsupported(
+            format!("validation with features this front end does not translate ({extra:?})"),
+            Place::at(0),
+        ));
+    }
+    wasmparser::Validator::new_with_features(features)
         .validate_all(wasm)
         .map_err(|e| WasmError::invalid(&e))?;
     let s = parse::sections(wasm)?;
@@ -235,7 +268,6 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         types: s.types.clone(),
         ..Env::default()
     };
-    let mut mem_import = None;
     let mut import_limits = Vec::new();
     let mut init_modules: Vec<String> = Vec::new();
     // The symbol each import declaration imports (a re-export may not be its own import).
@@ -277,7 +309,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                 let g = global_decl(m, &hint("import_", imp.name), ty, true, place)?;
                 Builder::new(m).import(g, &sym).at(place)?;
                 import_syms.insert(g, sym.clone());
-                mem_import = Some(g);
+                env.memories.push(Memory { global: g, ty });
                 import_limits.push(ImportLimits {
                     global: g,
                     unit_shift: 16,
@@ -316,35 +348,33 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
         let ty = func_type(&env, t, place)?.clone();
         env.funcs.push(Func { inst: f, ty });
     }
-    // The memory.
-    let mut mem_initial = None;
-    let mem_global = match (&s.memory, mem_import) {
-        (Some((mt, offset)), _) => {
-            let place = Place::at(*offset);
-            if mt.memory64 || mt.shared {
-                return Err(WasmError::unsupported("a 64-bit or shared memory", place));
-            }
-            let ty = memory::memory_type(m).at(place)?;
-            let max = mt.maximum.map_or(NO_MAX_PAGES, |x| x.min(MAX_PAGES));
-            let null = m.const_null();
-            let zero = m.const_i64(0);
-            let maxc = m.const_i32(max as i32);
-            let init = m.const_aggregate(ty, &[null, zero, maxc, zero]).at(place)?;
-            let g = Builder::new(m)
-                .global_var("memory", ty, Some(init))
-                .at(place)?;
-            mem_initial = Some(mt.initial);
-            Some((g, place))
+    // The defined memories, after the imported ones.
+    let mut mem_initial = Vec::new();
+    for (mt, offset) in &s.memories {
+        let place = Place::at(*offset);
+        if mt.memory64 || mt.shared {
+            return Err(WasmError::unsupported("a 64-bit or shared memory", place));
         }
-        (None, Some(g)) => Some((g, Place::at(0))),
-        (None, None) => None,
-    };
+        let ty = memory::memory_type(m).at(place)?;
+        let max = mt.maximum.map_or(NO_MAX_PAGES, |x| x.min(MAX_PAGES));
+        let null = m.const_null();
+        let zero = m.const_i64(0);
+        let maxc = m.const_i32(max as i32);
+        let init = m.const_aggregate(ty, &[null, zero, maxc, zero]).at(place)?;
+        let g = Builder::new(m)
+            .global_var("memory", ty, Some(init))
+            .at(place)?;
+        let mem = Memory { global: g, ty };
+        env.memories.push(mem);
+        mem_initial.push((mem, mt.initial));
+    }
     let mut libc = None;
-    if let Some((g, place)) = mem_global {
-        let mut b = Builder::new(m);
-        let l = Libc::declare(&mut b, place)?;
-        let ty = memory::memory_type(b.module()).at(place)?;
-        env.memory = Some(Memory { global: g, ty });
+    if !env.memories.is_empty() {
+        let place = s
+            .memories
+            .first()
+            .map_or(Place::at(0), |(_, o)| Place::at(*o));
+        let l = Libc::declare(&mut Builder::new(m), place)?;
         env.libc = Some(l);
         libc = Some(l);
     }
@@ -475,13 +505,12 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
                     .ok_or_else(|| WasmError::unsupported(format!("global {}", e.index), place))?
                     .inst
             }
-            ExternalKind::Memory => match (mem_import, &env.memory) {
-                (Some(g), _) => g,
-                (None, Some(mem)) => mem.global,
-                (None, None) => {
-                    return Err(WasmError::unsupported("exporting a missing memory", place));
-                }
-            },
+            ExternalKind::Memory => {
+                env.memories
+                    .get(e.index as usize)
+                    .ok_or_else(|| WasmError::unsupported(format!("memory {}", e.index), place))?
+                    .global
+            }
             ExternalKind::Table => {
                 env.tables
                     .get(e.index as usize)
@@ -503,7 +532,7 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
     Init {
         name,
         init_modules,
-        memory: env.memory.zip(mem_initial),
+        memories: mem_initial,
         tables: table_initial,
         import_limits,
         libc,

@@ -29,6 +29,6 @@ pub mod store;
 pub mod values;
 
 pub use report::{CommandResult, Counts, Report, Verdict};
-pub use runner::{run_script, trap_matches};
+pub use runner::{run_script, run_script_with, trap_matches};
 pub use script::{MAX_SCRIPT, read_script};
 pub use store::{InstantiateError, SCRIPT_MAX_DEPTH, Store, StoreStats};

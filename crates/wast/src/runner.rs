@@ -13,6 +13,17 @@ use crate::values;
 
 /// Runs the script `text` (named `file` in the report) on `backend`.
 pub fn run_script(text: &str, file: &str, backend: &dyn Backend, opts: &RunOptions) -> Report {
+    run_script_with(text, file, backend, opts, irkit_wasm::features())
+}
+
+/// [`run_script`], its modules validated with `features` ([`Store::with_features`]).
+pub fn run_script_with(
+    text: &str,
+    file: &str,
+    backend: &dyn Backend,
+    opts: &RunOptions,
+    features: irkit_wasm::WasmFeatures,
+) -> Report {
     let mut report = Report {
         file: file.to_string(),
         results: Vec::new(),
@@ -34,7 +45,7 @@ pub fn run_script(text: &str, file: &str, backend: &dyn Backend, opts: &RunOptio
             return report;
         }
     };
-    let mut store = match Store::new(backend, opts) {
+    let mut store = match Store::with_features(backend, opts, features) {
         Ok(s) => s,
         Err(e) => {
             report.results.push(CommandResult {

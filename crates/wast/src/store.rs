@@ -60,6 +60,8 @@ pub struct Store {
     /// The live program's exports, for the links onto it.
     names: LiveNames,
     stats: StoreStats,
+    /// What its modules are validated with ([`Store::with_features`]).
+    features: irkit_wasm::WasmFeatures,
 }
 
 /// What a store did: deterministic counts of its work.
@@ -81,6 +83,16 @@ impl Store {
     /// A store on `backend` with `spectest` instantiated and registered; its calls are limited
     /// to `opts.max_depth` activations, else [`SCRIPT_MAX_DEPTH`].
     pub fn new(backend: &dyn Backend, opts: &RunOptions) -> Result<Store, InstantiateError> {
+        Store::with_features(backend, opts, irkit_wasm::features())
+    }
+
+    /// [`Store::new`], its modules validated with `features` (a subset of what the front end
+    /// translates: `irkit_wasm::features_2_0()` for the WebAssembly 2.0 testsuite, say).
+    pub fn with_features(
+        backend: &dyn Backend,
+        opts: &RunOptions,
+        features: irkit_wasm::WasmFeatures,
+    ) -> Result<Store, InstantiateError> {
         let opts = RunOptions {
             max_depth: opts.max_depth.or(Some(SCRIPT_MAX_DEPTH)),
             ..opts.clone()
@@ -99,12 +111,14 @@ impl Store {
             link,
             names: LiveNames::new(),
             stats: StoreStats::default(),
+            features: irkit_wasm::features(),
         };
         let wasm = irkit_wasm::to_binary(SPECTEST_WAT.as_bytes()).map_err(|e| {
             InstantiateError::Internal(format!("the spectest module does not assemble: {e}"))
         })?;
         store.instantiate_as(&wasm, SPECTEST)?;
         store.register(SPECTEST, SPECTEST);
+        store.features = features;
         Ok(store)
     }
 
@@ -118,11 +132,11 @@ impl Store {
 
     /// Only translates and verifies `wasm` (for `assert_invalid` and `assert_malformed`).
     pub fn check(&self, wasm: &[u8]) -> Result<(), InstantiateError> {
-        translate(wasm, "check").map(drop)
+        translate(wasm, "check", self.features).map(drop)
     }
 
     fn instantiate_as(&mut self, wasm: &[u8], name: &str) -> Result<(), InstantiateError> {
-        let mut m = translate(wasm, name)?;
+        let mut m = translate(wasm, name, self.features)?;
         self.bind_imports(&mut m, name)?;
         add_getters(&mut m, name).map_err(InstantiateError::Internal)?;
         let bytes = irkit_format::write(&m)
@@ -290,8 +304,12 @@ impl Store {
     }
 }
 
-fn translate(wasm: &[u8], name: &str) -> Result<Module, InstantiateError> {
-    let m = irkit_wasm::translate(wasm, name).map_err(|e| match e {
+fn translate(
+    wasm: &[u8],
+    name: &str,
+    features: irkit_wasm::WasmFeatures,
+) -> Result<Module, InstantiateError> {
+    let m = irkit_wasm::translate_with(wasm, name, features).map_err(|e| match e {
         WasmError::Invalid { .. } | WasmError::Text(_) => InstantiateError::Invalid(e.to_string()),
         WasmError::Unsupported { .. } => InstantiateError::Unsupported(e.to_string()),
         other => InstantiateError::Internal(other.to_string()),

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use irkit_backend::RunOptions;
 use irkit_cli::backends::{self, BACKENDS};
-use irkit_wast::{Counts, run_script};
+use irkit_wast::{Counts, run_script_with};
 
 /// Run WebAssembly scripts (.wast) on an irkit back end.
 #[derive(Parser)]
@@ -32,6 +32,11 @@ struct Args {
     /// ends trap at the same call, and soon).
     #[arg(long, value_name = "N", default_value_t = irkit_wast::SCRIPT_MAX_DEPTH as u64, value_parser = clap::value_parser!(u64).range(1..=irkit_backend::MAX_DEPTH as u64))]
     max_depth: u64,
+    /// Validate modules as WebAssembly 2.0 does (what the official `wasm-v1` and `wasm-v2`
+    /// scripts expect: a second memory, say, is malformed there) instead of with everything
+    /// `ir-wasm` translates.
+    #[arg(long = "wasm-2.0")]
+    wasm_2_0: bool,
 }
 
 /// The text of the script at `path` ([`irkit_wast::read_script`]: any text, NUL bytes
@@ -65,7 +70,12 @@ fn main() -> ExitCode {
                 continue;
             }
         };
-        let report = run_script(&text, &display, backend, &opts);
+        let features = if args.wasm_2_0 {
+            irkit_wasm::features_2_0()
+        } else {
+            irkit_wasm::features()
+        };
+        let report = run_script_with(&text, &display, backend, &opts, features);
         for line in report.failures() {
             println!("{line}");
         }
