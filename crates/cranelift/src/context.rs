@@ -140,7 +140,7 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) debug: Option<Vec<(crate::debug::Defined, String)>>,
     /// The linear memories reserved with guard regions ([`LowerOptions::guard_memories`]):
     /// `None` when every access is compared.
-    pub(crate) guard: Option<crate::memories::Guarded>,
+    pub(crate) guard: Option<crate::guard::Guarded>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

@@ -41,7 +41,7 @@ pub(crate) struct GuardedTables {
     pub(crate) memories: usize,
     /// Its number of entries.
     pub(crate) count: usize,
-    /// The address of `irkit.rt.sites` (a count, then `crate::memories::SITE_BYTES` entries).
+    /// The address of `irkit.rt.sites` (a count, then `crate::guard::SITE_BYTES` entries).
     pub(crate) sites: usize,
 }
 
@@ -110,7 +110,7 @@ fn guarded_line(addr: usize, ctx: *mut libc::c_void) -> Option<&'static [u8]> {
         return None;
     }
     let count = MEMORY_COUNT.load(Ordering::SeqCst);
-    let reservation = crate::memories::RESERVATION as usize;
+    let reservation = crate::guard::RESERVATION as usize;
     // SAFETY: the tables are the finalized data of the program running now (the guard is
     // dropped before its code is freed), `count` words and a count-prefixed site table.
     unsafe {
@@ -123,14 +123,14 @@ fn guarded_line(addr: usize, ctx: *mut libc::c_void) -> Option<&'static [u8]> {
             return None;
         }
         let sites = SITES.load(Ordering::SeqCst);
-        if let (Some(at), false) = (crate::memories::PC_IN_CONTEXT, sites == 0 || ctx.is_null()) {
+        if let (Some(at), false) = (crate::guard::PC_IN_CONTEXT, sites == 0 || ctx.is_null()) {
             let pc = (ctx as *const u8)
                 .add(at as usize)
                 .cast::<usize>()
                 .read_unaligned();
             let n = (sites as *const u64).read() as usize;
             for k in 0..n {
-                let e = (sites + 8 + k * crate::memories::SITE_BYTES as usize) as *const usize;
+                let e = (sites + 8 + k * crate::guard::SITE_BYTES as usize) as *const usize;
                 let (func, start, end) = (e.read(), e.add(1).read(), e.add(2).read());
                 if pc.wrapping_sub(func).wrapping_sub(start) < end.wrapping_sub(start) {
                     let (line, len) = (e.add(3).read(), e.add(4).read());

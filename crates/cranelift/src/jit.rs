@@ -293,7 +293,7 @@ impl Drop for Compiled {
                     if base != 0 {
                         libc::munmap(
                             base as *mut libc::c_void,
-                            crate::memories::RESERVATION as usize,
+                            crate::guard::RESERVATION as usize,
                         );
                     }
                 }

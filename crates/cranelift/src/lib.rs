@@ -58,6 +58,7 @@ pub mod exe;
 #[cfg(unix)]
 mod fault;
 mod fingerprint;
+mod guard;
 mod heap;
 pub(crate) mod isa;
 pub mod jit;
@@ -68,6 +69,7 @@ mod object;
 mod parallel;
 pub mod perf_map;
 mod place;
+mod routine;
 mod routines;
 mod runtime;
 mod session;

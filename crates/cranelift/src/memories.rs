@@ -1,29 +1,31 @@
 //! Linear memories at run time (spec/backends.md, "Linear memories"): the record's layout as
-//! generated code reads it, and `irkit.rt.mem_grow(record, pages) -> i32`, the routine every
-//! `mem_grow` calls, generated into each module in Cranelift IR.
+//! generated code reads it, `irkit.rt.mem_grow(record, pages) -> i32` (the routine every
+//! `mem_grow` calls, generated into each module in Cranelift IR), and, in a build whose
+//! memories have guard pages (`crate::guard`), which accesses the guard covers, the
+//! reservation routine the entry wrapper calls for each memory, and the table of guarded
+//! accesses the fault handlers read.
 //!
-//! The memory's bytes come from C's `calloc` (in the JIT, the program's tracked heap:
-//! `crate::heap`). The record's `reserved` field is the size of that block, which may pass the
-//! memory's size: its bytes past the size are zero (`calloc`'s, and nothing writes past the
-//! size), so a growth within it only moves the size. A growth past it allocates a zeroed block
-//! of twice the reservation (at least the new size, at most the maximum; the new size alone if
-//! that fails), copies the old bytes and frees the old block: a memory grown page by page
-//! copies each byte a bounded number of times.
+//! Without guard pages the memory's bytes come from C's `calloc` (in the JIT, the program's
+//! tracked heap: `crate::heap`). The record's `reserved` field is the size of that block, which
+//! may pass the memory's size: its bytes past the size are zero (`calloc`'s, and nothing writes
+//! past the size), so a growth within it only moves the size. A growth past it allocates a
+//! zeroed block of twice the reservation (at least the new size, at most the maximum; the new
+//! size alone if that fails), copies the old bytes and frees the old block: a memory grown page
+//! by page copies each byte a bounded number of times. With guard pages the memory never
+//! moves: a growth gives the next pages of its reservation access.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use std::collections::HashSet;
-
-use rustc_hash::FxHashMap as HashMap;
-
 use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, types};
 use cranelift_frontend::FunctionBuilder;
-use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as ClModule};
+use cranelift_module::{DataDescription, FuncId, Module as ClModule};
 use irkit_backend::BackendError;
-use irkit_core::{Inst, Module, Opcode};
+use irkit_core::{Inst, Opcode};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::context::Ctx;
 use crate::error::cl_err;
-use crate::routines::define_routine;
+use crate::guard::{GUARD, Guarded, RESERVATION, SITE_BYTES, Site};
+use crate::routine::define_routine;
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
 use crate::types::PTR;
 
@@ -39,6 +41,49 @@ pub(crate) const RECORD_RESERVED: i32 = 24;
 /// The most pages a memory has (4 GiB).
 const MAX_PAGES: i64 = 65536;
 
+/// The parameters and result of `irkit.rt.mem_grow`: `(ptr record, i32 pages) -> i32`.
+fn grow_signature() -> (Vec<AbiParam>, Vec<AbiParam>) {
+    (
+        vec![AbiParam::new(PTR), AbiParam::new(types::I32)],
+        vec![AbiParam::new(types::I32)],
+    )
+}
+
+/// What both forms of `irkit.rt.mem_grow` read first, from the entry block `entry` of the
+/// routine (parameters: the record, the pages to add): the record's base and size, the most
+/// pages it may have, the pages to add (`i64`), the pages it would have, and its pages now
+/// (`i32`, the result of a growth that succeeds).
+struct Growth {
+    base: cranelift_codegen::ir::Value,
+    size: cranelift_codegen::ir::Value,
+    max: cranelift_codegen::ir::Value,
+    d: cranelift_codegen::ir::Value,
+    new: cranelift_codegen::ir::Value,
+    old: cranelift_codegen::ir::Value,
+}
+
+fn growth(b: &mut FunctionBuilder<'_>, entry: cranelift_codegen::ir::Block) -> Growth {
+    let (record, delta) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+    let f = MemFlagsData::trusted();
+    let base = b.ins().load(PTR, f, record, RECORD_BASE);
+    let size = b.ins().load(types::I64, f, record, RECORD_SIZE);
+    let declared = b.ins().uload32(f, record, RECORD_MAX);
+    let limit = b.ins().iconst(types::I64, MAX_PAGES);
+    let max = b.ins().umin(declared, limit);
+    let pages = b.ins().ushr_imm_u(size, 16);
+    let d = b.ins().uextend(types::I64, delta);
+    let new = b.ins().iadd(pages, d);
+    let old = b.ins().ireduce(types::I32, pages);
+    Growth {
+        base,
+        size,
+        max,
+        d,
+        new,
+        old,
+    }
+}
+
 /// Defines `irkit.rt.mem_grow(record: ptr, pages: i32) -> i32` (spec/ir.md, `mem_grow`).
 pub(crate) fn define_mem_grow_routine<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
@@ -48,28 +93,23 @@ pub(crate) fn define_mem_grow_routine<M: ClModule>(
         return define_reserve_routine(ctx, &guard);
     }
     let rt = ctx.rt;
-    let sig = (
-        vec![AbiParam::new(PTR), AbiParam::new(types::I32)],
-        vec![AbiParam::new(types::I32)],
-    );
     define_routine(
         ctx,
         rt.mem_grow,
-        sig,
+        grow_signature(),
         "runtime mem_grow routine",
         |ctx, b, entry| {
-            let (record, delta) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let record = b.block_params(entry)[0];
             let f = MemFlagsData::trusted();
-            let base = b.ins().load(PTR, f, record, RECORD_BASE);
-            let size = b.ins().load(types::I64, f, record, RECORD_SIZE);
-            let declared = b.ins().uload32(f, record, RECORD_MAX);
+            let Growth {
+                base,
+                size,
+                max,
+                d: _,
+                new,
+                old,
+            } = growth(b, entry);
             let reserved = b.ins().load(types::I64, f, record, RECORD_RESERVED);
-            let limit = b.ins().iconst(types::I64, MAX_PAGES);
-            let max = b.ins().umin(declared, limit);
-            let pages = b.ins().ushr_imm_u(size, 16);
-            let d = b.ins().uextend(types::I64, delta);
-            let new = b.ins().iadd(pages, d);
-            let old = b.ins().ireduce(types::I32, pages);
 
             let [fail, some, within, alloc, retry, got, copy, done] =
                 std::array::from_fn(|_| b.create_block());
@@ -129,81 +169,9 @@ pub(crate) fn define_mem_grow_routine<M: ClModule>(
     )
 }
 
-/// The offset of the interrupted program counter in the `ucontext_t` a signal handler gets,
-/// on the targets whose layout is known here (elsewhere a guarded access's fault is reported
-/// without its instruction).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
-    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
-        + std::mem::offset_of!(libc::mcontext_t, gregs)
-        + 8 * libc::REG_RIP as usize) as i32,
-);
-#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
-    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
-        + std::mem::offset_of!(libc::mcontext_t, pc)) as i32,
-);
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-pub(crate) const PC_IN_CONTEXT: Option<i32> = None;
-
-/// The offset of `si_addr` in Linux's `siginfo_t` (after `si_signo`, `si_errno`, `si_code`
-/// and padding), for SIGSEGV and SIGBUS.
-pub(crate) const SI_ADDR: i32 = 16;
-
-/// The guard region after a guarded memory's largest size: an access whose static offset and
-/// size together are at most this needs no comparison.
-pub(crate) const GUARD: u64 = 2 << 30;
-
-/// The address space a guarded memory reserves: its largest size (4 GiB) and the guard.
-pub(crate) const RESERVATION: u64 = (4 << 30) + GUARD;
-
 /// The trap line of an executable whose memory cannot be reserved.
 const RESERVE_FAILED: &str =
     "trap: out of memory (a linear memory's 6 GiB address space reservation failed)\n";
-
-/// The linear memories of an executable reserved with guard regions, and what its runtime
-/// needs for them (spec/backends.md, "Linear memories").
-#[derive(Clone, Debug)]
-pub(crate) struct Guarded {
-    /// The memory records (globals some `mem_load`, `mem_store` or `mem_grow` names), in the
-    /// order the module first uses them.
-    pub(crate) globals: Vec<Inst>,
-    /// `irkit.rt.memories`: one word per memory, its base once reserved (the fault handler
-    /// reads them).
-    pub(crate) table: DataId,
-    /// C `void *mmap(void *, size_t, int, int, int, off_t)`.
-    mmap: FuncId,
-    /// C `int mprotect(void *, size_t, int)`.
-    pub(crate) mprotect: FuncId,
-    /// `irkit.rt.mem_reserve(record: ptr, slot: ptr)`: reserves a memory, moves its initial
-    /// bytes there and records its base in `slot`.
-    reserve: FuncId,
-    /// `irkit.rt.sites`: the guarded accesses' code ranges and trap lines, for the fault
-    /// handler ([`Guarded::define_sites`]).
-    pub(crate) sites: DataId,
-    /// The guarded accesses found so far ([`Guarded::note_sites`]).
-    found: Vec<Site>,
-    /// Their trap lines, one after the other.
-    lines: String,
-}
-
-/// A guarded access's machine code: bytes `start..end` of function `func`, whose fault is
-/// the trap line at `line..line + len` of [`Guarded::lines`].
-#[derive(Clone, Copy, Debug)]
-struct Site {
-    func: FuncId,
-    start: u32,
-    end: u32,
-    line: u32,
-    len: u32,
-}
-
-/// The bytes of one entry of `irkit.rt.sites`: the function's address, the start and end of
-/// the code range in it, the trap line's address and length.
-pub(crate) const SITE_BYTES: i32 = 40;
 
 /// Whether `inst` is an access an executable leaves to its memory's guard region
 /// ([`GUARD`]): a `mem_load` or `mem_store` whose static offset plus size is at most the
@@ -220,187 +188,117 @@ pub(crate) fn guarded_access<M: ClModule>(ctx: &Ctx<'_, M>, inst: Inst) -> bool 
     ctx.guard.is_some() && size.is_some_and(|n| offset.saturating_add(n) <= GUARD)
 }
 
-impl Guarded {
-    /// Finds the memories of the module and declares the runtime's symbols for them.
-    pub(crate) fn declare<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<Guarded, BackendError> {
-        let globals = memory_globals(ctx.m);
-        let cl = &mut ctx.cl;
-        let table = cl
-            .declare_data("irkit.rt.memories", Linkage::Local, true, false)
-            .map_err(|e| cl_err("runtime", e))?;
-        let mut d = DataDescription::new();
-        d.set_align(8);
-        d.define_zeroinit(8 * globals.len().max(1));
-        cl.define_data(table, &d)
-            .map_err(|e| cl_err("runtime", e))?;
-        let mut decl = |name: &str, linkage, params: &[types::Type], ret: Option<types::Type>| {
-            let mut sig = cl.make_signature();
-            sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-            sig.returns.extend(ret.map(AbiParam::new));
-            cl.declare_function(name, linkage, &sig)
-                .map_err(|e| cl_err("runtime", e))
+/// Notes the guarded accesses of function definition `f`, defined as `id` with the code
+/// ranges `rows` of its instructions (`crate::debug::line_rows`: a guarded access always
+/// has one), with the trap line the interpreter gives each.
+pub(crate) fn note_sites<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    f: Inst,
+    id: FuncId,
+    rows: &[crate::debug::LineRow],
+) {
+    if ctx.guard.is_none() || rows.is_empty() {
+        return;
+    }
+    let m = ctx.m;
+    let mut body = Vec::new();
+    for (k, blk) in m.blocks(f).enumerate() {
+        let insts = &m.children(blk)[m.block_params(blk).len()..];
+        body.extend(insts.iter().enumerate().map(|(i, &inst)| (k, blk, i, inst)));
+    }
+    let func = irkit_core::place::verified_def_label(m, f);
+    let mut lines: HashMap<u32, (u32, u32)> = HashMap::default();
+    let mut found = Vec::new();
+    let mut text = String::new();
+    let at = ctx.guard.as_ref().map_or(0, |g| g.lines.len());
+    for r in rows {
+        let Some(&(k, blk, index, inst)) = body.get(r.inst as usize) else {
+            continue;
         };
-        let i32t = types::I32;
-        Ok(Guarded {
-            globals,
-            table,
-            mmap: decl(
-                "mmap",
-                Linkage::Import,
-                &[PTR, types::I64, i32t, i32t, i32t, types::I64],
-                Some(PTR),
-            )?,
-            mprotect: decl(
-                "mprotect",
-                Linkage::Import,
-                &[PTR, types::I64, i32t],
-                Some(i32t),
-            )?,
-            reserve: decl("irkit.rt.mem_reserve", Linkage::Local, &[PTR, PTR], None)?,
-            sites: cl
-                .declare_data("irkit.rt.sites", Linkage::Local, false, false)
-                .map_err(|e| cl_err("runtime", e))?,
-            found: Vec::new(),
-            lines: String::new(),
-        })
+        if !guarded_access(ctx, inst) {
+            continue;
+        }
+        let (line, len) = *lines.entry(r.inst).or_insert_with(|| {
+            let block = irkit_core::place::verified_block_label(m, blk, k);
+            let place = crate::place::Place::new(func.clone(), block, index, inst);
+            let t = format!(
+                "trap: {} in {}\n",
+                irkit_backend::trap_kinds::OUT_OF_BOUNDS_MEMORY,
+                place.render(m)
+            );
+            let line = (at + text.len()) as u32;
+            text.push_str(&t);
+            (line, t.len() as u32)
+        });
+        found.push(Site {
+            func: id,
+            start: r.start,
+            end: r.end,
+            line,
+            len,
+        });
     }
-
-    /// Notes the guarded accesses of function definition `f`, defined as `id` with the code
-    /// ranges `rows` of its instructions (`crate::debug::line_rows`: a guarded access always
-    /// has one), with the trap line the interpreter gives each.
-    pub(crate) fn note_sites<M: ClModule>(
-        ctx: &mut Ctx<'_, M>,
-        f: Inst,
-        id: FuncId,
-        rows: &[crate::debug::LineRow],
-    ) {
-        if ctx.guard.is_none() || rows.is_empty() {
-            return;
-        }
-        let m = ctx.m;
-        let mut body = Vec::new();
-        for (k, blk) in m.blocks(f).enumerate() {
-            let insts = &m.children(blk)[m.block_params(blk).len()..];
-            body.extend(insts.iter().enumerate().map(|(i, &inst)| (k, blk, i, inst)));
-        }
-        let func = irkit_core::place::verified_def_label(m, f);
-        let mut lines: HashMap<u32, (u32, u32)> = HashMap::default();
-        let mut found = Vec::new();
-        let mut text = String::new();
-        let at = ctx.guard.as_ref().map_or(0, |g| g.lines.len());
-        for r in rows {
-            let Some(&(k, blk, index, inst)) = body.get(r.inst as usize) else {
-                continue;
-            };
-            if !guarded_access(ctx, inst) {
-                continue;
-            }
-            let (line, len) = *lines.entry(r.inst).or_insert_with(|| {
-                let block = irkit_core::place::verified_block_label(m, blk, k);
-                let place = crate::place::Place::new(func.clone(), block, index, inst);
-                let t = format!(
-                    "trap: {} in {}\n",
-                    irkit_backend::trap_kinds::OUT_OF_BOUNDS_MEMORY,
-                    place.render(m)
-                );
-                let line = (at + text.len()) as u32;
-                text.push_str(&t);
-                (line, t.len() as u32)
-            });
-            found.push(Site {
-                func: id,
-                start: r.start,
-                end: r.end,
-                line,
-                len,
-            });
-        }
-        if let Some(g) = &mut ctx.guard {
-            g.found.extend(found);
-            g.lines.push_str(&text);
-        }
-    }
-
-    /// Defines `irkit.rt.sites` once every function is: a count, then one [`SITE_BYTES`]
-    /// entry per guarded access's code range.
-    pub(crate) fn define_sites<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
-        let Some(g) = ctx.guard.take() else {
-            return Ok(());
-        };
-        let text = ctx.message(if g.lines.is_empty() { "-" } else { &g.lines })?;
-        let mut bytes = vec![0u8; 8 + g.found.len() * SITE_BYTES as usize];
-        bytes[..8].copy_from_slice(&(g.found.len() as u64).to_le_bytes());
-        let mut d = DataDescription::new();
-        d.set_align(8);
-        let text_gv = ctx.cl.declare_data_in_data(text, &mut d);
-        let mut relocs = Vec::new();
-        for (k, s) in g.found.iter().enumerate() {
-            let at = 8 + k * SITE_BYTES as usize;
-            bytes[at + 8..at + 16].copy_from_slice(&u64::from(s.start).to_le_bytes());
-            bytes[at + 16..at + 24].copy_from_slice(&u64::from(s.end).to_le_bytes());
-            bytes[at + 32..at + 40].copy_from_slice(&u64::from(s.len).to_le_bytes());
-            relocs.push((at as u32, s.func, (at + 24) as u32, i64::from(s.line)));
-        }
-        d.define(bytes.into_boxed_slice());
-        for (at, func, line_at, line) in relocs {
-            let fr = ctx.cl.declare_func_in_data(func, &mut d);
-            d.write_function_addr(at, fr);
-            d.write_data_addr(line_at, text_gv, line);
-        }
-        ctx.cl
-            .define_data(g.sites, &d)
-            .map_err(|e| cl_err("runtime", e))?;
-        ctx.guard = Some(g);
-        Ok(())
-    }
-
-    /// Emits, in the entry wrapper, the reservation of every memory (before any IR code runs).
-    pub(crate) fn reserve_all<M: ClModule>(
-        &self,
-        ctx: &Ctx<'_, M>,
-        b: &mut FunctionBuilder<'_>,
-    ) -> Result<(), BackendError> {
-        let reserve = ctx.func_in_func(self.reserve, b.func);
-        let gv = ctx.data_in_func(self.table, b.func);
-        let table = b.ins().symbol_value(PTR, gv);
-        for (k, g) in self.globals.iter().enumerate() {
-            let id = *ctx.globals.get(g).ok_or_else(|| {
-                BackendError::Malformed(format!(
-                    "the linear memory {} is not defined in the program",
-                    irkit_core::place::def_label(ctx.m, *g)
-                ))
-            })?;
-            let gv = ctx.data_in_func(id, b.func);
-            let record = b.ins().symbol_value(PTR, gv);
-            let slot = b.ins().iadd_imm_u(table, 8 * k as i64);
-            b.ins().call(reserve, &[record, slot]);
-        }
-        Ok(())
+    if let Some(g) = &mut ctx.guard {
+        g.found.extend(found);
+        g.lines.push_str(&text);
     }
 }
 
-/// The globals the linear memory instructions of `m`'s function bodies name, in first-use
-/// order.
-fn memory_globals(m: &Module) -> Vec<Inst> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for &f in m.top_level() {
-        if m.opcode(f) != Opcode::FUNC {
-            continue;
-        }
-        for blk in m.blocks(f) {
-            for &i in m.children(blk) {
-                let op = m.opcode(i);
-                if (op == Opcode::MEM_LOAD || op == Opcode::MEM_STORE || op == Opcode::MEM_GROW)
-                    && let Some(&g) = m.operands(i).first()
-                    && seen.insert(g)
-                {
-                    out.push(g);
-                }
-            }
-        }
+/// Defines `irkit.rt.sites` once every function is: a count, then one [`SITE_BYTES`]
+/// entry per guarded access's code range.
+pub(crate) fn define_sites<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
+    let Some(g) = ctx.guard.take() else {
+        return Ok(());
+    };
+    let text = ctx.message(if g.lines.is_empty() { "-" } else { &g.lines })?;
+    let mut bytes = vec![0u8; 8 + g.found.len() * SITE_BYTES as usize];
+    bytes[..8].copy_from_slice(&(g.found.len() as u64).to_le_bytes());
+    let mut d = DataDescription::new();
+    d.set_align(8);
+    let text_gv = ctx.cl.declare_data_in_data(text, &mut d);
+    let mut relocs = Vec::new();
+    for (k, s) in g.found.iter().enumerate() {
+        let at = 8 + k * SITE_BYTES as usize;
+        bytes[at + 8..at + 16].copy_from_slice(&u64::from(s.start).to_le_bytes());
+        bytes[at + 16..at + 24].copy_from_slice(&u64::from(s.end).to_le_bytes());
+        bytes[at + 32..at + 40].copy_from_slice(&u64::from(s.len).to_le_bytes());
+        relocs.push((at as u32, s.func, (at + 24) as u32, i64::from(s.line)));
     }
-    out
+    d.define(bytes.into_boxed_slice());
+    for (at, func, line_at, line) in relocs {
+        let fr = ctx.cl.declare_func_in_data(func, &mut d);
+        d.write_function_addr(at, fr);
+        d.write_data_addr(line_at, text_gv, line);
+    }
+    ctx.cl
+        .define_data(g.sites, &d)
+        .map_err(|e| cl_err("runtime", e))?;
+    ctx.guard = Some(g);
+    Ok(())
+}
+
+/// Emits, in the entry wrapper, the reservation of every memory (before any IR code runs).
+pub(crate) fn reserve_all<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    guard: &Guarded,
+    b: &mut FunctionBuilder<'_>,
+) -> Result<(), BackendError> {
+    let reserve = ctx.func_in_func(guard.reserve, b.func);
+    let gv = ctx.data_in_func(guard.table, b.func);
+    let table = b.ins().symbol_value(PTR, gv);
+    for (k, g) in guard.globals.iter().enumerate() {
+        let id = *ctx.globals.get(g).ok_or_else(|| {
+            BackendError::Malformed(format!(
+                "the linear memory {} is not defined in the program",
+                irkit_core::place::def_label(ctx.m, *g)
+            ))
+        })?;
+        let gv = ctx.data_in_func(id, b.func);
+        let record = b.ins().symbol_value(PTR, gv);
+        let slot = b.ins().iadd_imm_u(table, 8 * k as i64);
+        b.ins().call(reserve, &[record, slot]);
+    }
+    Ok(())
 }
 
 /// Defines `irkit.rt.mem_reserve(record, slot)`: `mmap`s [`RESERVATION`] bytes of no access,
@@ -494,27 +392,22 @@ fn define_guarded_grow<M: ClModule>(
     mprotect: FuncId,
 ) -> Result<(), BackendError> {
     let rt = ctx.rt;
-    let sig = (
-        vec![AbiParam::new(PTR), AbiParam::new(types::I32)],
-        vec![AbiParam::new(types::I32)],
-    );
     define_routine(
         ctx,
         rt.mem_grow,
-        sig,
+        grow_signature(),
         "runtime mem_grow routine",
         |ctx, b, entry| {
-            let (record, delta) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+            let record = b.block_params(entry)[0];
             let f = MemFlagsData::trusted();
-            let base = b.ins().load(PTR, f, record, RECORD_BASE);
-            let size = b.ins().load(types::I64, f, record, RECORD_SIZE);
-            let declared = b.ins().uload32(f, record, RECORD_MAX);
-            let limit = b.ins().iconst(types::I64, MAX_PAGES);
-            let max = b.ins().umin(declared, limit);
-            let pages = b.ins().ushr_imm_u(size, 16);
-            let d = b.ins().uextend(types::I64, delta);
-            let new = b.ins().iadd(pages, d);
-            let old = b.ins().ireduce(types::I32, pages);
+            let Growth {
+                base,
+                size,
+                max,
+                d,
+                new,
+                old,
+            } = growth(b, entry);
             let [fail, some, grow, done] = std::array::from_fn(|_| b.create_block());
             let too_big = b.ins().icmp(IntCC::UnsignedGreaterThan, new, max);
             b.ins().brif(too_big, fail, &[], some, &[]);

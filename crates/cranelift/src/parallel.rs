@@ -281,7 +281,7 @@ fn define(ctx: &mut Ctx<'_, ObjectModule>, mut d: Done) -> Result<(), BackendErr
         .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &d.relocs)
         .map_err(|e| cl_err(&d.place, e))?;
     if ctx.guard.is_some() {
-        crate::memories::Guarded::note_sites(ctx, d.def, d.id, &d.code.lines);
+        crate::memories::note_sites(ctx, d.def, d.id, &d.code.lines);
     }
     if ctx.debug.is_some() {
         ctx.keep_defined(crate::debug::Defined {

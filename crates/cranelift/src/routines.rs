@@ -8,7 +8,7 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    AbiParam, Block, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
+    AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module as ClModule};
@@ -18,41 +18,12 @@ use irkit_core::Opcode;
 use crate::context::{Callee, Ctx, LowerOptions};
 use crate::error::cl_err;
 use crate::place::first_place;
+use crate::routine::define_routine;
 use crate::runtime::{
     DEFAULT_STACK, DEPTH, LIMIT, MAX_STACK_USE, STACK_MARGIN, STOP, STOP_ARG, STOP_MSG,
     STOPPED_TRAP, ThreadState, UNKNOWN_LIMIT, UNREACHABLE_AFTER_EXIT,
 };
 use crate::types::{ClifType, PTR, Scalar};
-
-/// Defines the routine `id` with its parameters and results: `body` fills it from its entry block
-/// (current, with the parameters as block parameters) and may make more blocks; all are
-/// sealed at the end. `what` names the routine in an error.
-pub(crate) fn define_routine<M: ClModule>(
-    ctx: &mut Ctx<'_, M>,
-    id: FuncId,
-    (params, returns): (Vec<AbiParam>, Vec<AbiParam>),
-    what: &str,
-    body: impl FnOnce(&mut Ctx<'_, M>, &mut FunctionBuilder<'_>, Block) -> Result<(), BackendError>,
-) -> Result<(), BackendError> {
-    let mut c = ctx.cl.make_context();
-    c.func.signature.params = params;
-    c.func.signature.returns = returns;
-    let mut fctx = FunctionBuilderContext::new();
-    {
-        let mut b = FunctionBuilder::new(&mut c.func, &mut fctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        body(ctx, &mut b, entry)?;
-        b.seal_all_blocks();
-        b.finalize(ctx.cl.target_config());
-    }
-    ctx.cl
-        .define_function(id, &mut c)
-        .map_err(|e| cl_err(what, e))?;
-    ctx.keep_debug(id, None, c.compiled_code());
-    Ok(())
-}
 
 /// Defines the C entry `id` of `extern` function definition `f` (its C symbol, with C's
 /// calling convention): it calls `f`'s body, which has the IR functions' convention (`tail`),
@@ -316,7 +287,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                     // bounds (its pages past the size have no access): the trap line of the
                     // guarded access whose code faulted, found by the program counter.
                     let context = b.block_params(entry)[2];
-                    let addr = b.ins().load(PTR, flags, info, crate::memories::SI_ADDR);
+                    let addr = b.ins().load(PTR, flags, info, crate::guard::SI_ADDR);
                     let gv = ctx.data_in_func(guard.table, b.func);
                     let table = b.ins().symbol_value(PTR, gv);
                     let mut hit = b.ins().iconst(types::I8, 0);
@@ -326,7 +297,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                         let inside = b.ins().icmp_imm_u(
                             IntCC::UnsignedLessThan,
                             off,
-                            crate::memories::RESERVATION as i64,
+                            crate::guard::RESERVATION as i64,
                         );
                         let set = b.ins().icmp_imm_u(IntCC::NotEqual, base, 0);
                         let both = b.ins().band(inside, set);
@@ -343,7 +314,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                     let oob_gv = ctx.data_in_func(oob, b.func);
                     let oob_p = b.ins().symbol_value(PTR, oob_gv);
                     let oob_n = b.ins().iconst(types::I64, OOB_LINE.len() as i64);
-                    match crate::memories::PC_IN_CONTEXT {
+                    match crate::guard::PC_IN_CONTEXT {
                         Some(at) => {
                             let pc = b.ins().load(PTR, flags, context, at);
                             let gv = ctx.data_in_func(guard.sites, b.func);
@@ -383,7 +354,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
 
                             b.switch_to_block(next);
                             let i1 = b.ins().iadd_imm_u(i, 1);
-                            let e1 = b.ins().iadd_imm_u(e, crate::memories::SITE_BYTES as i64);
+                            let e1 = b.ins().iadd_imm_u(e, crate::guard::SITE_BYTES as i64);
                             b.ins().jump(head, &[i1.into(), e1.into()]);
                         }
                         None => {
@@ -721,7 +692,7 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
         if let Some(guard) = ctx.guard.clone() {
             // Every linear memory is reserved before any IR code runs (their accesses read a
             // base that never moves afterwards).
-            guard.reserve_all(ctx, &mut b)?;
+            crate::memories::reserve_all(ctx, &guard, &mut b)?;
         }
         let callee = ctx.func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);
@@ -765,14 +736,14 @@ fn usub_sat(b: &mut FunctionBuilder<'_>, x: Value, y: Value) -> Value {
 mod tests {
     #![allow(unsafe_code)]
 
-    /// The fault handler reads the faulting address at [`crate::memories::SI_ADDR`] of `siginfo_t`.
+    /// The fault handler reads the faulting address at [`crate::guard::SI_ADDR`] of `siginfo_t`.
     #[test]
     fn si_addr_is_where_the_c_library_keeps_it() {
         // SAFETY: a zeroed `siginfo_t` is a valid value; the bytes written are inside it.
         unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
             let at = (&mut info as *mut libc::siginfo_t).cast::<u8>();
-            at.add(crate::memories::SI_ADDR as usize)
+            at.add(crate::guard::SI_ADDR as usize)
                 .cast::<usize>()
                 .write_unaligned(0x1234_5678);
             assert_eq!(info.si_addr() as usize, 0x1234_5678);

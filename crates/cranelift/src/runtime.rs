@@ -150,11 +150,7 @@ impl Runtime {
             Threads::Host => None,
         };
         let mut decl = |name: &str, linkage, params: &[types::Type], ret: Option<types::Type>| {
-            let mut sig = cl.make_signature();
-            sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
-            sig.returns.extend(ret.map(AbiParam::new));
-            cl.declare_function(name, linkage, &sig)
-                .map_err(|e| cl_err("runtime", e))
+            declare_fn(cl, name, linkage, params, ret)
         };
         Ok(Runtime {
             trap: decl("irkit.rt.trap", Linkage::Local, &[PTR, types::I64], None)?,
@@ -256,6 +252,22 @@ impl Runtime {
             fault_once,
         })
     }
+}
+
+/// Declares the runtime function `name` (a generated routine or a C function) with the
+/// parameters `params` and the result `ret`, if any.
+pub(crate) fn declare_fn<M: ClModule>(
+    cl: &mut M,
+    name: &str,
+    linkage: Linkage,
+    params: &[types::Type],
+    ret: Option<types::Type>,
+) -> Result<FuncId, BackendError> {
+    let mut sig = cl.make_signature();
+    sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+    sig.returns.extend(ret.map(AbiParam::new));
+    cl.declare_function(name, linkage, &sig)
+        .map_err(|e| cl_err("runtime", e))
 }
 
 /// Session mode only (spec/backends.md, "Sessions"): offset of the word saying how the

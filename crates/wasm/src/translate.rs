@@ -46,17 +46,7 @@ fn is_extern(tt: &wasmparser::TableType) -> bool {
 /// typed function references, tail calls and multiple memories (spec/wasm.md).
 pub fn features() -> wasmparser::WasmFeatures {
     use wasmparser::WasmFeatures as F;
-    F::WASM1
-        | F::SIGN_EXTENSION
-        | F::SATURATING_FLOAT_TO_INT
-        | F::MULTI_VALUE
-        | F::REFERENCE_TYPES
-        | F::BULK_MEMORY
-        | F::EXTENDED_CONST
-        | F::FUNCTION_REFERENCES
-        | F::TAIL_CALL
-        | F::SIMD
-        | F::MULTI_MEMORY
+    features_2_0() | F::EXTENDED_CONST | F::FUNCTION_REFERENCES | F::TAIL_CALL | F::MULTI_MEMORY
 }
 
 /// The globals `memory.init` and `data.drop` use for each data segment: its length (0 for an

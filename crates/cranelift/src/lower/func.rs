@@ -54,7 +54,7 @@ pub(crate) fn lower_function<M: ClModule>(
         && let Some(c) = built.code.compiled_code()
     {
         let rows = crate::debug::line_rows(c);
-        crate::memories::Guarded::note_sites(ctx, f, built.id, &rows);
+        crate::memories::note_sites(ctx, f, built.id, &rows);
     }
     ctx.keep_debug(built.id, Some(f), built.code.compiled_code());
     Ok(())

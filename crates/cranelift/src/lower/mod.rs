@@ -182,7 +182,7 @@ fn lower_carried<M: ClModule>(
         guard: None,
     };
     if opts.guard_memories {
-        ctx.guard = Some(crate::memories::Guarded::declare(&mut ctx)?);
+        ctx.guard = Some(crate::guard::Guarded::declare(&mut ctx.cl, m)?);
     }
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
     ctx.frames.extend(frames);
@@ -207,7 +207,7 @@ fn lower_carried<M: ClModule>(
         .filter(|&d| m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some())
         .collect();
     bodies(&mut ctx, &mut fctx, &defs)?;
-    crate::memories::Guarded::define_sites(&mut ctx)?;
+    crate::memories::define_sites(&mut ctx)?;
     for (d, id) in std::mem::take(&mut ctx.c_entries) {
         crate::routines::define_c_entry(&mut ctx, d, id)?;
     }
