@@ -457,3 +457,37 @@ fn a_memory_fault_in_the_jit_is_a_trap_line_not_a_signal() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_linear_memory_whose_reservation_is_refused_ends_the_program_with_a_trap_line() {
+    // An executable gives each linear memory 6 GiB of address space with guard pages before
+    // its entry runs (spec/backends.md, "Linear memories"); under a smaller `ulimit -v` that
+    // is refused, which ends the program with one trap line, never a signal or a fault.
+    let dir = scratch("memory-reserve");
+    let src = "@mem: struct {ptr, i64, i32, i64} = global_var struct {ptr, i64, i32, i64} [ptr null, i64 0, i32 65537, i64 0]\n\n\
+               #[export(\"main\")]\n\
+               @main: fn() -> i32 = func {\n\
+               ^entry:\n  \
+               %g: i32 = mem_grow @mem, i32 1\n  \
+               mem_store 0 @mem, i32 8, i32 7\n  \
+               %v: i32 = mem_load 0 @mem, i32 8\n  \
+               ret %v\n\
+               }\n";
+    let f = write(&dir, "mem.ir", src);
+    let exe = dir.join("prog");
+    let link = ir_link(&["--emit", "exe"], &f, &exe);
+    assert!(link.status.success(), "{}", stderr(&link));
+    let free = Command::new(&exe).output().expect("the executable runs");
+    assert_eq!(free.status.code(), Some(7), "{}", stderr(&free));
+    // 2 GiB of address space: enough for the program, not for the reservation.
+    let limited = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v 2097152 && exec '{}'", exe.display()))
+        .output()
+        .expect("sh runs");
+    assert_eq!(limited.status.code(), Some(70), "{}", stderr(&limited));
+    assert_eq!(
+        stderr(&limited),
+        "trap: out of memory (a linear memory's 6 GiB address space reservation failed)\n"
+    );
+}
