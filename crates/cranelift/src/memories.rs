@@ -15,7 +15,7 @@
 //! moves: a growth gives the next pages of its reservation access.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{AbiParam, InstBuilder, MemFlagsData, types};
+use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{DataDescription, FuncId, Module as ClModule};
 use irkit_backend::BackendError;
@@ -49,20 +49,27 @@ fn grow_signature() -> (Vec<AbiParam>, Vec<AbiParam>) {
     )
 }
 
-/// What both forms of `irkit.rt.mem_grow` read first, from the entry block `entry` of the
-/// routine (parameters: the record, the pages to add): the record's base and size, the most
-/// pages it may have, the pages to add (`i64`), the pages it would have, and its pages now
-/// (`i32`, the result of a growth that succeeds).
+/// What both forms of `irkit.rt.mem_grow` do first, from the entry block `entry` of the
+/// routine (parameters: the record, the pages to add): read the record's base and size and
+/// the most pages the memory may have, and go on (in a new current block) only if the pages
+/// it would have are not more; `fail` returns -1.
 struct Growth {
-    base: cranelift_codegen::ir::Value,
-    size: cranelift_codegen::ir::Value,
-    max: cranelift_codegen::ir::Value,
-    d: cranelift_codegen::ir::Value,
-    new: cranelift_codegen::ir::Value,
-    old: cranelift_codegen::ir::Value,
+    record: Value,
+    base: Value,
+    size: Value,
+    /// The most pages (`i64`).
+    max: Value,
+    /// The pages to add (`i64`).
+    d: Value,
+    /// The pages it would have (`i64`).
+    new: Value,
+    /// Its pages now (`i32`): the result of a growth that succeeds.
+    old: Value,
+    /// Returns -1.
+    fail: Block,
 }
 
-fn growth(b: &mut FunctionBuilder<'_>, entry: cranelift_codegen::ir::Block) -> Growth {
+fn growth(b: &mut FunctionBuilder<'_>, entry: Block) -> Growth {
     let (record, delta) = (b.block_params(entry)[0], b.block_params(entry)[1]);
     let f = MemFlagsData::trusted();
     let base = b.ins().load(PTR, f, record, RECORD_BASE);
@@ -74,13 +81,22 @@ fn growth(b: &mut FunctionBuilder<'_>, entry: cranelift_codegen::ir::Block) -> G
     let d = b.ins().uextend(types::I64, delta);
     let new = b.ins().iadd(pages, d);
     let old = b.ins().ireduce(types::I32, pages);
+    let (fail, fits) = (b.create_block(), b.create_block());
+    let too_big = b.ins().icmp(IntCC::UnsignedGreaterThan, new, max);
+    b.ins().brif(too_big, fail, &[], fits, &[]);
+    b.switch_to_block(fail);
+    let minus = b.ins().iconst(types::I32, -1);
+    b.ins().return_(&[minus]);
+    b.switch_to_block(fits);
     Growth {
+        record,
         base,
         size,
         max,
         d,
         new,
         old,
+        fail,
     }
 }
 
@@ -99,25 +115,20 @@ pub(crate) fn define_mem_grow_routine<M: ClModule>(
         grow_signature(),
         "runtime mem_grow routine",
         |ctx, b, entry| {
-            let record = b.block_params(entry)[0];
             let f = MemFlagsData::trusted();
             let Growth {
+                record,
                 base,
                 size,
                 max,
-                d: _,
                 new,
                 old,
+                fail,
+                ..
             } = growth(b, entry);
             let reserved = b.ins().load(types::I64, f, record, RECORD_RESERVED);
-
-            let [fail, some, within, alloc, retry, got, copy, done] =
-                std::array::from_fn(|_| b.create_block());
-            let too_big = b.ins().icmp(IntCC::UnsignedGreaterThan, new, max);
-            b.ins().brif(too_big, fail, &[], some, &[]);
-
+            let [within, alloc, retry, got, copy, done] = std::array::from_fn(|_| b.create_block());
             // A growth by 0 pages, or within the reservation, only moves the size.
-            b.switch_to_block(some);
             let need = b.ins().ishl_imm_u(new, 16);
             let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, need, reserved);
             b.ins().brif(fits, within, &[], alloc, &[]);
@@ -160,10 +171,6 @@ pub(crate) fn define_mem_grow_routine<M: ClModule>(
             b.ins().store(f, need, record, RECORD_SIZE);
             b.ins().store(f, got_n, record, RECORD_RESERVED);
             b.ins().return_(&[old]);
-
-            b.switch_to_block(fail);
-            let minus = b.ins().iconst(types::I32, -1);
-            b.ins().return_(&[minus]);
             Ok(())
         },
     )
@@ -398,21 +405,18 @@ fn define_guarded_grow<M: ClModule>(
         grow_signature(),
         "runtime mem_grow routine",
         |ctx, b, entry| {
-            let record = b.block_params(entry)[0];
             let f = MemFlagsData::trusted();
             let Growth {
+                record,
                 base,
                 size,
-                max,
                 d,
                 new,
                 old,
+                fail,
+                ..
             } = growth(b, entry);
-            let [fail, some, grow, done] = std::array::from_fn(|_| b.create_block());
-            let too_big = b.ins().icmp(IntCC::UnsignedGreaterThan, new, max);
-            b.ins().brif(too_big, fail, &[], some, &[]);
-
-            b.switch_to_block(some);
+            let [grow, done] = std::array::from_fn(|_| b.create_block());
             b.ins().brif(d, grow, &[], done, &[]);
 
             b.switch_to_block(grow);
@@ -433,10 +437,6 @@ fn define_guarded_grow<M: ClModule>(
 
             b.switch_to_block(done);
             b.ins().return_(&[old]);
-
-            b.switch_to_block(fail);
-            let minus = b.ins().iconst(types::I32, -1);
-            b.ins().return_(&[minus]);
             Ok(())
         },
     )

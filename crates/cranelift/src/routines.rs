@@ -689,10 +689,10 @@ pub(crate) fn define_entry_wrapper<M: ClModule>(
             // An executable: a memory fault is a trap line and exit 70, not a signal.
             install_fault_handler(ctx, &mut b);
         }
-        if let Some(guard) = ctx.guard.clone() {
+        if let Some(guard) = &ctx.guard {
             // Every linear memory is reserved before any IR code runs (their accesses read a
             // base that never moves afterwards).
-            crate::memories::reserve_all(ctx, &guard, &mut b)?;
+            crate::memories::reserve_all(ctx, guard, &mut b)?;
         }
         let callee = ctx.func_in_func(fid, b.func);
         let call = b.ins().call(callee, &[]);

@@ -73,15 +73,7 @@ pub(crate) type LaneOp<'a> = &'a dyn Fn(Read<'_>, Lane) -> Res<Value>;
 /// Whether pure operation `op` (instruction `inst`) works on vectors: a lane-wise operation
 /// whose operand 0 is a vector, or `splat` / `shuffle`.
 pub(crate) fn is_vector_op(m: &Module, layouts: &Layouts, inst: Inst, op: Op) -> bool {
-    let lanewise = matches!(
-        op,
-        irkit_core::op_int_binary!()
-            | irkit_core::op_float_binary!()
-            | irkit_core::op_int_unary!()
-            | irkit_core::op_float_unary!()
-            | irkit_core::op_compare!()
-            | irkit_core::op_conversions!()
-    );
+    let lanewise = op.is_lanewise();
     matches!(op, Op::Splat | Op::Shuffle | Op::Swizzle)
         || (lanewise
             && m.operands(inst)

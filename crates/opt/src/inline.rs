@@ -24,7 +24,7 @@
 //! values, minus a call and its return. The moved instructions keep their locations, put in
 //! a new inlining scope of the caller (`crate::scopes`), so a debugger still shows `f`.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
 
@@ -172,11 +172,8 @@ pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inli
 /// stay live across the inner loop and are spilled there (a bytecode interpreter called in a
 /// loop ran 10 % more instructions inlined). Decided on the module as it is, callees before
 /// their callers, in time linear in the functions' blocks.
-fn loops_kept_out_of_loops(
-    m: &Module,
-    candidates: &HashMap<Inst, (Inst, Inst)>,
-) -> rustc_hash::FxHashSet<Inst> {
-    let mut cyclic: HashMap<Inst, rustc_hash::FxHashSet<Inst>> = HashMap::default();
+fn loops_kept_out_of_loops(m: &Module, candidates: &HashMap<Inst, (Inst, Inst)>) -> HashSet<Inst> {
+    let mut cyclic: HashMap<Inst, HashSet<Inst>> = HashMap::default();
     let mut children: HashMap<Inst, Vec<Inst>> = HashMap::default();
     for (&f, &(_, g)) in candidates {
         children.entry(g).or_default().push(f);
@@ -184,7 +181,7 @@ fn loops_kept_out_of_loops(
     // Callees before callers: a post-order of the candidates' call tree, from its roots (a
     // candidate whose caller is none) and then any left (a cycle of single calls).
     let mut order: Vec<Inst> = Vec::new();
-    let mut seen: rustc_hash::FxHashSet<Inst> = rustc_hash::FxHashSet::default();
+    let mut seen: HashSet<Inst> = HashSet::default();
     let mut starts: Vec<Inst> = candidates
         .iter()
         .filter(|(_, (_, g))| !candidates.contains_key(g))
@@ -213,7 +210,7 @@ fn loops_kept_out_of_loops(
         }
     }
     let mut has_loop: HashMap<Inst, bool> = HashMap::default();
-    let mut kept_out = rustc_hash::FxHashSet::default();
+    let mut kept_out = HashSet::default();
     for f in order {
         let own = !cyclic
             .entry(f)

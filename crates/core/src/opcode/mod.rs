@@ -615,6 +615,22 @@ impl Op {
     pub fn name(self) -> &'static str {
         self.info().name
     }
+
+    /// Whether the operation has a lane-wise meaning on vector operands (spec/ir.md,
+    /// "Vectors"): the integer and float arithmetic, bit counts and float unary operations,
+    /// the comparisons (lane masks) and the conversions.
+    #[inline]
+    pub fn is_lanewise(self) -> bool {
+        matches!(
+            self,
+            op_int_binary!()
+                | op_float_binary!()
+                | op_int_unary!()
+                | op_float_unary!()
+                | op_compare!()
+                | op_conversions!()
+        )
+    }
 }
 
 impl From<Op> for Opcode {

@@ -21,17 +21,7 @@ impl Cx<'_> {
     /// operand is a vector: typed by [`Cx::check_vector_op`] instead of the scalar rules.
     pub(super) fn vector_operand(&self, i: Inst) -> bool {
         let Some(d) = self.live(i) else { return false };
-        let lanewise = d.opcode.known().is_some_and(|op| {
-            matches!(
-                op,
-                op_int_binary!()
-                    | op_float_binary!()
-                    | op_int_unary!()
-                    | op_float_unary!()
-                    | op_compare!()
-                    | op_conversions!()
-            )
-        });
+        let lanewise = d.opcode.known().is_some_and(Op::is_lanewise);
         lanewise
             && d.operands
                 .first()

@@ -37,17 +37,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// Whether `inst` (of opcode `op`) works on vectors: `splat`, `shuffle`, or a lane-wise
     /// operation, `extract` or `insert` whose operand 0 is a vector.
     pub(crate) fn is_vector_inst(&self, inst: Inst, op: Op) -> bool {
-        let lanewise = matches!(
-            op,
-            irkit_core::op_int_binary!()
-                | irkit_core::op_float_binary!()
-                | irkit_core::op_int_unary!()
-                | irkit_core::op_float_unary!()
-                | irkit_core::op_compare!()
-                | irkit_core::op_conversions!()
-                | Op::Extract
-                | Op::Insert
-        );
+        let lanewise = op.is_lanewise() || matches!(op, Op::Extract | Op::Insert);
         let m = self.ctx.m;
         let vector_type = |v: Inst| m.value_type(v).is_some_and(|t| m.opcode(t) == Opcode::VEC);
         matches!(op, Op::Splat | Op::Shuffle | Op::Swizzle)
