@@ -14,6 +14,7 @@ use cranelift_codegen::{CompiledCode, FinalizedRelocTarget};
 use cranelift_module::{FuncId, ModuleReloc, ModuleRelocTarget};
 
 use crate::debug::LineRow;
+use crate::sites::CodeTrap;
 
 /// Compiled code of one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub(crate) struct Code {
     pub(crate) lines: Vec<LineRow>,
     /// Its call frame program (`crate::debug::frame`; empty if the target has none).
     pub(crate) cfa: Vec<u8>,
+    /// Its trap instructions with a site code, in code order (`crate::sites`).
+    pub(crate) traps: Vec<CodeTrap>,
 }
 
 /// One relocation of [`Code`].
@@ -194,6 +197,7 @@ impl Code {
             relocs,
             lines: crate::debug::line_rows(compiled),
             cfa: crate::debug::frame::cfa_program(compiled, isa),
+            traps: crate::sites::code_traps(compiled),
         }
     }
 

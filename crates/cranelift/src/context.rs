@@ -141,6 +141,13 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// The linear memories reserved with guard regions ([`LowerOptions::guard_memories`]):
     /// `None` when every access is compared.
     pub(crate) guard: Option<crate::guard::Guarded>,
+    /// The trap sites the fault handler searches (`crate::sites`), in a build with
+    /// [`LowerOptions::guard_memories`].
+    pub(crate) sites: Option<crate::sites::Sites>,
+    /// The functions C code may call although they have no C entry: those whose address is
+    /// taken (`crate::lower::address_taken`, and data initializers). Where stack checks need
+    /// the thread's limit known, they find it first (`crate::routines::ensure_stack_limit`).
+    pub(crate) entered_from_c: rustc_hash::FxHashSet<Inst>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {
@@ -260,6 +267,13 @@ impl<M: ClModule> Ctx<'_, M> {
             )
         })?;
         Ok(leaves.iter().map(|&(s, _)| s).collect())
+    }
+
+    /// Whether a check that fails here is a machine trap with a site code (`crate::sites`):
+    /// in a build whose fault handler reads the site table and can read the interrupted
+    /// program counter, outside sessions.
+    pub(crate) fn site_codes(&self) -> bool {
+        self.sites.is_some() && crate::sites::PC_IN_CONTEXT.is_some() && self.session.is_none()
     }
 
     /// A new read-only data object holding `text`: trap messages (a function's message

@@ -1,4 +1,6 @@
-//! A memory fault in JIT-compiled code ends the run as a trap line, not as a signal.
+//! A memory fault in JIT-compiled code ends the run as a trap line, not as a signal; so does a
+//! failed check that is a machine trap (spec/backends.md, "Checks as machine traps": SIGILL or
+//! SIGFPE at one of the program's trap sites, `crate::sites`, prints that check's line).
 //!
 //! Native code does not check memory accesses (spec/backends.md, "What native code does not
 //! check"): a store out of bounds may hit unmapped memory and raise SIGSEGV (or SIGBUS). While
@@ -27,41 +29,46 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// Set by the handler's first entry.
 static ENTERED: AtomicBool = AtomicBool::new(false);
 
-/// The running program's guarded linear memories (`crate::memories`), while a [`Guard`] for
-/// them is installed: the address of its `irkit.rt.memories` table (0 for none), its number
-/// of entries, and the address of its `irkit.rt.sites` table.
+/// The running program's tables, while a [`Guard`] for them is installed: the address of its
+/// `irkit.rt.memories` table (0 for none), its number of entries, and the address of its
+/// `irkit.rt.sites` table (0 for none).
 static MEMORIES: AtomicUsize = AtomicUsize::new(0);
 static MEMORY_COUNT: AtomicUsize = AtomicUsize::new(0);
 static SITES: AtomicUsize = AtomicUsize::new(0);
 
-/// Where a compiled program keeps what the fault handler needs of its guarded memories.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct GuardedTables {
-    /// The address of `irkit.rt.memories` (one base per memory, 0 until reserved).
+/// Where a compiled program keeps what the fault handler reads: its guarded linear memories
+/// (`crate::memories`) and its trap sites (`crate::sites`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FaultTables {
+    /// The address of `irkit.rt.memories` (one base per memory, 0 until reserved), or 0.
     pub(crate) memories: usize,
     /// Its number of entries.
     pub(crate) count: usize,
-    /// The address of `irkit.rt.sites` (a count, then `crate::guard::SITE_BYTES` entries).
+    /// The address of `irkit.rt.sites` (a count, then `crate::sites::SITE_BYTES` entries),
+    /// or 0.
     pub(crate) sites: usize,
 }
 
-/// Installs the handler for SIGSEGV and SIGBUS until dropped.
+/// Installs the handler for SIGSEGV and SIGBUS (and SIGILL and SIGFPE, for a program with trap
+/// sites) until dropped.
 pub(crate) struct Guard {
-    previous: [(libc::c_int, libc::sigaction); 2],
+    previous: [(libc::c_int, libc::sigaction); 4],
     installed: bool,
 }
 
 impl Guard {
     /// Installs the handler (a failure leaves the signals as they were), which reports a
-    /// fault inside one of `memories`' reservations at its access.
-    pub(crate) fn install(memories: Option<GuardedTables>) -> Guard {
-        let t = memories.unwrap_or(GuardedTables {
-            memories: 0,
-            count: 0,
-            sites: 0,
-        });
+    /// fault inside one of `tables`' memories' reservations at its access, and a machine trap
+    /// at one of its sites as that check's trap.
+    pub(crate) fn install(tables: Option<FaultTables>) -> Guard {
+        let t = tables.unwrap_or_default();
+        let sites = if crate::sites::PC_IN_CONTEXT.is_some() {
+            t.sites
+        } else {
+            0
+        };
         MEMORY_COUNT.store(t.count, Ordering::SeqCst);
-        SITES.store(t.sites, Ordering::SeqCst);
+        SITES.store(sites, Ordering::SeqCst);
         MEMORIES.store(t.memories, Ordering::SeqCst);
         // SAFETY: zeroed sigaction structs are valid to fill in; the handler has the
         // SA_SIGINFO signature and only calls async-signal-safe functions.
@@ -73,9 +80,16 @@ impl Guard {
             let mut previous = [
                 (libc::SIGSEGV, std::mem::zeroed::<libc::sigaction>()),
                 (libc::SIGBUS, std::mem::zeroed::<libc::sigaction>()),
+                (libc::SIGILL, std::mem::zeroed::<libc::sigaction>()),
+                (libc::SIGFPE, std::mem::zeroed::<libc::sigaction>()),
             ];
             let mut installed = true;
             for (sig, old) in &mut previous {
+                if matches!(*sig, libc::SIGILL | libc::SIGFPE) && sites == 0 {
+                    // Not changed: restored as it was read.
+                    installed &= libc::sigaction(*sig, std::ptr::null(), old) == 0;
+                    continue;
+                }
                 installed &= libc::sigaction(*sig, &action, old) == 0;
             }
             Guard {
@@ -89,6 +103,7 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         MEMORIES.store(0, Ordering::SeqCst);
+        SITES.store(0, Ordering::SeqCst);
         if !self.installed {
             return;
         }
@@ -101,6 +116,34 @@ impl Drop for Guard {
     }
 }
 
+/// The trap line of the site holding the program counter in `ctx`, if any.
+fn site_line(ctx: *mut libc::c_void) -> Option<&'static [u8]> {
+    let sites = SITES.load(Ordering::SeqCst);
+    let at = crate::sites::PC_IN_CONTEXT?;
+    if sites == 0 || ctx.is_null() {
+        return None;
+    }
+    // SAFETY: `ctx` is the handler's `ucontext_t`; the table is the finalized data of the
+    // program running now (the guard is dropped before its code is freed): a count, then
+    // that many entries of five words.
+    unsafe {
+        let pc = (ctx as *const u8)
+            .add(at as usize)
+            .cast::<usize>()
+            .read_unaligned();
+        let n = (sites as *const u64).read() as usize;
+        for k in 0..n {
+            let e = (sites + 8 + k * crate::sites::SITE_BYTES as usize) as *const usize;
+            let (func, start, end) = (e.read(), e.add(1).read(), e.add(2).read());
+            if pc.wrapping_sub(func).wrapping_sub(start) < end.wrapping_sub(start) {
+                let (line, len) = (e.add(3).read(), e.add(4).read());
+                return Some(std::slice::from_raw_parts(line as *const u8, len));
+            }
+        }
+    }
+    None
+}
+
 /// The trap line of a guarded access that faulted at `addr` with the program counter in
 /// `ctx`, if `addr` is inside a reservation of the running program's memories: the access's
 /// own line from the sites table, else one naming no instruction.
@@ -111,35 +154,12 @@ fn guarded_line(addr: usize, ctx: *mut libc::c_void) -> Option<&'static [u8]> {
     }
     let count = MEMORY_COUNT.load(Ordering::SeqCst);
     let reservation = crate::guard::RESERVATION as usize;
-    // SAFETY: the tables are the finalized data of the program running now (the guard is
-    // dropped before its code is freed), `count` words and a count-prefixed site table.
-    unsafe {
-        let bases = table as *const usize;
-        let inside = (0..count).any(|k| {
-            let base = bases.add(k).read();
-            base != 0 && addr.wrapping_sub(base) < reservation
-        });
-        if !inside {
-            return None;
-        }
-        let sites = SITES.load(Ordering::SeqCst);
-        if let (Some(at), false) = (crate::guard::PC_IN_CONTEXT, sites == 0 || ctx.is_null()) {
-            let pc = (ctx as *const u8)
-                .add(at as usize)
-                .cast::<usize>()
-                .read_unaligned();
-            let n = (sites as *const u64).read() as usize;
-            for k in 0..n {
-                let e = (sites + 8 + k * crate::guard::SITE_BYTES as usize) as *const usize;
-                let (func, start, end) = (e.read(), e.add(1).read(), e.add(2).read());
-                if pc.wrapping_sub(func).wrapping_sub(start) < end.wrapping_sub(start) {
-                    let (line, len) = (e.add(3).read(), e.add(4).read());
-                    return Some(std::slice::from_raw_parts(line as *const u8, len));
-                }
-            }
-        }
-        Some(OOB_LINE)
-    }
+    // SAFETY: the table is the finalized data of the program running now, `count` words.
+    let inside = (0..count).any(|k| {
+        let base = unsafe { (table as *const usize).add(k).read() };
+        base != 0 && addr.wrapping_sub(base) < reservation
+    });
+    inside.then(|| site_line(ctx).unwrap_or(OOB_LINE))
 }
 
 /// The line of a fault inside a reservation that no site covers.
@@ -166,14 +186,27 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
             libc::fflush(std::ptr::null_mut());
         }
     }
+    let line = match sig {
+        libc::SIGILL | libc::SIGFPE => site_line(ctx),
+        _ => guarded_line(addr, ctx),
+    };
     if code > 0
-        && let Some(line) = guarded_line(addr, ctx)
+        && let Some(line) = line
     {
         // SAFETY: write and _exit are async-signal-safe; `line` is the program's data.
         unsafe {
             libc::write(2, line.as_ptr().cast(), line.len());
             libc::_exit(irkit_backend::EXIT_TRAP);
         }
+    }
+    if matches!(sig, libc::SIGILL | libc::SIGFPE) {
+        // Not a check's trap: the signal's default action, as without the handler.
+        // SAFETY: `signal` and `raise` are async-signal-safe.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+        return;
     }
     let mut buf = [0u8; 200];
     let mut n = 0;

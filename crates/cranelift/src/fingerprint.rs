@@ -36,7 +36,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -161,14 +161,14 @@ impl<'t> Keyer<'t> {
         f: Inst,
     ) -> Option<Fingerprint> {
         match self.trees.0.get(&f) {
-            Some(tree) => self.key(ctx, tree.as_ref()?),
-            None => self.key(ctx, &tree_key(ctx.m, f)?),
+            Some(tree) => self.key(ctx, f, tree.as_ref()?),
+            None => self.key(ctx, f, &tree_key(ctx.m, f)?),
         }
     }
 
-    /// The key of a function whose tree is `tree`: the prefix, the options, the tree with
-    /// its callee frames, the reference list.
-    fn key<M: ClModule>(&self, ctx: &Ctx<'_, M>, tree: &TreeKey) -> Option<Fingerprint> {
+    /// The key of function `f`, whose tree is `tree`: the prefix, the options, whether C code
+    /// may call it, the tree with its callee frames, the reference list.
+    fn key<M: ClModule>(&self, ctx: &Ctx<'_, M>, f: Inst, tree: &TreeKey) -> Option<Fingerprint> {
         let mut out = Stream(Vec::with_capacity(
             128 + 16 * tree.frames.len() + 64 * tree.refs.len(),
         ));
@@ -178,6 +178,8 @@ impl<'t> Keyer<'t> {
         out.u8(u8::from(ctx.far_data));
         out.u8(u8::from(ctx.session.is_some()));
         out.u8(u8::from(ctx.guard.is_some()));
+        // Its code may find the thread's stack limit (`crate::routines::ensure_stack_limit`).
+        out.u8(u8::from(ctx.entered_from_c.contains(&f)));
         out.bytes(&tree.digest);
         out.u32(u32::try_from(tree.frames.len()).ok()?);
         for &(offset, ty) in &tree.frames {

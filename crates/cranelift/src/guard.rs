@@ -1,9 +1,9 @@
 //! Guard pages for linear memories (spec/backends.md, "Linear memories"): the address space a
-//! guarded memory reserves, what its fault handlers read (`si_addr`, the interrupted program
-//! counter), and [`Guarded`], the memories of one build and its runtime symbols for them. The
-//! code that uses them (the access lowering, the reservation and growth routines, the site
-//! table) is in `crate::memories`; this module depends on no other part of the back end, so
-//! that the lowering context can hold a [`Guarded`].
+//! guarded memory reserves, what its fault handlers read (`si_addr`), and [`Guarded`], the
+//! memories of one build and its runtime symbols for them. The code that uses them (the
+//! access lowering, the reservation and growth routines) is in `crate::memories`, the table
+//! of trap sites the handlers search in `crate::sites`; this module depends on no other part
+//! of the back end, so that the lowering context can hold a [`Guarded`].
 
 use std::collections::HashSet;
 
@@ -14,26 +14,6 @@ use irkit_core::{Inst, Module, Opcode};
 
 use crate::error::cl_err;
 use crate::types::PTR;
-
-/// The offset of the interrupted program counter in the `ucontext_t` a signal handler gets,
-/// on the targets whose layout is known here (elsewhere a guarded access's fault is reported
-/// without its instruction).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
-    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
-        + std::mem::offset_of!(libc::mcontext_t, gregs)
-        + 8 * libc::REG_RIP as usize) as i32,
-);
-#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
-    (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)
-        + std::mem::offset_of!(libc::mcontext_t, pc)) as i32,
-);
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
-pub(crate) const PC_IN_CONTEXT: Option<i32> = None;
 
 /// The offset of `si_addr` in Linux's `siginfo_t` (after `si_signo`, `si_errno`, `si_code`
 /// and padding), for SIGSEGV and SIGBUS.
@@ -63,29 +43,7 @@ pub(crate) struct Guarded {
     /// `irkit.rt.mem_reserve(record: ptr, slot: ptr)`: reserves a memory, moves its initial
     /// bytes there and records its base in `slot`.
     pub(crate) reserve: FuncId,
-    /// `irkit.rt.sites`: the guarded accesses' code ranges and trap lines, for the fault
-    /// handler ([`Guarded::define_sites`]).
-    pub(crate) sites: DataId,
-    /// The guarded accesses found so far ([`Guarded::note_sites`]).
-    pub(crate) found: Vec<Site>,
-    /// Their trap lines, one after the other.
-    pub(crate) lines: String,
 }
-
-/// A guarded access's machine code: bytes `start..end` of function `func`, whose fault is
-/// the trap line at `line..line + len` of [`Guarded::lines`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Site {
-    pub(crate) func: FuncId,
-    pub(crate) start: u32,
-    pub(crate) end: u32,
-    pub(crate) line: u32,
-    pub(crate) len: u32,
-}
-
-/// The bytes of one entry of `irkit.rt.sites`: the function's address, the start and end of
-/// the code range in it, the trap line's address and length.
-pub(crate) const SITE_BYTES: i32 = 40;
 
 impl Guarded {
     /// Finds the memories of the module and declares the runtime's symbols for them.
@@ -119,11 +77,6 @@ impl Guarded {
                 Some(i32t),
             )?,
             reserve: decl("irkit.rt.mem_reserve", Linkage::Local, &[PTR, PTR], None)?,
-            sites: cl
-                .declare_data("irkit.rt.sites", Linkage::Local, false, false)
-                .map_err(|e| cl_err("runtime", e))?,
-            found: Vec::new(),
-            lines: String::new(),
         })
     }
 }

@@ -210,7 +210,7 @@ pub(crate) fn place_zero(
 pub(crate) fn on_program_thread<T: Send + 'static>(
     stack: usize,
     heap: &Arc<Heap>,
-    memories: Option<crate::fault::GuardedTables>,
+    memories: Option<crate::fault::FaultTables>,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, BackendError> {
     // A memory fault in the program is a trap line and exit 70, not a signal.
@@ -244,28 +244,28 @@ pub(crate) fn on_program_thread<T: Send + 'static>(
         .map_err(|_| BackendError::Codegen("JIT: the program's thread failed".into()))
 }
 
-/// Where the finalized `module` keeps its guarded memories' tables (`crate::memories`), if it
-/// has memories.
-fn guarded_tables(module: &JITModule) -> Option<crate::fault::GuardedTables> {
+/// Where the finalized `module` keeps what the fault handler reads: its guarded memories'
+/// table (`crate::memories`) and its trap sites (`crate::sites`).
+fn fault_tables(module: &JITModule) -> crate::fault::FaultTables {
     use cranelift_module::{FuncOrDataId, Module as _};
     let data = |name: &str| match module.get_name(name) {
         Some(FuncOrDataId::Data(id)) => Some(module.get_finalized_data(id)),
         _ => None,
     };
-    let (memories, size) = data("irkit.rt.memories")?;
-    let (sites, _) = data("irkit.rt.sites")?;
-    Some(crate::fault::GuardedTables {
+    let (memories, size) = data("irkit.rt.memories").unwrap_or((std::ptr::null(), 0));
+    let sites = data("irkit.rt.sites").map_or(0, |(p, _)| p as usize);
+    crate::fault::FaultTables {
         memories: memories as usize,
         count: size / 8,
-        sites: sites as usize,
-    })
+        sites,
+    }
 }
 
 /// A module compiled into memory, ready to run. Dropping it frees its code, its data, the
 /// address space of its linear memories and what its runs left allocated on the C heap.
 pub struct Compiled {
     /// Its guarded linear memories' tables, if it has memories.
-    memories: Option<crate::fault::GuardedTables>,
+    memories: Option<crate::fault::FaultTables>,
     module: ManuallyDrop<JITModule>,
     entry: *const u8,
     /// The stack size of the thread [`Compiled::run`] runs the program on.
@@ -379,7 +379,7 @@ pub fn compile_with(
         }))?;
     }
     let entry = module.get_finalized_function(id);
-    let memories = guarded_tables(&module);
+    let memories = Some(fault_tables(&module));
     Ok(Compiled {
         memories,
         module: ManuallyDrop::new(module),

@@ -73,6 +73,8 @@ mod routine;
 mod routines;
 mod runtime;
 mod session;
+mod site_table;
+mod sites;
 mod thread;
 mod types;
 

@@ -17,14 +17,12 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AbiParam, Block, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
-use cranelift_module::{DataDescription, FuncId, Module as ClModule};
+use cranelift_module::{FuncId, Module as ClModule};
 use irkit_backend::BackendError;
 use irkit_core::{Inst, Opcode};
-use rustc_hash::FxHashMap as HashMap;
 
 use crate::context::Ctx;
-use crate::error::cl_err;
-use crate::guard::{GUARD, Guarded, RESERVATION, SITE_BYTES, Site};
+use crate::guard::{GUARD, Guarded, RESERVATION};
 use crate::routine::define_routine;
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
 use crate::types::PTR;
@@ -193,95 +191,6 @@ pub(crate) fn guarded_access<M: ClModule>(ctx: &Ctx<'_, M>, inst: Inst) -> bool 
     let size = ty.and_then(|t| ctx.layouts.get(t)).map(|l| l.size);
     let offset = m.payload(inst).as_int().unwrap_or(u64::MAX);
     ctx.guard.is_some() && size.is_some_and(|n| offset.saturating_add(n) <= GUARD)
-}
-
-/// Notes the guarded accesses of function definition `f`, defined as `id` with the code
-/// ranges `rows` of its instructions (`crate::debug::line_rows`: a guarded access always
-/// has one), with the trap line the interpreter gives each.
-pub(crate) fn note_sites<M: ClModule>(
-    ctx: &mut Ctx<'_, M>,
-    f: Inst,
-    id: FuncId,
-    rows: &[crate::debug::LineRow],
-) {
-    if ctx.guard.is_none() || rows.is_empty() {
-        return;
-    }
-    let m = ctx.m;
-    let mut body = Vec::new();
-    for (k, blk) in m.blocks(f).enumerate() {
-        let insts = &m.children(blk)[m.block_params(blk).len()..];
-        body.extend(insts.iter().enumerate().map(|(i, &inst)| (k, blk, i, inst)));
-    }
-    let func = irkit_core::place::verified_def_label(m, f);
-    let mut lines: HashMap<u32, (u32, u32)> = HashMap::default();
-    let mut found = Vec::new();
-    let mut text = String::new();
-    let at = ctx.guard.as_ref().map_or(0, |g| g.lines.len());
-    for r in rows {
-        let Some(&(k, blk, index, inst)) = body.get(r.inst as usize) else {
-            continue;
-        };
-        if !guarded_access(ctx, inst) {
-            continue;
-        }
-        let (line, len) = *lines.entry(r.inst).or_insert_with(|| {
-            let block = irkit_core::place::verified_block_label(m, blk, k);
-            let place = crate::place::Place::new(func.clone(), block, index, inst);
-            let t = format!(
-                "trap: {} in {}\n",
-                irkit_backend::trap_kinds::OUT_OF_BOUNDS_MEMORY,
-                place.render(m)
-            );
-            let line = (at + text.len()) as u32;
-            text.push_str(&t);
-            (line, t.len() as u32)
-        });
-        found.push(Site {
-            func: id,
-            start: r.start,
-            end: r.end,
-            line,
-            len,
-        });
-    }
-    if let Some(g) = &mut ctx.guard {
-        g.found.extend(found);
-        g.lines.push_str(&text);
-    }
-}
-
-/// Defines `irkit.rt.sites` once every function is: a count, then one [`SITE_BYTES`]
-/// entry per guarded access's code range.
-pub(crate) fn define_sites<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
-    let Some(g) = ctx.guard.take() else {
-        return Ok(());
-    };
-    let text = ctx.message(if g.lines.is_empty() { "-" } else { &g.lines })?;
-    let mut bytes = vec![0u8; 8 + g.found.len() * SITE_BYTES as usize];
-    bytes[..8].copy_from_slice(&(g.found.len() as u64).to_le_bytes());
-    let mut d = DataDescription::new();
-    d.set_align(8);
-    let text_gv = ctx.cl.declare_data_in_data(text, &mut d);
-    let mut relocs = Vec::new();
-    for (k, s) in g.found.iter().enumerate() {
-        let at = 8 + k * SITE_BYTES as usize;
-        bytes[at + 8..at + 16].copy_from_slice(&u64::from(s.start).to_le_bytes());
-        bytes[at + 16..at + 24].copy_from_slice(&u64::from(s.end).to_le_bytes());
-        bytes[at + 32..at + 40].copy_from_slice(&u64::from(s.len).to_le_bytes());
-        relocs.push((at as u32, s.func, (at + 24) as u32, i64::from(s.line)));
-    }
-    d.define(bytes.into_boxed_slice());
-    for (at, func, line_at, line) in relocs {
-        let fr = ctx.cl.declare_func_in_data(func, &mut d);
-        d.write_function_addr(at, fr);
-        d.write_data_addr(line_at, text_gv, line);
-    }
-    ctx.cl
-        .define_data(g.sites, &d)
-        .map_err(|e| cl_err("runtime", e))?;
-    ctx.guard = Some(g);
-    Ok(())
 }
 
 /// Emits, in the entry wrapper, the reservation of every memory (before any IR code runs).

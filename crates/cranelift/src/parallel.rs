@@ -280,8 +280,14 @@ fn define(ctx: &mut Ctx<'_, ObjectModule>, mut d: Done) -> Result<(), BackendErr
     ctx.cl
         .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &d.relocs)
         .map_err(|e| cl_err(&d.place, e))?;
-    if ctx.guard.is_some() {
-        crate::memories::note_sites(ctx, d.def, d.id, &d.code.lines);
+    if ctx.sites.is_some() {
+        crate::site_table::note_function(
+            ctx,
+            (d.def, d.id),
+            (table, &d.messages),
+            &d.code.lines,
+            &d.code.traps,
+        );
     }
     if ctx.debug.is_some() {
         ctx.keep_defined(crate::debug::Defined {

@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{
     AbiParam, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{FuncId, Linkage, Module as ClModule};
+use cranelift_module::{DataId, FuncId, Linkage, Module as ClModule};
 use irkit_backend::{BackendError, EXIT_TRAP, trap_kinds};
 use irkit_core::Opcode;
 
@@ -28,7 +28,9 @@ use crate::types::{ClifType, PTR, Scalar};
 /// Defines the C entry `id` of `extern` function definition `f` (its C symbol, with C's
 /// calling convention): it calls `f`'s body, which has the IR functions' convention (`tail`),
 /// with its arguments, and returns its result. Like C's call of it before IR functions had a
-/// convention of their own, it counts no activation and checks nothing.
+/// convention of their own, it counts no activation and checks nothing; in a build whose
+/// stack checks need the limit known, it finds the thread's limit first
+/// ([`ensure_stack_limit`]).
 pub(crate) fn define_c_entry<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     f: irkit_core::Inst,
@@ -51,6 +53,10 @@ pub(crate) fn define_c_entry<M: ClModule>(
         &what,
         |ctx, b, entry| {
             let args = b.block_params(entry).to_vec();
+            if ctx.site_codes() && ctx.max_depth.is_none() {
+                let state = thread_state(ctx, b);
+                ensure_stack_limit(ctx, b, state);
+            }
             let callee = ctx.func_in_func(body, b.func);
             let call = b.ins().call(callee, &args);
             let rs = b.inst_results(call).to_vec();
@@ -217,13 +223,16 @@ const FAULT_LINE: &str = "trap: memory fault (native code does not check memory 
 const OOB_LINE: &str = "trap: out of bounds memory access (in the memory's guard region; \
      `ir-run` reports the instruction)\n";
 
-/// Defines `irkit.rt.fault(sig, info, context)`, the SIGSEGV and SIGBUS handler of
-/// executables (async-signal-safe but for the flush, guarded as follows):
+/// Defines `irkit.rt.fault(sig, info, context)`, the SIGSEGV, SIGBUS and (in a build with
+/// trap sites) SIGILL and SIGFPE handler of executables (async-signal-safe but for the flush, guarded as
+/// follows):
 ///
 /// * a signal the program raised itself (`si_code` ≤ 0: `raise`, `kill`) gets its default
 ///   action back and is raised again: the program ends by the signal, as a C program would;
 /// * a fault: C's `stdout` is flushed (what the program printed is not lost), the trap line
-///   written, and the program ends with exit code 70. The handler runs with the signal
+///   written (a failed check's or a guarded access's, found by the program counter in the
+///   trap sites, `crate::sites`), and the program ends with exit code 70; a SIGILL or SIGFPE
+///   at no site is not irkit's: it gets its default action. The handler runs with the signal
 ///   unblocked and marks its first entry (`irkit.rt.fault_once`): a fault inside the flush
 ///   enters it again, which writes the line and ends the program at once.
 pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
@@ -281,12 +290,38 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
             let fflush = ctx.func_in_func(rt.fflush, b.func);
             let null = b.ins().iconst(PTR, 0);
             b.ins().call(fflush, &[null]);
-            match (ctx.guard.clone(), oob) {
+            let line = |b: &mut FunctionBuilder<'_>, id: DataId, len: usize| {
+                let gv = ctx.data_in_func(id, b.func);
+                let p = b.ins().symbol_value(PTR, gv);
+                let n = b.ins().iconst(types::I64, len as i64);
+                [p.into(), n.into()]
+            };
+            let fault_line = line(b, msg, FAULT_LINE.len());
+            // The trap sites, searched by the program counter (`crate::sites`).
+            let search = match (&ctx.sites, crate::sites::PC_IN_CONTEXT) {
+                (Some(sites), Some(at)) => Some((sites.table, at, b.create_block())),
+                _ => None,
+            };
+            let ill = b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, sig, i64::from(libc::SIGILL));
+            let fpe = b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, sig, i64::from(libc::SIGFPE));
+            let is_ill = b.ins().bor(ill, fpe);
+            let memory = b.create_block();
+            match search {
+                // A machine trap: a failed check's, found by its site.
+                Some((_, _, found)) => b.ins().brif(is_ill, found, &[], memory, &[]),
+                None => b.ins().jump(memory, &[]),
+            };
+
+            b.switch_to_block(memory);
+            match (&ctx.guard, oob) {
                 (Some(guard), Some(oob)) => {
                     // A fault inside a linear memory's reservation is an access out of its
                     // bounds (its pages past the size have no access): the trap line of the
                     // guarded access whose code faulted, found by the program counter.
-                    let context = b.block_params(entry)[2];
                     let addr = b.ins().load(PTR, flags, info, crate::guard::SI_ADDR);
                     let gv = ctx.data_in_func(guard.table, b.func);
                     let table = b.ins().symbol_value(PTR, gv);
@@ -303,71 +338,66 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                         let both = b.ins().band(inside, set);
                         hit = b.ins().bor(hit, both);
                     }
-                    let fault_gv = ctx.data_in_func(msg, b.func);
-                    let fault_p = b.ins().symbol_value(PTR, fault_gv);
-                    let fault_n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
-                    let search = b.create_block();
-                    b.ins()
-                        .brif(hit, search, &[], report, &[fault_p.into(), fault_n.into()]);
-
-                    b.switch_to_block(search);
-                    let oob_gv = ctx.data_in_func(oob, b.func);
-                    let oob_p = b.ins().symbol_value(PTR, oob_gv);
-                    let oob_n = b.ins().iconst(types::I64, OOB_LINE.len() as i64);
-                    match crate::guard::PC_IN_CONTEXT {
-                        Some(at) => {
-                            let pc = b.ins().load(PTR, flags, context, at);
-                            let gv = ctx.data_in_func(guard.sites, b.func);
-                            let sites = b.ins().symbol_value(PTR, gv);
-                            let count = b.ins().load(types::I64, flags, sites, 0);
-                            let (head, body, found, next) = (
-                                b.create_block(),
-                                b.create_block(),
-                                b.create_block(),
-                                b.create_block(),
-                            );
-                            let zero = b.ins().iconst(types::I64, 0);
-                            let first = b.ins().iadd_imm_u(sites, 8);
-                            b.ins().jump(head, &[zero.into(), first.into()]);
-
-                            b.switch_to_block(head);
-                            let i = b.append_block_param(head, types::I64);
-                            let e = b.append_block_param(head, PTR);
-                            let end = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
-                            b.ins()
-                                .brif(end, report, &[oob_p.into(), oob_n.into()], body, &[]);
-
-                            b.switch_to_block(body);
-                            let func = b.ins().load(PTR, flags, e, 0);
-                            let start = b.ins().load(types::I64, flags, e, 8);
-                            let stop = b.ins().load(types::I64, flags, e, 16);
-                            let off = b.ins().isub(pc, func);
-                            let from = b.ins().isub(off, start);
-                            let span = b.ins().isub(stop, start);
-                            let inside = b.ins().icmp(IntCC::UnsignedLessThan, from, span);
-                            b.ins().brif(inside, found, &[], next, &[]);
-
-                            b.switch_to_block(found);
-                            let line = b.ins().load(PTR, flags, e, 24);
-                            let len = b.ins().load(types::I64, flags, e, 32);
-                            b.ins().jump(report, &[line.into(), len.into()]);
-
-                            b.switch_to_block(next);
-                            let i1 = b.ins().iadd_imm_u(i, 1);
-                            let e1 = b.ins().iadd_imm_u(e, crate::guard::SITE_BYTES as i64);
-                            b.ins().jump(head, &[i1.into(), e1.into()]);
-                        }
+                    match search {
+                        Some((_, _, found)) => b.ins().brif(hit, found, &[], report, &fault_line),
                         None => {
-                            b.ins().jump(report, &[oob_p.into(), oob_n.into()]);
+                            let oob_line = line(b, oob, OOB_LINE.len());
+                            b.ins().brif(hit, report, &oob_line, report, &fault_line)
                         }
-                    }
+                    };
                 }
                 _ => {
-                    let gv = ctx.data_in_func(msg, b.func);
-                    let p = b.ins().symbol_value(PTR, gv);
-                    let n = b.ins().iconst(types::I64, FAULT_LINE.len() as i64);
-                    b.ins().jump(report, &[p.into(), n.into()]);
+                    b.ins().jump(report, &fault_line);
                 }
+            }
+
+            if let Some((sites, at, search_block)) = search {
+                b.switch_to_block(search_block);
+                let context = b.block_params(entry)[2];
+                let pc = b.ins().load(PTR, flags, context, at);
+                let gv = ctx.data_in_func(sites, b.func);
+                let sites = b.ins().symbol_value(PTR, gv);
+                let count = b.ins().load(types::I64, flags, sites, 0);
+                let [head, body, found, next, missing] = std::array::from_fn(|_| b.create_block());
+                let zero = b.ins().iconst(types::I64, 0);
+                let first = b.ins().iadd_imm_u(sites, 8);
+                b.ins().jump(head, &[zero.into(), first.into()]);
+
+                b.switch_to_block(head);
+                let i = b.append_block_param(head, types::I64);
+                let e = b.append_block_param(head, PTR);
+                let end = b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, count);
+                b.ins().brif(end, missing, &[], body, &[]);
+
+                b.switch_to_block(body);
+                let func = b.ins().load(PTR, flags, e, 0);
+                let start = b.ins().load(types::I64, flags, e, 8);
+                let stop = b.ins().load(types::I64, flags, e, 16);
+                let off = b.ins().isub(pc, func);
+                let from = b.ins().isub(off, start);
+                let span = b.ins().isub(stop, start);
+                let inside = b.ins().icmp(IntCC::UnsignedLessThan, from, span);
+                b.ins().brif(inside, found, &[], next, &[]);
+
+                b.switch_to_block(found);
+                let line_p = b.ins().load(PTR, flags, e, 24);
+                let len = b.ins().load(types::I64, flags, e, 32);
+                b.ins().jump(report, &[line_p.into(), len.into()]);
+
+                b.switch_to_block(next);
+                let i1 = b.ins().iadd_imm_u(i, 1);
+                let e1 = b.ins().iadd_imm_u(e, crate::sites::SITE_BYTES as i64);
+                b.ins().jump(head, &[i1.into(), e1.into()]);
+
+                // No site: a memory fault in a reservation is out of bounds (an access the
+                // table does not name); any other machine trap is not irkit's (its default
+                // action, as without the handler).
+                b.switch_to_block(missing);
+                let oob_line = match oob {
+                    Some(oob) => line(b, oob, OOB_LINE.len()),
+                    None => fault_line,
+                };
+                b.ins().brif(is_ill, resend, &[], report, &oob_line);
             }
 
             b.switch_to_block(again_block);
@@ -391,8 +421,10 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
     )
 }
 
-/// Installs `irkit.rt.fault` for SIGSEGV and SIGBUS with `sigaction` (`SA_SIGINFO`, and
-/// `SA_NODEFER` so that a fault inside the handler enters it again).
+/// Installs `irkit.rt.fault` for SIGSEGV and SIGBUS, and SIGILL and SIGFPE in a build with
+/// trap sites,
+/// with `sigaction` (`SA_SIGINFO`, and `SA_NODEFER` so that a fault inside the handler enters
+/// it again).
 fn install_fault_handler<M: ClModule>(ctx: &mut Ctx<'_, M>, b: &mut FunctionBuilder<'_>) {
     let size = std::mem::size_of::<libc::sigaction>() as u32;
     let slot = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, size, 4));
@@ -422,7 +454,13 @@ fn install_fault_handler<M: ClModule>(ctx: &mut Ctx<'_, M>, b: &mut FunctionBuil
     );
     let sigaction = ctx.func_in_func(ctx.rt.sigaction, b.func);
     let null = b.ins().iconst(PTR, 0);
-    for sig in [libc::SIGSEGV, libc::SIGBUS] {
+    let sites = ctx.sites.is_some() && crate::sites::PC_IN_CONTEXT.is_some();
+    let traps = if sites {
+        &[libc::SIGILL, libc::SIGFPE][..]
+    } else {
+        &[]
+    };
+    for &sig in [libc::SIGSEGV, libc::SIGBUS].iter().chain(traps) {
         let n = b.ins().iconst(types::I32, i64::from(sig));
         b.ins().call(sigaction, &[n, act, null]);
     }
@@ -457,6 +495,31 @@ pub(crate) fn stack_fits_slow<M: ClModule>(
     let frame = b.ins().iconst(types::I64, frame as i64);
     let call = b.ins().call(f, &[state, sp, frame]);
     b.inst_results(call)[0]
+}
+
+/// Where IR code may be entered from C (a C entry, a function whose address is taken), in a
+/// build whose stack checks are conditional traps (`crate::lower::calls`): if the running
+/// thread's stack limit is still unknown (the thread's first IR code), finds it
+/// (`irkit.rt.stack_slow`), so that every check after it compares with the thread's limit.
+pub(crate) fn ensure_stack_limit<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    b: &mut FunctionBuilder<'_>,
+    state: Value,
+) {
+    let limit = b
+        .ins()
+        .load(types::I64, MemFlagsData::trusted(), state, LIMIT);
+    let unknown = b
+        .ins()
+        .icmp_imm_u(IntCC::Equal, limit, UNKNOWN_LIMIT as i64);
+    let (find, cont) = (b.create_block(), b.create_block());
+    b.set_cold_block(find);
+    b.ins().brif(unknown, find, &[], cont, &[]);
+    b.switch_to_block(find);
+    let sp = b.ins().get_stack_pointer(PTR);
+    stack_fits_slow(ctx, b, state, sp, 0);
+    b.ins().jump(cont, &[]);
+    b.switch_to_block(cont);
 }
 
 /// In an entry wrapper: checks that the entry function `f`'s stack objects fit on this

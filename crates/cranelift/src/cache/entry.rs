@@ -16,6 +16,7 @@ use crate::code::{Code, CodeReloc, KNOWN_SYMBOLS, RELOC_KINDS, Target};
 use crate::debug::LineRow;
 use crate::fingerprint::{FORMAT_VERSION, Key};
 use crate::names::Name;
+use crate::sites::CodeTrap;
 
 /// The first bytes of every entry.
 pub(crate) const MAGIC: &[u8; 8] = b"IRKCODE\0";
@@ -139,6 +140,11 @@ pub(crate) fn encode(key: &Key, entry: &Entry) -> Option<Vec<u8>> {
     }
     payload.extend_from_slice(&(code.cfa.len() as u32).to_le_bytes());
     payload.extend_from_slice(&code.cfa);
+    payload.extend_from_slice(&u32::try_from(code.traps.len()).ok()?.to_le_bytes());
+    for t in &code.traps {
+        payload.extend_from_slice(&t.offset.to_le_bytes());
+        payload.push(t.code);
+    }
     if payload.len() as u64 > MAX_PAYLOAD {
         return None;
     }
@@ -310,6 +316,27 @@ pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
         return None;
     }
     let cfa = r.take(len)?.to_vec();
+    let code_len = code.len();
+    let count = usize::try_from(r.u32()?).ok()?;
+    if r.0.len() != count.checked_mul(5)? {
+        return None;
+    }
+    let mut traps = Vec::with_capacity(count);
+    for _ in 0..count {
+        let offset = r.u32()?;
+        let code = *r.take(1)?.first()?;
+        let t = CodeTrap { offset, code };
+        // In code order, inside the code, each a code a site may carry; a site code naming
+        // one of the messages.
+        if traps.last().is_some_and(|p: &CodeTrap| offset < p.offset)
+            || offset as usize >= code_len
+            || !crate::sites::reported_code(code)
+            || t.message().is_some_and(|k| k as usize >= messages.len())
+        {
+            return None;
+        }
+        traps.push(t);
+    }
     if !r.0.is_empty() {
         return None;
     }
@@ -330,6 +357,7 @@ pub(crate) fn decode_with(bytes: &[u8], key: &Key, sum: Sum) -> Option<Entry> {
             relocs,
             lines,
             cfa,
+            traps,
         },
         names,
         messages,
@@ -388,6 +416,10 @@ pub(crate) mod tests {
                 },
             ],
             cfa: vec![0x41, 0x0e, 0x10],
+            traps: vec![CodeTrap {
+                offset: 12,
+                code: crate::sites::FIRST_CODE,
+            }],
         }
     }
 

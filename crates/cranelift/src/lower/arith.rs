@@ -133,7 +133,30 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         })
     }
 
-    /// Division and remainder: trap on a zero divisor and on signed `MIN / -1`.
+    /// The `integer overflow` trap at `place` if `a` is the minimum of `iw` and `b` is -1.
+    fn signed_overflow(
+        &mut self,
+        w: u32,
+        a: Value,
+        b: Value,
+        place: &Place,
+    ) -> Result<(), BackendError> {
+        let ty = Scalar::Int(w).clif();
+        let min: i64 = if w == 1 {
+            -1
+        } else {
+            i64::MIN >> (64 - ty.bits())
+        };
+        let is_min = self.b.ins().icmp_imm_s(CIntCC::Equal, a, min);
+        let is_m1 = self.b.ins().icmp_imm_s(CIntCC::Equal, b, -1);
+        let both = self.b.ins().band(is_min, is_m1);
+        self.trap_if(both, trap_kinds::INTEGER_OVERFLOW, place)
+    }
+
+    /// Division and remainder: trap on a zero divisor and on signed `MIN / -1`. Where checks
+    /// are machine traps (`crate::sites`), Cranelift's own: its division traps on both (a
+    /// remainder of `MIN` by -1 is 0 there, so that one is checked here), and the fault
+    /// handler finds the division by its code range.
     fn division(
         &mut self,
         op: IntBinary,
@@ -142,6 +165,18 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         b: Value,
         place: &Place,
     ) -> Result<Value, BackendError> {
+        if self.ctx.site_codes() && w > 1 {
+            if op == IntBinary::Srem {
+                self.signed_overflow(w, a, b, place)?;
+            }
+            let i = self.b.ins();
+            return Ok(match op {
+                IntBinary::Sdiv => i.sdiv(a, b),
+                IntBinary::Udiv => i.udiv(a, b),
+                IntBinary::Srem => i.srem(a, b),
+                _ => i.urem(a, b),
+            });
+        }
         let zero = self.b.ins().icmp_imm_s(CIntCC::Equal, b, 0);
         self.trap_if(zero, trap_kinds::DIVISION_BY_ZERO, place)?;
         let signed = matches!(op, IntBinary::Sdiv | IntBinary::Srem);
@@ -151,16 +186,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             (a, b)
         };
         if signed {
-            let ty = Scalar::Int(w).clif();
-            let min: i64 = if w == 1 {
-                -1
-            } else {
-                i64::MIN >> (64 - ty.bits())
-            };
-            let is_min = self.b.ins().icmp_imm_s(CIntCC::Equal, a, min);
-            let is_m1 = self.b.ins().icmp_imm_s(CIntCC::Equal, b, -1);
-            let both = self.b.ins().band(is_min, is_m1);
-            self.trap_if(both, trap_kinds::INTEGER_OVERFLOW, place)?;
+            self.signed_overflow(w, a, b, place)?;
         }
         let i = self.b.ins();
         let r = match op {

@@ -106,8 +106,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     /// The check before a call: the thread's stack must hold `frame` bytes above its limit
     /// (and, with `max_depth`, fewer than that many activations must be live). One branch on
     /// the hot path; the cold path traps on the depth, then asks `irkit.rt.stack_slow`, which
-    /// finds the thread's stack limit on its first check. Returns the thread's state and,
-    /// with `max_depth`, the activation count, in the block where the call goes on.
+    /// finds the thread's stack limit on its first check. In a build whose checks are machine
+    /// traps (`crate::sites`) without a depth limit, one conditional trap: the limit is known,
+    /// found where IR code is entered from C ([`crate::routines::ensure_stack_limit`]).
+    /// Returns the thread's state and, with `max_depth`, the activation count, in the block
+    /// where the call goes on.
     fn stack_check(
         &mut self,
         frame: u64,
@@ -120,6 +123,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let need = self.b.ins().iadd_imm_u(limit, frame as i64);
         let sp = self.b.ins().get_stack_pointer(PTR);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+        if max_depth.is_none() && self.limit_known() {
+            self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+            return Ok((state, None));
+        }
         let counted = max_depth.map(|max| {
             let depth = self.b.ins().load(clt::I64, flags, state, DEPTH);
             let full =

@@ -10,7 +10,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::runtime::{STOP, STOP_ARG, STOPPED_EXIT};
-use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types as clt};
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, TrapCode, Value, types as clt};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
@@ -50,11 +50,18 @@ pub(crate) fn lower_function<M: ClModule>(
         let size = u32::try_from(c.code_buffer().len()).unwrap_or(u32::MAX);
         ctx.code_sizes.push((f, built.id, size));
     }
-    if ctx.guard.is_some()
+    if ctx.sites.is_some()
         && let Some(c) = built.code.compiled_code()
     {
         let rows = crate::debug::line_rows(c);
-        crate::memories::note_sites(ctx, f, built.id, &rows);
+        let traps = crate::sites::code_traps(c);
+        crate::site_table::note_function(
+            ctx,
+            (f, built.id),
+            (table, &built.messages),
+            &rows,
+            &traps,
+        );
     }
     ctx.keep_debug(built.id, Some(f), built.code.compiled_code());
     Ok(())
@@ -163,9 +170,9 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     pub(crate) nan_observed: rustc_hash::FxHashSet<Inst>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
-    /// Each message's offset in the function's message table (the concatenation of
-    /// [`FnLower::messages`]).
-    message_offsets: HashMap<String, i64>,
+    /// Each message's index in [`FnLower::messages`] and offset in the function's message
+    /// table (their concatenation).
+    message_offsets: HashMap<String, (usize, i64)>,
     /// The table's length so far.
     message_bytes: i64,
     /// The running thread's state ([`crate::routines::thread_state`]) as read by the first
@@ -220,6 +227,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 at += n;
             }
             self.state = None;
+            if blk == order[0] && self.limit_known() && self.ctx.entered_from_c.contains(&f) {
+                let state = self.thread_state();
+                crate::routines::ensure_stack_limit(self.ctx, &mut self.b, state);
+            }
             let body = &m.children(blk)[m.block_params(blk).len()..];
             let base = bases.get(&blk).copied().unwrap_or(u32::MAX);
             for (index, &inst) in body.iter().enumerate() {
@@ -230,10 +241,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 let mut loc = crate::debug::locs::srcloc(m, inst, ordinal);
                 if loc.is_default()
                     && ordinal != u32::MAX
-                    && crate::memories::guarded_access(self.ctx, inst)
+                    && crate::site_table::traps_by_itself(self.ctx, inst)
                 {
-                    // The fault handler finds a guarded access by its code range
-                    // (`crate::memories::Guarded::note_sites`), located or not.
+                    // The fault handler finds an instruction whose code traps by itself by
+                    // its code range (`crate::site_table::note_function`), located or not.
                     loc = cranelift_codegen::ir::SourceLoc::new(ordinal);
                 }
                 self.b.set_srcloc(loc);
@@ -259,6 +270,14 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 s
             }
         }
+    }
+
+    /// Whether the running thread's stack limit is known wherever this function's code runs,
+    /// so that a stack check is one conditional trap: in a build whose checks are machine
+    /// traps (`crate::sites`) without a call depth limit, where IR code entered from C finds
+    /// the limit first ([`crate::routines::ensure_stack_limit`]).
+    pub(crate) fn limit_known(&self) -> bool {
+        self.ctx.site_codes() && self.ctx.max_depth.is_none()
     }
 
     pub(crate) fn malformed(&self, what: &str) -> BackendError {
@@ -406,21 +425,41 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         self.values.insert(inst, vs);
     }
 
-    /// Emits, in the current block, the call of the trap routine for `kind` at `place`; the
-    /// block is then terminated.
-    pub(crate) fn trap_here(&mut self, kind: &str, place: &Place) -> Result<(), BackendError> {
+    /// The trap line of `kind` at `place` in the function's message table: its index there,
+    /// its offset and its length.
+    fn trap_line(&mut self, kind: &str, place: &Place) -> (usize, i64, i64) {
         let text = format!("trap: {kind} in {}\n", place.render(self.ctx.m));
         let len = text.len() as i64;
-        let offset = match self.message_offsets.get(&text) {
-            Some(&offset) => offset,
+        let (index, offset) = match self.message_offsets.get(&text) {
+            Some(&known) => known,
             None => {
-                let offset = self.message_bytes;
+                let known = (self.messages.len(), self.message_bytes);
                 self.message_bytes += len;
-                self.message_offsets.insert(text.clone(), offset);
+                self.message_offsets.insert(text.clone(), known);
                 self.messages.push(text);
-                offset
+                known
             }
         };
+        (index, offset, len)
+    }
+
+    /// The site code of the trap line of `kind` at `place` (`crate::sites`), in a build whose
+    /// checks are machine traps, while the function has codes left.
+    pub(crate) fn site_code(&mut self, kind: &str, place: &Place) -> Option<TrapCode> {
+        if !self.ctx.site_codes() {
+            return None;
+        }
+        crate::sites::code_of_message(self.trap_line(kind, place).0)
+    }
+
+    /// Emits, in the current block, the trap `kind` at `place`: a machine trap with its site
+    /// code, or a call of the trap routine; the block is then terminated.
+    pub(crate) fn trap_here(&mut self, kind: &str, place: &Place) -> Result<(), BackendError> {
+        if let Some(code) = self.site_code(kind, place) {
+            self.b.ins().trap(code);
+            return Ok(());
+        }
+        let (_, offset, len) = self.trap_line(kind, place);
         let gv = crate::names::message_in_func(self.b.func, offset, self.ctx.far_data);
         let p = self.b.ins().symbol_value(PTR, gv);
         let n = self.b.ins().iconst(clt::I64, len);
@@ -503,14 +542,19 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         self.return_zeros();
     }
 
-    /// Traps with `kind` at `place` when `cond` (an `I8` 0/1) is nonzero; continues in a new
-    /// block otherwise.
+    /// Traps with `kind` at `place` when `cond` (an `I8` 0/1) is nonzero: a conditional
+    /// machine trap with its site code, or a branch to a cold block calling the trap routine
+    /// (the code goes on in a new block).
     pub(crate) fn trap_if(
         &mut self,
         cond: Value,
         kind: &str,
         place: &Place,
     ) -> Result<(), BackendError> {
+        if let Some(code) = self.site_code(kind, place) {
+            self.b.ins().trapnz(cond, code);
+            return Ok(());
+        }
         let cold = self.b.create_block();
         let cont = self.b.create_block();
         self.b.set_cold_block(cold);

@@ -51,15 +51,16 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let guarded = crate::memories::guarded_access(self.ctx, inst);
         let (p, flags) = if guarded {
             // The bytes past the size, up to the guard's end, have no access: an access out of
-            // bounds faults there, and the fault handler reports it (`crate::routines`).
+            // bounds faults there, and the fault handler reports it (`crate::routines`), found
+            // by its site code (`crate::sites`) or else by its code range.
             let fixed = MemFlagsData::trusted().with_readonly().with_can_move();
             let base = self.b.ins().load(PTR, fixed, record, RECORD_BASE);
             let ea = self.b.ins().uextend(clt::I64, addr);
             let p = self.b.ins().iadd(base, ea);
-            (
-                p,
-                MemFlagsData::new().with_trap_code(Some(TrapCode::HEAP_OUT_OF_BOUNDS)),
-            )
+            let code = self
+                .site_code(trap_kinds::OUT_OF_BOUNDS_MEMORY, place)
+                .unwrap_or(TrapCode::HEAP_OUT_OF_BOUNDS);
+            (p, MemFlagsData::new().with_trap_code(Some(code)))
         } else {
             let p = self.linear_address(record, addr, offset + n, place)?;
             (p, MemFlagsData::new())

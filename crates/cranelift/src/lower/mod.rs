@@ -17,7 +17,7 @@ mod vector;
 pub(crate) use func::lower_function;
 pub(crate) use func::{build_function, defined_function};
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use cranelift_codegen::ir::Signature;
 use cranelift_frontend::FunctionBuilderContext;
@@ -180,11 +180,15 @@ fn lower_carried<M: ClModule>(
         code_sizes: Vec::new(),
         debug: opts.debug_info.then(Vec::new),
         guard: None,
+        sites: None,
+        entered_from_c: HashSet::default(),
     };
     if opts.guard_memories {
         ctx.guard = Some(crate::guard::Guarded::declare(&mut ctx.cl, m)?);
+        ctx.sites = Some(crate::sites::Sites::declare(&mut ctx.cl)?);
     }
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
+    ctx.entered_from_c = address_taken(m, new);
     ctx.frames.extend(frames);
     for (ty, most) in max_frame {
         let was = ctx.max_frame.entry(ty).or_insert(0);
@@ -207,7 +211,7 @@ fn lower_carried<M: ClModule>(
         .filter(|&d| m.opcode(d) == Opcode::FUNC && m.entry_block(d).is_some())
         .collect();
     bodies(&mut ctx, &mut fctx, &defs)?;
-    crate::memories::define_sites(&mut ctx)?;
+    crate::site_table::define_sites(&mut ctx)?;
     for (d, id) in std::mem::take(&mut ctx.c_entries) {
         crate::routines::define_c_entry(&mut ctx, d, id)?;
     }
@@ -413,6 +417,31 @@ pub(crate) fn frames(
         frames.insert(f, total);
     }
     (frames, max_frame)
+}
+
+/// The functions among `defs` whose address the function bodies of `defs` take (an operand
+/// of theirs other than a direct call's callee): C code may call them
+/// ([`Ctx::entered_from_c`]; the data initializers add theirs, `crate::data`).
+pub(crate) fn address_taken(m: &Module, defs: &[Inst]) -> HashSet<Inst> {
+    use rayon::prelude::*;
+    defs.par_iter()
+        .filter(|&&f| m.opcode(f) == Opcode::FUNC)
+        .map(|&f| {
+            let mut taken = Vec::new();
+            for blk in m.blocks(f) {
+                for &i in m.children(blk) {
+                    let direct = matches!(m.opcode(i), Opcode::CALL | Opcode::TAIL_CALL);
+                    for (k, &o) in m.operands(i).iter().enumerate() {
+                        if m.opcode(o) == Opcode::FUNC && !(direct && k == 0) {
+                            taken.push(o);
+                        }
+                    }
+                }
+            }
+            taken
+        })
+        .flatten_iter()
+        .collect()
 }
 
 /// The stack function `f`'s `stackalloc` objects take, each 16-byte aligned.
