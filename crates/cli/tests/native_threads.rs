@@ -51,6 +51,20 @@ fn text(bytes: &[u8]) -> String {
 /// `main` starts a worker with `pthread_create` whose start routine is an IR function, joins
 /// it, and returns what the worker stored: the result of a `depth`-deep recursion.
 fn worker_program(depth: u32) -> String {
+    worker_run(depth, true)
+}
+
+/// [`worker_program`], or with `thread` false a `main` calling the worker directly (its
+/// address not taken: only IR code calls it).
+fn worker_run(depth: u32, thread: bool) -> String {
+    let run = if thread {
+        "  %tid: ptr = stackalloc i64\n  \
+         %c: i32 = call @pthread_create(%tid, ptr null, @worker, ptr null)\n  \
+         %t: i64 = load %tid\n  \
+         %j: i32 = call @pthread_join(%t, ptr null)\n"
+    } else {
+        "  %w: ptr = call @worker(ptr null)\n"
+    };
     format!(
         r#"#[extern("pthread_create")]
 @pthread_create: fn(ptr, ptr, ptr, ptr) -> i32 = func
@@ -82,15 +96,25 @@ fn worker_program(depth: u32) -> String {
 #[export("main")]
 @main: fn() -> i32 = func {{
 ^entry:
-  %tid: ptr = stackalloc i64
-  %c: i32 = call @pthread_create(%tid, ptr null, @worker, ptr null)
-  %t: i64 = load %tid
-  %j: i32 = call @pthread_join(%t, ptr null)
-  %r: i32 = load @result
+{run}  %r: i32 = load @result
   ret %r
 }}
 "#
     )
+}
+
+#[test]
+fn code_cached_before_c_could_call_a_function_is_not_reused_once_it_can() {
+    let dir = scratch("cache-entered");
+    let cache = dir.join("cache");
+    let cache = cache.to_str().expect("utf-8 path");
+    // Where checks are machine traps, a function C code may call finds the thread's stack
+    // limit first (spec/backends.md, "Call depth and the native stack"): first `@worker` is
+    // called by IR code only, then a new thread runs it first, from the same code cache.
+    for thread in [false, true] {
+        let [_, exe] = jit_and_exe(&dir, &worker_run(50, thread), &["--cache", cache]);
+        assert_eq!(exe.status.code(), Some(50), "{}", text(&exe.stderr));
+    }
 }
 
 #[test]

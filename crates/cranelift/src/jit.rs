@@ -210,12 +210,12 @@ pub(crate) fn place_zero(
 pub(crate) fn on_program_thread<T: Send + 'static>(
     stack: usize,
     heap: &Arc<Heap>,
-    memories: Option<crate::fault::FaultTables>,
+    tables: Option<crate::fault::FaultTables>,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, BackendError> {
     // A memory fault in the program is a trap line and exit 70, not a signal.
     #[cfg(unix)]
-    let _faults = crate::fault::Guard::install(memories);
+    let _faults = crate::fault::Guard::install(tables);
     let heap = Arc::clone(heap);
     let thread = std::thread::Builder::new()
         .name("irkit-jit".into())
@@ -264,8 +264,8 @@ fn fault_tables(module: &JITModule) -> crate::fault::FaultTables {
 /// A module compiled into memory, ready to run. Dropping it frees its code, its data, the
 /// address space of its linear memories and what its runs left allocated on the C heap.
 pub struct Compiled {
-    /// Its guarded linear memories' tables, if it has memories.
-    memories: Option<crate::fault::FaultTables>,
+    /// What the fault handler reads of it: its guarded linear memories and its trap sites.
+    tables: Option<crate::fault::FaultTables>,
     module: ManuallyDrop<JITModule>,
     entry: *const u8,
     /// The stack size of the thread [`Compiled::run`] runs the program on.
@@ -283,7 +283,7 @@ impl Drop for Compiled {
     fn drop(&mut self) {
         // GDB forgets the code before it goes.
         drop(self.gdb.take());
-        if let Some(t) = self.memories {
+        if let Some(t) = self.tables {
             for k in 0..t.count {
                 // SAFETY: the table has `count` words; a nonzero one is the base of a
                 // reservation of `RESERVATION` bytes its run made, used by nothing now (every
@@ -379,9 +379,9 @@ pub fn compile_with(
         }))?;
     }
     let entry = module.get_finalized_function(id);
-    let memories = Some(fault_tables(&module));
+    let tables = Some(fault_tables(&module));
     Ok(Compiled {
-        memories,
+        tables,
         module: ManuallyDrop::new(module),
         entry,
         stack,
@@ -422,7 +422,7 @@ impl Compiled {
         // host's default calling convention, and `self.module` (which owns the code) outlives
         // the thread: it is joined before this returns.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(self.entry) };
-        on_program_thread(self.stack, &self.heap, self.memories, move || f())
+        on_program_thread(self.stack, &self.heap, self.tables, move || f())
     }
 
     /// The image describing the code to debuggers, if one was built.
