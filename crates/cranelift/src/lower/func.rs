@@ -111,6 +111,7 @@ pub(crate) fn build_function<M: ClModule>(
             block_names: HashMap::default(),
             data_refs: HashMap::default(),
             nan_observed: Default::default(),
+            forwardable: Default::default(),
             messages: Vec::new(),
             message_offsets: HashMap::default(),
             message_bytes: 0,
@@ -168,6 +169,8 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     /// The values whose NaN bits the program may observe: only float results among them are
     /// canonicalized ([`super::nan`]).
     pub(crate) nan_observed: rustc_hash::FxHashSet<Inst>,
+    /// The blocks an edge may skip (`super::control::forwardable`).
+    pub(crate) forwardable: rustc_hash::FxHashSet<Inst>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
     /// Each message's index in [`FnLower::messages`] and offset in the function's message
@@ -194,6 +197,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let bases = crate::debug::locs::block_bases(m, f);
         let order = irkit_core::edges::reverse_postorder(m, f);
         self.nan_observed = super::nan::observed(m, &order);
+        self.forwardable = super::control::forwardable(m, &order);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {
