@@ -169,7 +169,7 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     /// The values whose NaN bits the program may observe: only float results among them are
     /// canonicalized ([`super::nan`]).
     pub(crate) nan_observed: rustc_hash::FxHashSet<Inst>,
-    /// The blocks an edge may skip (`super::control::forwardable`).
+    /// The blocks an edge may skip (`super::forward::forwardable`).
     pub(crate) forwardable: rustc_hash::FxHashSet<Inst>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
@@ -197,7 +197,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let bases = crate::debug::locs::block_bases(m, f);
         let order = irkit_core::edges::reverse_postorder(m, f);
         self.nan_observed = super::nan::observed(m, &order);
-        self.forwardable = super::control::forwardable(m, &order);
+        self.forwardable = super::forward::forwardable(m, &order);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {

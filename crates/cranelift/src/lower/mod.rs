@@ -7,6 +7,7 @@
 mod arith;
 mod calls;
 mod control;
+mod forward;
 mod func;
 mod linear;
 mod memory;
