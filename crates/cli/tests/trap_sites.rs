@@ -1,7 +1,8 @@
 //! Checks as machine traps (spec/backends.md, "Checks as machine traps"): in executables and
 //! `ir-run` a failed check is a trap instruction the fault handler finds by its program counter,
 //! and prints the interpreter's exact line; past a function's 249 site codes, checks are
-//! branches again and a guarded access is found by its code range.
+//! branches again and a guarded access is found by its code range; a trap flushes the output
+//! and, like C's `abort`, runs no `atexit` function.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -96,4 +97,32 @@ fn checks_past_the_site_codes_are_reported_at_their_instruction() {
     let src = many_checks(300, "  %x: i32 = mem_load 0 @mem, i32 65536\n  ret %x");
     let want = "trap: out of bounds memory access in @many ^entry, instruction 301 (mem_load %x)\n";
     assert_all_trap(three_ways(&dir, &src), want);
+}
+
+#[test]
+fn a_trap_flushes_the_output_and_runs_no_atexit_function() {
+    let dir = scratch("atexit");
+    // `main` registers `@bye` (which prints `B`), prints `A` (buffered in C's `stdout`), then
+    // divides by zero: the trap is the fault handler's, which ends the program as C's `abort`
+    // would, after flushing what it printed.
+    let src = "#[extern(\"putchar\")]\n@putchar: fn(i32) -> i32 = func\n\
+               #[extern(\"atexit\")]\n@atexit: fn(ptr) -> i32 = func\n\n\
+               @zero: i32 = global_var i32 0\n\n\
+               @bye: fn() -> void = func {\n^entry:\n  %c: i32 = call @putchar(i32 66)\n  ret\n}\n\n\
+               #[export(\"main\")]\n@main: fn() -> i32 = func {\n^entry:\n  \
+               %r: i32 = call @atexit(@bye)\n  \
+               %a: i32 = call @putchar(i32 65)\n  \
+               %z: i32 = load @zero\n  \
+               %q: i32 = sdiv %r, %z\n  \
+               ret %q\n}\n";
+    let [_, jit, exe] = three_ways(&dir, src);
+    for o in [jit, exe] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(70), "{err}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "A");
+        assert_eq!(
+            err,
+            "trap: integer division by zero in @main ^entry, instruction 3 (sdiv %q)\n"
+        );
+    }
 }

@@ -66,8 +66,11 @@ pub(crate) fn define_c_entry<M: ClModule>(
     )
 }
 
-/// Defines `irkit.rt.trap(msg, len)`: `write(2, msg, len); exit(70);`. In session mode it
-/// records the trap in the state instead (`state.stop = TRAP; state.msg = msg; state.arg =
+/// Defines `irkit.rt.trap(msg, len)`: `fflush(NULL); write(2, msg, len); _exit(70);`, as the
+/// fault handler ends the program at a failed check that is a machine trap (`crate::sites`):
+/// what the program printed is flushed first, and a trap, like C's `abort`, runs no function
+/// the program registered with `atexit`. In session mode it records the trap in the state
+/// instead (`state.stop = TRAP; state.msg = msg; state.arg =
 /// len`: [`STOP`], [`STOP_MSG`], [`STOP_ARG`]) and returns.
 pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(), BackendError> {
     let rt = ctx.rt;
@@ -93,12 +96,15 @@ pub(crate) fn define_trap_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<(
                 b.ins().store(flags, how, at, STOP);
                 b.ins().return_(&[]);
             } else {
+                let fflush = ctx.func_in_func(rt.fflush, b.func);
+                let null = b.ins().iconst(PTR, 0);
+                b.ins().call(fflush, &[null]);
                 let write = ctx.func_in_func(rt.write, b.func);
-                let exit = ctx.func_in_func(rt.exit, b.func);
+                let exit_now = ctx.func_in_func(rt.exit_now, b.func);
                 let fd = b.ins().iconst(types::I32, 2);
                 b.ins().call(write, &[fd, msg, len]);
                 let code = b.ins().iconst(types::I32, i64::from(EXIT_TRAP));
-                b.ins().call(exit, &[code]);
+                b.ins().call(exit_now, &[code]);
                 b.ins().trap(UNREACHABLE_AFTER_EXIT);
             }
             Ok(())
