@@ -43,9 +43,11 @@ pub(crate) struct LowerOptions<'a> {
     /// Whether the entry wrapper installs the memory-fault handler (executables; the JIT's
     /// host installs its own).
     pub(crate) install_fault_handler: bool,
-    /// Whether linear memories are reserved with guard regions and accesses within reach of
-    /// the guard are not compared (an executable with an IR entry: spec/backends.md, "Linear
-    /// memories"); else every access is compared with the memory's size.
+    /// Whether the code runs under irkit's fault handler (an executable with an IR entry, a
+    /// JIT run): linear memories are reserved with guard regions and accesses within reach of
+    /// the guard are not compared (spec/backends.md, "Linear memories"), and checks are
+    /// machine traps ("Checks as machine traps"); else every access is compared with the
+    /// memory's size and every check branches to the trap routine.
     pub(crate) guard_memories: bool,
     /// Session mode (the JIT's sessions, spec/backends.md "Sessions"): traps and `exit` return
     /// to the host instead of ending the process, and only the definitions the Cranelift
@@ -144,9 +146,10 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// The trap sites the fault handler searches (`crate::sites`), in a build with
     /// [`LowerOptions::guard_memories`].
     pub(crate) sites: Option<crate::sites::Sites>,
-    /// The functions C code may call although they have no C entry: those whose address is
-    /// taken (`crate::lower::address_taken`, and data initializers). Where stack checks need
-    /// the thread's limit known, they find it first (`crate::routines::ensure_stack_limit`).
+    /// Where checks are machine traps ([`Ctx::site_codes`]; empty elsewhere), the functions C
+    /// code may call although they have no C entry: those whose address is taken
+    /// (`crate::lower::address_taken`, and data initializers). Their stack checks need the
+    /// thread's limit known: they find it first (`crate::routines::ensure_stack_limit`).
     pub(crate) entered_from_c: rustc_hash::FxHashSet<Inst>,
 }
 

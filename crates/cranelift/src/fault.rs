@@ -52,7 +52,9 @@ pub(crate) struct FaultTables {
 /// Installs the handler for SIGSEGV and SIGBUS (and SIGILL and SIGFPE, for a program with trap
 /// sites) until dropped.
 pub(crate) struct Guard {
+    /// The signals handled and their dispositions before: the first `handled` entries.
     previous: [(libc::c_int, libc::sigaction); 4],
+    handled: usize,
     installed: bool,
 }
 
@@ -83,17 +85,15 @@ impl Guard {
                 (libc::SIGILL, std::mem::zeroed::<libc::sigaction>()),
                 (libc::SIGFPE, std::mem::zeroed::<libc::sigaction>()),
             ];
+            // Machine traps only for a program with trap sites.
+            let handled = if sites == 0 { 2 } else { 4 };
             let mut installed = true;
-            for (sig, old) in &mut previous {
-                if matches!(*sig, libc::SIGILL | libc::SIGFPE) && sites == 0 {
-                    // Not changed: restored as it was read.
-                    installed &= libc::sigaction(*sig, std::ptr::null(), old) == 0;
-                    continue;
-                }
+            for (sig, old) in &mut previous[..handled] {
                 installed &= libc::sigaction(*sig, &action, old) == 0;
             }
             Guard {
                 previous,
+                handled,
                 installed,
             }
         }
@@ -107,7 +107,7 @@ impl Drop for Guard {
         if !self.installed {
             return;
         }
-        for (sig, old) in &self.previous {
+        for (sig, old) in &self.previous[..self.handled] {
             // SAFETY: restores the disposition `install` read.
             unsafe {
                 libc::sigaction(*sig, old, std::ptr::null_mut());

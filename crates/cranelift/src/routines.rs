@@ -314,11 +314,11 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
             let fpe = b
                 .ins()
                 .icmp_imm_s(IntCC::Equal, sig, i64::from(libc::SIGFPE));
-            let is_ill = b.ins().bor(ill, fpe);
+            let machine_trap = b.ins().bor(ill, fpe);
             let memory = b.create_block();
             match search {
                 // A machine trap: a failed check's, found by its site.
-                Some((_, _, found)) => b.ins().brif(is_ill, found, &[], memory, &[]),
+                Some((_, _, found)) => b.ins().brif(machine_trap, found, &[], memory, &[]),
                 None => b.ins().jump(memory, &[]),
             };
 
@@ -403,7 +403,7 @@ pub(crate) fn define_fault_routine<M: ClModule>(ctx: &mut Ctx<'_, M>) -> Result<
                     Some(oob) => line(b, oob, OOB_LINE.len()),
                     None => fault_line,
                 };
-                b.ins().brif(is_ill, resend, &[], report, &oob_line);
+                b.ins().brif(machine_trap, resend, &[], report, &oob_line);
             }
 
             b.switch_to_block(again_block);

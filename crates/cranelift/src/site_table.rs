@@ -19,13 +19,9 @@ use crate::sites::{CodeTrap, SITE_BYTES, Site};
 fn located_kind<M: ClModule>(ctx: &Ctx<'_, M>, inst: Inst, code: u8) -> Option<&'static str> {
     let code = TrapCode::from_raw(std::num::NonZeroU8::new(code)?);
     let op = ctx.m.opcode(inst);
-    let divides = matches!(
-        op,
-        Opcode::SDIV | Opcode::UDIV | Opcode::SREM | Opcode::UREM
-    );
     if code == TrapCode::HEAP_OUT_OF_BOUNDS && crate::memories::guarded_access(ctx, inst) {
         Some(trap_kinds::OUT_OF_BOUNDS_MEMORY)
-    } else if code == TrapCode::INTEGER_DIVISION_BY_ZERO && divides {
+    } else if code == TrapCode::INTEGER_DIVISION_BY_ZERO && divides(op) {
         Some(trap_kinds::DIVISION_BY_ZERO)
     } else if code == TrapCode::INTEGER_OVERFLOW && matches!(op, Opcode::SDIV | Opcode::SREM) {
         Some(trap_kinds::INTEGER_OVERFLOW)
@@ -38,21 +34,24 @@ fn located_kind<M: ClModule>(ctx: &Ctx<'_, M>, inst: Inst, code: u8) -> Option<&
 /// its Cranelift source location ([`note_function`]): a guarded access, or (where checks are
 /// machine traps) a division.
 pub(crate) fn traps_by_itself<M: ClModule>(ctx: &Ctx<'_, M>, inst: Inst) -> bool {
-    crate::memories::guarded_access(ctx, inst)
-        || (ctx.site_codes()
-            && matches!(
-                ctx.m.opcode(inst),
-                Opcode::SDIV | Opcode::UDIV | Opcode::SREM | Opcode::UREM
-            ))
+    crate::memories::guarded_access(ctx, inst) || (ctx.site_codes() && divides(ctx.m.opcode(inst)))
+}
+
+/// Whether `op` divides (and so traps on a zero divisor).
+fn divides(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::SDIV | Opcode::UDIV | Opcode::SREM | Opcode::UREM
+    )
 }
 
 /// Notes the trap sites of function definition `f`, defined as `id` with message table
 /// `table` (`messages` concatenated), the code ranges `rows` of its located instructions
-/// (`crate::debug::line_rows`) and the trap instructions `traps` (`crate::sites::code_traps`): a site
-/// code names its line in the table; Cranelift's own code is reported at the instruction
-/// whose code range holds it, if that is an instruction trapping so ([`located_kind`]; a
-/// load merged into the instruction using its value is in that one's range, and the fault
-/// handler reports it without its instruction).
+/// (`crate::debug::line_rows`) and the trap instructions `traps` (`crate::sites::code_traps`):
+/// a site code names its line in the table; Cranelift's own code is reported at the
+/// instruction whose code range holds it, if that is an instruction trapping so
+/// ([`located_kind`]; a load merged into the instruction using its value is in that one's
+/// range, and the fault handler reports it without its instruction).
 pub(crate) fn note_function<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     (f, id): (Inst, FuncId),
@@ -74,6 +73,8 @@ pub(crate) fn note_function<M: ClModule>(
         at = at.saturating_add(m.len() as u32);
     }
     let m = ctx.m;
+    // The function's label and its instructions by ordinal, once a trap needs them.
+    let mut func = None;
     let mut body = Vec::new();
     let mut found = Vec::new();
     let mut text = String::new();
@@ -98,7 +99,8 @@ pub(crate) fn note_function<M: ClModule>(
         let Some(r) = rows.get(i).filter(|r| r.start <= t.offset) else {
             continue;
         };
-        if body.is_empty() {
+        if func.is_none() {
+            func = Some(irkit_core::place::verified_def_label(m, f));
             for (k, blk) in m.blocks(f).enumerate() {
                 let insts = &m.children(blk)[m.block_params(blk).len()..];
                 body.extend(insts.iter().enumerate().map(|(i, &inst)| (k, blk, i, inst)));
@@ -111,9 +113,9 @@ pub(crate) fn note_function<M: ClModule>(
             continue;
         };
         let (at, len) = *lines.entry((r.inst, t.code)).or_insert_with(|| {
-            let func = irkit_core::place::verified_def_label(m, f);
             let block = irkit_core::place::verified_block_label(m, blk, k);
-            let place = crate::place::Place::new(func, block, index, inst);
+            let place =
+                crate::place::Place::new(func.clone().unwrap_or_default(), block, index, inst);
             let line = format!("trap: {kind} in {}\n", place.render(m));
             let at = (base + text.len()) as u32;
             text.push_str(&line);

@@ -22,8 +22,8 @@ use irkit_backend::BackendError;
 use crate::error::cl_err;
 
 /// The offset of the interrupted program counter in the `ucontext_t` a signal handler gets,
-/// on the targets whose layout is known here (elsewhere checks are branches, and a guarded access's
-/// fault is reported without its instruction).
+/// on the targets whose layout is known here (elsewhere checks are branches, and a guarded
+/// access's fault is reported without its instruction).
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub(crate) const PC_IN_CONTEXT: Option<i32> = Some(
     (std::mem::offset_of!(libc::ucontext_t, uc_mcontext)

@@ -189,7 +189,9 @@ fn lower_carried<M: ClModule>(
         ctx.sites = Some(crate::sites::Sites::declare(&mut ctx.cl)?);
     }
     let (frames, max_frame) = frames(m, &ctx.layouts, new);
-    ctx.entered_from_c = address_taken(m, new);
+    if ctx.site_codes() {
+        ctx.entered_from_c = address_taken(m, new);
+    }
     ctx.frames.extend(frames);
     for (ty, most) in max_frame {
         let was = ctx.max_frame.entry(ty).or_insert(0);
