@@ -107,6 +107,21 @@ fn text_output_and_default_names() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("wasm:a%3Ab:add"), "{text}");
+    // `--verify` (what debug builds always do) changes nothing in a translation that verifies.
+    let checked = t.join("checked.ir");
+    let o = run(
+        "ir-wasm",
+        &[
+            wat.to_str().unwrap(),
+            "-o",
+            checked.to_str().unwrap(),
+            "--name",
+            "a:b",
+            "--verify",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&checked).unwrap(), text);
     let _ = std::fs::remove_dir_all(&t);
 }
 

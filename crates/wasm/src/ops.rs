@@ -11,7 +11,9 @@
 //! [`Conversion::Zext`]) and builds it on the builder's typed path, which cannot fail: the
 //! operands' types are the ones wasm validation proved.
 
-use irkit_core::{Conversion, FloatBinary, FloatCC, FloatUnary, Inst, IntBinary, IntCC, IntUnary};
+use irkit_core::{
+    Conversion, FloatBinary, FloatCC, FloatUnary, Inst, IntBinary, IntCC, IntUnary, Opcode,
+};
 use wasmparser::Operator;
 
 use crate::error::WasmError;
@@ -110,11 +112,24 @@ impl FuncTranslator<'_, '_> {
         self.push_bool(c);
     }
 
-    /// `rem_s`: 0 when the divisor is -1 (where the IR's `srem` would trap on `MIN`).
+    /// `rem_s`: 0 when the divisor is -1 (where the IR's `srem` would trap on `MIN`). A
+    /// constant divisor (what compilers mostly emit: `x % 10`) needs no test: -1 gives 0,
+    /// any other the IR's `srem` (which then never traps).
     fn rem_s(&mut self) {
         let y = self.pop();
         let x = self.pop();
         let minus1 = self.int_like(y, u64::MAX);
+        if y == minus1 {
+            // Constants are interned: `y` is the constant -1.
+            let zero = self.int_like(y, 0);
+            self.stack.push(zero);
+            return;
+        }
+        if self.b.module().opcode(y) == Opcode::CONST_INT {
+            let r = self.b.ins().srem(x, y);
+            self.stack.push(r);
+            return;
+        }
         let one = self.int_like(y, 1);
         let zero = self.int_like(y, 0);
         let mut ins = self.b.ins();

@@ -1,5 +1,6 @@
 //! `ir-wasm IN.wasm|IN.wat [-o OUT.irm|OUT.ir] [--name NAME] [--main FIELD]`: translates one WebAssembly
-//! module into an irkit module (spec/wasm.md), verified, written atomically.
+//! module into an irkit module (spec/wasm.md), written atomically; verified by debug builds
+//! and with `--verify`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,12 @@ struct Args {
     /// function FIELD (of type [] -> [] or [] -> [i32]) and returns its result.
     #[arg(long, value_name = "FIELD")]
     main: Option<String>,
+    /// Verify the translation before writing it (always done by debug builds). A front end's
+    /// self-check: the tools that compile or run a module (`ir-link`, `ir-run`) verify it
+    /// anyway, so a release build leaves it to them (as clang's release builds skip LLVM's
+    /// verifier).
+    #[arg(long)]
+    verify: bool,
 }
 
 /// Reads all of `path` (`-` is stdin), at most [`irkit_format::MAX_INPUT`] bytes.
@@ -93,7 +100,8 @@ fn main() -> ExitCode {
             return problems.finish();
         }
     };
-    if let Err(errors) = irkit_core::verify::verify(&module) {
+    let verify = args.verify || cfg!(debug_assertions);
+    if verify && let Err(errors) = irkit_core::verify::verify(&module) {
         for e in errors {
             problems.push(format!(
                 "{display}: internal error: the translation does not verify: {e}"
