@@ -151,6 +151,12 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// (`crate::lower::address_taken`, and data initializers). Their stack checks need the
     /// thread's limit known: they find it first (`crate::routines::ensure_stack_limit`).
     pub(crate) entered_from_c: rustc_hash::FxHashSet<Inst>,
+    /// The IR functions whose calls are not checked: the small leaves
+    /// (`crate::lower::Frames::small_leaves`), without a call depth limit and outside
+    /// sessions (empty otherwise). A leaf cannot recurse and its whole frame stays within the
+    /// margin below the caller's checked frame (spec/backends.md, "Call depth and the native
+    /// stack").
+    pub(crate) unchecked: rustc_hash::FxHashSet<Inst>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

@@ -17,7 +17,8 @@
 //!   order), with the largest callee frame of each indirect call's type;
 //! * for each entry of the reference list, what lowering takes from it: for a function how it
 //!   is called (an IR function with a body, a C function, `abort`, one that cannot be called)
-//!   with its Cranelift signature, linkage and `stackalloc` frame; for a global its linkage,
+//!   with its Cranelift signature, linkage, `stackalloc` frame and whether its calls are
+//!   checked (`Ctx::unchecked`); for a global its linkage,
 //!   writability and thread-locality; and the symbol name of either **unless it is local**.
 //!
 //! Local symbols (`irkit.<index>.<name>`) are not in the key: a cache entry names the symbols
@@ -36,7 +37,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -516,6 +517,7 @@ fn reference<M: ClModule>(ctx: &Ctx<'_, M>, out: &mut Stream, d: Inst) {
         out.u8(1);
         out.u8(u8::from(m.entry_block(d).is_some()));
         out.u64(ctx.frames.get(&d).copied().unwrap_or(0));
+        out.u8(u8::from(ctx.unchecked.contains(&d)));
         match callee {
             Callee::Func(id) | Callee::Abort(id) => {
                 out.u8(if matches!(callee, Callee::Func(_)) {

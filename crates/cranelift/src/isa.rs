@@ -10,23 +10,23 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_module::{FuncId, Module as ClModule, ModuleError, ModuleReloc};
 use irkit_backend::BackendError;
 
-/// A function of more blocks than this whose blocks times instructions pass
-/// [`LARGE_EXTENT`] is large ([`is_large`]).
+/// A function of more segments (blocks and calls, [`segments`]) than this whose segments
+/// times instructions pass [`LARGE_EXTENT`] is large ([`is_large`]).
 pub(crate) const LARGE_BLOCKS: usize = 1024;
 
-/// The product of a function's blocks and instructions above which it is large (with more
-/// than [`LARGE_BLOCKS`] blocks): 2^26, e.g. 2,000 blocks of 33,000 instructions, or one
-/// block after another making about 800 calls of IR functions (each call's depth and stack
-/// check makes blocks of its own).
+/// The product of a function's segments and instructions above which it is large (with more
+/// than [`LARGE_BLOCKS`] segments): 2^26, e.g. 2,000 blocks of 33,000 instructions, or about
+/// 6,000 calls in one block (each call and its result's use two instructions or more).
 ///
 /// Why a product: the optimizer (`opt_level = speed`) computes a pure value at its uses (the
 /// e-graph's elaboration), so a value can be made live from its operands' definitions to a use
-/// thousands of blocks later; a chain `s1 = s0 + call(), s2 = s1 + call(), ...` ends with every
-/// call's result live to the `ret`. The register allocators' work then grows with values live
-/// times blocks they are live across, at most instructions times blocks: quadratic (5,000 such
-/// calls took 4 s, 10,000 47 s, 100,000 ran out of memory). Without the optimizer every value
-/// stays where the function computes it, and the backtracking allocator's work is linear in
-/// the function (10,000 calls: 5 s, 100,000: 40 s, in a debug build). Below the bound the
+/// thousands of blocks or calls later; a chain `s1 = s0 + call(), s2 = s1 + call(), ...` ends
+/// with every call's result live to the `ret`. The register allocators' work then grows with
+/// values live times the blocks and calls (each clobbering the caller-saved registers) they
+/// are live across, at most instructions times segments: quadratic (5,000 such calls took
+/// 4 s, 10,000 47 s, 100,000 ran out of memory). Without the optimizer every value stays
+/// where the function computes it, and the backtracking allocator's work is linear in the
+/// function (10,000 calls: 5 s, 100,000: 40 s, in a debug build). Below the bound the
 /// quadratic term is small whatever the shape; above it, the function is compiled at
 /// [`large_isa`]'s settings.
 pub(crate) const LARGE_EXTENT: u64 = 1 << 26;
@@ -118,16 +118,35 @@ pub(crate) fn large_isa(pic: bool) -> Result<OwnedTargetIsa, BackendError> {
     )
 }
 
-/// Whether Cranelift function `f` is large: more than [`LARGE_BLOCKS`] blocks, and blocks
-/// times instructions above [`LARGE_EXTENT`]. A pure function of the function's Cranelift IR,
+/// A function's segments: its blocks plus its calls (what a value the optimizer moves can be
+/// made live across). Calls are counted only when they could matter: a function of at most
+/// [`LARGE_BLOCKS`] instructions has no more calls than that.
+fn segments(f: &ir::Function) -> usize {
+    let blocks = f.layout.blocks().count();
+    if blocks > LARGE_BLOCKS || f.dfg.num_insts() <= LARGE_BLOCKS {
+        return blocks;
+    }
+    let calls = f
+        .layout
+        .blocks()
+        .flat_map(|b| f.layout.block_insts(b))
+        .filter(|&i| f.dfg.insts[i].opcode().is_call())
+        .count();
+    blocks + calls
+}
+
+/// Whether Cranelift function `f` is large: more than [`LARGE_BLOCKS`] segments (blocks and
+/// calls), and segments times instructions above [`LARGE_EXTENT`]. Calls count since calls of
+/// small leaves are not checked (spec/backends.md, "Call depth and the native stack"): before,
+/// each call's check made blocks of its own. A pure function of the function's Cranelift IR,
 /// itself a pure function of what the code cache's key covers (the irkit function and what it
 /// refers to, `crate::fingerprint`): a key names one compilation either way, so the key needs
 /// nothing for this choice (the key's ISA flags are the level's, which stays one key apart
 /// from the other level's).
 pub(crate) fn is_large(f: &ir::Function) -> bool {
-    let blocks = f.layout.blocks().count();
+    let segments = segments(f);
     let insts = f.dfg.num_insts();
-    blocks > LARGE_BLOCKS && (blocks as u64).saturating_mul(insts as u64) > LARGE_EXTENT
+    segments > LARGE_BLOCKS && (segments as u64).saturating_mul(insts as u64) > LARGE_EXTENT
 }
 
 /// The ISA to compile `f` with: `large` if [`is_large`], else `normal` (the level's).

@@ -21,6 +21,11 @@ pub(crate) const UNREACHABLE_AFTER_EXIT: TrapCode = TrapCode::unwrap_user(1);
 /// code, and the trap routine (which calls `write` and `exit`).
 pub(crate) const STACK_MARGIN: u64 = 256 * 1024;
 
+/// The most a function's `stackalloc` objects may take for calls of it to go unchecked when
+/// it calls no IR function (a small leaf: `crate::lower::Frames::small_leaves`): its frame
+/// then stays within [`STACK_MARGIN`] below its caller's, whose call was checked.
+pub(crate) const SMALL_LEAF_FRAME: u64 = 16 * 1024;
+
 /// The main thread's stack assumed when its bounds cannot be read (`pthread_getattr_np` reads
 /// `/proc/self/maps` for the main thread) and `getrlimit` fails too.
 pub(crate) const DEFAULT_STACK: u64 = 8 << 20;

@@ -93,7 +93,11 @@ impl JitSession {
     /// definitions `new` only (the live ones' largest frames by type are carried).
     fn check_frames(&self, m: &Module, new: &[Inst]) -> Result<HashMap<Inst, u64>, BackendError> {
         let layouts = crate::types::Layouts::new(m);
-        let (frames, mut max_frame) = crate::lower::frames(m, &layouts, new);
+        let crate::lower::Frames {
+            frames,
+            mut max_frame,
+            ..
+        } = crate::lower::frames(m, &layouts, new);
         for (ty, &most) in &self.carried.max_frame {
             let m = max_frame.entry(*ty).or_insert(0);
             *m = (*m).max(most);

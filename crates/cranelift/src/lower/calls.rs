@@ -33,10 +33,15 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         let call = if op == Op::Call {
             match self.ctx.funcs.get(&ops[0]).cloned() {
-                // An IR function: one more activation, checked (a C function is not).
+                // An IR function: one more activation, checked (a C function is not), unless
+                // it is a small leaf (`Ctx::unchecked`).
                 Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
                     let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
-                    let saved = self.enter_call(frame, place)?;
+                    let saved = if self.ctx.unchecked.contains(&ops[0]) {
+                        None
+                    } else {
+                        self.enter_call(frame, place)?
+                    };
                     let fr = self.ctx.func_in_func(fid, self.b.func);
                     let call = self.b.ins().call(fr, &args);
                     self.leave_call(saved);
@@ -239,8 +244,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         match self.ctx.funcs.get(&ops[0]).cloned() {
             Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
-                let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
-                self.stack_check(frame, None, place)?;
+                if !self.ctx.unchecked.contains(&ops[0]) {
+                    let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
+                    self.stack_check(frame, None, place)?;
+                }
                 let fr = self.ctx.func_in_func(fid, self.b.func);
                 self.b.ins().return_call(fr, &args);
             }

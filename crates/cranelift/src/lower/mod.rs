@@ -183,14 +183,22 @@ fn lower_carried<M: ClModule>(
         guard: None,
         sites: None,
         entered_from_c: HashSet::default(),
+        unchecked: HashSet::default(),
     };
     if opts.guard_memories {
         ctx.guard = Some(crate::guard::Guarded::declare(&mut ctx.cl, m)?);
         ctx.sites = Some(crate::sites::Sites::declare(&mut ctx.cl)?);
     }
-    let (frames, max_frame) = frames(m, &ctx.layouts, new);
+    let Frames {
+        frames,
+        max_frame,
+        small_leaves,
+    } = frames(m, &ctx.layouts, new);
     if ctx.site_codes() {
         ctx.entered_from_c = address_taken(m, new);
+    }
+    if ctx.max_depth.is_none() && ctx.session.is_none() {
+        ctx.unchecked = small_leaves;
     }
     ctx.frames.extend(frames);
     for (ty, most) in max_frame {
@@ -393,33 +401,46 @@ impl<M: ClModule> Ctx<'_, M> {
     }
 }
 
-/// The stack each function of `defs` (top-level definitions of `m`) takes for its
-/// `stackalloc` objects (16-byte aligned), by function, and the largest of these by `fn` type
-/// (what an indirect call of that type reserves).
-pub(crate) fn frames(
-    m: &Module,
-    layouts: &Layouts,
-    defs: &[Inst],
-) -> (HashMap<Inst, u64>, HashMap<Inst, u64>) {
+/// What [`frames`] measures of the functions of a module.
+#[derive(Default)]
+pub(crate) struct Frames {
+    /// The stack each function takes for its `stackalloc` objects (16-byte aligned).
+    pub(crate) frames: HashMap<Inst, u64>,
+    /// The largest of these by `fn` type (what an indirect call of that type reserves).
+    pub(crate) max_frame: HashMap<Inst, u64>,
+    /// The **small leaves**: functions that call no IR function (directly or indirectly, tail
+    /// call or not; C functions they may call) and whose objects take at most
+    /// [`crate::runtime::SMALL_LEAF_FRAME`] bytes. A call of one needs no stack check
+    /// ([`Ctx::unchecked`]).
+    pub(crate) small_leaves: HashSet<Inst>,
+}
+
+/// [`Frames`] of the functions among `defs` (top-level definitions of `m`).
+pub(crate) fn frames(m: &Module, layouts: &Layouts, defs: &[Inst]) -> Frames {
     use rayon::prelude::*;
     // Each function's frame on every core (a read of every instruction of every block), then
     // the maxima by type in module order.
-    let measured: Vec<(Inst, u64)> = defs
+    let measured: Vec<(Inst, u64, bool)> = defs
         .par_iter()
         .filter(|&&f| m.opcode(f) == Opcode::FUNC)
-        .map(|&f| (f, frame(m, layouts, f)))
+        .map(|&f| {
+            let (total, calls) = frame(m, layouts, f);
+            (f, total, calls)
+        })
         .collect();
-    let mut frames = HashMap::default();
-    let mut max_frame: HashMap<Inst, u64> = HashMap::default();
-    frames.reserve(measured.len());
-    for (f, total) in measured {
+    let mut out = Frames::default();
+    out.frames.reserve(measured.len());
+    for (f, total, calls) in measured {
         if let Some(ty) = m.ty(f) {
-            let most = max_frame.entry(ty).or_insert(0);
+            let most = out.max_frame.entry(ty).or_insert(0);
             *most = (*most).max(total);
         }
-        frames.insert(f, total);
+        out.frames.insert(f, total);
+        if !calls && total <= crate::runtime::SMALL_LEAF_FRAME {
+            out.small_leaves.insert(f);
+        }
     }
-    (frames, max_frame)
+    out
 }
 
 /// The functions among `defs` whose address the function bodies of `defs` take (an operand
@@ -447,20 +468,33 @@ pub(crate) fn address_taken(m: &Module, defs: &[Inst]) -> HashSet<Inst> {
         .collect()
 }
 
-/// The stack function `f`'s `stackalloc` objects take, each 16-byte aligned.
-fn frame(m: &Module, layouts: &Layouts, f: Inst) -> u64 {
+/// The stack function `f`'s `stackalloc` objects take, each 16-byte aligned, and whether it
+/// calls an IR function: a direct call or tail call of a function with a body, or any indirect
+/// one (its target may be one).
+fn frame(m: &Module, layouts: &Layouts, f: Inst) -> (u64, bool) {
     let mut total = 0u64;
+    let mut calls = false;
     for blk in m.blocks(f) {
         for &i in m.children(blk) {
-            if m.opcode(i) == Opcode::STACKALLOC {
-                let size = m
-                    .operands(i)
-                    .first()
-                    .and_then(|&t| layouts.get(t))
-                    .map_or(0, |l| l.size);
-                total = total.saturating_add(size.saturating_add(15) & !15);
+            match m.opcode(i) {
+                Opcode::STACKALLOC => {
+                    let size = m
+                        .operands(i)
+                        .first()
+                        .and_then(|&t| layouts.get(t))
+                        .map_or(0, |l| l.size);
+                    total = total.saturating_add(size.saturating_add(15) & !15);
+                }
+                Opcode::CALL | Opcode::TAIL_CALL => {
+                    calls |= m
+                        .operands(i)
+                        .first()
+                        .is_none_or(|&callee| m.entry_block(callee).is_some());
+                }
+                Opcode::CALL_INDIRECT | Opcode::TAIL_CALL_INDIRECT => calls = true,
+                _ => {}
             }
         }
     }
-    total
+    (total, calls)
 }
