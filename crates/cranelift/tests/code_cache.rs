@@ -431,6 +431,41 @@ fn entries_are_taken_only_where_the_code_and_its_trap_lines_are_the_same() {
     }
 }
 
+/// A caller's entry is taken only while its callee is still what it was when the entry was
+/// written: a call of a small leaf is not checked (spec/backends.md, "Call depth and the
+/// native stack"), so a callee that starts calling another function, with the same signature
+/// and frame, recompiles its callers (without the key's byte, `main` would keep its unchecked
+/// call and the object would differ from the one built without a cache).
+#[test]
+fn a_callers_entry_is_not_taken_once_its_callee_is_no_longer_a_small_leaf() {
+    let text = |callee_body: &str| {
+        format!(
+            "@g: fn(i32) -> i32 = func {{\n^entry(%x: i32):\n  ret %x\n}}\n\n\
+             @callee: fn(i32) -> i32 = func {{\n^entry(%x: i32):\n{callee_body}}}\n\n\
+             #[export(\"main\")]\n@main: fn() -> i32 = func {{\n^entry:\n  \
+             %r: i32 = call @callee(i32 1)\n  ret %r\n}}\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let variants = [
+        // `callee` is a small leaf; every function is compiled.
+        (text("  %y: i32 = iadd %x, i32 1\n  ret %y\n"), 3),
+        // It calls `g`: it and `main` are compiled again, `g` is taken.
+        (text("  %y: i32 = call @g(%x)\n  ret %y\n"), 2),
+    ];
+    for (i, (t, compiled)) in variants.iter().enumerate() {
+        let m = module(t);
+        let (plain, _) = build(&m, None);
+        let (cached, s) = build(&m, Some(dir.path()));
+        assert!(cached == plain, "variant {i}: the cache changed the object");
+        assert_eq!(
+            (s.compiled, s.rejected),
+            (*compiled, 0),
+            "variant {i}: {s:?}"
+        );
+    }
+}
+
 /// Rewrites `entry`'s first relocation with `edit` (its 18 bytes: offset, kind, target tag,
 /// target value, addend) and seals it again, as someone who can compute BLAKE3 would; `None`
 /// for an entry without relocations.
