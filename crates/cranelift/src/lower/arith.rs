@@ -13,7 +13,9 @@
 //! * float-to-integer conversions saturate (`fcvt_to_*_sat` to 64 bits, then clamped).
 
 use cranelift_codegen::ir::condcodes::{FloatCC as CFloatCC, IntCC as CIntCC};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types as clt};
+use cranelift_codegen::ir::{
+    InstBuilder, InstructionData, MemFlagsData, Opcode as ClOpcode, Type, Value, types as clt,
+};
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{
@@ -133,6 +135,28 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         })
     }
 
+    /// The value of `v` if the lowering made it an integer constant (`iconst`), sign-extended
+    /// from its type's width.
+    fn constant(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let inst = dfg.value_def(v).inst()?;
+        match dfg.insts[inst] {
+            InstructionData::UnaryImm {
+                opcode: ClOpcode::Iconst,
+                imm,
+            } => {
+                let bits = dfg.value_type(v).bits();
+                let raw = imm.bits();
+                Some(if bits >= 64 {
+                    raw
+                } else {
+                    (raw << (64 - bits)) >> (64 - bits)
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The `integer overflow` trap at `place` if `a` is the minimum of `iw` and `b` is -1.
     fn signed_overflow(
         &mut self,
@@ -165,6 +189,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         b: Value,
         place: &Place,
     ) -> Result<Value, BackendError> {
+        // A constant divisor other than 0 and -1 (what `x / 10` and `x % 7` compile to)
+        // cannot trap: no check (and Cranelift's optimizer makes the division a multiply).
+        if w > 1 && self.constant(b).is_some_and(|d| d != 0 && d != -1) {
+            let i = self.b.ins();
+            return Ok(match op {
+                IntBinary::Sdiv => i.sdiv(a, b),
+                IntBinary::Udiv => i.udiv(a, b),
+                IntBinary::Srem => i.srem(a, b),
+                _ => i.urem(a, b),
+            });
+        }
         if self.ctx.site_codes() && w > 1 {
             if op == IntBinary::Srem {
                 self.signed_overflow(w, a, b, place)?;
