@@ -191,26 +191,12 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     ) -> Result<Value, BackendError> {
         // A constant divisor other than 0 and -1 (what `x / 10` and `x % 7` compile to)
         // cannot trap: no check (and Cranelift's optimizer makes the division a multiply).
-        if w > 1 && self.constant(b).is_some_and(|d| d != 0 && d != -1) {
-            let i = self.b.ins();
-            return Ok(match op {
-                IntBinary::Sdiv => i.sdiv(a, b),
-                IntBinary::Udiv => i.udiv(a, b),
-                IntBinary::Srem => i.srem(a, b),
-                _ => i.urem(a, b),
-            });
-        }
-        if self.ctx.site_codes() && w > 1 {
-            if op == IntBinary::Srem {
+        let cannot_trap = w > 1 && self.constant(b).is_some_and(|d| d != 0 && d != -1);
+        if cannot_trap || (self.ctx.site_codes() && w > 1) {
+            if !cannot_trap && op == IntBinary::Srem {
                 self.signed_overflow(w, a, b, place)?;
             }
-            let i = self.b.ins();
-            return Ok(match op {
-                IntBinary::Sdiv => i.sdiv(a, b),
-                IntBinary::Udiv => i.udiv(a, b),
-                IntBinary::Srem => i.srem(a, b),
-                _ => i.urem(a, b),
-            });
+            return Ok(self.divide(op, a, b));
         }
         let zero = self.b.ins().icmp_imm_s(CIntCC::Equal, b, 0);
         self.trap_if(zero, trap_kinds::DIVISION_BY_ZERO, place)?;
@@ -223,18 +209,23 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         if signed {
             self.signed_overflow(w, a, b, place)?;
         }
-        let i = self.b.ins();
-        let r = match op {
-            IntBinary::Sdiv => i.sdiv(a, b),
-            IntBinary::Udiv => i.udiv(a, b),
-            IntBinary::Srem => i.srem(a, b),
-            _ => i.urem(a, b),
-        };
+        let r = self.divide(op, a, b);
         Ok(if w == 1 {
             self.b.ins().band_imm_u(r, 1)
         } else {
             r
         })
+    }
+
+    /// Cranelift's division or remainder `op` of `a` by `b`, unchecked.
+    fn divide(&mut self, op: IntBinary, a: Value, b: Value) -> Value {
+        let i = self.b.ins();
+        match op {
+            IntBinary::Sdiv => i.sdiv(a, b),
+            IntBinary::Udiv => i.udiv(a, b),
+            IntBinary::Srem => i.srem(a, b),
+            _ => i.urem(a, b),
+        }
     }
 
     /// A bit count (an `i1` lives in an `I8` holding 0 or 1, so its `clz` and `ctz` are
