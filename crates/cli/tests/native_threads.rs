@@ -131,12 +131,13 @@ fn ir_code_on_a_worker_thread_checks_that_threads_own_stack() {
     for o in jit_and_exe(&dir, &worker_program(50), &["--max-depth", "100"]) {
         assert_eq!(o.status.code(), Some(50), "{}", text(&o.stderr));
     }
-    // Unbounded recursion on the worker ends at the worker's own stack, as a trap.
+    // Unbounded recursion on the worker ends at the worker's own stack, as a trap (at the
+    // first instruction of `@rec`, which checks its own frame against the limit it is given).
     for o in jit_and_exe(&dir, &worker_program(2_000_000_000), &[]) {
         assert_eq!(o.status.code(), Some(70), "{}", text(&o.stderr));
         assert_eq!(
             text(&o.stderr),
-            "trap: stack overflow (native stack exhausted) in @rec ^more, instruction 1 (call %r)\n"
+            "trap: stack overflow (native stack exhausted) in @rec ^entry, instruction 0 (icmp %z)\n"
         );
     }
 }

@@ -157,6 +157,12 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// margin below the caller's checked frame (spec/backends.md, "Call depth and the native
     /// stack").
     pub(crate) unchecked: rustc_hash::FxHashSet<Inst>,
+    /// The IR functions that get the running thread's stack limit as a hidden first argument
+    /// (`crate::lower::internal`): defined here and only ever called directly by IR code, in
+    /// a build whose checks are machine traps without a call depth limit. Their calls' stack
+    /// checks compare with it, reading no thread-local data (spec/backends.md, "Calling
+    /// conventions").
+    pub(crate) internal: rustc_hash::FxHashSet<Inst>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

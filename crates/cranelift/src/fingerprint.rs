@@ -37,7 +37,7 @@ use std::sync::OnceLock;
 use crate::context::{Callee, Ctx};
 
 /// The version of the cache's entry format and key; a change makes every entry foreign.
-pub const FORMAT_VERSION: u32 = 11;
+pub const FORMAT_VERSION: u32 = 12;
 
 /// The Cranelift version irkit compiles with (the crate pins it exactly).
 const CRANELIFT: &str = "cranelift-codegen 0.135.8";
@@ -181,6 +181,8 @@ impl<'t> Keyer<'t> {
         out.u8(u8::from(ctx.guard.is_some()));
         // Its code may find the thread's stack limit (`crate::routines::ensure_stack_limit`).
         out.u8(u8::from(ctx.entered_from_c.contains(&f)));
+        // It gets the limit as a hidden first argument (`Ctx::internal`).
+        out.u8(u8::from(ctx.internal.contains(&f)));
         out.bytes(&tree.digest);
         out.u32(u32::try_from(tree.frames.len()).ok()?);
         for &(offset, ty) in &tree.frames {

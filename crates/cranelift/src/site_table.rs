@@ -95,9 +95,17 @@ pub(crate) fn note_function<M: ClModule>(
             }
             continue;
         }
-        let i = rows.partition_point(|r| r.end <= t.offset);
-        let Some(r) = rows.get(i).filter(|r| r.start <= t.offset) else {
-            continue;
+        // A prologue's stack check (a function given the limit, `Ctx::internal`) reports at
+        // the function's first instruction; the others at their instruction's code range.
+        let prologue = t.code == TrapCode::STACK_OVERFLOW.as_raw().get();
+        let ordinal = if prologue {
+            0
+        } else {
+            let i = rows.partition_point(|r| r.end <= t.offset);
+            let Some(r) = rows.get(i).filter(|r| r.start <= t.offset) else {
+                continue;
+            };
+            r.inst
         };
         if func.is_none() {
             func = Some(irkit_core::place::verified_def_label(m, f));
@@ -106,13 +114,18 @@ pub(crate) fn note_function<M: ClModule>(
                 body.extend(insts.iter().enumerate().map(|(i, &inst)| (k, blk, i, inst)));
             }
         }
-        let Some(&(k, blk, index, inst)) = body.get(r.inst as usize) else {
+        let Some(&(k, blk, index, inst)) = body.get(ordinal as usize) else {
             continue;
         };
-        let Some(kind) = located_kind(ctx, inst, t.code) else {
+        let kind = if prologue {
+            Some(trap_kinds::NATIVE_STACK_EXHAUSTED)
+        } else {
+            located_kind(ctx, inst, t.code)
+        };
+        let Some(kind) = kind else {
             continue;
         };
-        let (at, len) = *lines.entry((r.inst, t.code)).or_insert_with(|| {
+        let (at, len) = *lines.entry((ordinal, t.code)).or_insert_with(|| {
             let block = irkit_core::place::verified_block_label(m, blk, k);
             let place =
                 crate::place::Place::new(func.clone().unwrap_or_default(), block, index, inst);

@@ -68,6 +68,7 @@ pub(crate) fn reported_code(code: u8) -> bool {
         TrapCode::HEAP_OUT_OF_BOUNDS,
         TrapCode::INTEGER_DIVISION_BY_ZERO,
         TrapCode::INTEGER_OVERFLOW,
+        TrapCode::STACK_OVERFLOW,
     ];
     message_of_code(code).is_some() || own.iter().any(|c| c.as_raw().get() == code)
 }

@@ -466,6 +466,39 @@ fn a_callers_entry_is_not_taken_once_its_callee_is_no_longer_a_small_leaf() {
     }
 }
 
+/// A function's entry is taken only while it is given the stack limit as it was when the
+/// entry was written (spec/backends.md, "Call depth and the native stack"): `@g`, the same
+/// tree both times, is called by name only, then its address is taken too, so it is compiled
+/// again (its key's bytes for both say so; with neither, it would keep its hidden argument
+/// and prologue check, and the object would differ from the one built without a cache).
+#[test]
+fn an_entry_is_not_taken_once_its_function_is_no_longer_given_the_stack_limit() {
+    let text = |call: &str| {
+        format!(
+            "@g: fn(i32) -> i32 = func {{\n^entry(%x: i32):\n  %y: i32 = iadd %x, i32 1\n  \
+             ret %y\n}}\n\n\
+             #[export(\"main\")]\n@main: fn() -> i32 = func {{\n^entry:\n  {call}\n  \
+             ret %r\n}}\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let variants = [
+        (text("%r: i32 = call @g(i32 1)"), 2),
+        (text("%r: i32 = call_indirect fn(i32) -> i32, @g(i32 1)"), 2),
+    ];
+    for (i, (t, compiled)) in variants.iter().enumerate() {
+        let m = module(t);
+        let (plain, _) = build(&m, None);
+        let (cached, s) = build(&m, Some(dir.path()));
+        assert!(cached == plain, "variant {i}: the cache changed the object");
+        assert_eq!(
+            (s.compiled, s.rejected),
+            (*compiled, 0),
+            "variant {i}: {s:?}"
+        );
+    }
+}
+
 /// Rewrites `entry`'s first relocation with `edit` (its 18 bytes: offset, kind, target tag,
 /// target value, addend) and seals it again, as someone who can compute BLAKE3 would; `None`
 /// for an entry without relocations.

@@ -37,11 +37,12 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 // it is a small leaf (`Ctx::unchecked`).
                 Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
                     let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
-                    let saved = if self.ctx.unchecked.contains(&ops[0]) {
+                    let saved = if self.unchecked_call(ops[0]) {
                         None
                     } else {
                         self.enter_call(frame, place)?
                     };
+                    let args = self.with_limit(ops[0], args);
                     let fr = self.ctx.func_in_func(fid, self.b.func);
                     let call = self.b.ins().call(fr, &args);
                     self.leave_call(saved);
@@ -122,6 +123,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         max_depth: Option<u64>,
         place: &Place,
     ) -> Result<(Value, Option<Value>), BackendError> {
+        if let Some(limit) = self
+            .limit
+            .filter(|_| max_depth.is_none() && self.limit_known())
+        {
+            // The hidden argument (`Ctx::internal`): no thread-local access.
+            let need = self.b.ins().iadd_imm_u(limit, frame as i64);
+            let sp = self.b.ins().get_stack_pointer(PTR);
+            let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
+            self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
+            return Ok((limit, None));
+        }
         let state = self.thread_state();
         let flags = MemFlagsData::trusted();
         let limit = self.b.ins().load(clt::I64, flags, state, LIMIT);
@@ -158,6 +170,33 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         self.b.ins().jump(cont, &[]);
         self.b.switch_to_block(cont);
         Ok((state, counted.map(|(_, depth, _)| depth)))
+    }
+
+    /// Whether a direct call of IR function `callee` is made without a check: a small leaf
+    /// ([`Ctx::unchecked`]), or a function that checks its own frame against the limit it is
+    /// given, in its prologue ([`Ctx::internal`]).
+    fn unchecked_call(&self, callee: Inst) -> bool {
+        self.ctx.unchecked.contains(&callee) || self.ctx.internal.contains(&callee)
+    }
+
+    /// The arguments of a direct call of IR function `callee`: `args`, after the running
+    /// thread's stack limit if `callee` gets it ([`Ctx::internal`]): this function's own
+    /// hidden argument, or read from the thread's state (known: only functions in a build
+    /// whose checks are machine traps get it).
+    fn with_limit(&mut self, callee: Inst, args: Vec<Value>) -> Vec<Value> {
+        if !self.ctx.internal.contains(&callee) {
+            return args;
+        }
+        let limit = match self.limit {
+            Some(l) => l,
+            None => {
+                let state = self.thread_state();
+                self.b
+                    .ins()
+                    .load(clt::I64, MemFlagsData::trusted(), state, LIMIT)
+            }
+        };
+        std::iter::once(limit).chain(args).collect()
     }
 
     /// Before a call of a C function: the `native stack exhausted` trap at `place` if the
@@ -244,10 +283,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         match self.ctx.funcs.get(&ops[0]).cloned() {
             Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
-                if !self.ctx.unchecked.contains(&ops[0]) {
+                if !self.unchecked_call(ops[0]) {
                     let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
                     self.stack_check(frame, None, place)?;
                 }
+                let args = self.with_limit(ops[0], args);
                 let fr = self.ctx.func_in_func(fid, self.b.func);
                 self.b.ins().return_call(fr, &args);
             }

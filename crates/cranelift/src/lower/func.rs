@@ -100,6 +100,14 @@ pub(crate) fn build_function<M: ClModule>(
         .get_function_decl(id)
         .signature
         .clone();
+    if ctx.internal.contains(&f) {
+        // Its hidden first argument is the stack limit its prologue checks its whole frame
+        // against, before making it (spec/backends.md, "Call depth and the native stack").
+        let limit = c
+            .func
+            .create_global_value(cranelift_codegen::ir::GlobalValueData::VMContext);
+        c.func.stack_limit = Some(limit);
+    }
     let messages = {
         let b = FunctionBuilder::new(&mut c.func, fctx);
         let mut fl = FnLower {
@@ -116,6 +124,7 @@ pub(crate) fn build_function<M: ClModule>(
             message_offsets: HashMap::default(),
             message_bytes: 0,
             state: None,
+            limit: None,
         };
         fl.body(f)?;
         fl.b.seal_all_blocks();
@@ -183,6 +192,9 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     /// rest of the block), so a thread-local access (a host call, in the JIT) is made once per
     /// block with calls, not once per call.
     state: Option<Value>,
+    /// In a function that gets it ([`Ctx::internal`]), the running thread's stack limit: its
+    /// hidden first argument.
+    pub(crate) limit: Option<Value>,
 }
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
@@ -219,6 +231,10 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             self.b.switch_to_block(cb);
             let params = self.b.block_params(cb).to_vec();
             let mut at = 0;
+            if blk == order[0] && self.ctx.internal.contains(&f) {
+                self.limit = params.first().copied();
+                at = 1;
+            }
             for &p in m.block_params(blk) {
                 let ty = m
                     .ty(p)

@@ -20,7 +20,7 @@ pub(crate) use func::{build_function, defined_function};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use cranelift_codegen::ir::Signature;
+use cranelift_codegen::ir::{AbiParam, ArgumentPurpose, Signature};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{FuncId, Linkage, Module as ClModule};
 use irkit_backend::BackendError;
@@ -184,6 +184,7 @@ fn lower_carried<M: ClModule>(
         sites: None,
         entered_from_c: HashSet::default(),
         unchecked: HashSet::default(),
+        internal: HashSet::default(),
     };
     if opts.guard_memories {
         ctx.guard = Some(crate::guard::Guarded::declare(&mut ctx.cl, m)?);
@@ -196,6 +197,10 @@ fn lower_carried<M: ClModule>(
     } = frames(m, &ctx.layouts, new);
     if ctx.site_codes() {
         ctx.entered_from_c = address_taken(m, new);
+        ctx.entered_from_c.extend(initializer_funcs(m, new));
+        if ctx.max_depth.is_none() && ctx.session.is_none() {
+            ctx.internal = internal(m, new, &ctx.entered_from_c, opts.entry_export);
+        }
     }
     if ctx.max_depth.is_none() && ctx.session.is_none() {
         ctx.unchecked = small_leaves;
@@ -306,11 +311,20 @@ impl<M: ClModule> Ctx<'_, M> {
                                 .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
                         )
                     }
-                    (None, true) => Callee::Func(
-                        self.cl
-                            .declare_function(&local(), Linkage::Local, &sig)
-                            .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
-                    ),
+                    (None, true) => {
+                        let mut sig = sig;
+                        if self.internal.contains(&d) {
+                            // Cranelift's prologue stack check reads it as the `vmctx`.
+                            let limit =
+                                AbiParam::special(crate::types::PTR, ArgumentPurpose::VMContext);
+                            sig.params.insert(0, limit);
+                        }
+                        Callee::Func(
+                            self.cl
+                                .declare_function(&local(), Linkage::Local, &sig)
+                                .map_err(|e| cl_err(&verified_def_label(m, d), e))?,
+                        )
+                    }
                     (None, false) => {
                         let name = m.decoration_str(d, Opcode::IMPORT).unwrap_or("?");
                         return Err(unsupported(
@@ -441,6 +455,55 @@ pub(crate) fn frames(m: &Module, layouts: &Layouts, defs: &[Inst]) -> Frames {
         }
     }
     out
+}
+
+/// The functions the initial values of the globals among `defs` hold the address of: C code
+/// may call them ([`Ctx::entered_from_c`]; `crate::data` adds each as it writes it, this
+/// finds them before any function is declared).
+fn initializer_funcs(m: &Module, defs: &[Inst]) -> Vec<Inst> {
+    let mut found = Vec::new();
+    let mut seen = HashSet::default();
+    let mut stack: Vec<Inst> = defs
+        .iter()
+        .filter(|&&d| matches!(m.opcode(d), Opcode::GLOBAL_VAR | Opcode::GLOBAL_CONST))
+        .filter_map(|&d| m.operands(d).first().copied())
+        .collect();
+    // A walk of the constants with a visited set: shared subterms are read once, and deep
+    // nests cannot exhaust the stack.
+    while let Some(c) = stack.pop() {
+        if !seen.insert(c) {
+            continue;
+        }
+        match m.opcode(c) {
+            Opcode::FUNC => found.push(c),
+            op if op.is_hoistable() => stack.extend_from_slice(m.operands(c)),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The functions among `defs` that get the stack limit as a hidden first argument
+/// ([`Ctx::internal`]): defined (a body) without `extern` or `export`, not the entry
+/// function, and not `entered` from C (address taken).
+fn internal(
+    m: &Module,
+    defs: &[Inst],
+    entered: &HashSet<Inst>,
+    entry: Option<&str>,
+) -> HashSet<Inst> {
+    let entry = entry.and_then(|e| m.find_export(e));
+    defs.iter()
+        .copied()
+        .filter(|&d| {
+            m.opcode(d) == Opcode::FUNC
+                && m.entry_block(d).is_some()
+                && m.find_decoration(d, Opcode::EXTERN).is_none()
+                && m.find_decoration(d, Opcode::EXPORT).is_none()
+                && Some(d) != entry
+                && !entered.contains(&d)
+        })
+        .collect()
 }
 
 /// The functions among `defs` whose address the function bodies of `defs` take (an operand
