@@ -34,7 +34,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let call = if op == Op::Call {
             match self.ctx.funcs.get(&ops[0]).cloned() {
                 // An IR function: one more activation, checked (a C function is not), unless
-                // it is a small leaf (`Ctx::unchecked`).
+                // it checks its own frame or is a small leaf (`unchecked_call`).
                 Some(Callee::Func(fid)) if m.entry_block(ops[0]).is_some() => {
                     let frame = self.ctx.frames.get(&ops[0]).copied().unwrap_or(0);
                     let saved = if self.unchecked_call(ops[0]) {
