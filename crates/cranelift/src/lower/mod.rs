@@ -484,8 +484,9 @@ fn initializer_funcs(m: &Module, defs: &[Inst]) -> Vec<Inst> {
 }
 
 /// The functions among `defs` that get the stack limit as a hidden first argument
-/// ([`Ctx::internal`]): defined (a body) without `extern` or `export`, not the entry
-/// function, and not `entered` from C (address taken).
+/// ([`Ctx::internal`]): defined (a body) without `extern`, not the entry function, and not
+/// `entered` from C (address taken). (An exported IR function is no exception: its symbol is
+/// local to the object, so only IR code calls it.)
 fn internal(
     m: &Module,
     defs: &[Inst],
@@ -499,7 +500,6 @@ fn internal(
             m.opcode(d) == Opcode::FUNC
                 && m.entry_block(d).is_some()
                 && m.find_decoration(d, Opcode::EXTERN).is_none()
-                && m.find_decoration(d, Opcode::EXPORT).is_none()
                 && Some(d) != entry
                 && !entered.contains(&d)
         })
