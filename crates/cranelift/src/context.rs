@@ -148,7 +148,7 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) sites: Option<crate::sites::Sites>,
     /// Where checks are machine traps ([`Ctx::site_codes`]; empty elsewhere), the functions C
     /// code may call although they have no C entry: those whose address is taken
-    /// (`crate::lower::address_taken`, and data initializers). Their stack checks need the
+    /// (`crate::lower::address_taken`, and global initializers, `initializer_funcs`). Their stack checks need the
     /// thread's limit known: they find it first (`crate::routines::ensure_stack_limit`).
     pub(crate) entered_from_c: rustc_hash::FxHashSet<Inst>,
     /// The IR functions whose calls are not checked: the small leaves
@@ -289,6 +289,14 @@ impl<M: ClModule> Ctx<'_, M> {
     /// program counter, outside sessions.
     pub(crate) fn site_codes(&self) -> bool {
         self.sites.is_some() && crate::sites::PC_IN_CONTEXT.is_some() && self.session.is_none()
+    }
+
+    /// Whether the running thread's stack limit is known wherever IR code runs, so that a
+    /// stack check is one conditional trap: in a build whose checks are machine traps
+    /// ([`Ctx::site_codes`]) without a call depth limit, where IR code entered from C finds the
+    /// limit first (`crate::routines::ensure_stack_limit`).
+    pub(crate) fn limit_known(&self) -> bool {
+        self.site_codes() && self.max_depth.is_none()
     }
 
     /// A new read-only data object holding `text`: trap messages (a function's message

@@ -133,9 +133,6 @@ pub(crate) fn define_all<M: ClModule>(
                     } else {
                         match ctx.funcs.get(&r.target) {
                             Some(Callee::Func(fid) | Callee::Abort(fid)) => {
-                                if ctx.site_codes() {
-                                    ctx.entered_from_c.insert(r.target);
-                                }
                                 let fr = ctx.cl.declare_func_in_data(*fid, &mut desc);
                                 desc.write_function_addr(offset, fr);
                             }

@@ -53,7 +53,7 @@ pub(crate) fn define_c_entry<M: ClModule>(
         &what,
         |ctx, b, entry| {
             let args = b.block_params(entry).to_vec();
-            if ctx.site_codes() && ctx.max_depth.is_none() {
+            if ctx.limit_known() {
                 let state = thread_state(ctx, b);
                 ensure_stack_limit(ctx, b, state);
             }

@@ -123,11 +123,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         max_depth: Option<u64>,
         place: &Place,
     ) -> Result<(Value, Option<Value>), BackendError> {
-        if let Some(limit) = self
-            .limit
-            .filter(|_| max_depth.is_none() && self.limit_known())
-        {
-            // The hidden argument (`Ctx::internal`): no thread-local access.
+        if let Some(limit) = self.limit {
+            // The hidden argument (`Ctx::internal`, only where the limit is known and no
+            // depth is counted): no thread-local access.
             let need = self.b.ins().iadd_imm_u(limit, frame as i64);
             let sp = self.b.ins().get_stack_pointer(PTR);
             let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);

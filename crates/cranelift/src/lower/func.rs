@@ -292,12 +292,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
-    /// Whether the running thread's stack limit is known wherever this function's code runs,
-    /// so that a stack check is one conditional trap: in a build whose checks are machine
-    /// traps (`crate::sites`) without a call depth limit, where IR code entered from C finds
-    /// the limit first ([`crate::routines::ensure_stack_limit`]).
+    /// [`Ctx::limit_known`].
     pub(crate) fn limit_known(&self) -> bool {
-        self.ctx.site_codes() && self.ctx.max_depth.is_none()
+        self.ctx.limit_known()
     }
 
     pub(crate) fn malformed(&self, what: &str) -> BackendError {

@@ -198,9 +198,9 @@ fn lower_carried<M: ClModule>(
     if ctx.site_codes() {
         ctx.entered_from_c = address_taken(m, new);
         ctx.entered_from_c.extend(initializer_funcs(m, new));
-        if ctx.max_depth.is_none() && ctx.session.is_none() {
-            ctx.internal = internal(m, new, &ctx.entered_from_c, opts.entry_export);
-        }
+    }
+    if ctx.limit_known() {
+        ctx.internal = internal(m, new, &ctx.entered_from_c, opts.entry_export);
     }
     if ctx.max_depth.is_none() && ctx.session.is_none() {
         ctx.unchecked = small_leaves;
@@ -457,9 +457,9 @@ pub(crate) fn frames(m: &Module, layouts: &Layouts, defs: &[Inst]) -> Frames {
     out
 }
 
-/// The functions the initial values of the globals among `defs` hold the address of: C code
-/// may call them ([`Ctx::entered_from_c`]; `crate::data` adds each as it writes it, this
-/// finds them before any function is declared).
+/// The functions the initial values of the globals among `defs` hold the address of (the
+/// definitions `crate::data` writes as relocations): C code may call them
+/// ([`Ctx::entered_from_c`]), found before any function is declared.
 fn initializer_funcs(m: &Module, defs: &[Inst]) -> Vec<Inst> {
     let mut found = Vec::new();
     let mut seen = HashSet::default();
@@ -508,7 +508,7 @@ fn internal(
 
 /// The functions among `defs` whose address the function bodies of `defs` take (an operand
 /// of theirs other than a direct call's callee): C code may call them
-/// ([`Ctx::entered_from_c`]; the data initializers add theirs, `crate::data`).
+/// ([`Ctx::entered_from_c`]; [`initializer_funcs`] adds the globals' initializers').
 pub(crate) fn address_taken(m: &Module, defs: &[Inst]) -> HashSet<Inst> {
     use rayon::prelude::*;
     defs.par_iter()
