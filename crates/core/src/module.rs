@@ -170,7 +170,9 @@ pub struct Module {
     root: Inst,
     /// Live hoistable values in dependency order.
     pub(crate) pool: Vec<Inst>,
-    pub(crate) intern: HashMap<HoistKey, Inst>,
+    /// Hashed with foldhash, seeded at random per process: a hostile file cannot make its
+    /// values collide (SipHash, std's, cost a tenth of a front end's translation).
+    pub(crate) intern: HashMap<HoistKey, Inst, foldhash::fast::RandomState>,
     /// Hoistables that were merged into another by `replace_all_uses`: stale handle -> live one.
     pub(crate) forward: HashMap<Inst, Inst>,
 }
@@ -188,7 +190,7 @@ impl Module {
             insts: Vec::new(),
             root: Inst::from_index(0),
             pool: Vec::new(),
-            intern: HashMap::new(),
+            intern: HashMap::default(),
             forward: HashMap::new(),
         };
         m.insts.push(InstData::new(

@@ -37,6 +37,8 @@ pub struct Ssa {
     pending: VecDeque<(Inst, Var)>,
     /// Every parameter made here, with its block.
     made: Vec<(Inst, Inst)>,
+    /// The blocks a read walked through ([`Ssa::use_var`]'s, kept for its memory).
+    chain: Vec<Inst>,
 }
 
 impl Ssa {
@@ -50,6 +52,7 @@ impl Ssa {
             incomplete: HashMap::default(),
             pending: VecDeque::new(),
             made: Vec::new(),
+            chain: Vec::new(),
         }
     }
 
@@ -86,15 +89,15 @@ impl Ssa {
                 opcode: irkit_core::Opcode::PARAM,
                 what: "is not a local of the function",
             })?;
-        let mut chain = Vec::new();
-        let mut visited = HashSet::default();
+        let mut chain = std::mem::take(&mut self.chain);
         let mut cur = block;
         let value = loop {
             if let Some(&v) = self.defs.get(&(cur, var)) {
                 break v;
             }
-            if !visited.insert(cur) {
-                // A cycle of single-predecessor blocks: unreachable from the entry.
+            if chain.len() > self.cfg.blocks().len() {
+                // More steps than blocks: a cycle of single-predecessor blocks, unreachable
+                // from the entry.
                 break b.module().const_zero(ty)?;
             }
             if !self.sealed.contains(&cur) {
@@ -119,9 +122,10 @@ impl Ssa {
                 }
             }
         };
-        for c in chain {
+        for c in chain.drain(..) {
             self.defs.insert((c, var), value);
         }
+        self.chain = chain;
         Ok(value)
     }
 
@@ -219,10 +223,10 @@ impl Ssa {
         let m = b.module();
         let blocks: Vec<Inst> = m.blocks(func).collect();
         for &blk in &blocks {
-            for inst in m.children(blk).to_vec() {
-                let ops = m.operands(inst).to_vec();
-                for (k, o) in ops.into_iter().enumerate() {
-                    if let Some(&v) = resolved.get(&o) {
+            for i in 0..m.children(blk).len() {
+                let inst = m.children(blk)[i];
+                for k in 0..m.operands(inst).len() {
+                    if let Some(&v) = resolved.get(&m.operands(inst)[k]) {
                         m.set_operand(inst, k, v)?;
                     }
                 }
@@ -245,5 +249,40 @@ impl Ssa {
             b.module().remove(p)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{Edge, Term};
+    use irkit_core::Module;
+
+    /// A read in a cycle of single-predecessor blocks (unreachable from the entry: no block
+    /// of it has another predecessor) walks the cycle at most once around, and the variable
+    /// is zero there.
+    #[test]
+    fn a_read_in_an_unreachable_cycle_is_zero() {
+        let mut m = Module::new();
+        let i32t = m.ty_i32();
+        let sig = m.ty_fn(i32t, &[]).unwrap();
+        let mut b = Builder::new(&mut m);
+        let f = b.func("f", sig).unwrap();
+        let (entry, _) = b.entry_block(f).unwrap();
+        let (x, _) = b.block(f, &[]).unwrap();
+        let (y, _) = b.block(f, &[]).unwrap();
+        let mut ssa = Ssa::new(vec![i32t]);
+        for blk in [entry, x, y] {
+            ssa.cfg.add_block(blk);
+        }
+        ssa.cfg.terminate(x, Term::Jump(Edge::new(y, &[])));
+        ssa.cfg.terminate(y, Term::Jump(Edge::new(x, &[])));
+        for blk in [entry, x, y] {
+            ssa.seal_block(blk);
+        }
+        let v = ssa.use_var(&mut b, 0, x).unwrap();
+        assert_eq!(v, b.module().const_zero(i32t).unwrap());
+        // Every block of the walk now knows the value.
+        assert_eq!(ssa.use_var(&mut b, 0, y).unwrap(), v);
     }
 }
