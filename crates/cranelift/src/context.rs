@@ -163,6 +163,9 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// checks compare with it, reading no thread-local data (spec/backends.md, "Calling
     /// conventions").
     pub(crate) internal: rustc_hash::FxHashSet<Inst>,
+    /// The runtime routines built and not yet compiled, while they are defined together
+    /// (`crate::routine::define_together`); `None` otherwise.
+    pub(crate) routines: Option<Vec<crate::routine::Built>>,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

@@ -1,14 +1,25 @@
 //! The frame of every runtime routine generated in Cranelift IR (`crate::routines`,
 //! `crate::memories`): a function of the given signature, its body filled from its entry
-//! block, sealed, defined in the module and kept for the debug information.
+//! block, sealed, defined in the module and kept for the debug information. Routines defined
+//! together ([`define_together`]: the ones every build has) are compiled on every core, then
+//! defined in the order they were built.
 
+use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{AbiParam, Block};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{FuncId, Module as ClModule};
+use cranelift_module::{FuncId, Module as ClModule, ModuleReloc};
 use irkit_backend::BackendError;
+use rayon::prelude::*;
 
 use crate::context::Ctx;
-use crate::error::cl_err;
+use crate::error::{cl_err, compile_error};
+
+/// A routine built and not yet compiled ([`define_together`]).
+pub(crate) struct Built {
+    id: FuncId,
+    code: cranelift_codegen::Context,
+    what: String,
+}
 
 /// Defines the routine `id` with its parameters and results: `body` fills it from its entry block
 /// (current, with the parameters as block parameters) and may make more blocks; all are
@@ -33,9 +44,61 @@ pub(crate) fn define_routine<M: ClModule>(
         b.seal_all_blocks();
         b.finalize(ctx.cl.target_config());
     }
+    if let Some(built) = &mut ctx.routines {
+        built.push(Built {
+            id,
+            code: c,
+            what: what.to_string(),
+        });
+        return Ok(());
+    }
     ctx.cl
         .define_function(id, &mut c)
         .map_err(|e| cl_err(what, e))?;
     ctx.keep_debug(id, None, c.compiled_code());
+    Ok(())
+}
+
+/// Runs `define` (calls of [`define_routine`]), then compiles the routines it built on every
+/// core and defines them in the order they were built: the module is the one `define` alone
+/// makes, one routine after the other.
+pub(crate) fn define_together<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    define: impl FnOnce(&mut Ctx<'_, M>) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    let outer = ctx.routines.replace(Vec::new());
+    let defined = define(ctx);
+    let built = std::mem::replace(&mut ctx.routines, outer).unwrap_or_default();
+    defined?;
+    let isa = ctx.cl.isa();
+    let compiled: Vec<Result<Built, BackendError>> = built
+        .into_par_iter()
+        .map(|mut r| {
+            r.code
+                .compile(isa, &mut ControlPlane::default())
+                .map_err(|e| compile_error(&r.what, e.inner))?;
+            Ok(r)
+        })
+        .collect();
+    for r in compiled {
+        let r = r?;
+        let code = r.code.compiled_code().ok_or_else(|| {
+            compile_error(
+                &r.what,
+                cranelift_codegen::CodegenError::Unsupported("no code".into()),
+            )
+        })?;
+        let relocs: Vec<ModuleReloc> = code
+            .buffer
+            .relocs()
+            .iter()
+            .map(|x| ModuleReloc::from_mach_reloc(x, &r.code.func, r.id))
+            .collect();
+        let alignment = u64::from(code.buffer.alignment);
+        ctx.cl
+            .define_function_bytes(r.id, alignment, code.code_buffer(), &relocs)
+            .map_err(|e| cl_err(&r.what, e))?;
+        ctx.keep_debug(r.id, None, Some(code));
+    }
     Ok(())
 }

@@ -185,6 +185,7 @@ fn lower_carried<M: ClModule>(
         entered_from_c: HashSet::default(),
         unchecked: HashSet::default(),
         internal: HashSet::default(),
+        routines: None,
     };
     if opts.guard_memories {
         ctx.guard = Some(crate::guard::Guarded::declare(&mut ctx.cl, m)?);
@@ -213,12 +214,15 @@ fn lower_carried<M: ClModule>(
     ctx.declare(new, opts)?;
     crate::data::define_all(&mut ctx, live)?;
     if opts.session.is_none_or(|s| s.first) {
-        crate::routines::define_trap_routine(&mut ctx)?;
-        crate::routines::define_fault_routine(&mut ctx)?;
-        crate::memories::define_mem_grow_routine(&mut ctx)?;
-        if matches!(opts.threads, crate::runtime::Threads::Tls) {
-            crate::routines::define_stack_slow_routine(&mut ctx)?;
-        }
+        crate::routine::define_together(&mut ctx, |ctx| {
+            crate::routines::define_trap_routine(ctx)?;
+            crate::routines::define_fault_routine(ctx)?;
+            crate::memories::define_mem_grow_routine(ctx)?;
+            if matches!(opts.threads, crate::runtime::Threads::Tls) {
+                crate::routines::define_stack_slow_routine(ctx)?;
+            }
+            Ok(())
+        })?;
     }
     let mut fctx = FunctionBuilderContext::new();
     let defs: Vec<Inst> = new
