@@ -76,6 +76,9 @@ struct Done {
     relocs: Vec<ModuleReloc>,
     /// Its trap messages.
     messages: Vec<String>,
+    /// Its trap sites, found on the thread that generated it (`crate::site_table::find`), if
+    /// the build has a site table.
+    sites: Option<crate::site_table::Found>,
 }
 
 /// Generates and defines the bodies `defs` (in module order) into `ctx`'s object.
@@ -106,7 +109,20 @@ pub(crate) fn define_bodies(
                 .map_init(FunctionBuilderContext::new, |fctx, (i, &d)| {
                     let order = u32::try_from(c * size + i).unwrap_or(u32::MAX);
                     let known = keys.get(i).map(Option::as_ref);
-                    generate(shared, fctx, (d, order), plan, keyer, known)
+                    let mut done = generate(shared, fctx, (d, order), plan, keyer, known)?;
+                    if let Some(d) = &mut done
+                        && shared.sites.is_some()
+                    {
+                        let (lines, traps) = (&d.code.lines, &d.code.traps);
+                        d.sites = Some(crate::site_table::find(
+                            shared,
+                            d.def,
+                            &d.messages,
+                            lines,
+                            traps,
+                        ));
+                    }
+                    Ok(done)
                 })
                 .collect();
             for d in done {
@@ -227,6 +243,7 @@ fn generate(
         code: entry.code,
         relocs,
         messages: entry.messages,
+        sites: None,
     }))
 }
 
@@ -270,6 +287,7 @@ fn cached(
         code: entry.code,
         relocs,
         messages: entry.messages,
+        sites: None,
     })
 }
 
@@ -280,14 +298,8 @@ fn define(ctx: &mut Ctx<'_, ObjectModule>, mut d: Done) -> Result<(), BackendErr
     ctx.cl
         .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &d.relocs)
         .map_err(|e| cl_err(&d.place, e))?;
-    if ctx.sites.is_some() {
-        crate::site_table::note_function(
-            ctx,
-            (d.def, d.id),
-            (table, &d.messages),
-            &d.code.lines,
-            &d.code.traps,
-        );
+    if let Some(found) = d.sites.take() {
+        crate::site_table::note(ctx, d.id, (table, &d.messages), found);
     }
     if ctx.debug.is_some() {
         ctx.keep_defined(crate::debug::Defined {

@@ -1,6 +1,7 @@
 //! The table of trap sites (`crate::sites`) built from compiled functions: each trap
-//! instruction a function's code carries, reported at its line ([`note_function`]), and the
-//! table's definition once every function is ([`define_sites`]).
+//! instruction a function's code carries, reported at its line (found with [`find`] on any
+//! thread, noted with [`note`] in module order), and the table's definition once every
+//! function is ([`define_sites`]).
 
 use cranelift_codegen::ir::TrapCode;
 use cranelift_module::{DataDescription, DataId, FuncId, Module as ClModule};
@@ -45,13 +46,26 @@ fn divides(op: Opcode) -> bool {
     )
 }
 
-/// Notes the trap sites of function definition `f`, defined as `id` with message table
-/// `table` (`messages` concatenated), the code ranges `rows` of its located instructions
-/// (`crate::debug::line_rows`) and the trap instructions `traps` (`crate::sites::code_traps`):
-/// a site code names its line in the table; Cranelift's own code is reported at the
-/// instruction whose code range holds it, if that is an instruction trapping so
-/// ([`located_kind`]; a load merged into the instruction using its value is in that one's
-/// range, and the fault handler reports it without its instruction).
+/// Where a trap site's line is.
+#[derive(Clone, Copy, Debug)]
+enum Line {
+    /// Line `k` of the function's message table.
+    Message(usize),
+    /// The line at `at` (`len` bytes) of the function's own text ([`Found::text`]).
+    Own { at: u32, len: u32 },
+}
+
+/// A function's trap sites, found on any thread ([`find`]) and noted in the build's table
+/// in module order ([`note`]).
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// Each site's code range (start, end) and line, in code order.
+    sites: Vec<(u32, u32, Line)>,
+    /// The lines of the sites of Cranelift's own trap codes, one after the other.
+    text: String,
+}
+
+/// Notes the trap sites of function definition `f` ([`find`], then [`note`]).
 pub(crate) fn note_function<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     (f, id): (Inst, FuncId),
@@ -59,39 +73,37 @@ pub(crate) fn note_function<M: ClModule>(
     rows: &[LineRow],
     traps: &[CodeTrap],
 ) {
-    let Some(sites) = &ctx.sites else {
-        return;
-    };
-    if traps.is_empty() {
-        return;
+    if ctx.sites.is_some() {
+        let found = find(ctx, f, messages, rows, traps);
+        note(ctx, id, (table, messages), found);
     }
-    let (own_text, base) = (sites.text, sites.lines.len());
-    let mut starts = Vec::with_capacity(messages.len());
-    let mut at = 0u32;
-    for m in messages {
-        starts.push(at);
-        at = at.saturating_add(m.len() as u32);
-    }
+}
+
+/// The trap sites of function definition `f`, whose trap messages are `messages`, from the
+/// code ranges `rows` of its located instructions (`crate::debug::line_rows`) and its trap
+/// instructions `traps` (`crate::sites::code_traps`): a site code names its line in the
+/// message table; Cranelift's own code is reported at the instruction whose code range holds
+/// it, if that is an instruction trapping so ([`located_kind`]; a load merged into the
+/// instruction using its value is in that one's range, and the fault handler reports it
+/// without its instruction). The lines are rendered here, on the thread that asks.
+pub(crate) fn find<M: ClModule>(
+    ctx: &Ctx<'_, M>,
+    f: Inst,
+    messages: &[String],
+    rows: &[LineRow],
+    traps: &[CodeTrap],
+) -> Found {
+    let mut out = Found::default();
     let m = ctx.m;
     // The function's label and its instructions by ordinal, once a trap needs them.
     let mut func = None;
     let mut body = Vec::new();
-    let mut found = Vec::new();
-    let mut text = String::new();
     let mut lines: HashMap<(u32, u8), (u32, u32)> = HashMap::default();
     for &t in traps {
         let end = t.offset.saturating_add(1);
         if let Some(k) = t.message() {
-            let k = k as usize;
-            if let (Some(table), Some(&at), Some(line)) = (table, starts.get(k), messages.get(k)) {
-                found.push(Site {
-                    func: id,
-                    start: t.offset,
-                    end,
-                    text: table,
-                    at,
-                    len: line.len() as u32,
-                });
+            if (k as usize) < messages.len() {
+                out.sites.push((t.offset, end, Line::Message(k as usize)));
             }
             continue;
         }
@@ -125,28 +137,57 @@ pub(crate) fn note_function<M: ClModule>(
         let Some(kind) = kind else {
             continue;
         };
+        let text = &mut out.text;
         let (at, len) = *lines.entry((ordinal, t.code)).or_insert_with(|| {
             let block = irkit_core::place::verified_block_label(m, blk, k);
             let place =
                 crate::place::Place::new(func.clone().unwrap_or_default(), block, index, inst);
             let line = format!("trap: {kind} in {}\n", place.render(m));
-            let at = (base + text.len()) as u32;
+            let at = text.len() as u32;
             text.push_str(&line);
             (at, line.len() as u32)
         });
-        found.push(Site {
+        out.sites.push((t.offset, end, Line::Own { at, len }));
+    }
+    out
+}
+
+/// Notes `found`, the trap sites of the function defined as `id` with message table
+/// `table` (`messages` concatenated), in the build's table.
+pub(crate) fn note<M: ClModule>(
+    ctx: &mut Ctx<'_, M>,
+    id: FuncId,
+    (table, messages): (Option<DataId>, &[String]),
+    found: Found,
+) {
+    let Some(sites) = &mut ctx.sites else {
+        return;
+    };
+    let (own_text, base) = (sites.text, sites.lines.len());
+    let mut starts = Vec::with_capacity(messages.len());
+    let mut at = 0u32;
+    for m in messages {
+        starts.push(at);
+        at = at.saturating_add(m.len() as u32);
+    }
+    for (start, end, line) in found.sites {
+        let (text, at, len) = match line {
+            Line::Message(k) => match (table, starts.get(k), messages.get(k)) {
+                (Some(table), Some(&at), Some(line)) => (table, at, line.len() as u32),
+                _ => continue,
+            },
+            Line::Own { at, len } => (own_text, (base as u32).saturating_add(at), len),
+        };
+        sites.found.push(Site {
             func: id,
-            start: t.offset,
+            start,
             end,
-            text: own_text,
+            text,
             at,
             len,
         });
     }
-    if let Some(s) = &mut ctx.sites {
-        s.found.extend(found);
-        s.lines.push_str(&text);
-    }
+    sites.lines.push_str(&found.text);
 }
 
 /// Defines `irkit.rt.sites` and `irkit.rt.site_lines` once every function is.
