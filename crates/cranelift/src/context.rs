@@ -165,7 +165,17 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     pub(crate) internal: rustc_hash::FxHashSet<Inst>,
     /// The runtime routines built and not yet compiled, while they are defined together
     /// (`crate::routine::define_together`); `None` otherwise.
-    pub(crate) routines: Option<Vec<crate::routine::Built>>,
+    pub(crate) routines: Option<Vec<BuiltRoutine>>,
+}
+
+/// A runtime routine built and not yet compiled (`crate::routine::define_together`).
+pub(crate) struct BuiltRoutine {
+    /// Its symbol.
+    pub(crate) id: FuncId,
+    /// Its Cranelift function.
+    pub(crate) code: cranelift_codegen::Context,
+    /// Its name, for errors.
+    pub(crate) what: String,
 }
 
 impl<M: ClModule> Ctx<'_, M> {

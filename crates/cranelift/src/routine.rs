@@ -11,15 +11,8 @@ use cranelift_module::{FuncId, Module as ClModule, ModuleReloc};
 use irkit_backend::BackendError;
 use rayon::prelude::*;
 
-use crate::context::Ctx;
+use crate::context::{BuiltRoutine as Built, Ctx};
 use crate::error::{cl_err, compile_error};
-
-/// A routine built and not yet compiled ([`define_together`]).
-pub(crate) struct Built {
-    id: FuncId,
-    code: cranelift_codegen::Context,
-    what: String,
-}
 
 /// Defines the routine `id` with its parameters and results: `body` fills it from its entry block
 /// (current, with the parameters as block parameters) and may make more blocks; all are
