@@ -29,7 +29,8 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         for e in branch.edges {
             let (target, values) = super::forward::forwarded(
                 m,
-                &self.forwardable,
+                (&self.forwardable, &self.latches),
+                self.source,
                 e.target,
                 ops.get(e.args).unwrap_or(&[]),
             );

@@ -1,5 +1,6 @@
 //! Edges past jump-only blocks (spec/backends.md, "Native code generation"): which blocks an
-//! edge may skip ([`forwardable`]) and where an edge then ends ([`forwarded`]).
+//! edge may skip ([`forwardable`]), the loops' latches ([`latches`]) and where an edge then
+//! ends ([`forwarded`]).
 
 use irkit_core::{Inst, Opcode};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -40,15 +41,48 @@ pub(crate) fn forwardable(m: &irkit_core::Module, order: &[Inst]) -> FxHashSet<I
     jumps
 }
 
-/// Where an edge to IR block `target` with arguments `args` ends: past [`forwardable`]
-/// blocks (front ends leave many: WebAssembly's `end` of a `block`), to the jump's target
-/// with its arguments, a parameter of the skipped block replaced by the argument the edge
-/// gives it. The skipped block itself is still lowered (a branch whose edges are not
-/// forwarded may reach it). Fewer blocks and block parameters for Cranelift to allocate
-/// registers across; the same behaviour.
+/// The loops' latches among `order` (a function's reachable blocks in reverse postorder):
+/// the blocks with an edge back to themselves or to a block before them.
+pub(crate) fn latches(m: &irkit_core::Module, order: &[Inst]) -> FxHashSet<Inst> {
+    let position: FxHashMap<Inst, usize> = order.iter().enumerate().map(|(k, &b)| (b, k)).collect();
+    let mut latches = FxHashSet::default();
+    for (k, &blk) in order.iter().enumerate() {
+        let Some(&term) = m.children(blk).last() else {
+            continue;
+        };
+        let ops = m.operands(term);
+        let Some(branch) =
+            irkit_core::edges::branch(m.opcode(term), ops, |o| m.opcode(o) == Opcode::BLOCK)
+        else {
+            continue;
+        };
+        if branch
+            .edges
+            .into_iter()
+            .any(|e| position.get(&e.target).is_some_and(|&t| t <= k))
+        {
+            latches.insert(blk);
+        }
+    }
+    latches
+}
+
+/// Where an edge from IR block `source` to IR block `target` with arguments `args` ends:
+/// past [`forwardable`] blocks (front ends leave many: WebAssembly's `end` of a `block`), to
+/// the jump's target with its arguments, a parameter of the skipped block replaced by the
+/// argument the edge gives it. The skipped block itself is still lowered (a branch whose
+/// edges are not forwarded may reach it). Fewer blocks and block parameters for Cranelift to
+/// allocate registers across; the same behaviour.
+///
+/// From a loop's latch (`latches`), a block whose jump passes a value Cranelift computes
+/// again at each use ([`recomputed_at_use`]) defined in another block than `source` is not
+/// skipped: the use would move from the skipped block, on the way out of the loop, into the
+/// latch, and the value be computed on every iteration (a loop counting `n + 1` for after
+/// it, say) instead of once.
 pub(crate) fn forwarded(
     m: &irkit_core::Module,
-    forwardable: &FxHashSet<Inst>,
+    (forwardable, latches): (&FxHashSet<Inst>, &FxHashSet<Inst>),
+    source: Inst,
     target: Inst,
     args: &[Inst],
 ) -> (Inst, Vec<Inst>) {
@@ -74,13 +108,80 @@ pub(crate) fn forwarded(
         if edge.target == target || m.opcode(edge.target) != Opcode::BLOCK {
             break;
         }
-        let next = jops
-            .get(edge.args)
-            .unwrap_or(&[])
+        let passed = jops.get(edge.args).unwrap_or(&[]);
+        if latches.contains(&source)
+            && passed.iter().any(|&a| {
+                !params.contains(&a) && m.parent(a) != Some(source) && recomputed_at_use(m, a)
+            })
+        {
+            break;
+        }
+        let next = passed
             .iter()
             .map(|&a| params.iter().position(|&p| p == a).map_or(a, |k| args[k]))
             .collect();
         (target, args) = (edge.target, next);
     }
     (target, args)
+}
+
+/// Whether Cranelift's optimizer computes IR value `v` again in each block using it
+/// (Cranelift's rematerialization): an integer `iadd`, `isub`, `and`, `or` or `xor` with a
+/// constant operand. (A constant itself is too, but costs nothing or an immediate.)
+fn recomputed_at_use(m: &irkit_core::Module, v: Inst) -> bool {
+    matches!(
+        m.opcode(v),
+        Opcode::IADD | Opcode::ISUB | Opcode::AND | Opcode::OR | Opcode::XOR
+    ) && m
+        .operands(v)
+        .iter()
+        .any(|&o| m.opcode(o) == Opcode::CONST_INT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `^2` passes `%1 = %0 + 1` on to `^3`: an edge from the entry (which computes `%1`)
+    /// skips it; the exit edge of the loop `^1` does not (Cranelift would compute `%1` in
+    /// the loop), nor does any edge to a block that is not jump-only.
+    #[test]
+    fn exits_of_loops_keep_blocks_passing_values_computed_again_at_use() {
+        let m = irkit_text::parse(
+            "@f: fn(i32, i1) -> i32 = func {
+^0(%0: i32, %9: i1):
+  %1: i32 = iadd %0, i32 1
+  br %9, ^2, ^1(i32 0)
+^1(%2: i32):
+  %3: i32 = iadd %2, i32 1
+  %4: i1 = icmp ult %3, i32 10
+  br %4, ^1(%3), ^2
+^2:
+  jump ^3(%1)
+^3(%5: i32):
+  ret %5
+}
+",
+            "t.ir",
+        )
+        .unwrap();
+        let f = m.find_named("f").unwrap();
+        let blocks: Vec<Inst> = m.blocks(f).collect();
+        let order = irkit_core::edges::reverse_postorder(&m, f);
+        let (fwd, latches) = (forwardable(&m, &order), latches(&m, &order));
+        assert_eq!(latches.iter().copied().collect::<Vec<_>>(), [blocks[1]]);
+        let one = m.children(blocks[0])[m.block_params(blocks[0]).len()];
+        assert_eq!(
+            forwarded(&m, (&fwd, &latches), blocks[0], blocks[2], &[]),
+            (blocks[3], vec![one])
+        );
+        assert_eq!(
+            forwarded(&m, (&fwd, &latches), blocks[1], blocks[2], &[]),
+            (blocks[2], vec![])
+        );
+        assert_eq!(
+            forwarded(&m, (&fwd, &latches), blocks[1], blocks[1], &[one]),
+            (blocks[1], vec![one])
+        );
+    }
 }

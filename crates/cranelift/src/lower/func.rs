@@ -120,11 +120,13 @@ pub(crate) fn build_function<M: ClModule>(
             data_refs: HashMap::default(),
             nan_observed: Default::default(),
             forwardable: Default::default(),
+            latches: Default::default(),
             messages: Vec::new(),
             message_offsets: HashMap::default(),
             message_bytes: 0,
             state: None,
             limit: None,
+            source: f,
         };
         fl.body(f)?;
         fl.b.seal_all_blocks();
@@ -180,6 +182,8 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     pub(crate) nan_observed: rustc_hash::FxHashSet<Inst>,
     /// The blocks an edge may skip (`super::forward::forwardable`).
     pub(crate) forwardable: rustc_hash::FxHashSet<Inst>,
+    /// The loops' latches (`super::forward::latches`).
+    pub(crate) latches: rustc_hash::FxHashSet<Inst>,
     /// The trap messages, in first-use order.
     messages: Vec<String>,
     /// Each message's index in [`FnLower::messages`] and offset in the function's message
@@ -195,6 +199,8 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     /// In a function that gets it ([`Ctx::internal`]), the running thread's stack limit: its
     /// hidden first argument.
     pub(crate) limit: Option<Value>,
+    /// The IR block being lowered (the source of its terminator's edges).
+    pub(crate) source: Inst,
 }
 
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
@@ -210,6 +216,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let order = irkit_core::edges::reverse_postorder(m, f);
         self.nan_observed = super::nan::observed(m, &order);
         self.forwardable = super::forward::forwardable(m, &order);
+        self.latches = super::forward::latches(m, &order);
         for (i, &blk) in order.iter().enumerate() {
             let cb = self.b.create_block();
             if i == 0 {
@@ -228,6 +235,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
         for &blk in &order {
             let cb = self.blocks[&blk];
+            self.source = blk;
             self.b.switch_to_block(cb);
             let params = self.b.block_params(cb).to_vec();
             let mut at = 0;
