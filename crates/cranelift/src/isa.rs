@@ -175,6 +175,17 @@ pub(crate) fn define_function<M: ClModule>(
     }
     code.compile(large, &mut ControlPlane::default())
         .map_err(|e| crate::error::compile_error(place, e.inner))?;
+    define_compiled(cl, (id, place), code)
+}
+
+/// Defines function `id` of `cl` (named `place`, for errors) with the code `code` was
+/// compiled to, its relocations as Cranelift gave them: what `cl.define_function` does after
+/// compiling.
+pub(crate) fn define_compiled<M: ClModule>(
+    cl: &mut M,
+    (id, place): (FuncId, &str),
+    code: &cranelift_codegen::Context,
+) -> Result<(), BackendError> {
     let compiled = code.compiled_code().ok_or_else(|| {
         crate::error::compile_error(place, CodegenError::Unsupported("no code".into()))
     })?;
@@ -185,7 +196,6 @@ pub(crate) fn define_function<M: ClModule>(
         .iter()
         .map(|r| ModuleReloc::from_mach_reloc(r, &code.func, id))
         .collect();
-    let bytes = compiled.code_buffer().to_vec();
-    cl.define_function_bytes(id, alignment, &bytes, &relocs)
-        .map_err(err)
+    cl.define_function_bytes(id, alignment, compiled.code_buffer(), &relocs)
+        .map_err(|e| crate::error::cl_err(place, e))
 }

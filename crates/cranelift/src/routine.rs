@@ -7,7 +7,7 @@
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{AbiParam, Block};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_module::{FuncId, Module as ClModule, ModuleReloc};
+use cranelift_module::{FuncId, Module as ClModule};
 use irkit_backend::BackendError;
 use rayon::prelude::*;
 
@@ -75,23 +75,8 @@ pub(crate) fn define_together<M: ClModule>(
         .collect();
     for r in compiled {
         let r = r?;
-        let code = r.code.compiled_code().ok_or_else(|| {
-            compile_error(
-                &r.what,
-                cranelift_codegen::CodegenError::Unsupported("no code".into()),
-            )
-        })?;
-        let relocs: Vec<ModuleReloc> = code
-            .buffer
-            .relocs()
-            .iter()
-            .map(|x| ModuleReloc::from_mach_reloc(x, &r.code.func, r.id))
-            .collect();
-        let alignment = u64::from(code.buffer.alignment);
-        ctx.cl
-            .define_function_bytes(r.id, alignment, code.code_buffer(), &relocs)
-            .map_err(|e| cl_err(&r.what, e))?;
-        ctx.keep_debug(r.id, None, Some(code));
+        crate::isa::define_compiled(&mut ctx.cl, (r.id, &r.what), &r.code)?;
+        ctx.keep_debug(r.id, None, r.code.compiled_code());
     }
     Ok(())
 }
