@@ -125,5 +125,8 @@ fn main() -> ExitCode {
         }
         Err(e) => problems.push(format!("{display}: cannot encode: {e}")),
     }
+    // The process ends here: freeing the module instruction by instruction would only cost
+    // time (as ir-link does with the linked module).
+    std::mem::forget(module);
     problems.finish()
 }
