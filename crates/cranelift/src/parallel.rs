@@ -34,6 +34,7 @@ use crate::error::compile_error;
 use crate::fingerprint::{Fingerprint, KeyPrefix, Keyer, Trees};
 use crate::lower::{build_function, defined_function};
 use crate::names;
+use crate::site_table;
 use irkit_core::place::verified_def_label;
 
 /// Functions generated together before they are defined.
@@ -78,7 +79,7 @@ struct Done {
     messages: Vec<String>,
     /// Its trap sites, found on the thread that generated it (`crate::site_table::find`), if
     /// the build has a site table.
-    sites: Option<crate::site_table::Found>,
+    sites: Option<site_table::Found>,
 }
 
 /// Generates and defines the bodies `defs` (in module order) into `ctx`'s object.
@@ -113,14 +114,10 @@ pub(crate) fn define_bodies(
                     if let Some(d) = &mut done
                         && shared.sites.is_some()
                     {
-                        let (lines, traps) = (&d.code.lines, &d.code.traps);
-                        d.sites = Some(crate::site_table::find(
-                            shared,
-                            d.def,
-                            &d.messages,
-                            lines,
-                            traps,
-                        ));
+                        let (code, messages) = (&d.code, &d.messages);
+                        let found =
+                            site_table::find(shared, d.def, messages, &code.lines, &code.traps);
+                        d.sites = Some(found);
                     }
                     Ok(done)
                 })
@@ -299,7 +296,7 @@ fn define(ctx: &mut Ctx<'_, ObjectModule>, mut d: Done) -> Result<(), BackendErr
         .define_function_bytes(d.id, d.code.alignment, &d.code.bytes, &d.relocs)
         .map_err(|e| cl_err(&d.place, e))?;
     if let Some(found) = d.sites.take() {
-        crate::site_table::note(ctx, d.id, (table, &d.messages), found);
+        site_table::note(ctx, d.id, (table, &d.messages), found);
     }
     if ctx.debug.is_some() {
         ctx.keep_defined(crate::debug::Defined {

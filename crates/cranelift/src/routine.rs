@@ -53,8 +53,9 @@ pub(crate) fn define_routine<M: ClModule>(
 }
 
 /// Runs `define` (calls of [`define_routine`]), then compiles the routines it built on every
-/// core and defines them in the order they were built: the module is the one `define` alone
-/// makes, one routine after the other.
+/// core and defines them in the order they were built: the same code as `define` alone makes,
+/// one routine after the other (in an object file, the data `define` declares comes before
+/// the routines' code instead of between them).
 pub(crate) fn define_together<M: ClModule>(
     ctx: &mut Ctx<'_, M>,
     define: impl FnOnce(&mut Ctx<'_, M>) -> Result<(), BackendError>,

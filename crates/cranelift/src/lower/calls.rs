@@ -138,7 +138,8 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         let need = self.b.ins().iadd_imm_u(limit, frame as i64);
         let sp = self.b.ins().get_stack_pointer(PTR);
         let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, need);
-        if max_depth.is_none() && self.limit_known() {
+        // Where the limit is known no depth is counted (`Ctx::limit_known`).
+        if self.ctx.limit_known() {
             self.trap_if(low, trap_kinds::NATIVE_STACK_EXHAUSTED, place)?;
             return Ok((state, None));
         }

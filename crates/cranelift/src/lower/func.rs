@@ -255,7 +255,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 at += n;
             }
             self.state = None;
-            if blk == order[0] && self.limit_known() && self.ctx.entered_from_c.contains(&f) {
+            if blk == order[0] && self.ctx.limit_known() && self.ctx.entered_from_c.contains(&f) {
                 let state = self.thread_state();
                 crate::routines::ensure_stack_limit(self.ctx, &mut self.b, state);
             }
@@ -298,11 +298,6 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 s
             }
         }
-    }
-
-    /// [`Ctx::limit_known`].
-    pub(crate) fn limit_known(&self) -> bool {
-        self.ctx.limit_known()
     }
 
     pub(crate) fn malformed(&self, what: &str) -> BackendError {
