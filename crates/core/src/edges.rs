@@ -14,7 +14,7 @@
 //! Whether an operand is a block is the caller's question (both take a predicate), so the
 //! verifier can ask it with its checked accessors on a module it has not yet accepted.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::ops::Range;
 
 use crate::{Inst, Module, Opcode};
@@ -137,7 +137,8 @@ pub fn successors(m: &Module, term: Inst) -> Vec<Inst> {
         }
         return out;
     }
-    let mut seen: HashSet<Inst> = HashSet::with_capacity(edges.len());
+    let mut seen: HashSet<Inst> =
+        HashSet::with_capacity_and_hasher(edges.len(), Default::default());
     for e in edges {
         if seen.insert(e.target) {
             out.push(e.target);
@@ -162,7 +163,7 @@ pub fn reverse_postorder(m: &Module, f: Inst) -> Vec<Inst> {
             .unwrap_or_default()
     };
     let mut post = Vec::new();
-    let mut seen: HashSet<Inst> = HashSet::new();
+    let mut seen: HashSet<Inst> = HashSet::default();
     seen.insert(entry);
     let mut stack = vec![(entry, succs(entry), 0usize)];
     while let Some((b, ss, i)) = stack.last_mut() {

@@ -62,6 +62,16 @@ pub(crate) struct Plan<'a> {
     pub(crate) compile_ns: AtomicU64,
 }
 
+/// What a thread keeps from one function to the next: Cranelift's builder and compilation
+/// contexts, which keep their allocations when reused.
+#[derive(Default)]
+struct Scratch {
+    /// The builder's state.
+    fctx: FunctionBuilderContext,
+    /// The last function's context, once compiled.
+    code: Option<cranelift_codegen::Context>,
+}
+
 /// A function's code, ready to define.
 struct Done {
     /// Its symbol.
@@ -107,10 +117,10 @@ pub(crate) fn define_bodies(
             let done: Vec<Result<Option<Done>, BackendError>> = chunk
                 .par_iter()
                 .enumerate()
-                .map_init(FunctionBuilderContext::new, |fctx, (i, &d)| {
+                .map_init(Scratch::default, |scratch, (i, &d)| {
                     let order = u32::try_from(c * size + i).unwrap_or(u32::MAX);
                     let known = keys.get(i).map(Option::as_ref);
-                    let mut done = generate(shared, fctx, (d, order), plan, keyer, known)?;
+                    let mut done = generate(shared, scratch, (d, order), plan, keyer, known)?;
                     if let Some(d) = &mut done
                         && shared.sites.is_some()
                     {
@@ -178,7 +188,7 @@ fn prefetched(
 /// (`Some(None)`: it has none).
 fn generate(
     ctx: &Ctx<'_, ObjectModule>,
-    fctx: &mut FunctionBuilderContext,
+    scratch: &mut Scratch,
     (d, order): (Inst, u32),
     plan: &Plan<'_>,
     keyer: Option<(&CodeCache, &Keyer<'_>)>,
@@ -202,7 +212,8 @@ fn generate(
     }
     let built = {
         let _time = Elapsed(Instant::now(), &plan.lower_ns);
-        build_function(ctx, fctx, d)?
+        let code = std::mem::take(&mut scratch.code).unwrap_or_else(|| ctx.cl.make_context());
+        build_function(ctx, &mut scratch.fctx, d, code)?
     };
     let Some(mut built) = built else {
         return Ok(None);
@@ -219,6 +230,7 @@ fn generate(
     plan.compiled.fetch_add(1, Ordering::Relaxed);
     let refs = keyed.as_ref().map(|(_, fp)| &fp.refs[..]);
     let names = names::names_of(ctx, &built.code.func, refs);
+    scratch.code = Some(built.code);
     let entry = Entry {
         code,
         names,

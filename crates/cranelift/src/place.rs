@@ -19,30 +19,31 @@ pub(crate) fn first_place(m: &Module, f: Inst) -> String {
     let Some(entry) = m.entry_block(f) else {
         return name;
     };
-    let block = verified_block_label(m, entry, 0);
     let Some(&inst) = m.children(entry).get(m.block_params(entry).len()) else {
-        return format!("{name} {block}");
+        return format!("{name} {}", verified_block_label(m, entry, 0));
     };
-    Place::new(name, block, 0, inst).render(m)
+    Place::new(name, (entry, 0), 0, inst).render(m)
 }
 
-/// Where an instruction is, spelled as the interpreter spells a trap location. The names are
-/// shared (one per function and block, not one per instruction).
+/// Where an instruction is, spelled as the interpreter spells a trap location. The function's
+/// name is shared (one per function, not one per instruction); the block's label is only
+/// spelled when the place is rendered (most places never are).
 #[derive(Clone, Debug)]
 pub(crate) struct Place {
     pub(crate) func: Rc<str>,
-    pub(crate) block: Rc<str>,
+    /// The block and its position among the function's blocks.
+    pub(crate) block: (Inst, usize),
     pub(crate) index: usize,
     pub(crate) inst: Inst,
 }
 
 impl Place {
-    /// Instruction `inst`, the `index`th of block `block` (`^name`) of function `func`
-    /// (`@name`).
-    pub(crate) fn new(func: String, block: String, index: usize, inst: Inst) -> Place {
+    /// Instruction `inst`, the `index`th of `block` (the block and its position) of function
+    /// `func` (`@name`).
+    pub(crate) fn new(func: String, block: (Inst, usize), index: usize, inst: Inst) -> Place {
         Place {
             func: func.into(),
-            block: block.into(),
+            block,
             index,
             inst,
         }
@@ -54,7 +55,7 @@ impl Place {
         let mut text = format!(
             "{} {}, {}",
             self.func,
-            self.block,
+            verified_block_label(m, self.block.0, self.block.1),
             verified_instruction_label(m, self.inst, self.index)
         );
         if let Some(source) = verified_source(m, self.inst) {

@@ -139,9 +139,8 @@ pub(crate) fn find<M: ClModule>(
         };
         let text = &mut out.text;
         let (at, len) = *lines.entry((ordinal, t.code)).or_insert_with(|| {
-            let block = irkit_core::place::verified_block_label(m, blk, k);
             let place =
-                crate::place::Place::new(func.clone().unwrap_or_default(), block, index, inst);
+                crate::place::Place::new(func.clone().unwrap_or_default(), (blk, k), index, inst);
             let line = format!("trap: {kind} in {}\n", place.render(m));
             let at = text.len() as u32;
             text.push_str(&line);

@@ -11,7 +11,7 @@ use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Op};
 
-use super::func::FnLower;
+use super::func::{FnLower, Vals};
 use crate::context::Callee;
 use crate::error::unsupported;
 use crate::place::Place;
@@ -80,7 +80,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             self.check_stop();
             call
         };
-        let rs = self.b.inst_results(call).to_vec();
+        let rs = Vals::from_slice(self.b.inst_results(call));
         if m.ty(inst).is_some() {
             self.set(inst, rs);
         }
@@ -295,7 +295,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 let fr = self.ctx.func_in_func(fid, self.b.func);
                 let call = self.b.ins().call(fr, &args);
                 self.check_stop();
-                let rs = self.b.inst_results(call).to_vec();
+                let rs = Vals::from_slice(self.b.inst_results(call));
                 self.b.ins().return_(&rs);
             }
             Some(Callee::SessionExit) => self.session_exit(&args),

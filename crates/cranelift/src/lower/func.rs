@@ -8,6 +8,7 @@
 //! block that calls the trap routine with the trap line, located as the interpreter locates it.
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::{SmallVec, smallvec};
 
 use crate::runtime::{STOP, STOP_ARG, STOPPED_EXIT};
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, TrapCode, Value, types as clt};
@@ -21,7 +22,7 @@ use crate::error::unsupported;
 use crate::place::Place;
 use crate::runtime::UNREACHABLE_AFTER_EXIT;
 use crate::types::{ClifType, PTR, Scalar};
-use irkit_core::place::{verified_block_label, verified_def_label};
+use irkit_core::place::verified_def_label;
 
 /// The most a function's `stackalloc` objects may take together: Cranelift's limit on a frame
 /// (`ABIMachineSpec::maximum_frame_size`, 1 GiB on every target), less room for the rest of
@@ -35,7 +36,7 @@ pub(crate) fn lower_function<M: ClModule>(
     fctx: &mut FunctionBuilderContext,
     f: Inst,
 ) -> Result<(), BackendError> {
-    let Some(mut built) = build_function(ctx, fctx, f)? else {
+    let Some(mut built) = build_function(ctx, fctx, f, ctx.cl.make_context())? else {
         return Ok(());
     };
     let table = crate::names::declare_messages(ctx, &built.messages)?;
@@ -71,7 +72,7 @@ pub(crate) fn lower_function<M: ClModule>(
 pub(crate) struct Built {
     /// Its symbol.
     pub(crate) id: cranelift_module::FuncId,
-    /// The Cranelift function (in a fresh context).
+    /// The Cranelift function (in its context).
     pub(crate) code: cranelift_codegen::Context,
     /// The function's name, for errors.
     pub(crate) place: String,
@@ -81,19 +82,22 @@ pub(crate) struct Built {
     pub(crate) messages: Vec<String>,
 }
 
-/// Lowers function definition `f` to Cranelift IR, without compiling it; `None` if `f` is not
-/// a function this module defines. Only reads the shared state: any thread may lower any
-/// function.
+/// Lowers function definition `f` to Cranelift IR into `code` (a context made by the
+/// Cranelift module, cleared here: one reused from a previous function keeps its allocations,
+/// as Cranelift intends), without compiling it; `None` if `f` is not a function this module
+/// defines. Only reads the shared state: any thread may lower any function.
 pub(crate) fn build_function<M: ClModule>(
     ctx: &Ctx<'_, M>,
     fctx: &mut FunctionBuilderContext,
     f: Inst,
+    code: cranelift_codegen::Context,
 ) -> Result<Option<Built>, BackendError> {
     let m = ctx.m;
     let Some(id) = defined_function(ctx, f)? else {
         return Ok(None);
     };
-    let mut c = ctx.cl.make_context();
+    let mut c = code;
+    ctx.cl.clear_context(&mut c);
     c.func.signature = ctx
         .cl
         .declarations()
@@ -116,7 +120,7 @@ pub(crate) fn build_function<M: ClModule>(
             fname: verified_def_label(m, f).into(),
             values: HashMap::default(),
             blocks: HashMap::default(),
-            block_names: HashMap::default(),
+            block_positions: HashMap::default(),
             data_refs: HashMap::default(),
             nan_observed: Default::default(),
             forwardable: Default::default(),
@@ -164,17 +168,20 @@ pub(crate) fn defined_function<M: ClModule>(
     Ok(Some(*id))
 }
 
+/// The leaves of one value: a scalar's one Cranelift value is kept inline.
+pub(crate) type Vals = SmallVec<[Value; 1]>;
+
 /// The state of one function's lowering.
 pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     pub(crate) ctx: &'c Ctx<'m, M>,
     pub(crate) b: FunctionBuilder<'f>,
     fname: std::rc::Rc<str>,
     /// The leaves of each local value (parameters and instruction results).
-    values: HashMap<Inst, Vec<Value>>,
+    values: HashMap<Inst, Vals>,
     /// The Cranelift block of each reachable IR block.
     pub(crate) blocks: HashMap<Inst, ir::Block>,
-    /// `^name` of each block.
-    block_names: HashMap<Inst, std::rc::Rc<str>>,
+    /// Each block's position among the function's blocks (its label's number).
+    block_positions: HashMap<Inst, usize>,
     /// The function's reference to each data object it addresses ([`FnLower::address_of`]).
     data_refs: HashMap<cranelift_module::DataId, cranelift_codegen::ir::GlobalValue>,
     /// The values whose NaN bits the program may observe: only float results among them are
@@ -207,8 +214,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     fn body(&mut self, f: Inst) -> Result<(), BackendError> {
         let m = self.ctx.m;
         for (i, blk) in m.blocks(f).enumerate() {
-            let name = verified_block_label(m, blk, i);
-            self.block_names.insert(blk, name.into());
+            self.block_positions.insert(blk, i);
         }
         // Each located instruction's Cranelift source location is its ordinal
         // (`crate::debug::locs`).
@@ -251,7 +257,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 let vs = params
                     .get(at..at + n)
                     .ok_or_else(|| self.malformed("entry block parameters do not match"))?;
-                self.values.insert(p, vs.to_vec());
+                self.values.insert(p, Vals::from_slice(vs));
                 at += n;
             }
             self.state = None;
@@ -278,7 +284,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.b.set_srcloc(loc);
                 let place = Place {
                     func: self.fname.clone(),
-                    block: self.block_names[&blk].clone(),
+                    block: (blk, self.block_positions[&blk]),
                     index,
                     inst,
                 };
@@ -312,17 +318,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     }
 
     /// The leaves of operand `v` in the current block.
-    pub(crate) fn val(&mut self, v: Inst) -> Result<Vec<Value>, BackendError> {
+    pub(crate) fn val(&mut self, v: Inst) -> Result<Vals, BackendError> {
         if let Some(vs) = self.values.get(&v) {
             return Ok(vs.clone());
         }
         let m = self.ctx.m;
         let op = m.opcode(v);
         if op.is_definition() {
-            return Ok(vec![self.address_of(v)?]);
+            return Ok(smallvec![self.address_of(v)?]);
         }
         if op.is_constant() {
-            let mut out = Vec::new();
+            let mut out = Vals::new();
             let mut work = vec![v];
             while let Some(c) = work.pop() {
                 if m.opcode(c).is_definition() {
@@ -385,6 +391,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
 
     /// The single scalar of operand `v`.
     pub(crate) fn val1(&mut self, v: Inst) -> Result<Value, BackendError> {
+        if let Some(&[x]) = self.values.get(&v).map(|vs| vs.as_slice()) {
+            return Ok(x);
+        }
         let vs = self.val(v)?;
         match vs.as_slice() {
             [x] => Ok(*x),
@@ -441,7 +450,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         }
     }
 
-    pub(crate) fn set(&mut self, inst: Inst, vs: Vec<Value>) {
+    pub(crate) fn set(&mut self, inst: Inst, vs: Vals) {
         self.values.insert(inst, vs);
     }
 
@@ -606,7 +615,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         match op {
             _ if self.is_vector_inst(inst, op) => {
                 let r = self.vector(inst, op, place)?;
-                self.set(inst, vec![r]);
+                self.set(inst, smallvec![r]);
             }
             irkit_core::op_lanes!() => return Err(self.malformed("a lane operation on scalars")),
             irkit_core::op_int_binary!()
@@ -615,11 +624,11 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             | irkit_core::op_float_unary!()
             | irkit_core::op_conversions!() => {
                 let r = self.arith(inst, op, place)?;
-                self.set(inst, vec![r]);
+                self.set(inst, smallvec![r]);
             }
             Op::Icmp | Op::Fcmp => {
                 let r = self.compare(inst, op)?;
-                self.set(inst, vec![r]);
+                self.set(inst, smallvec![r]);
             }
             Op::Select => {
                 let c = self.val1(ops[0])?;
@@ -634,17 +643,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             }
             Op::Stackalloc => {
                 let p = self.stackalloc(ops[0], place)?;
-                self.set(inst, vec![p]);
+                self.set(inst, smallvec![p]);
             }
             Op::Load => {
                 let v = self.load(inst, ops[0])?;
-                self.set(inst, vec![v]);
+                self.set(inst, smallvec![v]);
             }
             Op::Store => self.store(ops[0], ops[1])?,
             irkit_core::op_linear_memory!() => self.linear(inst, op, place)?,
             Op::Elem => {
                 let r = self.elem(inst, ops)?;
-                self.set(inst, vec![r]);
+                self.set(inst, smallvec![r]);
             }
             Op::Extract | Op::Insert => {
                 let k = m.payload(inst).as_int().unwrap_or(u64::MAX);
@@ -661,7 +670,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     let r = agg
                         .get(range)
                         .ok_or_else(|| self.malformed("extract out of range"))?
-                        .to_vec();
+                        .into();
                     self.set(inst, r);
                 } else {
                     let v = self.val(ops[1])?;
@@ -669,7 +678,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                     if r.len() < range.end || v.len() != range.len() {
                         return Err(self.malformed("insert out of range"));
                     }
-                    r.splice(range, v);
+                    r[range].copy_from_slice(&v);
                     self.set(inst, r);
                 }
             }
@@ -678,7 +687,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             Op::Ret => {
                 let vs = match ops.first() {
                     Some(&v) => self.val(v)?,
-                    None => Vec::new(),
+                    None => Vals::new(),
                 };
                 self.b.ins().return_(&vs);
             }

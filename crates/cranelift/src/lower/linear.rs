@@ -15,6 +15,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, TrapCode, Value, types as
 use cranelift_module::Module as ClModule;
 use irkit_backend::{BackendError, trap_kinds};
 use irkit_core::{Inst, Op};
+use smallvec::smallvec;
 
 use super::func::FnLower;
 use crate::memories::{RECORD_BASE, RECORD_SIZE};
@@ -32,7 +33,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             let grow = self.ctx.func_in_func(self.ctx.rt.mem_grow, self.b.func);
             let call = self.b.ins().call(grow, &[record, addr]);
             let r = self.b.inst_results(call)[0];
-            self.set(inst, vec![r]);
+            self.set(inst, smallvec![r]);
             return Ok(());
         }
         let ty = match op {
@@ -78,7 +79,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             } else {
                 v
             };
-            self.set(inst, vec![v]);
+            self.set(inst, smallvec![v]);
         } else {
             let v = self.val1(ops[2])?;
             self.b.ins().store(flags, v, p, at);

@@ -28,6 +28,16 @@ use irkit_core::{Conversion, FloatBinary, FloatUnary, Inst, Module, Op};
 /// The values of `f` (over its blocks `order`, those lowered) whose NaN bits may be observed:
 /// a float arithmetic result in this set must be canonicalized, one outside it need not be.
 pub(crate) fn observed(m: &Module, order: &[Inst]) -> HashSet<Inst> {
+    // Only a result the lowering may canonicalize is ever looked up: a function without any
+    // (most integer code) needs no analysis.
+    let arithmetic = order.iter().any(|&blk| {
+        m.children(blk)
+            .iter()
+            .any(|&u| m.opcode(u).known().is_some_and(may_canonicalize))
+    });
+    if !arithmetic {
+        return HashSet::default();
+    }
     // What each pass-through value (a `select`, a bit operation, a block parameter) is made
     // of: if it is observed, so are they.
     let mut sources: HashMap<Inst, Vec<Inst>> = HashMap::default();
@@ -71,6 +81,17 @@ pub(crate) fn observed(m: &Module, order: &[Inst]) -> HashSet<Inst> {
         }
     }
     out
+}
+
+/// Whether the lowering may canonicalize a result of `op` (float arithmetic other than the
+/// bit operations, and the conversions between float widths).
+fn may_canonicalize(op: Op) -> bool {
+    match (op.float_unary(), op.float_binary(), op.conversion()) {
+        (Some(f), _, _) => !matches!(f, FloatUnary::Fneg | FloatUnary::Fabs),
+        (_, Some(f), _) => f != FloatBinary::Fcopysign,
+        (_, _, Some(c)) => matches!(c, Conversion::Fptrunc | Conversion::Fpext),
+        _ => false,
+    }
 }
 
 /// How instruction `u` uses its operands' NaN bits.
