@@ -16,6 +16,7 @@
 use irkit_core::{Builder, Inst, IntCC, Opcode};
 use wasmparser::{BlockType, FunctionBody, Operator, ValType};
 
+use crate::assigned::Assigned;
 use crate::cfg::{Edge, Term};
 use crate::env::Env;
 use crate::error::{At, Place, WasmError};
@@ -57,6 +58,9 @@ pub(crate) struct FuncTranslator<'a, 'm> {
     pub(crate) index: u32,
     /// The byte offset of the operator being translated.
     pub(crate) offset: u64,
+    /// The position of the operator being translated in the body (the first is 0), as
+    /// [`crate::assigned`] numbers them.
+    position: u32,
     pub(crate) stack: Vec<Inst>,
     frames: Vec<Frame>,
     /// Whether the current position is reachable (in wasm's sense).
@@ -110,10 +114,11 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
         let mut t = FuncTranslator {
             b,
             env,
-            ssa: Ssa::new(var_types),
+            ssa: Ssa::new(var_types, Assigned::scan(body).map_err(invalid)?),
             func,
             index,
             offset: place.offset,
+            position: 0,
             stack: Vec::new(),
             frames: Vec::new(),
             reachable: true,
@@ -154,6 +159,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 marks.push((t.b.module().arena_len(), offset));
             }
             t.operator(op)?;
+            t.position = t.position.saturating_add(1);
         }
         t.finish()
     }
@@ -309,6 +315,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
                 let end = self.new_block(&results)?;
                 let args = self.pop_n(params.len());
                 self.terminate(Term::Jump(Edge::new(header, &args)));
+                self.ssa.enter_loop(header, self.block, self.position);
                 self.switch_to(header);
                 let hp = self.b.module().block_params(header).to_vec();
                 let height = self.stack.len();

@@ -15,7 +15,8 @@
 //!
 //! The pieces: [`parse`] reads the sections; [`translate`](mod@translate) declares imports,
 //! definitions and exports; [`func`] translates a body's structured control flow, with
-//! [`ssa`] (SSA construction for locals) over [`cfg`] (terminators kept open until the body
+//! [`ssa`] (SSA construction for locals, told by
+//! [`assigned`] which locals each loop assigns) over [`cfg`] (terminators kept open until the body
 //! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and references; [`refs`] their operators and `call_indirect`; [`init`]
 //! the module initializer; [`entry`] an optional `main` for running a module as a program;
 //! [`lines`] the source lines of a module with DWARF (`clang -g`), as `loc` decorations.
@@ -31,6 +32,7 @@
 //! assert!(m.find_export("wasm:lib:add").is_some());
 //! ```
 
+pub mod assigned;
 pub mod cfg;
 pub mod entry;
 pub mod env;

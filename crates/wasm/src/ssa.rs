@@ -11,6 +11,14 @@
 //! input can exhaust the stack. Once the body is complete, [`Ssa::remove_trivial_params`]
 //! removes the parameters every edge passes the same value to (or the parameter itself), as
 //! Braun et al.'s trivial phis, until none is left.
+//!
+//! Two shortcuts keep most such parameters from being made at all, each giving the value the
+//! parameter would have been replaced by. A read through a loop header for a local the loop
+//! does not assign ([`crate::assigned`]) looks it up where the loop is entered. A read in a
+//! sealed block with several predecessors first looks the local up in each of them, through
+//! blocks with one predecessor only and without making anything: if each has a definition and
+//! they agree (a predecessor reached back from the block itself counts as agreeing), that is
+//! the value.
 
 use std::collections::VecDeque;
 
@@ -18,6 +26,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use irkit_core::{Builder, CoreError, Inst, Opcode};
 
+use crate::assigned::Assigned;
 use crate::cfg::Cfg;
 
 /// A variable: the index of a wasm local.
@@ -39,11 +48,25 @@ pub struct Ssa {
     made: Vec<(Inst, Inst)>,
     /// The blocks a read walked through ([`Ssa::use_var`]'s, kept for its memory).
     chain: Vec<Inst>,
+    /// The loops of the body and what they assign.
+    assigned: Assigned,
+    /// Each loop header: the block entering the loop, and the positions of the loop's `loop`
+    /// and `end` operators.
+    loops: HashMap<Inst, (Inst, (u32, u32))>,
+}
+
+/// What a look-up without side effects found for a variable in one predecessor.
+enum Found {
+    /// A definition.
+    Value(Inst),
+    /// The block the look-up started from: no value of its own.
+    Back,
 }
 
 impl Ssa {
-    /// A new state for variables of the given types.
-    pub fn new(var_types: Vec<Inst>) -> Ssa {
+    /// A new state for variables of the given types, in a body whose loops assign what
+    /// `assigned` says.
+    pub fn new(var_types: Vec<Inst>, assigned: Assigned) -> Ssa {
         Ssa {
             cfg: Cfg::default(),
             var_types,
@@ -53,7 +76,64 @@ impl Ssa {
             pending: VecDeque::new(),
             made: Vec::new(),
             chain: Vec::new(),
+            assigned,
+            loops: HashMap::default(),
         }
+    }
+
+    /// `header` is the header of the loop whose `loop` operator is at position `start`,
+    /// entered from block `entry` (its only predecessor yet).
+    pub fn enter_loop(&mut self, header: Inst, entry: Inst, start: u32) {
+        if let Some(end) = self.assigned.loop_end(start) {
+            self.loops.insert(header, (entry, (start, end)));
+        }
+    }
+
+    /// If `block` is the header of a loop that does not assign `var`, the block entering it.
+    fn invariant_entry(&self, block: Inst, var: Var) -> Option<Inst> {
+        let &(entry, range) = self.loops.get(&block)?;
+        (!self.assigned.assigns(var, range)).then_some(entry)
+    }
+
+    /// The value of `var` at the end of every predecessor of sealed `block`, if each has one
+    /// without making anything and they agree.
+    fn agreed(&self, var: Var, block: Inst) -> Option<Inst> {
+        let mut value = None;
+        for &(src, _) in self.cfg.preds(block) {
+            match self.look_up(var, src, block)? {
+                Found::Value(v) if value.is_some_and(|known| known != v) => return None,
+                Found::Value(v) => value = Some(v),
+                Found::Back => {}
+            }
+        }
+        value
+    }
+
+    /// `var`'s definition at the end of `block`, looked up through single predecessors and
+    /// loops not assigning it (`None` where a parameter would be needed, or more steps than
+    /// blocks were taken); [`Found::Back`] if the walk comes back to `from`.
+    fn look_up(&self, var: Var, block: Inst, from: Inst) -> Option<Found> {
+        let mut cur = block;
+        for _ in 0..=self.cfg.blocks().len() {
+            if cur == from {
+                return Some(Found::Back);
+            }
+            if let Some(&v) = self.defs.get(&(cur, var)) {
+                return Some(Found::Value(v));
+            }
+            if let Some(entry) = self.invariant_entry(cur, var) {
+                cur = entry;
+                continue;
+            }
+            if !self.sealed.contains(&cur) {
+                return None;
+            }
+            match self.cfg.preds(cur) {
+                [(src, _)] => cur = *src,
+                _ => return None,
+            }
+        }
+        None
     }
 
     /// `var` has value `v` from here to the end of `block` (or the next definition).
@@ -100,6 +180,11 @@ impl Ssa {
                 // from the entry.
                 break b.module().const_zero(ty)?;
             }
+            if let Some(entry) = self.invariant_entry(cur, var) {
+                chain.push(cur);
+                cur = entry;
+                continue;
+            }
             if !self.sealed.contains(&cur) {
                 let p = b.append_block_param(cur, ty)?;
                 self.made.push((cur, p));
@@ -114,6 +199,10 @@ impl Ssa {
                     cur = *src;
                 }
                 _ => {
+                    if let Some(v) = self.agreed(var, cur) {
+                        self.defs.insert((cur, var), v);
+                        break v;
+                    }
                     let p = b.append_block_param(cur, ty)?;
                     self.made.push((cur, p));
                     self.defs.insert((cur, var), p);
@@ -271,7 +360,7 @@ mod tests {
         let (entry, _) = b.entry_block(f).unwrap();
         let (x, _) = b.block(f, &[]).unwrap();
         let (y, _) = b.block(f, &[]).unwrap();
-        let mut ssa = Ssa::new(vec![i32t]);
+        let mut ssa = Ssa::new(vec![i32t], Assigned::default());
         for blk in [entry, x, y] {
             ssa.cfg.add_block(blk);
         }
