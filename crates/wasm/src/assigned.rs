@@ -14,7 +14,7 @@
 //! Operators are numbered by their position in the body (the first is 0), the numbering
 //! [`crate::func::FuncTranslator`] keeps while it reads the same operators.
 
-use wasmparser::{BinaryReaderError, FunctionBody, Operator};
+use wasmparser::Operator;
 
 /// The loops of one body and its assignments to locals.
 #[derive(Debug, Default)]
@@ -26,16 +26,15 @@ pub struct Assigned {
 }
 
 impl Assigned {
-    /// Reads `body`'s operators (a body wasmparser validated: every `end` closes a construct,
-    /// the last one the body).
-    pub fn scan(body: &FunctionBody<'_>) -> Result<Assigned, BinaryReaderError> {
+    /// Reads the operators of a body in order (a body wasmparser validated: every `end`
+    /// closes a construct, the last one the body).
+    pub fn scan<'o, 'b: 'o>(ops: impl IntoIterator<Item = &'o Operator<'b>>) -> Assigned {
         let mut out = Assigned::default();
         // Each open construct: the position of its `loop`, or `None` for a `block` or `if`.
         let mut open: Vec<Option<u32>> = Vec::new();
-        let mut ops = body.get_operators_reader()?;
         let mut at = 0u32;
-        while !ops.eof() {
-            match ops.read()? {
+        for op in ops {
+            match *op {
                 Operator::Block { .. } | Operator::If { .. } => open.push(None),
                 Operator::Loop { .. } => open.push(Some(at)),
                 Operator::End => {
@@ -52,7 +51,7 @@ impl Assigned {
         }
         out.loops.sort_unstable();
         out.sets.sort_unstable();
-        Ok(out)
+        out
     }
 
     /// The position of the `end` of the loop whose `loop` operator is at `start`, if one is.
@@ -79,7 +78,9 @@ mod tests {
         let bytes = wat::parse_str(wat).unwrap();
         for payload in wasmparser::Parser::new(0).parse_all(&bytes) {
             if let wasmparser::Payload::CodeSectionEntry(body) = payload.unwrap() {
-                return Assigned::scan(&body).unwrap();
+                let reader = body.get_operators_reader().unwrap();
+                let ops: Vec<Operator<'_>> = reader.into_iter().map(Result::unwrap).collect();
+                return Assigned::scan(&ops);
             }
         }
         panic!("no body");

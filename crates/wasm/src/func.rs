@@ -110,11 +110,18 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             declared.push((n, ty));
             var_types.extend(std::iter::repeat_n(ty, n as usize));
         }
+        // The operators are read once, before the translation: what each loop assigns is
+        // known when the loop starts ([`Assigned`]).
+        let mut reader = body.get_operators_reader().map_err(invalid)?;
+        let mut ops = Vec::new();
+        while !reader.eof() {
+            ops.push(reader.read_with_offset().map_err(invalid)?);
+        }
         let (entry, entry_params) = b.entry_block(func).at(place)?;
         let mut t = FuncTranslator {
             b,
             env,
-            ssa: Ssa::new(var_types, Assigned::scan(body).map_err(invalid)?),
+            ssa: Ssa::new(var_types, Assigned::scan(ops.iter().map(|(op, _)| op))),
             func,
             index,
             offset: place.offset,
@@ -151,9 +158,7 @@ impl<'a, 'm> FuncTranslator<'a, 'm> {
             params: Vec::new(),
             results: results.len(),
         });
-        let mut ops = body.get_operators_reader().map_err(invalid)?;
-        while !ops.eof() {
-            let (op, offset) = ops.read_with_offset().map_err(invalid)?;
+        for (op, offset) in ops {
             t.offset = offset;
             if let Some(marks) = marks.as_mut() {
                 marks.push((t.b.module().arena_len(), offset));
