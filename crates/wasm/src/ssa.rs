@@ -16,9 +16,9 @@
 //! parameter would have been replaced by. A read through a loop header for a local the loop
 //! does not assign ([`crate::assigned`]) looks it up where the loop is entered. A read in a
 //! sealed block with several predecessors first looks the local up in each of them, through
-//! blocks with one predecessor only and without making anything: if each has a definition and
-//! they agree (a predecessor reached back from the block itself counts as agreeing), that is
-//! the value.
+//! a bounded number of blocks with one predecessor and without making anything: if each has a
+//! definition and they agree (a predecessor reached back from the block itself counts as
+//! agreeing), that is the value.
 
 use std::collections::VecDeque;
 
@@ -55,7 +55,12 @@ pub struct Ssa {
     loops: HashMap<Inst, (Inst, (u32, u32))>,
 }
 
-/// What a look-up without side effects found for a variable in one predecessor.
+/// The most blocks [`Ssa::look_up`] walks through: a read in a block with many predecessors
+/// costs at most this many steps for each, whatever the function's shape (beyond, a
+/// parameter is made as without the look-up).
+const LOOK_UP_STEPS: usize = 64;
+
+/// What a look-up that makes nothing found for a variable in one predecessor.
 enum Found {
     /// A definition.
     Value(Inst),
@@ -97,9 +102,10 @@ impl Ssa {
 
     /// The value of `var` at the end of every predecessor of sealed `block`, if each has one
     /// without making anything and they agree.
-    fn agreed(&self, var: Var, block: Inst) -> Option<Inst> {
+    fn agreed(&mut self, var: Var, block: Inst) -> Option<Inst> {
         let mut value = None;
-        for &(src, _) in self.cfg.preds(block) {
+        for i in 0..self.cfg.preds(block).len() {
+            let src = self.cfg.preds(block)[i].0;
             match self.look_up(var, src, block)? {
                 Found::Value(v) if value.is_some_and(|known| known != v) => return None,
                 Found::Value(v) => value = Some(v),
@@ -110,30 +116,44 @@ impl Ssa {
     }
 
     /// `var`'s definition at the end of `block`, looked up through single predecessors and
-    /// loops not assigning it (`None` where a parameter would be needed, or more steps than
-    /// blocks were taken); [`Found::Back`] if the walk comes back to `from`.
-    fn look_up(&self, var: Var, block: Inst, from: Inst) -> Option<Found> {
+    /// loops not assigning it, in at most [`LOOK_UP_STEPS`] steps (`None` where a parameter
+    /// would be needed, or the walk is longer); [`Found::Back`] if the walk comes back to
+    /// `from`. A definition found is also recorded as the value at the end of each block the
+    /// walk passed, as [`Ssa::use_var`] records it: a later walk through them stops there.
+    fn look_up(&mut self, var: Var, block: Inst, from: Inst) -> Option<Found> {
+        let mut chain = std::mem::take(&mut self.chain);
         let mut cur = block;
-        for _ in 0..=self.cfg.blocks().len() {
+        let found = loop {
             if cur == from {
-                return Some(Found::Back);
+                break Some(Found::Back);
             }
             if let Some(&v) = self.defs.get(&(cur, var)) {
-                return Some(Found::Value(v));
+                break Some(Found::Value(v));
             }
+            if chain.len() >= LOOK_UP_STEPS {
+                break None;
+            }
+            chain.push(cur);
             if let Some(entry) = self.invariant_entry(cur, var) {
                 cur = entry;
                 continue;
             }
             if !self.sealed.contains(&cur) {
-                return None;
+                break None;
             }
             match self.cfg.preds(cur) {
                 [(src, _)] => cur = *src,
-                _ => return None,
+                _ => break None,
+            }
+        };
+        if let Some(Found::Value(v)) = found {
+            for &c in &chain {
+                self.defs.insert((c, var), v);
             }
         }
-        None
+        chain.clear();
+        self.chain = chain;
+        found
     }
 
     /// `var` has value `v` from here to the end of `block` (or the next definition).

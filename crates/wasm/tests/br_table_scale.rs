@@ -64,6 +64,36 @@ fn br_table_module(n: u32) -> Vec<u8> {
     wasm
 }
 
+/// `(func (export "f") (param i32) (result i32) (local i32))`: `n` `br_if`s out of a block,
+/// each ending a block and starting the next, then a `br_table` of `n` targets out of the
+/// block around it; after both, the function returns the local. The local's value where the
+/// edges meet is looked up through the chain of blocks above the `br_table` from each of its
+/// `n` edges: each look-up must stay short (issue 42: SSA construction's look-ups through
+/// predecessors are bounded), or this is quadratic.
+fn chain_and_table_module(n: u32) -> Vec<u8> {
+    let mut body = vec![1, 1, 0x7f]; // one local i32
+    body.extend_from_slice(&[0x02, 0x40, 0x02, 0x40]); // block, block
+    for _ in 0..n {
+        // local.get 0; i32.const 0; i32.eq; br_if 0
+        body.extend_from_slice(&[0x20, 0x00, 0x41, 0x00, 0x46, 0x0d, 0x00]);
+    }
+    body.extend_from_slice(&[0x20, 0x00, 0x0e]); // local.get 0; br_table
+    leb(u64::from(n), &mut body);
+    for _ in 0..=n {
+        leb(1, &mut body);
+    }
+    body.extend_from_slice(&[0x0b, 0x0b, 0x20, 0x01, 0x0b]); // end; end; local.get 1; end
+    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+    section(1, &[1, 0x60, 1, 0x7f, 1, 0x7f], &mut wasm); // (i32) -> i32
+    section(3, &[1, 0], &mut wasm);
+    section(7, &[1, 1, b'f', 0, 0], &mut wasm);
+    let mut code = vec![1];
+    leb(body.len() as u64, &mut code);
+    code.extend_from_slice(&body);
+    section(10, &code, &mut wasm);
+    wasm
+}
+
 /// The translation of `wasm`.
 fn translate(wasm: &[u8]) -> Module {
     irkit_wasm::translate(wasm, "t").unwrap()
@@ -101,6 +131,22 @@ fn translating_a_br_table_grows_linearly_with_its_targets() {
     irkit_testkit::assert_grows_at_most_n_log_n(
         "translating a br_table (time per target count)",
         (N as usize, 10 * N as usize),
+        (t_small.as_secs_f64(), t_big.as_secs_f64()),
+        1e-4,
+    );
+}
+
+#[test]
+fn reading_a_local_where_many_edges_meet_grows_linearly() {
+    let m = translate(&chain_and_table_module(100));
+    irkit_core::verify::verify(&m).unwrap();
+    let small = chain_and_table_module(N / 5);
+    let big = chain_and_table_module(2 * N);
+    let t_small = irkit_testkit::best_of(5, || drop(translate(&small)));
+    let t_big = irkit_testkit::best_of(3, || drop(translate(&big)));
+    irkit_testkit::assert_grows_at_most_n_log_n(
+        "translating a chain of br_ifs and a br_table (time per size)",
+        ((N / 5) as usize, 2 * N as usize),
         (t_small.as_secs_f64(), t_big.as_secs_f64()),
         1e-4,
     );
