@@ -13,7 +13,8 @@
 //! translated separately, link with `ir-link` like any others. `spec/wasm.md` is the normative
 //! description.
 //!
-//! The pieces: [`parse`] reads the sections; [`translate`](mod@translate) declares imports,
+//! The pieces: [`validate`] validates the module (its function bodies on every core);
+//! [`parse`] reads the sections; [`translate`](mod@translate) declares imports,
 //! definitions and exports; [`func`] translates a body's structured control flow, with
 //! [`ssa`] (SSA construction for locals, told by
 //! [`assigned`] which locals each loop assigns) over [`cfg`] (terminators kept open until the body
@@ -52,6 +53,7 @@ pub mod table;
 pub mod translate;
 pub mod traps;
 pub mod types;
+pub mod validate;
 
 use std::borrow::Cow;
 

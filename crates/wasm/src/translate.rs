@@ -168,12 +168,20 @@ pub fn translate_with(
             Place::at(0),
         ));
     }
-    wasmparser::Validator::new_with_features(features)
-        .validate_all(wasm)
-        .map_err(|e| WasmError::invalid(&e))?;
-    let s = parse::sections(wasm)?;
+    // The bodies are checked on every core while the module's declarations are made (from
+    // sections already valid); nothing is translated unless they are valid.
+    let bodies = crate::validate::sections(wasm, features).map_err(|e| WasmError::invalid(&e))?;
     let mut m = Module::new();
-    let env = declare(&mut m, &s, name)?;
+    let (checked, declared) = rayon::join(
+        || bodies.check(),
+        || -> Result<_, WasmError> {
+            let s = parse::sections(wasm)?;
+            let env = declare(&mut m, &s, name)?;
+            Ok((s, env))
+        },
+    );
+    checked.map_err(|e| WasmError::invalid(&e))?;
+    let (s, env) = declared?;
     let imported = env.funcs.len() - s.bodies.len();
     // With DWARF (`clang -g`): each operator's arena mark and offset, for its source line.
     let lines = crate::lines::LineTable::read(&s.debug);
