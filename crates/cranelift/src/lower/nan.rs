@@ -28,14 +28,14 @@ use irkit_core::{Conversion, FloatBinary, FloatUnary, Inst, Module, Op};
 /// The values of `f` (over its blocks `order`, those lowered) whose NaN bits may be observed:
 /// a float arithmetic result in this set must be canonicalized, one outside it need not be.
 pub(crate) fn observed(m: &Module, order: &[Inst]) -> HashSet<Inst> {
-    // Only a result the lowering may canonicalize is ever looked up: a function without any
-    // (most integer code) needs no analysis.
-    let arithmetic = order.iter().any(|&blk| {
+    // Only a float or vector result is ever looked up (the lowering canonicalizes nothing
+    // else): a function without any (most integer code) needs no analysis.
+    let floats = order.iter().any(|&blk| {
         m.children(blk)
             .iter()
-            .any(|&u| m.opcode(u).known().is_some_and(may_canonicalize))
+            .any(|&u| m.ty(u).is_some_and(|t| may_be_nan(m, t)))
     });
-    if !arithmetic {
+    if !floats {
         return HashSet::default();
     }
     // What each pass-through value (a `select`, a bit operation, a block parameter) is made
@@ -83,15 +83,10 @@ pub(crate) fn observed(m: &Module, order: &[Inst]) -> HashSet<Inst> {
     out
 }
 
-/// Whether the lowering may canonicalize a result of `op` (float arithmetic other than the
-/// bit operations, and the conversions between float widths).
-fn may_canonicalize(op: Op) -> bool {
-    match (op.float_unary(), op.float_binary(), op.conversion()) {
-        (Some(f), _, _) => !matches!(f, FloatUnary::Fneg | FloatUnary::Fabs),
-        (_, Some(f), _) => f != FloatBinary::Fcopysign,
-        (_, _, Some(c)) => matches!(c, Conversion::Fptrunc | Conversion::Fpext),
-        _ => false,
-    }
+/// Whether a value of type `ty` can be a NaN or hold one: a float, or a vector (whatever its
+/// lanes: the question is only asked to skip work, so it may say yes too often).
+fn may_be_nan(m: &Module, ty: Inst) -> bool {
+    m.float_width(ty).is_some() || m.opcode(ty) == irkit_core::Opcode::VEC
 }
 
 /// How instruction `u` uses its operands' NaN bits.
