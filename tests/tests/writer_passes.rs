@@ -86,10 +86,10 @@ fn a_reference_the_writer_refuses_is_refused_alike() {
     // To a detached instruction.
     let m = two_functions(|m, [a, _]| {
         let ty = m.ty(a);
-        let loose = m
-            .new_inst(Opcode::IADD, ty, m.operands(a).to_vec(), Payload::None)
-            .expect("creatable");
         let ops = m.operands(a).to_vec();
+        let loose = m
+            .new_inst(Opcode::IADD, ty, &ops, Payload::None)
+            .expect("creatable");
         m.set_operands(a, vec![loose, ops[1]]).expect("settable");
     });
     agree(&m, "a reference to a detached instruction");

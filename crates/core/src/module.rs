@@ -317,18 +317,20 @@ impl Module {
 
     /// Creates a detached (parentless) non-hoistable instruction. Attach it with
     /// [`Module::append_child`], [`Module::insert_child`] or [`Module::attach_decoration`].
-    /// Operands may be any live instruction (or, while a tree is being built, any slot).
+    /// Operands may be any live instruction (or, while a tree is being built, any slot), given
+    /// as any slice-like list (a `Vec`, an array): they are copied.
     pub fn new_inst(
         &mut self,
         opcode: Opcode,
         ty: Option<Inst>,
-        operands: Vec<Inst>,
+        operands: impl AsRef<[Inst]>,
         payload: Payload,
     ) -> Result<Inst, CoreError> {
+        let operands = operands.as_ref();
         Module::check_creatable(opcode)?;
-        checks::check_refs(ty, &operands, |i| self.contains(i))?;
+        checks::check_refs(ty, operands, |i| self.contains(i))?;
         let ty = ty.map(|t| self.resolve(t));
-        let operands = checks::followed(&self.forward, &operands);
+        let operands = checks::followed(&self.forward, operands);
         self.alloc(InstData::new(opcode, ty, operands, payload))
     }
 

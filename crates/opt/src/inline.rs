@@ -304,7 +304,9 @@ pub(crate) fn inline_call(
             // a call whose result goes to the continuation (the caller's frame holds the callee
             // as it held `f`, so nothing grows).
             let ty = result.and_then(|p| m.ty(p));
-            let c = m.new_inst(op, ty, m.operands(term).to_vec(), Payload::None)?;
+            // A copy: the module is changed while they are read.
+            let operands = m.operands(term).to_vec();
+            let c = m.new_inst(op, ty, operands, Payload::None)?;
             crate::rewrite::move_decorations(m, term, c)?;
             let mut ops = vec![cont];
             ops.extend(result.map(|_| c));

@@ -169,7 +169,7 @@ impl Builder<'_> {
         if !is_block {
             panic!("`{op}`: the target {} is not a block", show(self.m, target));
         }
-        let params: Vec<Inst> = self
+        let params: smallvec::SmallVec<[Inst; 8]> = self
             .m
             .block_params(target)
             .iter()

@@ -22,6 +22,7 @@ use crate::{
 
 use super::Builder;
 use super::check::{Class, show};
+use crate::module::Operands;
 
 /// What a direct call may name: what has a function type and stands for a function.
 const CALLEES: [Opcode; 3] = [Opcode::FUNC, Opcode::SPECIALIZE, Opcode::LOOKUP_WITNESS];
@@ -41,7 +42,13 @@ impl<'m> Builder<'m> {
 }
 
 impl Ins<'_, '_> {
-    fn emit(&mut self, op: Opcode, ty: Option<Inst>, ops: Vec<Inst>, payload: Payload) -> Inst {
+    fn emit(
+        &mut self,
+        op: Opcode,
+        ty: Option<Inst>,
+        ops: impl AsRef<[Inst]>,
+        payload: Payload,
+    ) -> Inst {
         let name = op.name().unwrap_or("?");
         Builder::done(name, self.b.inst(op, ty, ops, payload))
     }
@@ -51,7 +58,7 @@ impl Ins<'_, '_> {
         let name = op.op().name();
         self.b.cursor(name);
         let t = self.b.same(name, &[lhs, rhs], Class::Int);
-        self.emit(op.op().opcode(), Some(t), vec![lhs, rhs], Payload::None)
+        self.emit(op.op().opcode(), Some(t), [lhs, rhs], Payload::None)
     }
 
     /// A float binary operation: both operands of one float type, the result too.
@@ -59,7 +66,7 @@ impl Ins<'_, '_> {
         let name = op.op().name();
         self.b.cursor(name);
         let t = self.b.same(name, &[lhs, rhs], Class::Float);
-        self.emit(op.op().opcode(), Some(t), vec![lhs, rhs], Payload::None)
+        self.emit(op.op().opcode(), Some(t), [lhs, rhs], Payload::None)
     }
 
     /// An integer unary operation (a bit count) of the operand's type.
@@ -67,7 +74,7 @@ impl Ins<'_, '_> {
         let name = op.op().name();
         self.b.cursor(name);
         let t = self.b.value_of(name, 0, x, Class::Int);
-        self.emit(op.op().opcode(), Some(t), vec![x], Payload::None)
+        self.emit(op.op().opcode(), Some(t), [x], Payload::None)
     }
 
     /// A float unary operation of the operand's type.
@@ -75,7 +82,7 @@ impl Ins<'_, '_> {
         let name = op.op().name();
         self.b.cursor(name);
         let t = self.b.value_of(name, 0, x, Class::Float);
-        self.emit(op.op().opcode(), Some(t), vec![x], Payload::None)
+        self.emit(op.op().opcode(), Some(t), [x], Payload::None)
     }
 
     /// A conversion of `x` to the type `to` (which widths and classes fit each conversion is
@@ -85,7 +92,7 @@ impl Ins<'_, '_> {
         self.b.cursor(name);
         self.b.a_type(name, "target", to);
         self.b.value(name, 0, x);
-        self.emit(op.op().opcode(), Some(to), vec![x], Payload::None)
+        self.emit(op.op().opcode(), Some(to), [x], Payload::None)
     }
 
     /// `icmp cc lhs, rhs`: two integers (or pointers) of one type; an `i1`.
@@ -94,7 +101,7 @@ impl Ins<'_, '_> {
         self.b.same("icmp", &[lhs, rhs], Class::IntOrPtr);
         let t = self.b.m.ty_i1();
         let payload = Payload::Int(cc.code());
-        self.emit(Opcode::ICMP, Some(t), vec![lhs, rhs], payload)
+        self.emit(Opcode::ICMP, Some(t), [lhs, rhs], payload)
     }
 
     /// `fcmp cc lhs, rhs`: two floats of one type; an `i1`.
@@ -103,7 +110,7 @@ impl Ins<'_, '_> {
         self.b.same("fcmp", &[lhs, rhs], Class::Float);
         let t = self.b.m.ty_i1();
         let payload = Payload::Int(cc.code());
-        self.emit(Opcode::FCMP, Some(t), vec![lhs, rhs], payload)
+        self.emit(Opcode::FCMP, Some(t), [lhs, rhs], payload)
     }
 
     /// `select cond, if_true, if_false`: `cond` an `i1`, the two others of one type.
@@ -122,7 +129,7 @@ impl Ins<'_, '_> {
         self.emit(
             Opcode::SELECT,
             Some(t),
-            vec![cond, if_true, if_false],
+            [cond, if_true, if_false],
             Payload::None,
         )
     }
@@ -132,7 +139,7 @@ impl Ins<'_, '_> {
         self.b.cursor("stackalloc");
         self.b.a_type("stackalloc", "slot type", ty);
         let p = self.b.m.ty_ptr();
-        self.emit(Opcode::STACKALLOC, Some(p), vec![ty], Payload::None)
+        self.emit(Opcode::STACKALLOC, Some(p), [ty], Payload::None)
     }
 
     /// `load T, ptr`: a value of type `ty` read at the address `ptr`.
@@ -140,7 +147,7 @@ impl Ins<'_, '_> {
         self.b.cursor("load");
         self.b.a_type("load", "loaded type", ty);
         self.b.value_of("load", 0, ptr, Class::Ptr);
-        self.emit(Opcode::LOAD, Some(ty), vec![ptr], Payload::None)
+        self.emit(Opcode::LOAD, Some(ty), [ptr], Payload::None)
     }
 
     /// `store ptr, value`.
@@ -148,7 +155,7 @@ impl Ins<'_, '_> {
         self.b.cursor("store");
         self.b.value_of("store", 0, ptr, Class::Ptr);
         self.b.value("store", 1, value);
-        self.emit(Opcode::STORE, None, vec![ptr, value], Payload::None)
+        self.emit(Opcode::STORE, None, [ptr, value], Payload::None)
     }
 
     /// `mem_load o T, @mem, addr`: a `ty` read at `zext(addr) + offset` of the linear memory
@@ -258,7 +265,7 @@ impl Ins<'_, '_> {
         self.same_return("tail_call", block, ret);
         let what = |m: &crate::Module| format!("the callee {}", crate::place::describe(m, callee));
         self.b.args_fit("tail_call", what, &params, args);
-        let mut ops = vec![callee];
+        let mut ops: Operands = smallvec::smallvec![callee];
         ops.extend_from_slice(args);
         self.emit(Opcode::TAIL_CALL, None, ops, Payload::None)
     }
@@ -278,7 +285,7 @@ impl Ins<'_, '_> {
         self.b.value_of("tail_call_indirect", 1, callee, Class::Ptr);
         let what = |m: &crate::Module| format!("the signature {}", show(m, sig));
         self.b.args_fit("tail_call_indirect", what, &params, args);
-        let mut ops = vec![sig, callee];
+        let mut ops: Operands = smallvec::smallvec![sig, callee];
         ops.extend_from_slice(args);
         self.emit(Opcode::TAIL_CALL_INDIRECT, None, ops, Payload::None)
     }
@@ -331,12 +338,7 @@ impl Ins<'_, '_> {
             }
             _ => {}
         }
-        self.emit(
-            Opcode::RET,
-            None,
-            value.into_iter().collect(),
-            Payload::None,
-        )
+        self.emit(Opcode::RET, None, value.as_slice(), Payload::None)
     }
 
     /// `jump target(args…)`: one argument per parameter of `target`.

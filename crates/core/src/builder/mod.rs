@@ -37,6 +37,7 @@
 //! # }
 //! ```
 
+use crate::module::Operands;
 use crate::{CoreError, FloatCC, Inst, IntCC, Module, Opcode, Payload};
 
 mod check;
@@ -250,7 +251,7 @@ impl<'m> Builder<'m> {
         &mut self,
         op: Opcode,
         ty: Option<Inst>,
-        operands: Vec<Inst>,
+        operands: impl AsRef<[Inst]>,
         payload: Payload,
     ) -> Result<Inst, CoreError> {
         let block = self.block.ok_or(CoreError::WrongKind {
@@ -271,34 +272,24 @@ impl<'m> Builder<'m> {
     /// A binary operation whose result has the type of `lhs`.
     pub fn binary(&mut self, op: Opcode, lhs: Inst, rhs: Inst) -> Result<Inst, CoreError> {
         let ty = self.m.value_type(lhs);
-        self.inst(op, ty, vec![lhs, rhs], Payload::None)
+        self.inst(op, ty, [lhs, rhs], Payload::None)
     }
 
     /// `icmp cc lhs, rhs`.
     pub fn icmp(&mut self, cc: IntCC, lhs: Inst, rhs: Inst) -> Result<Inst, CoreError> {
         let t = self.m.ty_i1();
-        self.inst(
-            Opcode::ICMP,
-            Some(t),
-            vec![lhs, rhs],
-            Payload::Int(cc.code()),
-        )
+        self.inst(Opcode::ICMP, Some(t), [lhs, rhs], Payload::Int(cc.code()))
     }
 
     /// `fcmp cc lhs, rhs`.
     pub fn fcmp(&mut self, cc: FloatCC, lhs: Inst, rhs: Inst) -> Result<Inst, CoreError> {
         let t = self.m.ty_i1();
-        self.inst(
-            Opcode::FCMP,
-            Some(t),
-            vec![lhs, rhs],
-            Payload::Int(cc.code()),
-        )
+        self.inst(Opcode::FCMP, Some(t), [lhs, rhs], Payload::Int(cc.code()))
     }
 
     /// A conversion of `value` to type `to`.
     pub fn convert(&mut self, op: Opcode, to: Inst, value: Inst) -> Result<Inst, CoreError> {
-        self.inst(op, Some(to), vec![value], Payload::None)
+        self.inst(op, Some(to), [value], Payload::None)
     }
 
     /// A direct call; the result type is the callee's return type (none for `void`). Refused
@@ -318,7 +309,7 @@ impl<'m> Builder<'m> {
         let ty = sig
             .map(|(r, _)| r)
             .filter(|&r| self.m.opcode(r) != Opcode::VOID);
-        let mut ops = vec![callee];
+        let mut ops: Operands = smallvec::smallvec![callee];
         ops.extend_from_slice(args);
         self.inst(Opcode::CALL, ty, ops, Payload::None)
     }
@@ -344,7 +335,7 @@ impl<'m> Builder<'m> {
         let ty = signature
             .map(|(r, _)| r)
             .filter(|&r| self.m.opcode(r) != Opcode::VOID);
-        let mut ops = vec![sig, callee];
+        let mut ops: Operands = smallvec::smallvec![sig, callee];
         ops.extend_from_slice(args);
         self.inst(Opcode::CALL_INDIRECT, ty, ops, Payload::None)
     }
@@ -352,22 +343,17 @@ impl<'m> Builder<'m> {
     /// `select cond, if_true, if_false`, of the type of `if_true`.
     pub fn select(&mut self, cond: Inst, if_true: Inst, if_false: Inst) -> Result<Inst, CoreError> {
         let ty = self.m.value_type(if_true);
-        self.inst(
-            Opcode::SELECT,
-            ty,
-            vec![cond, if_true, if_false],
-            Payload::None,
-        )
+        self.inst(Opcode::SELECT, ty, [cond, if_true, if_false], Payload::None)
     }
 
     /// `load T, ptr`: a scalar of type `ty` read at `ptr`.
     pub fn load(&mut self, ty: Inst, ptr: Inst) -> Result<Inst, CoreError> {
-        self.inst(Opcode::LOAD, Some(ty), vec![ptr], Payload::None)
+        self.inst(Opcode::LOAD, Some(ty), [ptr], Payload::None)
     }
 
     /// `store ptr, value`.
     pub fn store(&mut self, ptr: Inst, value: Inst) -> Result<Inst, CoreError> {
-        self.inst(Opcode::STORE, None, vec![ptr, value], Payload::None)
+        self.inst(Opcode::STORE, None, [ptr, value], Payload::None)
     }
 
     /// `mem_load o @mem, addr`: a `ty` read at `zext(addr) + offset` of the linear memory
@@ -382,7 +368,7 @@ impl<'m> Builder<'m> {
         self.inst(
             Opcode::MEM_LOAD,
             Some(ty),
-            vec![mem, addr],
+            [mem, addr],
             Payload::Int(offset),
         )
     }
@@ -398,7 +384,7 @@ impl<'m> Builder<'m> {
         self.inst(
             Opcode::MEM_STORE,
             None,
-            vec![mem, addr, value],
+            [mem, addr, value],
             Payload::Int(offset),
         )
     }
@@ -406,18 +392,13 @@ impl<'m> Builder<'m> {
     /// `mem_grow @mem, pages`: the old size in pages, or -1.
     pub fn mem_grow(&mut self, mem: Inst, pages: Inst) -> Result<Inst, CoreError> {
         let i32t = self.m.ty_i32();
-        self.inst(
-            Opcode::MEM_GROW,
-            Some(i32t),
-            vec![mem, pages],
-            Payload::None,
-        )
+        self.inst(Opcode::MEM_GROW, Some(i32t), [mem, pages], Payload::None)
     }
 
     /// `elem T, base, indices…`: an address computed from `base` (see spec/ir.md, `elem`).
     pub fn elem(&mut self, ty: Inst, base: Inst, indices: &[Inst]) -> Result<Inst, CoreError> {
         let p = self.m.ty_ptr();
-        let mut ops = vec![ty, base];
+        let mut ops: Operands = smallvec::smallvec![ty, base];
         ops.extend_from_slice(indices);
         self.inst(Opcode::ELEM, Some(p), ops, Payload::None)
     }
@@ -445,13 +426,13 @@ impl<'m> Builder<'m> {
             what: "is not a value",
         })?;
         let ty = self.field_type(agg_ty, k)?;
-        self.inst(Opcode::EXTRACT, Some(ty), vec![agg], Payload::Int(k))
+        self.inst(Opcode::EXTRACT, Some(ty), [agg], Payload::Int(k))
     }
 
     /// `insert k agg, value`: the aggregate with field or element `k` replaced.
     pub fn insert(&mut self, agg: Inst, k: u64, value: Inst) -> Result<Inst, CoreError> {
         let ty = self.m.value_type(agg);
-        self.inst(Opcode::INSERT, ty, vec![agg, value], Payload::Int(k))
+        self.inst(Opcode::INSERT, ty, [agg, value], Payload::Int(k))
     }
 
     /// `trap`.
@@ -475,7 +456,7 @@ impl<'m> Builder<'m> {
     /// operand's type.
     pub fn unary(&mut self, op: Opcode, x: Inst) -> Result<Inst, CoreError> {
         let ty = self.m.value_type(x);
-        self.inst(op, ty, vec![x], Payload::None)
+        self.inst(op, ty, [x], Payload::None)
     }
 
     /// `unreachable`.
@@ -485,17 +466,12 @@ impl<'m> Builder<'m> {
 
     /// `ret` (with or without a value).
     pub fn ret(&mut self, value: Option<Inst>) -> Result<Inst, CoreError> {
-        self.inst(
-            Opcode::RET,
-            None,
-            value.into_iter().collect(),
-            Payload::None,
-        )
+        self.inst(Opcode::RET, None, value.as_slice(), Payload::None)
     }
 
     /// `jump target(args…)`.
     pub fn jump(&mut self, target: Inst, args: &[Inst]) -> Result<Inst, CoreError> {
-        let mut ops = vec![target];
+        let mut ops: Operands = smallvec::smallvec![target];
         ops.extend_from_slice(args);
         self.inst(Opcode::JUMP, None, ops, Payload::None)
     }
@@ -509,7 +485,7 @@ impl<'m> Builder<'m> {
         els: Inst,
         else_args: &[Inst],
     ) -> Result<Inst, CoreError> {
-        let mut ops = vec![cond, then];
+        let mut ops: Operands = smallvec::smallvec![cond, then];
         ops.extend_from_slice(then_args);
         ops.push(els);
         ops.extend_from_slice(else_args);
@@ -523,7 +499,7 @@ impl<'m> Builder<'m> {
         default: (Inst, &[Inst]),
         cases: &[(Inst, Inst, &[Inst])],
     ) -> Result<Inst, CoreError> {
-        let mut ops = vec![value];
+        let mut ops: Operands = smallvec::smallvec![value];
         ops.extend(cases.iter().map(|c| c.0));
         ops.push(default.0);
         ops.extend_from_slice(default.1);
