@@ -246,7 +246,8 @@ impl<'m> Builder<'m> {
         self.block
     }
 
-    /// Appends any instruction at the cursor.
+    /// Appends any instruction at the cursor, its operands given as any slice-like list (an
+    /// array, a `Vec`), copied.
     pub fn inst(
         &mut self,
         op: Opcode,
