@@ -60,12 +60,20 @@ pub struct Ssa {
 /// parameter is made as without the look-up).
 const LOOK_UP_STEPS: usize = 64;
 
-/// What a look-up that makes nothing found for a variable in one predecessor.
-enum Found {
-    /// A definition.
+/// Where a walk for a variable's definition ([`Ssa::walk`]) stopped.
+enum Stop {
+    /// At a definition.
     Value(Inst),
-    /// The block the look-up started from: no value of its own.
+    /// Back at the block the walk was to avoid: no value of its own.
     Back,
+    /// At a block without a definition that is not sealed.
+    Open(Inst),
+    /// At a sealed block without a definition and with several predecessors.
+    Merge(Inst),
+    /// At a block without a definition and without predecessors.
+    Start,
+    /// After the most steps it was allowed.
+    Long,
 }
 
 impl Ssa {
@@ -106,54 +114,73 @@ impl Ssa {
         let mut value = None;
         for i in 0..self.cfg.preds(block).len() {
             let src = self.cfg.preds(block)[i].0;
-            match self.look_up(var, src, block)? {
-                Found::Value(v) if value.is_some_and(|known| known != v) => return None,
-                Found::Value(v) => value = Some(v),
-                Found::Back => {}
+            match self.look_up(var, src, block) {
+                Stop::Value(v) if value.is_some_and(|known| known != v) => return None,
+                Stop::Value(v) => value = Some(v),
+                Stop::Back => {}
+                Stop::Open(_) | Stop::Merge(_) | Stop::Start | Stop::Long => return None,
             }
         }
         value
     }
 
-    /// `var`'s definition at the end of `block`, looked up through single predecessors and
-    /// loops not assigning it, in at most [`LOOK_UP_STEPS`] steps (`None` where a parameter
-    /// would be needed, or the walk is longer); [`Found::Back`] if the walk comes back to
+    /// [`Ssa::walk`] from `block` for at most [`LOOK_UP_STEPS`] steps, stopping back at
     /// `from`. A definition found is also recorded as the value at the end of each block the
     /// walk passed, as [`Ssa::use_var`] records it: a later walk through them stops there.
-    fn look_up(&mut self, var: Var, block: Inst, from: Inst) -> Option<Found> {
+    fn look_up(&mut self, var: Var, block: Inst, from: Inst) -> Stop {
         let mut chain = std::mem::take(&mut self.chain);
-        let mut cur = block;
-        let found = loop {
-            if cur == from {
-                break Some(Found::Back);
-            }
-            if let Some(&v) = self.defs.get(&(cur, var)) {
-                break Some(Found::Value(v));
-            }
-            if chain.len() >= LOOK_UP_STEPS {
-                break None;
-            }
-            chain.push(cur);
-            if let Some(entry) = self.invariant_entry(cur, var) {
-                cur = entry;
-                continue;
-            }
-            if !self.sealed.contains(&cur) {
-                break None;
-            }
-            match self.cfg.preds(cur) {
-                [(src, _)] => cur = *src,
-                _ => break None,
-            }
-        };
-        if let Some(Found::Value(v)) = found {
+        let stop = self.walk(var, block, Some(from), LOOK_UP_STEPS, &mut chain);
+        if let Stop::Value(v) = stop {
             for &c in &chain {
                 self.defs.insert((c, var), v);
             }
         }
         chain.clear();
         self.chain = chain;
-        found
+        stop
+    }
+
+    /// Looks for `var`'s definition at the end of `block`, then of its single predecessor,
+    /// and so on, hopping over loops that do not assign it, without making anything; stops
+    /// back at `from` (if given) or after `limit` steps. Pushes the blocks it passed onto
+    /// `chain`. (Inlined: it is each read's whole cost when the definition is near.)
+    #[inline(always)]
+    fn walk(
+        &self,
+        var: Var,
+        block: Inst,
+        from: Option<Inst>,
+        limit: usize,
+        chain: &mut Vec<Inst>,
+    ) -> Stop {
+        let mut cur = block;
+        loop {
+            if Some(cur) == from {
+                return Stop::Back;
+            }
+            if let Some(&v) = self.defs.get(&(cur, var)) {
+                return Stop::Value(v);
+            }
+            if chain.len() >= limit {
+                return Stop::Long;
+            }
+            if let Some(entry) = self.invariant_entry(cur, var) {
+                chain.push(cur);
+                cur = entry;
+                continue;
+            }
+            if !self.sealed.contains(&cur) {
+                return Stop::Open(cur);
+            }
+            match self.cfg.preds(cur) {
+                [] => return Stop::Start,
+                [(src, _)] => {
+                    chain.push(cur);
+                    cur = *src;
+                }
+                _ => return Stop::Merge(cur),
+            }
+        }
     }
 
     /// `var` has value `v` from here to the end of `block` (or the next definition).
@@ -190,46 +217,33 @@ impl Ssa {
                 what: "is not a local of the function",
             })?;
         let mut chain = std::mem::take(&mut self.chain);
-        let mut cur = block;
-        let value = loop {
-            if let Some(&v) = self.defs.get(&(cur, var)) {
-                break v;
-            }
-            if chain.len() > self.cfg.blocks().len() {
-                // More steps than blocks: a cycle of single-predecessor blocks, unreachable
-                // from the entry.
-                break b.module().const_zero(ty)?;
-            }
-            if let Some(entry) = self.invariant_entry(cur, var) {
-                chain.push(cur);
-                cur = entry;
-                continue;
-            }
-            if !self.sealed.contains(&cur) {
+        let steps = self.cfg.blocks().len() + 1;
+        let value = match self.walk(var, block, None, steps, &mut chain) {
+            Stop::Value(v) => v,
+            // More steps than blocks: a cycle of single-predecessor blocks, unreachable from
+            // the entry (a walk without `from` never comes back).
+            Stop::Long | Stop::Back => b.module().const_zero(ty)?,
+            Stop::Start => b.module().const_zero(ty)?,
+            Stop::Open(cur) => {
                 let p = b.append_block_param(cur, ty)?;
                 self.made.push((cur, p));
                 self.incomplete.entry(cur).or_default().push((var, p));
                 self.defs.insert((cur, var), p);
-                break p;
+                p
             }
-            match self.cfg.preds(cur) {
-                [] => break b.module().const_zero(ty)?,
-                [(src, _)] => {
-                    chain.push(cur);
-                    cur = *src;
+            Stop::Merge(cur) => match self.agreed(var, cur) {
+                Some(v) => {
+                    self.defs.insert((cur, var), v);
+                    v
                 }
-                _ => {
-                    if let Some(v) = self.agreed(var, cur) {
-                        self.defs.insert((cur, var), v);
-                        break v;
-                    }
+                None => {
                     let p = b.append_block_param(cur, ty)?;
                     self.made.push((cur, p));
                     self.defs.insert((cur, var), p);
                     self.pending.push_back((cur, var));
-                    break p;
+                    p
                 }
-            }
+            },
         };
         for c in chain.drain(..) {
             self.defs.insert((c, var), value);

@@ -27,6 +27,20 @@ fn section(id: u8, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
+/// A module of one function `(func (export "f") (param i32) (result i32))` whose body (its
+/// locals, then its code) is `body`.
+fn exporting_f(body: &[u8]) -> Vec<u8> {
+    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+    section(1, &[1, 0x60, 1, 0x7f, 1, 0x7f], &mut wasm); // (i32) -> i32
+    section(3, &[1, 0], &mut wasm);
+    section(7, &[1, 1, b'f', 0, 0], &mut wasm);
+    let mut code = vec![1];
+    leb(body.len() as u64, &mut code);
+    code.extend_from_slice(body);
+    section(10, &code, &mut wasm);
+    wasm
+}
+
 /// Blocks nested around the table; target `k` leaves `k % DEPTH` of them.
 const DEPTH: u32 = 4;
 
@@ -53,15 +67,7 @@ fn br_table_module(n: u32) -> Vec<u8> {
         body.extend_from_slice(&[0x6a, 0x0f]);
     }
     body.extend_from_slice(&[0x41, 0x00, 0x0b]); // i32.const 0; end
-    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
-    section(1, &[1, 0x60, 1, 0x7f, 1, 0x7f], &mut wasm); // (i32) -> i32
-    section(3, &[1, 0], &mut wasm);
-    section(7, &[1, 1, b'f', 0, 0], &mut wasm);
-    let mut code = vec![1];
-    leb(body.len() as u64, &mut code);
-    code.extend_from_slice(&body);
-    section(10, &code, &mut wasm);
-    wasm
+    exporting_f(&body)
 }
 
 /// `(func (export "f") (param i32) (result i32) (local i32))`: `n` `br_if`s out of a block,
@@ -83,15 +89,7 @@ fn chain_and_table_module(n: u32) -> Vec<u8> {
         leb(1, &mut body);
     }
     body.extend_from_slice(&[0x0b, 0x0b, 0x20, 0x01, 0x0b]); // end; end; local.get 1; end
-    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
-    section(1, &[1, 0x60, 1, 0x7f, 1, 0x7f], &mut wasm); // (i32) -> i32
-    section(3, &[1, 0], &mut wasm);
-    section(7, &[1, 1, b'f', 0, 0], &mut wasm);
-    let mut code = vec![1];
-    leb(body.len() as u64, &mut code);
-    code.extend_from_slice(&body);
-    section(10, &code, &mut wasm);
-    wasm
+    exporting_f(&body)
 }
 
 /// The translation of `wasm`.

@@ -120,7 +120,6 @@ pub(crate) fn build_function<M: ClModule>(
             fname: verified_def_label(m, f).into(),
             values: HashMap::default(),
             blocks: HashMap::default(),
-            block_positions: HashMap::default(),
             data_refs: HashMap::default(),
             nan_observed: Default::default(),
             forwardable: Default::default(),
@@ -180,8 +179,6 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
     values: HashMap<Inst, Vals>,
     /// The Cranelift block of each reachable IR block.
     pub(crate) blocks: HashMap<Inst, ir::Block>,
-    /// Each block's position among the function's blocks (its label's number).
-    block_positions: HashMap<Inst, usize>,
     /// The function's reference to each data object it addresses ([`FnLower::address_of`]).
     data_refs: HashMap<cranelift_module::DataId, cranelift_codegen::ir::GlobalValue>,
     /// The values whose NaN bits the program may observe: only float results among them are
@@ -213,9 +210,9 @@ pub(crate) struct FnLower<'c, 'm, 'f, M: ClModule> {
 impl<M: ClModule> FnLower<'_, '_, '_, M> {
     fn body(&mut self, f: Inst) -> Result<(), BackendError> {
         let m = self.ctx.m;
-        for (i, blk) in m.blocks(f).enumerate() {
-            self.block_positions.insert(blk, i);
-        }
+        // Each block's position among the function's blocks (its label's number).
+        let positions: HashMap<Inst, usize> =
+            m.blocks(f).enumerate().map(|(i, blk)| (blk, i)).collect();
         // Each located instruction's Cranelift source location is its ordinal
         // (`crate::debug::locs`).
         let bases = crate::debug::locs::block_bases(m, f);
@@ -267,6 +264,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
             }
             let body = &m.children(blk)[m.block_params(blk).len()..];
             let base = bases.get(&blk).copied().unwrap_or(u32::MAX);
+            let position = positions.get(&blk).copied().unwrap_or(0);
             for (index, &inst) in body.iter().enumerate() {
                 let ordinal = u32::try_from(index)
                     .ok()
@@ -284,7 +282,7 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
                 self.b.set_srcloc(loc);
                 let place = Place {
                     func: self.fname.clone(),
-                    block: (blk, self.block_positions[&blk]),
+                    block: (blk, position),
                     index,
                     inst,
                 };
