@@ -67,6 +67,15 @@ pub enum CoreError {
     /// The arena would exceed 2^32 - 1 instructions.
     #[error("module exceeds the maximum of 4294967294 instructions")]
     TooManyInstructions,
+    /// A branch ([`Module::adopt`](crate::Module::adopt)) that is not a copy of this module
+    /// extended only as adoption allows.
+    #[error("cannot adopt {inst} from the branch: {why}")]
+    NotAdoptable {
+        /// The branch's instruction at fault.
+        inst: Inst,
+        /// Why.
+        why: &'static str,
+    },
 }
 
 impl CoreError {

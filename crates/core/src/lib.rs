@@ -31,13 +31,15 @@
 //! **Building** a tree goes through the module's own calls (or the [`Builder`] on top of
 //! them), or, for bodies built in place on every core as readers and the linker copy them, a
 //! [`Fragment`]; both refuse the same edits with the same errors, each rule written once
-//! (`module/checks.rs`).
+//! (`module/checks.rs`). Bodies a front end builds on several threads are built in clones of
+//! the module (branches), whose additions [`Module::adopt`] moves back ([`branch`]).
 //!
 //! The [`verify`] module checks all of this, plus typing, on any module, however it was built.
 //! One [nesting limit](limits) ([`MAX_NESTING`]) bounds both how deep the tree nests and how
 //! deep types and constants nest; every reader enforces it, so no pass needs deep recursion.
 //! The normative description is `spec/ir.md`.
 
+pub mod branch;
 pub mod builder;
 pub mod clone;
 pub mod condcode;
@@ -63,6 +65,7 @@ pub mod scalar;
 pub mod scope;
 pub mod verify;
 
+pub use branch::{Adopted, BranchPoint};
 pub use builder::Builder;
 pub use clone::{CloneError, Cloner};
 pub use condcode::{FloatCC, IntCC};

@@ -38,8 +38,8 @@ pub struct InstData {
     // inline 64). The payload is one pointer, null when there is none.
     pub(crate) operands: Operands,
     /// The decorations (`subs[..n_decos]`), then the children.
-    subs: ThinVec<Inst>,
-    n_decos: u32,
+    pub(crate) subs: ThinVec<Inst>,
+    pub(crate) n_decos: u32,
     pub(crate) payload: crate::payload::Stored,
     pub(crate) dead: bool,
 }
@@ -167,7 +167,7 @@ pub(crate) struct HoistKey {
 #[derive(Clone, Debug)]
 pub struct Module {
     pub(crate) insts: Vec<InstData>,
-    root: Inst,
+    pub(crate) root: Inst,
     /// Live hoistable values in dependency order.
     pub(crate) pool: Vec<Inst>,
     /// Hashed with foldhash, seeded at random per process: a hostile file cannot make its

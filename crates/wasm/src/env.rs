@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use irkit_core::{Builder, Inst};
+use irkit_core::{Adopted, BranchPoint, Builder, Inst};
 use wasmparser::{FuncType, ValType};
 
 /// A wasm function: its irkit `func` and its wasm type.
@@ -99,7 +99,7 @@ pub struct Libc {
 }
 
 /// The module's entities, in wasm's index spaces (imports first).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Env {
     /// Every function type of the type section.
     pub types: Vec<FuncType>,
@@ -126,6 +126,50 @@ pub struct Env {
     pub data: Vec<DataSegment>,
     /// Every element segment, for `table.init` and `elem.drop` (empty without a table).
     pub elems: Vec<ElemSegment>,
+}
+
+impl Env {
+    /// The definitions `branch` (this `Env` when a branch of the module was taken at `at`,
+    /// since used by the branch's bodies) made on first use that this one has too, each
+    /// mapped to this one's: what [`irkit_core::Module::adopt`] maps instead of adopting.
+    pub fn same_made(&self, branch: &Env, at: BranchPoint) -> HashMap<Inst, Inst> {
+        let made = |i: &Inst| i.idx() >= at.arena_len();
+        let sigs = self.sigs.borrow();
+        let records = self.records.borrow();
+        let mut same = HashMap::new();
+        for (name, g) in branch.sigs.borrow().iter().filter(|(_, g)| made(g)) {
+            if let Some(&mine) = sigs.get(name) {
+                same.insert(*g, mine);
+            }
+        }
+        for (index, r) in branch.records.borrow().iter().filter(|(_, r)| made(r)) {
+            if let Some(&mine) = records.get(index) {
+                same.insert(*r, mine);
+            }
+        }
+        same
+    }
+
+    /// Records the definitions `branch` made on first use, adopted as `adopted` says, that
+    /// this one did not have.
+    pub fn take_made(&mut self, branch: &Env, adopted: &Adopted) {
+        let mut sigs = self.sigs.borrow_mut();
+        for (name, &g) in branch.sigs.borrow().iter() {
+            if !sigs.contains_key(name)
+                && let Some(mine) = adopted.get(g)
+            {
+                sigs.insert(name.clone(), mine);
+            }
+        }
+        let mut records = self.records.borrow_mut();
+        for (&index, &r) in branch.records.borrow().iter() {
+            if !records.contains_key(&index)
+                && let Some(mine) = adopted.get(r)
+            {
+                records.insert(index, mine);
+            }
+        }
+    }
 }
 
 /// The functions `table.grow` and `table.fill` call ([`crate::table`]).

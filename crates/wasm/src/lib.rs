@@ -15,7 +15,9 @@
 //!
 //! The pieces: [`validate`] validates the module (its function bodies on every core);
 //! [`parse`] reads the sections; [`translate`](mod@translate) declares imports,
-//! definitions and exports; [`func`] translates a body's structured control flow, with
+//! definitions and exports, then translates the bodies (a large module's in shards on every
+//! core, each in a branch of the module: `irkit_core::branch`); [`func`] translates a body's
+//! structured control flow, with
 //! [`ssa`] (SSA construction for locals, told by
 //! [`assigned`] which locals each loop assigns) over [`cfg`] (terminators kept open until the body
 //! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and references; [`refs`] their operators and `call_indirect`; [`init`]
@@ -62,7 +64,7 @@ use irkit_core::Module;
 pub use entry::add_main;
 pub use error::{Place, WasmError};
 pub use names::{init_symbol, symbol};
-pub use translate::{features, features_2_0, translate, translate_with};
+pub use translate::{features, features_2_0, translate, translate_in_shards, translate_with};
 /// The feature sets [`translate_with`] takes.
 pub use wasmparser::WasmFeatures;
 

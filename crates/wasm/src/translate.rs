@@ -1,7 +1,8 @@
-//! Translation of a whole module: imports, definitions and exports under the name mapping,
-//! then every function body, then the initializer.
+//! Translation of a whole module: imports, definitions, exports and the initializer under
+//! the name mapping, then every function body (a large module's on every core).
 
 use irkit_core::{Builder, Inst, Module};
+use rayon::prelude::*;
 use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
 
 use crate::env::Libc;
@@ -161,6 +162,29 @@ pub fn translate_with(
     name: &str,
     features: wasmparser::WasmFeatures,
 ) -> Result<Module, WasmError> {
+    translate_sharded(wasm, name, features, None)
+}
+
+/// [`translate_with`], the function bodies split into `shards` contiguous shards translated
+/// on every core whatever their size (by default, a module whose bodies are small enough is
+/// translated on one thread, a larger one in a shard per thread). The module, its file and
+/// its errors are the same for every number of shards: what the tests and the `wasm` fuzz
+/// target check.
+pub fn translate_in_shards(
+    wasm: &[u8],
+    name: &str,
+    features: wasmparser::WasmFeatures,
+    shards: usize,
+) -> Result<Module, WasmError> {
+    translate_sharded(wasm, name, features, Some(shards))
+}
+
+fn translate_sharded(
+    wasm: &[u8],
+    name: &str,
+    features: wasmparser::WasmFeatures,
+    shards: Option<usize>,
+) -> Result<Module, WasmError> {
     let extra = features.difference(self::features());
     if !extra.is_empty() {
         return Err(WasmError::unsupported(
@@ -182,26 +206,126 @@ pub fn translate_with(
     );
     checked.map_err(|e| WasmError::invalid(&e))?;
     let (s, env) = declared?;
+    bodies_on_every_core(&mut m, env, &s, shards)?;
+    Ok(m)
+}
+
+/// Bodies of fewer bytes than this are translated on one thread: a branch costs a copy of
+/// the module's declarations.
+const PARALLEL_BYTES: usize = 16 * 1024;
+
+/// Translates every function body of `s` into `m`, whose declarations `env` holds: in
+/// contiguous shards of about equal bytes (`shards` of them, else one per thread for bodies
+/// of [`PARALLEL_BYTES`] or more), the first in `m` itself and each
+/// other in a branch of `m` (`irkit_core::branch`) adopted once all are done, in order. A
+/// definition a body makes on first use (a signature id, a function record: `crate::table`)
+/// and an earlier shard made too is the earlier one's. The module is the one a serial
+/// translation makes (the same tree, so the same file), and an error is the first one in
+/// function order.
+fn bodies_on_every_core(
+    m: &mut Module,
+    env: Env,
+    s: &Sections<'_>,
+    shards: Option<usize>,
+) -> Result<(), WasmError> {
     let imported = env.funcs.len() - s.bodies.len();
     // With DWARF (`clang -g`): each operator's arena mark and offset, for its source line.
     let lines = crate::lines::LineTable::read(&s.debug);
-    let mut marks = Vec::new();
-    for (i, body) in s.bodies.iter().enumerate() {
-        let index = (imported + i) as u32;
-        let f = env
-            .funcs
-            .get(index as usize)
-            .ok_or_else(|| WasmError::unsupported(format!("function {index}"), Place::at(0)))?
-            .inst;
-        let marking = (!lines.is_empty()).then_some(&mut marks);
-        FuncTranslator::translate(Builder::new(&mut m), &env, (index, f), body, marking)?;
-        if !lines.is_empty() {
-            crate::lines::annotate(&mut m, f, &marks, s.code_start, &lines)
-                .map_err(|e| WasmError::unsupported(e.to_string(), Place::in_func(index, 0)))?;
-            marks.clear();
+    let sizes: Vec<usize> = s
+        .bodies
+        .iter()
+        .map(|b| (b.range().end - b.range().start) as usize)
+        .collect();
+    let total: usize = sizes.iter().sum();
+    let data: usize = s.data.iter().map(|d| d.data.len()).sum();
+    // A branch copies the data segments too: worth it when the bodies outweigh them.
+    let n = shards.unwrap_or(if total >= PARALLEL_BYTES && data <= total {
+        rayon::current_num_threads()
+    } else {
+        1
+    });
+    let shards = split(&sizes, n);
+    let shard = |m: &mut Module, env: &Env, range: std::ops::Range<usize>| {
+        let mut marks = Vec::new();
+        for i in range {
+            let index = (imported + i) as u32;
+            let f = func_of(env, index)?;
+            let marking = (!lines.is_empty()).then_some(&mut marks);
+            FuncTranslator::translate(Builder::new(m), env, (index, f), &s.bodies[i], marking)?;
+            if !lines.is_empty() {
+                crate::lines::annotate(m, f, &marks, s.code_start, &lines)
+                    .map_err(|e| WasmError::unsupported(e.to_string(), Place::in_func(index, 0)))?;
+                marks.clear();
+            }
+        }
+        Ok::<(), WasmError>(())
+    };
+    let Some((first, rest)) = shards.split_first() else {
+        return Ok(());
+    };
+    if rest.is_empty() {
+        return shard(m, &env, first.clone());
+    }
+    let at = m.branch_point();
+    let mut branches: Vec<(Module, Env)> = rest.iter().map(|_| (m.clone(), env.clone())).collect();
+    // Each thread its own `Env`: what bodies make on first use is cached in it.
+    let shard = &shard;
+    let (done, others) = rayon::join(
+        move || {
+            let done = shard(m, &env, first.clone());
+            (done, env, m)
+        },
+        || {
+            branches
+                .par_iter_mut()
+                .zip(rest)
+                .map(|((bm, benv), r)| shard(bm, benv, r.clone()))
+                .collect::<Vec<_>>()
+        },
+    );
+    let (done, mut main_env, m) = done;
+    done?;
+    others.into_iter().collect::<Result<Vec<()>, WasmError>>()?;
+    for ((branch, made), range) in branches.into_iter().zip(rest) {
+        let owners = range
+            .clone()
+            .map(|i| func_of(&main_env, (imported + i) as u32))
+            .collect::<Result<Vec<Inst>, WasmError>>()?;
+        let same = main_env.same_made(&made, at);
+        let place = Place::in_func((imported + range.start) as u32, 0);
+        let adopted = m.adopt(branch, at, &owners, &same).at(place)?;
+        main_env.take_made(&made, &adopted);
+    }
+    Ok(())
+}
+
+/// Splits bodies of `sizes` bytes into at most `n` contiguous ranges of about equal bytes
+/// (none empty).
+fn split(sizes: &[usize], n: usize) -> Vec<std::ops::Range<usize>> {
+    let total: usize = sizes.iter().sum();
+    let n = n.clamp(1, sizes.len().max(1));
+    let mut out = Vec::with_capacity(n);
+    let (mut start, mut sum) = (0, 0);
+    for (i, &size) in sizes.iter().enumerate() {
+        sum += size;
+        // Shard k ends once the bytes so far reach k+1 n-ths of the total.
+        if out.len() + 1 < n && sum * n >= total * (out.len() + 1) {
+            out.push(start..i + 1);
+            start = i + 1;
         }
     }
-    Ok(m)
+    if start < sizes.len() {
+        out.push(start..sizes.len());
+    }
+    out
+}
+
+/// The irkit function of wasm function `index`.
+fn func_of(env: &Env, index: u32) -> Result<Inst, WasmError> {
+    env.funcs
+        .get(index as usize)
+        .map(|f| f.inst)
+        .ok_or_else(|| WasmError::unsupported(format!("function {index}"), Place::at(0)))
 }
 
 /// The name hint of defined function `index`: its name from the name section, else `f<index>`.

@@ -1,0 +1,401 @@
+//! Building on several threads in copies of one module, then taking back what each built:
+//! a **branch** is a clone of the module (`Module::clone`) made at a [`BranchPoint`], extended
+//! on its own thread; [`Module::adopt`] moves the branch's additions into the module without
+//! copying them through the checked constructors (the branch's own constructors checked them),
+//! in time linear in what was added.
+//!
+//! A branch may only *add*: new instructions (hoistable values, and non-hoistable ones under
+//! its **owners** or under new top-level definitions), the owners' children, decorations,
+//! type and operands (each owner an instruction the module had at the branch point, given to
+//! one branch only), and new top-level definitions at the end of the root. Pool values are
+//! interned again in the module, so equal values built by different branches (or by the
+//! module itself since the branch point) become one. A new top-level definition the caller
+//! already has an equal of (a declaration every branch made on first use, say) is not
+//! adopted: the caller maps it to its own (`same`), and references to it go there.
+//!
+//! What a module's file or text says depends on its tree (the order of definitions, children
+//! and operands, and the values named), not on where the arena holds an instruction: a module
+//! built by branches and adoptions, in the order a serial build would have made its
+//! top-level definitions, is written with the same bytes (`irkit-wasm` translates function
+//! bodies this way, and its tests compare both builds).
+
+use std::collections::HashMap;
+
+use crate::module::{InstData, Operands};
+use crate::{CoreError, Inst, Module, Opcode, Payload};
+
+/// Where a branch was taken: the module's arena length and number of top-level
+/// definitions then ([`Module::branch_point`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchPoint {
+    arena: usize,
+    top: usize,
+}
+
+/// Where each of a branch's instructions went ([`Module::adopt`]).
+#[derive(Debug)]
+pub struct Adopted {
+    /// The branch point's arena length: instructions below it keep their handle.
+    base: usize,
+    /// The handle in the module of each of the branch's later instructions (`None`: dead,
+    /// or inside a top-level definition mapped by `same`).
+    map: Vec<Option<Inst>>,
+}
+
+impl BranchPoint {
+    /// The module's arena length at the branch point: a branch's instruction with a handle
+    /// at least this was made by the branch.
+    pub fn arena_len(&self) -> usize {
+        self.arena
+    }
+}
+
+impl Adopted {
+    /// The module's handle of the branch's instruction `inst`: the same handle for an
+    /// instruction the module had at the branch point; `None` for one that was not adopted.
+    pub fn get(&self, inst: Inst) -> Option<Inst> {
+        match inst.idx().checked_sub(self.base) {
+            None => Some(inst),
+            Some(k) => self.map.get(k).copied().flatten(),
+        }
+    }
+}
+
+impl Module {
+    /// The point a branch cloned now is taken at, for [`Module::adopt`].
+    pub fn branch_point(&self) -> BranchPoint {
+        BranchPoint {
+            arena: self.insts.len(),
+            top: self.top_level().len(),
+        }
+    }
+
+    /// Moves what `branch` (a clone of this module taken at `at`, extended since, see the
+    /// module docs) added into this module: the bodies of `owners`, the top-level
+    /// definitions it appended (after this module's own, in the branch's order) except those
+    /// `same` maps to an equal definition of this module, and the pool values those name
+    /// (interned here). This module may have grown since `at` (other branches adopted); the
+    /// instructions it had at `at` must be the branch's, and `owners` unchanged here since.
+    ///
+    /// Returns where each of the branch's instructions went. The branch is checked first:
+    /// an owner or a `same` key outside what the branch may have changed or made, or an
+    /// adopted instruction naming one that is not adopted, is refused
+    /// ([`CoreError::NotAdoptable`]); a pool value this module cannot intern (past the arena's
+    /// limit) is its error. Either way this module is unchanged.
+    pub fn adopt(
+        &mut self,
+        branch: Module,
+        at: BranchPoint,
+        owners: &[Inst],
+        same: &HashMap<Inst, Inst>,
+    ) -> Result<Adopted, CoreError> {
+        let base = at.arena;
+        let refuse = |inst: Inst, why: &'static str| CoreError::NotAdoptable { inst, why };
+        let Module {
+            insts: mut theirs,
+            root,
+            pool,
+            intern: _,
+            forward,
+        } = branch;
+        if root != self.root || theirs.len() < base || self.insts.len() < base {
+            return Err(refuse(root, "it was not taken from this module"));
+        }
+        for &o in owners {
+            if o.idx() >= base || o == root || theirs[o.idx()].dead {
+                return Err(refuse(
+                    o,
+                    "an owner must be a live instruction of the branch point",
+                ));
+            }
+        }
+        let new_top: Vec<Inst> = theirs[root.idx()]
+            .children()
+            .get(at.top..)
+            .unwrap_or_default()
+            .to_vec();
+        // What is not adopted: dead instructions, and the subtrees of mapped definitions.
+        let mut map: Vec<Option<Inst>> = vec![None; theirs.len() - base];
+        let mut skipped = vec![false; theirs.len() - base];
+        for (&b, &mine) in same {
+            if b.idx() < base || !new_top.contains(&b) {
+                return Err(refuse(
+                    b,
+                    "only a new top-level definition maps to the module's",
+                ));
+            }
+            if !self.is_live(mine) {
+                return Err(refuse(b, "it maps to no live instruction of the module"));
+            }
+            map[b.idx() - base] = Some(mine);
+            let mut stack: Vec<Inst> = theirs[b.idx()].subs.to_vec();
+            while let Some(s) = stack.pop() {
+                if let Some(k) = s.idx().checked_sub(base) {
+                    skipped[k] = true;
+                    stack.extend_from_slice(&theirs[s.idx()].subs);
+                }
+            }
+        }
+        // The kept instructions: the new ones under the owners and the new top-level
+        // definitions (not mapped), in tree order, given handles after this module's.
+        let mut kept: Vec<usize> = Vec::new();
+        let mut stack: Vec<Inst> = Vec::new();
+        let roots = owners
+            .iter()
+            .chain(new_top.iter().filter(|t| !same.contains_key(t)));
+        for &r in roots {
+            if r.idx() >= base {
+                stack.push(r);
+            } else {
+                stack.extend(
+                    theirs[r.idx()]
+                        .subs
+                        .iter()
+                        .rev()
+                        .filter(|s| s.idx() >= base),
+                );
+            }
+            while let Some(i) = stack.pop() {
+                let k = i.idx() - base;
+                let d = &theirs[i.idx()];
+                if d.dead || skipped[k] || map[k].is_some() || d.opcode.is_hoistable() {
+                    return Err(refuse(
+                        i,
+                        "a child that is dead, adopted twice or a pool value",
+                    ));
+                }
+                let index = self.insts.len() + kept.len();
+                if index > Inst::MAX_INDEX as usize {
+                    return Err(CoreError::TooManyInstructions);
+                }
+                map[k] = Some(Inst::from_index(index as u32));
+                kept.push(i.idx());
+                for &s in d.subs.iter().rev() {
+                    if s.idx() < base {
+                        return Err(refuse(s, "an instruction of the branch point moved"));
+                    }
+                    stack.push(s);
+                }
+            }
+        }
+        let first = self.insts.len();
+        // Every new pool value is live here once interned; check that everything adopted
+        // names only what is kept (or a pool value) before changing anything.
+        let new_pool: Vec<Inst> = pool
+            .iter()
+            .copied()
+            .filter(|p| p.idx() >= base && !theirs[p.idx()].dead)
+            .collect();
+        let will_exist = |r: Inst| -> bool {
+            let r = crate::module::checks::follow(&forward, r);
+            match r.idx().checked_sub(base) {
+                None => true,
+                Some(k) => {
+                    map.get(k).is_some_and(Option::is_some)
+                        || theirs
+                            .get(r.idx())
+                            .is_some_and(|d| !d.dead && d.opcode.is_hoistable() && !skipped[k])
+                }
+            }
+        };
+        let adopted = kept
+            .iter()
+            .copied()
+            .chain(new_pool.iter().map(|p| p.idx()))
+            .chain(owners.iter().map(|o| o.idx()));
+        for i in adopted {
+            let d = &theirs[i];
+            let parent_ok = d.opcode.is_hoistable() || d.parent.is_none_or(&will_exist);
+            let refs_ok =
+                d.ty.iter()
+                    .chain(&d.operands)
+                    .chain(&d.subs)
+                    .all(|&r| will_exist(r));
+            if !parent_ok || !refs_ok {
+                return Err(refuse(
+                    Inst::from_index(i as u32),
+                    "it names an instruction that is not adopted",
+                ));
+            }
+        }
+        // 1. The kept instructions, their parents mapped (a value is hoisted to the scope its
+        // operands' parents give).
+        let resolve = |map: &[Option<Inst>], r: Inst| -> Inst {
+            let r = crate::module::checks::follow(&forward, r);
+            match r.idx().checked_sub(base) {
+                None => r,
+                Some(k) => map[k].unwrap_or(r),
+            }
+        };
+        let filler = || InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None);
+        self.insts.reserve(kept.len());
+        for &i in &kept {
+            let mut d = std::mem::replace(&mut theirs[i], filler());
+            d.parent = d.parent.map(|p| resolve(&map, p));
+            self.insts.push(d);
+        }
+        // 2. The pool values, in the branch's dependency order.
+        for p in new_pool {
+            let d = &theirs[p.idx()];
+            let ty = d.ty.map(|t| resolve(&map, t));
+            let ops: Operands = d.operands.iter().map(|&o| resolve(&map, o)).collect();
+            match self.intern(d.opcode, ty, &ops, d.payload().clone()) {
+                Ok(mine) => map[p.idx() - base] = Some(mine),
+                Err(e) => {
+                    // Undone: the kept instructions and the values interned so far are the
+                    // arena's end, and interning only added to the pool and its index.
+                    self.insts.truncate(first);
+                    self.pool.retain(|p| p.idx() < first);
+                    self.intern.retain(|_, v| v.idx() < first);
+                    return Err(e);
+                }
+            }
+        }
+        // 3. The kept instructions' references, then the owners' and the root's additions.
+        let remap = |map: &[Option<Inst>], d: &mut InstData| {
+            d.ty = d.ty.map(|t| resolve(map, t));
+            d.operands.iter_mut().for_each(|o| *o = resolve(map, *o));
+            d.subs.iter_mut().for_each(|s| *s = resolve(map, *s));
+        };
+        for d in &mut self.insts[first..first + kept.len()] {
+            remap(&map, d);
+        }
+        for &o in owners {
+            let mut d = theirs[o.idx()].clone();
+            remap(&map, &mut d);
+            let mine = &mut self.insts[o.idx()];
+            mine.ty = d.ty;
+            mine.operands = d.operands;
+            mine.subs = d.subs;
+            mine.n_decos = d.n_decos;
+        }
+        let appended: Vec<Inst> = new_top
+            .iter()
+            .filter(|t| !same.contains_key(t))
+            .map(|&t| resolve(&map, t))
+            .collect();
+        self.insts[root.idx()].subs.extend(appended);
+        Ok(Adopted { base, map })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Builder, IntBinary};
+
+    /// A module with two function declarations of `fn(i32) -> i32` to build bodies in.
+    fn two_decls() -> (Module, Inst, Inst) {
+        let mut m = Module::new();
+        let mut b = Builder::new(&mut m);
+        let i32t = b.module().ty_i32();
+        let fty = b.module().ty_fn(i32t, &[i32t]).unwrap();
+        let f = b.func("f", fty).unwrap();
+        let g = b.func("g", fty).unwrap();
+        (m, f, g)
+    }
+
+    /// `def`'s body: its parameter plus `k`.
+    fn add_body(m: &mut Module, def: Inst, k: i32) {
+        let mut b = Builder::new(m);
+        let (entry, params) = b.entry_block(def).unwrap();
+        b.position_at_end(entry);
+        let c = b.module().const_i32(k);
+        let s = b.ins().int_binary(IntBinary::Iadd, params[0], c);
+        b.ins().ret(Some(s));
+    }
+
+    /// Bodies built in two branches and adopted give the module a serial build gives.
+    #[test]
+    fn adopted_bodies_are_the_serial_build() {
+        let (mut serial, f, g) = two_decls();
+        add_body(&mut serial, f, 7);
+        add_body(&mut serial, g, 7);
+        let (mut m, f, g) = two_decls();
+        let at = m.branch_point();
+        let (mut bf, mut bg) = (m.clone(), m.clone());
+        add_body(&mut bf, f, 7);
+        add_body(&mut bg, g, 7);
+        m.adopt(bf, at, &[f], &HashMap::new()).unwrap();
+        m.adopt(bg, at, &[g], &HashMap::new()).unwrap();
+        crate::verify::verify(&m).unwrap();
+        crate::equiv::modules_equal(&m, &serial).unwrap();
+        // The constant both made is one value.
+        let sevens = m
+            .pool()
+            .iter()
+            .filter(|&&p| m.opcode(p) == Opcode::CONST_INT)
+            .count();
+        assert_eq!(sevens, 1);
+    }
+
+    /// A definition each branch made on first use is adopted once: the later branch's maps
+    /// to the module's, and references to it follow.
+    #[test]
+    fn a_definition_made_twice_is_adopted_once() {
+        let (mut m, f, g) = two_decls();
+        let at = m.branch_point();
+        let made = |m: &mut Module, def: Inst| {
+            let mut b = Builder::new(m);
+            let i32t = b.module().ty_i32();
+            let zero = b.module().const_i32(0);
+            let cell = b.global_var("cell", i32t, Some(zero)).unwrap();
+            let (entry, params) = b.entry_block(def).unwrap();
+            b.position_at_end(entry);
+            let v = b.ins().load(i32t, cell);
+            let s = b.ins().int_binary(IntBinary::Iadd, params[0], v);
+            b.ins().ret(Some(s));
+            cell
+        };
+        let (mut bf, mut bg) = (m.clone(), m.clone());
+        let cell_f = made(&mut bf, f);
+        let cell_g = made(&mut bg, g);
+        let first = m.adopt(bf, at, &[f], &HashMap::new()).unwrap();
+        let cell = first.get(cell_f).unwrap();
+        let second = m
+            .adopt(bg, at, &[g], &HashMap::from([(cell_g, cell)]))
+            .unwrap();
+        assert_eq!(second.get(cell_g), Some(cell));
+        crate::verify::verify(&m).unwrap();
+        let cells = m
+            .top_level()
+            .iter()
+            .filter(|&&d| m.name(d) == Some("cell"))
+            .count();
+        assert_eq!(cells, 1);
+    }
+
+    /// What the branch may not have made is refused, and the module is unchanged.
+    #[test]
+    fn a_branch_naming_what_is_not_adopted_is_refused() {
+        let (mut m, f, g) = two_decls();
+        let at = m.branch_point();
+        let mut bf = m.clone();
+        add_body(&mut bf, f, 1);
+        add_body(&mut bf, g, 2);
+        let before = m.clone();
+        // An owner made after the branch point, and a `same` key that is not a new
+        // top-level definition, are refused.
+        let late = {
+            let mut b = Builder::new(&mut bf);
+            let i32t = b.module().ty_i32();
+            let fty = b.module().ty_fn(i32t, &[i32t]).unwrap();
+            b.func("late", fty).unwrap()
+        };
+        let err = m
+            .clone()
+            .adopt(bf.clone(), at, &[late], &HashMap::new())
+            .unwrap_err();
+        assert!(matches!(err, CoreError::NotAdoptable { .. }), "{err}");
+        let err = m
+            .clone()
+            .adopt(bf.clone(), at, &[f], &HashMap::from([(f, g)]))
+            .unwrap_err();
+        assert!(matches!(err, CoreError::NotAdoptable { .. }), "{err}");
+        crate::equiv::modules_equal(&m, &before).unwrap();
+        assert_eq!(m.arena_len(), before.arena_len());
+        // g's body was built too, but only f is adopted: g's blocks are not kept.
+        m.adopt(bf, at, &[f], &HashMap::new()).unwrap();
+        assert!(m.entry_block(f).is_some() && m.entry_block(g).is_none());
+    }
+}
