@@ -214,9 +214,14 @@ fn translate_sharded(
 /// the module's declarations.
 const PARALLEL_BYTES: usize = 16 * 1024;
 
+/// At most this many bytes of data segments are copied into branches in all (each branch
+/// copies the module, its data included): a module with more data gets fewer shards.
+const BRANCH_DATA_BYTES: usize = 64 << 20;
+
 /// Translates every function body of `s` into `m`, whose declarations `env` holds: in
 /// contiguous shards of about equal bytes (`shards` of them, else one per thread for bodies
-/// of [`PARALLEL_BYTES`] or more), the first in `m` itself and each
+/// of [`PARALLEL_BYTES`] or more, fewer if their copies of the data would pass
+/// [`BRANCH_DATA_BYTES`]), the first in `m` itself and each
 /// other in a branch of `m` (`irkit_core::branch`) adopted once all are done, in order. A
 /// definition a body makes on first use (a signature id, a function record: `crate::table`)
 /// and an earlier shard made too is the earlier one's. The module is the one a serial
@@ -238,9 +243,8 @@ fn bodies_on_every_core(
         .collect();
     let total: usize = sizes.iter().sum();
     let data: usize = s.data.iter().map(|d| d.data.len()).sum();
-    // A branch copies the data segments too: worth it when the bodies outweigh them.
-    let n = shards.unwrap_or(if total >= PARALLEL_BYTES && data <= total {
-        rayon::current_num_threads()
+    let n = shards.unwrap_or(if total >= PARALLEL_BYTES {
+        rayon::current_num_threads().min(1 + BRANCH_DATA_BYTES / data.max(1))
     } else {
         1
     });
