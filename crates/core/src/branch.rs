@@ -179,101 +179,101 @@ impl Module {
             }
         }
         let first = self.insts.len();
-        // Every new pool value is live here once interned; check that everything adopted
-        // names only what is kept (or a pool value) before changing anything.
-        let new_pool: Vec<Inst> = pool
-            .iter()
-            .copied()
-            .filter(|p| p.idx() >= base && !theirs[p.idx()].dead)
-            .collect();
-        let will_exist = |r: Inst| -> bool {
+        // The branch's instruction `r` as this module's, if it is adopted (or was here).
+        let resolve = |map: &[Option<Inst>], r: Inst| -> Option<Inst> {
             let r = crate::module::checks::follow(&forward, r);
             match r.idx().checked_sub(base) {
-                None => true,
-                Some(k) => {
-                    map.get(k).is_some_and(Option::is_some)
-                        || theirs
-                            .get(r.idx())
-                            .is_some_and(|d| !d.dead && d.opcode.is_hoistable() && !skipped[k])
+                None => Some(r),
+                Some(k) => map.get(k).copied().flatten(),
+            }
+        };
+        let remap = |map: &[Option<Inst>], d: &mut InstData| -> bool {
+            if let Some(t) = d.ty {
+                match resolve(map, t) {
+                    Some(t) => d.ty = Some(t),
+                    None => return false,
                 }
             }
-        };
-        let adopted = kept
-            .iter()
-            .copied()
-            .chain(new_pool.iter().map(|p| p.idx()))
-            .chain(owners.iter().map(|o| o.idx()));
-        for i in adopted {
-            let d = &theirs[i];
-            let parent_ok = d.opcode.is_hoistable() || d.parent.is_none_or(&will_exist);
-            let refs_ok =
-                d.ty.iter()
-                    .chain(&d.operands)
-                    .chain(&d.subs)
-                    .all(|&r| will_exist(r));
-            if !parent_ok || !refs_ok {
-                return Err(refuse(
-                    Inst::from_index(i as u32),
-                    "it names an instruction that is not adopted",
-                ));
+            for r in d.operands.iter_mut().chain(d.subs.iter_mut()) {
+                match resolve(map, *r) {
+                    Some(x) => *r = x,
+                    None => return false,
+                }
             }
-        }
+            true
+        };
         // 1. The kept instructions, their parents mapped (a value is hoisted to the scope its
-        // operands' parents give).
-        let resolve = |map: &[Option<Inst>], r: Inst| -> Inst {
-            let r = crate::module::checks::follow(&forward, r);
-            match r.idx().checked_sub(base) {
-                None => r,
-                Some(k) => map[k].unwrap_or(r),
-            }
-        };
+        // operands' parents give); 2. the pool values, in the branch's dependency order;
+        // 3. the kept instructions' references. Anything naming what is not adopted undoes
+        // it all: the kept instructions and the values interned so far are the arena's end,
+        // and interning only added to the pool and its index.
         let filler = || InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None);
         self.insts.reserve(kept.len());
+        let mut orphan = None;
         for &i in &kept {
             let mut d = std::mem::replace(&mut theirs[i], filler());
-            d.parent = d.parent.map(|p| resolve(&map, p));
+            d.parent = d.parent.and_then(|p| resolve(&map, p));
+            orphan = orphan.or(d.parent.is_none().then(|| Inst::from_index(i as u32)));
             self.insts.push(d);
         }
-        // 2. The pool values, in the branch's dependency order.
-        for p in new_pool {
-            let d = &theirs[p.idx()];
-            let ty = d.ty.map(|t| resolve(&map, t));
-            let ops: Operands = d.operands.iter().map(|&o| resolve(&map, o)).collect();
-            match self.intern(d.opcode, ty, &ops, d.payload().clone()) {
-                Ok(mine) => map[p.idx() - base] = Some(mine),
-                Err(e) => {
-                    // Undone: the kept instructions and the values interned so far are the
-                    // arena's end, and interning only added to the pool and its index.
-                    self.insts.truncate(first);
-                    self.pool.retain(|p| p.idx() < first);
-                    self.intern.retain(|_, v| v.idx() < first);
-                    return Err(e);
+        let not_adopted = |at: Inst| refuse(at, "it names an instruction that is not adopted");
+        let built = (|| {
+            if let Some(at) = orphan {
+                return Err(not_adopted(at));
+            }
+            for &p in pool.iter().filter(|p| p.idx() >= base) {
+                let d = &theirs[p.idx()];
+                if d.dead {
+                    continue;
+                }
+                let ty = match d.ty {
+                    Some(t) => Some(resolve(&map, t).ok_or_else(|| not_adopted(p))?),
+                    None => None,
+                };
+                let ops = d
+                    .operands
+                    .iter()
+                    .map(|&o| resolve(&map, o).ok_or_else(|| not_adopted(p)))
+                    .collect::<Result<Operands, CoreError>>()?;
+                let mine = self.intern(d.opcode, ty, &ops, d.payload().clone())?;
+                map[p.idx() - base] = Some(mine);
+            }
+            for (k, d) in self.insts[first..first + kept.len()].iter_mut().enumerate() {
+                if !remap(&map, d) {
+                    return Err(not_adopted(Inst::from_index(kept[k] as u32)));
                 }
             }
-        }
-        // 3. The kept instructions' references, then the owners' and the root's additions.
-        let remap = |map: &[Option<Inst>], d: &mut InstData| {
-            d.ty = d.ty.map(|t| resolve(map, t));
-            d.operands.iter_mut().for_each(|o| *o = resolve(map, *o));
-            d.subs.iter_mut().for_each(|s| *s = resolve(map, *s));
+            // The owners' additions, mapped before any owner changes.
+            owners
+                .iter()
+                .map(|&o| {
+                    let mut d = theirs[o.idx()].clone();
+                    remap(&map, &mut d)
+                        .then_some(d)
+                        .ok_or_else(|| not_adopted(o))
+                })
+                .collect::<Result<Vec<InstData>, CoreError>>()
+        })();
+        let owned = match built {
+            Ok(owned) => owned,
+            Err(e) => {
+                self.insts.truncate(first);
+                self.pool.retain(|p| p.idx() < first);
+                self.intern.retain(|_, v| v.idx() < first);
+                return Err(e);
+            }
         };
-        for d in &mut self.insts[first..first + kept.len()] {
-            remap(&map, d);
-        }
-        for &o in owners {
-            let mut d = theirs[o.idx()].clone();
-            remap(&map, &mut d);
+        for (&o, d) in owners.iter().zip(owned) {
             let mine = &mut self.insts[o.idx()];
             mine.ty = d.ty;
             mine.operands = d.operands;
             mine.subs = d.subs;
             mine.n_decos = d.n_decos;
         }
-        let appended: Vec<Inst> = new_top
+        let appended = new_top
             .iter()
             .filter(|t| !same.contains_key(t))
-            .map(|&t| resolve(&map, t))
-            .collect();
+            .filter_map(|&t| resolve(&map, t));
         self.insts[root.idx()].subs.extend(appended);
         Ok(Adopted { base, map })
     }
@@ -397,5 +397,36 @@ mod tests {
         // g's body was built too, but only f is adopted: g's blocks are not kept.
         m.adopt(bf, at, &[f], &HashMap::new()).unwrap();
         assert!(m.entry_block(f).is_some() && m.entry_block(g).is_none());
+    }
+
+    /// A refusal found once adoption has begun (an adopted body naming a value of a body that
+    /// is not adopted) undoes what was moved and interned: the module is as it was.
+    #[test]
+    fn a_refusal_midway_leaves_the_module_as_it_was() {
+        let (mut m, f, g) = two_decls();
+        let at = m.branch_point();
+        let mut b = m.clone();
+        add_body(&mut b, g, 5);
+        let g_param = b.children(b.entry_block(g).unwrap())[0];
+        // f returns g's parameter: a value of a body only g's owner would adopt.
+        {
+            let mut bb = Builder::new(&mut b);
+            let (entry, _) = bb.entry_block(f).unwrap();
+            bb.position_at_end(entry);
+            let c = bb.module().const_i32(1234);
+            let s = bb.ins().int_binary(IntBinary::Iadd, g_param, c);
+            bb.ins().ret(Some(s));
+        }
+        let before = m.clone();
+        let err = m.adopt(b, at, &[f], &HashMap::new()).unwrap_err();
+        assert!(matches!(err, CoreError::NotAdoptable { .. }), "{err}");
+        crate::equiv::modules_equal(&m, &before).unwrap();
+        assert_eq!(m.arena_len(), before.arena_len());
+        assert_eq!(m.pool().len(), before.pool().len());
+        assert!(
+            m.pool()
+                .iter()
+                .all(|&p| m.payload(p).as_int() != Some(1234))
+        );
     }
 }

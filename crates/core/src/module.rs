@@ -214,6 +214,13 @@ impl Module {
         self.insts.len()
     }
 
+    /// Makes room for `additional` more instructions in the arena, so that a builder who
+    /// knows about how many it will make does not pay for the arena's regrowth (each doubling
+    /// copies every instruction so far).
+    pub fn reserve(&mut self, additional: usize) {
+        self.insts.reserve(additional);
+    }
+
     /// Number of live instructions.
     pub fn live_count(&self) -> usize {
         self.insts.iter().filter(|d| !d.dead).count()

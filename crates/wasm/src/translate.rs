@@ -214,6 +214,10 @@ fn translate_sharded(
 /// the module's declarations.
 const PARALLEL_BYTES: usize = 16 * 1024;
 
+/// Bytes of function body per instruction reserved ahead in the arena ([`Module::reserve`]):
+/// a body makes about one instruction per 3 bytes (one per 2.5 in the smallest modules).
+const BYTES_PER_INSTRUCTION: usize = 2;
+
 /// At most this many bytes of data segments are copied into branches in all (each branch
 /// copies the module, its data included): a module with more data gets fewer shards.
 const BRANCH_DATA_BYTES: usize = 64 << 20;
@@ -250,6 +254,7 @@ fn bodies_on_every_core(
     });
     let shards = split(&sizes, n);
     let shard = |m: &mut Module, env: &Env, range: std::ops::Range<usize>| {
+        m.reserve(sizes[range.clone()].iter().sum::<usize>() / BYTES_PER_INSTRUCTION);
         let mut marks = Vec::new();
         for i in range {
             let index = (imported + i) as u32;
@@ -271,6 +276,8 @@ fn bodies_on_every_core(
         return shard(m, &env, first.clone());
     }
     let at = m.branch_point();
+    // Room for every shard's instructions: the branches' are adopted into `m`.
+    m.reserve(total / BYTES_PER_INSTRUCTION);
     let mut branches: Vec<(Module, Env)> = rest.iter().map(|_| (m.clone(), env.clone())).collect();
     // Each thread its own `Env`: what bodies make on first use is cached in it.
     let shard = &shard;
