@@ -124,8 +124,10 @@ impl fmt::Debug for Stored {
 pub struct Text(Box<Box<str>>);
 
 /// A byte-string payload, one pointer wide like [`Text`]; it reads as a `&[u8]` (`Deref`).
+/// Its bytes are shared, not copied, by a clone: a module's data (a wasm data segment, a
+/// constant array) is copied once however often the module is (a branch, `crate::branch`).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Blob(Box<Box<[u8]>>);
+pub struct Blob(std::sync::Arc<Box<[u8]>>);
 
 impl std::ops::Deref for Text {
     type Target = str;
@@ -179,7 +181,7 @@ impl From<&String> for Text {
 
 impl From<Box<[u8]>> for Blob {
     fn from(b: Box<[u8]>) -> Blob {
-        Blob(Box::new(b))
+        Blob(std::sync::Arc::new(b))
     }
 }
 
@@ -252,6 +254,16 @@ pub fn sign_extend(value: u64, width: u32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clone of a module shares its byte payloads (a branch costs no copy of the data).
+    #[test]
+    fn a_blob_clone_shares_its_bytes() {
+        let b = Blob::from(vec![7u8; 1 << 16]);
+        let c = b.clone();
+        assert!(std::ptr::eq(b.as_ptr(), c.as_ptr()));
+        assert_eq!(b, c);
+        assert_eq!(b, Blob::from(vec![7u8; 1 << 16]));
+    }
 
     #[test]
     fn a_payload_is_two_words() {

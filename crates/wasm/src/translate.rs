@@ -211,21 +211,16 @@ fn translate_sharded(
 }
 
 /// Bodies of fewer bytes than this are translated on one thread: a branch costs a copy of
-/// the module's declarations.
+/// the module's declarations (their data shared, `irkit_core::Blob`).
 const PARALLEL_BYTES: usize = 16 * 1024;
 
 /// Bytes of function body per instruction reserved ahead in the arena ([`Module::reserve`]):
 /// a body makes about one instruction per 3 bytes (one per 2.5 in the smallest modules).
 const BYTES_PER_INSTRUCTION: usize = 2;
 
-/// At most this many bytes of data segments are copied into branches in all (each branch
-/// copies the module, its data included): a module with more data gets fewer shards.
-const BRANCH_DATA_BYTES: usize = 64 << 20;
-
 /// Translates every function body of `s` into `m`, whose declarations `env` holds: in
 /// contiguous shards of about equal bytes (`shards` of them, else one per thread for bodies
-/// of [`PARALLEL_BYTES`] or more, fewer if their copies of the data would pass
-/// [`BRANCH_DATA_BYTES`]), the first in `m` itself and each
+/// of [`PARALLEL_BYTES`] or more), the first in `m` itself and each
 /// other in a branch of `m` (`irkit_core::branch`) adopted once all are done, in order. A
 /// definition a body makes on first use (a signature id, a function record: `crate::table`)
 /// and an earlier shard made too is the earlier one's. The module is the one a serial
@@ -246,9 +241,8 @@ fn bodies_on_every_core(
         .map(|b| (b.range().end - b.range().start) as usize)
         .collect();
     let total: usize = sizes.iter().sum();
-    let data: usize = s.data.iter().map(|d| d.data.len()).sum();
     let n = shards.unwrap_or(if total >= PARALLEL_BYTES {
-        rayon::current_num_threads().min(1 + BRANCH_DATA_BYTES / data.max(1))
+        rayon::current_num_threads()
     } else {
         1
     });
