@@ -11,10 +11,14 @@ load:
   v8          node --no-liftoff: CPU time of the call alone
   cc -O2      the C sources compiled natively (CPU time of the process)
 
-then the translation time of one module (--translate, default a generated one): `ir-wasm` plus
-`ir-link --library --emit obj` (a library: every memory access compared), and `ir-wasm --main
-ENTRY` plus `ir-link --emit obj` (a program: its memories get guard pages, as wasmtime's do),
-against wasmtime's compile of the same bytes (Module(engine, bytes)), best of --runs. An engine
+then the translation time of one module (--translate, default a generated one), each against
+wasmtime's compile of the same bytes (Module(engine, bytes)) with the same kind of checks, best
+of --runs: `ir-wasm --main ENTRY` plus `ir-link --emit obj` (a program: its memories get guard
+pages and its checks are machine traps under irkit's fault handler) against wasmtime's default
+configuration (guard pages, signal handlers); `ir-wasm` plus `ir-link --library --emit obj` (a
+library, which installs no handler: every memory access compared, every check a branch to a
+trap routine) against wasmtime with `signals_based_traps` off and no guard region (the same:
+bounds compared, traps by branches), and, for reference, against its default too. An engine
 that is not installed is left out.
 
   cargo build --release -p irkit-cli && python3 examples/wasm-c/bench.py --runs 3
@@ -129,7 +133,8 @@ def translation(bindir, module, runs, work, entry):
     compile."""
     wasm, link = os.path.join(bindir, "ir-wasm"), os.path.join(bindir, "ir-link")
     irm, obj = os.path.join(work, "t.irm"), os.path.join(work, "t.o")
-    best_irkit = best_prog = best_wt = None
+    best_irkit = best_prog = None
+    best_wt = {}
     for _ in range(runs):
         t0 = time.perf_counter()
         subprocess.run([wasm, module, "-o", irm], check=True)
@@ -147,12 +152,25 @@ def translation(bindir, module, runs, work, entry):
         except ImportError:
             continue
         data = open(module, "rb").read()
-        engine = wasmtime.Engine()
-        t0 = time.perf_counter()
-        wasmtime.Module(engine, data)
-        t = time.perf_counter() - t0
-        best_wt = t if best_wt is None else min(best_wt, t)
-    return best_irkit, best_prog, best_wt
+        for checked in (False, True):
+            engine = wasmtime.Engine(wasmtime_config(checked))
+            t0 = time.perf_counter()
+            wasmtime.Module(engine, data)
+            t = time.perf_counter() - t0
+            best_wt[checked] = min(best_wt.get(checked, t), t)
+    return best_irkit, best_prog, best_wt.get(False), best_wt.get(True)
+
+
+def wasmtime_config(checked):
+    """wasmtime's default configuration, or (`checked`) one without signal handlers or guard
+    pages: every memory access compared and every trap a branch, as in an irkit library."""
+    import wasmtime
+    config = wasmtime.Config()
+    if checked:
+        config.signals_based_traps = False
+        config.memory_reservation = 0
+        config.memory_guard_size = 0
+    return config
 
 
 def generated_module(n, work):
@@ -230,16 +248,19 @@ def main():
         module = args.translate or generated_module(args.functions, work)
         entry = args.entry if args.translate else (
             "run" if module.endswith(f"big{args.functions}.wasm") else "bench_program")
-        irkit, prog, wt = translation(args.bin, module, args.runs, work, entry)
+        irkit, prog, wt, wt_checked = translation(args.bin, module, args.runs, work, entry)
         name = os.path.basename(module)
         size = os.path.getsize(module)
-        line = f"translation of {name} ({size} B): irkit library {irkit * 1000:.1f} ms"
+        print(f"translation of {name} ({size} B):")
         if prog is not None:
-            line += f", irkit program (entry {entry}) {prog * 1000:.1f} ms"
-        if wt is not None:
-            line += f", wasmtime compile {wt * 1000:.1f} ms, ratio {irkit / wt:.2f}"
-            if prog is not None:
-                line += f" (program {prog / wt:.2f})"
+            line = f"  program (entry {entry}): irkit {prog * 1000:.1f} ms"
+            if wt is not None:
+                line += f", wasmtime {wt * 1000:.1f} ms, ratio {prog / wt:.2f}"
+            print(line)
+        line = f"  library (every access compared): irkit {irkit * 1000:.1f} ms"
+        if wt_checked is not None:
+            line += (f", wasmtime without signal handlers {wt_checked * 1000:.1f} ms, ratio "
+                     f"{irkit / wt_checked:.2f} (against its default: {irkit / wt:.2f})")
         print(line)
     finally:
         shutil.rmtree(work, ignore_errors=True)
