@@ -89,15 +89,14 @@ impl Module {
         owners: &[Inst],
         same: &HashMap<Inst, Inst>,
     ) -> Result<Adopted, CoreError> {
-        let base = at.arena;
-        let refuse = |inst: Inst, why: &'static str| CoreError::NotAdoptable { inst, why };
         let Module {
-            insts: mut theirs,
+            insts: theirs,
             root,
             pool,
             intern: _,
             forward,
         } = branch;
+        let base = at.arena;
         if root != self.root || theirs.len() < base || self.insts.len() < base {
             return Err(refuse(root, "it was not taken from this module"));
         }
@@ -114,147 +113,23 @@ impl Module {
             .get(at.top..)
             .unwrap_or_default()
             .to_vec();
-        // What is not adopted: dead instructions, and the subtrees of mapped definitions.
-        let mut map: Vec<Option<Inst>> = vec![None; theirs.len() - base];
-        let mut skipped = vec![false; theirs.len() - base];
-        for (&b, &mine) in same {
-            if b.idx() < base || !new_top.contains(&b) {
-                return Err(refuse(
-                    b,
-                    "only a new top-level definition maps to the module's",
-                ));
-            }
-            if !self.is_live(mine) {
-                return Err(refuse(b, "it maps to no live instruction of the module"));
-            }
-            map[b.idx() - base] = Some(mine);
-            let mut stack: Vec<Inst> = theirs[b.idx()].subs.to_vec();
-            while let Some(s) = stack.pop() {
-                if let Some(k) = s.idx().checked_sub(base) {
-                    skipped[k] = true;
-                    stack.extend_from_slice(&theirs[s.idx()].subs);
-                }
-            }
-        }
-        // The kept instructions: the new ones under the owners and the new top-level
-        // definitions (not mapped), in tree order, given handles after this module's.
-        let mut kept: Vec<usize> = Vec::new();
-        let mut stack: Vec<Inst> = Vec::new();
+        let mut a = Adoption {
+            base,
+            map: vec![None; theirs.len() - base],
+            theirs,
+            forward,
+        };
+        let skipped = a.map_same(self, same, &new_top)?;
         let roots = owners
             .iter()
             .chain(new_top.iter().filter(|t| !same.contains_key(t)));
-        for &r in roots {
-            if r.idx() >= base {
-                stack.push(r);
-            } else {
-                stack.extend(
-                    theirs[r.idx()]
-                        .subs
-                        .iter()
-                        .rev()
-                        .filter(|s| s.idx() >= base),
-                );
-            }
-            while let Some(i) = stack.pop() {
-                let k = i.idx() - base;
-                let d = &theirs[i.idx()];
-                if d.dead || skipped[k] || map[k].is_some() || d.opcode.is_hoistable() {
-                    return Err(refuse(
-                        i,
-                        "a child that is dead, adopted twice or a pool value",
-                    ));
-                }
-                let index = self.insts.len() + kept.len();
-                if index > Inst::MAX_INDEX as usize {
-                    return Err(CoreError::TooManyInstructions);
-                }
-                map[k] = Some(Inst::from_index(index as u32));
-                kept.push(i.idx());
-                for &s in d.subs.iter().rev() {
-                    if s.idx() < base {
-                        return Err(refuse(s, "an instruction of the branch point moved"));
-                    }
-                    stack.push(s);
-                }
-            }
-        }
+        let kept = a.keep(self.insts.len(), roots, &skipped)?;
+        // The kept instructions move, then the pool values are interned, then the kept
+        // instructions' references are mapped. Anything naming what is not adopted undoes it
+        // all: the kept instructions and the values interned so far are the arena's end, and
+        // interning only added to the pool and its index.
         let first = self.insts.len();
-        // The branch's instruction `r` as this module's, if it is adopted (or was here).
-        let resolve = |map: &[Option<Inst>], r: Inst| -> Option<Inst> {
-            let r = crate::module::checks::follow(&forward, r);
-            match r.idx().checked_sub(base) {
-                None => Some(r),
-                Some(k) => map.get(k).copied().flatten(),
-            }
-        };
-        let remap = |map: &[Option<Inst>], d: &mut InstData| -> bool {
-            if let Some(t) = d.ty {
-                match resolve(map, t) {
-                    Some(t) => d.ty = Some(t),
-                    None => return false,
-                }
-            }
-            for r in d.operands.iter_mut().chain(d.subs.iter_mut()) {
-                match resolve(map, *r) {
-                    Some(x) => *r = x,
-                    None => return false,
-                }
-            }
-            true
-        };
-        // 1. The kept instructions, their parents mapped (a value is hoisted to the scope its
-        // operands' parents give); 2. the pool values, in the branch's dependency order;
-        // 3. the kept instructions' references. Anything naming what is not adopted undoes
-        // it all: the kept instructions and the values interned so far are the arena's end,
-        // and interning only added to the pool and its index.
-        let filler = || InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None);
-        self.insts.reserve(kept.len());
-        let mut orphan = None;
-        for &i in &kept {
-            let mut d = std::mem::replace(&mut theirs[i], filler());
-            d.parent = d.parent.and_then(|p| resolve(&map, p));
-            orphan = orphan.or(d.parent.is_none().then(|| Inst::from_index(i as u32)));
-            self.insts.push(d);
-        }
-        let not_adopted = |at: Inst| refuse(at, "it names an instruction that is not adopted");
-        let built = (|| {
-            if let Some(at) = orphan {
-                return Err(not_adopted(at));
-            }
-            for &p in pool.iter().filter(|p| p.idx() >= base) {
-                let d = &theirs[p.idx()];
-                if d.dead {
-                    continue;
-                }
-                let ty = match d.ty {
-                    Some(t) => Some(resolve(&map, t).ok_or_else(|| not_adopted(p))?),
-                    None => None,
-                };
-                let ops = d
-                    .operands
-                    .iter()
-                    .map(|&o| resolve(&map, o).ok_or_else(|| not_adopted(p)))
-                    .collect::<Result<Operands, CoreError>>()?;
-                let mine = self.intern(d.opcode, ty, &ops, d.payload().clone())?;
-                map[p.idx() - base] = Some(mine);
-            }
-            for (k, d) in self.insts[first..first + kept.len()].iter_mut().enumerate() {
-                if !remap(&map, d) {
-                    return Err(not_adopted(Inst::from_index(kept[k] as u32)));
-                }
-            }
-            // The owners' additions, mapped before any owner changes.
-            owners
-                .iter()
-                .map(|&o| {
-                    let mut d = theirs[o.idx()].clone();
-                    remap(&map, &mut d)
-                        .then_some(d)
-                        .ok_or_else(|| not_adopted(o))
-                })
-                .collect::<Result<Vec<InstData>, CoreError>>()
-        })();
-        let owned = match built {
+        let owned = match a.move_into(self, &kept, &pool, owners) {
             Ok(owned) => owned,
             Err(e) => {
                 self.insts.truncate(first);
@@ -273,9 +148,195 @@ impl Module {
         let appended = new_top
             .iter()
             .filter(|t| !same.contains_key(t))
-            .filter_map(|&t| resolve(&map, t));
+            .filter_map(|&t| a.resolve(t));
         self.insts[root.idx()].subs.extend(appended);
-        Ok(Adopted { base, map })
+        Ok(Adopted { base, map: a.map })
+    }
+}
+
+/// A refusal of [`Module::adopt`].
+fn refuse(inst: Inst, why: &'static str) -> CoreError {
+    CoreError::NotAdoptable { inst, why }
+}
+
+/// The refusal of an adopted instruction naming one that is not adopted.
+fn not_adopted(inst: Inst) -> CoreError {
+    refuse(inst, "it names an instruction that is not adopted")
+}
+
+/// A branch being adopted: its arena, and where each of its new instructions goes.
+struct Adoption {
+    /// The branch point's arena length.
+    base: usize,
+    /// The branch's arena (a kept instruction is taken out of it when it moves).
+    theirs: Vec<InstData>,
+    /// The branch's merged-away values.
+    forward: HashMap<Inst, Inst>,
+    /// The module's handle of each new instruction of the branch, once known.
+    map: Vec<Option<Inst>>,
+}
+
+impl Adoption {
+    /// The branch's instruction `r` as the module's, if it is adopted (or was there).
+    fn resolve(&self, r: Inst) -> Option<Inst> {
+        let r = crate::module::checks::follow(&self.forward, r);
+        match r.idx().checked_sub(self.base) {
+            None => Some(r),
+            Some(k) => self.map.get(k).copied().flatten(),
+        }
+    }
+
+    /// Maps `d`'s type, operands and children; `false` if one is not adopted.
+    fn remap(&self, d: &mut InstData) -> bool {
+        if let Some(t) = d.ty {
+            match self.resolve(t) {
+                Some(t) => d.ty = Some(t),
+                None => return false,
+            }
+        }
+        for r in d.operands.iter_mut().chain(d.subs.iter_mut()) {
+            match self.resolve(*r) {
+                Some(x) => *r = x,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Maps each new top-level definition `same` names to the module's, and returns which
+    /// new instructions lie inside them (not adopted).
+    fn map_same(
+        &mut self,
+        m: &Module,
+        same: &HashMap<Inst, Inst>,
+        new_top: &[Inst],
+    ) -> Result<Vec<bool>, CoreError> {
+        let base = self.base;
+        let mut skipped = vec![false; self.map.len()];
+        for (&b, &mine) in same {
+            if b.idx() < base || !new_top.contains(&b) {
+                return Err(refuse(
+                    b,
+                    "only a new top-level definition maps to the module's",
+                ));
+            }
+            if !m.is_live(mine) {
+                return Err(refuse(b, "it maps to no live instruction of the module"));
+            }
+            self.map[b.idx() - base] = Some(mine);
+            let mut stack: Vec<Inst> = self.theirs[b.idx()].subs.to_vec();
+            while let Some(s) = stack.pop() {
+                if let Some(k) = s.idx().checked_sub(base) {
+                    skipped[k] = true;
+                    stack.extend_from_slice(&self.theirs[s.idx()].subs);
+                }
+            }
+        }
+        Ok(skipped)
+    }
+
+    /// The kept instructions: the new ones under `roots` (the owners, whose new children they
+    /// are, and the new top-level definitions adopted, themselves included), in tree order,
+    /// each given its handle in a module whose arena has `first` instructions.
+    fn keep<'r>(
+        &mut self,
+        first: usize,
+        roots: impl Iterator<Item = &'r Inst>,
+        skipped: &[bool],
+    ) -> Result<Vec<usize>, CoreError> {
+        let base = self.base;
+        let mut kept: Vec<usize> = Vec::new();
+        let mut stack: Vec<Inst> = Vec::new();
+        for &r in roots {
+            if r.idx() >= base {
+                stack.push(r);
+            } else {
+                let subs = self.theirs[r.idx()].subs.iter().rev();
+                stack.extend(subs.filter(|s| s.idx() >= base));
+            }
+            while let Some(i) = stack.pop() {
+                let k = i.idx() - base;
+                let d = &self.theirs[i.idx()];
+                if d.dead || skipped[k] || self.map[k].is_some() || d.opcode.is_hoistable() {
+                    return Err(refuse(
+                        i,
+                        "a child that is dead, adopted twice or a pool value",
+                    ));
+                }
+                let index = first + kept.len();
+                if index > Inst::MAX_INDEX as usize {
+                    return Err(CoreError::TooManyInstructions);
+                }
+                self.map[k] = Some(Inst::from_index(index as u32));
+                kept.push(i.idx());
+                for &s in d.subs.iter().rev() {
+                    if s.idx() < base {
+                        return Err(refuse(s, "an instruction of the branch point moved"));
+                    }
+                    stack.push(s);
+                }
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Moves the `kept` instructions to the end of `m`'s arena (their parents mapped first: a
+    /// value is hoisted to the scope its operands' parents give), interns the new values of
+    /// `pool` (the branch's, in dependency order), then maps the kept instructions'
+    /// references; returns the `owners`' data mapped, for the caller to give them. On an
+    /// error `m` has the kept instructions and the values interned so far at its end.
+    fn move_into(
+        &mut self,
+        m: &mut Module,
+        kept: &[usize],
+        pool: &[Inst],
+        owners: &[Inst],
+    ) -> Result<Vec<InstData>, CoreError> {
+        let first = m.insts.len();
+        let filler = || InstData::new(Opcode::MODULE, None, Operands::new(), Payload::None);
+        m.insts.reserve(kept.len());
+        let mut orphan = None;
+        for &i in kept {
+            let mut d = std::mem::replace(&mut self.theirs[i], filler());
+            d.parent = d.parent.and_then(|p| self.resolve(p));
+            orphan = orphan.or(d.parent.is_none().then(|| Inst::from_index(i as u32)));
+            m.insts.push(d);
+        }
+        if let Some(at) = orphan {
+            return Err(not_adopted(at));
+        }
+        for &p in pool.iter().filter(|p| p.idx() >= self.base) {
+            let d = &self.theirs[p.idx()];
+            if d.dead {
+                continue;
+            }
+            let ty = match d.ty {
+                Some(t) => Some(self.resolve(t).ok_or_else(|| not_adopted(p))?),
+                None => None,
+            };
+            let ops = d
+                .operands
+                .iter()
+                .map(|&o| self.resolve(o).ok_or_else(|| not_adopted(p)))
+                .collect::<Result<Operands, CoreError>>()?;
+            let mine = m.intern(d.opcode, ty, &ops, d.payload().clone())?;
+            self.map[p.idx() - self.base] = Some(mine);
+        }
+        for (k, d) in m.insts[first..first + kept.len()].iter_mut().enumerate() {
+            if !self.remap(d) {
+                return Err(not_adopted(Inst::from_index(kept[k] as u32)));
+            }
+        }
+        // The owners' additions, mapped before any owner changes.
+        owners
+            .iter()
+            .map(|&o| {
+                let mut d = self.theirs[o.idx()].clone();
+                self.remap(&mut d)
+                    .then_some(d)
+                    .ok_or_else(|| not_adopted(o))
+            })
+            .collect()
     }
 }
 
