@@ -208,7 +208,7 @@ fn line_col_of_byte(bytes: &[u8], offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Every verifier error of a loaded input, one line each (see [`verify_error_line`](crate::report::verify_error_line)); for a
+/// Every verifier error of a loaded input, one line each (see [`crate::report::verify_error_line`]); for a
 /// text input the source is parsed again, only now that there are errors, to find where each
 /// instruction was written.
 pub fn verify_error_lines(loaded: &Loaded, errors: &[VerifyError]) -> Vec<String> {

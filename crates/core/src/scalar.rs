@@ -4,7 +4,7 @@
 //! layout (spec/ir.md, "Types" and "Layout"). Every crate that needs one of these facts reads
 //! this table (the parser and printer for names, the verifier for widths and classes, the
 //! interpreter and the native back end for layouts), so that a new scalar type is one row
-//! here, not a change in eight places. [`tests`] check the table against the opcode registry.
+//! here, not a change in eight places. Its tests check the table against the opcode registry.
 
 use crate::Opcode;
 

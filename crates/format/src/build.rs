@@ -291,7 +291,7 @@ fn debug_decoration<'a>(
 }
 
 impl<'v> DefCopier<'v> {
-    /// Copies definition `d` (from [`ModuleView::def`], so already validated) into `dst`, as
+    /// Copies definition `d` (from [`crate::ModuleView::def`], so already validated) into `dst`, as
     /// the already created instruction `target`, which must have the definition's opcode and
     /// no body yet (no children, no decorations; where it sits in `dst`'s tree is up to the
     /// caller): sets `target`'s payload, type and operands, and creates its decorations and

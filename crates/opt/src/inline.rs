@@ -12,7 +12,7 @@
 //!   function (so `f` is not recursive, and its address is never taken);
 //! * it does not bring a loop into a loop: if `f` has a loop (its own, or one of a function
 //!   inlined into it), the call is not on a cycle of its caller's control flow
-//!   ([`loops_kept_out_of_loops`]).
+//!   (`loops_kept_out_of_loops`).
 //!
 //! The call's block is split after the call: the rest (the terminator included) moves to a
 //! new *continuation* block, with one parameter for the call's result. The call becomes a jump

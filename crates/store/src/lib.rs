@@ -3,15 +3,15 @@
 //! protocols, chosen by the URL's scheme:
 //!
 //! * `http://HOST[:PORT][/PREFIX]` and `https://...`: the Bazel HTTP cache protocol
-//!   ([`http`]): records under `/ac/`, blobs under `/cas/` named by their SHA-256
+//!   (`http`): records under `/ac/`, blobs under `/cas/` named by their SHA-256
 //!   ([`cas_name`]);
-//! * `redis://HOST[:PORT][/DB]`: Redis strings ([`redis`]), in pipelines.
+//! * `redis://HOST[:PORT][/DB]`: Redis strings (`redis`), in pipelines.
 //!
 //! A store is never trusted and never fatal: what is fetched is only bytes for the caller to
 //! check, each read bounded by the caller; every request has a timeout and all of them a
 //! deadline ([`Policy`]); a store that is down, slow, answers errors or garbage costs only
 //! what could not be fetched, counted with the first fault in [`Counts`]. Requests run in
-//! parallel on a bounded number of threads ([`pool`]).
+//! parallel on a bounded number of threads (`pool`).
 
 mod error;
 mod http;

@@ -12,7 +12,7 @@
 //! most of the parameters the construction would otherwise make.
 //!
 //! Operators are numbered by their position in the body (the first is 0), the numbering
-//! [`crate::func::FuncTranslator`] keeps while it reads the same operators.
+//! `FuncTranslator` ([`crate::func`]) keeps while it reads the same operators.
 
 use wasmparser::Operator;
 

@@ -19,7 +19,7 @@
 //! core, each in a branch of the module: `irkit_core::branch`); [`func`] translates a body's
 //! structured control flow, with
 //! [`ssa`] (SSA construction for locals, told by
-//! [`assigned`] which locals each loop assigns) over [`cfg`] (terminators kept open until the body
+//! [`assigned`] which locals each loop assigns) over [`cfg`](mod@cfg) (terminators kept open until the body
 //! is done); [`ops`] the numeric operators; [`traps`] the trap messages; [`memory`] linear memory; [`table`] tables and references; [`refs`] their operators and `call_indirect`; [`init`]
 //! the module initializer; [`entry`] an optional `main` for running a module as a program;
 //! [`lines`] the source lines of a module with DWARF (`clang -g`), as `loc` decorations.

@@ -1,6 +1,6 @@
 //! Validation as wasmparser's `Validator::validate_all` does it, the function bodies checked
 //! on every core, as wasmtime checks them, while the caller goes on with the module's
-//! declarations ([`crate::translate`]).
+//! declarations ([`crate::translate`](mod@crate::translate)).
 //!
 //! The first problem found is `validate_all`'s: every section but the bodies is checked first,
 //! in order ([`sections`]), then the bodies ([`Bodies::check`]), whose first invalid one in

@@ -2,13 +2,13 @@
 //! tables built and every object instruction lowered to ordinary instructions over them
 //! (spec/linking.md, "Objects"; spec/ir.md, "Objects").
 //!
-//! * [`hierarchy`]: the definitions, their supertypes and members, checked; linear traits,
+//! * `hierarchy`: the definitions, their supertypes and members, checked; linear traits,
 //!   visible fields and methods, implementations, vtable slots, type ids and layouts;
-//! * [`rta`]: which classes are instantiated and which implementations calls can select
+//! * `rta`: which classes are instantiated and which implementations calls can select
 //!   (rapid type analysis); the rest is dropped;
-//! * [`tables`]: the descriptors, the trait dispatch table, membership tables, instance
+//! * `tables`: the descriptors, the trait dispatch table, membership tables, instance
 //!   variables and the run-time routines, as ordinary definitions;
-//! * [`lower`]: the object instructions rewritten over them.
+//! * `lower`: the object instructions rewritten over them.
 //!
 //! The pass works on any linked module (it needs no linker state); the linker runs it after
 //! specialization, unless the link is a library link.

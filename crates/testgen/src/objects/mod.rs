@@ -78,7 +78,7 @@ impl std::fmt::Debug for ObjectProgram {
     }
 }
 
-/// A random program with classes over two modules; see the [module documentation](self).
+/// A random program with classes over two modules; see the module documentation (`irkit_testgen::objects`).
 pub fn object_program(e: &mut Entropy<'_>, _cfg: &Config) -> ObjectProgram {
     let p = plan(e);
     let mut lib = Unit {
