@@ -210,9 +210,11 @@ fn translate_sharded(
     Ok(m)
 }
 
-/// Bodies of fewer bytes than this are translated on one thread: a branch costs a copy of
-/// the module's declarations (their data shared, `irkit_core::Blob`).
-const PARALLEL_BYTES: usize = 16 * 1024;
+/// The fewest bytes of function bodies a shard gets: a branch costs a copy of the module's
+/// declarations (their data shared, `irkit_core::Blob`) and its adoption, so bodies of fewer
+/// than twice this are translated on one thread, and more threads than shards of this size
+/// get no shard.
+const SHARD_BYTES: usize = 8 * 1024;
 
 /// Bytes of function body per instruction reserved ahead in the arena ([`Module::reserve`]):
 /// a body makes about one instruction per 3 bytes (one per 2.5 in the smallest modules).
@@ -220,7 +222,7 @@ const BYTES_PER_INSTRUCTION: usize = 2;
 
 /// Translates every function body of `s` into `m`, whose declarations `env` holds: in
 /// contiguous shards of about equal bytes (`shards` of them, else one per thread for bodies
-/// of [`PARALLEL_BYTES`] or more), the first in `m` itself and each
+/// of at least [`SHARD_BYTES`] each), the first in `m` itself and each
 /// other in a branch of `m` (`irkit_core::branch`) adopted once all are done, in order. A
 /// definition a body makes on first use (a signature id, a function record: `crate::table`)
 /// and an earlier shard made too is the earlier one's. The module is the one a serial
@@ -241,11 +243,7 @@ fn bodies_on_every_core(
         .map(|b| (b.range().end - b.range().start) as usize)
         .collect();
     let total: usize = sizes.iter().sum();
-    let n = shards.unwrap_or(if total >= PARALLEL_BYTES {
-        rayon::current_num_threads()
-    } else {
-        1
-    });
+    let n = shards.unwrap_or_else(|| (total / SHARD_BYTES).clamp(1, rayon::current_num_threads()));
     let shards = split(&sizes, n);
     let shard = |m: &mut Module, env: &Env, range: std::ops::Range<usize>| {
         m.reserve(sizes[range.clone()].iter().sum::<usize>() / BYTES_PER_INSTRUCTION);
