@@ -166,10 +166,10 @@ pub fn translate_with(
 }
 
 /// [`translate_with`], the function bodies split into `shards` contiguous shards translated
-/// on every core whatever their size (by default, a module whose bodies are small enough is
-/// translated on one thread, a larger one in a shard per thread). The module, its file and
-/// its errors are the same for every number of shards: what the tests and the `wasm` fuzz
-/// target check.
+/// on every core whatever their size (by default, bodies get at most one shard per thread,
+/// each of at least 8 KiB: a small module is translated on one thread). The module, its file
+/// and its errors are the same for every number of shards: what the tests and the `wasm`
+/// fuzz target check.
 pub fn translate_in_shards(
     wasm: &[u8],
     name: &str,
