@@ -19,7 +19,7 @@
 //! top-level definitions, is written with the same bytes (`irkit-wasm` translates function
 //! bodies this way, and its tests compare both builds).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::module::{InstData, Operands};
 use crate::{CoreError, Inst, Module, Opcode, Payload};
@@ -114,8 +114,10 @@ impl Module {
             .unwrap_or_default()
             .to_vec();
         let mut a = Adoption {
-            base,
-            map: vec![None; theirs.len() - base],
+            to: Adopted {
+                base,
+                map: vec![None; theirs.len() - base],
+            },
             theirs,
             forward,
         };
@@ -150,7 +152,7 @@ impl Module {
             .filter(|t| !same.contains_key(t))
             .filter_map(|&t| a.resolve(t));
         self.insts[root.idx()].subs.extend(appended);
-        Ok(Adopted { base, map: a.map })
+        Ok(a.to)
     }
 }
 
@@ -166,24 +168,18 @@ fn not_adopted(inst: Inst) -> CoreError {
 
 /// A branch being adopted: its arena, and where each of its new instructions goes.
 struct Adoption {
-    /// The branch point's arena length.
-    base: usize,
     /// The branch's arena (a kept instruction is taken out of it when it moves).
     theirs: Vec<InstData>,
     /// The branch's merged-away values.
     forward: HashMap<Inst, Inst>,
-    /// The module's handle of each new instruction of the branch, once known.
-    map: Vec<Option<Inst>>,
+    /// Where each new instruction of the branch goes, once known.
+    to: Adopted,
 }
 
 impl Adoption {
     /// The branch's instruction `r` as the module's, if it is adopted (or was there).
     fn resolve(&self, r: Inst) -> Option<Inst> {
-        let r = crate::module::checks::follow(&self.forward, r);
-        match r.idx().checked_sub(self.base) {
-            None => Some(r),
-            Some(k) => self.map.get(k).copied().flatten(),
-        }
+        self.to.get(crate::module::checks::follow(&self.forward, r))
     }
 
     /// Maps `d`'s type, operands and children; `false` if one is not adopted.
@@ -211,10 +207,11 @@ impl Adoption {
         same: &HashMap<Inst, Inst>,
         new_top: &[Inst],
     ) -> Result<Vec<bool>, CoreError> {
-        let base = self.base;
-        let mut skipped = vec![false; self.map.len()];
+        let base = self.to.base;
+        let mut skipped = vec![false; self.to.map.len()];
+        let top: HashSet<Inst> = new_top.iter().copied().collect();
         for (&b, &mine) in same {
-            if b.idx() < base || !new_top.contains(&b) {
+            if b.idx() < base || !top.contains(&b) {
                 return Err(refuse(
                     b,
                     "only a new top-level definition maps to the module's",
@@ -223,7 +220,7 @@ impl Adoption {
             if !m.is_live(mine) {
                 return Err(refuse(b, "it maps to no live instruction of the module"));
             }
-            self.map[b.idx() - base] = Some(mine);
+            self.to.map[b.idx() - base] = Some(mine);
             let mut stack: Vec<Inst> = self.theirs[b.idx()].subs.to_vec();
             while let Some(s) = stack.pop() {
                 if let Some(k) = s.idx().checked_sub(base) {
@@ -244,7 +241,7 @@ impl Adoption {
         roots: impl Iterator<Item = &'r Inst>,
         skipped: &[bool],
     ) -> Result<Vec<usize>, CoreError> {
-        let base = self.base;
+        let base = self.to.base;
         let mut kept: Vec<usize> = Vec::new();
         let mut stack: Vec<Inst> = Vec::new();
         for &r in roots {
@@ -257,7 +254,7 @@ impl Adoption {
             while let Some(i) = stack.pop() {
                 let k = i.idx() - base;
                 let d = &self.theirs[i.idx()];
-                if d.dead || skipped[k] || self.map[k].is_some() || d.opcode.is_hoistable() {
+                if d.dead || skipped[k] || self.to.map[k].is_some() || d.opcode.is_hoistable() {
                     return Err(refuse(
                         i,
                         "a child that is dead, adopted twice or a pool value",
@@ -267,7 +264,7 @@ impl Adoption {
                 if index > Inst::MAX_INDEX as usize {
                     return Err(CoreError::TooManyInstructions);
                 }
-                self.map[k] = Some(Inst::from_index(index as u32));
+                self.to.map[k] = Some(Inst::from_index(index as u32));
                 kept.push(i.idx());
                 for &s in d.subs.iter().rev() {
                     if s.idx() < base {
@@ -305,7 +302,7 @@ impl Adoption {
         if let Some(at) = orphan {
             return Err(not_adopted(at));
         }
-        for &p in pool.iter().filter(|p| p.idx() >= self.base) {
+        for &p in pool.iter().filter(|p| p.idx() >= self.to.base) {
             let d = &self.theirs[p.idx()];
             if d.dead {
                 continue;
@@ -320,7 +317,7 @@ impl Adoption {
                 .map(|&o| self.resolve(o).ok_or_else(|| not_adopted(p)))
                 .collect::<Result<Operands, CoreError>>()?;
             let mine = m.intern(d.opcode, ty, &ops, d.payload().clone())?;
-            self.map[p.idx() - self.base] = Some(mine);
+            self.to.map[p.idx() - self.to.base] = Some(mine);
         }
         for (k, d) in m.insts[first..first + kept.len()].iter_mut().enumerate() {
             if !self.remap(d) {
@@ -356,14 +353,24 @@ mod tests {
         (m, f, g)
     }
 
-    /// `def`'s body: its parameter plus `k`.
-    fn add_body(m: &mut Module, def: Inst, k: i32) {
+    /// `def`'s body: one block returning the sum of the two values `operands` makes from
+    /// the builder and `def`'s parameter.
+    fn sum_body(
+        m: &mut Module,
+        def: Inst,
+        operands: impl FnOnce(&mut Builder<'_>, Inst) -> (Inst, Inst),
+    ) {
         let mut b = Builder::new(m);
         let (entry, params) = b.entry_block(def).unwrap();
         b.position_at_end(entry);
-        let c = b.module().const_i32(k);
-        let s = b.ins().int_binary(IntBinary::Iadd, params[0], c);
+        let (x, y) = operands(&mut b, params[0]);
+        let s = b.ins().int_binary(IntBinary::Iadd, x, y);
         b.ins().ret(Some(s));
+    }
+
+    /// `def`'s body: its parameter plus `k`.
+    fn add_body(m: &mut Module, def: Inst, k: i32) {
+        sum_body(m, def, |b, param| (param, b.module().const_i32(k)));
     }
 
     /// Bodies built in two branches and adopted give the module a serial build gives.
@@ -401,11 +408,7 @@ mod tests {
             let i32t = b.module().ty_i32();
             let zero = b.module().const_i32(0);
             let cell = b.global_var("cell", i32t, Some(zero)).unwrap();
-            let (entry, params) = b.entry_block(def).unwrap();
-            b.position_at_end(entry);
-            let v = b.ins().load(i32t, cell);
-            let s = b.ins().int_binary(IntBinary::Iadd, params[0], v);
-            b.ins().ret(Some(s));
+            sum_body(m, def, |b, param| (param, b.ins().load(i32t, cell)));
             cell
         };
         let (mut bf, mut bg) = (m.clone(), m.clone());
@@ -469,15 +472,8 @@ mod tests {
         let mut b = m.clone();
         add_body(&mut b, g, 5);
         let g_param = b.children(b.entry_block(g).unwrap())[0];
-        // f returns g's parameter: a value of a body only g's owner would adopt.
-        {
-            let mut bb = Builder::new(&mut b);
-            let (entry, _) = bb.entry_block(f).unwrap();
-            bb.position_at_end(entry);
-            let c = bb.module().const_i32(1234);
-            let s = bb.ins().int_binary(IntBinary::Iadd, g_param, c);
-            bb.ins().ret(Some(s));
-        }
+        // f returns g's parameter plus 1234: a value of a body only g's owner would adopt.
+        sum_body(&mut b, f, |bb, _| (g_param, bb.module().const_i32(1234)));
         let before = m.clone();
         let err = m.adopt(b, at, &[f], &HashMap::new()).unwrap_err();
         assert!(matches!(err, CoreError::NotAdoptable { .. }), "{err}");
