@@ -7,7 +7,7 @@ use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir;
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
-use cranelift_module::{FuncId, Module as ClModule, ModuleError, ModuleReloc};
+use cranelift_module::{FuncId, Module as ClModule, ModuleReloc};
 use irkit_backend::BackendError;
 
 /// A function of more segments (blocks and calls, [`segments`]) than this whose segments
@@ -158,23 +158,50 @@ pub(crate) fn for_function<'a>(
     if is_large(f) { large } else { normal }
 }
 
+/// Compiles `code`'s function with `normal` (the level's target) or, if it is large
+/// ([`is_large`]), `large`; returns the target whose settings lowered it. At an optimizing
+/// level, a function whose loops Cranelift's e-graph pass would lose track of
+/// ([`crate::licm::cranelift_loses_loops`]) is optimized first, then
+/// [`crate::licm::hoist_invariants`] runs, and it is lowered at `large`'s settings (no second
+/// e-graph pass, which would move the hoisted values back to their uses; the register
+/// allocator is the same).
+pub(crate) fn compile<'a>(
+    code: &mut cranelift_codegen::Context,
+    normal: &'a dyn TargetIsa,
+    large: &'a dyn TargetIsa,
+) -> Result<&'a dyn TargetIsa, CodegenError> {
+    let mut plane = ControlPlane::default();
+    let isa = for_function(&code.func, normal, large);
+    let plain = isa.flags().opt_level() == settings::OptLevel::None
+        || !crate::licm::may_loop(&code.func)
+        || {
+            code.compute_cfg();
+            code.compute_domtree();
+            code.compute_loop_analysis();
+            !crate::licm::cranelift_loses_loops(&code.func, &code.domtree, &code.loop_analysis)
+        };
+    if plain {
+        code.compile(isa, &mut plane).map_err(|e| e.inner)?;
+        return Ok(isa);
+    }
+    // Cranelift's e-graph pass leaves the control-flow graph and dominator tree computed for
+    // the function it returns, but its loop analysis is the one from before.
+    code.optimize(isa, &mut plane)?;
+    code.compute_loop_analysis();
+    crate::licm::hoist_invariants(&mut code.func, &code.domtree, &code.loop_analysis);
+    code.compile(large, &mut plane).map_err(|e| e.inner)?;
+    Ok(isa)
+}
+
 /// Compiles `code` for function `id` of `cl` (named `place`, for errors) and defines it: with
-/// the module's ISA, or with `large` ([`large_isa`]) if the function is large.
+/// the module's ISA or, if the function is large, `large` ([`compile`]).
 pub(crate) fn define_function<M: ClModule>(
     cl: &mut M,
     (id, place): (FuncId, &str),
     code: &mut cranelift_codegen::Context,
     large: &dyn TargetIsa,
 ) -> Result<(), BackendError> {
-    let err = |e: ModuleError| match e {
-        ModuleError::Compilation(e) => crate::error::compile_error(place, e),
-        e => crate::error::cl_err(place, e),
-    };
-    if !is_large(&code.func) {
-        return cl.define_function(id, code).map_err(err);
-    }
-    code.compile(large, &mut ControlPlane::default())
-        .map_err(|e| crate::error::compile_error(place, e.inner))?;
+    compile(code, cl.isa(), large).map_err(|e| crate::error::compile_error(place, e))?;
     define_compiled(cl, (id, place), code)
 }
 

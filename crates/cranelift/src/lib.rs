@@ -62,6 +62,7 @@ mod guard;
 mod heap;
 pub(crate) mod isa;
 pub mod jit;
+mod licm;
 mod lower;
 mod memories;
 mod names;

@@ -17,7 +17,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::CodegenError;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{FuncId, Module as ClModule, ModuleReloc, ModuleRelocTarget};
@@ -221,11 +221,12 @@ fn generate(
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
     // The settings are the level's, or a large function's (`crate::isa::is_large`: a pure
     // function of the lowered body, so the cache key needs nothing for the choice).
-    let isa = crate::isa::for_function(&built.code.func, plan.isa, &*ctx.large);
+    let isa = crate::isa::compile(&mut built.code, plan.isa, &*ctx.large)
+        .map_err(|e| compile_error(&built.place, e))?;
     let compiled = built
         .code
-        .compile(isa, &mut ControlPlane::default())
-        .map_err(|e| compile_error(&built.place, e.inner))?;
+        .compiled_code()
+        .ok_or_else(|| compile_error(&built.place, CodegenError::Unsupported("no code".into())))?;
     let code = Code::new(compiled, isa);
     plan.compiled.fetch_add(1, Ordering::Relaxed);
     let refs = keyed.as_ref().map(|(_, fp)| &fp.refs[..]);

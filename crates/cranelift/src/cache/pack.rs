@@ -1,4 +1,4 @@
-//! The code cache's pack: the entries of one build in one file, `DIR/irkit-code-v8/pack`, so
+//! The code cache's pack: the entries of one build in one file, `DIR/irkit-code-v<N>/pack`, so
 //! that a warm build reads one file instead of one per function (spec/backends.md, "The
 //! pack"). The pack only makes reading faster; it is never trusted more than an entry file:
 //!
