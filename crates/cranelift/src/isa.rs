@@ -169,7 +169,7 @@ pub(crate) fn compile<'a>(
     code: &mut cranelift_codegen::Context,
     normal: &'a dyn TargetIsa,
     large: &'a dyn TargetIsa,
-) -> Result<&'a dyn TargetIsa, CodegenError> {
+) -> Result<(&'a dyn TargetIsa, Compiled), CodegenError> {
     let mut plane = ControlPlane::default();
     let isa = for_function(&code.func, normal, large);
     let plain = isa.flags().opt_level() == settings::OptLevel::None
@@ -182,15 +182,31 @@ pub(crate) fn compile<'a>(
         };
     if plain {
         code.compile(isa, &mut plane).map_err(|e| e.inner)?;
-        return Ok(isa);
+        return Ok((isa, Compiled::Plain));
     }
     // Cranelift's e-graph pass leaves the control-flow graph and dominator tree computed for
     // the function it returns, but its loop analysis is the one from before.
     code.optimize(isa, &mut plane)?;
     code.compute_loop_analysis();
-    crate::licm::hoist_invariants(&mut code.func, &code.domtree, &code.loop_analysis);
+    let moved = crate::licm::hoist_invariants(&mut code.func, &code.domtree, &code.loop_analysis);
     code.compile(large, &mut plane).map_err(|e| e.inner)?;
-    Ok(isa)
+    Ok((
+        isa,
+        if moved {
+            Compiled::Hoisted
+        } else {
+            Compiled::Plain
+        },
+    ))
+}
+
+/// How [`compile`] compiled a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Compiled {
+    /// As Cranelift alone compiles it.
+    Plain,
+    /// With loop invariants moved by [`crate::licm::hoist_invariants`].
+    Hoisted,
 }
 
 /// Compiles `code` for function `id` of `cl` (named `place`, for errors) and defines it: with

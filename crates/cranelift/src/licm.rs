@@ -432,7 +432,8 @@ mod tests {
         );
 
         let mut ctx = Context::for_function(f);
-        crate::isa::compile(&mut ctx, &*normal, &*large).unwrap();
+        let (_, how) = crate::isa::compile(&mut ctx, &*normal, &*large).unwrap();
+        assert_eq!(how, crate::isa::Compiled::Hoisted);
         ctx.compute_loop_analysis();
         assert_eq!(uses_of(&ctx, base), vec![false], "{}", ctx.func.display());
         cranelift_codegen::verify_function(&ctx.func, &*normal).unwrap();

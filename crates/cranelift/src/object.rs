@@ -107,6 +107,9 @@ pub struct CodegenStats {
     pub compiled: usize,
     /// Of those, taken from the code cache.
     pub cached: usize,
+    /// Of those compiled, the functions whose loop invariants irkit moved out of loops that
+    /// Cranelift's optimizer lost track of (spec/backends.md, "Code generation level").
+    pub hoisted: usize,
     /// Cache entries found but rejected (damaged, foreign, not this function's): compiled
     /// again and rewritten.
     pub rejected: usize,
@@ -207,6 +210,7 @@ fn build_object<E: Send>(
             chunk,
             functions: AtomicUsize::new(0),
             compiled: AtomicUsize::new(0),
+            hoisted: AtomicUsize::new(0),
             lower_ns: AtomicU64::new(0),
             compile_ns: AtomicU64::new(0),
         };
@@ -237,6 +241,7 @@ fn stats_of(plan: &Plan<'_>, cache: Option<&CodeCache>, start: Instant) -> Codeg
         functions,
         compiled,
         cached: functions.saturating_sub(compiled),
+        hoisted: plan.hoisted.load(Ordering::Relaxed),
         lower_time: Duration::from_nanos(plan.lower_ns.load(Ordering::Relaxed)),
         compile_time: Duration::from_nanos(plan.compile_ns.load(Ordering::Relaxed)),
         wall_time: start.elapsed(),

@@ -56,6 +56,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) functions: AtomicUsize,
     /// Of those, compiled (not taken from the cache).
     pub(crate) compiled: AtomicUsize,
+    /// Of those, compiled with irkit's loop-invariant code motion (`crate::licm`).
+    pub(crate) hoisted: AtomicUsize,
     /// Nanoseconds spent lowering to Cranelift IR, summed over the threads.
     pub(crate) lower_ns: AtomicU64,
     /// Nanoseconds spent compiling, keying and reading the cache, summed over the threads.
@@ -221,8 +223,11 @@ fn generate(
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
     // The settings are the level's, or a large function's (`crate::isa::is_large`: a pure
     // function of the lowered body, so the cache key needs nothing for the choice).
-    let isa = crate::isa::compile(&mut built.code, plan.isa, &*ctx.large)
+    let (isa, how) = crate::isa::compile(&mut built.code, plan.isa, &*ctx.large)
         .map_err(|e| compile_error(&built.place, e))?;
+    if how == crate::isa::Compiled::Hoisted {
+        plan.hoisted.fetch_add(1, Ordering::Relaxed);
+    }
     let compiled = built
         .code
         .compiled_code()

@@ -534,6 +534,10 @@ fn report_codegen(s: &CodegenStats, stats: bool) {
             s.rejected,
             s.stored
         );
+        irkit_cli::note!(
+            "loops completed:     {} functions (invariants moved out of loops Cranelift lost)",
+            s.hoisted
+        );
         if let Some(r) = &s.remote {
             let c = &r.counts;
             irkit_cli::note!(
