@@ -22,6 +22,10 @@ bounds compared, traps by branches), and, for reference, against its default too
 that is not installed is left out.
 
   cargo build --release -p irkit-cli && python3 examples/wasm-c/bench.py --runs 3
+
+With --placements N, each irkit executable is linked N times, its code moved by 16 bytes
+each time, and its column is the mean of the N bests: code placement alone moves a kernel by
+several percent, so two builds compared at one placement each compare two draws.
 """
 import argparse
 import os
@@ -64,8 +68,9 @@ def child_cpu(cmd):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def build(bindir, work):
-    """The irkit executables (plain and -O) and the native ones, per kernel."""
+def build(bindir, work, placements):
+    """The irkit executables (plain and -O, each at `placements` code placements) and the
+    native ones, per kernel."""
     wasm, link = os.path.join(bindir, "ir-wasm"), os.path.join(bindir, "ir-link")
     lib = os.path.join(work, "lib.irm")
     subprocess.run([wasm, os.path.join(HERE, "lib.wasm"), "-o", lib, "--name", "lib"], check=True)
@@ -81,10 +86,15 @@ def build(bindir, work):
             subprocess.run([wasm, os.path.join(HERE, "main.wasm"), "-o", irm, "--name", "main",
                             "--main", f"bench_{k}"], check=True)
         for opt in ["", "-O"]:
+            flags = [opt] if opt else []
             exe = os.path.join(work, f"{k}{opt}")
-            subprocess.run([link, *([opt] if opt else []), "--emit", "exe", "-o", exe, *inputs],
-                           check=True)
-            exes[(k, opt)] = exe
+            if placements == 1:
+                subprocess.run([link, *flags, "--emit", "exe", "-o", exe, *inputs], check=True)
+                exes[(k, opt)] = [exe]
+                continue
+            obj = exe + ".o"
+            subprocess.run([link, *flags, "--emit", "obj", "-o", obj, *inputs], check=True)
+            exes[(k, opt)] = [placed(obj, i, work) for i in range(placements)]
     cc = os.environ.get("CC", "cc")
     native = os.path.join(work, "native")
     subprocess.run([cc, "-O2", "-o", native] + [os.path.join(HERE, f)
@@ -93,6 +103,25 @@ def build(bindir, work):
     subprocess.run([cc, "-O2", "-DNATIVE_MAIN", "-o", native_prog, os.path.join(HERE, "prog.c")],
                    check=True)
     return exes, native, native_prog
+
+
+def placed(obj, i, work):
+    """`obj` linked as `ir-link --emit exe` links it (`cc OBJ -lm`), its code `16 * i` bytes
+    further on (after a function of that size): the same machine code at another address. Code
+    placement alone moves a kernel's time by several percent (branch targets and loops against
+    cache lines), so comparing two builds at one placement each compares two draws."""
+    cc = os.environ.get("CC", "cc")
+    exe = f"{obj[:-2]}@{i}"
+    objs = [obj]
+    if i:
+        pad = os.path.join(work, f"pad{i}.s")
+        with open(pad, "w") as f:
+            f.write(f".text\nirkit_bench_pad:\n.fill {16 * i - 1},1,0x90\nret\n"
+                    '.section .note.GNU-stack,"",@progbits\n')
+        subprocess.run([cc, "-c", pad, "-o", pad[:-2] + ".o"], check=True)
+        objs = [pad[:-2] + ".o", obj]
+    subprocess.run([cc, *objs, "-o", exe, "-lm"], check=True)
+    return exe
 
 
 def wasmtime_call(k):
@@ -214,30 +243,41 @@ def main():
                     help="the module whose translation time is measured (default: a module "
                     "of --functions generated C functions compiled by clang-19, else prog.wasm)")
     ap.add_argument("--functions", type=int, default=300)
+    ap.add_argument("--placements", type=int, default=1,
+                    help="time each irkit executable at this many code placements (its code "
+                    "moved by 16 bytes each) and give the mean of their bests")
     ap.add_argument("--entry", default=None,
                     help="the export of --translate's module to translate it also as a program "
                     "with that entry (memories with guard pages)")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="irkit-bench-")
     try:
-        exes, native, native_prog = build(args.bin, work)
+        exes, native, native_prog = build(args.bin, work, args.placements)
         cols = ["irkit", "irkit -O", "wasmtime", "v8", "cc -O2"]
+        if args.placements > 1:
+            print(f"irkit columns: the mean over {args.placements} code placements of the best "
+                  f"of {args.runs} runs")
         print("| kernel | " + " | ".join(cols) + " | -O / wasmtime | -O / v8 | -O / cc |")
         print("|---" * (len(cols) + 4) + "|")
         for k in KERNELS:
-            best = {}
+            best, placed_best = {}, {}
             for _ in range(args.runs):
                 cc = [native_prog, "bench"] if k == "program" else [native, k]
                 measures = {
-                    "irkit": lambda: child_cpu([exes[(k, "")]]),
-                    "irkit -O": lambda: child_cpu([exes[(k, "-O")]]),
+                    "irkit": lambda: [child_cpu([e]) for e in exes[(k, "")]],
+                    "irkit -O": lambda: [child_cpu([e]) for e in exes[(k, "-O")]],
                     "wasmtime": lambda: wasmtime_call(k),
                     "v8": lambda: v8_call(k),
                     "cc -O2": lambda: child_cpu(cc),
                 }
                 for name in cols:
                     t = measures[name]()
-                    if t is not None:
+                    if isinstance(t, list):
+                        # Per placement: the best of the runs; the column is their mean.
+                        placed_best[name] = [min(a, b) for a, b in
+                                             zip(placed_best.get(name, t), t)]
+                        best[name] = sum(placed_best[name]) / len(t)
+                    elif t is not None:
                         best[name] = min(best.get(name, t), t)
 
             def ratio(a, b):

@@ -107,6 +107,9 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         place: &Place,
     ) -> Result<Value, BackendError> {
         use IntBinary as B;
+        if let (B::Isub, 2..=64, Some(k)) = (op, w, self.constant(b)) {
+            return Ok(self.add_negated(w, a, k));
+        }
         let i = self.b.ins();
         let r = match op {
             B::Iadd => i.iadd(a, b),
@@ -133,6 +136,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         } else {
             r
         })
+    }
+
+    /// `a - k` of width `w` (2 to 64) as `a + (-k)`, the same bits: Cranelift folds an added
+    /// constant into an address (`lea -288(%r, %i, 4)`) and into the constants of further
+    /// additions, not a subtracted one (clang's frames are `sp - size`, their slots `+ offset`).
+    fn add_negated(&mut self, w: u32, a: Value, k: i64) -> Value {
+        let ty = Scalar::Int(w).clif();
+        let mask = u64::MAX >> (64 - ty.bits());
+        let negated = (k as u64).wrapping_neg() & mask;
+        let c = self.b.ins().iconst(ty, negated as i64);
+        self.b.ins().iadd(a, c)
     }
 
     /// The value of `v` if the lowering made it an integer constant (`iconst`), sign-extended
