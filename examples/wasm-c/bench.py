@@ -23,11 +23,15 @@ that is not installed is left out.
 
   cargo build --release -p irkit-cli && python3 examples/wasm-c/bench.py --runs 3
 
+With --count, each kernel's instructions are counted instead (valgrind's callgrind): the
+irkit -O executable against wasmtime's call, the same figure on every run (a time is not).
+
 With --placements N, each irkit executable is linked N times, its code moved by 16 bytes
 each time, and its column is the mean of the N bests: code placement alone moves a kernel by
 several percent, so two builds compared at one placement each compare two draws.
 """
 import argparse
+import importlib.util
 import os
 import resource
 import shutil
@@ -126,6 +130,17 @@ def placed(obj, i, work):
 
 def wasmtime_call(k):
     """CPU seconds of one call of kernel `k` in wasmtime, or None without wasmtime."""
+    made = wasmtime_instance(k)
+    if made is None:
+        return None
+    store, f = made
+    t0 = time.process_time()
+    f(store)
+    return time.process_time() - t0
+
+
+def wasmtime_instance(k):
+    """A wasmtime store and the export that runs kernel `k` in it, or None without wasmtime."""
     try:
         import wasmtime
     except ImportError:
@@ -141,9 +156,39 @@ def wasmtime_call(k):
         exports = wasmtime.Instance(store, lib, []).exports(store)
         imports = [exports[i.name] for i in main.imports]
         f = wasmtime.Instance(store, main, imports).exports(store)[f"bench_{k}"]
-    t0 = time.process_time()
-    f(store)
-    return time.process_time() - t0
+    return store, f
+
+
+def instructions(cmd):
+    """Instructions `cmd` executes to its end, counted by valgrind's callgrind (the same count
+    on every run, unlike a time), or None without valgrind."""
+    if not shutil.which("valgrind"):
+        return None
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in r.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    sys.exit(f"no count from valgrind for {cmd}: {r.stderr[-500:]}")
+
+
+def counts(exes):
+    """The instruction counts of each kernel: its `-O` executable (all of it: the start is
+    under a million) against wasmtime's call (the process with the call less the same process
+    without it)."""
+    print("| kernel | irkit -O (M instructions) | wasmtime call | irkit / wasmtime |")
+    print("|---|---|---|---|")
+    me = [sys.executable, os.path.abspath(__file__), "--instantiate"]
+    engine = importlib.util.find_spec("wasmtime") is not None
+    for k in KERNELS:
+        irkit = instructions([exes[(k, "-O")][0]])
+        wt = None
+        if engine:
+            with_call, without = instructions(me + [k, "--call"]), instructions(me + [k])
+            wt = with_call - without if with_call is not None else None
+        ratio = f"{irkit / wt:.3f}" if irkit and wt else "-"
+        cells = [f"{c / 1e6:,.0f}" if c else "-" for c in (irkit, wt)]
+        print(f"| {k} | " + " | ".join(cells) + f" | {ratio} |")
 
 
 def v8_call(k):
@@ -246,13 +291,27 @@ def main():
     ap.add_argument("--placements", type=int, default=1,
                     help="time each irkit executable at this many code placements (its code "
                     "moved by 16 bytes each) and give the mean of their bests")
+    ap.add_argument("--count", action="store_true",
+                    help="instead of timing, count the instructions each kernel runs (valgrind)")
+    ap.add_argument("--instantiate", metavar="KERNEL", help=argparse.SUPPRESS)
+    ap.add_argument("--call", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--entry", default=None,
                     help="the export of --translate's module to translate it also as a program "
                     "with that entry (memories with guard pages)")
     args = ap.parse_args()
+    if args.instantiate:
+        # --count's child: wasmtime instantiated, and the kernel called if --call.
+        made = wasmtime_instance(args.instantiate)
+        if made is not None and args.call:
+            store, f = made
+            f(store)
+        return
     work = tempfile.mkdtemp(prefix="irkit-bench-")
     try:
         exes, native, native_prog = build(args.bin, work, args.placements)
+        if args.count:
+            counts(exes)
+            return
         cols = ["irkit", "irkit -O", "wasmtime", "v8", "cc -O2"]
         if args.placements > 1:
             print(f"irkit columns: the mean over {args.placements} code placements of the best "
