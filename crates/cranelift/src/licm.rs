@@ -20,8 +20,9 @@
 //! Loads, traps, calls and anything with an effect stay where they are. The function is then
 //! lowered without a second e-graph pass, which would move the values back.
 
-use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::{FxHashMap as HashMap, FxHasher};
 
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::entity::EntityRef;
@@ -92,7 +93,7 @@ pub(crate) fn hoist_invariants(
         return false;
     }
     let mut hoister = Hoister {
-        moved: HashMap::new(),
+        moved: HashMap::default(),
         any: false,
     };
     let order: Vec<Block> = domtree.cfg_rpo().copied().collect();
@@ -253,7 +254,7 @@ fn is_constant(op: Opcode) -> bool {
 
 /// A hash of what `inst` computes: its operation, operands, immediates and type.
 fn fingerprint(func: &Function, inst: Inst) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FxHasher::default();
     func.dfg.insts[inst].hash(&mut h, &func.dfg.value_lists);
     result_type(func, inst).hash(&mut h);
     h.finish()
