@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use irkit_core::{Adopted, BranchPoint, Builder, Inst};
 use wasmparser::{FuncType, ValType};
@@ -133,41 +134,55 @@ impl Env {
     /// since used by the branch's bodies) made on first use that this one has too, each
     /// mapped to this one's: what [`irkit_core::Module::adopt`] maps instead of adopting.
     pub fn same_made(&self, branch: &Env, at: BranchPoint) -> HashMap<Inst, Inst> {
-        let made = |i: &Inst| i.idx() >= at.arena_len();
-        let sigs = self.sigs.borrow();
-        let records = self.records.borrow();
         let mut same = HashMap::new();
-        for (name, g) in branch.sigs.borrow().iter().filter(|(_, g)| made(g)) {
-            if let Some(&mine) = sigs.get(name) {
-                same.insert(*g, mine);
-            }
-        }
-        for (index, r) in branch.records.borrow().iter().filter(|(_, r)| made(r)) {
-            if let Some(&mine) = records.get(index) {
-                same.insert(*r, mine);
-            }
-        }
+        same_in(&self.sigs.borrow(), &branch.sigs.borrow(), at, &mut same);
+        same_in(
+            &self.records.borrow(),
+            &branch.records.borrow(),
+            at,
+            &mut same,
+        );
         same
     }
 
     /// Records the definitions `branch` made on first use, adopted as `adopted` says, that
     /// this one did not have.
     pub fn take_made(&mut self, branch: &Env, adopted: &Adopted) {
-        let mut sigs = self.sigs.borrow_mut();
-        for (name, &g) in branch.sigs.borrow().iter() {
-            if !sigs.contains_key(name)
-                && let Some(mine) = adopted.get(g)
-            {
-                sigs.insert(name.clone(), mine);
-            }
+        take_from(&mut self.sigs.borrow_mut(), &branch.sigs.borrow(), adopted);
+        take_from(
+            &mut self.records.borrow_mut(),
+            &branch.records.borrow(),
+            adopted,
+        );
+    }
+}
+
+/// Into `same`: each definition of `theirs` made since `at` whose key `mine` has too, mapped
+/// to `mine`'s.
+fn same_in<K: Eq + Hash>(
+    mine: &HashMap<K, Inst>,
+    theirs: &HashMap<K, Inst>,
+    at: BranchPoint,
+    same: &mut HashMap<Inst, Inst>,
+) {
+    for (key, &made) in theirs.iter().filter(|(_, i)| i.idx() >= at.arena_len()) {
+        if let Some(&m) = mine.get(key) {
+            same.insert(made, m);
         }
-        let mut records = self.records.borrow_mut();
-        for (&index, &r) in branch.records.borrow().iter() {
-            if !records.contains_key(&index)
-                && let Some(mine) = adopted.get(r)
-            {
-                records.insert(index, mine);
-            }
+    }
+}
+
+/// Into `mine`: each definition of `theirs` under a key `mine` lacks, as `adopted` moved it.
+fn take_from<K: Clone + Eq + Hash>(
+    mine: &mut HashMap<K, Inst>,
+    theirs: &HashMap<K, Inst>,
+    adopted: &Adopted,
+) {
+    for (key, &made) in theirs {
+        if !mine.contains_key(key)
+            && let Some(m) = adopted.get(made)
+        {
+            mine.insert(key.clone(), m);
         }
     }
 }
