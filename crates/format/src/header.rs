@@ -29,7 +29,7 @@ pub const MAGIC: [u8; 8] = *b"IRKMOD\0\x1a";
 /// The format major version this crate writes (it reads 1.x too).
 pub const FORMAT_MAJOR: u16 = 6;
 /// The format minor version this crate writes.
-pub const FORMAT_MINOR: u16 = 4;
+pub const FORMAT_MINOR: u16 = 5;
 /// The oldest major version this crate reads.
 pub const OLDEST_MAJOR: u16 = 1;
 /// Size of the fixed header in 2.x (with the header hash).

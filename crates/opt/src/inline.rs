@@ -12,7 +12,10 @@
 //!   function (so `f` is not recursive, and its address is never taken);
 //! * it does not bring a loop into a loop: if `f` has a loop (its own, or one of a function
 //!   inlined into it), the call is not on a cycle of its caller's control flow
-//!   (`loops_kept_out_of_loops`).
+//!   (`loops_kept_out_of_loops`);
+//! * it keeps its NaNs ([`keeps_nans`]): a caller decorated `relaxed_nan` takes only a
+//!   function that is `relaxed_nan` too or makes no NaN (its canonical NaNs would become
+//!   relaxed ones), checked on the bodies as they are when `f` is inlined.
 //!
 //! The call's block is split after the call: the rest (the terminator included) moves to a
 //! new *continuation* block, with one parameter for the call's result. The call becomes a jump
@@ -26,7 +29,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use irkit_core::{CoreError, Inst, Module, Opcode, Payload};
+use irkit_core::{CoreError, Inst, Module, Op, Opcode, Payload};
 
 /// Which exported definitions the output keeps visible to other programs.
 pub struct Visible<'a> {
@@ -129,7 +132,7 @@ pub fn inline_single_calls(m: &mut Module, visible: &Visible<'_>) -> Result<Inli
             continue;
         };
         let Some(&g) = owner.get(&call) else { continue };
-        if g == f || kept_out.contains(&f) {
+        if g == f || kept_out.contains(&f) || !keeps_nans(m, f, g) {
             continue;
         }
         // The calls `f` makes are now made by `g`.
@@ -236,6 +239,20 @@ fn loops_kept_out_of_loops(m: &Module, candidates: &HashMap<Inst, (Inst, Inst)>)
         }
     }
     kept_out
+}
+
+/// Whether function `f`'s body computes the same inlined into function `g`: unless `g` is
+/// decorated `relaxed_nan` and `f` is not, while `f` has an instruction that makes a NaN
+/// (spec/ir.md, "Canonical NaN"; [`irkit_core::Op::makes_nan`]). A relaxed body inlined into
+/// a function that is not stays right: a canonical NaN is one of the NaNs it may make.
+pub(crate) fn keeps_nans(m: &Module, f: Inst, g: Inst) -> bool {
+    let relaxed = |d| m.find_decoration(d, Opcode::RELAXED_NAN).is_some();
+    !relaxed(g)
+        || relaxed(f)
+        || !m
+            .walk_from(f)
+            .into_iter()
+            .any(|i| m.opcode(i).known().is_some_and(Op::makes_nan))
 }
 
 fn has_stackalloc(m: &Module, f: Inst) -> bool {

@@ -8,7 +8,9 @@
 //!   decorations and parameters included);
 //! * it has no `stackalloc` (each object would live until the caller returns);
 //! * it is not recursive: no chain of direct calls leads from `f` back to `f` (a copy of a
-//!   recursive body would hold the call again, and copying would not end).
+//!   recursive body would hold the call again, and copying would not end);
+//! * at a call site in a `relaxed_nan` function, it is `relaxed_nan` too or makes no NaN
+//!   (`crate::inline::keeps_nans`).
 //!
 //! Each call `call @f(args)` in another function gets its own copy of `f`'s blocks, inlined as
 //! [`crate::inline`] inlines a function into its only call site. Functions are visited callees
@@ -86,9 +88,9 @@ pub fn inline_always(m: &mut Module, budget: u64) -> Result<InlinedCopies, CoreE
             .iter()
             .map(|&(site, _)| site)
             .filter(|&site| {
-                m.operands(site)
-                    .first()
-                    .is_some_and(|&f| f != g && candidates.contains(&f))
+                m.operands(site).first().is_some_and(|&f| {
+                    f != g && candidates.contains(&f) && crate::inline::keeps_nans(m, f, g)
+                })
             })
             .collect();
         if sites.is_empty() || m.opcode(g) != Opcode::FUNC {

@@ -46,7 +46,15 @@ pub fn add_main(m: &mut Module, name: &str, field: &str) -> Result<(), WasmError
     let mut b = Builder::new(m);
     let i32t = b.module().ty_i32();
     let main_sig = b.module().ty_fn(i32t, &[]).at(place)?;
-    let main = b.func("main", main_sig).at(place)?;
+    // `main` treats NaNs as the function it calls does, so that the function inlined into it
+    // keeps its NaNs relaxed (a relaxed body inlined into a function that is not computes
+    // canonical NaNs there, crates/opt).
+    let nans = if b.module().find_decoration(f, Opcode::RELAXED_NAN).is_some() {
+        crate::translate::Nans::Wasm
+    } else {
+        crate::translate::Nans::Canonical
+    };
+    let main = crate::translate::wasm_func(&mut b, "main", main_sig, nans).at(place)?;
     b.export(main, "main").at(place)?;
     let (entry, _) = b.entry_block(main).at(place)?;
     b.position_at_end(entry);

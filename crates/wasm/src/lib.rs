@@ -64,7 +64,10 @@ use irkit_core::Module;
 pub use entry::add_main;
 pub use error::{Place, WasmError};
 pub use names::{init_symbol, symbol};
-pub use translate::{features, features_2_0, translate, translate_in_shards, translate_with};
+pub use translate::{
+    Nans, Options, features, features_2_0, translate, translate_in_shards, translate_with,
+    translate_with_options,
+};
 /// The feature sets [`translate_with`] takes.
 pub use wasmparser::WasmFeatures;
 

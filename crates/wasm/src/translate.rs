@@ -1,7 +1,7 @@
 //! Translation of a whole module: imports, definitions, exports and the initializer under
 //! the name mapping, then every function body (a large module's on every core).
 
-use irkit_core::{Builder, Inst, Module};
+use irkit_core::{Builder, CoreError, Inst, Module, Opcode, Payload};
 use rayon::prelude::*;
 use wasmparser::{ExternalKind, Operator, TypeRef, ValType};
 
@@ -148,21 +148,66 @@ pub fn features_2_0() -> wasmparser::WasmFeatures {
         | F::SIMD
 }
 
+/// How a module is translated ([`translate_with_options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// What the module is validated with: a subset of [`features`] (the ones this front end
+    /// translates), such as [`features_2_0`]; a feature outside them is refused as
+    /// [`WasmError::Unsupported`] before anything is validated.
+    pub features: wasmparser::WasmFeatures,
+    /// The NaNs its float operations return.
+    pub nans: Nans,
+}
+
+impl Default for Options {
+    /// All of [`features`], wasm's own NaNs.
+    fn default() -> Self {
+        Options {
+            features: features(),
+            nans: Nans::Wasm,
+        }
+    }
+}
+
+/// The NaNs a translated module's float operations return (spec/wasm.md, "NaNs").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Nans {
+    /// Any NaN wasm's rules allow: the functions are `relaxed_nan`, so native code returns
+    /// the hardware's NaN, as wasm engines do.
+    #[default]
+    Wasm,
+    /// Always the canonical NaN (the IR's default): the same bits on every back end and host,
+    /// for comparing them, at the cost of a check of each float result whose bits the
+    /// program may see. Also one of the NaNs wasm allows.
+    Canonical,
+}
+
 /// Translates the binary module `wasm`, compiled under the name `name` (the module name other
 /// modules import it by), into an irkit module, validated with [`features`].
 pub fn translate(wasm: &[u8], name: &str) -> Result<Module, WasmError> {
-    translate_with(wasm, name, features())
+    translate_with_options(wasm, name, &Options::default())
 }
 
-/// [`translate`], validating with `features` instead: a subset of [`features`] (the ones this
-/// front end translates), such as [`features_2_0`]; a feature outside them is refused as
-/// [`WasmError::Unsupported`] before anything is validated.
+/// [`translate`], validating with `features` instead (see [`Options::features`]).
 pub fn translate_with(
     wasm: &[u8],
     name: &str,
     features: wasmparser::WasmFeatures,
 ) -> Result<Module, WasmError> {
-    translate_sharded(wasm, name, features, None)
+    let opts = Options {
+        features,
+        ..Options::default()
+    };
+    translate_with_options(wasm, name, &opts)
+}
+
+/// [`translate`] with `opts`.
+pub fn translate_with_options(
+    wasm: &[u8],
+    name: &str,
+    opts: &Options,
+) -> Result<Module, WasmError> {
+    translate_sharded(wasm, name, opts, None)
 }
 
 /// [`translate_with`], the function bodies split into `shards` contiguous shards translated
@@ -176,15 +221,20 @@ pub fn translate_in_shards(
     features: wasmparser::WasmFeatures,
     shards: usize,
 ) -> Result<Module, WasmError> {
-    translate_sharded(wasm, name, features, Some(shards))
+    let opts = Options {
+        features,
+        ..Options::default()
+    };
+    translate_sharded(wasm, name, &opts, Some(shards))
 }
 
 fn translate_sharded(
     wasm: &[u8],
     name: &str,
-    features: wasmparser::WasmFeatures,
+    opts: &Options,
     shards: Option<usize>,
 ) -> Result<Module, WasmError> {
+    let features = opts.features;
     let extra = features.difference(self::features());
     if !extra.is_empty() {
         return Err(WasmError::unsupported(
@@ -200,7 +250,7 @@ fn translate_sharded(
         || bodies.check(),
         || -> Result<_, WasmError> {
             let s = parse::sections(wasm)?;
-            let env = declare(&mut m, &s, name)?;
+            let env = declare(&mut m, &s, name, opts.nans)?;
             Ok((s, env))
         },
     );
@@ -331,6 +381,22 @@ fn func_of(env: &Env, index: u32) -> Result<Inst, WasmError> {
         .ok_or_else(|| WasmError::unsupported(format!("function {index}"), Place::at(0)))
 }
 
+/// A function that runs wasm code: decorated `relaxed_nan` with [`Nans::Wasm`], since wasm
+/// lets a float operation return any NaN its rules allow where the IR's default is the
+/// canonical NaN (spec/wasm.md, "NaNs"), so native code need not canonicalize them.
+pub(crate) fn wasm_func(
+    b: &mut Builder<'_>,
+    name: &str,
+    sig: Inst,
+    nans: Nans,
+) -> Result<Inst, CoreError> {
+    let f = b.func(name, sig)?;
+    if nans == Nans::Wasm {
+        b.decorate(f, Opcode::RELAXED_NAN, Vec::new(), Payload::None)?;
+    }
+    Ok(f)
+}
+
 /// The name hint of defined function `index`: its name from the name section, else `f<index>`.
 fn func_hint(s: &Sections<'_>, index: usize) -> String {
     match s.func_names.get(&(index as u32)) {
@@ -388,7 +454,7 @@ fn global_decl(
 
 /// Declares every import and definition, exports them, builds the memory helper and the
 /// initializer; returns the environment function bodies are translated in.
-fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmError> {
+fn declare(m: &mut Module, s: &Sections<'_>, name: &str, nans: Nans) -> Result<Env, WasmError> {
     let mut env = Env {
         types: s.types.clone(),
         ..Env::default()
@@ -467,9 +533,13 @@ fn declare(m: &mut Module, s: &Sections<'_>, name: &str) -> Result<Env, WasmErro
     for (i, &t) in s.funcs.iter().enumerate() {
         let place = Place::at(code_offset);
         let sig = signature(m, &env, t, place)?;
-        let f = Builder::new(m)
-            .func(&func_hint(s, n_imported_funcs + i), sig)
-            .at(place)?;
+        let f = wasm_func(
+            &mut Builder::new(m),
+            &func_hint(s, n_imported_funcs + i),
+            sig,
+            nans,
+        )
+        .at(place)?;
         let ty = func_type(&env, t, place)?.clone();
         env.funcs.push(Func { inst: f, ty });
     }

@@ -57,10 +57,18 @@ pub struct Differential {
 }
 
 impl Differential {
-    /// A pair of fresh stores on `a` and `b`, with `opts` (see [`Store::new`]).
+    /// A pair of fresh stores on `a` and `b`, with `opts` (see [`Store::new`]). Their modules
+    /// are translated with canonical NaNs (`irkit_wasm::Nans::Canonical`): wasm lets a float
+    /// operation return any of several NaNs, and back ends pick different ones, so only
+    /// canonical NaNs compare bit for bit.
     pub fn new(a: &dyn Backend, b: &dyn Backend, opts: &RunOptions) -> Result<Self, String> {
-        let store =
-            |be: &dyn Backend| Store::new(be, opts).map_err(|e| format!("{}: {e}", be.name()));
+        let wasm = irkit_wasm::Options {
+            nans: irkit_wasm::Nans::Canonical,
+            ..irkit_wasm::Options::default()
+        };
+        let store = |be: &dyn Backend| {
+            Store::with_options(be, opts, wasm).map_err(|e| format!("{}: {e}", be.name()))
+        };
         Ok(Differential {
             names: [a.name().to_string(), b.name().to_string()],
             stores: [store(a)?, store(b)?],

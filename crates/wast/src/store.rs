@@ -60,8 +60,8 @@ pub struct Store {
     /// The live program's exports, for the links onto it.
     names: LiveNames,
     stats: StoreStats,
-    /// What its modules are validated with ([`Store::with_features`]).
-    features: irkit_wasm::WasmFeatures,
+    /// How its modules are translated ([`Store::with_options`]).
+    wasm: irkit_wasm::Options,
 }
 
 /// What a store did: deterministic counts of its work.
@@ -93,6 +93,21 @@ impl Store {
         opts: &RunOptions,
         features: irkit_wasm::WasmFeatures,
     ) -> Result<Store, InstantiateError> {
+        let wasm = irkit_wasm::Options {
+            features,
+            ..irkit_wasm::Options::default()
+        };
+        Store::with_options(backend, opts, wasm)
+    }
+
+    /// [`Store::new`], its modules translated with `wasm` (its features, as for
+    /// [`Store::with_features`], and its NaNs: `irkit_wasm::Nans::Canonical` makes every
+    /// back end return the same bits, for comparing them).
+    pub fn with_options(
+        backend: &dyn Backend,
+        opts: &RunOptions,
+        wasm: irkit_wasm::Options,
+    ) -> Result<Store, InstantiateError> {
         let opts = RunOptions {
             max_depth: opts.max_depth.or(Some(SCRIPT_MAX_DEPTH)),
             ..opts.clone()
@@ -111,14 +126,14 @@ impl Store {
             link,
             names: LiveNames::new(),
             stats: StoreStats::default(),
-            features: irkit_wasm::features(),
+            wasm: irkit_wasm::Options::default(),
         };
-        let wasm = irkit_wasm::to_binary(SPECTEST_WAT.as_bytes()).map_err(|e| {
+        let spectest = irkit_wasm::to_binary(SPECTEST_WAT.as_bytes()).map_err(|e| {
             InstantiateError::Internal(format!("the spectest module does not assemble: {e}"))
         })?;
-        store.instantiate_as(&wasm, SPECTEST)?;
+        store.instantiate_as(&spectest, SPECTEST)?;
         store.register(SPECTEST, SPECTEST);
-        store.features = features;
+        store.wasm = wasm;
         Ok(store)
     }
 
@@ -132,11 +147,11 @@ impl Store {
 
     /// Only translates and verifies `wasm` (for `assert_invalid` and `assert_malformed`).
     pub fn check(&self, wasm: &[u8]) -> Result<(), InstantiateError> {
-        translate(wasm, "check", self.features).map(drop)
+        translate(wasm, "check", &self.wasm).map(drop)
     }
 
     fn instantiate_as(&mut self, wasm: &[u8], name: &str) -> Result<(), InstantiateError> {
-        let mut m = translate(wasm, name, self.features)?;
+        let mut m = translate(wasm, name, &self.wasm)?;
         self.bind_imports(&mut m, name)?;
         add_getters(&mut m, name).map_err(InstantiateError::Internal)?;
         let bytes = irkit_format::write(&m)
@@ -307,9 +322,9 @@ impl Store {
 fn translate(
     wasm: &[u8],
     name: &str,
-    features: irkit_wasm::WasmFeatures,
+    opts: &irkit_wasm::Options,
 ) -> Result<Module, InstantiateError> {
-    let m = irkit_wasm::translate_with(wasm, name, features).map_err(|e| match e {
+    let m = irkit_wasm::translate_with_options(wasm, name, opts).map_err(|e| match e {
         WasmError::Invalid { .. } | WasmError::Text(_) => InstantiateError::Invalid(e.to_string()),
         WasmError::Unsupported { .. } => InstantiateError::Unsupported(e.to_string()),
         other => InstantiateError::Internal(other.to_string()),

@@ -1,6 +1,6 @@
-//! `ir-wasm IN.wasm|IN.wat [-o OUT.irm|OUT.ir] [--name NAME] [--main FIELD]`: translates one WebAssembly
-//! module into an irkit module (spec/wasm.md), written atomically; verified by debug builds
-//! and with `--verify`.
+//! `ir-wasm IN.wasm|IN.wat [-o OUT.irm|OUT.ir] [--name NAME] [--main FIELD] [--canonical-nans]`:
+//! translates one WebAssembly module into an irkit module (spec/wasm.md), written atomically;
+//! verified by debug builds and with `--verify`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,11 @@ struct Args {
     /// function FIELD (of type [] -> [] or [] -> [i32]) and returns its result.
     #[arg(long, value_name = "FIELD")]
     main: Option<String>,
+    /// Make every NaN a float operation returns the canonical one, as the IR does by default,
+    /// instead of any NaN wasm allows (spec/wasm.md, "NaNs"): the same bits on every back end
+    /// and host, at the cost of a check of each float result the program may see the bits of.
+    #[arg(long)]
+    canonical_nans: bool,
     /// Verify the translation before writing it (always done by debug builds). A front end's
     /// self-check: the tools that compile or run a module (`ir-link`, `ir-run`) verify it
     /// anyway, so a release build leaves it to them (as clang's release builds skip LLVM's
@@ -87,7 +92,16 @@ fn main() -> ExitCode {
             return problems.finish();
         }
     };
-    let translated = irkit_wasm::translate_input(&bytes, &name).and_then(|mut m| {
+    let opts = irkit_wasm::Options {
+        nans: if args.canonical_nans {
+            irkit_wasm::Nans::Canonical
+        } else {
+            irkit_wasm::Nans::Wasm
+        },
+        ..irkit_wasm::Options::default()
+    };
+    let translated = irkit_wasm::to_binary(&bytes).and_then(|wasm| {
+        let mut m = irkit_wasm::translate_with_options(&wasm, &name, &opts)?;
         if let Some(field) = &args.main {
             irkit_wasm::add_main(&mut m, &name, field)?;
         }

@@ -378,6 +378,8 @@ registry! {
     DYNAMIC_DISPATCH DynamicDispatch = 0x0210, "dynamic_dispatch", [], None, None, [DECORATION];
     // -- inlining scopes (format 6.2): where inlined code came from, for debuggers --------------
     INLINE_SCOPE InlineScope        = 0x0211, "inline_scope",    [Any "parent?"], None, Str, [DECORATION];
+    // -- NaN results (format 6.5): a function whose NaNs need not be canonical ----------------
+    RELAXED_NAN RelaxedNan          = 0x0212, "relaxed_nan",     [], None, None, [DECORATION];
     // -- generics (format 1.1): validated before link, specialized after ---------------------
     GENERIC Generic                 = 0x0300, "generic",         [Any "param*"], Optional, None, [PARENT DEFINITION];
     TYPE_PARAM TypeParam            = 0x0301, "type_param",      [Def "generic"], None, Int, [HOISTABLE TYPE];
@@ -545,7 +547,7 @@ categories! {
     /// The decorations (flag `decoration`): attached to their owner, never executed.
     op_decorations: [Export, Import, Pin, PinIf, PinWeak, Stub, Extern, Weak, Linkonce,
         InlineHint, InlineAlways, InlineNever, Pure, NameHint, Loc, SpecializeAlways,
-        DynamicDispatch, InlineScope, When, Unless];
+        DynamicDispatch, InlineScope, RelaxedNan, When, Unless];
     /// The generics instructions other than `type_param` (ids `0x03xx`): validated before
     /// link and specialized away by it.
     op_generics: [Generic, WitnessParam, Specialize, Interface, InterfaceReq, WitnessTable,
@@ -629,6 +631,33 @@ impl Op {
                 | op_float_unary!()
                 | op_compare!()
                 | op_conversions!()
+        )
+    }
+}
+
+impl Op {
+    /// Whether a NaN this operation computes is subject to spec/ir.md "Canonical NaN" (and,
+    /// in a `relaxed_nan` function, to its relaxation): the float arithmetic other than the
+    /// sign operations, and the conversions between float widths. The sign operations,
+    /// moves and reinterpretations keep a NaN's bits; no other operation makes a NaN.
+    #[inline]
+    pub fn makes_nan(self) -> bool {
+        matches!(
+            self,
+            Op::Fadd
+                | Op::Fsub
+                | Op::Fmul
+                | Op::Fdiv
+                | Op::Frem
+                | Op::Fmin
+                | Op::Fmax
+                | Op::Fsqrt
+                | Op::Fceil
+                | Op::Ffloor
+                | Op::Ftrunc
+                | Op::Fnearest
+                | Op::Fptrunc
+                | Op::Fpext
         )
     }
 }

@@ -23,11 +23,12 @@ const TOP_ONLY: [Opcode; 9] = [
 ];
 
 /// Decorations only allowed on functions.
-const FUNC_ONLY: [Opcode; 4] = [
+const FUNC_ONLY: [Opcode; 5] = [
     Opcode::INLINE_HINT,
     Opcode::INLINE_ALWAYS,
     Opcode::INLINE_NEVER,
     Opcode::PURE,
+    Opcode::RELAXED_NAN,
 ];
 
 impl Cx<'_> {

@@ -217,7 +217,14 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         // (`crate::debug::locs`).
         let bases = crate::debug::locs::block_bases(m, f);
         let order = irkit_core::edges::reverse_postorder(m, f);
-        self.nan_observed = super::nan::observed(m, &order);
+        // In a `relaxed_nan` function any quiet NaN wasm's rules allow is a right result
+        // (spec/ir.md, "Canonical NaN"), which is what the hardware computes: none is
+        // canonicalized.
+        self.nan_observed = if m.find_decoration(f, Opcode::RELAXED_NAN).is_some() {
+            Default::default()
+        } else {
+            super::nan::observed(m, &order)
+        };
         self.forwardable = super::forward::forwardable(m, &order);
         self.latches = super::forward::latches(m, &order);
         for (i, &blk) in order.iter().enumerate() {

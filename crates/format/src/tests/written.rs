@@ -253,7 +253,7 @@ fn archived_record_sizes_match_the_spec() {
 fn header_of_the_empty_module_is_stable() {
     let b = write(&irkit_core::Module::new()).unwrap();
     assert_eq!(&b[..8], b"IRKMOD\0\x1a");
-    assert_eq!(&b[8..12], &[6, 0, 4, 0]);
+    assert_eq!(&b[8..12], &[6, 0, 5, 0]);
     assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 6);
     assert_eq!(
         u64::from_le_bytes(b[24..32].try_into().unwrap()),
