@@ -154,7 +154,8 @@ pub fn compile_object_verifying<E: Send>(
     build_object(m, opts, crate::parallel::CHUNK, Some(verify))
 }
 
-/// [`compile_object`], lowering and compiling `chunk` functions at a time.
+/// [`compile_object`], lowering and compiling chunks of about `chunk` instructions at a time
+/// (`crate::parallel::chunks`).
 pub(crate) fn compile_object_in_chunks(
     m: &Module,
     opts: &CodegenOptions,

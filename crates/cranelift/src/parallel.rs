@@ -7,10 +7,10 @@
 //! messages, it names by placeholder (`crate::names`). So each function is taken, on
 //! whichever thread, from the code cache (its key computed from the irkit function,
 //! `crate::fingerprint`: a hit is neither lowered nor compiled) or lowered and compiled with
-//! that thread's own Cranelift state. The functions go in chunks of [`CHUNK`], a fixed number
-//! (never derived from the thread count); once a chunk is done, its functions are defined in
-//! the object in module order, each function's trap messages declared just before it, as the
-//! serial build does. What enters the object, and in which order, is thus the same for every
+//! that thread's own Cranelift state. The functions go in chunks of about [`CHUNK`]
+//! instructions, a fixed budget (never derived from the thread count; [`chunks`]); once a
+//! chunk is done, its functions are defined in the object in module order, each function's
+//! trap messages declared just before it, as the serial build does. What enters the object, and in which order, is thus the same for every
 //! thread count and with or without a cache. Errors are those of the serial build: the first
 //! failing function in module order.
 
@@ -37,8 +37,11 @@ use crate::names;
 use crate::site_table;
 use irkit_core::place::verified_def_label;
 
-/// Functions generated together before they are defined.
-pub(crate) const CHUNK: usize = 256;
+/// The instructions of the functions generated together before they are defined: enough
+/// for a module of a few hundred functions to be one chunk (each chunk ends with a wait for
+/// its slowest function and a serial definition of all of them), few enough that the machine
+/// code waiting to be defined stays small.
+pub(crate) const CHUNK: usize = 1 << 16;
 
 /// How the bodies are compiled.
 pub(crate) struct Plan<'a> {
@@ -50,7 +53,7 @@ pub(crate) struct Plan<'a> {
     pub(crate) cache: Option<(&'a CodeCache, KeyPrefix)>,
     /// The functions' trees computed ahead (from the module being compiled), if any.
     pub(crate) trees: Trees,
-    /// Functions per chunk ([`CHUNK`]; smaller in tests).
+    /// Instructions per chunk ([`CHUNK`]; smaller in tests).
     pub(crate) chunk: usize,
     /// Function bodies defined.
     pub(crate) functions: AtomicUsize,
@@ -105,22 +108,22 @@ pub(crate) fn define_bodies(
             .cache
             .as_ref()
             .map(|(cache, prefix)| (*cache, Keyer::new(ctx, prefix.clone(), &plan.trees)));
-        let size = plan.chunk.max(1);
         let keys = match (&keyer, &plan.cache) {
             (Some((cache, keyer)), Some((_, prefix))) if cache.has_remote() => {
                 prefetched(ctx, defs, cache, keyer, prefix)
             }
             _ => Vec::new(),
         };
-        for (c, chunk) in defs.chunks(size).enumerate() {
+        for range in chunks(ctx.m, defs, plan.chunk) {
             let shared: &Ctx<'_, ObjectModule> = ctx;
             let keyer = keyer.as_ref().map(|(c, k)| (*c, k));
-            let keys = keys.get(c * size..).unwrap_or_default();
-            let done: Vec<Result<Option<Done>, BackendError>> = chunk
+            let keys = keys.get(range.start..).unwrap_or_default();
+            let first = range.start;
+            let done: Vec<Result<Option<Done>, BackendError>> = defs[range]
                 .par_iter()
                 .enumerate()
                 .map_init(Scratch::default, |scratch, (i, &d)| {
-                    let order = u32::try_from(c * size + i).unwrap_or(u32::MAX);
+                    let order = u32::try_from(first + i).unwrap_or(u32::MAX);
                     let known = keys.get(i).map(Option::as_ref);
                     let mut done = generate(shared, scratch, (d, order), plan, keyer, known)?;
                     if let Some(d) = &mut done
@@ -156,6 +159,30 @@ pub(crate) fn define_bodies(
         Some(pool) => pool.install(run),
         None => run(),
     }
+}
+
+/// `defs` split, in order, into chunks of at least one definition whose instructions (the
+/// children of their blocks) add up to at most `budget` unless one definition alone has more:
+/// a function of the module, so the same chunks for every thread count.
+fn chunks(m: &irkit_core::Module, defs: &[Inst], budget: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut held) = (0, 0usize);
+    for (i, &d) in defs.iter().enumerate() {
+        let size: usize = m
+            .blocks(d)
+            .map(|b| m.children(b).len())
+            .sum::<usize>()
+            .max(1);
+        if i > start && held.saturating_add(size) > budget {
+            out.push(start..i);
+            (start, held) = (i, 0);
+        }
+        held = held.saturating_add(size);
+    }
+    if start < defs.len() {
+        out.push(start..defs.len());
+    }
+    out
 }
 
 /// The keys of the functions among `defs` (`None` for a definition that is not a function
@@ -370,7 +397,14 @@ mod tests {
         for seed in 0..40 {
             let m = generated(seed);
             let serial = emit_object_serial(&m, "main").expect("compiles");
-            for (jobs, chunk) in [(1, super::CHUNK), (1, 1), (2, 2), (4, 3), (3, super::CHUNK)] {
+            // Budgets of one function per chunk, of several, and of the whole module.
+            for (jobs, chunk) in [
+                (1, super::CHUNK),
+                (1, 1),
+                (2, 2),
+                (4, 60),
+                (3, super::CHUNK),
+            ] {
                 let (bytes, stats) = build(&m, jobs, chunk);
                 assert!(
                     bytes == serial,
@@ -474,6 +508,27 @@ mod tests {
                 })
                 .sum()
         })
+    }
+
+    #[test]
+    fn chunks_hold_whole_functions_up_to_the_budget() {
+        // Functions of 2, 4, 1 and 3 instructions (their blocks' children), a global between.
+        let text = "@a: fn() -> i32 = func {\n^entry:\n  %x: i32 = iadd i32 1, i32 2\n  ret %x\n}\n\n\
+            @b: fn(i32) -> i32 = func {\n^entry(%p: i32):\n  %x: i32 = iadd %p, i32 2\n  jump ^next\n\
+            ^next:\n  ret %x\n}\n\n\
+            @g: i32 = global_var i32 0\n\n\
+            @c: fn() -> i32 = func {\n^entry:\n  ret i32 3\n}\n\n\
+            @d: fn() -> i32 = func {\n^entry:\n  %x: i32 = iadd i32 1, i32 2\n  %y: i32 = iadd %x, %x\n  ret %y\n}\n";
+        let m = irkit_text::parse(text, "t.ir").expect("parses");
+        let defs = m.top_level().to_vec();
+        assert_eq!(defs.len(), 5);
+        let chunks = |budget| super::chunks(&m, &defs, budget);
+        // Each function alone when none fits beside another; one over the budget stays whole.
+        assert_eq!(chunks(1), vec![0..1, 1..2, 2..3, 3..4, 4..5]);
+        assert_eq!(chunks(6), vec![0..2, 2..5]);
+        assert_eq!(chunks(7), vec![0..3, 3..5]);
+        assert_eq!(chunks(super::CHUNK), vec![0..5]);
+        assert!(super::chunks(&m, &[], 8).is_empty());
     }
 
     #[test]
