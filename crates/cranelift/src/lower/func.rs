@@ -217,9 +217,8 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
         // (`crate::debug::locs`).
         let bases = crate::debug::locs::block_bases(m, f);
         let order = irkit_core::edges::reverse_postorder(m, f);
-        // In a `relaxed_nan` function any quiet NaN wasm's rules allow is a right result
-        // (spec/ir.md, "Canonical NaN"), which is what the hardware computes: none is
-        // canonicalized.
+        // In a `relaxed_nan` function any NaN wasm's rules allow is a right result (spec/ir.md,
+        // "Relaxed NaNs"), and the hardware's follow them: none is canonicalized.
         self.nan_observed = if m.find_decoration(f, Opcode::RELAXED_NAN).is_some() {
             Default::default()
         } else {
