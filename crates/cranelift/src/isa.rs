@@ -2,11 +2,11 @@
 //! per function: a large function is compiled without Cranelift's optimizations
 //! ([`is_large`], [`for_function`]; spec/backends.md, "Code generation level").
 
-use cranelift_codegen::CodegenError;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir;
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{CodegenError, CompiledCode};
 use cranelift_module::{FuncId, Module as ClModule, ModuleReloc};
 use irkit_backend::BackendError;
 
@@ -159,45 +159,53 @@ pub(crate) fn for_function<'a>(
 }
 
 /// Compiles `code`'s function with `normal` (the level's target) or, if it is large
-/// ([`is_large`]), `large`; returns the target whose settings lowered it. At an optimizing
-/// level, a function whose loops Cranelift's e-graph pass would lose track of
-/// ([`crate::licm::cranelift_loses_loops`]) is optimized first, then
-/// [`crate::licm::hoist_invariants`] runs, and it is lowered at `large`'s settings (no second
-/// e-graph pass, which would move the hoisted values back to their uses; the register
-/// allocator is the same).
+/// ([`is_large`]), `large`; returns the target whose settings lowered it, how, and the code.
+/// What Cranelift's `Context::compile` does (verify in debug builds, optimize, lower), in
+/// steps: at an optimizing level, a function whose loops Cranelift's e-graph pass lost track
+/// of ([`crate::licm::cranelift_loses_loops`], replayed on the control-flow graph and
+/// dominator tree the pass itself computed, so nothing is computed twice) gets
+/// [`crate::licm::hoist_invariants`] and is lowered at `large`'s settings (the register
+/// allocator is the same). The code is returned rather than kept in `code` (whose field for
+/// it Cranelift keeps to itself): every caller takes it from here.
 pub(crate) fn compile<'a>(
     code: &mut cranelift_codegen::Context,
     normal: &'a dyn TargetIsa,
     large: &'a dyn TargetIsa,
-) -> Result<(&'a dyn TargetIsa, Compiled), CodegenError> {
+) -> Result<(&'a dyn TargetIsa, Compiled, CompiledCode), CodegenError> {
     let mut plane = ControlPlane::default();
     let isa = for_function(&code.func, normal, large);
-    let plain = isa.flags().opt_level() == settings::OptLevel::None
-        || !crate::licm::may_loop(&code.func)
-        || {
-            code.compute_cfg();
-            code.compute_domtree();
-            code.compute_loop_analysis();
-            !crate::licm::cranelift_loses_loops(&code.func, &code.domtree, &code.loop_analysis)
-        };
-    if plain {
-        code.compile(isa, &mut plane).map_err(|e| e.inner)?;
-        return Ok((isa, Compiled::Plain));
-    }
-    // Cranelift's e-graph pass leaves the control-flow graph and dominator tree computed for
-    // the function it returns, but its loop analysis is the one from before.
+    code.verify_if(isa)?;
     code.optimize(isa, &mut plane)?;
-    code.compute_loop_analysis();
-    let moved = crate::licm::hoist_invariants(&mut code.func, &code.domtree, &code.loop_analysis);
-    code.compile(large, &mut plane).map_err(|e| e.inner)?;
-    Ok((
-        isa,
-        if moved {
-            Compiled::Hoisted
-        } else {
-            Compiled::Plain
-        },
-    ))
+    let lost = isa.flags().opt_level() != settings::OptLevel::None
+        && crate::licm::may_loop(&code.func)
+        && {
+            // The e-graph pass changes no edge: the graph and tree it computed still hold.
+            code.compute_loop_analysis();
+            crate::licm::cranelift_loses_loops(&code.func, &code.domtree, &code.loop_analysis)
+        };
+    let mut how = Compiled::Plain;
+    let lowering = if lost {
+        if crate::licm::hoist_invariants(&mut code.func, &code.domtree, &code.loop_analysis) {
+            how = Compiled::Hoisted;
+            // A merged duplicate is an alias of the instruction it became; lowering takes
+            // none (Cranelift resolves them at the end of its `optimize`).
+            code.func.dfg.resolve_all_aliases();
+            code.verify_if(isa)?;
+        }
+        large
+    } else {
+        isa
+    };
+    let stencil = REGALLOC.with_borrow_mut(|ra| {
+        lowering.compile_function(&code.func, &code.domtree, ra, false, &mut plane)
+    })?;
+    Ok((isa, how, stencil.apply_params(&code.func.params)))
+}
+
+thread_local! {
+    /// Each thread's register allocator state, reused from one function to the next (what a
+    /// Cranelift `Context` keeps for its own compilations).
+    static REGALLOC: std::cell::RefCell<regalloc2::Ctx> = Default::default();
 }
 
 /// How [`compile`] compiled a function.
@@ -210,34 +218,34 @@ pub(crate) enum Compiled {
 }
 
 /// Compiles `code` for function `id` of `cl` (named `place`, for errors) and defines it: with
-/// the module's ISA or, if the function is large, `large` ([`compile`]).
+/// the module's ISA or, if the function is large, `large` ([`compile`]). Returns the code.
 pub(crate) fn define_function<M: ClModule>(
     cl: &mut M,
     (id, place): (FuncId, &str),
     code: &mut cranelift_codegen::Context,
     large: &dyn TargetIsa,
-) -> Result<(), BackendError> {
-    compile(code, cl.isa(), large).map_err(|e| crate::error::compile_error(place, e))?;
-    define_compiled(cl, (id, place), code)
+) -> Result<CompiledCode, BackendError> {
+    let (_, _, compiled) =
+        compile(code, cl.isa(), large).map_err(|e| crate::error::compile_error(place, e))?;
+    define_compiled(cl, (id, place), &code.func, &compiled)?;
+    Ok(compiled)
 }
 
-/// Defines function `id` of `cl` (named `place`, for errors) with the code `code` was
-/// compiled to, its relocations as Cranelift gave them: what `cl.define_function` does after
+/// Defines function `id` of `cl` (named `place`, for errors) with `compiled`, the code of
+/// `func`, its relocations as Cranelift gave them: what `cl.define_function` does after
 /// compiling.
 pub(crate) fn define_compiled<M: ClModule>(
     cl: &mut M,
     (id, place): (FuncId, &str),
-    code: &cranelift_codegen::Context,
+    func: &ir::Function,
+    compiled: &CompiledCode,
 ) -> Result<(), BackendError> {
-    let compiled = code.compiled_code().ok_or_else(|| {
-        crate::error::compile_error(place, CodegenError::Unsupported("no code".into()))
-    })?;
     let alignment = u64::from(compiled.buffer.alignment);
     let relocs: Vec<ModuleReloc> = compiled
         .buffer
         .relocs()
         .iter()
-        .map(|r| ModuleReloc::from_mach_reloc(r, &code.func, id))
+        .map(|r| ModuleReloc::from_mach_reloc(r, func, id))
         .collect();
     cl.define_function_bytes(id, alignment, compiled.code_buffer(), &relocs)
         .map_err(|e| crate::error::cl_err(place, e))

@@ -9,9 +9,9 @@
 //! again on every iteration. An interpreter's dispatch loop whose last case returns recomputes
 //! the base of its operand stack in every case (18 times in `examples/wasm-c/prog.c`).
 //!
-//! [`cranelift_loses_loops`] replays that walk before optimizing (after [`may_loop`], a cheap
-//! test for a loop at all); only for a function where it loses a loop does
-//! [`hoist_invariants`] finish the job on the optimized function: in reverse postorder, a pure
+//! [`cranelift_loses_loops`] replays that walk on the graphs the pass computed (after
+//! [`may_loop`], a cheap test for a loop at all; `crate::isa::compile`); only for a function
+//! where it loses a loop does [`hoist_invariants`] finish the job on the optimized function: in reverse postorder, a pure
 //! instruction of a loop whose operands are all defined outside that loop moves to the end of
 //! the loop header's immediate dominator (where Cranelift itself hoists), to the outermost loop
 //! it is invariant in; an instruction the same as one already moved there is replaced by it.
@@ -433,7 +433,7 @@ mod tests {
         );
 
         let mut ctx = Context::for_function(f);
-        let (_, how) = crate::isa::compile(&mut ctx, &*normal, &*large).unwrap();
+        let (_, how, _) = crate::isa::compile(&mut ctx, &*normal, &*large).unwrap();
         assert_eq!(how, crate::isa::Compiled::Hoisted);
         ctx.compute_loop_analysis();
         assert_eq!(uses_of(&ctx, base), vec![false], "{}", ctx.func.display());

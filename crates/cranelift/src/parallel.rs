@@ -17,7 +17,6 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use cranelift_codegen::CodegenError;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{FuncId, Module as ClModule, ModuleReloc, ModuleRelocTarget};
@@ -250,16 +249,12 @@ fn generate(
     let _time = Elapsed(Instant::now(), &plan.compile_ns);
     // The settings are the level's, or a large function's (`crate::isa::is_large`: a pure
     // function of the lowered body, so the cache key needs nothing for the choice).
-    let (isa, how) = crate::isa::compile(&mut built.code, plan.isa, &*ctx.large)
+    let (isa, how, compiled) = crate::isa::compile(&mut built.code, plan.isa, &*ctx.large)
         .map_err(|e| compile_error(&built.place, e))?;
     if how == crate::isa::Compiled::Hoisted {
         plan.hoisted.fetch_add(1, Ordering::Relaxed);
     }
-    let compiled = built
-        .code
-        .compiled_code()
-        .ok_or_else(|| compile_error(&built.place, CodegenError::Unsupported("no code".into())))?;
-    let code = Code::new(compiled, isa);
+    let code = Code::new(&compiled, isa);
     plan.compiled.fetch_add(1, Ordering::Relaxed);
     let refs = keyed.as_ref().map(|(_, fp)| &fp.refs[..]);
     let names = names::names_of(ctx, &built.code.func, refs);

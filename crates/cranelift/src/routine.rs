@@ -76,8 +76,14 @@ pub(crate) fn define_together<M: ClModule>(
         .collect();
     for r in compiled {
         let r = r?;
-        crate::isa::define_compiled(&mut ctx.cl, (r.id, &r.what), &r.code)?;
-        ctx.keep_debug(r.id, None, r.code.compiled_code());
+        let code = r.code.compiled_code().ok_or_else(|| {
+            compile_error(
+                &r.what,
+                cranelift_codegen::CodegenError::Unsupported("no code".into()),
+            )
+        })?;
+        crate::isa::define_compiled(&mut ctx.cl, (r.id, &r.what), &r.code.func, code)?;
+        ctx.keep_debug(r.id, None, Some(code));
     }
     Ok(())
 }

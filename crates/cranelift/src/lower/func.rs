@@ -41,21 +41,17 @@ pub(crate) fn lower_function<M: ClModule>(
     };
     let table = crate::names::declare_messages(ctx, &built.messages)?;
     crate::names::bind_messages(&mut built.code.func, table);
-    crate::isa::define_function(
+    let c = crate::isa::define_function(
         &mut ctx.cl,
         (built.id, &built.place),
         &mut built.code,
         &*ctx.large,
     )?;
-    if let Some(c) = built.code.compiled_code() {
-        let size = u32::try_from(c.code_buffer().len()).unwrap_or(u32::MAX);
-        ctx.code_sizes.push((f, built.id, size));
-    }
-    if ctx.sites.is_some()
-        && let Some(c) = built.code.compiled_code()
-    {
-        let rows = crate::debug::line_rows(c);
-        let traps = crate::sites::code_traps(c);
+    let size = u32::try_from(c.code_buffer().len()).unwrap_or(u32::MAX);
+    ctx.code_sizes.push((f, built.id, size));
+    if ctx.sites.is_some() {
+        let rows = crate::debug::line_rows(&c);
+        let traps = crate::sites::code_traps(&c);
         crate::site_table::note_function(
             ctx,
             (f, built.id),
@@ -64,7 +60,7 @@ pub(crate) fn lower_function<M: ClModule>(
             &traps,
         );
     }
-    ctx.keep_debug(built.id, Some(f), built.code.compiled_code());
+    ctx.keep_debug(built.id, Some(f), Some(&c));
     Ok(())
 }
 
