@@ -134,7 +134,7 @@ pub(crate) struct Ctx<'m, M: ClModule> {
     /// module's position independence): what a function `crate::isa::is_large` judges large
     /// is compiled with.
     pub(crate) large: cranelift_codegen::isa::OwnedTargetIsa,
-    /// The functions compiled as they were lowered ([`crate::lower::func::lower_function`]):
+    /// The functions compiled as they were lowered (`lower::func::lower_function`):
     /// the definition, its symbol and the size of its code, for a perf map.
     pub(crate) code_sizes: Vec<(Inst, FuncId, u32)>,
     /// With [`LowerOptions::debug_info`], every function defined, in definition order, with

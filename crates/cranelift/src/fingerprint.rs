@@ -124,7 +124,7 @@ impl Trees {
 
 /// What keys the functions of one build: the prefix, the trees computed ahead (if any), and
 /// the bytes of each function or global definition as a reference-list entry
-/// ([`reference`]), computed once per build by whichever thread first needs them (a
+/// ([`reference()`]), computed once per build by whichever thread first needs them (a
 /// definition is in many reference lists; its bytes spell its Cranelift signature).
 pub(crate) struct Keyer<'t> {
     prefix: KeyPrefix,

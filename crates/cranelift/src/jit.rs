@@ -168,7 +168,7 @@ extern "C" fn run_at_exit() {
 pub(crate) type SharedZero = Arc<Mutex<ZeroMaps>>;
 
 /// A new JIT module for the host, with the symbols every program may use (`fmod`, `fmodf`,
-/// the C heap's functions bound to the running program's [`Heap`](crate::heap::Heap), the
+/// the C heap's functions bound to the running program's [`Heap`], the
 /// zero-initialized globals of `ZeroMaps`).
 pub(crate) fn new_jit_module() -> Result<(JITModule, SharedZero), BackendError> {
     let isa = crate::isa::host(false)?;

@@ -184,6 +184,7 @@ pub(crate) struct Limits {
     /// Pool entries: references to the pool must point to earlier entries, locals are refused.
     pub is_pool: bool,
     /// The module-tree depth of local 0 (1 for a definition, 0 for the root); no local may be
-    /// deeper than [`MAX_NESTING`]. Ignored for the pool, whose entries' value depth is checked.
+    /// deeper than [`MAX_NESTING`](irkit_core::MAX_NESTING). Ignored for the pool, whose
+    /// entries' value depth is checked.
     pub base_depth: u32,
 }

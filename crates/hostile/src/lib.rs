@@ -10,7 +10,7 @@
 //! nearly every input dies there. [`reseal`] recomputes every hash of a damaged file (body
 //! hashes, content and symbol hashes of a 2.x file, section hashes, the header hash), so the
 //! damage reaches the checks behind the hashes; [`fields`] lists the record-level fields of a
-//! file (`spec/format.md` §1–2), so a mutator can target them; [`mutate`] is such a mutator.
+//! file (`spec/format.md` §1–2), so a mutator can target them; [`mutate()`] is such a mutator.
 //!
 //! Everything here reads raw little-endian offsets as the spec states them (an rkyv root at
 //! the end of its section, vectors as a relative `i32` offset and a `u32` length), never

@@ -226,7 +226,7 @@ impl Incoming {
     }
 
     /// The function `callee` cannot be at `call`: where the call's block is entered only by
-    /// the false edge of `br (icmp eq %callee, @g)` (a guard [`crate::devirtualize`] made, or
+    /// the false edge of `br (icmp eq %callee, @g)` (a guard [`crate::devirtualize()`] made, or
     /// the same test written by hand), `@g`.
     fn ruled_out(&self, m: &Module, call: Inst, callee: Inst) -> Option<Inst> {
         let block = m.parent(call)?;

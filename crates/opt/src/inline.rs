@@ -13,7 +13,7 @@
 //! * it does not bring a loop into a loop: if `f` has a loop (its own, or one of a function
 //!   inlined into it), the call is not on a cycle of its caller's control flow
 //!   (`loops_kept_out_of_loops`);
-//! * it keeps its NaNs ([`keeps_nans`]): a caller decorated `relaxed_nan` takes only a
+//! * it keeps its NaNs (`keeps_nans`): a caller decorated `relaxed_nan` takes only a
 //!   function that is `relaxed_nan` too or makes no NaN (its canonical NaNs would become
 //!   relaxed ones), checked on the bodies as they are when `f` is inlined.
 //!

@@ -1,5 +1,5 @@
 //! What a `load` from a constant global table can yield (spec/linking.md, "Optimization
-//! passes"): the functions [`crate::devirtualize`] may find behind an address read from a
+//! passes"): the functions [`crate::devirtualize()`] may find behind an address read from a
 //! `global_const`.
 //!
 //! The address operand of the `load` is followed back through `elem` to a `global_const`

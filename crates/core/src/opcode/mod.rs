@@ -436,7 +436,7 @@ registry! {
 // A new opcode therefore fails to compile exactly where its semantics must be written.
 
 /// Defines the categories: for each, an exported pattern macro and, for those given an enum
-/// name, the enum (see [`category_enum`]).
+/// name, the enum (see `category_enum!`).
 macro_rules! categories {
     (
         $(

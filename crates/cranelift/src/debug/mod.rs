@@ -6,7 +6,7 @@
 //! not depend on where the code is placed ([`Defined`]: the code ranges of each located IR
 //! instruction, by ordinal, see [`locs`]; the encoded call frame program, see [`frame`]); the
 //! code cache stores both in its entries. Once every function is defined and the object is
-//! finished, [`write`] adds the sections, their references to the functions as relocations
+//! finished, [`write()`] adds the sections, their references to the functions as relocations
 //! against the function symbols ([`sections`]). The files: [`locs`] (ordinals and the
 //! location table), [`frame`] (`.eh_frame`), [`info`] (the DWARF units and line programs),
 //! [`sections`] (relocating writer, placing the sections). For the JIT, [`jit_image`] builds

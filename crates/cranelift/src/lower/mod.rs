@@ -111,9 +111,9 @@ fn each<M: ClModule>(
     Ok(())
 }
 
-/// [`lower`], with the function bodies defined by `bodies`: given the shared state, a builder
+/// [`lower_module`], with the function bodies defined by `bodies`: given the shared state, a builder
 /// context and the function definitions in module order, it defines each in the Cranelift
-/// module, in that order ([`lower`] compiles each as it is lowered; `crate::parallel` compiles
+/// module, in that order ([`lower_module`] compiles each as it is lowered; `crate::parallel` compiles
 /// them on every core). Returns the filled module and, if `opts.debug_info`, what the debug
 /// information of every function defined needs, with its symbol's name, in definition order.
 #[allow(clippy::type_complexity)]

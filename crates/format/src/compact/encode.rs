@@ -1,5 +1,5 @@
 //! Writing a compact body: a flattened body (2.x tagged references) encoded in the 3.0
-//! layout ([`encode`]), and the two fix-ups the writer makes to encoded bodies (string and
+//! layout ([`encode()`]), and the two fix-ups the writer makes to encoded bodies (string and
 //! pool numbers assigned after encoding).
 
 use byteorder::{ByteOrder, LittleEndian as LE};

@@ -72,7 +72,7 @@ pub fn write_version(module: &Module, major: u16) -> Result<Vec<u8>, WriteError>
     Ok(sink.into_inner())
 }
 
-/// A module encoded by [`prepare`], not written yet: everything the file holds, computed (the
+/// A module encoded by [`prepare()`], not written yet: everything the file holds, computed (the
 /// walks, encodings and hashes, on every core), waiting to be streamed out by
 /// [`Prepared::write_to`] or [`Prepared::write_to_path`]. A caller can prepare the bytes while
 /// it checks the module, and write them only if the check passes (`ir-link` verifies the

@@ -8,8 +8,9 @@
 //!    `specialize` values of it, plus, for each generic that names it with its own parameters,
 //!    that generic's count (each of its instances makes one; a call of itself with its own
 //!    parameters makes none). Counts saturate just above the threshold, so cycles end.
-//! 3. A generic asked to be shared that the lowering cannot take ([`analysis`]) is cloned, and
-//!    the reason kept for `--stats` (for a `dynamic_dispatch` one, the link fails with it).
+//! 3. A generic asked to be shared that the lowering cannot take ([`super::analysis`]) is
+//!    cloned, and the reason kept for `--stats` (for a `dynamic_dispatch` one, the link fails
+//!    with it).
 //! 4. The generics a shared generic calls with its own parameters are shared with it; when one
 //!    of them cannot be (it is `specialize_always`, or the lowering cannot take it), the caller
 //!    is cloned instead. This repeats until nothing changes.
