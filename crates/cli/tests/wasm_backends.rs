@@ -1,8 +1,8 @@
-//! The interpreter and the JIT agree on every wasm case of `crates/wasm/tests/cases`: each
-//! case's modules are compiled with `ir-wasm --canonical-nans` (wasm lets back ends return
-//! different NaNs, which would not compare bit for bit: spec/wasm.md, "NaNs"), a driver module (built here) initializes them and
-//! makes the case's calls, printing each result's bits; the program runs with `ir-run` on both
-//! back ends, which must print the same, exit alike and report the same trap line.
+//! The interpreter and the JIT agree on every wasm case of `crates/wasm/tests/cases`: each case's
+//! modules are compiled with `ir-wasm --canonical-nans` (wasm lets back ends return different NaNs,
+//! which would not compare bit for bit: spec/wasm.md, "NaNs"), a driver module (built here)
+//! initializes them and makes the case's calls, printing each result's bits; the program runs with
+//! `ir-run` on both back ends, which must print the same, exit alike and report the same trap line.
 //!
 //! A trap ends a program, so a case runs as several programs: each replays the calls that
 //! do not trap (by the case's expectations) and ends with the next call that does.

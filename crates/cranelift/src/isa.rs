@@ -174,7 +174,7 @@ pub(crate) fn compile<'a>(
 ) -> Result<(&'a dyn TargetIsa, Compiled, CompiledCode), CodegenError> {
     let mut plane = ControlPlane::default();
     let isa = for_function(&code.func, normal, large);
-    code.verify_if(isa)?;
+    // `optimize` verifies the function first (in debug builds), as `Context::compile` does.
     code.optimize(isa, &mut plane)?;
     let lost = isa.flags().opt_level() != settings::OptLevel::None
         && crate::licm::may_loop(&code.func)

@@ -9,16 +9,16 @@
 //! again on every iteration. An interpreter's dispatch loop whose last case returns recomputes
 //! the base of its operand stack in every case (18 times in `examples/wasm-c/prog.c`).
 //!
-//! [`cranelift_loses_loops`] replays that walk on the graphs the pass computed (after
-//! [`may_loop`], a cheap test for a loop at all; `crate::isa::compile`); only for a function
-//! where it loses a loop does [`hoist_invariants`] finish the job on the optimized function: in reverse postorder, a pure
-//! instruction of a loop whose operands are all defined outside that loop moves to the end of
-//! the loop header's immediate dominator (where Cranelift itself hoists), to the outermost loop
-//! it is invariant in; an instruction the same as one already moved there is replaced by it.
-//! Constants are not moved on their own (Cranelift recomputes them where they are used, for
-//! register pressure); an invariant instruction that uses one gets a copy of it beside it.
-//! Loads, traps, calls and anything with an effect stay where they are. The function is then
-//! lowered without a second e-graph pass, which would move the values back.
+//! [`cranelift_loses_loops`] replays that walk on the graphs the pass computed (after [`may_loop`],
+//! a cheap test for a loop at all; `crate::isa::compile`); only for a function where it loses a
+//! loop does [`hoist_invariants`] finish the job on the optimized function: in reverse postorder, a
+//! pure instruction of a loop whose operands are all defined outside that loop moves to the end of
+//! the loop header's immediate dominator (where Cranelift itself hoists), to the outermost loop it
+//! is invariant in; an instruction the same as one already moved there is replaced by it. Constants
+//! are not moved on their own (Cranelift recomputes them where they are used, for register
+//! pressure); an invariant instruction that uses one gets a copy of it beside it. Loads, traps,
+//! calls and anything with an effect stay where they are. The function is then lowered without a
+//! second e-graph pass, which would move the values back.
 
 use std::hash::{Hash, Hasher};
 

@@ -2,17 +2,16 @@
 //! serial build whatever the number of threads and with or without the code cache
 //! (spec/backends.md, "Parallel code generation").
 //!
-//! Everything module-wide is declared before any body ([`Ctx`]: functions, globals, the
-//! runtime), and lowering only reads it; the one thing lowering used to declare, trap
-//! messages, it names by placeholder (`crate::names`). So each function is taken, on
-//! whichever thread, from the code cache (its key computed from the irkit function,
-//! `crate::fingerprint`: a hit is neither lowered nor compiled) or lowered and compiled with
-//! that thread's own Cranelift state. The functions go in chunks of about [`CHUNK`]
-//! instructions, a fixed budget (never derived from the thread count; [`chunks`]); once a
-//! chunk is done, its functions are defined in the object in module order, each function's
-//! trap messages declared just before it, as the serial build does. What enters the object, and in which order, is thus the same for every
-//! thread count and with or without a cache. Errors are those of the serial build: the first
-//! failing function in module order.
+//! Everything module-wide is declared before any body ([`Ctx`]: functions, globals, the runtime),
+//! and lowering only reads it; the one thing lowering used to declare, trap messages, it names by
+//! placeholder (`crate::names`). So each function is taken, on whichever thread, from the code
+//! cache (its key computed from the irkit function, `crate::fingerprint`: a hit is neither lowered
+//! nor compiled) or lowered and compiled with that thread's own Cranelift state. The functions go
+//! in chunks of about [`CHUNK`] instructions, a fixed budget (never derived from the thread count;
+//! [`chunks`]); once a chunk is done, its functions are defined in the object in module order, each
+//! function's trap messages declared just before it, as the serial build does. What enters the
+//! object, and in which order, is thus the same for every thread count and with or without a cache.
+//! Errors are those of the serial build: the first failing function in module order.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;

@@ -4,6 +4,7 @@
 //! together ([`define_together`]: the ones every build has) are compiled on every core, then
 //! defined in the order they were built.
 
+use cranelift_codegen::CompiledCode;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{AbiParam, Block};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -65,25 +66,21 @@ pub(crate) fn define_together<M: ClModule>(
     let built = std::mem::replace(&mut ctx.routines, outer).unwrap_or_default();
     defined?;
     let isa = ctx.cl.isa();
-    let compiled: Vec<Result<Built, BackendError>> = built
+    let compiled: Vec<Result<(Built, CompiledCode), BackendError>> = built
         .into_par_iter()
         .map(|mut r| {
-            r.code
+            let code = r
+                .code
                 .compile(isa, &mut ControlPlane::default())
-                .map_err(|e| compile_error(&r.what, e.inner))?;
-            Ok(r)
+                .map_err(|e| compile_error(&r.what, e.inner))?
+                .clone();
+            Ok((r, code))
         })
         .collect();
     for r in compiled {
-        let r = r?;
-        let code = r.code.compiled_code().ok_or_else(|| {
-            compile_error(
-                &r.what,
-                cranelift_codegen::CodegenError::Unsupported("no code".into()),
-            )
-        })?;
-        crate::isa::define_compiled(&mut ctx.cl, (r.id, &r.what), &r.code.func, code)?;
-        ctx.keep_debug(r.id, None, Some(code));
+        let (r, code) = r?;
+        crate::isa::define_compiled(&mut ctx.cl, (r.id, &r.what), &r.code.func, &code)?;
+        ctx.keep_debug(r.id, None, Some(&code));
     }
     Ok(())
 }

@@ -73,7 +73,8 @@ pub(crate) enum ThreadState {
 /// The functions generated code calls that are not IR functions.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Runtime {
-    /// `irkit.rt.trap(msg: ptr, len: i64)`: prints and exits with [`EXIT_TRAP`](irkit_backend::EXIT_TRAP).
+    /// `irkit.rt.trap(msg: ptr, len: i64)`: prints and exits with
+    /// [`EXIT_TRAP`](irkit_backend::EXIT_TRAP).
     pub(crate) trap: FuncId,
     /// C `ssize_t write(int, const void *, size_t)`.
     pub(crate) write: FuncId,
@@ -104,8 +105,9 @@ pub(crate) struct Runtime {
     /// C `void _exit(int)` (async-signal-safe, unlike `exit`).
     pub(crate) exit_now: FuncId,
     /// `irkit.rt.fault(sig: i32, info: ptr, context: ptr)`: the SIGSEGV/SIGBUS handler of
-    /// executables, which prints the memory-fault trap line and exits with [`EXIT_TRAP`](irkit_backend::EXIT_TRAP) (a
-    /// signal the program raised itself ends it as the signal's default action does).
+    /// executables, which prints the memory-fault trap line and exits with
+    /// [`EXIT_TRAP`](irkit_backend::EXIT_TRAP) (a signal the program raised itself ends it as the
+    /// signal's default action does).
     pub(crate) fault: FuncId,
     /// `irkit.rt.state`: the session's stop words ([`STOP`], [`STOP_MSG`], [`STOP_ARG`]); one
     /// unused word outside sessions.

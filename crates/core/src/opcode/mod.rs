@@ -633,9 +633,7 @@ impl Op {
                 | op_conversions!()
         )
     }
-}
 
-impl Op {
     /// Whether a NaN this operation computes is subject to spec/ir.md "Canonical NaN" (and,
     /// in a `relaxed_nan` function, to its relaxation): the float arithmetic other than the
     /// sign operations, and the conversions between float widths. The sign operations,

@@ -172,16 +172,17 @@ impl<M: ClModule> FnLower<'_, '_, '_, M> {
     }
 
     /// Whether a direct call of IR function `callee` is made without a check: a small leaf
-    /// ([`Ctx::unchecked`](crate::context::Ctx::unchecked)), or a function that checks its own frame against the limit it is
-    /// given, in its prologue ([`Ctx::internal`](crate::context::Ctx::internal)).
+    /// ([`Ctx::unchecked`](crate::context::Ctx::unchecked)), or a function that checks its own
+    /// frame against the limit it is given, in its prologue
+    /// ([`Ctx::internal`](crate::context::Ctx::internal)).
     fn unchecked_call(&self, callee: Inst) -> bool {
         self.ctx.unchecked.contains(&callee) || self.ctx.internal.contains(&callee)
     }
 
-    /// The arguments of a direct call of IR function `callee`: `args`, after the running
-    /// thread's stack limit if `callee` gets it ([`Ctx::internal`](crate::context::Ctx::internal)): this function's own
-    /// hidden argument, or read from the thread's state (known: only functions in a build
-    /// whose checks are machine traps get it).
+    /// The arguments of a direct call of IR function `callee`: `args`, after the running thread's
+    /// stack limit if `callee` gets it ([`Ctx::internal`](crate::context::Ctx::internal)): this
+    /// function's own hidden argument, or read from the thread's state (known: only functions in a
+    /// build whose checks are machine traps get it).
     fn with_limit(&mut self, callee: Inst, args: Vec<Value>) -> Vec<Value> {
         if !self.ctx.internal.contains(&callee) {
             return args;

@@ -111,11 +111,11 @@ fn each<M: ClModule>(
     Ok(())
 }
 
-/// [`lower_module`], with the function bodies defined by `bodies`: given the shared state, a builder
-/// context and the function definitions in module order, it defines each in the Cranelift
-/// module, in that order ([`lower_module`] compiles each as it is lowered; `crate::parallel` compiles
-/// them on every core). Returns the filled module and, if `opts.debug_info`, what the debug
-/// information of every function defined needs, with its symbol's name, in definition order.
+/// [`lower_module`], with the function bodies defined by `bodies`: given the shared state, a
+/// builder context and the function definitions in module order, it defines each in the Cranelift
+/// module, in that order ([`lower_module`] compiles each as it is lowered; `crate::parallel`
+/// compiles them on every core). Returns the filled module and, if `opts.debug_info`, what the
+/// debug information of every function defined needs, with its symbol's name, in definition order.
 #[allow(clippy::type_complexity)]
 pub(crate) fn lower_with<M: ClModule>(
     m: &Module,

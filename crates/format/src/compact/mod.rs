@@ -1,8 +1,8 @@
-//! The 3.0 body layout (`spec/format.md` §2.4): one definition's instruction tree, or the
-//! root's decorations, as fixed-width little-endian arrays read in place by hand. This file
-//! owns the layout and nothing else: it writes it ([`encode()`](encode::encode)), checks it once per body
-//! ([`Compact::parse`], then [`Compact::check`]) and reads it ([`Flat`], O(1) per
-//! instruction, operand or side-table entry; [`InOrder`], every record in one pass).
+//! The 3.0 body layout (`spec/format.md` §2.4): one definition's instruction tree, or the root's
+//! decorations, as fixed-width little-endian arrays read in place by hand. This file owns the
+//! layout and nothing else: it writes it ([`encode()`](encode::encode)), checks it once per body
+//! ([`Compact::parse`], then [`Compact::check`]) and reads it ([`Flat`], O(1) per instruction,
+//! operand or side-table entry; [`InOrder`], every record in one pass).
 //!
 //! Why this shape. Most tree instructions have no payload (constants live in the pool), no
 //! sub-instructions, and refer to locals, pool entries and definitions with small indices.
